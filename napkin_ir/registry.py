@@ -1,0 +1,41 @@
+"""What napkin's tools know: dialects, passes and targets, registered lazily.
+
+One place lists them so that `napkin-opt`, `napkin-run` and the tests see the same set.
+Factories import their module only when first used, as `xdsl.dialects.get_all_dialects`
+does, so that `napkin-opt --help` stays quick.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+from xdsl.context import Context
+from xdsl.dialects import get_all_dialects
+from xdsl.ir import Dialect
+from xdsl.passes import ModulePass
+
+
+def _ncd() -> Dialect:
+    from napkin_ir.dialects.ncd import NCD
+
+    return NCD
+
+
+def napkin_dialects() -> dict[str, Callable[[], Dialect]]:
+    return {"ncd": _ncd}
+
+
+def all_dialects() -> dict[str, Callable[[], Dialect]]:
+    return {**get_all_dialects(), **napkin_dialects()}
+
+
+def napkin_passes() -> dict[str, Callable[[], type[ModulePass]]]:
+    return {}
+
+
+def make_context() -> Context:
+    """A context with xDSL's dialects and napkin's, for tools and tests."""
+    ctx = Context()
+    for name, factory in all_dialects().items():
+        ctx.register_dialect(name, factory)
+    return ctx

@@ -1,0 +1,179 @@
+// RUN: napkin-opt %s --split-input-file --verify-diagnostics --parsing-diagnostics | filecheck %s
+
+func.func @contract_size_mismatch(%a: !ncd.tensor<m=4, k=8 : bf16>, %b: !ncd.tensor<k=6, n=3 : bf16>) {
+  %c = ncd.contract %a, %b over [k] : !ncd.tensor<m=4, k=8 : bf16>, !ncd.tensor<k=6, n=3 : bf16> -> !ncd.tensor<m=4, n=3 : bf16>
+  func.return
+}
+// CHECK: ncd.contract: axis 'k' has size 8 in the lhs but 6 in the rhs
+
+// -----
+func.func @contract_missing_axis(%a: !ncd.tensor<m=4, k=8 : bf16>, %b: !ncd.tensor<n=3 : bf16>) {
+  %c = ncd.contract %a, %b over [k] : !ncd.tensor<m=4, k=8 : bf16>, !ncd.tensor<n=3 : bf16> -> !ncd.tensor<m=4, n=3 : bf16>
+  func.return
+}
+// CHECK: ncd.contract: cannot contract over axis 'k': the rhs <n=3> has no such axis
+
+// -----
+func.func @contract_twice(%a: !ncd.tensor<m=4, k=8 : bf16>) {
+  %c = ncd.contract %a, %a over [k, k] : !ncd.tensor<m=4, k=8 : bf16>, !ncd.tensor<m=4, k=8 : bf16> -> !ncd.tensor<m=4 : bf16>
+  func.return
+}
+// CHECK: ncd.contract: axis 'k' is listed twice in 'over'
+
+// -----
+func.func @contract_result_missing_axis(%a: !ncd.tensor<m=4, k=8 : bf16>, %b: !ncd.tensor<k=8, n=3 : bf16>) {
+  %c = ncd.contract %a, %b over [k] : !ncd.tensor<m=4, k=8 : bf16>, !ncd.tensor<k=8, n=3 : bf16> -> !ncd.tensor<m=4 : bf16>
+  func.return
+}
+// CHECK: ncd.contract: result is missing axis 'n' (size 3); expected axes <m=4, n=3>, result has <m=4>
+
+// -----
+func.func @contract_result_keeps_contracted(%a: !ncd.tensor<m=4, k=8 : bf16>, %b: !ncd.tensor<k=8, n=3 : bf16>) {
+  %c = ncd.contract %a, %b over [k] : !ncd.tensor<m=4, k=8 : bf16>, !ncd.tensor<k=8, n=3 : bf16> -> !ncd.tensor<m=4, k=8, n=3 : bf16>
+  func.return
+}
+// CHECK: ncd.contract: result has axis 'k' that the op does not produce; expected axes <m=4, n=3>, result has <m=4, k=8, n=3>
+
+// -----
+func.func @contract_result_size(%a: !ncd.tensor<m=4, k=8 : bf16>, %b: !ncd.tensor<k=8, n=3 : bf16>) {
+  %c = ncd.contract %a, %b over [k] : !ncd.tensor<m=4, k=8 : bf16>, !ncd.tensor<k=8, n=3 : bf16> -> !ncd.tensor<m=5, n=3 : bf16>
+  func.return
+}
+// CHECK: ncd.contract: axis 'm' has size 5 in the result but 4 in the operands
+
+// -----
+func.func @contract_result_type(%a: !ncd.tensor<m=4, k=8 : bf16>, %b: !ncd.tensor<k=8, n=3 : bf16>) {
+  %c = ncd.contract %a, %b over [k] : !ncd.tensor<m=4, k=8 : bf16>, !ncd.tensor<k=8, n=3 : bf16> -> !ncd.tensor<m=4, n=3 : f16>
+  func.return
+}
+// CHECK: ncd.contract: result element type f16 should be bf16 or f32, as the operands
+
+// -----
+func.func @contract_mixed(%a: !ncd.tensor<m=4, k=8 : bf16>, %b: !ncd.tensor<k=8, n=3 : f16>) {
+  %c = ncd.contract %a, %b over [k] : !ncd.tensor<m=4, k=8 : bf16>, !ncd.tensor<k=8, n=3 : f16> -> !ncd.tensor<m=4, n=3 : f32>
+  func.return
+}
+// CHECK: ncd.contract: operand element types differ (bf16 and f16); cast one first
+
+// -----
+func.func @map_broadcast_mismatch(%x: !ncd.tensor<i=8, j=16 : f32>, %m: !ncd.tensor<i=4 : f32>) {
+  %0 = ncd.map sub %x, %m : !ncd.tensor<i=8, j=16 : f32>, !ncd.tensor<i=4 : f32> -> !ncd.tensor<i=8, j=16 : f32>
+  func.return
+}
+// CHECK: ncd.map sub: axis 'i' has size 8 in operand #0 but 4 in operand #1
+
+// -----
+func.func @map_arity(%x: !ncd.tensor<i=8 : f32>) {
+  %0 = ncd.map exp %x, %x : !ncd.tensor<i=8 : f32>, !ncd.tensor<i=8 : f32> -> !ncd.tensor<i=8 : f32>
+  func.return
+}
+// CHECK: ncd.map exp takes 1 operand(s), got 2
+
+// -----
+func.func @map_scale_without_by(%x: !ncd.tensor<i=8 : f32>) {
+  %0 = ncd.map scale %x : !ncd.tensor<i=8 : f32> -> !ncd.tensor<i=8 : f32>
+  func.return
+}
+// CHECK: ncd.map: 'by' is required for scale and only for scale
+
+// -----
+func.func @map_by_on_exp(%x: !ncd.tensor<i=8 : f32>) {
+  %0 = ncd.map exp %x by 2.0 : !ncd.tensor<i=8 : f32> -> !ncd.tensor<i=8 : f32>
+  func.return
+}
+// CHECK: ncd.map exp: 'by' is only for scale
+
+// -----
+func.func @map_result_type(%x: !ncd.tensor<i=8 : f32>) {
+  %0 = ncd.map exp %x : !ncd.tensor<i=8 : f32> -> !ncd.tensor<i=8 : bf16>
+  func.return
+}
+// CHECK: ncd.map exp: result element type bf16 should be f32, as the operands
+
+// -----
+func.func @map_binary_types(%x: !ncd.tensor<i=8 : f32>, %y: !ncd.tensor<i=8 : bf16>) {
+  %0 = ncd.map add %x, %y : !ncd.tensor<i=8 : f32>, !ncd.tensor<i=8 : bf16> -> !ncd.tensor<i=8 : f32>
+  func.return
+}
+// CHECK: ncd.map add: operand element types differ (f32 and bf16); cast one first
+
+// -----
+func.func @map_unknown(%x: !ncd.tensor<i=8 : f32>) {
+  %0 = ncd.map tanh %x : !ncd.tensor<i=8 : f32> -> !ncd.tensor<i=8 : f32>
+  func.return
+}
+// CHECK: unknown ncd.map function 'tanh'; expected one of exp, exp2, neg, scale, cast, add, sub, mul, div, max
+
+// -----
+func.func @reduce_missing_axis(%x: !ncd.tensor<i=8, j=16 : f32>) {
+  %0 = ncd.reduce sum %x along [k] : !ncd.tensor<i=8, j=16 : f32> -> !ncd.tensor<i=8, j=16 : f32>
+  func.return
+}
+// CHECK: ncd.reduce: cannot reduce along axis 'k': the input <i=8, j=16> has no such axis
+
+// -----
+func.func @reduce_keeps_axis(%x: !ncd.tensor<i=8, j=16 : f32>) {
+  %0 = ncd.reduce max %x along [j] : !ncd.tensor<i=8, j=16 : f32> -> !ncd.tensor<i=8, j=16 : f32>
+  func.return
+}
+// CHECK: ncd.reduce max: result has axis 'j' that the op does not produce; expected axes <i=8>, result has <i=8, j=16>
+
+// -----
+func.func @reduce_unknown(%x: !ncd.tensor<i=8, j=16 : f32>) {
+  %0 = ncd.reduce mean %x along [j] : !ncd.tensor<i=8, j=16 : f32> -> !ncd.tensor<i=8 : f32>
+  func.return
+}
+// CHECK: unknown ncd.reduce kind 'mean'; expected one of sum, max
+
+// -----
+func.func @softmax_missing_axis(%x: !ncd.tensor<i=8, j=16 : f32>) {
+  %0 = ncd.softmax %x along k : !ncd.tensor<i=8, j=16 : f32> -> !ncd.tensor<i=8, j=16 : f32>
+  func.return
+}
+// CHECK: ncd.softmax: cannot normalise along axis 'k': the input <i=8, j=16> has no such axis
+
+// -----
+func.func @l2norm_result(%x: !ncd.tensor<i=8, j=16 : f32>) {
+  %0 = ncd.l2norm %x along j : !ncd.tensor<i=8, j=16 : f32> -> !ncd.tensor<i=8, j=32 : f32>
+  func.return
+}
+// CHECK: ncd.l2norm: axis 'j' has size 32 in the result but 16 in the operands
+
+// -----
+func.func @mask_missing_axis(%x: !ncd.tensor<i=8, j=16 : f32>) {
+  %0 = ncd.mask causal %x keep i >= k fill -inf : !ncd.tensor<i=8, j=16 : f32> -> !ncd.tensor<i=8, j=16 : f32>
+  func.return
+}
+// CHECK: ncd.mask: the column axis 'k' is not an axis of the input <i=8, j=16>
+
+// -----
+func.func @mask_same_axis(%x: !ncd.tensor<i=8, j=16 : f32>) {
+  %0 = ncd.mask causal %x keep i >= i fill -inf : !ncd.tensor<i=8, j=16 : f32> -> !ncd.tensor<i=8, j=16 : f32>
+  func.return
+}
+// CHECK: ncd.mask: the row and column axes must differ, both are 'i'
+
+// -----
+func.func @duplicate_axis(%a: !ncd.tensor<m=4, m=8 : bf16>) {
+  func.return
+}
+// CHECK: !ncd.tensor: duplicate axis name 'm'
+
+// -----
+func.func @zero_size(%a: !ncd.tensor<m=0 : bf16>) {
+  func.return
+}
+// CHECK: !ncd.tensor: axis 'm' has size 0; sizes must be positive
+
+// -----
+func.func @bad_element(%a: !ncd.tensor<m=4 : i32>) {
+  func.return
+}
+// CHECK: !ncd.tensor element type must be bf16, f16 or f32, got i32
+
+// -----
+func.func @types_count(%x: !ncd.tensor<i=8 : f32>) {
+  %0 = ncd.map add %x, %x : !ncd.tensor<i=8 : f32> -> !ncd.tensor<i=8 : f32>
+  func.return
+}
+// CHECK: expected 2 operand type(s), got 1

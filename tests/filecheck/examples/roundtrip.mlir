@@ -1,0 +1,25 @@
+// Every example parses, verifies, and prints back to text that parses to the same print.
+// RUN: napkin-opt %examples/matmul.mlir | napkin-opt | filecheck %s --check-prefix=MATMUL
+// RUN: napkin-opt %examples/attention.mlir | napkin-opt | filecheck %s --check-prefix=ATTN
+// RUN: napkin-opt %examples/causal_attention.mlir | napkin-opt | filecheck %s --check-prefix=CAUSAL
+// RUN: napkin-opt %examples/spherical_attention.mlir | napkin-opt | filecheck %s --check-prefix=SPHERE
+// RUN: napkin-opt %examples/attention.mlir --print-op-generic | napkin-opt - | filecheck %s --check-prefix=ATTN
+
+// MATMUL: func.func @matmul(%a: !ncd.tensor<m=512, k=256 : bf16>, %b: !ncd.tensor<k=256, n=384 : bf16>) -> !ncd.tensor<m=512, n=384 : bf16>
+// MATMUL-NEXT: %c = ncd.contract %a, %b over [k] : {{.*}} -> !ncd.tensor<m=512, n=384 : bf16>
+// MATMUL-NEXT: func.return %c
+
+// ATTN: func.func @attention
+// ATTN-NEXT: %s = ncd.contract %q, %k over [d] : {{.*}} -> !ncd.tensor<b=2, h=4, i=256, j=256 : f32>
+// ATTN-NEXT: %p = ncd.softmax %s along j scale 0.125
+// ATTN-NEXT: %p16 = ncd.map cast %p
+// ATTN-NEXT: %o = ncd.contract %p16, %v over [j] : {{.*}} -> !ncd.tensor<b=2, h=4, i=256, d=64 : bf16>
+// ATTN-NEXT: func.return %o
+
+// CAUSAL: func.func @causal_attention
+// CAUSAL: %m = ncd.mask causal %s keep i >= j fill -inf
+// CAUSAL-NEXT: %p = ncd.softmax %m along j scale 0.125
+
+// SPHERE: func.func @spherical_attention
+// SPHERE: %p = ncd.l2norm %s along j
+// SPHERE-NOT: softmax
