@@ -1,0 +1,30 @@
+// napkin-run interprets each example on the CPU and checks it against float64 numpy.
+// RUN: napkin-run %examples/matmul.mlir --random-inputs --seed 3 --check | filecheck %s --check-prefix=MATMUL
+// RUN: napkin-run %examples/attention.mlir --random-inputs --seed 3 --check | filecheck %s --check-prefix=ATTN
+// RUN: napkin-run %examples/causal_attention.mlir --random-inputs --seed 3 --check | filecheck %s --check-prefix=CAUSAL
+// RUN: napkin-run %examples/spherical_attention.mlir --random-inputs --seed 3 --check | filecheck %s --check-prefix=SPHERE
+// The same seed gives the same checksum; another seed another one.
+// RUN: napkin-run %examples/matmul.mlir --random-inputs --seed 3 > %t.a
+// RUN: napkin-run %examples/matmul.mlir --random-inputs --seed 3 > %t.b
+// RUN: napkin-run %examples/matmul.mlir --random-inputs --seed 4 > %t.c
+// RUN: diff %t.a %t.b
+// RUN: not diff %t.a %t.c
+// Without inputs, or without a reference, it says so and fails.
+// RUN: not napkin-run %examples/matmul.mlir 2>&1 | filecheck %s --check-prefix=NOINPUT
+// RUN: not napkin-run %s --random-inputs --check 2>&1 | filecheck %s --check-prefix=NOREF
+
+// MATMUL: @matmul output #0: <m=512, n=384> bf16 sum={{.*}} abs_sum={{.*}}
+// MATMUL-NEXT: check against float64 reference: relative error {{.*}} (bound 2e-02 for bf16): ok
+// ATTN: @attention output #0: <b=2, h=4, i=256, d=64> bf16
+// ATTN-NEXT: {{.*}}: ok
+// CAUSAL: @causal_attention output #0: <b=2, h=4, i=256, d=64> bf16
+// CAUSAL-NEXT: {{.*}}: ok
+// SPHERE: @spherical_attention output #0: <b=2, h=4, i=256, d=64> bf16
+// SPHERE-NEXT: {{.*}}: ok
+// NOINPUT: napkin-run: error: no inputs: pass --random-inputs
+// NOREF: napkin-run: error: no reference for @double; --check knows: @matmul, @attention, @causal_attention, @spherical_attention
+
+func.func @double(%x: !ncd.tensor<i=4 : f32>) -> !ncd.tensor<i=4 : f32> {
+  %y = ncd.map scale %x by 2.0 : !ncd.tensor<i=4 : f32> -> !ncd.tensor<i=4 : f32>
+  func.return %y : !ncd.tensor<i=4 : f32>
+}
