@@ -268,9 +268,19 @@ def _parse_float(parser: Parser, what: str) -> float:
 
 
 def _fmt_float(v: float) -> str:
+    """Shortest text that parses back to `v`; MLIR float literals need a '.'."""
     if math.isinf(v):
         return "-inf" if v < 0 else "inf"
-    return repr(float(v))
+    text = repr(float(v))
+    if "." not in text:
+        mantissa, _, exponent = text.partition("e")
+        text = f"{mantissa}.0" + (f"e{exponent}" if exponent else "")
+    return text
+
+
+def _check_number(op_name: str, what: str, attr: FloatAttr | None) -> None:
+    if attr is not None and math.isnan(attr.value.data):
+        raise VerifyException(f"{op_name}: {what} must be a number, got NaN")
 
 
 # --------------------------------------------------------------------------------------
@@ -385,6 +395,7 @@ class MapOp(NcdOp):
             raise VerifyException(f"{self.name} {fn} takes {arity} operand(s), got {len(self.inputs)}")
         if (fn == "scale") != (self.by is not None):
             raise VerifyException(f"{self.name}: 'by' is required for scale and only for scale" if fn == "scale" else f"{self.name} {fn}: 'by' is only for scale")
+        _check_number(self.name, "the scale factor 'by'", self.by)
         ts = [_tensor(v, f"operand #{i}") for i, v in enumerate(self.inputs)]
         if arity == 2 and ts[0].element_type != ts[1].element_type:
             raise VerifyException(f"{self.name} {fn}: operand element types differ ({ts[0].element_type} and {ts[1].element_type}); cast one first")
@@ -505,6 +516,10 @@ class SoftmaxOp(AlongOneAxisOp):
     name = "ncd.softmax"
     scale = opt_prop_def(FloatAttr[Float32Type])
 
+    def verify_(self) -> None:
+        _check_number(self.name, "the scale", self.scale)
+        self._verify_along()
+
     def __init__(self, input: SSAValue, axis: str, result_type: Attribute, scale: float | None = None):
         props: dict[str, Attribute] = {"axis": StringAttr(axis)}
         if scale is not None:
@@ -603,6 +618,7 @@ class MaskOp(NcdOp):
         for role, a in (("row", self.row.data), ("column", self.col.data)):
             if a not in t.shape:
                 raise VerifyException(f"{self.name}: the {role} axis '{a}' is not an axis of the input {_fmt_shape(t.shape)}")
+        _check_number(self.name, "the fill value", self.fill)
         if self.row.data == self.col.data:
             raise VerifyException(f"{self.name}: the row and column axes must differ, both are '{self.row.data}'")
         _check_result(self.name, _tensor(self.result, "result"), t.shape, t.element_type)

@@ -1,0 +1,182 @@
+"""Property tests of the ncd syntax and of napkin-opt's handling of bad input.
+
+Random well-formed diagrams must print, parse and print again to the same text (custom
+and generic forms). Malformed text (truncated, resized, unknown ops, random bytes) must
+get a diagnostic and a non-zero exit from napkin-opt, never a Python traceback.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import io
+import os
+import re
+import tempfile
+
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+from xdsl.parser import Parser
+from xdsl.printer import Printer
+
+from napkin_ir import registry
+from napkin_ir.cli.opt import main as opt_main
+
+CTX = registry.make_context()
+AXES = ["b", "h", "i", "j", "d", "k", "n", "x_1"]
+ETYPES = ["bf16", "f16", "f32"]
+OPS = ["contract", "map", "reduce", "softmax", "l2norm", "mask"]
+SETTINGS = settings(max_examples=100, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+
+
+def _ty(axes, sizes, et):
+    return "!ncd.tensor<" + ", ".join(f"{a}={sizes[a]}" for a in axes) + (" : " if axes else ": ") + et + ">"
+
+
+def _float_text(x: float) -> str:
+    t = repr(x)
+    return t if "." in t or "inf" in t else t.replace("e", ".0e") if "e" in t else t + ".0"
+
+
+@st.composite
+def diagrams(draw) -> str:
+    sizes = {a: draw(st.integers(1, 9)) for a in AXES}
+    perm = lambda xs: draw(st.permutations(list(xs)))  # noqa: E731
+    subset = lambda xs, lo=0: draw(st.lists(st.sampled_from(list(xs)), min_size=lo, unique=True)) if xs else []  # noqa: E731
+    values: list[tuple[str, list[str], str]] = []
+    args = []
+    for n in range(draw(st.integers(1, 3))):
+        axes, et = subset(AXES, 1), draw(st.sampled_from(ETYPES))
+        values.append((f"%a{n}", axes, et))
+        args.append(f"%a{n}: {_ty(axes, sizes, et)}")
+    lines = []
+    for n in range(draw(st.integers(0, 8))):
+        name, axes, et = draw(st.sampled_from(values))
+        t = _ty(axes, sizes, et)
+        kind = draw(st.sampled_from(OPS))
+        res = f"%v{n}"
+        if kind in ("contract", "map") and draw(st.booleans()):
+            same = [v for v in values if v[2] == et]
+            oname, oaxes, _ = draw(st.sampled_from(same))
+            ot = _ty(oaxes, sizes, et)
+            union = list(dict.fromkeys(axes + oaxes))
+            if kind == "contract":
+                over = subset([a for a in axes if a in oaxes])
+                raxes, ret = perm([a for a in union if a not in over]), draw(st.sampled_from([et, "f32"]))
+                lines.append(f"{res} = ncd.contract {name}, {oname} over [{', '.join(over)}] : {t}, {ot} -> {_ty(raxes, sizes, ret)}")
+            else:
+                fn = draw(st.sampled_from(["add", "sub", "mul", "div", "max"]))
+                raxes, ret = perm(union), et
+                lines.append(f"{res} = ncd.map {fn} {name}, {oname} : {t}, {ot} -> {_ty(raxes, sizes, ret)}")
+        elif kind == "reduce" and axes:
+            along = subset(axes, 1)
+            raxes, ret = perm([a for a in axes if a not in along]), et
+            red = draw(st.sampled_from(["sum", "max"]))
+            lines.append(f"{res} = ncd.reduce {red} {name} along [{', '.join(along)}] : {t} -> {_ty(raxes, sizes, ret)}")
+        elif kind in ("softmax", "l2norm") and axes:
+            raxes, ret = perm(axes), et
+            scale = ""
+            if kind == "softmax" and draw(st.booleans()):
+                scale = " scale " + _float_text(draw(st.floats(-1e6, 1e6, allow_nan=False, width=32)))
+            lines.append(f"{res} = ncd.{kind} {name} along {draw(st.sampled_from(axes))}{scale} : {t} -> {_ty(raxes, sizes, ret)}")
+        elif kind == "mask" and len(axes) >= 2:
+            r, c = draw(st.permutations(axes))[:2]
+            fill = draw(st.sampled_from(["-inf", "inf", "0.0", "-1.5e+30"]))
+            raxes, ret = perm(axes), et
+            lines.append(f"{res} = ncd.mask causal {name} keep {r} >= {c} fill {fill} : {t} -> {_ty(raxes, sizes, ret)}")
+        else:
+            fn = draw(st.sampled_from(["exp", "exp2", "neg", "scale", "cast"]))
+            by = " by " + _float_text(draw(st.floats(-100, 100, allow_nan=False, width=32))) if fn == "scale" else ""
+            raxes, ret = perm(axes), draw(st.sampled_from(ETYPES)) if fn == "cast" else et
+            lines.append(f"{res} = ncd.map {fn} {name}{by} : {t} -> {_ty(raxes, sizes, ret)}")
+        values.append((res, raxes, ret))
+    last, laxes, let = values[-1]
+    lt = _ty(laxes, sizes, let)
+    body = "\n".join("  " + line for line in lines)
+    return f"func.func @g({', '.join(args)}) -> {lt} {{\n{body}\n  func.return {last} : {lt}\n}}\n"
+
+
+def _print(module, generic=False) -> str:
+    out = io.StringIO()
+    Printer(stream=out, print_generic_format=generic).print_op(module)
+    return out.getvalue()
+
+
+def _parse(text: str):
+    module = Parser(CTX, text).parse_module()
+    module.verify()
+    return module
+
+
+@SETTINGS
+@given(diagrams())
+def test_print_parse_print_is_stable(text):
+    first = _print(_parse(text))
+    assert _print(_parse(first)) == first
+    generic = _print(_parse(first), generic=True)
+    assert _print(_parse(generic)) == first
+
+
+def _napkin_opt(data: bytes) -> tuple[int, str, str]:
+    """Run napkin-opt in-process on `data`; any exception but SystemExit fails the test."""
+    with tempfile.NamedTemporaryFile("wb", suffix=".mlir", delete=False) as fh:
+        fh.write(data)
+    out, err = io.StringIO(), io.StringIO()
+    code = 0
+    try:
+        with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
+            opt_main([fh.name])
+    except SystemExit as e:
+        code = e.code if isinstance(e.code, int) else 1
+    finally:
+        os.unlink(fh.name)
+    assert "Traceback" not in err.getvalue() + out.getvalue()
+    return code, out.getvalue(), err.getvalue()
+
+
+def _assert_diagnostic(code: int, err: str) -> None:
+    assert code != 0
+    assert err.startswith("napkin-opt: error: "), err
+    assert err.count("napkin-opt: error:") == 1
+
+
+@SETTINGS
+@given(diagrams(), st.data())
+def test_truncated_text_is_diagnosed(text, data):
+    cut = data.draw(st.integers(0, text.rindex("}") - 1))
+    _assert_diagnostic(*_napkin_opt(text[:cut].encode())[::2])
+
+
+@SETTINGS
+@given(diagrams(), st.data())
+def test_wrong_result_size_is_diagnosed(text, data):
+    lines = text.splitlines()
+    op_lines = [n for n, line in enumerate(lines) if " = ncd." in line and re.search(r"=\d+", line.split(" -> ")[-1])]
+    if not op_lines:
+        return
+    n = data.draw(st.sampled_from(op_lines))
+    head, _, tail = lines[n].rpartition(" -> ")
+    sizes = list(re.finditer(r"=(\d+)", tail))
+    m = data.draw(st.sampled_from(sizes))
+    new = int(m.group(1)) + data.draw(st.integers(1, 50))
+    lines[n] = head + " -> " + tail[: m.start()] + f"={new}" + tail[m.end() :]
+    _assert_diagnostic(*_napkin_opt("\n".join(lines).encode())[::2])
+
+
+@SETTINGS
+@given(diagrams(), st.from_regex(r"[a-z][a-z0-9_]{0,10}", fullmatch=True))
+def test_unknown_op_is_diagnosed(text, name):
+    if name in ("contract", "map", "reduce", "softmax", "l2norm", "mask") or " = ncd." not in text:
+        return
+    bad = re.sub(r"= ncd\.\w+", f"= ncd.{name}", text, count=1)
+    code, _, err = _napkin_opt(bad.encode())
+    _assert_diagnostic(code, err)
+
+
+@SETTINGS
+@given(st.binary(max_size=400))
+def test_random_bytes_never_trace_back(data):
+    code, out, err = _napkin_opt(data)
+    if code == 0:  # only blank input or comments parse: an empty module
+        assert out.split() == ["builtin.module", "{", "}"]
+    else:
+        _assert_diagnostic(code, err)
