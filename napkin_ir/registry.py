@@ -21,8 +21,14 @@ def _ncd() -> Dialect:
     return NCD
 
 
+def _ptx() -> Dialect:
+    from napkin_ir.dialects.ptx import PTX
+
+    return PTX
+
+
 def napkin_dialects() -> dict[str, Callable[[], Dialect]]:
-    return {"ncd": _ncd}
+    return {"ncd": _ncd, "ptx": _ptx}
 
 
 def all_dialects() -> dict[str, Callable[[], Dialect]]:
@@ -31,6 +37,15 @@ def all_dialects() -> dict[str, Callable[[], Dialect]]:
 
 def napkin_passes() -> dict[str, Callable[[], type[ModulePass]]]:
     return {}
+
+
+def napkin_targets() -> dict[str, Callable[[], type]]:
+    def ptx():
+        from napkin_ir.dialects.ptx.printer import PtxTarget
+
+        return PtxTarget
+
+    return {"ptx": ptx}
 
 
 def make_context() -> Context:

@@ -29,6 +29,7 @@ class NapkinOptMain(xDSLOptMain):
 
     def register_all_targets(self):
         super().register_all_targets()
+        self.available_targets.update(registry.napkin_targets())
 
     def get_input_stream(self) -> tuple[IO[bytes], str]:
         if self.args.input_file == "-":

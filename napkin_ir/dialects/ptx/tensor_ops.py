@@ -1,0 +1,530 @@
+"""The `ptx` ops for asynchronous copies and tensor cores (Ampere and Hopper).
+
+Ampere: cp.async with its groups, ldmatrix/stmatrix, mma.sync. Hopper: mbarriers,
+the bulk tensor copies of the TMA unit, wgmma and setmaxnreg. The verifiers check what
+ptxas would otherwise reject late and obscurely: fragment register counts per shape,
+wgmma's N, copy sizes.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import ClassVar
+
+from xdsl.dialects.builtin import IntegerAttr, StringAttr
+from xdsl.ir import SSAValue
+from xdsl.irdl import (
+    AttrSizedOperandSegments,
+    ParsePropInAttrDict,
+    irdl_op_definition,
+    operand_def,
+    opt_prop_def,
+    prop_def,
+    var_operand_def,
+    var_result_def,
+)
+
+from napkin_ir.dialects.ptx.ops import InstrOp, Namer, PtxOp, _addr, _i, _need, _need_class, _props, _s, _vec
+from napkin_ir.dialects.ptx.registers import RegType
+
+# --------------------------------------------------------------------------------------
+# Ampere: cp.async, ldmatrix, stmatrix, mma.sync
+# --------------------------------------------------------------------------------------
+
+
+@irdl_op_definition
+class CpAsyncOp(InstrOp):
+    """Asynchronous global -> shared copy: `cp.async.{ca,cg}.shared.global [dst], [src], size{, src_size};`.
+
+    Sources: the shared address (b32), the global address (b64) and, for zero-fill, the
+    number of bytes to read (b32; the rest of `size` is filled with zeros).
+    """
+
+    name = "ptx.cp_async"
+    cache = prop_def(StringAttr)
+    size = prop_def(IntegerAttr)
+
+    def __init__(self, dst: SSAValue, src: SSAValue, size: int, *, cache: str = "cg", src_size: SSAValue | None = None):
+        super().__init__(operands=[[dst, src] + ([src_size] if src_size else [])], result_types=[[]], properties=_props(cache=cache, size=size))
+
+    def verify_(self) -> None:
+        cache, size = self.cache.data, _i(self.size)
+        _need(cache in ("ca", "cg"), self, f"cache must be ca or cg, got '{cache}'")
+        _need(size in (4, 8, 16), self, f"copies 4, 8 or 16 bytes, got {size}")
+        _need(cache == "ca" or size == 16, self, "cp.async.cg copies 16 bytes only")
+        _need(len(self.srcs) in (2, 3) and not self.dsts, self, "takes a shared address, a global address and an optional source size")
+        _need_class(self, "the shared address", self.srcs[0], "b32")
+        _need_class(self, "the global address", self.srcs[1], "b64")
+        if len(self.srcs) == 3:
+            _need_class(self, "the source size", self.srcs[2], "b32")
+
+    def ptx_lines(self, names: Namer) -> list[str]:
+        extra = f", {names(self.srcs[2])}" if len(self.srcs) == 3 else ""
+        return [f"cp.async.{self.cache.data}.shared.global [{names(self.srcs[0])}], [{names(self.srcs[1])}], {_i(self.size)}{extra};"]
+
+
+@irdl_op_definition
+class CpAsyncCommitGroupOp(InstrOp):
+    """Close the current group of cp.async copies: `cp.async.commit_group;`."""
+
+    name = "ptx.cp_async_commit_group"
+
+    def __init__(self):
+        super().__init__(operands=[[]], result_types=[[]])
+
+    def ptx_lines(self, names: Namer) -> list[str]:
+        return ["cp.async.commit_group;"]
+
+
+@irdl_op_definition
+class CpAsyncWaitGroupOp(InstrOp):
+    """Wait until at most `n` cp.async groups are pending: `cp.async.wait_group n;`."""
+
+    name = "ptx.cp_async_wait_group"
+    n = prop_def(IntegerAttr)
+
+    def __init__(self, n: int):
+        super().__init__(operands=[[]], result_types=[[]], properties=_props(n=n))
+
+    def verify_(self) -> None:
+        _need(0 <= _i(self.n) <= 7, self, f"n must be in 0..7, got {_i(self.n)}")
+
+    def ptx_lines(self, names: Namer) -> list[str]:
+        return [f"cp.async.wait_group {_i(self.n)};"]
+
+
+@irdl_op_definition
+class LdmatrixOp(InstrOp):
+    """Load 8x8 b16 matrices from shared memory into fragments:
+    `ldmatrix.sync.aligned.m8n8.x4{.trans}.shared.b16 {d0, d1, d2, d3}, [addr];`."""
+
+    name = "ptx.ldmatrix"
+    num = prop_def(IntegerAttr)
+    trans = opt_prop_def(IntegerAttr)
+
+    def __init__(self, addr: SSAValue, num: int, trans: bool = False):
+        super().__init__(operands=[[addr]], result_types=[[RegType("b32")] * num], properties=_props(num=num, trans=trans or None))
+
+    def verify_(self) -> None:
+        num = _i(self.num)
+        _need(num in (1, 2, 4), self, f"loads 1, 2 or 4 matrices (x1, x2, x4), got {num}")
+        _need(len(self.dsts) == num, self, f"x{num} gives {num} registers, got {len(self.dsts)} results")
+        _need(len(self.srcs) == 1, self, "takes one shared address")
+        _need_class(self, "the address", self.srcs[0], "b32")
+        for n, v in enumerate(self.dsts):
+            _need_class(self, f"result #{n}", v, "b32", "bf16x2", "f16x2")
+
+    def ptx_lines(self, names: Namer) -> list[str]:
+        trans = ".trans" if _i(self.trans) else ""
+        return [f"ldmatrix.sync.aligned.m8n8.x{_i(self.num)}{trans}.shared.b16 {_vec(names, self.dsts)}, [{names(self.srcs[0])}];"]
+
+
+@irdl_op_definition
+class StmatrixOp(InstrOp):
+    """Store fragments as 8x8 b16 matrices to shared memory (sm_90):
+    `stmatrix.sync.aligned.m8n8.x4{.trans}.shared.b16 [addr], {r0, r1, r2, r3};`."""
+
+    name = "ptx.stmatrix"
+    trans = opt_prop_def(IntegerAttr)
+
+    def __init__(self, addr: SSAValue, values: Sequence[SSAValue], trans: bool = False):
+        super().__init__(operands=[[addr, *values]], result_types=[[]], properties=_props(trans=trans or None))
+
+    def verify_(self) -> None:
+        _need(len(self.srcs) - 1 in (1, 2, 4), self, f"stores 1, 2 or 4 matrices, got {len(self.srcs) - 1} registers")
+        _need_class(self, "the address", self.srcs[0], "b32")
+        for n, v in enumerate(self.srcs[1:]):
+            _need_class(self, f"register #{n}", v, "b32", "bf16x2", "f16x2")
+
+    def ptx_lines(self, names: Namer) -> list[str]:
+        trans = ".trans" if _i(self.trans) else ""
+        return [f"stmatrix.sync.aligned.m8n8.x{len(self.srcs) - 1}{trans}.shared.b16 [{names(self.srcs[0])}], {_vec(names, self.srcs[1:])};"]
+
+
+MMA_SHAPES = {"m16n8k16": (4, 2), "m16n8k8": (2, 1)}  # A and B registers per thread
+
+
+@irdl_op_definition
+class MmaSyncOp(PtxOp):
+    """Warp-level tensor-core product: `mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32 d, a, b, c;`.
+
+    Per thread: m16n8k16 takes 4 A registers, 2 B registers (b32, two bf16/f16 each) and
+    4 f32 accumulators; m16n8k8 takes 2 A and 1 B.
+    """
+
+    name = "ptx.mma_sync"
+    a = var_operand_def(RegType)
+    b = var_operand_def(RegType)
+    c = var_operand_def(RegType)
+    d = var_result_def(RegType)
+    shape = prop_def(StringAttr)
+    atype = prop_def(StringAttr)
+    irdl_options = (AttrSizedOperandSegments(as_property=True), ParsePropInAttrDict())
+    assembly_format = (
+        "`a` `(` $a `)` `b` `(` $b `)` `c` `(` $c `)` attr-dict "
+        "`:` `(` type($a) `)` `(` type($b) `)` `(` type($c) `)` `->` `(` type($d) `)`"
+    )
+
+    def __init__(self, shape: str, atype: str, a: Sequence[SSAValue], b: Sequence[SSAValue], c: Sequence[SSAValue]):
+        super().__init__(operands=[list(a), list(b), list(c)], result_types=[[RegType("f32")] * 4], properties=_props(shape=shape, atype=atype))
+
+    def verify_(self) -> None:
+        shape, atype = self.shape.data, self.atype.data
+        _need(shape in MMA_SHAPES, self, f"shape must be one of {', '.join(MMA_SHAPES)}, got {shape}")
+        _need(atype in ("bf16", "f16"), self, f"inputs must be bf16 or f16, got {atype}")
+        na, nb = MMA_SHAPES[shape]
+        for what, got, want in (("A", len(self.a), na), ("B", len(self.b), nb), ("C", len(self.c), 4), ("D", len(self.d), 4)):
+            _need(got == want, self, f"{shape} takes {want} {what} registers per thread, got {got}")
+        for n, v in enumerate([*self.a, *self.b]):
+            _need_class(self, f"A/B register #{n}", v, "b32", f"{atype}x2")
+        for n, v in enumerate([*self.c, *self.d]):
+            _need_class(self, f"accumulator #{n}", v, "f32")
+
+    def ptx_lines(self, names: Namer) -> list[str]:
+        t = self.atype.data
+        return [f"mma.sync.aligned.{self.shape.data}.row.col.f32.{t}.{t}.f32 {_vec(names, self.d)}, {_vec(names, self.a)}, {_vec(names, self.b)}, {_vec(names, self.c)};"]
+
+
+# --------------------------------------------------------------------------------------
+# Hopper: mbarrier, fences, TMA bulk tensor copies
+# --------------------------------------------------------------------------------------
+
+
+class MbarrierOp(InstrOp):
+    def _verify_addr(self) -> None:
+        _need(len(self.srcs) >= 1, self, "takes the barrier's shared address")
+        _need_class(self, "the barrier address", self.srcs[0], "b32")
+
+
+@irdl_op_definition
+class MbarrierInitOp(MbarrierOp):
+    """`mbarrier.init.shared::cta.b64 [addr], count;` (count: a b32 register)."""
+
+    name = "ptx.mbarrier_init"
+
+    def __init__(self, addr: SSAValue, count: SSAValue):
+        super().__init__(operands=[[addr, count]], result_types=[[]])
+
+    def verify_(self) -> None:
+        self._verify_addr()
+        _need(len(self.srcs) == 2, self, "takes an address and an arrival count")
+        _need_class(self, "the count", self.srcs[1], "b32")
+
+    def ptx_lines(self, names: Namer) -> list[str]:
+        return [f"mbarrier.init.shared::cta.b64 [{names(self.srcs[0])}], {names(self.srcs[1])};"]
+
+
+@irdl_op_definition
+class MbarrierArriveOp(MbarrierOp):
+    """`mbarrier.arrive.shared::cta.b64 state, [addr];`, or with a transaction count
+    (`expect_tx`): `mbarrier.arrive.expect_tx.shared::cta.b64 state, [addr], tx;`."""
+
+    name = "ptx.mbarrier_arrive"
+
+    def __init__(self, addr: SSAValue, tx: SSAValue | None = None):
+        super().__init__(operands=[[addr] + ([tx] if tx else [])], result_types=[[RegType("b64")]])
+
+    def verify_(self) -> None:
+        self._verify_addr()
+        _need(len(self.srcs) in (1, 2) and len(self.dsts) == 1, self, "takes an address and an optional transaction count; gives the state")
+        if len(self.srcs) == 2:
+            _need_class(self, "the transaction count", self.srcs[1], "b32")
+        _need_class(self, "the state", self.dsts[0], "b64")
+
+    def ptx_lines(self, names: Namer) -> list[str]:
+        if len(self.srcs) == 2:
+            return [f"mbarrier.arrive.expect_tx.shared::cta.b64 {names(self.dsts[0])}, [{names(self.srcs[0])}], {names(self.srcs[1])};"]
+        return [f"mbarrier.arrive.shared::cta.b64 {names(self.dsts[0])}, [{names(self.srcs[0])}];"]
+
+
+@irdl_op_definition
+class MbarrierExpectTxOp(MbarrierOp):
+    """Raise the expected transaction count without arriving: `mbarrier.expect_tx.relaxed.cta.shared::cta.b64 [addr], tx;`."""
+
+    name = "ptx.mbarrier_expect_tx"
+
+    def __init__(self, addr: SSAValue, tx: SSAValue):
+        super().__init__(operands=[[addr, tx]], result_types=[[]])
+
+    def verify_(self) -> None:
+        self._verify_addr()
+        _need(len(self.srcs) == 2, self, "takes an address and a transaction count")
+        _need_class(self, "the transaction count", self.srcs[1], "b32")
+
+    def ptx_lines(self, names: Namer) -> list[str]:
+        return [f"mbarrier.expect_tx.relaxed.cta.shared::cta.b64 [{names(self.srcs[0])}], {names(self.srcs[1])};"]
+
+
+@irdl_op_definition
+class MbarrierTryWaitParityOp(MbarrierOp):
+    """Test whether the phase of the given parity completed: `mbarrier.try_wait.parity.shared::cta.b64 p, [addr], parity;`."""
+
+    name = "ptx.mbarrier_try_wait_parity"
+
+    def __init__(self, addr: SSAValue, parity: SSAValue):
+        super().__init__(operands=[[addr, parity]], result_types=[[RegType("pred")]])
+
+    def verify_(self) -> None:
+        self._verify_addr()
+        _need(len(self.srcs) == 2 and len(self.dsts) == 1, self, "takes an address and a parity; gives a predicate")
+        _need_class(self, "the parity", self.srcs[1], "b32")
+        _need_class(self, "the result", self.dsts[0], "pred")
+
+    def ptx_lines(self, names: Namer) -> list[str]:
+        return [f"mbarrier.try_wait.parity.shared::cta.b64 {names(self.dsts[0])}, [{names(self.srcs[0])}], {names(self.srcs[1])};"]
+
+
+@irdl_op_definition
+class MbarrierInvalOp(MbarrierOp):
+    """`mbarrier.inval.shared::cta.b64 [addr];` before the memory is reused."""
+
+    name = "ptx.mbarrier_inval"
+
+    def __init__(self, addr: SSAValue):
+        super().__init__(operands=[[addr]], result_types=[[]])
+
+    def verify_(self) -> None:
+        self._verify_addr()
+
+    def ptx_lines(self, names: Namer) -> list[str]:
+        return [f"mbarrier.inval.shared::cta.b64 [{names(self.srcs[0])}];"]
+
+
+@irdl_op_definition
+class FenceOp(InstrOp):
+    """Fences: `fence.proxy.async.shared::cta;` (generic-proxy writes made visible to TMA and
+    wgmma), `fence.mbarrier_init.release.cluster;`, `fence.acq_rel.cta;` ..."""
+
+    name = "ptx.fence"
+    kind = prop_def(StringAttr)
+
+    KINDS: ClassVar[tuple[str, ...]] = ("proxy.async.shared::cta", "proxy.async", "mbarrier_init.release.cluster", "acq_rel.cta", "acq_rel.gpu", "sc.cta")
+
+    def __init__(self, kind: str = "proxy.async.shared::cta"):
+        super().__init__(operands=[[]], result_types=[[]], properties=_props(kind=kind))
+
+    def verify_(self) -> None:
+        _need(self.kind.data in self.KINDS, self, f"unknown fence '{self.kind.data}'; expected one of {', '.join(self.KINDS)}")
+
+    def ptx_lines(self, names: Namer) -> list[str]:
+        return [f"fence.{self.kind.data};"]
+
+
+@irdl_op_definition
+class CpAsyncBulkTensorLoadOp(PtxOp):
+    """TMA load of a box into shared memory, completing on an mbarrier:
+    `cp.async.bulk.tensor.2d.shared::cluster.global.mbarrier::complete_tx::bytes [dst], [tmap, {x, y}], [mbar];`.
+
+    Coordinates are b32 registers, innermost dimension first, as the tensor map has them.
+    """
+
+    name = "ptx.cp_async_bulk_tensor_load"
+    dst = operand_def(RegType)
+    tmap = operand_def(RegType)
+    coords = var_operand_def(RegType)
+    mbar = operand_def(RegType)
+    irdl_options = (ParsePropInAttrDict(),)
+    assembly_format = (
+        "`[` $dst `]` `,` `[` $tmap `,` `(` $coords `)` `]` `,` `[` $mbar `]` attr-dict "
+        "`:` type($dst) `,` type($tmap) `,` `(` type($coords) `)` `,` type($mbar)"
+    )
+
+    def __init__(self, dst: SSAValue, tmap: SSAValue, coords: Sequence[SSAValue], mbar: SSAValue):
+        super().__init__(operands=[dst, tmap, list(coords), mbar])
+
+    def verify_(self) -> None:
+        _need(1 <= len(self.coords) <= 5, self, f"copies a 1D to 5D box, got {len(self.coords)} coordinates")
+        _need_class(self, "the destination", self.dst, "b32")
+        _need_class(self, "the tensor map address", self.tmap, "b64")
+        _need_class(self, "the barrier", self.mbar, "b32")
+        for n, v in enumerate(self.coords):
+            _need_class(self, f"coordinate #{n}", v, "b32")
+
+    def ptx_lines(self, names: Namer) -> list[str]:
+        return [f"cp.async.bulk.tensor.{len(self.coords)}d.shared::cluster.global.mbarrier::complete_tx::bytes "
+                f"[{names(self.dst)}], [{names(self.tmap)}, {_vec(names, self.coords)}], [{names(self.mbar)}];"]
+
+
+@irdl_op_definition
+class CpAsyncBulkTensorStoreOp(PtxOp):
+    """TMA store of a shared-memory box: `cp.async.bulk.tensor.2d.global.shared::cta.bulk_group [tmap, {x, y}], [src];`."""
+
+    name = "ptx.cp_async_bulk_tensor_store"
+    tmap = operand_def(RegType)
+    coords = var_operand_def(RegType)
+    src = operand_def(RegType)
+    irdl_options = (ParsePropInAttrDict(),)
+    assembly_format = "`[` $tmap `,` `(` $coords `)` `]` `,` `[` $src `]` attr-dict `:` type($tmap) `,` `(` type($coords) `)` `,` type($src)"
+
+    def __init__(self, tmap: SSAValue, coords: Sequence[SSAValue], src: SSAValue):
+        super().__init__(operands=[tmap, list(coords), src])
+
+    def verify_(self) -> None:
+        _need(1 <= len(self.coords) <= 5, self, f"copies a 1D to 5D box, got {len(self.coords)} coordinates")
+        _need_class(self, "the tensor map address", self.tmap, "b64")
+        _need_class(self, "the source", self.src, "b32")
+        for n, v in enumerate(self.coords):
+            _need_class(self, f"coordinate #{n}", v, "b32")
+
+    def ptx_lines(self, names: Namer) -> list[str]:
+        return [f"cp.async.bulk.tensor.{len(self.coords)}d.global.shared::cta.bulk_group [{names(self.tmap)}, {_vec(names, self.coords)}], [{names(self.src)}];"]
+
+
+@irdl_op_definition
+class CpAsyncBulkCommitGroupOp(InstrOp):
+    """`cp.async.bulk.commit_group;`"""
+
+    name = "ptx.cp_async_bulk_commit_group"
+
+    def __init__(self):
+        super().__init__(operands=[[]], result_types=[[]])
+
+    def ptx_lines(self, names: Namer) -> list[str]:
+        return ["cp.async.bulk.commit_group;"]
+
+
+@irdl_op_definition
+class CpAsyncBulkWaitGroupOp(InstrOp):
+    """`cp.async.bulk.wait_group{.read} n;` (.read: only until the sources may be reused)."""
+
+    name = "ptx.cp_async_bulk_wait_group"
+    n = prop_def(IntegerAttr)
+    read = opt_prop_def(IntegerAttr)
+
+    def __init__(self, n: int, read: bool = False):
+        super().__init__(operands=[[]], result_types=[[]], properties=_props(n=n, read=read or None))
+
+    def verify_(self) -> None:
+        _need(0 <= _i(self.n) <= 7, self, f"n must be in 0..7, got {_i(self.n)}")
+
+    def ptx_lines(self, names: Namer) -> list[str]:
+        return [f"cp.async.bulk.wait_group{'.read' if _i(self.read) else ''} {_i(self.n)};"]
+
+
+# --------------------------------------------------------------------------------------
+# Hopper: wgmma and setmaxnreg
+# --------------------------------------------------------------------------------------
+
+
+@irdl_op_definition
+class WgmmaFenceOp(InstrOp):
+    """`wgmma.fence.sync.aligned;` before the first wgmma that reads registers written since."""
+
+    name = "ptx.wgmma_fence"
+
+    def __init__(self):
+        super().__init__(operands=[[]], result_types=[[]])
+
+    def ptx_lines(self, names: Namer) -> list[str]:
+        return ["wgmma.fence.sync.aligned;"]
+
+
+@irdl_op_definition
+class WgmmaCommitGroupOp(InstrOp):
+    """`wgmma.commit_group.sync.aligned;`"""
+
+    name = "ptx.wgmma_commit_group"
+
+    def __init__(self):
+        super().__init__(operands=[[]], result_types=[[]])
+
+    def ptx_lines(self, names: Namer) -> list[str]:
+        return ["wgmma.commit_group.sync.aligned;"]
+
+
+@irdl_op_definition
+class WgmmaWaitGroupOp(InstrOp):
+    """`wgmma.wait_group.sync.aligned n;`: at most n wgmma groups left in flight."""
+
+    name = "ptx.wgmma_wait_group"
+    n = prop_def(IntegerAttr)
+
+    def __init__(self, n: int):
+        super().__init__(operands=[[]], result_types=[[]], properties=_props(n=n))
+
+    def verify_(self) -> None:
+        _need(0 <= _i(self.n) <= 7, self, f"n must be in 0..7, got {_i(self.n)}")
+
+    def ptx_lines(self, names: Namer) -> list[str]:
+        return [f"wgmma.wait_group.sync.aligned {_i(self.n)};"]
+
+
+@irdl_op_definition
+class WgmmaMmaAsyncOp(PtxOp):
+    """Warpgroup product m64nNk16, f32 accumulators, B (and A, or A from registers) from
+    shared-memory matrix descriptors:
+    `wgmma.mma_async.sync.aligned.m64n128k16.f32.bf16.bf16 {d...}, adesc, bdesc, p, 1, 1, 0, 0;`.
+
+    The accumulators are read and written in place: the results print as the `acc`
+    operands' registers, so those values must not be used after this op. `scale_d` is a
+    predicate: false ignores the accumulators (the first product of a tile).
+    """
+
+    name = "ptx.wgmma_mma_async"
+    acc = var_operand_def(RegType)
+    a = var_operand_def(RegType)  # one b64 descriptor, or 4 b32 registers
+    b = operand_def(RegType)  # one b64 descriptor
+    scale_d = operand_def(RegType)
+    d = var_result_def(RegType)
+    n = prop_def(IntegerAttr)
+    atype = prop_def(StringAttr)
+    trans_a = opt_prop_def(IntegerAttr)
+    trans_b = opt_prop_def(IntegerAttr)
+    irdl_options = (AttrSizedOperandSegments(as_property=True), ParsePropInAttrDict())
+    assembly_format = (
+        "`acc` `(` $acc `)` `a` `(` $a `)` `b` `(` $b `)` `scale_d` `(` $scale_d `)` attr-dict "
+        "`:` `(` type($acc) `)` `(` type($a) `)` type($b) type($scale_d) `->` `(` type($d) `)`"
+    )
+    TIED: ClassVar[str] = "acc"
+
+    def __init__(self, n: int, atype: str, acc: Sequence[SSAValue], a: Sequence[SSAValue], b: SSAValue, scale_d: SSAValue,
+                 *, trans_a: bool = False, trans_b: bool = False):
+        super().__init__(operands=[list(acc), list(a), b, scale_d], result_types=[[RegType("f32")] * len(acc)],
+                         properties=_props(n=n, atype=atype, trans_a=trans_a or None, trans_b=trans_b or None))
+
+    def verify_(self) -> None:
+        n, atype = _i(self.n), self.atype.data
+        _need(8 <= n <= 256 and n % 8 == 0, self, f"N must be a multiple of 8 from 8 to 256, got {n}")
+        _need(atype in ("bf16", "f16"), self, f"inputs must be bf16 or f16, got {atype}")
+        _need(len(self.acc) == n // 2 and len(self.d) == n // 2, self,
+              f"m64n{n}k16 keeps {n // 2} f32 accumulators per thread, got {len(self.acc)} operands and {len(self.d)} results")
+        for k, v in enumerate([*self.acc, *self.d]):
+            _need_class(self, f"accumulator #{k}", v, "f32")
+        _need(len(self.a) in (1, 4), self, f"A is one descriptor (b64) or 4 registers (b32), got {len(self.a)} operands")
+        if len(self.a) == 1:
+            _need_class(self, "the A descriptor", self.a[0], "b64")
+        else:
+            for k, v in enumerate(self.a):
+                _need_class(self, f"A register #{k}", v, "b32", f"{atype}x2")
+            _need(not _i(self.trans_a), self, "A from registers cannot be transposed")
+        _need_class(self, "the B descriptor", self.b, "b64")
+        _need_class(self, "scale-d", self.scale_d, "pred")
+
+    def ptx_lines(self, names: Namer) -> list[str]:
+        t = self.atype.data
+        a = names(self.a[0]) if len(self.a) == 1 else _vec(names, self.a)
+        tail = f"1, 1, {_i(self.trans_a)}, {_i(self.trans_b)}" if len(self.a) == 1 else f"1, 1, {_i(self.trans_b)}"
+        return [f"wgmma.mma_async.sync.aligned.m64n{_i(self.n)}k16.f32.{t}.{t} {_vec(names, self.acc)}, {a}, {names(self.b)}, {names(self.scale_d)}, {tail};"]
+
+
+@irdl_op_definition
+class SetmaxnregOp(InstrOp):
+    """Move registers between warpgroups: `setmaxnreg.{inc,dec}.sync.aligned.u32 n;` (n a multiple of 8 in 24..256)."""
+
+    name = "ptx.setmaxnreg"
+    action = prop_def(StringAttr)
+    count = prop_def(IntegerAttr)
+
+    def __init__(self, action: str, count: int):
+        super().__init__(operands=[[]], result_types=[[]], properties=_props(action=action, count=count))
+
+    def verify_(self) -> None:
+        c = _i(self.count)
+        _need(self.action.data in ("inc", "dec"), self, f"action must be inc or dec, got '{self.action.data}'")
+        _need(24 <= c <= 256 and c % 8 == 0, self, f"register count must be a multiple of 8 in 24..256, got {c}")
+
+    def ptx_lines(self, names: Namer) -> list[str]:
+        return [f"setmaxnreg.{self.action.data}.sync.aligned.u32 {_i(self.count)};"]
+
+
+_ = (_addr, _s)
