@@ -1,0 +1,111 @@
+// RUN: napkin-opt %s --split-input-file --verify-diagnostics --parsing-diagnostics | filecheck %s
+
+ptx.kernel attributes {sym_name = "k", params = [], param_types = []} {
+  %z = ptx.const {ty = "f32", value = 0.0 : f64} : () -> !ptx.reg<f32>
+  %a = ptx.const {ty = "u32", value = 0 : i64} : () -> !ptx.reg<b32>
+  %d0, %d1, %d2, %d3 = ptx.mma_sync a(%a, %a, %a) b(%a, %a) c(%z, %z, %z, %z) {shape = "m16n8k16", atype = "bf16"} : (!ptx.reg<b32>, !ptx.reg<b32>, !ptx.reg<b32>) (!ptx.reg<b32>, !ptx.reg<b32>) (!ptx.reg<f32>, !ptx.reg<f32>, !ptx.reg<f32>, !ptx.reg<f32>) -> (!ptx.reg<f32>, !ptx.reg<f32>, !ptx.reg<f32>, !ptx.reg<f32>)
+  ptx.ret
+}
+// CHECK: ptx.mma_sync: m16n8k16 takes 4 A registers per thread, got 3
+
+// -----
+ptx.kernel attributes {sym_name = "k", params = [], param_types = []} {
+  %z = ptx.const {ty = "f32", value = 0.0 : f64} : () -> !ptx.reg<f32>
+  %w = ptx.const {ty = "u64", value = 0 : i64} : () -> !ptx.reg<b64>
+  %p = ptx.setp %z, %z {cmp = "eq", ty = "f32"} : (!ptx.reg<f32>, !ptx.reg<f32>) -> !ptx.reg<pred>
+  %r0, %r1, %r2, %r3, %r4, %r5 = ptx.wgmma_mma_async acc(%z, %z, %z, %z, %z, %z) a(%w) b(%w) scale_d(%p) {n = 12 : i32, atype = "bf16"} : (!ptx.reg<f32>, !ptx.reg<f32>, !ptx.reg<f32>, !ptx.reg<f32>, !ptx.reg<f32>, !ptx.reg<f32>) (!ptx.reg<b64>) !ptx.reg<b64> !ptx.reg<pred> -> (!ptx.reg<f32>, !ptx.reg<f32>, !ptx.reg<f32>, !ptx.reg<f32>, !ptx.reg<f32>, !ptx.reg<f32>)
+  ptx.ret
+}
+// CHECK: ptx.wgmma_mma_async: N must be a multiple of 8 from 8 to 256, got 12
+
+// -----
+ptx.kernel attributes {sym_name = "k", params = [], param_types = []} {
+  %z = ptx.const {ty = "f32", value = 0.0 : f64} : () -> !ptx.reg<f32>
+  %w = ptx.const {ty = "u64", value = 0 : i64} : () -> !ptx.reg<b64>
+  %p = ptx.setp %z, %z {cmp = "eq", ty = "f32"} : (!ptx.reg<f32>, !ptx.reg<f32>) -> !ptx.reg<pred>
+  %r0, %r1 = ptx.wgmma_mma_async acc(%z, %z) a(%w) b(%w) scale_d(%p) {n = 8 : i32, atype = "bf16"} : (!ptx.reg<f32>, !ptx.reg<f32>) (!ptx.reg<b64>) !ptx.reg<b64> !ptx.reg<pred> -> (!ptx.reg<f32>, !ptx.reg<f32>)
+  ptx.ret
+}
+// CHECK: ptx.wgmma_mma_async: m64n8k16 keeps 4 f32 accumulators per thread, got 2 operands and 2 results
+
+// -----
+ptx.kernel attributes {sym_name = "k", params = [], param_types = []} {
+  %a = ptx.const {ty = "f32", value = 1.0 : f64} : () -> !ptx.reg<f32>
+  %s = ptx.add %a, %a {ty = "s32"} : (!ptx.reg<f32>, !ptx.reg<f32>) -> !ptx.reg<b32>
+  ptx.ret
+}
+// CHECK: ptx.add: operand #0 of type !ptx.reg<f32> cannot carry .s32
+
+// -----
+ptx.kernel attributes {sym_name = "k", params = [], param_types = []} {
+  %a = ptx.const {ty = "u32", value = 1 : i64} : () -> !ptx.reg<b32>
+  %s = ptx.add %a {ty = "s32"} : (!ptx.reg<b32>) -> !ptx.reg<b32>
+  ptx.ret
+}
+// CHECK: ptx.add: takes 2 source operand(s), got 1
+
+// -----
+ptx.kernel attributes {sym_name = "k", params = [], param_types = []} {
+  %a = ptx.const {ty = "u32", value = 4294967296 : i64} : () -> !ptx.reg<b32>
+  ptx.ret
+}
+// CHECK: ptx.const: 4294967296 does not fit in .u32
+
+// -----
+ptx.kernel attributes {sym_name = "k", params = [], param_types = []} {
+  %s = ptx.const {ty = "u32", value = 0 : i64} : () -> !ptx.reg<b32>
+  %g = ptx.const {ty = "u64", value = 0 : i64} : () -> !ptx.reg<b64>
+  ptx.cp_async %s, %g {cache = "cg", size = 8 : i32} : (!ptx.reg<b32>, !ptx.reg<b64>) -> ()
+  ptx.ret
+}
+// CHECK: ptx.cp_async: cp.async.cg copies 16 bytes only
+
+// -----
+ptx.kernel attributes {sym_name = "k", params = [], param_types = []} {
+  %s = ptx.const {ty = "u32", value = 0 : i64} : () -> !ptx.reg<b32>
+  %m0, %m1, %m2 = ptx.ldmatrix %s {num = 3 : i32} : (!ptx.reg<b32>) -> (!ptx.reg<b32>, !ptx.reg<b32>, !ptx.reg<b32>)
+  ptx.ret
+}
+// CHECK: ptx.ldmatrix: loads 1, 2 or 4 matrices (x1, x2, x4), got 3
+
+// -----
+ptx.kernel attributes {sym_name = "k", params = [], param_types = []} {
+  ptx.setmaxnreg {action = "inc", count = 250 : i32} : () -> ()
+  ptx.ret
+}
+// CHECK: ptx.setmaxnreg: register count must be a multiple of 8 in 24..256, got 250
+
+// -----
+ptx.kernel attributes {sym_name = "k", params = ["x"], param_types = ["u64"]} {
+  %x = ptx.ld_param {param = "y", ty = "u64"} : () -> !ptx.reg<b64>
+  ptx.ret
+}
+// CHECK: ptx.ld_param: kernel @k has no parameter 'y'; it has x
+
+// -----
+ptx.kernel attributes {sym_name = "k", params = ["x"], param_types = ["ptr"]} {
+  ptx.ret
+}
+// CHECK: ptx.kernel: parameter 'x' has unknown type 'ptr'
+
+// -----
+ptx.kernel attributes {sym_name = "k", params = [], param_types = []} {
+  %f = ptx.const {ty = "f32", value = 1.0 : f64} : () -> !ptx.reg<f32>
+  %h = ptx.cvt %f {dty = "bf16", sty = "f32"} : (!ptx.reg<f32>) -> !ptx.reg<bf16>
+  ptx.ret
+}
+// CHECK: ptx.cvt: cvt .bf16.f32 needs a rounding mode (e.g. mods = "rn")
+
+// -----
+ptx.kernel attributes {sym_name = "k", params = [], param_types = []} {
+  %g = ptx.const {ty = "u64", value = 0 : i64} : () -> !ptx.reg<b64>
+  %v0, %v1, %v2 = ptx.ld [%g] {space = "global", ty = "f32"} : !ptx.reg<b64> -> (!ptx.reg<f32>, !ptx.reg<f32>, !ptx.reg<f32>)
+  ptx.ret
+}
+// CHECK: ptx.ld: moves 1, 2 or 4 values (v2, v4), got 3
+
+// -----
+func.func @k(%a: !ptx.reg<b33>) {
+  func.return
+}
+// CHECK: unknown PTX register class 'b33'

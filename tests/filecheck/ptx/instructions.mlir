@@ -1,0 +1,68 @@
+// Every instruction family prints as PTX that ptxas assembles for sm_90a.
+// RUN: napkin-opt %S/../dialects/ptx/roundtrip.mlir -t ptx | filecheck %s
+// RUN: napkin-opt %S/../dialects/ptx/roundtrip.mlir -t ptx -o %t.ptx
+// RUN: %ptxas -arch=sm_90a %t.ptx -o %t.cubin
+// An explicit sm_80 target refuses the Hopper instructions.
+// RUN: not napkin-opt %S/../dialects/ptx/roundtrip.mlir -t "ptx{arch=sm_80}" 2>&1 | filecheck %s --check-prefix=SM80
+
+// CHECK:      .version 8.0
+// CHECK-NEXT: .target sm_90a
+// CHECK-NEXT: .address_size 64
+// CHECK:      .extern .shared .align 128 .b8 dsmem[];
+// CHECK:      .visible .entry all_ops(
+// CHECK-NEXT: 	.param .u64 g,
+// CHECK-NEXT: 	.param .align 64 .b8 tmap[128]
+// CHECK-NEXT: )
+// CHECK-NEXT: .reqntid 384, 1, 1
+// CHECK-NEXT: {
+// CHECK-DAG:  .reg .pred %p<4>;
+// CHECK-DAG:  .reg .b32 %r<14>;
+// CHECK-DAG:  .reg .b64 %rd<5>;
+// CHECK-DAG:  .reg .b32 %bhh<2>;
+// CHECK-DAG:  .reg .f32 %f<9>;
+// CHECK-DAG:  .shared .align 128 .b8 smem[4096];
+// CHECK:      ld.param.u64 %rd1, [g];
+// CHECK-NEXT: mov.u64 %rd2, tmap;
+// CHECK-NEXT: mov.u32 %r1, smem;
+// CHECK-NEXT: mov.u32 %r2, %tid.x;
+// CHECK-NEXT: mov.u32 %r3, 8;
+// CHECK-NEXT: mov.f32 %f1, 0f3F800000;
+// CHECK-NEXT: add.s32 %r4, %r2, %r3;
+// CHECK-NEXT: mul.wide.s32 %rd3, %r4, %r3;
+// CHECK-NEXT: shl.b32 %r5, %r4, %r3;
+// CHECK-NEXT: ex2.approx.ftz.f32 %f2, %f1;
+// CHECK-NEXT: cvt.rn.bf16x2.f32 %bhh1, %f2, %f1;
+// CHECK-NEXT: setp.lt.s32 %p1, %r4, %r3;
+// CHECK-NEXT: selp.b32 %r6, %r4, %r3, %p1;
+// CHECK-NEXT: @%p1 ld.global.v2.f32 {%f3, %f4}, [%rd1+16];
+// CHECK-NEXT: st.shared.v2.f32 [%r1], {%f3, %f4};
+// CHECK-NEXT: bar.sync 0;
+// CHECK-NEXT: shfl.sync.bfly.b32 %r7, %r4, 1, 31, 0xffffffff;
+// CHECK-NEXT: vote.sync.ballot.b32 %r8, %p1, 0xffffffff;
+// CHECK-NEXT: elect.sync %r9|%p2, 0xffffffff;
+// CHECK-NEXT: cp.async.cg.shared.global [%r1], [%rd1], 16, %r3;
+// CHECK-NEXT: cp.async.commit_group;
+// CHECK-NEXT: cp.async.wait_group 0;
+// CHECK-NEXT: ldmatrix.sync.aligned.m8n8.x4.trans.shared.b16 {%r10, %r11, %r12, %r13}, [%r1];
+// CHECK-NEXT: mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32 {%f5, %f6, %f7, %f8}, {%r10, %r11, %r12, %r13}, {%r10, %r11}, {%f1, %f1, %f1, %f1};
+// CHECK-NEXT: stmatrix.sync.aligned.m8n8.x2.shared.b16 [%r1], {%r10, %r11};
+// CHECK-NEXT: mbarrier.init.shared::cta.b64 [%r1], %r3;
+// CHECK-NEXT: fence.mbarrier_init.release.cluster;
+// CHECK-NEXT: mbarrier.arrive.expect_tx.shared::cta.b64 %rd4, [%r1], %r3;
+// CHECK-NEXT: cp.async.bulk.tensor.2d.shared::cluster.global.mbarrier::complete_tx::bytes [%r1], [%rd2, {%r4, %r3}], [%r1];
+// CHECK-NEXT: mbarrier.try_wait.parity.shared::cta.b64 %p3, [%r1], %r3;
+// CHECK-NEXT: fence.proxy.async.shared::cta;
+// CHECK-NEXT: cp.async.bulk.tensor.2d.global.shared::cta.bulk_group [%rd2, {%r4, %r3}], [%r1];
+// CHECK-NEXT: cp.async.bulk.commit_group;
+// CHECK-NEXT: cp.async.bulk.wait_group.read 0;
+// CHECK-NEXT: wgmma.fence.sync.aligned;
+// The accumulators are written in place: the results reuse %f5..%f8.
+// CHECK-NEXT: wgmma.mma_async.sync.aligned.m64n8k16.f32.bf16.bf16 {%f5, %f6, %f7, %f8}, %rd3, %rd3, %p1, 1, 1, 0, 0;
+// CHECK-NEXT: wgmma.commit_group.sync.aligned;
+// CHECK-NEXT: wgmma.wait_group.sync.aligned 0;
+// CHECK-NEXT: setmaxnreg.inc.sync.aligned.u32 240;
+// CHECK-NEXT: mbarrier.inval.shared::cta.b64 [%r1];
+// CHECK-NEXT: ret;
+// CHECK-NEXT: }
+
+// SM80: napkin-opt: error: ptx.{{[a-z_]+}} in @all_ops needs sm_90{{a?}}, but the target is sm_80
