@@ -35,8 +35,14 @@ def all_dialects() -> dict[str, Callable[[], Dialect]]:
     return {**get_all_dialects(), **napkin_dialects()}
 
 
+def _convert_arith_to_ptx() -> type[ModulePass]:
+    from napkin_ir.lowering.arith_to_ptx import ConvertArithToPtxPass
+
+    return ConvertArithToPtxPass
+
+
 def napkin_passes() -> dict[str, Callable[[], type[ModulePass]]]:
-    return {}
+    return {"convert-arith-to-ptx": _convert_arith_to_ptx}
 
 
 def napkin_targets() -> dict[str, Callable[[], type]]:
