@@ -507,7 +507,7 @@ class LdOp(MemOp):
     name = "ptx.ld"
     dsts = var_result_def(RegType)
     irdl_options = (AttrSizedOperandSegments(as_property=True), ParsePropInAttrDict())
-    assembly_format = "`[` $addr `]` (`if` $guard^)? attr-dict `:` type($addr) (`if` type($guard)^)? `->` `(` type($dsts) `)`"
+    assembly_format = "` ` `[` $addr `]` (`if` $guard^)? attr-dict `:` type($addr) (`if` type($guard)^)? `->` `(` type($dsts) `)`"
 
     def __init__(self, space: str, ty: str, addr: SSAValue, results: Sequence[Attribute], *, offset: int = 0,
                  cache: str | None = None, guard: SSAValue | None = None):
@@ -529,7 +529,7 @@ class StOp(MemOp):
     name = "ptx.st"
     values = var_operand_def(RegType)
     irdl_options = (AttrSizedOperandSegments(as_property=True), ParsePropInAttrDict())
-    assembly_format = "`[` $addr `]` (`if` $guard^)? `,` `(` $values `)` attr-dict `:` type($addr) (`if` type($guard)^)? `,` `(` type($values) `)`"
+    assembly_format = "` ` `[` $addr `]` (`if` $guard^)? `,` `(` $values `)` attr-dict `:` type($addr) (`if` type($guard)^)? `,` `(` type($values) `)`"
 
     def __init__(self, space: str, ty: str, addr: SSAValue, values: Sequence[SSAValue], *, offset: int = 0,
                  cache: str | None = None, guard: SSAValue | None = None):

@@ -121,9 +121,9 @@ def _kernel_text(kernel: KernelOp, index: int) -> str:
         head.append(f".minnctapersm {kernel.minnctapersm.value.data}")
     decls = [f"\t.reg {REG_CLASSES[c].decl} {REG_CLASSES[c].prefix}<{names.counts[c] + 1}>;" for c in REG_CLASSES if names.counts[c]]
     decls += [f"\t.shared .align {a} .b8 {n}[{size}];" for n, size, a in kernel.shared_list()]
-    if kernel.dynamic_shared is not None:
-        decls.append(f"\t.extern .shared .align 128 .b8 {kernel.dynamic_shared.data}[];")
-    return "\n".join(head + ["{"] + decls + [""] + body + ["}"]) + "\n"
+    # the dynamic shared array is declared at module scope, before its kernel
+    extern = [f".extern .shared .align 128 .b8 {kernel.dynamic_shared.data}[];\n"] if kernel.dynamic_shared is not None else []
+    return "\n".join(extern + head + ["{"] + decls + [""] + body + ["}"]) + "\n"
 
 
 def choose_target(module: Operation, requested: str | None = None) -> str:

@@ -325,7 +325,7 @@ class CpAsyncBulkTensorLoadOp(PtxOp):
     mbar = operand_def(RegType)
     irdl_options = (ParsePropInAttrDict(),)
     assembly_format = (
-        "`[` $dst `]` `,` `[` $tmap `,` `(` $coords `)` `]` `,` `[` $mbar `]` attr-dict "
+        "` ` `[` $dst `]` `,` `[` $tmap `,` `(` $coords `)` `]` `,` `[` $mbar `]` attr-dict "
         "`:` type($dst) `,` type($tmap) `,` `(` type($coords) `)` `,` type($mbar)"
     )
 
@@ -354,7 +354,7 @@ class CpAsyncBulkTensorStoreOp(PtxOp):
     coords = var_operand_def(RegType)
     src = operand_def(RegType)
     irdl_options = (ParsePropInAttrDict(),)
-    assembly_format = "`[` $tmap `,` `(` $coords `)` `]` `,` `[` $src `]` attr-dict `:` type($tmap) `,` `(` type($coords) `)` `,` type($src)"
+    assembly_format = "` ` `[` $tmap `,` `(` $coords `)` `]` `,` `[` $src `]` attr-dict `:` type($tmap) `,` `(` type($coords) `)` `,` type($src)"
 
     def __init__(self, tmap: SSAValue, coords: Sequence[SSAValue], src: SSAValue):
         super().__init__(operands=[tmap, list(coords), src])
