@@ -1,0 +1,72 @@
+#!/usr/bin/env python3
+"""Run napkin-ir's GPU tests (and, where the machine has it, compute-sanitizer) in one call.
+
+Meant for the lent GPU machine: `python3 tools/gpu_check.py` from the repository root,
+with napkin_ir importable (PYTHONPATH=.) and its Python dependencies present. Writes the
+full logs to $OUT (or ./gpu-logs) and prints a short table last.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import shutil
+import subprocess
+import sys
+import xml.etree.ElementTree as ET
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+OUT = Path(os.environ.get("OUT") or ROOT / "gpu-logs")
+
+
+def run(cmd: list[str], log: str, env: dict[str, str] | None = None) -> int:
+    OUT.mkdir(parents=True, exist_ok=True)
+    with open(OUT / log, "w") as fh:
+        proc = subprocess.run(cmd, cwd=ROOT, stdout=fh, stderr=subprocess.STDOUT, env=env, text=True)
+    return proc.returncode
+
+
+def device_line() -> str:
+    smi = shutil.which("nvidia-smi")
+    if not smi:
+        return "no nvidia-smi"
+    out = subprocess.run([smi, "--query-gpu=name,driver_version,memory.total", "--format=csv,noheader"], capture_output=True, text=True)
+    return out.stdout.strip() or out.stderr.strip()
+
+
+def main() -> int:
+    env = {**os.environ, "PYTHONPATH": f"{ROOT}:{os.environ.get('PYTHONPATH', '')}", "PYTHONUNBUFFERED": "1"}
+    rows: list[tuple[str, str, str]] = []
+    junit = OUT / "gpu-tests.xml"
+    rc = run([sys.executable, "-m", "pytest", "tests/gpu", "-m", "gpu", "-v", "-rs", f"--junitxml={junit}", "-p", "no:cacheprovider"], "gpu-tests.log", env)
+    if junit.exists():
+        for case in ET.parse(junit).getroot().iter("testcase"):
+            name = f"{Path(case.get('classname', '')).name}::{case.get('name')}"
+            status, detail = "pass", ""
+            for tag in ("failure", "error", "skipped"):
+                el = case.find(tag)
+                if el is not None:
+                    status = {"failure": "FAIL", "error": "ERROR", "skipped": "skip"}[tag]
+                    detail = (el.get("message") or "").splitlines()[0][:80] if el.get("message") else ""
+            rows.append((name, status, detail))
+    sanitizer = shutil.which("compute-sanitizer") or next(iter(Path("/usr/local/cuda/bin").glob("compute-sanitizer")), None)
+    if sanitizer:
+        for tool in ("memcheck", "racecheck", "synccheck"):
+            code = run([str(sanitizer), "--tool", tool, "--error-exitcode", "9", "--target-processes", "all",
+                        sys.executable, "-m", "pytest", "tests/gpu", "-m", "gpu and sanitize", "-q", "-p", "no:cacheprovider"],
+                       f"sanitizer-{tool}.log", env)
+            text = (OUT / f"sanitizer-{tool}.log").read_text(errors="replace")
+            summary = re.findall(r"ERROR SUMMARY: \d+ errors?", text)
+            rows.append((f"compute-sanitizer {tool}", "pass" if code == 0 else f"rc={code}", summary[-1] if summary else ""))
+    else:
+        rows.append(("compute-sanitizer", "skip", "not on this machine"))
+    print(f"\ndevice: {device_line()}")
+    width = max((len(r[0]) for r in rows), default=10)
+    for name, status, detail in rows:
+        print(f"{name:<{width}}  {status:<6} {detail}")
+    return rc
+
+
+if __name__ == "__main__":
+    sys.exit(main())
