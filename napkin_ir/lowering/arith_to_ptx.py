@@ -127,7 +127,11 @@ class _Lowerer:
             cls, kind = _SHIFTS[type(op)]
             t = op.results[0].type
             ty = _bits(t) if kind == "b" else _ptx_type(t, signed=kind == "s")
-            return [self._bind(op.results[0], cls(ty, g(op.operands[0]), g(op.operands[1]), result=reg_type_for(t)))]
+            amount, pre = g(op.operands[1]), []
+            if reg_type_for(t).cls.data != "b32":  # PTX shift amounts are always 32-bit
+                pre = [P.CvtOp("u32", _ptx_type(t, signed=False), [amount], RegType("b32"))]
+                amount = pre[0].dsts[0]
+            return pre + [self._bind(op.results[0], cls(ty, g(op.operands[0]), amount, result=reg_type_for(t)))]
         if isinstance(op, arith.NegfOp):
             return [self._bind(op.result, P.NegOp(_ptx_type(op.result.type), g(op.operand)))]
         if isinstance(op, arith.CmpiOp):
@@ -188,9 +192,18 @@ def lower_function(f: func.FuncOp) -> P.KernelOp:
     """Lower one function (its body already in cf form) to a ptx.kernel."""
     lw = _Lowerer()
     old_blocks = list(f.body.blocks)
+    # arguments listed in `ptx.tensormap_args` are TMA tensor maps passed by value; the
+    # function sees their generic address (an i64)
+    tmaps_attr = f.attributes.get("ptx.tensormap_args")
+    tmaps = {x.value.data for x in tmaps_attr.data} if isinstance(tmaps_attr, builtin.ArrayAttr) else set()
     params = []
     for n, a in enumerate(old_blocks[0].args):
         rt = reg_type_for(a.type)
+        if n in tmaps:
+            if rt.cls.data != "b64":
+                raise LoweringError(f"@{f.sym_name.data}: tensor map argument #{n} must be an i64 (its address), got {a.type}")
+            params.append((f"{f.sym_name.data}_param_{n}", "tensormap"))
+            continue
         if rt.cls.data not in PARAM_TYPE:
             raise LoweringError(f"@{f.sym_name.data}: argument #{n} of type {a.type} cannot be a kernel parameter")
         params.append((f"{f.sym_name.data}_param_{n}", PARAM_TYPE[rt.cls.data]))
@@ -198,7 +211,12 @@ def lower_function(f: func.FuncOp) -> P.KernelOp:
     entry = Block()
     block_map = dict(zip(old_blocks[1:], new_blocks))
     for n, a in enumerate(old_blocks[0].args):
-        ld = P.LdParamOp(params[n][0], PARAM_TYPE[reg_type_for(a.type).cls.data], reg_type_for(a.type))
+        if params[n][1] == "tensormap":
+            addr = P.AddrOfOp(params[n][0], RegType("b64"))
+            ld = P.CvtaOp("param", addr.dsts[0], to=False)
+            entry.add_op(addr)
+        else:
+            ld = P.LdParamOp(params[n][0], PARAM_TYPE[reg_type_for(a.type).cls.data], reg_type_for(a.type))
         entry.add_op(ld)
         lw.values[a] = ld.dsts[0]
     for ob, nb in zip(old_blocks[1:], new_blocks):
@@ -213,10 +231,12 @@ def lower_function(f: func.FuncOp) -> P.KernelOp:
                         new.successors[k] = block_map[s]
                 nb.add_op(new)
     kernel = P.KernelOp(f.sym_name.data, params, Region([entry, *new_blocks]))
-    for key in ("maxntid", "reqntid"):
+    # launch bounds and shared declarations written on the function carry over
+    for key in ("maxntid", "reqntid", "shared", "dynamic_shared", "minnctapersm"):
         v = f.attributes.get(f"ptx.{key}")
-        if isinstance(v, builtin.ArrayAttr):
+        if v is not None:
             kernel.properties[key] = v
+    kernel.verify()
     return kernel
 
 

@@ -533,7 +533,8 @@ class StOp(MemOp):
 
     def __init__(self, space: str, ty: str, addr: SSAValue, values: Sequence[SSAValue], *, offset: int = 0,
                  cache: str | None = None, guard: SSAValue | None = None):
-        super().__init__(operands=[addr, [guard] if guard else [], list(values)],
+        # irdl orders a subclass's own operand fields before the inherited ones
+        super().__init__(operands=[list(values), addr, [guard] if guard else []],
                          properties=_props(space=space, ty=ty, cache=cache, offset=offset or None))
 
     def verify_(self) -> None:

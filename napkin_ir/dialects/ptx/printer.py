@@ -39,6 +39,7 @@ class _Names:
     """Register names per class for one kernel, and block labels."""
 
     def __init__(self, kernel_index: int):
+        self.pre_copies: dict[Operation, list[str]] = {}
         self.counts: dict[str, int] = defaultdict(int)
         self.names: dict[SSAValue, str] = {}
         self.labels: dict[Block, str] = {}
@@ -73,6 +74,22 @@ def _copies(names: _Names, dests: Iterable[SSAValue], srcs: Iterable[SSAValue], 
     return lines
 
 
+def _tie_accumulators(op: tops.WgmmaMmaAsyncOp, names: _Names) -> None:
+    """wgmma writes its accumulators in place. An accumulator used only here (once) lends
+    its register to the result; any other is first copied to a fresh register, and the
+    copies are fenced, as PTX asks for registers written between wgmma.fence and wgmma."""
+    copies = []
+    for r, acc in zip(op.d, op.acc):
+        sole_use = sum(1 for u in acc.uses) == 1 and list(op.acc).count(acc) == 1
+        if sole_use:
+            names.define(r, names(acc))
+        else:
+            names.define(r)
+            copies.append(f"mov.f32 {names(r)}, {names(acc)};")
+    if copies:
+        names.pre_copies[op] = copies + ["wgmma.fence.sync.aligned;"]
+
+
 def _op_lines(op: Operation, names: _Names) -> list[str]:
     if isinstance(op, BraOp):
         return _copies(names, op.target.args, op.args) + [f"bra.uni {names.label(op.target)};"]
@@ -82,7 +99,7 @@ def _op_lines(op: Operation, names: _Names) -> list[str]:
         lines += _copies(names, op.else_block.args, op.else_args, f"@!{p} ")
         return lines + [f"@{p} bra {names.label(op.then_block)};", f"bra.uni {names.label(op.else_block)};"]
     if isinstance(op, PtxOp):
-        return op.ptx_lines(names)
+        return names.pre_copies.get(op, []) + op.ptx_lines(names)
     raise PtxEmissionError(f"op {op.name} has no PTX form: lower it to the ptx dialect first")
 
 
@@ -97,8 +114,7 @@ def _kernel_text(kernel: KernelOp, index: int) -> str:
             names.define(a)
         for op in b.ops:
             if isinstance(op, tops.WgmmaMmaAsyncOp):
-                for r, acc in zip(op.d, op.acc):
-                    names.define(r, names(acc))
+                _tie_accumulators(op, names)
                 continue
             for r in op.results:
                 names.define(r)

@@ -455,9 +455,10 @@ class WgmmaMmaAsyncOp(PtxOp):
     shared-memory matrix descriptors:
     `wgmma.mma_async.sync.aligned.m64n128k16.f32.bf16.bf16 {d...}, adesc, bdesc, p, 1, 1, 0, 0;`.
 
-    The accumulators are read and written in place: the results print as the `acc`
-    operands' registers, so those values must not be used after this op. `scale_d` is a
-    predicate: false ignores the accumulators (the first product of a tile).
+    The accumulators are read and written in place: where an `acc` operand has no other
+    use, its result prints as the same register; otherwise the printer copies it into a
+    fresh register first (and fences again). `scale_d` is a predicate: false ignores the
+    accumulators (the first product of a tile).
     """
 
     name = "ptx.wgmma_mma_async"
@@ -504,7 +505,8 @@ class WgmmaMmaAsyncOp(PtxOp):
         t = self.atype.data
         a = names(self.a[0]) if len(self.a) == 1 else _vec(names, self.a)
         tail = f"1, 1, {_i(self.trans_a)}, {_i(self.trans_b)}" if len(self.a) == 1 else f"1, 1, {_i(self.trans_b)}"
-        return [f"wgmma.mma_async.sync.aligned.m64n{_i(self.n)}k16.f32.{t}.{t} {_vec(names, self.acc)}, {a}, {names(self.b)}, {names(self.scale_d)}, {tail};"]
+        # the printer gives the results the accumulators' registers (or copies into fresh ones)
+        return [f"wgmma.mma_async.sync.aligned.m64n{_i(self.n)}k16.f32.{t}.{t} {_vec(names, self.d)}, {a}, {names(self.b)}, {names(self.scale_d)}, {tail};"]
 
 
 @irdl_op_definition
