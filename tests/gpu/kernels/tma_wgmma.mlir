@@ -55,7 +55,7 @@ func.func @tma_wgmma(%out: i64, %tmap_a: i64, %tmap_b: i64) attributes {ptx.kern
   %c4_64 = arith.constant 4 : i64
   %a_start = arith.shrui %sa64, %c4_64 : i64
   %b_start = arith.shrui %sb64, %c4_64 : i64
-  %a_bits = arith.constant 34359803904 : i64
+  %a_bits = arith.constant 34363932672 : i64
   %b_bits = arith.constant 68720001024 : i64
   %adesc = arith.ori %a_start, %a_bits : i64
   %bdesc = arith.ori %b_start, %b_bits : i64
