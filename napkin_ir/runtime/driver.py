@@ -1,0 +1,517 @@
+"""CUDA driver calls: error checking, the context, modules, kernels and launches.
+
+cuda-bindings is imported on first use, so this module imports on machines without a GPU
+or driver; whatever needs the driver raises `CudaError` (or `DriverUnavailableError`)
+there instead. Every driver call goes through `check`, which turns a failing CUresult
+into a `CudaError` that names the error and what was being attempted.
+"""
+
+from __future__ import annotations
+
+import ctypes
+import numbers
+import re
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+from napkin_ir.errors import UserError
+
+if TYPE_CHECKING:
+    from napkin_ir.runtime.arrays import BoundArgument, Param
+
+# The driver refuses more than this much dynamic shared memory per block unless the
+# function's MAX_DYNAMIC_SHARED_SIZE_BYTES attribute is raised first.
+DEFAULT_DYNAMIC_SMEM_LIMIT = 48 * 1024
+MAX_THREADS_PER_BLOCK = 1024
+_JIT_LOG_BYTES = 64 * 1024
+_MAX_PARAMS = 4096  # the PTX parameter space is 32 KiB; no kernel has more parameters
+
+
+class CudaError(RuntimeError):
+    """A CUDA driver call failed, or the driver is needed and cannot be used.
+
+    `name` is the CUresult name (e.g. "CUDA_ERROR_INVALID_VALUE"), `what` the operation
+    that failed and `log` the JIT compiler's error log when a module failed to load.
+    """
+
+    def __init__(self, what: str, name: str, description: str = "", code: int | None = None, log: str = "") -> None:
+        self.what, self.name, self.description, self.code, self.log = what, name, description, code, log
+        message = f"{what} failed: {name}"
+        if description:
+            message += f" ({description})"
+        if log:
+            message += f"\nJIT log:\n{log}"
+        super().__init__(message)
+
+
+class DriverUnavailableError(CudaError):
+    """cuda-bindings or the NVIDIA driver library (libcuda) is missing on this machine."""
+
+
+class ArgumentError(UserError, ValueError):
+    """Kernel arguments or a launch configuration that cannot be right, refused before launch."""
+
+
+# --- the driver module ------------------------------------------------------------------
+
+_cuda_module: Any = None
+_initialized = False
+
+
+def cuda() -> Any:
+    """The `cuda.bindings.driver` module, imported on first use."""
+    global _cuda_module
+    if _cuda_module is None:
+        try:
+            from cuda.bindings import driver
+        except ImportError as exc:
+            raise DriverUnavailableError(
+                "importing cuda.bindings.driver", "cuda-bindings is not installed",
+                f"the runtime needs the cuda-bindings package and an NVIDIA driver: {exc}") from exc
+        _cuda_module = driver
+    return _cuda_module
+
+
+def init() -> None:
+    """Initialise the driver (cuInit) once; raise DriverUnavailableError where there is none."""
+    global _initialized
+    if _initialized:
+        return
+    drv = cuda()
+    try:
+        result = drv.cuInit(0)
+    except Exception as exc:  # cuda-bindings raises its own loader errors when libcuda is absent
+        raise DriverUnavailableError(
+            "initialising the CUDA driver (cuInit)", "NVIDIA driver not found",
+            f"the NVIDIA driver library (libcuda) could not be loaded, so nothing can run on a GPU here: {exc}") from exc
+    check(result, "initialising the CUDA driver (cuInit)")
+    _initialized = True
+
+
+def error_name(code: Any) -> tuple[str, str]:
+    """The CUresult's name and description, from the driver when it can tell."""
+    drv = cuda()
+    name = getattr(code, "name", None) or f"CUresult {int(code)}"
+    description = ""
+    try:
+        err, raw = drv.cuGetErrorName(code)
+        if int(err) == 0 and raw:
+            name = raw.decode()
+        err, raw = drv.cuGetErrorString(code)
+        if int(err) == 0 and raw:
+            description = raw.decode()
+    except Exception:  # no driver to ask: the enum's own name is as good
+        pass
+    return name, description
+
+
+def check(result: Any, what: str, *, log: str = "") -> Any:
+    """Unpack a cuda-bindings result `(CUresult, values...)`; raise CudaError unless success.
+
+    Returns None, the single value, or a tuple of the values.
+    """
+    if not isinstance(result, tuple):
+        result = (result,)
+    code, values = result[0], result[1:]
+    if int(code) != 0:
+        name, description = error_name(code)
+        raise CudaError(what, name, description, int(code), log)
+    if not values:
+        return None
+    return values[0] if len(values) == 1 else values
+
+
+# --- context ----------------------------------------------------------------------------
+
+class Context:
+    """The primary context of one device (the one torch and cupy use too, so pointers mix)."""
+
+    def __init__(self, ordinal: int) -> None:
+        init()
+        drv = cuda()
+        self.ordinal = ordinal
+        self.device = check(drv.cuDeviceGet(ordinal), f"getting CUDA device {ordinal}")
+        self.handle = check(drv.cuDevicePrimaryCtxRetain(self.device), f"retaining the primary context of device {ordinal}")
+        self.activate()
+
+    def activate(self) -> None:
+        # cheap, and keeps us right when another library switched contexts in between
+        check(cuda().cuCtxSetCurrent(self.handle), f"making device {self.ordinal}'s context current")
+
+    def attribute(self, name: str) -> int:
+        """A device attribute by its short name, e.g. "MAX_SHARED_MEMORY_PER_BLOCK_OPTIN"."""
+        drv = cuda()
+        attr = getattr(drv.CUdevice_attribute, f"CU_DEVICE_ATTRIBUTE_{name}")
+        return int(check(drv.cuDeviceGetAttribute(attr, self.device), f"reading device attribute {name}"))
+
+    def compute_capability(self) -> tuple[int, int]:
+        """(major, minor), e.g. (9, 0) for an H100."""
+        return self.attribute("COMPUTE_CAPABILITY_MAJOR"), self.attribute("COMPUTE_CAPABILITY_MINOR")
+
+    def synchronize(self) -> None:
+        self.activate()
+        check(cuda().cuCtxSynchronize(), f"synchronising device {self.ordinal}")
+
+
+_contexts: dict[int, Context] = {}
+
+
+def get_context(device: int = 0) -> Context:
+    """The (cached) primary context of `device`, made current."""
+    ctx = _contexts.get(device)
+    if ctx is None:
+        ctx = _contexts[device] = Context(device)
+    else:
+        ctx.activate()
+    return ctx
+
+
+# --- modules ----------------------------------------------------------------------------
+
+def _entries(ptx: str) -> list[str]:
+    return re.findall(r"\.entry\s+([A-Za-z_$%][\w$]*)", ptx)
+
+
+class Module:
+    """A loaded PTX or cubin image; `kernel` looks its kernels up."""
+
+    def __init__(self, handle: Any, context: Context, label: str, entries: list[str] | None, info_log: str) -> None:
+        self.handle, self.context, self.label, self.entries, self.info_log = handle, context, label, entries, info_log
+
+    def kernel(self, name: str, params: Sequence[Param]) -> Kernel:
+        """The kernel `name`, to be launched with arguments matching `params`."""
+        drv = cuda()
+        self.context.activate()
+        result = drv.cuModuleGetFunction(self.handle, name.encode())
+        if int(result[0]) != 0:
+            code_name, description = error_name(result[0])
+            if self.entries is not None:
+                defined = ", ".join(self.entries) or "no kernels"
+                description = f"{description}; the module defines {defined}" if description else f"the module defines {defined}"
+            raise CudaError(f"looking up kernel {name!r} in module {self.label}", code_name, description, int(result[0]))
+        return Kernel(result[1], name, tuple(params), self)
+
+    def unload(self) -> None:
+        if self.handle is not None:
+            self.context.activate()
+            check(cuda().cuModuleUnload(self.handle), f"unloading module {self.label}")
+            self.handle = None
+
+    def __enter__(self) -> Module:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.unload()
+
+
+def _load_image(image: bytes, context: Context, label: str, entries: list[str] | None) -> Module:
+    drv = cuda()
+    error_log, info_log = bytearray(_JIT_LOG_BYTES), bytearray(_JIT_LOG_BYTES)
+    opt = drv.CUjit_option
+    options = [opt.CU_JIT_ERROR_LOG_BUFFER, opt.CU_JIT_ERROR_LOG_BUFFER_SIZE_BYTES,
+               opt.CU_JIT_INFO_LOG_BUFFER, opt.CU_JIT_INFO_LOG_BUFFER_SIZE_BYTES]
+    values = [error_log, _JIT_LOG_BYTES, info_log, _JIT_LOG_BYTES]
+    context.activate()
+    result = drv.cuModuleLoadDataEx(image, len(options), options, values)
+    log = _log_text(error_log)
+    handle = check(result, f"loading module {label}", log=log)
+    return Module(handle, context, label, entries, _log_text(info_log))
+
+
+def _log_text(buffer: bytearray) -> str:
+    return bytes(buffer).split(b"\0", 1)[0].decode(errors="replace").strip()
+
+
+def load_ptx(ptx: str | bytes, *, device: int = 0, name: str = "<ptx>") -> Module:
+    """JIT-compile PTX text for `device`; a CudaError carries the JIT log if it is refused."""
+    text = ptx.decode() if isinstance(ptx, bytes) else ptx
+    image = text.encode().rstrip(b"\0") + b"\0"  # the driver reads PTX up to a NUL
+    return _load_image(image, get_context(device), name, _entries(text))
+
+
+def load_cubin(image: bytes, *, device: int = 0, name: str = "<cubin>") -> Module:
+    """Load a cubin (or fatbin) produced by ptxas/nvcc."""
+    if not isinstance(image, (bytes, bytearray)):
+        raise ArgumentError(f"load_cubin: expected the cubin as bytes, found {type(image).__name__}")
+    return _load_image(bytes(image), get_context(device), name, None)
+
+
+# --- launch configuration (pure) --------------------------------------------------------
+
+def launch_dims(value: int | Sequence[int], what: str) -> tuple[int, int, int]:
+    """A grid, block or cluster shape of 1 to 3 positive ints, padded with 1s."""
+    dims = tuple(value) if isinstance(value, Sequence) else (value,)
+    if not 1 <= len(dims) <= 3:
+        raise ArgumentError(f"{what}: expected 1 to 3 dimensions, found {len(dims)} ({value!r})")
+    for k, d in enumerate(dims):
+        if isinstance(d, bool) or not isinstance(d, numbers.Integral) or d < 1:
+            raise ArgumentError(f"{what}[{k}]: expected a positive int, found {d!r}")
+    return tuple(int(d) for d in (*dims, *(1,) * (3 - len(dims))))  # type: ignore[return-value]
+
+
+def check_launch(grid: tuple[int, int, int], block: tuple[int, int, int], cluster: tuple[int, int, int] | None) -> None:
+    """Refuse configurations the driver would refuse, with a message that says why."""
+    threads = block[0] * block[1] * block[2]
+    if threads > MAX_THREADS_PER_BLOCK:
+        raise ArgumentError(f"block {block}: {threads} threads per block, at most {MAX_THREADS_PER_BLOCK}")
+    if block[2] > 64:
+        raise ArgumentError(f"block {block}: the z dimension is at most 64, found {block[2]}")
+    if grid[0] > 2**31 - 1 or grid[1] > 65535 or grid[2] > 65535:
+        raise ArgumentError(f"grid {grid}: at most (2**31 - 1, 65535, 65535) blocks")
+    if cluster is not None:
+        for k in range(3):
+            if grid[k] % cluster[k]:
+                raise ArgumentError(f"grid {grid} is not a whole number of clusters {cluster} (dimension {k})")
+
+
+def needs_smem_optin(smem: int, static_smem: int, optin_limit: int, kernel: str) -> bool:
+    """Whether `smem` dynamic bytes need the function attribute raised; refuse what cannot fit."""
+    if smem <= DEFAULT_DYNAMIC_SMEM_LIMIT:
+        return False
+    if smem + static_smem > optin_limit:
+        raise ArgumentError(
+            f"kernel {kernel!r}: {smem} bytes of dynamic shared memory (plus {static_smem} static) exceed "
+            f"this device's opt-in limit of {optin_limit} bytes per block (MAX_SHARED_MEMORY_PER_BLOCK_OPTIN)")
+    return True
+
+
+def check_param_sizes(params: Sequence[Param], sizes: Sequence[int], kernel: str) -> None:
+    """Compare the caller's parameter specs with the sizes the compiled kernel declares."""
+    if len(sizes) != len(params):
+        raise ArgumentError(f"kernel {kernel!r} declares {len(sizes)} parameters, "
+                            f"but {len(params)} parameter specs were given")
+    for k, (p, size) in enumerate(zip(params, sizes)):
+        if p.size != size:
+            raise ArgumentError(
+                f"kernel {kernel!r}, parameter {k}{p.label}: the spec ({p.describe()}) is {p.size} bytes, "
+                f"the kernel's parameter is {size} bytes")
+
+
+# --- kernel parameters (ctypes storage the driver copies from) --------------------------
+
+class KernelParams:
+    """The `void*[]` that cuLaunchKernel's kernelParams wants, and the storage it points to.
+
+    Each entry points to the bytes of one parameter: the 8-byte device address for a
+    pointer, the scalar itself, or the 128 bytes of a tensor map (passed by value).
+    cuda-bindings takes the array's address as an int; this object keeps it alive.
+    """
+
+    def __init__(self, values: Sequence[bytes | ctypes._SimpleCData]) -> None:
+        self._storage: list[Any] = []
+        addresses = [self._store(v) for v in values]
+        self.array = (ctypes.c_void_p * max(len(addresses), 1))(*addresses)
+
+    def _store(self, value: bytes | ctypes._SimpleCData) -> int:
+        if isinstance(value, ctypes._SimpleCData):
+            self._storage.append(value)
+            return ctypes.addressof(value)
+        # by-value blobs (tensor maps) keep the 64-byte alignment CUtensorMap has in C
+        raw = (ctypes.c_ubyte * (len(value) + 64))()
+        self._storage.append(raw)
+        address = ctypes.addressof(raw)
+        address += -address % 64
+        ctypes.memmove(address, value, len(value))
+        return address
+
+    @property
+    def address(self) -> int:
+        return ctypes.addressof(self.array)
+
+    def __len__(self) -> int:
+        return len(self._storage)
+
+
+def _as_stream(stream: Any) -> Any:
+    drv = cuda()
+    if stream is None:
+        return drv.CUstream(0)
+    if isinstance(stream, drv.CUstream):
+        return stream
+    if isinstance(stream, int) and not isinstance(stream, bool):
+        return drv.CUstream(stream)
+    if hasattr(stream, "__cuda_stream__"):  # the CUDA stream protocol: (version, handle)
+        return drv.CUstream(int(stream.__cuda_stream__()[1]))
+    if hasattr(stream, "cuda_stream"):  # torch.cuda.Stream, cupy streams (.ptr)
+        return drv.CUstream(int(stream.cuda_stream))
+    if hasattr(stream, "ptr"):
+        return drv.CUstream(int(stream.ptr))
+    raise ArgumentError(f"stream: expected None, an int handle, a CUstream or a stream object, found {type(stream).__name__}")
+
+
+# --- kernels ----------------------------------------------------------------------------
+
+@dataclass
+class _Staged:
+    """A host array's temporary device copy for one launch."""
+
+    argument: BoundArgument
+    pointer: int
+
+
+class Kernel:
+    """One kernel of a loaded module, with the parameter specs its arguments are checked against."""
+
+    def __init__(self, handle: Any, name: str, params: tuple[Param, ...], module: Module) -> None:
+        self.handle, self.name, self.params, self.module = handle, name, params, module
+        self._smem_optin = DEFAULT_DYNAMIC_SMEM_LIMIT
+        self.param_sizes = self._query_param_sizes()
+        if self.param_sizes is not None:
+            check_param_sizes(params, self.param_sizes, name)
+
+    def _query_param_sizes(self) -> list[int] | None:
+        # cuFuncGetParamInfo (driver 12.4+) reports what the compiled kernel declares, so a
+        # spec list that does not match is caught here instead of corrupting the launch
+        drv = cuda()
+        query = getattr(drv, "cuFuncGetParamInfo", None)
+        if query is None:
+            return None
+        # ask for the count first where the driver can tell it (13.0+): probing past the last
+        # parameter is an API error that compute-sanitizer reports on every kernel lookup
+        count = _MAX_PARAMS + 1
+        counter = getattr(drv, "cuFuncGetParamCount", None)
+        if counter is not None:
+            try:
+                res = counter(self.handle)
+                if int(res[0]) == 0:
+                    count = int(res[1])
+            except Exception:
+                pass
+        sizes: list[int] = []
+        for k in range(count):
+            try:
+                result = query(self.handle, k)
+            except Exception:
+                return None
+            if int(result[0]) == int(drv.CUresult.CUDA_ERROR_INVALID_VALUE):
+                return sizes  # past the last parameter
+            if int(result[0]) != 0:
+                return None  # not supported by this driver: skip the check
+            sizes.append(int(result[2]))
+        return sizes if count <= _MAX_PARAMS else None
+
+    def launch(self, grid: int | Sequence[int], block: int | Sequence[int], args: Sequence[Any], *,
+               smem: int = 0, stream: Any = None, cluster: int | Sequence[int] | None = None,
+               sync: bool = True) -> None:
+        """Launch on `grid` x `block` with `smem` bytes of dynamic shared memory.
+
+        Arguments are checked against the kernel's parameter specs before anything runs.
+        Numpy arrays are copied to the device and, for `out` parameters, back afterwards;
+        device arrays (DeviceArray, __cuda_array_interface__, DLPack) are used in place.
+        With `sync` (the default) the stream is synchronised so that errors surface here;
+        launches with numpy arguments always synchronise, to copy results back.
+        """
+        from napkin_ir.runtime.arrays import bind_arguments
+
+        grid3, block3 = launch_dims(grid, "grid"), launch_dims(block, "block")
+        cluster3 = launch_dims(cluster, "cluster") if cluster is not None else None
+        check_launch(grid3, block3, cluster3)
+        if isinstance(smem, bool) or not isinstance(smem, numbers.Integral) or smem < 0:
+            raise ArgumentError(f"smem: expected a byte count >= 0, found {smem!r}")
+        smem = int(smem)
+        context = self.module.context
+        bound = bind_arguments(self.params, args, kernel=self.name, device=context.ordinal)
+        context.activate()
+        self._allow_dynamic_smem(smem)
+        hstream = _as_stream(stream)
+        staged: list[_Staged] = []
+        try:
+            for b in bound:
+                if b.host is not None:
+                    staged.append(_stage_in(b, hstream, self.name))
+                elif b.pointer is not None:
+                    _check_pointer_device(b, context, self.name)
+            pointers = {s.argument.index: s.pointer for s in staged}
+            kernel_params = KernelParams([b.storage(pointers.get(b.index)) for b in bound])
+            where = f"launching kernel {self.name!r} (grid {grid3}, block {block3}, {smem} bytes dynamic shared memory)"
+            self._launch(grid3, block3, cluster3, smem, hstream, kernel_params, where)
+            if sync or staged:
+                check(cuda().cuStreamSynchronize(hstream), f"running kernel {self.name!r} (grid {grid3}, block {block3})")
+            outputs = [s for s in staged if s.argument.param.out]
+            for s in outputs:
+                _stage_out(s, hstream, self.name)
+            if outputs:
+                check(cuda().cuStreamSynchronize(hstream), f"copying the results of kernel {self.name!r} back")
+        finally:
+            _free_staged(staged)
+
+    def _allow_dynamic_smem(self, smem: int) -> None:
+        if smem <= self._smem_optin:
+            return
+        drv = cuda()
+        static = check(drv.cuFuncGetAttribute(drv.CUfunction_attribute.CU_FUNC_ATTRIBUTE_SHARED_SIZE_BYTES, self.handle),
+                       f"reading kernel {self.name!r}'s static shared memory size")
+        optin = self.module.context.attribute("MAX_SHARED_MEMORY_PER_BLOCK_OPTIN")
+        if needs_smem_optin(smem, int(static), optin, self.name):
+            attr = drv.CUfunction_attribute.CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES
+            check(drv.cuFuncSetAttribute(self.handle, attr, smem),
+                  f"allowing kernel {self.name!r} {smem} bytes of dynamic shared memory")
+            self._smem_optin = smem
+
+    def _launch(self, grid: tuple[int, int, int], block: tuple[int, int, int], cluster: tuple[int, int, int] | None,
+                smem: int, hstream: Any, params: KernelParams, where: str) -> None:
+        drv = cuda()
+        if cluster is None:
+            check(drv.cuLaunchKernel(self.handle, *grid, *block, smem, hstream, params.address, 0), where)
+            return
+        attribute = drv.CUlaunchAttribute()
+        attribute.id = drv.CUlaunchAttributeID.CU_LAUNCH_ATTRIBUTE_CLUSTER_DIMENSION
+        attribute.value.clusterDim.x, attribute.value.clusterDim.y, attribute.value.clusterDim.z = cluster
+        config = drv.CUlaunchConfig()
+        config.gridDimX, config.gridDimY, config.gridDimZ = grid
+        config.blockDimX, config.blockDimY, config.blockDimZ = block
+        config.sharedMemBytes, config.hStream = smem, hstream
+        config.attrs, config.numAttrs = [attribute], 1
+        check(drv.cuLaunchKernelEx(config, self.handle, params.address, 0), f"{where} with clusters {cluster}")
+
+    def __repr__(self) -> str:
+        return f"Kernel({self.name!r}, {len(self.params)} params, module {self.module.label})"
+
+
+def _stage_in(b: BoundArgument, hstream: Any, kernel: str) -> _Staged:
+    drv = cuda()
+    host = b.host
+    assert host is not None
+    nbytes = max(host.nbytes, 1)
+    pointer = int(check(drv.cuMemAlloc(nbytes), f"allocating {nbytes} bytes for argument {b.index} of {kernel!r}"))
+    staged = _Staged(b, pointer)
+    try:
+        if host.nbytes:
+            check(drv.cuMemcpyHtoDAsync(pointer, host.ctypes.data, host.nbytes, hstream),
+                  f"copying argument {b.index} of {kernel!r} to the device")
+    except BaseException:
+        _free_staged([staged])
+        raise
+    return staged
+
+
+def _stage_out(s: _Staged, hstream: Any, kernel: str) -> None:
+    drv = cuda()
+    host = s.argument.host
+    assert host is not None
+    if host.nbytes:
+        check(drv.cuMemcpyDtoHAsync(host.ctypes.data, s.pointer, host.nbytes, hstream),
+              f"copying argument {s.argument.index} of {kernel!r} back to the host")
+
+
+def _free_staged(staged: list[_Staged]) -> None:
+    for s in staged:
+        try:
+            cuda().cuMemFree(s.pointer)
+        except Exception:  # a faulted context cannot free; the original error matters more
+            pass
+    staged.clear()
+
+
+def _check_pointer_device(b: BoundArgument, context: Context, kernel: str) -> None:
+    """Refuse device memory of another GPU; unknown pointers are left to the launch to judge."""
+    drv = cuda()
+    try:
+        err, ordinal = drv.cuPointerGetAttribute(drv.CUpointer_attribute.CU_POINTER_ATTRIBUTE_DEVICE_ORDINAL, b.pointer)
+    except Exception:
+        return
+    if int(err) == 0 and int(ordinal) != context.ordinal:
+        raise ArgumentError(
+            f"kernel {kernel!r}, argument {b.index}{b.param.label}: the array lives on device {int(ordinal)}, "
+            f"the kernel runs on device {context.ordinal}")
