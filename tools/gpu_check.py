@@ -53,7 +53,9 @@ def main() -> int:
     sanitizer = shutil.which("compute-sanitizer") or next(iter(Path("/usr/local/cuda/bin").glob("compute-sanitizer")), None)
     if sanitizer:
         for tool in ("memcheck", "racecheck", "synccheck"):
-            code = run([str(sanitizer), "--tool", tool, "--error-exitcode", "9", "--target-processes", "all",
+            # API errors are not reported: the runtime checks every driver result itself and
+            # probes cuFuncGetParamInfo past the last parameter on drivers without a count
+            code = run([str(sanitizer), "--tool", tool, "--error-exitcode", "9", "--target-processes", "all", "--report-api-errors", "no",
                         sys.executable, "-m", "pytest", "tests/gpu", "-m", "gpu and sanitize", "-q", "-p", "no:cacheprovider"],
                        f"sanitizer-{tool}.log", env)
             text = (OUT / f"sanitizer-{tool}.log").read_text(errors="replace")

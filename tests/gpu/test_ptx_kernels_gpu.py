@@ -79,7 +79,8 @@ def test_shuffles_and_votes():
     k = _module("tests/gpu/kernels/warp_reduce.mlir").kernel("warp_reduce", [Param.pointer("u32", (34,), out=True), Param.pointer("f32", (32,))])
     out = np.full(34, 0xDEADBEEF, np.uint32)
     k.launch(grid=1, block=32, args=[out, x])
-    np.testing.assert_allclose(out[:32].view(np.float32), np.float64(x).sum(), rtol=1e-5)
+    # f32 sums of 32 terms: the error scales with sum |x|, not with the (possibly tiny) total
+    np.testing.assert_allclose(out[:32].view(np.float32), np.float64(x).sum(), rtol=1e-5, atol=4e-6 * np.abs(x).sum())
     assert int(out[32]) == sum(1 << i for i in range(32) if x[i] > 0)
     assert int(out[33]) == 1
 
