@@ -449,6 +449,47 @@ class WgmmaWaitGroupOp(InstrOp):
         return [f"wgmma.wait_group.sync.aligned {_i(self.n)};"]
 
 
+WGMMA_SWIZZLE_MODES = {"none": 0, "128B": 1, "64B": 2, "32B": 3}
+
+
+def wgmma_descriptor_bits(lbo: int, sbo: int, swizzle: str) -> int:
+    """The constant part of a wgmma shared-memory matrix descriptor: the leading (LBO: between
+    core matrices along K) and stride (SBO: along M or N) byte offsets in bits 16-29 and
+    32-45, each shifted right by 4, and the swizzle mode in bits 62-63."""
+    return ((lbo >> 4) & 0x3FFF) << 16 | ((sbo >> 4) & 0x3FFF) << 32 | WGMMA_SWIZZLE_MODES[swizzle] << 62
+
+
+@irdl_op_definition
+class WgmmaDescOp(InstrOp):
+    """Build a wgmma shared-memory matrix descriptor from a shared address (b32):
+    `(addr >> 4) & 0x3FFF | LBO/16 << 16 | SBO/16 << 32 | swizzle << 62`.
+
+    Swizzle modes: none, 128B, 64B, 32B (the layout the data was stored with, e.g. by a
+    TMA load with the same swizzle). Printed as four instructions on the result register.
+    """
+
+    name = "ptx.wgmma_desc"
+    lbo = prop_def(IntegerAttr)
+    sbo = prop_def(IntegerAttr)
+    swizzle = prop_def(StringAttr)
+
+    def __init__(self, addr: SSAValue, lbo: int, sbo: int, swizzle: str = "none"):
+        super().__init__(operands=[[addr]], result_types=[[RegType("b64")]], properties=_props(lbo=lbo, sbo=sbo, swizzle=swizzle))
+
+    def verify_(self) -> None:
+        _need(self.swizzle.data in WGMMA_SWIZZLE_MODES, self, f"swizzle must be one of {', '.join(WGMMA_SWIZZLE_MODES)}, got '{self.swizzle.data}'")
+        for what, v in (("LBO", _i(self.lbo)), ("SBO", _i(self.sbo))):
+            _need(v % 16 == 0 and 0 <= v < (1 << 18), self, f"{what} must be a multiple of 16 below 262144 bytes, got {v}")
+        _need(len(self.srcs) == 1 and len(self.dsts) == 1, self, "takes one shared address and gives one descriptor")
+        _need_class(self, "the shared address", self.srcs[0], "b32")
+        _need_class(self, "the descriptor", self.dsts[0], "b64")
+
+    def ptx_lines(self, names: Namer) -> list[str]:
+        d, a = names(self.dsts[0]), names(self.srcs[0])
+        bits = wgmma_descriptor_bits(_i(self.lbo), _i(self.sbo), self.swizzle.data)
+        return [f"cvt.u64.u32 {d}, {a};", f"shr.u64 {d}, {d}, 4;", f"and.b64 {d}, {d}, 16383;", f"or.b64 {d}, {d}, {bits};"]
+
+
 @irdl_op_definition
 class WgmmaMmaAsyncOp(PtxOp):
     """Warpgroup product m64nNk16, f32 accumulators, B (and A, or A from registers) from

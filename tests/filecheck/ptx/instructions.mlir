@@ -17,7 +17,7 @@
 // CHECK-NEXT: {
 // CHECK-DAG:  .reg .pred %p<4>;
 // CHECK-DAG:  .reg .b32 %r<14>;
-// CHECK-DAG:  .reg .b64 %rd<5>;
+// CHECK-DAG:  .reg .b64 %rd<6>;
 // CHECK-DAG:  .reg .b32 %bhh<2>;
 // CHECK-DAG:  .reg .f32 %f<9>;
 // CHECK-DAG:  .shared .align 128 .b8 smem[4096];
@@ -61,6 +61,11 @@
 // CHECK-NEXT: wgmma.commit_group.sync.aligned;
 // CHECK-NEXT: wgmma.wait_group.sync.aligned 0;
 // CHECK-NEXT: setmaxnreg.inc.sync.aligned.u32 240;
+// 128B swizzle is mode 1 in bits 62-63: 1 << 62 | (1024 / 16) << 32 | (16 / 16) << 16
+// CHECK-NEXT: cvt.u64.u32 %rd5, %r1;
+// CHECK-NEXT: shr.u64 %rd5, %rd5, 4;
+// CHECK-NEXT: and.b64 %rd5, %rd5, 16383;
+// CHECK-NEXT: or.b64 %rd5, %rd5, 4611686293305360384;
 // CHECK-NEXT: mbarrier.inval.shared::cta.b64 [%r1];
 // CHECK-NEXT: ret;
 // CHECK-NEXT: }

@@ -49,18 +49,9 @@ func.func @tma_wgmma(%out: i64, %tmap_a: i64, %tmap_b: i64) attributes {ptx.kern
   %done = builtin.unrealized_conversion_cast %done_r : !ptx.reg<pred> to i1
   cf.cond_br %done, ^compute, ^wait
 ^compute:
-  // descriptors: start >> 4 | (LBO >> 4) << 16 | (SBO >> 4) << 32, no swizzle
-  %sa64 = arith.extui %sa : i32 to i64
-  %sb64 = arith.extui %sb : i32 to i64
-  %c4_64 = arith.constant 4 : i64
-  %a_start = arith.shrui %sa64, %c4_64 : i64
-  %b_start = arith.shrui %sb64, %c4_64 : i64
-  %a_bits = arith.constant 34363932672 : i64
-  %b_bits = arith.constant 68720001024 : i64
-  %adesc = arith.ori %a_start, %a_bits : i64
-  %bdesc = arith.ori %b_start, %b_bits : i64
-  %adesc_r = builtin.unrealized_conversion_cast %adesc : i64 to !ptx.reg<b64>
-  %bdesc_r = builtin.unrealized_conversion_cast %bdesc : i64 to !ptx.reg<b64>
+  // no swizzle: LBO = 1024 (A's two K halves), 128 (Bt's); SBO = 128 between 8-row core matrices
+  %adesc_r = ptx.wgmma_desc %sa_r {lbo = 1024 : i32, sbo = 128 : i32, swizzle = "none"} : (!ptx.reg<b32>) -> !ptx.reg<b64>
+  %bdesc_r = ptx.wgmma_desc %sb_r {lbo = 128 : i32, sbo = 256 : i32, swizzle = "none"} : (!ptx.reg<b32>) -> !ptx.reg<b64>
   %zf = arith.constant 0.0 : f32
   %z = builtin.unrealized_conversion_cast %zf : f32 to !ptx.reg<f32>
   %false = arith.constant false

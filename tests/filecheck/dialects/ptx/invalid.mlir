@@ -105,6 +105,22 @@ ptx.kernel attributes {sym_name = "k", params = [], param_types = []} {
 // CHECK: ptx.ld: moves 1, 2 or 4 values (v2, v4), got 3
 
 // -----
+ptx.kernel attributes {sym_name = "k", params = [], param_types = []} {
+  %s = ptx.const {ty = "u32", value = 0 : i64} : () -> !ptx.reg<b32>
+  %d = ptx.wgmma_desc %s {lbo = 24 : i32, sbo = 1024 : i32, swizzle = "128B"} : (!ptx.reg<b32>) -> !ptx.reg<b64>
+  ptx.ret
+}
+// CHECK: ptx.wgmma_desc: LBO must be a multiple of 16 below 262144 bytes, got 24
+
+// -----
+ptx.kernel attributes {sym_name = "k", params = [], param_types = []} {
+  %s = ptx.const {ty = "u32", value = 0 : i64} : () -> !ptx.reg<b32>
+  %d = ptx.wgmma_desc %s {lbo = 16 : i32, sbo = 1024 : i32, swizzle = "256B"} : (!ptx.reg<b32>) -> !ptx.reg<b64>
+  ptx.ret
+}
+// CHECK: ptx.wgmma_desc: swizzle must be one of none, 128B, 64B, 32B, got '256B'
+
+// -----
 func.func @k(%a: !ptx.reg<b33>) {
   func.return
 }

@@ -81,6 +81,8 @@ ptx.kernel attributes {sym_name = "all_ops", params = ["g", "tmap"], param_types
   ptx.wgmma_wait_group {n = 0 : i32} : () -> ()
   // CHECK-NEXT: ptx.setmaxnreg {action = "inc", count = 240 : i32}
   ptx.setmaxnreg {action = "inc", count = 240 : i32} : () -> ()
+  // CHECK-NEXT: %desc = ptx.wgmma_desc %s {lbo = 16 : i32, sbo = 1024 : i32, swizzle = "128B"} : (!ptx.reg<b32>) -> !ptx.reg<b64>
+  %desc = ptx.wgmma_desc %s {lbo = 16 : i32, sbo = 1024 : i32, swizzle = "128B"} : (!ptx.reg<b32>) -> !ptx.reg<b64>
   // CHECK-NEXT: ptx.mbarrier_inval %s
   ptx.mbarrier_inval %s : (!ptx.reg<b32>) -> ()
   // CHECK-NEXT: ptx.ret
