@@ -1,5 +1,6 @@
-// One warp: out[lane] = sum over the warp of x (a butterfly of shfl.sync), and
-// out[32] = the ballot of x > 0, out[33] = whether all lanes voted x > -1e30.
+// One warp: out[lane] = sum over the warp of x (shfl.sync bfly, down, then idx from lane
+// 0), out[32] = the ballot of x > 0, out[33] = whether all lanes voted x > -1e30, and
+// out[34] = the row max (a full butterfly of max, so every lane holds it).
 func.func @warp_reduce(%out: i64, %x: i64) attributes {ptx.kernel, ptx.reqntid = [32 : i32]} {
   %tid_r = ptx.sreg {reg = "tid.x"} : () -> !ptx.reg<b32>
   %tid = builtin.unrealized_conversion_cast %tid_r : !ptx.reg<b32> to i32
@@ -44,7 +45,27 @@ func.func @warp_reduce(%out: i64, %x: i64) attributes {ptx.kernel, ptx.reqntid =
   %all = ptx.vote %big {mode = "all"} : (!ptx.reg<pred>) -> !ptx.reg<pred>
   %one = ptx.const {ty = "u32", value = 1 : i64} : () -> !ptx.reg<b32>
   %allv = ptx.selp %one, %zero, %all {ty = "b32"} : (!ptx.reg<b32>, !ptx.reg<b32>, !ptx.reg<pred>) -> !ptx.reg<b32>
+  %m1b = ptx.shfl_sync %vb {mode = "bfly", b = 16 : i32, c = 31 : i32, mask = 4294967295 : i64} : (!ptx.reg<b32>) -> !ptx.reg<b32>
+  %m1f = ptx.mov %m1b {ty = "b32"} : (!ptx.reg<b32>) -> !ptx.reg<f32>
+  %m1 = ptx.max %v, %m1f {ty = "f32"} : (!ptx.reg<f32>, !ptx.reg<f32>) -> !ptx.reg<f32>
+  %m1x = ptx.mov %m1 {ty = "b32"} : (!ptx.reg<f32>) -> !ptx.reg<b32>
+  %m2b = ptx.shfl_sync %m1x {mode = "bfly", b = 8 : i32, c = 31 : i32, mask = 4294967295 : i64} : (!ptx.reg<b32>) -> !ptx.reg<b32>
+  %m2f = ptx.mov %m2b {ty = "b32"} : (!ptx.reg<b32>) -> !ptx.reg<f32>
+  %m2 = ptx.max %m1, %m2f {ty = "f32"} : (!ptx.reg<f32>, !ptx.reg<f32>) -> !ptx.reg<f32>
+  %m2x = ptx.mov %m2 {ty = "b32"} : (!ptx.reg<f32>) -> !ptx.reg<b32>
+  %m3b = ptx.shfl_sync %m2x {mode = "bfly", b = 4 : i32, c = 31 : i32, mask = 4294967295 : i64} : (!ptx.reg<b32>) -> !ptx.reg<b32>
+  %m3f = ptx.mov %m3b {ty = "b32"} : (!ptx.reg<b32>) -> !ptx.reg<f32>
+  %m3 = ptx.max %m2, %m3f {ty = "f32"} : (!ptx.reg<f32>, !ptx.reg<f32>) -> !ptx.reg<f32>
+  %m3x = ptx.mov %m3 {ty = "b32"} : (!ptx.reg<f32>) -> !ptx.reg<b32>
+  %m4b = ptx.shfl_sync %m3x {mode = "bfly", b = 2 : i32, c = 31 : i32, mask = 4294967295 : i64} : (!ptx.reg<b32>) -> !ptx.reg<b32>
+  %m4f = ptx.mov %m4b {ty = "b32"} : (!ptx.reg<b32>) -> !ptx.reg<f32>
+  %m4 = ptx.max %m3, %m4f {ty = "f32"} : (!ptx.reg<f32>, !ptx.reg<f32>) -> !ptx.reg<f32>
+  %m4x = ptx.mov %m4 {ty = "b32"} : (!ptx.reg<f32>) -> !ptx.reg<b32>
+  %m5b = ptx.shfl_sync %m4x {mode = "bfly", b = 1 : i32, c = 31 : i32, mask = 4294967295 : i64} : (!ptx.reg<b32>) -> !ptx.reg<b32>
+  %m5f = ptx.mov %m5b {ty = "b32"} : (!ptx.reg<b32>) -> !ptx.reg<f32>
+  %m5 = ptx.max %m4, %m5f {ty = "f32"} : (!ptx.reg<f32>, !ptx.reg<f32>) -> !ptx.reg<f32>
   %o0 = builtin.unrealized_conversion_cast %out : i64 to !ptx.reg<b64>
+  ptx.st [%o0], (%m5) {space = "global", ty = "f32", offset = 136 : i32} : !ptx.reg<b64>, (!ptx.reg<f32>)
   ptx.st [%o0], (%ballot, %allv) {space = "global", ty = "b32", offset = 128 : i32} : !ptx.reg<b64>, (!ptx.reg<b32>, !ptx.reg<b32>)
   func.return
 }
