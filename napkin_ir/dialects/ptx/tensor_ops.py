@@ -27,6 +27,34 @@ from xdsl.irdl import (
 from napkin_ir.dialects.ptx.ops import InstrOp, Namer, PtxOp, _addr, _i, _need, _need_class, _props, _s, _vec
 from napkin_ir.dialects.ptx.registers import RegType
 
+class NullaryOp(InstrOp):
+    """An instruction with no operands and a fixed text (commits and fences)."""
+
+    TEXT: ClassVar[str]
+
+    def __init__(self):
+        super().__init__(operands=[[]], result_types=[[]])
+
+    def ptx_lines(self, names: Namer) -> list[str]:
+        return [self.TEXT]
+
+
+class WaitGroupOp(InstrOp):
+    """Wait until at most `n` (0..7) groups of asynchronous operations are pending."""
+
+    TEXT: ClassVar[str]  # a format string with {n}
+    n = prop_def(IntegerAttr)
+
+    def __init__(self, n: int, **props: object):
+        super().__init__(operands=[[]], result_types=[[]], properties=_props(n=n, **props))
+
+    def verify_(self) -> None:
+        _need(0 <= _i(self.n) <= 7, self, f"n must be in 0..7, got {_i(self.n)}")
+
+    def ptx_lines(self, names: Namer) -> list[str]:
+        return [self.TEXT.format(n=_i(self.n))]
+
+
 # --------------------------------------------------------------------------------------
 # Ampere: cp.async, ldmatrix, stmatrix, mma.sync
 # --------------------------------------------------------------------------------------
@@ -64,33 +92,19 @@ class CpAsyncOp(InstrOp):
 
 
 @irdl_op_definition
-class CpAsyncCommitGroupOp(InstrOp):
+class CpAsyncCommitGroupOp(NullaryOp):
     """Close the current group of cp.async copies: `cp.async.commit_group;`."""
 
     name = "ptx.cp_async_commit_group"
-
-    def __init__(self):
-        super().__init__(operands=[[]], result_types=[[]])
-
-    def ptx_lines(self, names: Namer) -> list[str]:
-        return ["cp.async.commit_group;"]
+    TEXT: ClassVar[str] = "cp.async.commit_group;"
 
 
 @irdl_op_definition
-class CpAsyncWaitGroupOp(InstrOp):
+class CpAsyncWaitGroupOp(WaitGroupOp):
     """Wait until at most `n` cp.async groups are pending: `cp.async.wait_group n;`."""
 
     name = "ptx.cp_async_wait_group"
-    n = prop_def(IntegerAttr)
-
-    def __init__(self, n: int):
-        super().__init__(operands=[[]], result_types=[[]], properties=_props(n=n))
-
-    def verify_(self) -> None:
-        _need(0 <= _i(self.n) <= 7, self, f"n must be in 0..7, got {_i(self.n)}")
-
-    def ptx_lines(self, names: Namer) -> list[str]:
-        return [f"cp.async.wait_group {_i(self.n)};"]
+    TEXT: ClassVar[str] = "cp.async.wait_group {n};"
 
 
 @irdl_op_definition
@@ -371,31 +385,22 @@ class CpAsyncBulkTensorStoreOp(PtxOp):
 
 
 @irdl_op_definition
-class CpAsyncBulkCommitGroupOp(InstrOp):
+class CpAsyncBulkCommitGroupOp(NullaryOp):
     """`cp.async.bulk.commit_group;`"""
 
     name = "ptx.cp_async_bulk_commit_group"
-
-    def __init__(self):
-        super().__init__(operands=[[]], result_types=[[]])
-
-    def ptx_lines(self, names: Namer) -> list[str]:
-        return ["cp.async.bulk.commit_group;"]
+    TEXT: ClassVar[str] = "cp.async.bulk.commit_group;"
 
 
 @irdl_op_definition
-class CpAsyncBulkWaitGroupOp(InstrOp):
+class CpAsyncBulkWaitGroupOp(WaitGroupOp):
     """`cp.async.bulk.wait_group{.read} n;` (.read: only until the sources may be reused)."""
 
     name = "ptx.cp_async_bulk_wait_group"
-    n = prop_def(IntegerAttr)
     read = opt_prop_def(IntegerAttr)
 
     def __init__(self, n: int, read: bool = False):
-        super().__init__(operands=[[]], result_types=[[]], properties=_props(n=n, read=read or None))
-
-    def verify_(self) -> None:
-        _need(0 <= _i(self.n) <= 7, self, f"n must be in 0..7, got {_i(self.n)}")
+        super().__init__(n, read=read or None)
 
     def ptx_lines(self, names: Namer) -> list[str]:
         return [f"cp.async.bulk.wait_group{'.read' if _i(self.read) else ''} {_i(self.n)};"]
@@ -407,46 +412,27 @@ class CpAsyncBulkWaitGroupOp(InstrOp):
 
 
 @irdl_op_definition
-class WgmmaFenceOp(InstrOp):
+class WgmmaFenceOp(NullaryOp):
     """`wgmma.fence.sync.aligned;` before the first wgmma that reads registers written since."""
 
     name = "ptx.wgmma_fence"
-
-    def __init__(self):
-        super().__init__(operands=[[]], result_types=[[]])
-
-    def ptx_lines(self, names: Namer) -> list[str]:
-        return ["wgmma.fence.sync.aligned;"]
+    TEXT: ClassVar[str] = "wgmma.fence.sync.aligned;"
 
 
 @irdl_op_definition
-class WgmmaCommitGroupOp(InstrOp):
+class WgmmaCommitGroupOp(NullaryOp):
     """`wgmma.commit_group.sync.aligned;`"""
 
     name = "ptx.wgmma_commit_group"
-
-    def __init__(self):
-        super().__init__(operands=[[]], result_types=[[]])
-
-    def ptx_lines(self, names: Namer) -> list[str]:
-        return ["wgmma.commit_group.sync.aligned;"]
+    TEXT: ClassVar[str] = "wgmma.commit_group.sync.aligned;"
 
 
 @irdl_op_definition
-class WgmmaWaitGroupOp(InstrOp):
+class WgmmaWaitGroupOp(WaitGroupOp):
     """`wgmma.wait_group.sync.aligned n;`: at most n wgmma groups left in flight."""
 
     name = "ptx.wgmma_wait_group"
-    n = prop_def(IntegerAttr)
-
-    def __init__(self, n: int):
-        super().__init__(operands=[[]], result_types=[[]], properties=_props(n=n))
-
-    def verify_(self) -> None:
-        _need(0 <= _i(self.n) <= 7, self, f"n must be in 0..7, got {_i(self.n)}")
-
-    def ptx_lines(self, names: Namer) -> list[str]:
-        return [f"wgmma.wait_group.sync.aligned {_i(self.n)};"]
+    TEXT: ClassVar[str] = "wgmma.wait_group.sync.aligned {n};"
 
 
 WGMMA_SWIZZLE_MODES = {"none": 0, "128B": 1, "64B": 2, "32B": 3}

@@ -121,6 +121,13 @@ ptx.kernel attributes {sym_name = "k", params = [], param_types = []} {
 // CHECK: ptx.wgmma_desc: swizzle must be one of none, 128B, 64B, 32B, got '256B'
 
 // -----
+ptx.kernel attributes {sym_name = "k", params = [], param_types = []} {
+  ptx.wgmma_wait_group {n = 9 : i32} : () -> ()
+  ptx.ret
+}
+// CHECK: ptx.wgmma_wait_group: n must be in 0..7, got 9
+
+// -----
 func.func @k(%a: !ptx.reg<b33>) {
   func.return
 }
