@@ -21,6 +21,7 @@ from xdsl.dialects.builtin import (
     ArrayAttr,
     Float32Type,
     FloatAttr,
+    IndexType,
     IntAttr,
     StringAttr,
     bf16,
@@ -60,16 +61,9 @@ def element_type_name(t: Attribute) -> str:
 # --------------------------------------------------------------------------------------
 
 
-@irdl_attr_definition
-class TensorType(ParametrizedAttribute, TypeAttribute):
-    """A tensor with named axes, e.g. `!ncd.tensor<b=4, h=16, i=4096, d=128 : bf16>`.
-
-    The order of the axes is the order of the data in memory when the tensor is an
-    argument or result of a function (row-major, last axis fastest); inside a diagram
-    only the names matter. A tensor with no axes is a scalar: `!ncd.tensor<: f32>`.
-    """
-
-    name = "ncd.tensor"
+class NamedAxesType(ParametrizedAttribute, TypeAttribute):
+    """Base of the types whose shape is a list of named axes with sizes and an element
+    type, written `<b=4, h=16, i=4096, d=128 : bf16>` (`!ncd.tensor`, `!hbm.global`)."""
 
     axes: ArrayAttr[StringAttr]
     sizes: ArrayAttr[IntAttr]
@@ -121,7 +115,7 @@ class TensorType(ParametrizedAttribute, TypeAttribute):
     def verify(self) -> None:
         problem = self.shape_problem(self.axis_names, self.dims, self.element_type)
         if problem:
-            raise VerifyException(f"!ncd.tensor: {problem}")
+            raise VerifyException(f"!{self.name}: {problem}")
 
     # -- syntax -------------------------------------------------------------------------
     def print_parameters(self, printer: Printer) -> None:
@@ -133,7 +127,7 @@ class TensorType(ParametrizedAttribute, TypeAttribute):
     @classmethod
     def parse_parameters(cls, parser: AttrParser) -> Sequence[Attribute]:
         start = parser.pos
-        parser.parse_punctuation("<", " to open !ncd.tensor")
+        parser.parse_punctuation("<", f" to open !{cls.name}")
         axes: list[str] = []
         sizes: list[int] = []
         if parser.parse_optional_punctuation(":") is None:
@@ -147,12 +141,25 @@ class TensorType(ParametrizedAttribute, TypeAttribute):
         et_pos = parser.pos
         element_type = parser.parse_type()
         if element_type not in ELEMENT_TYPES.values():
-            parser.raise_error(f"!ncd.tensor element type must be bf16, f16 or f32, got {element_type}", et_pos, parser.pos)
-        parser.parse_punctuation(">", " to close !ncd.tensor")
+            parser.raise_error(f"!{cls.name} element type must be bf16, f16 or f32, got {element_type}", et_pos, parser.pos)
+        parser.parse_punctuation(">", f" to close !{cls.name}")
         problem = cls.shape_problem(axes, sizes, element_type)
         if problem:
-            parser.raise_error(f"!ncd.tensor: {problem}", start, parser.pos)
+            parser.raise_error(f"!{cls.name}: {problem}", start, parser.pos)
         return (ArrayAttr([StringAttr(a) for a in axes]), ArrayAttr([IntAttr(s) for s in sizes]), element_type)
+
+
+@irdl_attr_definition
+class TensorType(NamedAxesType):
+    """A tensor with named axes, e.g. `!ncd.tensor<b=4, h=16, i=4096, d=128 : bf16>`.
+
+    The order of the axes is the order of the data in memory when the tensor is an
+    argument or result of a function (row-major, last axis fastest); inside a diagram
+    only the names matter. A tensor with no axes is a scalar: `!ncd.tensor<: f32>`.
+    At the `hbm` level and below, a value of this type is a tile.
+    """
+
+    name = "ncd.tensor"
 
 
 def _tensor(v: SSAValue | Attribute, what: str) -> TensorType:
@@ -589,7 +596,8 @@ class MaskOp(NcdOp):
     """Keep the elements where the row index is at least the column index, fill the rest.
 
     `causal` compares positions along two axes of equal meaning (query `i`, key `j`):
-    element (i, j) is kept when i >= j, replaced by `fill` otherwise.
+    element (i, j) is kept when i >= j, replaced by `fill` otherwise. On a tile (the hbm
+    level and below), `at [%i0, %j0]` says where the tile's rows and columns start.
 
         %m = ncd.mask causal %s keep i >= j fill -inf : !ncd.tensor<i=64, j=64 : f32>
                -> !ncd.tensor<i=64, j=64 : f32>
@@ -597,6 +605,7 @@ class MaskOp(NcdOp):
 
     name = "ncd.mask"
     input = operand_def(TensorType)
+    offsets = var_operand_def(IndexType)  # none, or where a tile's rows and columns start
     kind = prop_def(StringAttr)
     row = prop_def(StringAttr)
     col = prop_def(StringAttr)
@@ -604,9 +613,10 @@ class MaskOp(NcdOp):
     result = result_def(TensorType)
     traits = traits_def(Pure())
 
-    def __init__(self, input: SSAValue, row: str, col: str, fill: float, result_type: Attribute, kind: str = "causal"):
+    def __init__(self, input: SSAValue, row: str, col: str, fill: float, result_type: Attribute, kind: str = "causal",
+                 offsets: Sequence[SSAValue] = ()):
         super().__init__(
-            operands=[input],
+            operands=[input, list(offsets)],
             properties={"kind": StringAttr(kind), "row": StringAttr(row), "col": StringAttr(col), "fill": FloatAttr(fill, f32)},
             result_types=[result_type],
         )
@@ -619,6 +629,8 @@ class MaskOp(NcdOp):
             if a not in t.shape:
                 raise VerifyException(f"{self.name}: the {role} axis '{a}' is not an axis of the input {_fmt_shape(t.shape)}")
         _check_number(self.name, "the fill value", self.fill)
+        if len(self.offsets) not in (0, 2):
+            raise VerifyException(f"{self.name}: takes no offsets or two (where the tile's rows and columns start), got {len(self.offsets)}")
         if self.row.data == self.col.data:
             raise VerifyException(f"{self.name}: the row and column axes must differ, both are '{self.row.data}'")
         _check_result(self.name, _tensor(self.result, "result"), t.shape, t.element_type)
@@ -627,6 +639,10 @@ class MaskOp(NcdOp):
         printer.print_string(f" {self.kind.data} ")
         printer.print_operand(self.input)
         printer.print_string(f" keep {self.row.data} >= {self.col.data} fill {_fmt_float(self.fill.value.data)}")
+        if self.offsets:
+            printer.print_string(" at [")
+            printer.print_list(self.offsets, printer.print_operand)
+            printer.print_string("]")
         self._print_tail(printer, [self.input])
 
     @classmethod
@@ -643,8 +659,13 @@ class MaskOp(NcdOp):
         col = parser.parse_identifier(" (the column axis)")
         parser.parse_keyword("fill")
         fill = _parse_float(parser, "the fill value")
+        offsets: list[SSAValue] = []
+        if parser.parse_optional_keyword("at") is not None:
+            pos = parser.pos
+            unresolved = parser.parse_comma_separated_list(parser.Delimiter.SQUARE, parser.parse_unresolved_operand)
+            offsets = parser.resolve_operands(unresolved, [IndexType()] * len(unresolved), pos)
         (inp,), rt, attrs = cls._parse_tail(parser, operands)
-        op = cls(inp, row, col, fill, rt, kind)
+        op = cls(inp, row, col, fill, rt, kind, offsets)
         op.attributes.update(attrs)
         return op
 
@@ -660,6 +681,7 @@ __all__ = [
     "ReduceOp",
     "SoftmaxOp",
     "TensorType",
+    "NamedAxesType",
     "ELEMENT_TYPES",
     "element_type_name",
 ]

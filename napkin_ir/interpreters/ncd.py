@@ -101,10 +101,11 @@ class NcdFunctions(InterpreterFunctions):
 
     @impl(ncd.MaskOp)
     def run_mask(self, interpreter: Interpreter, op: ncd.MaskOp, args: tuple[Any, ...]):
-        (x,) = args
+        x, *offsets = args
+        r0, c0 = offsets or (0, 0)
         shape = x.shape
-        row = NamedArray((op.row.data,), np.arange(shape[op.row.data])).aligned(x.axes)
-        col = NamedArray((op.col.data,), np.arange(shape[op.col.data])).aligned(x.axes)
+        row = NamedArray((op.row.data,), r0 + np.arange(shape[op.row.data])).aligned(x.axes)
+        col = NamedArray((op.col.data,), c0 + np.arange(shape[op.col.data])).aligned(x.axes)
         y = np.where(row >= col, x.data, np.float32(op.fill.value.data))
         return (_result(op, NamedArray(x.axes, y).aligned(op.result.type.axis_names)),)
 
