@@ -21,6 +21,12 @@ def _ncd() -> Dialect:
     return NCD
 
 
+def _hbm() -> Dialect:
+    from napkin_ir.dialects.hbm import HBM
+
+    return HBM
+
+
 def _ptx() -> Dialect:
     from napkin_ir.dialects.ptx import PTX
 
@@ -28,7 +34,7 @@ def _ptx() -> Dialect:
 
 
 def napkin_dialects() -> dict[str, Callable[[], Dialect]]:
-    return {"ncd": _ncd, "ptx": _ptx}
+    return {"ncd": _ncd, "hbm": _hbm, "ptx": _ptx}
 
 
 def all_dialects() -> dict[str, Callable[[], Dialect]]:
@@ -41,8 +47,20 @@ def _convert_arith_to_ptx() -> type[ModulePass]:
     return ConvertArithToPtxPass
 
 
+def _relabel() -> type[ModulePass]:
+    from napkin_ir.passes.relabel import RelabelPass
+
+    return RelabelPass
+
+
+def _ncd_to_hbm() -> type[ModulePass]:
+    from napkin_ir.lowering.ncd_to_hbm import NcdToHbmPass
+
+    return NcdToHbmPass
+
+
 def napkin_passes() -> dict[str, Callable[[], type[ModulePass]]]:
-    return {"convert-arith-to-ptx": _convert_arith_to_ptx}
+    return {"convert-arith-to-ptx": _convert_arith_to_ptx, "ncd-relabel": _relabel, "ncd-to-hbm": _ncd_to_hbm}
 
 
 def napkin_targets() -> dict[str, Callable[[], type]]:

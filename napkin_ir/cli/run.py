@@ -18,7 +18,7 @@ from xdsl.parser import Parser
 from napkin_ir import reference, registry
 from napkin_ir.cli.diagnostics import guarded
 from napkin_ir.errors import UserError
-from napkin_ir.interpreters.run import argument_types, find_function, random_inputs, run_function
+from napkin_ir.interpreters.run import find_entry
 
 
 def _parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
@@ -41,31 +41,30 @@ def _run(args: argparse.Namespace) -> int:
             text, name = fh.read().decode(), args.input_file
     module = Parser(registry.make_context(), text, name).parse_module()
     module.verify()
-    f = find_function(module, args.function)
-    inputs = random_inputs(f, args.seed)
-    outputs = run_function(module, f, inputs)
-    out_types = list(f.function_type.outputs.data)
-    for n, (y, t) in enumerate(zip(outputs, out_types)):
+    entry = find_entry(module, args.function)
+    inputs = entry.random_inputs(args.seed)
+    outputs = entry.run(inputs)
+    for n, (y, t) in enumerate(zip(outputs, entry.outputs)):
         axes = ", ".join(f"{a}={s}" for a, s in t.shape.items())
-        print(f"@{f.sym_name.data} output #{n}: <{axes}> {t.dtype}  sum={float(np.sum(y, dtype=np.float64)):.6e}  abs_sum={float(np.sum(np.abs(y), dtype=np.float64)):.6e}")
+        print(f"@{entry.name} output #{n}: <{axes}> {t.dtype}  sum={float(np.sum(y, dtype=np.float64)):.6e}  abs_sum={float(np.sum(np.abs(y), dtype=np.float64)):.6e}")
     if not args.check:
         return 0
-    ref_fn = reference.REFERENCES.get(f.sym_name.data)
+    ref_fn = reference.REFERENCES.get(entry.name)
     if ref_fn is None:
-        raise UserError(f"no reference for @{f.sym_name.data}; --check knows: {', '.join('@' + k for k in reference.REFERENCES)}")
-    if len(out_types) != 1:
-        raise UserError(f"--check expects one output, @{f.sym_name.data} has {len(out_types)}")
-    expected = [t.dims for t in argument_types(f)]
+        raise UserError(f"no reference for @{entry.name}; --check knows: {', '.join('@' + k for k in reference.REFERENCES)}")
+    if len(entry.outputs) != 1:
+        raise UserError(f"--check expects one output, @{entry.name} has {len(entry.outputs)}")
+    expected = [t.dims for t in entry.inputs]
     try:
         ref = ref_fn(*inputs)
     except (ValueError, TypeError) as e:
-        raise UserError(f"the reference for @{f.sym_name.data} does not accept arguments of shapes {expected}: {e}") from e
+        raise UserError(f"the reference for @{entry.name} does not accept arguments of shapes {expected}: {e}") from e
     if ref.shape != outputs[0].shape:
-        raise UserError(f"the reference for @{f.sym_name.data} gives shape {ref.shape}, the function {outputs[0].shape}: axes in another order?")
+        raise UserError(f"the reference for @{entry.name} gives shape {ref.shape}, the function {outputs[0].shape}: axes in another order?")
     err = reference.relative_error(outputs[0], ref)
-    tol = reference.TOLERANCE[out_types[0].dtype]
+    tol = reference.TOLERANCE[entry.outputs[0].dtype]
     ok = err <= tol
-    print(f"check against float64 reference: relative error {err:.3e} (bound {tol:.0e} for {out_types[0].dtype}): {'ok' if ok else 'FAILED'}")
+    print(f"check against float64 reference: relative error {err:.3e} (bound {tol:.0e} for {entry.outputs[0].dtype}): {'ok' if ok else 'FAILED'}")
     return 0 if ok else 1
 
 

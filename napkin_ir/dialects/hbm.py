@@ -1,0 +1,202 @@
+"""The `hbm` dialect: the diagram cut into tiles of global tensors spread over a grid.
+
+Below `ncd-relabel` and `ncd-to-hbm`, a computation is an `hbm.kernel` whose body runs
+once per thread block: its block arguments are the global tensors (`!hbm.global`, in
+HBM) and the origin of this block's tile along each grid axis. `hbm.load` reads a tile
+of a global tensor (an `!ncd.tensor` of the tile's shape; elements past the edge read
+as zero), `hbm.store` writes the part of a tile that lies inside, and the ncd ops
+compute on tiles. A streamed axis is an `scf.for` over tile origins carrying its
+accumulators (marked `hbm.stream = "k"`). What this level decides is the HBM traffic:
+which tiles are read, and how often.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from xdsl.dialects.builtin import ArrayAttr, FloatAttr, Float32Type, IndexType, IntegerAttr, StringAttr, f32, i32
+from xdsl.ir import Attribute, Block, Dialect, Region, SSAValue
+from xdsl.irdl import (
+    IRDLOperation,
+    ParsePropInAttrDict,
+    irdl_attr_definition,
+    irdl_op_definition,
+    operand_def,
+    prop_def,
+    region_def,
+    result_def,
+    traits_def,
+    var_operand_def,
+)
+from xdsl.traits import IsolatedFromAbove, IsTerminator, SymbolOpInterface
+from xdsl.utils.exceptions import VerifyException
+
+from napkin_ir.dialects.ncd import NamedAxesType, TensorType
+
+
+@irdl_attr_definition
+class GlobalType(NamedAxesType):
+    """A tensor in global memory, e.g. `!hbm.global<m=4096, k=4096 : bf16>`, row-major in
+    the order of its axes."""
+
+    name = "hbm.global"
+
+
+def parse_labels(labels: ArrayAttr[StringAttr] | None) -> dict[str, int]:
+    """`["m:128", "n:64"]` -> {"m": 128, "n": 64}."""
+    out: dict[str, int] = {}
+    for s in labels.data if labels else []:
+        axis, _, size = s.data.partition(":")
+        out[axis] = int(size)
+    return out
+
+
+def format_labels(labels: dict[str, int]) -> ArrayAttr[StringAttr]:
+    return ArrayAttr([StringAttr(f"{a}:{t}") for a, t in labels.items()])
+
+
+def _need(cond: bool, op: IRDLOperation, msg: str) -> None:
+    if not cond:
+        raise VerifyException(f"{op.name}: {msg}")
+
+
+@irdl_op_definition
+class KernelOp(IRDLOperation):
+    """A grid of thread blocks over tiles of global tensors.
+
+    `grid` labels the axes spread over blocks with their tile sizes (`["m:128", "n:128"]`);
+    the grid has ceil(size / tile) blocks along each. The body's block arguments are the
+    global tensors (inputs, then the last `num_outputs` outputs) and then one index per
+    grid axis: the element offset at which this block's tile starts.
+    """
+
+    name = "hbm.kernel"
+    sym_name = prop_def(StringAttr)
+    grid = prop_def(ArrayAttr[StringAttr])
+    num_outputs = prop_def(IntegerAttr)
+    body = region_def("single_block")
+    traits = traits_def(IsolatedFromAbove(), SymbolOpInterface())
+    irdl_options = (ParsePropInAttrDict(),)
+    assembly_format = "attr-dict-with-keyword $body"
+
+    def __init__(self, name: str, grid: dict[str, int], num_outputs: int, body: Region):
+        super().__init__(
+            properties={"sym_name": StringAttr(name), "grid": format_labels(grid), "num_outputs": IntegerAttr(num_outputs, i32)},
+            regions=[body],
+        )
+
+    @property
+    def grid_tiles(self) -> dict[str, int]:
+        return parse_labels(self.grid)
+
+    @property
+    def globals(self) -> list[SSAValue]:
+        return [a for a in self.body.block.args if isinstance(a.type, GlobalType)]
+
+    def axis_sizes(self) -> dict[str, int]:
+        sizes: dict[str, int] = {}
+        for g in self.globals:
+            sizes.update(g.type.shape)  # type: ignore[attr-defined]
+        return sizes
+
+    def grid_shape(self) -> dict[str, int]:
+        """Blocks along each grid axis."""
+        sizes = self.axis_sizes()
+        return {a: -(-sizes[a] // t) for a, t in self.grid_tiles.items()}
+
+    def verify_(self) -> None:
+        grid = self.grid_tiles
+        args = self.body.block.args
+        n_glob = len(self.globals)
+        _need(all(isinstance(a.type, GlobalType) for a in args[:n_glob]), self, "the global tensors come first among the block arguments")
+        origins = args[n_glob:]
+        _need(len(origins) == len(grid) and all(isinstance(a.type, IndexType) for a in origins), self,
+              f"has {len(grid)} grid axes, so the block takes {len(grid)} index arguments after the globals, got {len(origins)}")
+        nout = self.num_outputs.value.data
+        _need(0 < nout <= n_glob, self, f"num_outputs must be in 1..{n_glob}, got {nout}")
+        sizes = self.axis_sizes()
+        for a, t in grid.items():
+            _need(a in sizes, self, f"grid axis '{a}' is not an axis of any global tensor")
+            _need(0 < t, self, f"grid axis '{a}' has tile size {t}")
+
+
+def _tile_checks(op: IRDLOperation, tile: TensorType, glob: GlobalType, offsets: Sequence[SSAValue]) -> None:
+    _need(tile.axis_names == glob.axis_names, op, f"the tile's axes {list(tile.axis_names)} must be the global's {list(glob.axis_names)}, in order")
+    _need(tile.element_type == glob.element_type, op, f"the tile's element type {tile.element_type} differs from the global's {glob.element_type}")
+    _need(len(offsets) == len(glob.axis_names), op, f"takes one offset per axis of the global ({len(glob.axis_names)}), got {len(offsets)}")
+    for a, s in tile.shape.items():
+        _need(s <= glob.shape[a], op, f"a tile of {s} along '{a}' is larger than the global's {glob.shape[a]}")
+
+
+@irdl_op_definition
+class LoadOp(IRDLOperation):
+    """Read the tile that starts at the given offsets (one per axis, in elements); elements
+    past the global's edge read as zero.
+
+        %a = hbm.load %A[%m0, %k0] : !hbm.global<m=512, k=256 : bf16> -> !ncd.tensor<m=128, k=32 : bf16>
+    """
+
+    name = "hbm.load"
+    source = operand_def(GlobalType)
+    offsets = var_operand_def(IndexType)
+    result = result_def(TensorType)
+    traits = traits_def()
+    assembly_format = "$source `[` $offsets `]` attr-dict `:` type($source) `->` type($result)"
+
+    def __init__(self, source: SSAValue, offsets: Sequence[SSAValue], tile: TensorType):
+        super().__init__(operands=[source, list(offsets)], result_types=[tile])
+
+    def verify_(self) -> None:
+        _tile_checks(self, self.result.type, self.source.type, self.offsets)  # type: ignore[arg-type]
+
+
+@irdl_op_definition
+class StoreOp(IRDLOperation):
+    """Write the part of a tile that lies inside the global tensor, at the given offsets.
+
+        hbm.store %c, %C[%m0, %n0] : !ncd.tensor<m=128, n=128 : bf16>, !hbm.global<m=512, n=384 : bf16>
+    """
+
+    name = "hbm.store"
+    value = operand_def(TensorType)
+    dest = operand_def(GlobalType)
+    offsets = var_operand_def(IndexType)
+    assembly_format = "$value `,` $dest `[` $offsets `]` attr-dict `:` type($value) `,` type($dest)"
+
+    def __init__(self, value: SSAValue, dest: SSAValue, offsets: Sequence[SSAValue]):
+        super().__init__(operands=[value, dest, list(offsets)])
+
+    def verify_(self) -> None:
+        _tile_checks(self, self.value.type, self.dest.type, self.offsets)  # type: ignore[arg-type]
+
+
+@irdl_op_definition
+class FillOp(IRDLOperation):
+    """A tile with every element `value` (an accumulator's start).
+
+        %z = hbm.fill {value = 0.0 : f32} : !ncd.tensor<m=128, n=128 : f32>
+    """
+
+    name = "hbm.fill"
+    value = prop_def(FloatAttr[Float32Type])
+    result = result_def(TensorType)
+    irdl_options = (ParsePropInAttrDict(),)
+    assembly_format = "attr-dict `:` type($result)"
+
+    def __init__(self, value: float, tile: TensorType):
+        super().__init__(properties={"value": FloatAttr(value, f32)}, result_types=[tile])
+
+
+@irdl_op_definition
+class ReturnOp(IRDLOperation):
+    """End of a kernel's body."""
+
+    name = "hbm.return"
+    traits = traits_def(IsTerminator())
+    assembly_format = "attr-dict"
+
+
+HBM = Dialect("hbm", [KernelOp, LoadOp, StoreOp, FillOp, ReturnOp], [GlobalType])
+
+__all__ = ["HBM", "FillOp", "GlobalType", "KernelOp", "LoadOp", "ReturnOp", "StoreOp", "format_labels", "parse_labels"]
+_ = (Attribute, Block)

@@ -1,0 +1,90 @@
+"""Numpy implementations of the `hbm` ops, and running a kernel's grid on the CPU.
+
+Global tensors are numpy arrays that `hbm.store` writes in place; the kernel's body is
+interpreted once per block, in grid order, with xDSL's scf and arith interpreters for
+the streaming loops and index arithmetic and napkin's ncd interpreter for the tiles.
+"""
+
+from __future__ import annotations
+
+import itertools
+from collections.abc import Sequence
+from typing import Any
+
+import numpy as np
+from xdsl.dialects.builtin import ModuleOp
+from xdsl.interpreter import Interpreter, InterpreterFunctions, ReturnedValues, impl, impl_terminator, register_impls
+from xdsl.interpreters.arith import ArithFunctions
+from xdsl.interpreters.scf import ScfFunctions
+
+from napkin_ir.dialects import hbm
+from napkin_ir.interpreters.ncd import NcdFunctions
+from napkin_ir.interpreters.tensors import NamedArray, round_to
+
+
+class GlobalTensor:
+    """A global tensor's storage (float32, values already rounded to its element type)."""
+
+    def __init__(self, t: hbm.GlobalType, data: np.ndarray):
+        self.type = t
+        self.data = data
+
+
+def _window(g: GlobalTensor, offsets: Sequence[int], tile_dims: Sequence[int]):
+    """The slices of the global and of the tile where they overlap."""
+    src, dst = [], []
+    for o, n, size in zip(offsets, tile_dims, g.data.shape):
+        lo, hi = max(o, 0), min(o + n, size)
+        hi = max(hi, lo)
+        src.append(slice(lo, hi))
+        dst.append(slice(lo - o, hi - o))
+    return tuple(src), tuple(dst)
+
+
+@register_impls
+class HbmFunctions(InterpreterFunctions):
+    @impl(hbm.LoadOp)
+    def run_load(self, interpreter: Interpreter, op: hbm.LoadOp, args: tuple[Any, ...]):
+        g, *offsets = args
+        t = op.result.type
+        tile = np.zeros(t.dims, np.float32)  # past the edge: zeros
+        src, dst = _window(g, offsets, t.dims)
+        tile[dst] = g.data[src]
+        return (NamedArray(t.axis_names, tile),)
+
+    @impl(hbm.StoreOp)
+    def run_store(self, interpreter: Interpreter, op: hbm.StoreOp, args: tuple[Any, ...]):
+        value, g, *offsets = args
+        data = value.aligned(g.type.axis_names)
+        src, dst = _window(g, offsets, data.shape)
+        g.data[src] = round_to(g.type.dtype, data[dst])
+        return ()
+
+    @impl(hbm.FillOp)
+    def run_fill(self, interpreter: Interpreter, op: hbm.FillOp, args: tuple[Any, ...]):
+        t = op.result.type
+        return (NamedArray(t.axis_names, np.full(t.dims, op.value.value.data, np.float32)),)
+
+    @impl_terminator(hbm.ReturnOp)
+    def run_return(self, interpreter: Interpreter, op: hbm.ReturnOp, args: tuple[Any, ...]):
+        return ReturnedValues(()), ()
+
+
+def run_kernel(module: ModuleOp, kernel: hbm.KernelOp, inputs: Sequence[np.ndarray]) -> list[np.ndarray]:
+    """Run every block of `kernel` on `inputs` (arrays in the globals' axis order); returns the outputs."""
+    interp = Interpreter(module)
+    for fns in (HbmFunctions(), NcdFunctions(), ScfFunctions(), ArithFunctions()):
+        interp.register_implementations(fns)
+    globs = kernel.globals
+    n_out = kernel.num_outputs.value.data
+    tensors = []
+    for k, g in enumerate(globs):
+        t: hbm.GlobalType = g.type  # type: ignore[assignment]
+        data = round_to(t.dtype, inputs[k]) if k < len(globs) - n_out else np.full(t.dims, np.nan, np.float32)
+        tensors.append(GlobalTensor(t, data))
+    grid = kernel.grid_tiles
+    blocks = kernel.grid_shape()
+    for idx in itertools.product(*(range(blocks[a]) for a in grid)):
+        origins = [i * grid[a] for i, a in zip(idx, grid)]
+        interp.run_ssacfg_region(kernel.body, (*tensors, *origins), kernel.sym_name.data)
+    return [t.data for t in tensors[len(globs) - n_out :]]

@@ -1,0 +1,92 @@
+"""`ncd-relabel`: say where each axis of a diagram lives.
+
+    ncd-relabel{grid="m:128,n:128" stream="k:32"}
+
+spreads axes `m` and `n` over thread blocks in tiles of 128 (each block owns one output
+tile) and streams axis `k` through the block 32 at a time; unlabelled axes stay whole.
+The labels are written on each function as `ncd.grid` and `ncd.stream`; `ncd-to-hbm`
+reads them. Labels that name no axis, tiles that do not fit their axis, grid axes that
+are not output axes and streamed axes that are, are refused with a diagnostic.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+from xdsl.context import Context
+from xdsl.dialects import builtin, func
+from xdsl.passes import ModulePass
+from xdsl.utils.exceptions import PassFailedException
+
+from napkin_ir.dialects.hbm import format_labels
+from napkin_ir.dialects.ncd import TensorType
+
+_LABEL = re.compile(r"^\s*([A-Za-z_][A-Za-z0-9_]*)\s*:\s*([0-9]+)\s*$")
+
+
+def parse_label_option(option: str, text: str) -> dict[str, int]:
+    labels: dict[str, int] = {}
+    for part in filter(None, (p.strip() for p in text.split(","))):
+        m = _LABEL.match(part)
+        if not m:
+            raise PassFailedException(f"ncd-relabel: cannot read {option}=\"{text}\": '{part}' should be axis:tile, e.g. m:128")
+        axis, tile = m.group(1), int(m.group(2))
+        if axis in labels:
+            raise PassFailedException(f"ncd-relabel: axis '{axis}' is labelled twice in {option}")
+        labels[axis] = tile
+    return labels
+
+
+def function_axes(f: func.FuncOp) -> dict[str, int]:
+    """Every named axis of the function's tensors, with its size."""
+    axes: dict[str, int] = {}
+    values = list(f.body.block.args) + [r for op in f.body.walk() for r in op.results]
+    for v in values:
+        if isinstance(v.type, TensorType):
+            axes.update(v.type.shape)
+    return axes
+
+
+def check_labels(f: func.FuncOp, grid: dict[str, int], stream: dict[str, int]) -> None:
+    name = f"@{f.sym_name.data}"
+    axes = function_axes(f)
+    known = ", ".join(axes) or "none"
+    outputs = [t for t in f.function_type.outputs.data if isinstance(t, TensorType)]
+    for kind, labels in (("grid", grid), ("stream", stream)):
+        for axis, tile in labels.items():
+            if axis not in axes:
+                raise PassFailedException(f"ncd-relabel: the {kind} label '{axis}' names no axis of {name}; its axes are {known}")
+            if not 1 <= tile <= axes[axis]:
+                raise PassFailedException(f"ncd-relabel: a tile of {tile} does not fit axis '{axis}' of size {axes[axis]} in {name}")
+    for axis in grid:
+        if axis in stream:
+            raise PassFailedException(f"ncd-relabel: axis '{axis}' cannot be both spread over the grid and streamed")
+        for t in outputs:
+            if axis not in t.shape:
+                raise PassFailedException(f"ncd-relabel: grid axis '{axis}' is not an axis of {name}'s output {t}: "
+                                          "each block owns a tile of the output, so only output axes can be spread")
+    for axis in stream:
+        for t in outputs:
+            if axis in t.shape:
+                raise PassFailedException(f"ncd-relabel: axis '{axis}' is an axis of {name}'s output; stream only axes that are reduced")
+
+
+@dataclass(frozen=True)
+class RelabelPass(ModulePass):
+    name = "ncd-relabel"
+    grid: str = ""
+    stream: str = ""
+
+    def apply(self, ctx: Context, op: builtin.ModuleOp) -> None:
+        grid = parse_label_option("grid", self.grid)
+        stream = parse_label_option("stream", self.stream)
+        if not grid and not stream:
+            raise PassFailedException("ncd-relabel: label at least one axis, e.g. ncd-relabel{grid=\"m:128,n:128\" stream=\"k:32\"}")
+        funcs = [f for f in op.walk() if isinstance(f, func.FuncOp) and f.body.blocks]
+        if not funcs:
+            raise PassFailedException("ncd-relabel: the module has no function to label")
+        for f in funcs:
+            check_labels(f, grid, stream)
+            f.attributes["ncd.grid"] = format_labels(grid)
+            f.attributes["ncd.stream"] = format_labels(stream)

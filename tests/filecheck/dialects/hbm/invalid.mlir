@@ -1,0 +1,53 @@
+// RUN: napkin-opt %s --split-input-file --verify-diagnostics --parsing-diagnostics | filecheck %s
+
+hbm.kernel attributes {sym_name = "k", grid = ["m:8"], num_outputs = 1 : i32} {
+^bb0(%a: !hbm.global<m=16, k=4 : f32>, %out: !hbm.global<m=16 : f32>, %m0: index):
+  %t = hbm.load %a[%m0, %m0] : !hbm.global<m=16, k=4 : f32> -> !ncd.tensor<m=8, k=8 : f32>
+  hbm.return
+}
+// CHECK: hbm.load: a tile of 8 along 'k' is larger than the global's 4
+
+// -----
+hbm.kernel attributes {sym_name = "k", grid = ["m:8"], num_outputs = 1 : i32} {
+^bb0(%a: !hbm.global<m=16, k=4 : f32>, %out: !hbm.global<m=16 : f32>, %m0: index):
+  %t = hbm.load %a[%m0, %m0] : !hbm.global<m=16, k=4 : f32> -> !ncd.tensor<k=4, m=8 : f32>
+  hbm.return
+}
+// CHECK: hbm.load: the tile's axes ['k', 'm'] must be the global's ['m', 'k'], in order
+
+// -----
+hbm.kernel attributes {sym_name = "k", grid = ["m:8"], num_outputs = 1 : i32} {
+^bb0(%a: !hbm.global<m=16, k=4 : f32>, %out: !hbm.global<m=16 : f32>, %m0: index):
+  %t = hbm.load %a[%m0] : !hbm.global<m=16, k=4 : f32> -> !ncd.tensor<m=8, k=4 : f32>
+  hbm.return
+}
+// CHECK: hbm.load: takes one offset per axis of the global (2), got 1
+
+// -----
+hbm.kernel attributes {sym_name = "k", grid = ["m:8"], num_outputs = 1 : i32} {
+^bb0(%a: !hbm.global<m=16 : f32>, %out: !hbm.global<m=16 : bf16>, %m0: index):
+  %t = hbm.load %a[%m0] : !hbm.global<m=16 : f32> -> !ncd.tensor<m=8 : f32>
+  hbm.store %t, %out[%m0] : !ncd.tensor<m=8 : f32>, !hbm.global<m=16 : bf16>
+  hbm.return
+}
+// CHECK: hbm.store: the tile's element type f32 differs from the global's bf16
+
+// -----
+hbm.kernel attributes {sym_name = "k", grid = ["m:8", "n:8"], num_outputs = 1 : i32} {
+^bb0(%a: !hbm.global<m=16, n=16 : f32>, %out: !hbm.global<m=16, n=16 : f32>, %m0: index):
+  hbm.return
+}
+// CHECK: hbm.kernel: has 2 grid axes, so the block takes 2 index arguments after the globals, got 1
+
+// -----
+hbm.kernel attributes {sym_name = "k", grid = ["q:8"], num_outputs = 1 : i32} {
+^bb0(%a: !hbm.global<m=16 : f32>, %out: !hbm.global<m=16 : f32>, %q0: index):
+  hbm.return
+}
+// CHECK: hbm.kernel: grid axis 'q' is not an axis of any global tensor
+
+// -----
+func.func @f(%a: !hbm.global<m=16, m=4 : f32>) {
+  func.return
+}
+// CHECK: !hbm.global: duplicate axis name 'm'
