@@ -118,16 +118,20 @@ class NamedAxesType(ParametrizedAttribute, TypeAttribute):
             raise VerifyException(f"!{self.name}: {problem}")
 
     # -- syntax -------------------------------------------------------------------------
+    def print_shape(self, printer: Printer) -> None:
+        """`m=128, k=32 : bf16`, the part inside the angle brackets."""
+        printer.print_string(", ".join(f"{a}={s}" for a, s in self.shape.items()))
+        printer.print_string(" : " if self.axes.data else ": ")
+        printer.print_attribute(self.element_type)
+
     def print_parameters(self, printer: Printer) -> None:
         with printer.in_angle_brackets():
-            printer.print_string(", ".join(f"{a}={s}" for a, s in self.shape.items()))
-            printer.print_string(" : " if self.axes.data else ": ")
-            printer.print_attribute(self.element_type)
+            self.print_shape(printer)
 
     @classmethod
-    def parse_parameters(cls, parser: AttrParser) -> Sequence[Attribute]:
+    def parse_shape(cls, parser: AttrParser) -> tuple[ArrayAttr[StringAttr], ArrayAttr[IntAttr], Attribute]:
+        """Parse `m=128, k=32 : bf16` (after the `<`), checking it."""
         start = parser.pos
-        parser.parse_punctuation("<", f" to open !{cls.name}")
         axes: list[str] = []
         sizes: list[int] = []
         if parser.parse_optional_punctuation(":") is None:
@@ -142,11 +146,17 @@ class NamedAxesType(ParametrizedAttribute, TypeAttribute):
         element_type = parser.parse_type()
         if element_type not in ELEMENT_TYPES.values():
             parser.raise_error(f"!{cls.name} element type must be bf16, f16 or f32, got {element_type}", et_pos, parser.pos)
-        parser.parse_punctuation(">", f" to close !{cls.name}")
         problem = cls.shape_problem(axes, sizes, element_type)
         if problem:
             parser.raise_error(f"!{cls.name}: {problem}", start, parser.pos)
-        return (ArrayAttr([StringAttr(a) for a in axes]), ArrayAttr([IntAttr(s) for s in sizes]), element_type)
+        return ArrayAttr([StringAttr(a) for a in axes]), ArrayAttr([IntAttr(s) for s in sizes]), element_type
+
+    @classmethod
+    def parse_parameters(cls, parser: AttrParser) -> Sequence[Attribute]:
+        parser.parse_punctuation("<", f" to open !{cls.name}")
+        shape = cls.parse_shape(parser)
+        parser.parse_punctuation(">", f" to close !{cls.name}")
+        return shape
 
 
 @irdl_attr_definition
