@@ -27,6 +27,12 @@ def _hbm() -> Dialect:
     return HBM
 
 
+def _smem() -> Dialect:
+    from napkin_ir.dialects.smem import SMEM
+
+    return SMEM
+
+
 def _ptx() -> Dialect:
     from napkin_ir.dialects.ptx import PTX
 
@@ -34,7 +40,7 @@ def _ptx() -> Dialect:
 
 
 def napkin_dialects() -> dict[str, Callable[[], Dialect]]:
-    return {"ncd": _ncd, "hbm": _hbm, "ptx": _ptx}
+    return {"ncd": _ncd, "hbm": _hbm, "smem": _smem, "ptx": _ptx}
 
 
 def all_dialects() -> dict[str, Callable[[], Dialect]]:
@@ -59,8 +65,19 @@ def _ncd_to_hbm() -> type[ModulePass]:
     return NcdToHbmPass
 
 
+def _hbm_to_smem() -> type[ModulePass]:
+    from napkin_ir.lowering.hbm_to_smem import HbmToSmemPass
+
+    return HbmToSmemPass
+
+
 def napkin_passes() -> dict[str, Callable[[], type[ModulePass]]]:
-    return {"convert-arith-to-ptx": _convert_arith_to_ptx, "ncd-relabel": _relabel, "ncd-to-hbm": _ncd_to_hbm}
+    return {
+        "convert-arith-to-ptx": _convert_arith_to_ptx,
+        "ncd-relabel": _relabel,
+        "ncd-to-hbm": _ncd_to_hbm,
+        "hbm-to-smem": _hbm_to_smem,
+    }
 
 
 def napkin_targets() -> dict[str, Callable[[], type]]:

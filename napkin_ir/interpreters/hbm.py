@@ -12,6 +12,7 @@ from collections.abc import Sequence
 from typing import Any
 
 import numpy as np
+from xdsl.dialects import arith
 from xdsl.dialects.builtin import ModuleOp
 from xdsl.interpreter import Interpreter, InterpreterFunctions, ReturnedValues, impl, impl_terminator, register_impls
 from xdsl.interpreters.arith import ArithFunctions
@@ -42,15 +43,34 @@ def _window(g: GlobalTensor, offsets: Sequence[int], tile_dims: Sequence[int]):
 
 
 @register_impls
+class UnsignedIndexFunctions(InterpreterFunctions):
+    """The unsigned index arithmetic that xDSL's arith interpreter lacks (tile and stage
+    numbers in the pipelines)."""
+
+    @impl(arith.DivUIOp)
+    def run_divui(self, interpreter: Interpreter, op: arith.DivUIOp, args: tuple[Any, ...]):
+        return (args[0] // args[1],)
+
+    @impl(arith.RemUIOp)
+    def run_remui(self, interpreter: Interpreter, op: arith.RemUIOp, args: tuple[Any, ...]):
+        return (args[0] % args[1],)
+
+
+def read_tile(g: GlobalTensor, offsets: Sequence[int], dims: Sequence[int]) -> np.ndarray:
+    """The tile of `g` at `offsets`; elements past the edge are zero."""
+    tile = np.zeros(dims, np.float32)
+    src, dst = _window(g, offsets, dims)
+    tile[dst] = g.data[src]
+    return tile
+
+
+@register_impls
 class HbmFunctions(InterpreterFunctions):
     @impl(hbm.LoadOp)
     def run_load(self, interpreter: Interpreter, op: hbm.LoadOp, args: tuple[Any, ...]):
         g, *offsets = args
         t = op.result.type
-        tile = np.zeros(t.dims, np.float32)  # past the edge: zeros
-        src, dst = _window(g, offsets, t.dims)
-        tile[dst] = g.data[src]
-        return (NamedArray(t.axis_names, tile),)
+        return (NamedArray(t.axis_names, read_tile(g, offsets, t.dims)),)
 
     @impl(hbm.StoreOp)
     def run_store(self, interpreter: Interpreter, op: hbm.StoreOp, args: tuple[Any, ...]):
@@ -72,9 +92,8 @@ class HbmFunctions(InterpreterFunctions):
 
 def run_kernel(module: ModuleOp, kernel: hbm.KernelOp, inputs: Sequence[np.ndarray]) -> list[np.ndarray]:
     """Run every block of `kernel` on `inputs` (arrays in the globals' axis order); returns the outputs."""
-    interp = Interpreter(module)
-    for fns in (HbmFunctions(), NcdFunctions(), ScfFunctions(), ArithFunctions()):
-        interp.register_implementations(fns)
+    from napkin_ir.interpreters.smem import SmemFunctions
+
     globs = kernel.globals
     n_out = kernel.num_outputs.value.data
     tensors = []
@@ -85,6 +104,10 @@ def run_kernel(module: ModuleOp, kernel: hbm.KernelOp, inputs: Sequence[np.ndarr
     grid = kernel.grid_tiles
     blocks = kernel.grid_shape()
     for idx in itertools.product(*(range(blocks[a]) for a in grid)):
+        # each block starts with its own shared memory and no copies in flight
+        interp = Interpreter(module)
+        for fns in (HbmFunctions(), SmemFunctions(), NcdFunctions(), ScfFunctions(), ArithFunctions(), UnsignedIndexFunctions()):
+            interp.register_implementations(fns)
         origins = [i * grid[a] for i, a in zip(idx, grid)]
         interp.run_ssacfg_region(kernel.body, (*tensors, *origins), kernel.sym_name.data)
     return [t.data for t in tensors[len(globs) - n_out :]]

@@ -1,0 +1,205 @@
+"""The `smem` dialect: how tiles arrive in shared memory, and the software pipeline.
+
+Below `hbm-to-smem`, a tile that a streaming loop reads from global memory is copied
+asynchronously into a multi-stage shared-memory buffer (`!smem.buffer`, with a layout
+and a stage count) a few iterations ahead of its use: `smem.copy` (cp.async on sm_80;
+the TMA on sm_90a), grouped by `smem.commit`, awaited with `smem.wait` (at most
+`pending` newer groups left in flight) and made visible to the whole block by
+`smem.barrier`; `smem.read` hands the tile of one stage to the computation. The
+interpreter defers every copy until a wait completes its group, so a pipeline that
+reads a stage too early fails on the CPU, not only on the GPU.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from xdsl.dialects.builtin import ArrayAttr, IndexType, IntAttr, IntegerAttr, StringAttr, i32
+from xdsl.ir import Attribute, Dialect, ParametrizedAttribute, SSAValue
+from xdsl.irdl import (
+    IRDLOperation,
+    ParsePropInAttrDict,
+    irdl_attr_definition,
+    irdl_op_definition,
+    operand_def,
+    prop_def,
+    result_def,
+    var_operand_def,
+)
+from xdsl.parser import AttrParser
+from xdsl.printer import Printer
+from xdsl.utils.exceptions import VerifyException
+
+from napkin_ir.dialects.hbm import GlobalType
+from napkin_ir.dialects.ncd import NamedAxesType, TensorType
+
+# row: the buffer's axis order, row-major; padN: each row padded by N elements;
+# swizzle: 16-byte chunks XOR-permuted within 128-byte rows (conflict-free ldmatrix)
+LAYOUTS = ("row", "pad8", "swizzle")
+
+
+@irdl_attr_definition
+class BufferType(NamedAxesType):
+    """A shared-memory buffer holding `stages` tiles, e.g.
+    `!smem.buffer<m=128, k=32 : bf16, stages=3, layout=swizzle>`."""
+
+    name = "smem.buffer"
+    stages: IntAttr
+    layout: StringAttr
+
+    def __init__(self, shape: dict[str, int], element_type: Attribute, stages: int, layout: str = "row"):
+        ParametrizedAttribute.__init__(
+            self, ArrayAttr([StringAttr(a) for a in shape]), ArrayAttr([IntAttr(v) for v in shape.values()]),
+            element_type, IntAttr(stages), StringAttr(layout),
+        )
+
+    @property
+    def tile(self) -> TensorType:
+        return TensorType(self.shape, self.element_type)
+
+    def bytes(self) -> int:
+        per = {"bf16": 2, "f16": 2, "f32": 4}[self.dtype]
+        rows = 1
+        for s in self.dims[:-1]:
+            rows *= s
+        row = (self.dims[-1] if self.dims else 1) + (8 if self.layout.data == "pad8" else 0)
+        return self.stages.data * rows * row * per
+
+    def verify(self) -> None:
+        super().verify()
+        if self.stages.data < 1:
+            raise VerifyException(f"!smem.buffer: stages must be at least 1, got {self.stages.data}")
+        if self.layout.data not in LAYOUTS:
+            raise VerifyException(f"!smem.buffer: unknown layout '{self.layout.data}'; expected one of {', '.join(LAYOUTS)}")
+
+    def print_parameters(self, printer: Printer) -> None:
+        with printer.in_angle_brackets():
+            self.print_shape(printer)
+            printer.print_string(f", stages={self.stages.data}, layout={self.layout.data}")
+
+    @classmethod
+    def parse_parameters(cls, parser: AttrParser) -> Sequence[Attribute]:
+        parser.parse_punctuation("<", " to open !smem.buffer")
+        axes, sizes, et = cls.parse_shape(parser)
+        parser.parse_punctuation(",")
+        parser.parse_keyword("stages")
+        parser.parse_punctuation("=")
+        stages = parser.parse_integer(allow_boolean=False)
+        parser.parse_punctuation(",")
+        parser.parse_keyword("layout")
+        parser.parse_punctuation("=")
+        pos = parser.pos
+        layout = parser.parse_identifier(" (a layout)")
+        if layout not in LAYOUTS:
+            parser.raise_error(f"unknown layout '{layout}'; expected one of {', '.join(LAYOUTS)}", pos, parser.pos)
+        parser.parse_punctuation(">", " to close !smem.buffer")
+        return axes, sizes, et, IntAttr(stages), StringAttr(layout)
+
+
+def _need(cond: bool, op: IRDLOperation, msg: str) -> None:
+    if not cond:
+        raise VerifyException(f"{op.name}: {msg}")
+
+
+@irdl_op_definition
+class AllocOp(IRDLOperation):
+    """A shared-memory buffer for this block: `%buf = smem.alloc : !smem.buffer<...>`."""
+
+    name = "smem.alloc"
+    result = result_def(BufferType)
+    assembly_format = "attr-dict `:` type($result)"
+
+    def __init__(self, t: BufferType):
+        super().__init__(result_types=[t])
+
+
+@irdl_op_definition
+class CopyOp(IRDLOperation):
+    """Start copying the tile of a global tensor at the given offsets into one stage of a
+    buffer (elements past the edge become zero). It completes at a `smem.wait` that
+    covers the group it was committed in.
+
+        smem.copy %a[%m0, %k0] -> %buf[%stage] : !hbm.global<m=512, k=256 : bf16>, !smem.buffer<m=128, k=32 : bf16, stages=3, layout=row>
+    """
+
+    name = "smem.copy"
+    source = operand_def(GlobalType)
+    offsets = var_operand_def(IndexType)
+    dest = operand_def(BufferType)
+    stage = operand_def(IndexType)
+    assembly_format = "$source `[` $offsets `]` `->` $dest `[` $stage `]` attr-dict `:` type($source) `,` type($dest)"
+
+    def __init__(self, source: SSAValue, offsets: Sequence[SSAValue], dest: SSAValue, stage: SSAValue):
+        super().__init__(operands=[source, list(offsets), dest, stage])
+
+    def verify_(self) -> None:
+        g, b = self.source.type, self.dest.type
+        assert isinstance(g, GlobalType) and isinstance(b, BufferType)
+        _need(b.axis_names == g.axis_names, self, f"the buffer's axes {list(b.axis_names)} must be the global's {list(g.axis_names)}, in order")
+        _need(b.element_type == g.element_type, self, f"the buffer's element type {b.element_type} differs from the global's {g.element_type}")
+        _need(len(self.offsets) == len(g.axis_names), self, f"takes one offset per axis of the global ({len(g.axis_names)}), got {len(self.offsets)}")
+        for a, s in b.shape.items():
+            _need(s <= g.shape[a], self, f"a tile of {s} along '{a}' is larger than the global's {g.shape[a]}")
+
+
+@irdl_op_definition
+class CommitOp(IRDLOperation):
+    """Close the group of copies started since the last commit."""
+
+    name = "smem.commit"
+    assembly_format = "attr-dict"
+
+
+@irdl_op_definition
+class WaitOp(IRDLOperation):
+    """Wait until at most `pending` committed groups are still in flight."""
+
+    name = "smem.wait"
+    pending = prop_def(IntegerAttr)
+    irdl_options = (ParsePropInAttrDict(),)
+    assembly_format = "attr-dict"
+
+    def __init__(self, pending: int):
+        super().__init__(properties={"pending": IntegerAttr(pending, i32)})
+
+    def verify_(self) -> None:
+        _need(0 <= self.pending.value.data <= 7, self, f"pending must be in 0..7, got {self.pending.value.data}")
+
+
+@irdl_op_definition
+class BarrierOp(IRDLOperation):
+    """Every thread of the block arrives before any goes on (what one thread's completed
+    copies wrote becomes visible to all; a stage read by all may be overwritten after)."""
+
+    name = "smem.barrier"
+    assembly_format = "attr-dict"
+
+
+@irdl_op_definition
+class ReadOp(IRDLOperation):
+    """The tile in one stage of a buffer, for the computation.
+
+        %t = smem.read %buf[%stage] : !smem.buffer<m=128, k=32 : bf16, stages=3, layout=row> -> !ncd.tensor<m=128, k=32 : bf16>
+    """
+
+    name = "smem.read"
+    source = operand_def(BufferType)
+    stage = operand_def(IndexType)
+    result = result_def(TensorType)
+    assembly_format = "$source `[` $stage `]` attr-dict `:` type($source) `->` type($result)"
+
+    def __init__(self, source: SSAValue, stage: SSAValue):
+        b = source.type
+        assert isinstance(b, BufferType)
+        super().__init__(operands=[source, stage], result_types=[b.tile])
+
+    def verify_(self) -> None:
+        b, t = self.source.type, self.result.type
+        assert isinstance(b, BufferType) and isinstance(t, TensorType)
+        _need(t.shape == b.shape and t.axis_names == b.axis_names and t.element_type == b.element_type, self,
+              f"reads a tile of the buffer's shape {b.shape} : {b.element_type}, got {t}")
+
+
+SMEM = Dialect("smem", [AllocOp, CopyOp, CommitOp, WaitOp, BarrierOp, ReadOp], [BufferType])
+
+__all__ = ["SMEM", "AllocOp", "BarrierOp", "BufferType", "CommitOp", "CopyOp", "ReadOp", "WaitOp"]

@@ -1,0 +1,20 @@
+// RUN: napkin-opt %s | napkin-opt | filecheck %s
+// RUN: napkin-opt %s --print-op-generic | napkin-opt | filecheck %s
+
+// CHECK: %buf = smem.alloc : !smem.buffer<m=64, k=16 : f16, stages=2, layout=pad8>
+// CHECK-NEXT: smem.copy %a[%m0, %c0] -> %buf[%c0] : !hbm.global<m=100, k=48 : f16>, !smem.buffer<m=64, k=16 : f16, stages=2, layout=pad8>
+// CHECK-NEXT: smem.commit
+// CHECK-NEXT: smem.wait {pending = 0 : i32}
+// CHECK-NEXT: smem.barrier
+// CHECK-NEXT: %t = smem.read %buf[%c0] : !smem.buffer<m=64, k=16 : f16, stages=2, layout=pad8> -> !ncd.tensor<m=64, k=16 : f16>
+hbm.kernel attributes {sym_name = "k", grid = ["m:64"], num_outputs = 1 : i32} {
+^bb0(%a: !hbm.global<m=100, k=48 : f16>, %out: !hbm.global<m=100, k=48 : f16>, %m0: index):
+  %c0 = arith.constant 0 : index
+  %buf = smem.alloc : !smem.buffer<m=64, k=16 : f16, stages=2, layout=pad8>
+  smem.copy %a[%m0, %c0] -> %buf[%c0] : !hbm.global<m=100, k=48 : f16>, !smem.buffer<m=64, k=16 : f16, stages=2, layout=pad8>
+  smem.commit
+  smem.wait {pending = 0 : i32}
+  smem.barrier
+  %t = smem.read %buf[%c0] : !smem.buffer<m=64, k=16 : f16, stages=2, layout=pad8> -> !ncd.tensor<m=64, k=16 : f16>
+  hbm.return
+}

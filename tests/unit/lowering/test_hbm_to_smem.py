@@ -1,0 +1,53 @@
+"""hbm-to-smem keeps the numbers exactly (the same tiles, summed in the same order), and
+the smem interpreter refuses pipelines that would read a stage too early."""
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from xdsl.utils.exceptions import InterpretationError
+
+from napkin_ir.interpreters.run import find_entry
+from napkin_ir.pipelines import run_pipeline
+
+from .test_ncd_to_hbm import GEMM
+
+
+@settings(max_examples=20, deadline=None)
+@given(st.integers(1, 60), st.integers(1, 60), st.integers(1, 90), st.integers(2, 5), st.sampled_from(["row", "pad8", "swizzle"]), st.data())
+def test_pipelined_tiles_equal_the_hbm_kernel(m, n, k, stages, layout, data):
+    tm, tn, tk = data.draw(st.integers(1, m)), data.draw(st.integers(1, n)), data.draw(st.integers(1, k))
+    text = GEMM.format(m=m, n=n, k=k, t="bf16")
+    labels = f'ncd-relabel{{grid="m:{tm},n:{tn}" stream="k:{tk}"}},ncd-to-hbm'
+    hbm_level = find_entry(run_pipeline(text, labels))
+    smem_level = find_entry(run_pipeline(text, f"{labels},hbm-to-smem{{stages={stages} layout={layout}}}"))
+    inputs = hbm_level.random_inputs(m + n + k)
+    np.testing.assert_array_equal(smem_level.run(inputs)[0], hbm_level.run(inputs)[0])
+
+
+def _pipelined_text() -> str:
+    from napkin_ir.pipelines import run_pipeline as rp
+
+    module = rp(GEMM.format(m=64, n=64, k=128, t="bf16"), 'ncd-relabel{grid="m:32,n:32" stream="k:16"},ncd-to-hbm,hbm-to-smem{stages=3}')
+    return str(module)
+
+
+def _run_text(text: str):
+    entry = find_entry(run_pipeline(text))
+    return entry.run(entry.random_inputs(0))
+
+
+def test_the_lowered_pipeline_runs():
+    assert not np.isnan(_run_text(_pipelined_text())[0]).any()
+
+
+def test_waiting_too_little_is_caught():
+    text = _pipelined_text().replace("smem.wait {pending = 1 : i32}", "smem.wait {pending = 2 : i32}")
+    with pytest.raises(InterpretationError, match="still has a copy in flight"):
+        _run_text(text)
+
+
+def test_a_missing_barrier_is_caught():
+    text = _pipelined_text().replace("smem.barrier\n", "", 1)
+    with pytest.raises(InterpretationError, match="filled since the last barrier"):
+        _run_text(text)
