@@ -33,6 +33,12 @@ def _smem() -> Dialect:
     return SMEM
 
 
+def _reg() -> Dialect:
+    from napkin_ir.dialects.reg import REG
+
+    return REG
+
+
 def _ptx() -> Dialect:
     from napkin_ir.dialects.ptx import PTX
 
@@ -40,7 +46,7 @@ def _ptx() -> Dialect:
 
 
 def napkin_dialects() -> dict[str, Callable[[], Dialect]]:
-    return {"ncd": _ncd, "hbm": _hbm, "smem": _smem, "ptx": _ptx}
+    return {"ncd": _ncd, "hbm": _hbm, "smem": _smem, "reg": _reg, "ptx": _ptx}
 
 
 def all_dialects() -> dict[str, Callable[[], Dialect]]:
@@ -71,12 +77,19 @@ def _hbm_to_smem() -> type[ModulePass]:
     return HbmToSmemPass
 
 
+def _smem_to_reg() -> type[ModulePass]:
+    from napkin_ir.lowering.smem_to_reg import SmemToRegPass
+
+    return SmemToRegPass
+
+
 def napkin_passes() -> dict[str, Callable[[], type[ModulePass]]]:
     return {
         "convert-arith-to-ptx": _convert_arith_to_ptx,
         "ncd-relabel": _relabel,
         "ncd-to-hbm": _ncd_to_hbm,
         "hbm-to-smem": _hbm_to_smem,
+        "smem-to-reg": _smem_to_reg,
     }
 
 

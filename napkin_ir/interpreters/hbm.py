@@ -92,6 +92,7 @@ class HbmFunctions(InterpreterFunctions):
 
 def run_kernel(module: ModuleOp, kernel: hbm.KernelOp, inputs: Sequence[np.ndarray]) -> list[np.ndarray]:
     """Run every block of `kernel` on `inputs` (arrays in the globals' axis order); returns the outputs."""
+    from napkin_ir.interpreters.reg import RegFunctions
     from napkin_ir.interpreters.smem import SmemFunctions
 
     globs = kernel.globals
@@ -106,7 +107,7 @@ def run_kernel(module: ModuleOp, kernel: hbm.KernelOp, inputs: Sequence[np.ndarr
     for idx in itertools.product(*(range(blocks[a]) for a in grid)):
         # each block starts with its own shared memory and no copies in flight
         interp = Interpreter(module)
-        for fns in (HbmFunctions(), SmemFunctions(), NcdFunctions(), ScfFunctions(), ArithFunctions(), UnsignedIndexFunctions()):
+        for fns in (HbmFunctions(), SmemFunctions(), RegFunctions(), NcdFunctions(), ScfFunctions(), ArithFunctions(), UnsignedIndexFunctions()):
             interp.register_implementations(fns)
         origins = [i * grid[a] for i, a in zip(idx, grid)]
         interp.run_ssacfg_region(kernel.body, (*tensors, *origins), kernel.sym_name.data)

@@ -74,11 +74,16 @@ class SmemFunctions(InterpreterFunctions):
     @impl(smem.ReadOp)
     def run_read(self, interpreter: Interpreter, op: smem.ReadOp, args: tuple[Any, ...]):
         buf, stage = args
-        if not 0 <= stage < buf.type.stages.data:
-            raise InterpretationError(f"smem.read: stage {stage} of a buffer with {buf.type.stages.data} stages")
-        if buf.in_flight.get(stage, 0):
-            raise InterpretationError(f"smem.read: stage {stage} of {buf.type} still has a copy in flight; wait for its group first")
-        if stage in buf.unsynced:
-            raise InterpretationError(f"smem.read: stage {stage} of {buf.type} was filled since the last barrier; "
-                                      "other threads' copies are not visible yet")
+        check_readable(buf, stage, op.name)
         return (NamedArray(buf.type.axis_names, buf.data[stage].copy()),)
+
+
+def check_readable(buf: Buffer, stage: int, op_name: str) -> None:
+    """A stage may be read once its copies have landed and a barrier has passed since."""
+    if not 0 <= stage < buf.type.stages.data:
+        raise InterpretationError(f"{op_name}: stage {stage} of a buffer with {buf.type.stages.data} stages")
+    if buf.in_flight.get(stage, 0):
+        raise InterpretationError(f"{op_name}: stage {stage} of {buf.type} still has a copy in flight; wait for its group first")
+    if stage in buf.unsynced:
+        raise InterpretationError(f"{op_name}: stage {stage} of {buf.type} was filled since the last barrier; "
+                                  "other threads' copies are not visible yet")

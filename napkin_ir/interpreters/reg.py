@@ -1,0 +1,104 @@
+"""Numpy implementations of the `reg` ops, lane by lane.
+
+A fragment value holds, for every warp of the block, the [32 lanes x values] registers
+of its part, placed by `reg.lane_layout`: loads gather through the layout, mma scatters
+its operands back to matrices, multiplies in f32 and gathers again, stores scatter. A
+layout that dropped or doubled an element would lose numbers here, on the CPU.
+"""
+
+from __future__ import annotations
+
+import itertools
+from typing import Any
+
+import numpy as np
+from xdsl.interpreter import Interpreter, InterpreterFunctions, impl, register_impls
+from xdsl.ir import Operation
+
+from napkin_ir.dialects import hbm, reg
+from napkin_ir.interpreters.hbm import _window
+from napkin_ir.interpreters.smem import Buffer, check_readable
+from napkin_ir.interpreters.tensors import NamedArray, round_to
+
+
+def warp_grid(op: Operation) -> dict[str, int]:
+    """Warps along each axis, from the enclosing kernel's `reg.warps`."""
+    k = op.parent_op()
+    while k is not None and not isinstance(k, hbm.KernelOp):
+        k = k.parent_op()
+    return hbm.parse_labels(k.attributes.get("reg.warps")) if k is not None else {}  # type: ignore[arg-type]
+
+
+def warps_of(op: Operation) -> list[dict[str, int]]:
+    grid = warp_grid(op)
+    return [dict(zip(grid, idx)) for idx in itertools.product(*(range(n) for n in grid.values()))]
+
+
+def _key(w: dict[str, int]) -> tuple[int, ...]:
+    return tuple(w.values())
+
+
+def gather(t: reg.FragType, matrix: np.ndarray) -> np.ndarray:
+    rows, cols = lane_layout_of(t)
+    return matrix[rows, cols]
+
+
+def scatter(t: reg.FragType, lanes: np.ndarray) -> np.ndarray:
+    rows, cols = lane_layout_of(t)
+    out = np.zeros(t.dims, np.float32)
+    out[rows, cols] = lanes
+    return out
+
+
+def lane_layout_of(t: reg.FragType):
+    return reg.lane_layout(t.role.data, *t.dims)
+
+
+def warp_origin(t: reg.FragType, w: dict[str, int], at: dict[str, int]) -> dict[str, int]:
+    return {a: w[a] * s if a in w else at.get(a, 0) for a, s in t.shape.items()}
+
+
+@register_impls
+class RegFunctions(InterpreterFunctions):
+    @impl(reg.ZerosOp)
+    def run_zeros(self, interpreter: Interpreter, op: reg.ZerosOp, args: tuple[Any, ...]):
+        t: reg.FragType = op.result.type  # type: ignore[assignment]
+        return ({_key(w): np.zeros((32, t.values_per_lane()), np.float32) for w in warps_of(op)},)
+
+    @impl(reg.LdmatrixOp)
+    def run_ldmatrix(self, interpreter: Interpreter, op: reg.LdmatrixOp, args: tuple[Any, ...]):
+        buf, stage = args
+        assert isinstance(buf, Buffer)
+        check_readable(buf, stage, op.name)
+        t: reg.FragType = op.result.type  # type: ignore[assignment]
+        at = hbm.parse_labels(op.at)
+        tile = NamedArray(buf.type.axis_names, buf.data[stage])
+        out = {}
+        for w in warps_of(op):
+            origin = warp_origin(t, w, at)
+            window = tuple(slice(origin[a], origin[a] + t.shape[a]) for a in buf.type.axis_names)
+            part = NamedArray(buf.type.axis_names, tile.data[window]).aligned(t.axis_names)
+            out[_key(w)] = gather(t, part)
+        return (out,)
+
+    @impl(reg.MmaOp)
+    def run_mma(self, interpreter: Interpreter, op: reg.MmaOp, args: tuple[Any, ...]):
+        a, b, c = args
+        ta, tb, tc = (v.type for v in (op.a, op.b, op.c))
+        out = {}
+        for key in c:
+            d = scatter(tc, c[key]) + scatter(ta, a[key]) @ scatter(tb, b[key])
+            out[key] = gather(tc, d.astype(np.float32))
+        return (out,)
+
+    @impl(reg.StoreOp)
+    def run_store(self, interpreter: Interpreter, op: reg.StoreOp, args: tuple[Any, ...]):
+        value, g, *offsets = args
+        t: reg.FragType = op.value.type  # type: ignore[assignment]
+        for w in warps_of(op):
+            origin = warp_origin(t, w, {})
+            tile = round_to(g.type.dtype, scatter(t, value[_key(w)]))
+            start = [o + origin[a] for o, a in zip(offsets, g.type.axis_names)]
+            src, dst = _window(g, start, t.dims)
+            g.data[src] = tile[dst]
+        return ()
