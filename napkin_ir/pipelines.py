@@ -15,6 +15,13 @@ from xdsl.parser import Parser
 from xdsl.passes import PassPipeline
 from xdsl.universe import Universe
 
+from dataclasses import dataclass
+
+from xdsl.context import Context
+from xdsl.dialects import func
+from xdsl.passes import ModulePass
+from xdsl.utils.exceptions import PassFailedException
+
 from napkin_ir import registry
 
 
@@ -37,3 +44,66 @@ def compile_to_ptx(text: str, pipeline: str = "", *, arch: str | None = None, na
     out = io.StringIO()
     print_ptx(run_pipeline(text, pipeline, name=name), out, arch)
     return out.getvalue()
+
+
+def sm80_gemm_pipeline(block: tuple[int, int, int] = (128, 128, 32), warps: tuple[int, int] = (2, 2), stages: int = 3,
+                       axes: tuple[str, str, str] = ("m", "n", "k")) -> str:
+    """The pass pipeline from a labelled-able GEMM diagram to sm_80 PTX (the start of napkin-sm80)."""
+    (m, n, k), (bm, bn, bk) = axes, block
+    return (f'ncd-relabel{{grid="{m}:{bm},{n}:{bn}" stream="{k}:{bk}"}},ncd-to-hbm,'
+            f'hbm-to-smem{{stages={stages} layout=pad8}},smem-to-reg{{warps="{m}:{warps[0]},{n}:{warps[1]}"}},reg-to-ptx')
+
+
+def launch_config(module: ModuleOp) -> dict[str, object]:
+    """Kernel name, grid, block and dynamic shared memory of the (one) compiled kernel."""
+    from napkin_ir.dialects.ptx.ops import KernelOp
+
+    (kernel,) = [op for op in module.walk() if isinstance(op, KernelOp)]
+    grid = [a.value.data for a in kernel.attributes["napkin.grid"].data]  # type: ignore[union-attr]
+    block = [a.value.data for a in kernel.reqntid.data] if kernel.reqntid else [1]
+    smem = kernel.attributes["napkin.smem_bytes"].value.data  # type: ignore[union-attr]
+    return {"name": kernel.sym_name.data, "grid": grid, "block": block, "smem": smem}
+
+
+def _ints(text: str, n: int, what: str) -> tuple[int, ...]:
+    try:
+        vals = tuple(int(x) for x in text.split(","))
+    except ValueError:
+        vals = ()
+    if len(vals) != n or min(vals) <= 0:
+        raise PassFailedException(f"napkin-sm80: {what}=\"{text}\" should be {n} positive integers separated by commas")
+    return vals
+
+
+def gemm_axes(module: ModuleOp) -> tuple[str, str, str]:
+    """(rows, cols, contracted) of the one contraction a GEMM diagram computes."""
+    from napkin_ir.dialects import ncd
+
+    funcs = [f for f in module.walk() if isinstance(f, func.FuncOp) and f.body.blocks]
+    contracts = [op for f in funcs for op in f.walk() if isinstance(op, ncd.ContractOp)]
+    if len(funcs) != 1 or len(contracts) != 1 or len(contracts[0].over_axes) != 1:
+        raise PassFailedException("napkin-sm80: compiles a diagram of one function with one contraction over one axis "
+                                  "(a GEMM) for now; attention comes with the online-softmax lowering")
+    out = contracts[0].result.type
+    if len(out.axis_names) != 2:  # type: ignore[attr-defined]
+        raise PassFailedException(f"napkin-sm80: the contraction's result must have two axes, got {out}")
+    rows, cols = out.axis_names  # type: ignore[attr-defined]
+    return rows, cols, contracts[0].over_axes[0]
+
+
+@dataclass(frozen=True)
+class NapkinSm80Pass(ModulePass):
+    """`napkin-sm80`: the whole way from a GEMM diagram to sm_80 PTX (cp.async, ldmatrix,
+    mma.sync). `block="128,128,32"` is the block tile (rows, columns, stream), `warps="2,2"`
+    how many warps share the rows and the columns, `stages` the pipeline depth."""
+
+    name = "napkin-sm80"
+    block: str = "128,128,32"
+    warps: str = "2,2"
+    stages: int = 3
+
+    def apply(self, ctx: Context, op: ModuleOp) -> None:
+        block = _ints(self.block, 3, "block")
+        warps = _ints(self.warps, 2, "warps")
+        spec = sm80_gemm_pipeline(block, warps, self.stages, gemm_axes(op))  # type: ignore[arg-type]
+        PassPipeline.parse_spec(available_passes(), spec, lambda *_: None).apply(ctx, op)

@@ -83,6 +83,18 @@ def _smem_to_reg() -> type[ModulePass]:
     return SmemToRegPass
 
 
+def _reg_to_ptx() -> type[ModulePass]:
+    from napkin_ir.lowering.reg_to_ptx import RegToPtxPass
+
+    return RegToPtxPass
+
+
+def _napkin_sm80() -> type[ModulePass]:
+    from napkin_ir.pipelines import NapkinSm80Pass
+
+    return NapkinSm80Pass
+
+
 def napkin_passes() -> dict[str, Callable[[], type[ModulePass]]]:
     return {
         "convert-arith-to-ptx": _convert_arith_to_ptx,
@@ -90,6 +102,8 @@ def napkin_passes() -> dict[str, Callable[[], type[ModulePass]]]:
         "ncd-to-hbm": _ncd_to_hbm,
         "hbm-to-smem": _hbm_to_smem,
         "smem-to-reg": _smem_to_reg,
+        "reg-to-ptx": _reg_to_ptx,
+        "napkin-sm80": _napkin_sm80,
     }
 
 

@@ -1,0 +1,109 @@
+#!/usr/bin/env python3
+"""Time napkin's GEMM kernels against cuBLAS (torch.matmul) in the same run.
+
+    python3 tools/bench_gemm.py [--quick]
+
+For each shape and dtype: compile the GEMM diagram through napkin's sm_80 pipeline for
+a few tile configurations, check each against torch.matmul on random inputs, time it
+and cuBLAS with CUDA events (warm-up, then batches of launches, median of the batches),
+and print TFLOP/s and the ratio. The table is printed last and written to $OUT.
+"""
+
+from __future__ import annotations
+
+import argparse
+import io
+import os
+import statistics
+import sys
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+
+SHAPES = [(4096, 4096, 4096), (8192, 8192, 8192), (8192, 8192, 2048), (16384, 4096, 4096)]
+CONFIGS = [  # block tile (m, n, k), warps (m, n), stages
+    ((128, 128, 32), (2, 2), 3),
+    ((128, 128, 32), (2, 2), 4),
+    ((128, 128, 64), (2, 2), 3),
+    ((128, 256, 32), (2, 4), 3),
+    ((128, 256, 64), (2, 4), 3),
+    ((256, 128, 64), (4, 2), 3),
+]
+GEMM = """
+func.func @matmul(%a: !ncd.tensor<m={m}, k={k} : {t}>, %b: !ncd.tensor<k={k}, n={n} : {t}>) -> !ncd.tensor<m={m}, n={n} : {t}> {{
+  %c = ncd.contract %a, %b over [k] : !ncd.tensor<m={m}, k={k} : {t}>, !ncd.tensor<k={k}, n={n} : {t}> -> !ncd.tensor<m={m}, n={n} : {t}>
+  func.return %c : !ncd.tensor<m={m}, n={n} : {t}>
+}}
+"""
+
+
+def time_ms(torch, fn, batches: int = 10, per_batch: int = 10) -> float:
+    for _ in range(3):
+        fn()
+    torch.cuda.synchronize()
+    times = []
+    for _ in range(batches):
+        start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+        start.record()
+        for _ in range(per_batch):
+            fn()
+        end.record()
+        end.synchronize()
+        times.append(start.elapsed_time(end) / per_batch)
+    return statistics.median(times)
+
+
+def main() -> int:
+    import torch
+
+    from napkin_ir.dialects.ptx.printer import print_ptx
+    from napkin_ir.pipelines import launch_config, run_pipeline, sm80_gemm_pipeline
+    from napkin_ir.runtime import Param, load_ptx
+
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--quick", action="store_true", help="the first two shapes, bf16 only")
+    args = ap.parse_args()
+    shapes = SHAPES[:2] if args.quick else SHAPES
+    dtypes = ["bf16"] if args.quick else ["bf16", "f16"]
+    rows = []
+    print(f"device: {torch.cuda.get_device_name()}  torch {torch.__version__}", flush=True)
+    for (m, n, k) in shapes:
+        for t in dtypes:
+            dt = torch.bfloat16 if t == "bf16" else torch.float16
+            a = torch.randn(m, k, device="cuda").to(dt)
+            b = torch.randn(k, n, device="cuda").to(dt)
+            c = torch.empty(m, n, device="cuda", dtype=dt)
+            ref = torch.matmul(a, b)
+            flop = 2.0 * m * n * k
+            cublas = time_ms(torch, lambda: torch.matmul(a, b, out=c))
+            best = None
+            for block, warps, stages in CONFIGS:
+                module = run_pipeline(GEMM.format(m=m, n=n, k=k, t=t), sm80_gemm_pipeline(block, warps, stages))
+                text = io.StringIO()
+                print_ptx(module, text)
+                cfg = launch_config(module)
+                kern = load_ptx(text.getvalue()).kernel(cfg["name"], [Param.pointer(t, (m, k)), Param.pointer(t, (k, n)), Param.pointer(t, (m, n), out=True)])
+                c.fill_(float("nan"))
+                kern.launch(grid=cfg["grid"], block=cfg["block"], smem=cfg["smem"], args=[a, b, c])
+                err = ((c.float() - ref.float()).norm() / ref.float().norm()).item()
+                ms = time_ms(torch, lambda: kern.launch(grid=cfg["grid"], block=cfg["block"], smem=cfg["smem"], args=[a, b, c], sync=False))
+                label = f"{block[0]}x{block[1]}x{block[2]} w{warps[0]}x{warps[1]} s{stages}"
+                print(f"  {m}x{n}x{k} {t} {label}: {flop / ms / 1e9:.0f} TFLOP/s (err vs cuBLAS {err:.1e})", flush=True)
+                if err < 1e-2 and (best is None or ms < best[0]):
+                    best = (ms, label)
+            ours = flop / best[0] / 1e9 if best else float("nan")
+            theirs = flop / cublas / 1e9
+            rows.append((f"{m}x{n}x{k}", t, best[1] if best else "none correct", ours, theirs, ours / theirs))
+    lines = [f"{'shape':<18} {'dtype':<5} {'napkin config':<24} {'napkin':>8} {'cuBLAS':>8} {'ratio':>6}"]
+    lines += [f"{s:<18} {t:<5} {cfg:<24} {o:8.0f} {c:8.0f} {r:6.2f}" for s, t, cfg, o, c, r in rows]
+    table = "\n".join(lines)
+    print("\n" + table)
+    out = os.environ.get("OUT")
+    if out:
+        Path(out, "bench_gemm.txt").write_text(table + "\n")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
