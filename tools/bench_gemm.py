@@ -30,12 +30,6 @@ CONFIGS = [  # block tile (m, n, k), warps (m, n), stages
     ((128, 256, 64), (2, 4), 3),
     ((256, 128, 64), (4, 2), 3),
 ]
-GEMM = """
-func.func @matmul(%a: !ncd.tensor<m={m}, k={k} : {t}>, %b: !ncd.tensor<k={k}, n={n} : {t}>) -> !ncd.tensor<m={m}, n={n} : {t}> {{
-  %c = ncd.contract %a, %b over [k] : !ncd.tensor<m={m}, k={k} : {t}>, !ncd.tensor<k={k}, n={n} : {t}> -> !ncd.tensor<m={m}, n={n} : {t}>
-  func.return %c : !ncd.tensor<m={m}, n={n} : {t}>
-}}
-"""
 
 
 def time_ms(torch, fn, batches: int = 10, per_batch: int = 10) -> float:
@@ -57,6 +51,7 @@ def time_ms(torch, fn, batches: int = 10, per_batch: int = 10) -> float:
 def main() -> int:
     import torch
 
+    from napkin_ir.diagrams import gemm
     from napkin_ir.dialects.ptx.printer import print_ptx
     from napkin_ir.pipelines import launch_config, run_pipeline, sm80_gemm_pipeline
     from napkin_ir.runtime import Param, load_ptx
@@ -79,7 +74,7 @@ def main() -> int:
             cublas = time_ms(torch, lambda: torch.matmul(a, b, out=c))
             best = None
             for block, warps, stages in CONFIGS:
-                module = run_pipeline(GEMM.format(m=m, n=n, k=k, t=t), sm80_gemm_pipeline(block, warps, stages))
+                module = run_pipeline(gemm(m, n, k, t), sm80_gemm_pipeline(block, warps, stages))
                 text = io.StringIO()
                 print_ptx(module, text)
                 cfg = launch_config(module)

@@ -32,6 +32,7 @@ from xdsl.traits import IsolatedFromAbove, IsTerminator, SymbolOpInterface
 from xdsl.utils.exceptions import VerifyException
 
 from napkin_ir.dialects.ncd import NamedAxesType, TensorType
+from napkin_ir.dialects.utils import require
 
 
 @irdl_attr_definition
@@ -55,9 +56,6 @@ def format_labels(labels: dict[str, int]) -> ArrayAttr[StringAttr]:
     return ArrayAttr([StringAttr(f"{a}:{t}") for a, t in labels.items()])
 
 
-def _need(cond: bool, op: IRDLOperation, msg: str) -> None:
-    if not cond:
-        raise VerifyException(f"{op.name}: {msg}")
 
 
 @irdl_op_definition
@@ -108,24 +106,24 @@ class KernelOp(IRDLOperation):
         grid = self.grid_tiles
         args = self.body.block.args
         n_glob = len(self.globals)
-        _need(all(isinstance(a.type, GlobalType) for a in args[:n_glob]), self, "the global tensors come first among the block arguments")
+        require(all(isinstance(a.type, GlobalType) for a in args[:n_glob]), self, "the global tensors come first among the block arguments")
         origins = args[n_glob:]
-        _need(len(origins) == len(grid) and all(isinstance(a.type, IndexType) for a in origins), self,
+        require(len(origins) == len(grid) and all(isinstance(a.type, IndexType) for a in origins), self,
               f"has {len(grid)} grid axes, so the block takes {len(grid)} index arguments after the globals, got {len(origins)}")
         nout = self.num_outputs.value.data
-        _need(0 < nout <= n_glob, self, f"num_outputs must be in 1..{n_glob}, got {nout}")
+        require(0 < nout <= n_glob, self, f"num_outputs must be in 1..{n_glob}, got {nout}")
         sizes = self.axis_sizes()
         for a, t in grid.items():
-            _need(a in sizes, self, f"grid axis '{a}' is not an axis of any global tensor")
-            _need(0 < t, self, f"grid axis '{a}' has tile size {t}")
+            require(a in sizes, self, f"grid axis '{a}' is not an axis of any global tensor")
+            require(0 < t, self, f"grid axis '{a}' has tile size {t}")
 
 
 def _tile_checks(op: IRDLOperation, tile: TensorType, glob: GlobalType, offsets: Sequence[SSAValue]) -> None:
-    _need(tile.axis_names == glob.axis_names, op, f"the tile's axes {list(tile.axis_names)} must be the global's {list(glob.axis_names)}, in order")
-    _need(tile.element_type == glob.element_type, op, f"the tile's element type {tile.element_type} differs from the global's {glob.element_type}")
-    _need(len(offsets) == len(glob.axis_names), op, f"takes one offset per axis of the global ({len(glob.axis_names)}), got {len(offsets)}")
+    require(tile.axis_names == glob.axis_names, op, f"the tile's axes {list(tile.axis_names)} must be the global's {list(glob.axis_names)}, in order")
+    require(tile.element_type == glob.element_type, op, f"the tile's element type {tile.element_type} differs from the global's {glob.element_type}")
+    require(len(offsets) == len(glob.axis_names), op, f"takes one offset per axis of the global ({len(glob.axis_names)}), got {len(offsets)}")
     for a, s in tile.shape.items():
-        _need(s <= glob.shape[a], op, f"a tile of {s} along '{a}' is larger than the global's {glob.shape[a]}")
+        require(s <= glob.shape[a], op, f"a tile of {s} along '{a}' is larger than the global's {glob.shape[a]}")
 
 
 @irdl_op_definition

@@ -36,6 +36,7 @@ from xdsl.utils.exceptions import VerifyException
 from napkin_ir.dialects.hbm import GlobalType, parse_labels
 from napkin_ir.dialects.ncd import NamedAxesType
 from napkin_ir.dialects.smem import BufferType
+from napkin_ir.dialects.utils import require
 
 ROLES = ("a", "b", "c")
 
@@ -116,9 +117,6 @@ def lane_layout(role: str, rows: int, cols: int) -> tuple[np.ndarray, np.ndarray
     return rr, cc
 
 
-def _need(cond: bool, op: IRDLOperation, msg: str) -> None:
-    if not cond:
-        raise VerifyException(f"{op.name}: {msg}")
 
 
 def _frag(v: SSAValue) -> FragType:
@@ -138,7 +136,7 @@ class ZerosOp(IRDLOperation):
         super().__init__(result_types=[t])
 
     def verify_(self) -> None:
-        _need(_frag(self.result).role.data == "c", self, "makes accumulators (role c)")
+        require(_frag(self.result).role.data == "c", self, "makes accumulators (role c)")
 
 
 @irdl_op_definition
@@ -166,11 +164,11 @@ class LdmatrixOp(IRDLOperation):
     def verify_(self) -> None:
         b, f = self.source.type, _frag(self.result)
         assert isinstance(b, BufferType)
-        _need(f.role.data in ("a", "b"), self, "loads a or b fragments")
-        _need(set(f.axis_names) == set(b.axis_names), self, f"the fragment's axes {list(f.axis_names)} must be the buffer's {list(b.axis_names)}")
-        _need(f.element_type == b.element_type, self, f"the fragment's element type {f.element_type} differs from the buffer's {b.element_type}")
+        require(f.role.data in ("a", "b"), self, "loads a or b fragments")
+        require(set(f.axis_names) == set(b.axis_names), self, f"the fragment's axes {list(f.axis_names)} must be the buffer's {list(b.axis_names)}")
+        require(f.element_type == b.element_type, self, f"the fragment's element type {f.element_type} differs from the buffer's {b.element_type}")
         for a, o in parse_labels(self.at).items():
-            _need(a in b.shape and 0 <= o and o + f.shape[a] <= b.shape[a], self, f"a slice of {f.shape.get(a)} at {o} along '{a}' does not fit the buffer's {b.shape.get(a)}")
+            require(a in b.shape and 0 <= o and o + f.shape[a] <= b.shape[a], self, f"a slice of {f.shape.get(a)} at {o} along '{a}' does not fit the buffer's {b.shape.get(a)}")
 
 
 @irdl_op_definition
@@ -192,12 +190,12 @@ class MmaOp(IRDLOperation):
 
     def verify_(self) -> None:
         a, b, c, d = _frag(self.a), _frag(self.b), _frag(self.c), _frag(self.result)
-        _need((a.role.data, b.role.data, c.role.data) == ("a", "b", "c"), self, "takes fragments of roles a, b and c, in that order")
+        require((a.role.data, b.role.data, c.role.data) == ("a", "b", "c"), self, "takes fragments of roles a, b and c, in that order")
         (am, ak), (bk, bn), (cm, cn) = a.axis_names, b.axis_names, c.axis_names
-        _need(ak == bk and (am, bn) == (cm, cn), self, f"expects a<{am}, {ak}> . b<{ak}, {cn}> + c<{am}, {cn}>, got a{list(a.axis_names)} b{list(b.axis_names)} c{list(c.axis_names)}")
-        _need(a.shape[am] == c.shape[cm] and b.shape[bn] == c.shape[cn], self, "the fragments' sizes disagree")
-        _need(a.element_type == b.element_type, self, f"a and b element types differ ({a.element_type}, {b.element_type})")
-        _need(d == c, self, "the result has the accumulators' type")
+        require(ak == bk and (am, bn) == (cm, cn), self, f"expects a<{am}, {ak}> . b<{ak}, {cn}> + c<{am}, {cn}>, got a{list(a.axis_names)} b{list(b.axis_names)} c{list(c.axis_names)}")
+        require(a.shape[am] == c.shape[cm] and b.shape[bn] == c.shape[cn], self, "the fragments' sizes disagree")
+        require(a.element_type == b.element_type, self, f"a and b element types differ ({a.element_type}, {b.element_type})")
+        require(d == c, self, "the result has the accumulators' type")
 
 
 @irdl_op_definition
@@ -220,9 +218,9 @@ class StoreOp(IRDLOperation):
     def verify_(self) -> None:
         f, g = _frag(self.value), self.dest.type
         assert isinstance(g, GlobalType)
-        _need(f.role.data == "c", self, "stores accumulators (role c)")
-        _need(f.axis_names == g.axis_names, self, f"the fragment's axes {list(f.axis_names)} must be the global's {list(g.axis_names)}, in order")
-        _need(len(self.offsets) == len(g.axis_names), self, f"takes one offset per axis of the global ({len(g.axis_names)}), got {len(self.offsets)}")
+        require(f.role.data == "c", self, "stores accumulators (role c)")
+        require(f.axis_names == g.axis_names, self, f"the fragment's axes {list(f.axis_names)} must be the global's {list(g.axis_names)}, in order")
+        require(len(self.offsets) == len(g.axis_names), self, f"takes one offset per axis of the global ({len(g.axis_names)}), got {len(self.offsets)}")
 
 
 REG = Dialect("reg", [ZerosOp, LdmatrixOp, MmaOp, StoreOp], [FragType])

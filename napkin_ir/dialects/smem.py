@@ -32,6 +32,7 @@ from xdsl.utils.exceptions import VerifyException
 
 from napkin_ir.dialects.hbm import GlobalType
 from napkin_ir.dialects.ncd import NamedAxesType, TensorType
+from napkin_ir.dialects.utils import require
 
 # row: the buffer's axis order, row-major; padN: each row padded by N elements;
 # swizzle: 16-byte chunks XOR-permuted within 128-byte rows (conflict-free ldmatrix)
@@ -96,9 +97,6 @@ class BufferType(NamedAxesType):
         return axes, sizes, et, IntAttr(stages), StringAttr(layout)
 
 
-def _need(cond: bool, op: IRDLOperation, msg: str) -> None:
-    if not cond:
-        raise VerifyException(f"{op.name}: {msg}")
 
 
 @irdl_op_definition
@@ -135,11 +133,11 @@ class CopyOp(IRDLOperation):
     def verify_(self) -> None:
         g, b = self.source.type, self.dest.type
         assert isinstance(g, GlobalType) and isinstance(b, BufferType)
-        _need(b.axis_names == g.axis_names, self, f"the buffer's axes {list(b.axis_names)} must be the global's {list(g.axis_names)}, in order")
-        _need(b.element_type == g.element_type, self, f"the buffer's element type {b.element_type} differs from the global's {g.element_type}")
-        _need(len(self.offsets) == len(g.axis_names), self, f"takes one offset per axis of the global ({len(g.axis_names)}), got {len(self.offsets)}")
+        require(b.axis_names == g.axis_names, self, f"the buffer's axes {list(b.axis_names)} must be the global's {list(g.axis_names)}, in order")
+        require(b.element_type == g.element_type, self, f"the buffer's element type {b.element_type} differs from the global's {g.element_type}")
+        require(len(self.offsets) == len(g.axis_names), self, f"takes one offset per axis of the global ({len(g.axis_names)}), got {len(self.offsets)}")
         for a, s in b.shape.items():
-            _need(s <= g.shape[a], self, f"a tile of {s} along '{a}' is larger than the global's {g.shape[a]}")
+            require(s <= g.shape[a], self, f"a tile of {s} along '{a}' is larger than the global's {g.shape[a]}")
 
 
 @irdl_op_definition
@@ -163,7 +161,7 @@ class WaitOp(IRDLOperation):
         super().__init__(properties={"pending": IntegerAttr(pending, i32)})
 
     def verify_(self) -> None:
-        _need(0 <= self.pending.value.data <= 7, self, f"pending must be in 0..7, got {self.pending.value.data}")
+        require(0 <= self.pending.value.data <= 7, self, f"pending must be in 0..7, got {self.pending.value.data}")
 
 
 @irdl_op_definition
@@ -196,7 +194,7 @@ class ReadOp(IRDLOperation):
     def verify_(self) -> None:
         b, t = self.source.type, self.result.type
         assert isinstance(b, BufferType) and isinstance(t, TensorType)
-        _need(t.shape == b.shape and t.axis_names == b.axis_names and t.element_type == b.element_type, self,
+        require(t.shape == b.shape and t.axis_names == b.axis_names and t.element_type == b.element_type, self,
               f"reads a tile of the buffer's shape {b.shape} : {b.element_type}, got {t}")
 
 

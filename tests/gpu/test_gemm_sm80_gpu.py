@@ -11,21 +11,16 @@ import numpy as np
 import pytest
 
 from napkin_ir import reference
+from napkin_ir.diagrams import gemm
 from napkin_ir.dialects.ptx.printer import print_ptx
 from napkin_ir.pipelines import launch_config, run_pipeline, sm80_gemm_pipeline
 
 pytestmark = pytest.mark.gpu
 
-GEMM = """
-func.func @matmul(%a: !ncd.tensor<m={m}, k={k} : {t}>, %b: !ncd.tensor<k={k}, n={n} : {t}>) -> !ncd.tensor<m={m}, n={n} : {t}> {{
-  %c = ncd.contract %a, %b over [k] : !ncd.tensor<m={m}, k={k} : {t}>, !ncd.tensor<k={k}, n={n} : {t}> -> !ncd.tensor<m={m}, n={n} : {t}>
-  func.return %c : !ncd.tensor<m={m}, n={n} : {t}>
-}}
-"""
 
 
 def compile_gemm(m, n, k, t, **options):
-    module = run_pipeline(GEMM.format(m=m, n=n, k=k, t=t), sm80_gemm_pipeline(**options))
+    module = run_pipeline(gemm(m, n, k, t), sm80_gemm_pipeline(**options))
     out = io.StringIO()
     print_ptx(module, out)
     return out.getvalue(), launch_config(module)

@@ -45,6 +45,7 @@ from xdsl.traits import IsolatedFromAbove, IsTerminator, NoTerminator, SymbolOpI
 from xdsl.utils.exceptions import VerifyException
 
 from napkin_ir.dialects.ptx.registers import REG_CLASSES, TYPE_BITS, RegType, fits, reg_class_of
+from napkin_ir.dialects.utils import require
 
 Namer = Callable[[SSAValue], str]
 
@@ -91,19 +92,16 @@ def _vec(names: Namer, values: Sequence[SSAValue]) -> str:
     return "{" + ", ".join(names(v) for v in values) + "}"
 
 
-def _need(cond: bool, op: IRDLOperation, msg: str) -> None:
-    if not cond:
-        raise VerifyException(f"{op.name}: {msg}")
 
 
 def _need_class(op: IRDLOperation, what: str, v: SSAValue, *classes: str) -> None:
     c = reg_class_of(v)
-    _need(c is not None and c.name in classes, op, f"{what} must be a {' or '.join('!ptx.reg<' + k + '>' for k in classes)} register, got {v.type}")
+    require(c is not None and c.name in classes, op, f"{what} must be a {' or '.join('!ptx.reg<' + k + '>' for k in classes)} register, got {v.type}")
 
 
 def _need_type(op: IRDLOperation, what: str, v: SSAValue, ptx_type: str) -> None:
     c = reg_class_of(v)
-    _need(c is not None and fits(c, ptx_type), op, f"{what} of type {v.type} cannot carry .{ptx_type}")
+    require(c is not None and fits(c, ptx_type), op, f"{what} of type {v.type} cannot carry .{ptx_type}")
 
 
 class PtxOp(IRDLOperation):
@@ -140,9 +138,9 @@ class ArithOp(InstrOp):
 
     def verify_(self) -> None:
         ty = self.ty.data
-        _need(ty in self.TYPES, self, f"type .{ty} is not one of {', '.join(sorted(self.TYPES))}")
-        _need(len(self.srcs) == self.ARITY, self, f"takes {self.ARITY} source operand(s), got {len(self.srcs)}")
-        _need(len(self.dsts) == 1, self, f"has one result, got {len(self.dsts)}")
+        require(ty in self.TYPES, self, f"type .{ty} is not one of {', '.join(sorted(self.TYPES))}")
+        require(len(self.srcs) == self.ARITY, self, f"takes {self.ARITY} source operand(s), got {len(self.srcs)}")
+        require(len(self.dsts) == 1, self, f"has one result, got {len(self.dsts)}")
         for n, v in enumerate(self.srcs):
             _need_type(self, f"operand #{n}", v, self.operand_type(n))
         _need_type(self, "the result", self.dsts[0], self.result_type())
@@ -269,7 +267,7 @@ class MovOp(InstrOp):
         super().__init__(operands=[list(srcs)], result_types=[list(results)], properties=_props(ty=ty))
 
     def verify_(self) -> None:
-        _need(len(self.srcs) >= 1 and len(self.dsts) >= 1 and min(len(self.srcs), len(self.dsts)) == 1, self,
+        require(len(self.srcs) >= 1 and len(self.dsts) >= 1 and min(len(self.srcs), len(self.dsts)) == 1, self,
               f"copies one register, packs several into one or unpacks one into several; got {len(self.srcs)} -> {len(self.dsts)}")
         ty = self.ty.data
         wide = self.dsts if len(self.srcs) > 1 else self.srcs
@@ -311,16 +309,16 @@ class ConstOp(InstrOp):
         return v.value.data
 
     def verify_(self) -> None:
-        _need(len(self.srcs) == 0 and len(self.dsts) == 1, self, "has no operands and one result")
-        _need(isinstance(self.value, FloatAttr | IntegerAttr), self, f"value must be an integer or float attribute, got {self.value}")
+        require(len(self.srcs) == 0 and len(self.dsts) == 1, self, "has no operands and one result")
+        require(isinstance(self.value, FloatAttr | IntegerAttr), self, f"value must be an integer or float attribute, got {self.value}")
         ty = self.ty.data
-        _need(ty in TYPE_BITS and ty not in ("f16", "bf16", "f16x2", "bf16x2", "pred"), self, f"no immediates of type .{ty}")
+        require(ty in TYPE_BITS and ty not in ("f16", "bf16", "f16x2", "bf16x2", "pred"), self, f"no immediates of type .{ty}")
         _need_type(self, "the result", self.dsts[0], ty)
         if ty[0] in "bus" and isinstance(self.value, IntegerAttr):
             bits, v = TYPE_BITS[ty], self.value.value.data
             lo = -(1 << (bits - 1)) if ty[0] == "s" else 0
             hi = (1 << (bits - 1)) - 1 if ty[0] == "s" else (1 << bits) - 1
-            _need(lo <= v <= hi, self, f"{v} does not fit in .{ty}")
+            require(lo <= v <= hi, self, f"{v} does not fit in .{ty}")
 
     def ptx_lines(self, names: Namer) -> list[str]:
         return [f"mov.{self.ty.data} {names(self.dsts[0])}, {format_immediate(self.ty.data, self.number)};"]
@@ -346,7 +344,7 @@ class SregOp(InstrOp):
 
     def verify_(self) -> None:
         r = self.reg.data
-        _need(r in SPECIAL_REGISTERS, self, f"unknown special register %{r}; known: {', '.join('%' + k for k in SPECIAL_REGISTERS)}")
+        require(r in SPECIAL_REGISTERS, self, f"unknown special register %{r}; known: {', '.join('%' + k for k in SPECIAL_REGISTERS)}")
         _need_class(self, "the result", self.dsts[0], SPECIAL_REGISTERS[r])
 
     def ptx_lines(self, names: Namer) -> list[str]:
@@ -397,16 +395,16 @@ class CvtOp(InstrOp):
 
     def verify_(self) -> None:
         d, s = self.dty.data, self.sty.data
-        _need(d in TYPE_BITS and s in TYPE_BITS, self, f"unknown types .{d}.{s}")
+        require(d in TYPE_BITS and s in TYPE_BITS, self, f"unknown types .{d}.{s}")
         packed = d in ("f16x2", "bf16x2")
-        _need(len(self.srcs) == (2 if packed else 1), self, f"cvt to .{d} takes {2 if packed else 1} source(s), got {len(self.srcs)}")
+        require(len(self.srcs) == (2 if packed else 1), self, f"cvt to .{d} takes {2 if packed else 1} source(s), got {len(self.srcs)}")
         for n, v in enumerate(self.srcs):
             _need_type(self, f"operand #{n}", v, s)
         _need_type(self, "the result", self.dsts[0], d)
         mods = [m for m in _s(self.mods).split(".") if m]
         to_float_narrower = d in FLOAT_TYPES and (s not in FLOAT_TYPES or TYPE_BITS[d] < TYPE_BITS[s])
         if to_float_narrower and not packed:
-            _need(any(m in CVT_ROUNDINGS for m in mods), self, f"cvt .{d}.{s} needs a rounding mode (e.g. mods = \"rn\")")
+            require(any(m in CVT_ROUNDINGS for m in mods), self, f"cvt .{d}.{s} needs a rounding mode (e.g. mods = \"rn\")")
 
     def ptx_lines(self, names: Namer) -> list[str]:
         mods = "".join("." + m for m in _s(self.mods).split(".") if m)
@@ -429,8 +427,8 @@ class SetpOp(InstrOp):
         super().__init__(operands=[[a, b]], result_types=[[RegType("pred")]], properties=_props(cmp=cmp, ty=ty))
 
     def verify_(self) -> None:
-        _need(self.cmp.data in COMPARISONS, self, f"unknown comparison '{self.cmp.data}'")
-        _need(len(self.srcs) == 2 and len(self.dsts) == 1, self, "compares two registers into one predicate")
+        require(self.cmp.data in COMPARISONS, self, f"unknown comparison '{self.cmp.data}'")
+        require(len(self.srcs) == 2 and len(self.dsts) == 1, self, "compares two registers into one predicate")
         for n, v in enumerate(self.srcs):
             _need_type(self, f"operand #{n}", v, self.ty.data)
         _need_class(self, "the result", self.dsts[0], "pred")
@@ -451,7 +449,7 @@ class SelpOp(InstrOp):
         super().__init__(operands=[[a, b, p]], result_types=[[a.type]], properties=_props(ty=ty))
 
     def verify_(self) -> None:
-        _need(len(self.srcs) == 3 and len(self.dsts) == 1, self, "takes a, b and a predicate")
+        require(len(self.srcs) == 3 and len(self.dsts) == 1, self, "takes a, b and a predicate")
         a, b, p = self.srcs
         _need_type(self, "operand a", a, self.ty.data)
         _need_type(self, "operand b", b, self.ty.data)
@@ -483,14 +481,14 @@ class MemOp(PtxOp):
 
     def _verify_mem(self, values: Sequence[SSAValue]) -> None:
         sp, ty = self.space.data, self.ty.data
-        _need(sp in SPACES, self, f"unknown state space '{sp}'")
-        _need(_s(self.cache) in CACHE_HINTS, self, f"unknown cache hint '{_s(self.cache)}'")
-        _need(ty in TYPE_BITS and ty != "pred", self, f"unknown type .{ty}")
+        require(sp in SPACES, self, f"unknown state space '{sp}'")
+        require(_s(self.cache) in CACHE_HINTS, self, f"unknown cache hint '{_s(self.cache)}'")
+        require(ty in TYPE_BITS and ty != "pred", self, f"unknown type .{ty}")
         _need_class(self, "the address", self.addr, "b32", "b64")
         if self.guard is not None:
             _need_class(self, "the guard", self.guard, "pred")
-        _need(len(values) in (1, 2, 4), self, f"moves 1, 2 or 4 values (v2, v4), got {len(values)}")
-        _need(TYPE_BITS[ty] * len(values) <= 128, self, f"a vector of {len(values)} x .{ty} is wider than 128 bits")
+        require(len(values) in (1, 2, 4), self, f"moves 1, 2 or 4 values (v2, v4), got {len(values)}")
+        require(TYPE_BITS[ty] * len(values) <= 128, self, f"a vector of {len(values)} x .{ty} is wider than 128 bits")
         for n, v in enumerate(values):
             _need_type(self, f"value #{n}", v, ty)
 
@@ -557,14 +555,14 @@ class LdParamOp(InstrOp):
         super().__init__(operands=[[]], result_types=[[result]], properties=_props(param=param, ty=ty))
 
     def verify_(self) -> None:
-        _need(len(self.dsts) == 1, self, "has one result")
+        require(len(self.dsts) == 1, self, "has one result")
         _need_type(self, "the result", self.dsts[0], self.ty.data)
         kernel = self.parent_op()
         while kernel is not None and not isinstance(kernel, KernelOp):
             kernel = kernel.parent_op()
         if kernel is not None:
             params = dict(kernel.param_list())
-            _need(self.param.data in params, self, f"kernel @{kernel.sym_name.data} has no parameter '{self.param.data}'; it has {', '.join(params) or 'none'}")
+            require(self.param.data in params, self, f"kernel @{kernel.sym_name.data} has no parameter '{self.param.data}'; it has {', '.join(params) or 'none'}")
 
     def ptx_lines(self, names: Namer) -> list[str]:
         return [f"ld.param.{self.ty.data} {names(self.dsts[0])}, [{self.param.data}];"]
@@ -582,8 +580,8 @@ class CvtaOp(InstrOp):
         super().__init__(operands=[[a]], result_types=[[a.type]], properties=_props(space=space, to=to))
 
     def verify_(self) -> None:
-        _need(self.space.data in ("global", "shared", "local", "const", "param"), self, f"unknown state space '{self.space.data}'")
-        _need(len(self.srcs) == 1 and len(self.dsts) == 1, self, "converts one address")
+        require(self.space.data in ("global", "shared", "local", "const", "param"), self, f"unknown state space '{self.space.data}'")
+        require(len(self.srcs) == 1 and len(self.dsts) == 1, self, "converts one address")
         _need_class(self, "the address", self.srcs[0], "b64")
         _need_class(self, "the result", self.dsts[0], "b64")
 
@@ -609,9 +607,9 @@ class BarSyncOp(InstrOp):
         super().__init__(operands=[[]], result_types=[[]], properties=_props(id=id, threads=threads))
 
     def verify_(self) -> None:
-        _need(0 <= _i(self.id) < 16, self, f"barrier id must be in 0..15, got {_i(self.id)}")
+        require(0 <= _i(self.id) < 16, self, f"barrier id must be in 0..15, got {_i(self.id)}")
         if self.threads is not None:
-            _need(_i(self.threads) % 32 == 0 and _i(self.threads) > 0, self, f"thread count must be a positive multiple of 32, got {_i(self.threads)}")
+            require(_i(self.threads) % 32 == 0 and _i(self.threads) > 0, self, f"thread count must be a positive multiple of 32, got {_i(self.threads)}")
 
     def ptx_lines(self, names: Namer) -> list[str]:
         n = f", {_i(self.threads)}" if self.threads is not None else ""
@@ -640,8 +638,8 @@ class ShflSyncOp(InstrOp):
                          properties=_props(mode=mode, b=b if isinstance(b, int) else None, c=c, mask=IntegerAttr(mask, IntegerType(64))))
 
     def verify_(self) -> None:
-        _need(self.mode.data in ("up", "down", "bfly", "idx"), self, f"unknown mode '{self.mode.data}'")
-        _need(len(self.srcs) in (1, 2) and (len(self.srcs) == 2) != (self.b is not None), self, "b is either the property 'b' or a second source register")
+        require(self.mode.data in ("up", "down", "bfly", "idx"), self, f"unknown mode '{self.mode.data}'")
+        require(len(self.srcs) in (1, 2) and (len(self.srcs) == 2) != (self.b is not None), self, "b is either the property 'b' or a second source register")
         _need_type(self, "operand a", self.srcs[0], "b32")
         if len(self.srcs) == 2:
             _need_type(self, "operand b", self.srcs[1], "b32")
@@ -666,8 +664,8 @@ class VoteOp(InstrOp):
         super().__init__(operands=[[q]], result_types=[[res]], properties=_props(mode=mode, mask=IntegerAttr(mask, IntegerType(64))))
 
     def verify_(self) -> None:
-        _need(self.mode.data in ("all", "any", "uni", "ballot"), self, f"unknown mode '{self.mode.data}'")
-        _need(len(self.srcs) == 1 and len(self.dsts) == 1, self, "votes on one predicate")
+        require(self.mode.data in ("all", "any", "uni", "ballot"), self, f"unknown mode '{self.mode.data}'")
+        require(len(self.srcs) == 1 and len(self.dsts) == 1, self, "votes on one predicate")
         _need_class(self, "the operand", self.srcs[0], "pred")
         _need_class(self, "the result", self.dsts[0], "b32" if self.mode.data == "ballot" else "pred")
 
@@ -688,7 +686,7 @@ class ElectSyncOp(InstrOp):
         super().__init__(operands=[[]], result_types=[[RegType("b32"), RegType("pred")]], properties=_props(mask=IntegerAttr(mask, IntegerType(64))))
 
     def verify_(self) -> None:
-        _need(len(self.dsts) == 2, self, "has two results: the elected lane and the predicate")
+        require(len(self.dsts) == 2, self, "has two results: the elected lane and the predicate")
         _need_class(self, "result #0", self.dsts[0], "b32")
         _need_class(self, "result #1", self.dsts[1], "pred")
 
@@ -809,20 +807,20 @@ class KernelOp(IRDLOperation):
         return out
 
     def verify_(self) -> None:
-        _need(len(self.params.data) == len(self.param_types.data), self, f"{len(self.params.data)} parameter names but {len(self.param_types.data)} types")
+        require(len(self.params.data) == len(self.param_types.data), self, f"{len(self.params.data)} parameter names but {len(self.param_types.data)} types")
         for p, t in self.param_list():
-            _need(t in PARAM_TYPES, self, f"parameter '{p}' has unknown type '{t}'; expected one of {', '.join(PARAM_TYPES)}")
+            require(t in PARAM_TYPES, self, f"parameter '{p}' has unknown type '{t}'; expected one of {', '.join(PARAM_TYPES)}")
         for s in (self.shared.data if self.shared else []):
             parts = s.data.split(":")
-            _need(len(parts) == 3 and parts[1].isdigit() and parts[2].isdigit(), self, f"shared declaration '{s.data}' is not name:bytes:align")
+            require(len(parts) == 3 and parts[1].isdigit() and parts[2].isdigit(), self, f"shared declaration '{s.data}' is not name:bytes:align")
         for k in ("maxntid", "reqntid"):
             v = getattr(self, k)
             if v is not None:
-                _need(1 <= len(v.data) <= 3, self, f"{k} takes 1 to 3 sizes")
-        _need(len(self.body.blocks) >= 1, self, "has a body")
+                require(1 <= len(v.data) <= 3, self, f"{k} takes 1 to 3 sizes")
+        require(len(self.body.blocks) >= 1, self, "has a body")
         for block in self.body.blocks:
             for op in block.ops:
-                _need(isinstance(op, PtxOp) or op.name.startswith("ptx."), self, f"op {op.name} is not a ptx op: lower it first")
+                require(isinstance(op, PtxOp) or op.name.startswith("ptx."), self, f"op {op.name} is not a ptx op: lower it first")
 
 
 @irdl_op_definition
@@ -838,7 +836,7 @@ class ModuleOp(IRDLOperation):
     assembly_format = "attr-dict-with-keyword $body"
 
     def verify_(self) -> None:
-        _need(self.target.data in ("sm_80", "sm_86", "sm_89", "sm_90", "sm_90a"), self, f"unknown target '{self.target.data}'")
+        require(self.target.data in ("sm_80", "sm_86", "sm_89", "sm_90", "sm_90a"), self, f"unknown target '{self.target.data}'")
 
 
 __all__ = [name for name in dir() if name.endswith("Op") and name not in ("IRDLOperation",)]

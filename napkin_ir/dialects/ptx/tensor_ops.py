@@ -24,7 +24,8 @@ from xdsl.irdl import (
     var_result_def,
 )
 
-from napkin_ir.dialects.ptx.ops import InstrOp, Namer, PtxOp, _addr, _i, _need, _need_class, _props, _s, _vec
+from napkin_ir.dialects.ptx.ops import InstrOp, Namer, PtxOp, _addr, _i, _need_class, _props, _s, _vec
+from napkin_ir.dialects.utils import require
 from napkin_ir.dialects.ptx.registers import RegType
 
 class NullaryOp(InstrOp):
@@ -49,7 +50,7 @@ class WaitGroupOp(InstrOp):
         super().__init__(operands=[[]], result_types=[[]], properties=_props(n=n, **props))
 
     def verify_(self) -> None:
-        _need(0 <= _i(self.n) <= 7, self, f"n must be in 0..7, got {_i(self.n)}")
+        require(0 <= _i(self.n) <= 7, self, f"n must be in 0..7, got {_i(self.n)}")
 
     def ptx_lines(self, names: Namer) -> list[str]:
         return [self.TEXT.format(n=_i(self.n))]
@@ -77,10 +78,10 @@ class CpAsyncOp(InstrOp):
 
     def verify_(self) -> None:
         cache, size = self.cache.data, _i(self.size)
-        _need(cache in ("ca", "cg"), self, f"cache must be ca or cg, got '{cache}'")
-        _need(size in (4, 8, 16), self, f"copies 4, 8 or 16 bytes, got {size}")
-        _need(cache == "ca" or size == 16, self, "cp.async.cg copies 16 bytes only")
-        _need(len(self.srcs) in (2, 3) and not self.dsts, self, "takes a shared address, a global address and an optional source size")
+        require(cache in ("ca", "cg"), self, f"cache must be ca or cg, got '{cache}'")
+        require(size in (4, 8, 16), self, f"copies 4, 8 or 16 bytes, got {size}")
+        require(cache == "ca" or size == 16, self, "cp.async.cg copies 16 bytes only")
+        require(len(self.srcs) in (2, 3) and not self.dsts, self, "takes a shared address, a global address and an optional source size")
         _need_class(self, "the shared address", self.srcs[0], "b32")
         _need_class(self, "the global address", self.srcs[1], "b64")
         if len(self.srcs) == 3:
@@ -121,9 +122,9 @@ class LdmatrixOp(InstrOp):
 
     def verify_(self) -> None:
         num = _i(self.num)
-        _need(num in (1, 2, 4), self, f"loads 1, 2 or 4 matrices (x1, x2, x4), got {num}")
-        _need(len(self.dsts) == num, self, f"x{num} gives {num} registers, got {len(self.dsts)} results")
-        _need(len(self.srcs) == 1, self, "takes one shared address")
+        require(num in (1, 2, 4), self, f"loads 1, 2 or 4 matrices (x1, x2, x4), got {num}")
+        require(len(self.dsts) == num, self, f"x{num} gives {num} registers, got {len(self.dsts)} results")
+        require(len(self.srcs) == 1, self, "takes one shared address")
         _need_class(self, "the address", self.srcs[0], "b32")
         for n, v in enumerate(self.dsts):
             _need_class(self, f"result #{n}", v, "b32", "bf16x2", "f16x2")
@@ -145,7 +146,7 @@ class StmatrixOp(InstrOp):
         super().__init__(operands=[[addr, *values]], result_types=[[]], properties=_props(trans=trans or None))
 
     def verify_(self) -> None:
-        _need(len(self.srcs) - 1 in (1, 2, 4), self, f"stores 1, 2 or 4 matrices, got {len(self.srcs) - 1} registers")
+        require(len(self.srcs) - 1 in (1, 2, 4), self, f"stores 1, 2 or 4 matrices, got {len(self.srcs) - 1} registers")
         _need_class(self, "the address", self.srcs[0], "b32")
         for n, v in enumerate(self.srcs[1:]):
             _need_class(self, f"register #{n}", v, "b32", "bf16x2", "f16x2")
@@ -184,11 +185,11 @@ class MmaSyncOp(PtxOp):
 
     def verify_(self) -> None:
         shape, atype = self.shape.data, self.atype.data
-        _need(shape in MMA_SHAPES, self, f"shape must be one of {', '.join(MMA_SHAPES)}, got {shape}")
-        _need(atype in ("bf16", "f16"), self, f"inputs must be bf16 or f16, got {atype}")
+        require(shape in MMA_SHAPES, self, f"shape must be one of {', '.join(MMA_SHAPES)}, got {shape}")
+        require(atype in ("bf16", "f16"), self, f"inputs must be bf16 or f16, got {atype}")
         na, nb = MMA_SHAPES[shape]
         for what, got, want in (("A", len(self.a), na), ("B", len(self.b), nb), ("C", len(self.c), 4), ("D", len(self.d), 4)):
-            _need(got == want, self, f"{shape} takes {want} {what} registers per thread, got {got}")
+            require(got == want, self, f"{shape} takes {want} {what} registers per thread, got {got}")
         for n, v in enumerate([*self.a, *self.b]):
             _need_class(self, f"A/B register #{n}", v, "b32", f"{atype}x2")
         for n, v in enumerate([*self.c, *self.d]):
@@ -206,7 +207,7 @@ class MmaSyncOp(PtxOp):
 
 class MbarrierOp(InstrOp):
     def _verify_addr(self) -> None:
-        _need(len(self.srcs) >= 1, self, "takes the barrier's shared address")
+        require(len(self.srcs) >= 1, self, "takes the barrier's shared address")
         _need_class(self, "the barrier address", self.srcs[0], "b32")
 
 
@@ -221,7 +222,7 @@ class MbarrierInitOp(MbarrierOp):
 
     def verify_(self) -> None:
         self._verify_addr()
-        _need(len(self.srcs) == 2, self, "takes an address and an arrival count")
+        require(len(self.srcs) == 2, self, "takes an address and an arrival count")
         _need_class(self, "the count", self.srcs[1], "b32")
 
     def ptx_lines(self, names: Namer) -> list[str]:
@@ -240,7 +241,7 @@ class MbarrierArriveOp(MbarrierOp):
 
     def verify_(self) -> None:
         self._verify_addr()
-        _need(len(self.srcs) in (1, 2) and len(self.dsts) == 1, self, "takes an address and an optional transaction count; gives the state")
+        require(len(self.srcs) in (1, 2) and len(self.dsts) == 1, self, "takes an address and an optional transaction count; gives the state")
         if len(self.srcs) == 2:
             _need_class(self, "the transaction count", self.srcs[1], "b32")
         _need_class(self, "the state", self.dsts[0], "b64")
@@ -262,7 +263,7 @@ class MbarrierExpectTxOp(MbarrierOp):
 
     def verify_(self) -> None:
         self._verify_addr()
-        _need(len(self.srcs) == 2, self, "takes an address and a transaction count")
+        require(len(self.srcs) == 2, self, "takes an address and a transaction count")
         _need_class(self, "the transaction count", self.srcs[1], "b32")
 
     def ptx_lines(self, names: Namer) -> list[str]:
@@ -280,7 +281,7 @@ class MbarrierTryWaitParityOp(MbarrierOp):
 
     def verify_(self) -> None:
         self._verify_addr()
-        _need(len(self.srcs) == 2 and len(self.dsts) == 1, self, "takes an address and a parity; gives a predicate")
+        require(len(self.srcs) == 2 and len(self.dsts) == 1, self, "takes an address and a parity; gives a predicate")
         _need_class(self, "the parity", self.srcs[1], "b32")
         _need_class(self, "the result", self.dsts[0], "pred")
 
@@ -318,7 +319,7 @@ class FenceOp(InstrOp):
         super().__init__(operands=[[]], result_types=[[]], properties=_props(kind=kind))
 
     def verify_(self) -> None:
-        _need(self.kind.data in self.KINDS, self, f"unknown fence '{self.kind.data}'; expected one of {', '.join(self.KINDS)}")
+        require(self.kind.data in self.KINDS, self, f"unknown fence '{self.kind.data}'; expected one of {', '.join(self.KINDS)}")
 
     def ptx_lines(self, names: Namer) -> list[str]:
         return [f"fence.{self.kind.data};"]
@@ -347,7 +348,7 @@ class CpAsyncBulkTensorLoadOp(PtxOp):
         super().__init__(operands=[dst, tmap, list(coords), mbar])
 
     def verify_(self) -> None:
-        _need(1 <= len(self.coords) <= 5, self, f"copies a 1D to 5D box, got {len(self.coords)} coordinates")
+        require(1 <= len(self.coords) <= 5, self, f"copies a 1D to 5D box, got {len(self.coords)} coordinates")
         _need_class(self, "the destination", self.dst, "b32")
         _need_class(self, "the tensor map address", self.tmap, "b64")
         _need_class(self, "the barrier", self.mbar, "b32")
@@ -374,7 +375,7 @@ class CpAsyncBulkTensorStoreOp(PtxOp):
         super().__init__(operands=[tmap, list(coords), src])
 
     def verify_(self) -> None:
-        _need(1 <= len(self.coords) <= 5, self, f"copies a 1D to 5D box, got {len(self.coords)} coordinates")
+        require(1 <= len(self.coords) <= 5, self, f"copies a 1D to 5D box, got {len(self.coords)} coordinates")
         _need_class(self, "the tensor map address", self.tmap, "b64")
         _need_class(self, "the source", self.src, "b32")
         for n, v in enumerate(self.coords):
@@ -463,10 +464,10 @@ class WgmmaDescOp(InstrOp):
         super().__init__(operands=[[addr]], result_types=[[RegType("b64")]], properties=_props(lbo=lbo, sbo=sbo, swizzle=swizzle))
 
     def verify_(self) -> None:
-        _need(self.swizzle.data in WGMMA_SWIZZLE_MODES, self, f"swizzle must be one of {', '.join(WGMMA_SWIZZLE_MODES)}, got '{self.swizzle.data}'")
+        require(self.swizzle.data in WGMMA_SWIZZLE_MODES, self, f"swizzle must be one of {', '.join(WGMMA_SWIZZLE_MODES)}, got '{self.swizzle.data}'")
         for what, v in (("LBO", _i(self.lbo)), ("SBO", _i(self.sbo))):
-            _need(v % 16 == 0 and 0 <= v < (1 << 18), self, f"{what} must be a multiple of 16 below 262144 bytes, got {v}")
-        _need(len(self.srcs) == 1 and len(self.dsts) == 1, self, "takes one shared address and gives one descriptor")
+            require(v % 16 == 0 and 0 <= v < (1 << 18), self, f"{what} must be a multiple of 16 below 262144 bytes, got {v}")
+        require(len(self.srcs) == 1 and len(self.dsts) == 1, self, "takes one shared address and gives one descriptor")
         _need_class(self, "the shared address", self.srcs[0], "b32")
         _need_class(self, "the descriptor", self.dsts[0], "b64")
 
@@ -512,19 +513,19 @@ class WgmmaMmaAsyncOp(PtxOp):
 
     def verify_(self) -> None:
         n, atype = _i(self.n), self.atype.data
-        _need(8 <= n <= 256 and n % 8 == 0, self, f"N must be a multiple of 8 from 8 to 256, got {n}")
-        _need(atype in ("bf16", "f16"), self, f"inputs must be bf16 or f16, got {atype}")
-        _need(len(self.acc) == n // 2 and len(self.d) == n // 2, self,
+        require(8 <= n <= 256 and n % 8 == 0, self, f"N must be a multiple of 8 from 8 to 256, got {n}")
+        require(atype in ("bf16", "f16"), self, f"inputs must be bf16 or f16, got {atype}")
+        require(len(self.acc) == n // 2 and len(self.d) == n // 2, self,
               f"m64n{n}k16 keeps {n // 2} f32 accumulators per thread, got {len(self.acc)} operands and {len(self.d)} results")
         for k, v in enumerate([*self.acc, *self.d]):
             _need_class(self, f"accumulator #{k}", v, "f32")
-        _need(len(self.a) in (1, 4), self, f"A is one descriptor (b64) or 4 registers (b32), got {len(self.a)} operands")
+        require(len(self.a) in (1, 4), self, f"A is one descriptor (b64) or 4 registers (b32), got {len(self.a)} operands")
         if len(self.a) == 1:
             _need_class(self, "the A descriptor", self.a[0], "b64")
         else:
             for k, v in enumerate(self.a):
                 _need_class(self, f"A register #{k}", v, "b32", f"{atype}x2")
-            _need(not _i(self.trans_a), self, "A from registers cannot be transposed")
+            require(not _i(self.trans_a), self, "A from registers cannot be transposed")
         _need_class(self, "the B descriptor", self.b, "b64")
         _need_class(self, "scale-d", self.scale_d, "pred")
 
@@ -549,8 +550,8 @@ class SetmaxnregOp(InstrOp):
 
     def verify_(self) -> None:
         c = _i(self.count)
-        _need(self.action.data in ("inc", "dec"), self, f"action must be inc or dec, got '{self.action.data}'")
-        _need(24 <= c <= 256 and c % 8 == 0, self, f"register count must be a multiple of 8 in 24..256, got {c}")
+        require(self.action.data in ("inc", "dec"), self, f"action must be inc or dec, got '{self.action.data}'")
+        require(24 <= c <= 256 and c % 8 == 0, self, f"register count must be a multiple of 8 in 24..256, got {c}")
 
     def ptx_lines(self, names: Namer) -> list[str]:
         return [f"setmaxnreg.{self.action.data}.sync.aligned.u32 {_i(self.count)};"]

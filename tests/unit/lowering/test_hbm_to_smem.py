@@ -10,14 +10,14 @@ from xdsl.utils.exceptions import InterpretationError
 from napkin_ir.interpreters.run import find_entry
 from napkin_ir.pipelines import run_pipeline
 
-from .test_ncd_to_hbm import GEMM
+from napkin_ir.diagrams import gemm
 
 
 @settings(max_examples=20, deadline=None)
 @given(st.integers(1, 60), st.integers(1, 60), st.integers(1, 90), st.integers(2, 5), st.sampled_from(["row", "pad8", "swizzle"]), st.data())
 def test_pipelined_tiles_equal_the_hbm_kernel(m, n, k, stages, layout, data):
     tm, tn, tk = data.draw(st.integers(1, m)), data.draw(st.integers(1, n)), data.draw(st.integers(1, k))
-    text = GEMM.format(m=m, n=n, k=k, t="bf16")
+    text = gemm(m, n, k, "bf16")
     labels = f'ncd-relabel{{grid="m:{tm},n:{tn}" stream="k:{tk}"}},ncd-to-hbm'
     hbm_level = find_entry(run_pipeline(text, labels))
     smem_level = find_entry(run_pipeline(text, f"{labels},hbm-to-smem{{stages={stages} layout={layout}}}"))
@@ -28,7 +28,7 @@ def test_pipelined_tiles_equal_the_hbm_kernel(m, n, k, stages, layout, data):
 def _pipelined_text() -> str:
     from napkin_ir.pipelines import run_pipeline as rp
 
-    module = rp(GEMM.format(m=64, n=64, k=128, t="bf16"), 'ncd-relabel{grid="m:32,n:32" stream="k:16"},ncd-to-hbm,hbm-to-smem{stages=3}')
+    module = rp(gemm(64, 64, 128, "bf16"), 'ncd-relabel{grid="m:32,n:32" stream="k:16"},ncd-to-hbm,hbm-to-smem{stages=3}')
     return str(module)
 
 

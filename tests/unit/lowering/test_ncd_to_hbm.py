@@ -7,15 +7,10 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from napkin_ir import reference
+from napkin_ir.diagrams import gemm
 from napkin_ir.interpreters.run import find_entry
 from napkin_ir.pipelines import run_pipeline
 
-GEMM = """
-func.func @matmul(%a: !ncd.tensor<m={m}, k={k} : {t}>, %b: !ncd.tensor<k={k}, n={n} : {t}>) -> !ncd.tensor<m={m}, n={n} : {t}> {{
-  %c = ncd.contract %a, %b over [k] : !ncd.tensor<m={m}, k={k} : {t}>, !ncd.tensor<k={k}, n={n} : {t}> -> !ncd.tensor<m={m}, n={n} : {t}>
-  func.return %c : !ncd.tensor<m={m}, n={n} : {t}>
-}}
-"""
 
 
 def _both(text: str, labels: str, seed: int):
@@ -29,7 +24,7 @@ def _both(text: str, labels: str, seed: int):
 @given(st.integers(1, 70), st.integers(1, 70), st.integers(1, 70), st.sampled_from(["bf16", "f16"]), st.data())
 def test_gemm_tiles_keep_the_numbers(m, n, k, t, data):
     tm, tn, tk = data.draw(st.integers(1, m)), data.draw(st.integers(1, n)), data.draw(st.integers(1, k))
-    (a, b), diagram, kernel = _both(GEMM.format(m=m, n=n, k=k, t=t), f'grid="m:{tm},n:{tn}" stream="k:{tk}"', seed=m * n + k)
+    (a, b), diagram, kernel = _both(gemm(m, n, k, t), f'grid="m:{tm},n:{tn}" stream="k:{tk}"', seed=m * n + k)
     assert not np.isnan(kernel).any()  # every output element was written, ragged edges too
     # the kernel sums k in tiles: the same f32 sum in another order, then one rounding to t
     ulp = 2.0**-7 if t == "bf16" else 2.0**-10

@@ -11,7 +11,7 @@ from napkin_ir.dialects.reg import lane_layout
 from napkin_ir.interpreters.run import find_entry
 from napkin_ir.pipelines import run_pipeline
 
-from .test_ncd_to_hbm import GEMM
+from napkin_ir.diagrams import gemm
 
 
 @pytest.mark.parametrize("role,rows,cols", [("a", 16, 16), ("a", 64, 16), ("b", 16, 8), ("b", 16, 64), ("c", 16, 8), ("c", 64, 32), ("c", 32, 128)])
@@ -38,7 +38,7 @@ def test_warp_fragments_keep_the_numbers(fm, fn, wm, wn, kt, t, data):
     bm, bn, tk = 16 * fm * wm, 8 * fn * wn, 16 * kt
     # axes at least one tile long (a tile cannot exceed its axis), ragged past that
     m, n, k = (data.draw(st.integers(s, 2 * s + 7)) for s in (bm, bn, tk))
-    text = GEMM.format(m=m, n=n, k=k, t=t)
+    text = gemm(m, n, k, t)
     base = f'ncd-relabel{{grid="m:{bm},n:{bn}" stream="k:{tk}"}},ncd-to-hbm,hbm-to-smem{{stages=2}}'
     smem_level = find_entry(run_pipeline(text, base))
     reg_level = find_entry(run_pipeline(text, f'{base},smem-to-reg{{warps="m:{wm},n:{wn}"}}'))
