@@ -15,7 +15,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from xdsl.dialects.builtin import ArrayAttr, FloatAttr, Float32Type, IndexType, IntegerAttr, StringAttr, f32, i32
-from xdsl.ir import Attribute, Block, Dialect, Region, SSAValue
+from xdsl.ir import Dialect, Region, SSAValue
 from xdsl.irdl import (
     IRDLOperation,
     ParsePropInAttrDict,
@@ -29,7 +29,6 @@ from xdsl.irdl import (
     var_operand_def,
 )
 from xdsl.traits import IsolatedFromAbove, IsTerminator, SymbolOpInterface
-from xdsl.utils.exceptions import VerifyException
 
 from napkin_ir.dialects.ncd import NamedAxesType, TensorType
 from napkin_ir.dialects.utils import require
@@ -118,9 +117,11 @@ class KernelOp(IRDLOperation):
             require(0 < t, self, f"grid axis '{a}' has tile size {t}")
 
 
-def _tile_checks(op: IRDLOperation, tile: TensorType, glob: GlobalType, offsets: Sequence[SSAValue]) -> None:
-    require(tile.axis_names == glob.axis_names, op, f"the tile's axes {list(tile.axis_names)} must be the global's {list(glob.axis_names)}, in order")
-    require(tile.element_type == glob.element_type, op, f"the tile's element type {tile.element_type} differs from the global's {glob.element_type}")
+def check_tile_of_global(op: IRDLOperation, tile: NamedAxesType, glob: GlobalType, offsets: Sequence[SSAValue], what: str = "tile") -> None:
+    """A tile (or buffer) of a global tensor: the same axes in the same order, the same
+    element type, one offset per axis, and no axis longer than the global's."""
+    require(tile.axis_names == glob.axis_names, op, f"the {what}'s axes {list(tile.axis_names)} must be the global's {list(glob.axis_names)}, in order")
+    require(tile.element_type == glob.element_type, op, f"the {what}'s element type {tile.element_type} differs from the global's {glob.element_type}")
     require(len(offsets) == len(glob.axis_names), op, f"takes one offset per axis of the global ({len(glob.axis_names)}), got {len(offsets)}")
     for a, s in tile.shape.items():
         require(s <= glob.shape[a], op, f"a tile of {s} along '{a}' is larger than the global's {glob.shape[a]}")
@@ -145,7 +146,7 @@ class LoadOp(IRDLOperation):
         super().__init__(operands=[source, list(offsets)], result_types=[tile])
 
     def verify_(self) -> None:
-        _tile_checks(self, self.result.type, self.source.type, self.offsets)  # type: ignore[arg-type]
+        check_tile_of_global(self, self.result.type, self.source.type, self.offsets)  # type: ignore[arg-type]
 
 
 @irdl_op_definition
@@ -165,7 +166,7 @@ class StoreOp(IRDLOperation):
         super().__init__(operands=[value, dest, list(offsets)])
 
     def verify_(self) -> None:
-        _tile_checks(self, self.value.type, self.dest.type, self.offsets)  # type: ignore[arg-type]
+        check_tile_of_global(self, self.value.type, self.dest.type, self.offsets)  # type: ignore[arg-type]
 
 
 @irdl_op_definition
@@ -197,4 +198,3 @@ class ReturnOp(IRDLOperation):
 HBM = Dialect("hbm", [KernelOp, LoadOp, StoreOp, FillOp, ReturnOp], [GlobalType])
 
 __all__ = ["HBM", "FillOp", "GlobalType", "KernelOp", "LoadOp", "ReturnOp", "StoreOp", "format_labels", "parse_labels"]
-_ = (Attribute, Block)

@@ -17,7 +17,7 @@ from collections.abc import Sequence
 from functools import lru_cache
 
 import numpy as np
-from xdsl.dialects.builtin import ArrayAttr, IndexType, IntAttr, StringAttr, f32
+from xdsl.dialects.builtin import ArrayAttr, IndexType, IntAttr, StringAttr
 from xdsl.ir import Attribute, Dialect, ParametrizedAttribute, SSAValue
 from xdsl.irdl import (
     IRDLOperation,
@@ -226,4 +226,3 @@ class StoreOp(IRDLOperation):
 REG = Dialect("reg", [ZerosOp, LdmatrixOp, MmaOp, StoreOp], [FragType])
 
 __all__ = ["REG", "FragType", "LdmatrixOp", "MmaOp", "StoreOp", "ZerosOp", "lane_layout"]
-_ = f32

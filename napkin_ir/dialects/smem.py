@@ -30,7 +30,7 @@ from xdsl.parser import AttrParser
 from xdsl.printer import Printer
 from xdsl.utils.exceptions import VerifyException
 
-from napkin_ir.dialects.hbm import GlobalType
+from napkin_ir.dialects.hbm import GlobalType, check_tile_of_global
 from napkin_ir.dialects.ncd import NamedAxesType, TensorType
 from napkin_ir.dialects.utils import require
 
@@ -133,11 +133,7 @@ class CopyOp(IRDLOperation):
     def verify_(self) -> None:
         g, b = self.source.type, self.dest.type
         assert isinstance(g, GlobalType) and isinstance(b, BufferType)
-        require(b.axis_names == g.axis_names, self, f"the buffer's axes {list(b.axis_names)} must be the global's {list(g.axis_names)}, in order")
-        require(b.element_type == g.element_type, self, f"the buffer's element type {b.element_type} differs from the global's {g.element_type}")
-        require(len(self.offsets) == len(g.axis_names), self, f"takes one offset per axis of the global ({len(g.axis_names)}), got {len(self.offsets)}")
-        for a, s in b.shape.items():
-            require(s <= g.shape[a], self, f"a tile of {s} along '{a}' is larger than the global's {g.shape[a]}")
+        check_tile_of_global(self, b, g, self.offsets, "buffer")
 
 
 @irdl_op_definition

@@ -31,7 +31,7 @@ class GlobalTensor:
         self.data = data
 
 
-def _window(g: GlobalTensor, offsets: Sequence[int], tile_dims: Sequence[int]):
+def overlap(g: GlobalTensor, offsets: Sequence[int], tile_dims: Sequence[int]):
     """The slices of the global and of the tile where they overlap."""
     src, dst = [], []
     for o, n, size in zip(offsets, tile_dims, g.data.shape):
@@ -59,7 +59,7 @@ class UnsignedIndexFunctions(InterpreterFunctions):
 def read_tile(g: GlobalTensor, offsets: Sequence[int], dims: Sequence[int]) -> np.ndarray:
     """The tile of `g` at `offsets`; elements past the edge are zero."""
     tile = np.zeros(dims, np.float32)
-    src, dst = _window(g, offsets, dims)
+    src, dst = overlap(g, offsets, dims)
     tile[dst] = g.data[src]
     return tile
 
@@ -76,7 +76,7 @@ class HbmFunctions(InterpreterFunctions):
     def run_store(self, interpreter: Interpreter, op: hbm.StoreOp, args: tuple[Any, ...]):
         value, g, *offsets = args
         data = value.aligned(g.type.axis_names)
-        src, dst = _window(g, offsets, data.shape)
+        src, dst = overlap(g, offsets, data.shape)
         g.data[src] = round_to(g.type.dtype, data[dst])
         return ()
 

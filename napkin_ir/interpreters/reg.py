@@ -16,7 +16,7 @@ from xdsl.interpreter import Interpreter, InterpreterFunctions, impl, register_i
 from xdsl.ir import Operation
 
 from napkin_ir.dialects import hbm, reg
-from napkin_ir.interpreters.hbm import _window
+from napkin_ir.interpreters.hbm import overlap
 from napkin_ir.interpreters.smem import Buffer, check_readable
 from napkin_ir.interpreters.tensors import NamedArray, round_to
 
@@ -99,6 +99,6 @@ class RegFunctions(InterpreterFunctions):
             origin = warp_origin(t, w, {})
             tile = round_to(g.type.dtype, scatter(t, value[_key(w)]))
             start = [o + origin[a] for o, a in zip(offsets, g.type.axis_names)]
-            src, dst = _window(g, start, t.dims)
+            src, dst = overlap(g, start, t.dims)
             g.data[src] = tile[dst]
         return ()

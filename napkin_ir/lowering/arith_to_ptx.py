@@ -12,7 +12,6 @@ Index is 32-bit on the device: address arithmetic widens explicitly (`mul.wide`)
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from dataclasses import dataclass
 
 from xdsl.context import Context
@@ -97,7 +96,7 @@ _CMPF = {"oeq": "eq", "ogt": "gt", "oge": "ge", "olt": "lt", "ole": "le", "one":
          "ueq": "equ", "ugt": "gtu", "uge": "geu", "ult": "ltu", "ule": "leu", "une": "neu", "uno": "nan"}
 
 
-class _Lowerer:
+class ArithLowering:
     def __init__(self):
         self.values: dict[SSAValue, SSAValue] = {}
 
@@ -190,7 +189,7 @@ PARAM_TYPE = {"b32": "u32", "b64": "u64", "f32": "f32", "f64": "f64"}
 
 def lower_function(f: func.FuncOp) -> P.KernelOp:
     """Lower one function (its body already in cf form) to a ptx.kernel."""
-    lw = _Lowerer()
+    lw = ArithLowering()
     old_blocks = list(f.body.blocks)
     # arguments listed in `ptx.tensormap_args` are TMA tensor maps passed by value; the
     # function sees their generic address (an i64)
@@ -259,4 +258,3 @@ class ConvertArithToPtxPass(ModulePass):
             Rewriter.replace_op(f, kernel)
 
 
-_: Callable | None = None

@@ -34,7 +34,7 @@ from napkin_ir.dialects import hbm, reg, smem
 from napkin_ir.dialects.ptx import ops as P
 from napkin_ir.dialects.ptx import tensor_ops as T
 from napkin_ir.dialects.ptx.registers import RegType
-from napkin_ir.lowering.arith_to_ptx import _Lowerer
+from napkin_ir.lowering.arith_to_ptx import ArithLowering
 
 B32, B64, F32, PRED = RegType("b32"), RegType("b64"), RegType("f32"), RegType("pred")
 SHARED = "napkin_smem"
@@ -42,7 +42,6 @@ SHARED = "napkin_smem"
 
 @dataclass
 class _Buffer:
-    name: str
     base: SSAValue  # shared address (b32)
     type: smem.BufferType
     row_bytes: int  # the stride between rows, padding included
@@ -61,7 +60,7 @@ class _Emitter:
         self.name = kernel.sym_name.data
         self.blocks: list[Block] = [Block()]
         self.cur = self.blocks[0]
-        self.arith = _Lowerer()
+        self.arith = ArithLowering()
         self.vals: dict[SSAValue, Any] = self.arith.values  # one map for index values and the rest
         self.smem_bytes = 0
         self.smem_base: SSAValue | None = None
@@ -187,7 +186,7 @@ class _Emitter:
         if self.smem_base is None:
             self.smem_base = self.emit(P.AddrOfOp(SHARED, B32)).results[0]
         base = self.add(self.smem_base, offset) if offset else self.smem_base
-        self.vals[op.result] = _Buffer(SHARED, base, t, row_bytes, rows * row_bytes)
+        self.vals[op.result] = _Buffer(base, t, row_bytes, rows * row_bytes)
 
     def stage_base(self, buf: _Buffer, stage: SSAValue) -> SSAValue:
         return self.add(buf.base, self.mul(self.vals[stage], buf.stage_bytes))

@@ -22,7 +22,6 @@ from xdsl.dialects.builtin import (
     IntegerAttr,
     IntegerType,
     StringAttr,
-    SymbolRefAttr,
     i32,
 )
 from xdsl.ir import Attribute, Block, Region, SSAValue
@@ -42,9 +41,8 @@ from xdsl.irdl import (
     var_result_def,
 )
 from xdsl.traits import IsolatedFromAbove, IsTerminator, NoTerminator, SymbolOpInterface
-from xdsl.utils.exceptions import VerifyException
 
-from napkin_ir.dialects.ptx.registers import REG_CLASSES, TYPE_BITS, RegType, fits, reg_class_of
+from napkin_ir.dialects.ptx.registers import TYPE_BITS, RegType, fits, reg_class_of
 from napkin_ir.dialects.utils import require
 
 Namer = Callable[[SSAValue], str]
@@ -840,4 +838,3 @@ class ModuleOp(IRDLOperation):
 
 
 __all__ = [name for name in dir() if name.endswith("Op") and name not in ("IRDLOperation",)]
-_ = (REG_CLASSES, SymbolRefAttr)

@@ -24,7 +24,7 @@ from xdsl.irdl import (
     var_result_def,
 )
 
-from napkin_ir.dialects.ptx.ops import InstrOp, Namer, PtxOp, _addr, _i, _need_class, _props, _s, _vec
+from napkin_ir.dialects.ptx.ops import InstrOp, Namer, PtxOp, _i, _need_class, _props, _vec
 from napkin_ir.dialects.utils import require
 from napkin_ir.dialects.ptx.registers import RegType
 
@@ -557,4 +557,3 @@ class SetmaxnregOp(InstrOp):
         return [f"setmaxnreg.{self.action.data}.sync.aligned.u32 {_i(self.count)};"]
 
 
-_ = (_addr, _s)
