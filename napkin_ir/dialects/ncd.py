@@ -284,7 +284,7 @@ def _parse_float(parser: Parser, what: str) -> float:
     return -float(v) if neg else float(v)
 
 
-def _fmt_float(v: float) -> str:
+def format_float(v: float) -> str:
     """Shortest text that parses back to `v`; MLIR float literals need a '.'."""
     if math.isinf(v):
         return "-inf" if v < 0 else "inf"
@@ -371,7 +371,7 @@ class ContractOp(NcdOp):
         return op
 
 
-MAP_UNARY = ("exp", "exp2", "neg", "scale", "cast")
+MAP_UNARY = ("exp", "exp2", "neg", "sqrt", "scale", "cast")
 MAP_BINARY = ("add", "sub", "mul", "div", "max")
 MAP_FNS = MAP_UNARY + MAP_BINARY
 
@@ -380,9 +380,9 @@ MAP_FNS = MAP_UNARY + MAP_BINARY
 class MapOp(NcdOp):
     """An elementwise function of one or two tensors, broadcast by axis name.
 
-    Unary: exp, exp2, neg, scale (by the constant `by`), cast (to the result's element
-    type). Binary: add, sub, mul, div, max; each operand is broadcast over the axes it
-    lacks, so the result has the union of the operands' axes.
+    Unary: exp, exp2, neg, sqrt, scale (by the constant `by`), cast (to the result's
+    element type). Binary: add, sub, mul, div, max; each operand is broadcast over the
+    axes it lacks, so the result has the union of the operands' axes.
 
         %e = ncd.map exp %x : !ncd.tensor<i=64, j=64 : f32> -> !ncd.tensor<i=64, j=64 : f32>
         %y = ncd.map sub %x, %m : !ncd.tensor<i=64, j=64 : f32>, !ncd.tensor<i=64 : f32>
@@ -425,7 +425,7 @@ class MapOp(NcdOp):
         printer.print_string(f" {self.fn.data} ")
         printer.print_list(self.inputs, printer.print_operand)
         if self.by is not None:
-            printer.print_string(f" by {_fmt_float(self.by.value.data)}")
+            printer.print_string(f" by {format_float(self.by.value.data)}")
         self._print_tail(printer, list(self.inputs))
 
     @classmethod
@@ -552,7 +552,7 @@ class SoftmaxOp(AlongOneAxisOp):
         printer.print_operand(self.input)
         printer.print_string(f" along {self.axis.data}")
         if self.scale is not None:
-            printer.print_string(f" scale {_fmt_float(self.scale.value.data)}")
+            printer.print_string(f" scale {format_float(self.scale.value.data)}")
         self._print_tail(printer, [self.input])
 
     @classmethod
@@ -598,11 +598,56 @@ class L2NormOp(AlongOneAxisOp):
         return op
 
 
+class FillOutsideOp(NcdOp):
+    """Base of the masks: keep the elements where a condition on their positions holds and
+    put `fill` in the others; the result has the input's type. On a tile (the hbm level
+    and below) `at [...]` gives the positions at which the tile starts along the axes the
+    condition reads."""
+
+    input = operand_def(TensorType)
+    offsets = var_operand_def(IndexType)  # none, or where a tile starts along the axes compared
+    fill = prop_def(FloatAttr[Float32Type])
+    result = result_def(TensorType)
+    traits = traits_def(Pure())
+
+    def _verify_fill(self, compared: Sequence[tuple[str, str]]) -> TensorType:
+        """`compared` names the axes the condition reads: (role, axis) pairs."""
+        t = _tensor(self.input, "input")
+        for role, a in compared:
+            if a not in t.shape:
+                raise VerifyException(f"{self.name}: the {role} axis '{a}' is not an axis of the input {_fmt_shape(t.shape)}")
+        _check_number(self.name, "the fill value", self.fill)
+        if len(self.offsets) not in (0, len(compared)):
+            what = "the tile's rows and columns start" if len(compared) == 2 else "the tile starts"
+            raise VerifyException(f"{self.name}: takes no offsets or {len(compared)} (where {what}), got {len(self.offsets)}")
+        _check_result(self.name, _tensor(self.result, "result"), t.shape, t.element_type)
+        return t
+
+    def _print_fill(self, printer: Printer) -> None:
+        printer.print_string(f" fill {format_float(self.fill.value.data)}")
+        if self.offsets:
+            printer.print_string(" at [")
+            printer.print_list(self.offsets, printer.print_operand)
+            printer.print_string("]")
+        self._print_tail(printer, [self.input])
+
+    @staticmethod
+    def _parse_fill(parser: Parser) -> tuple[float, list[SSAValue]]:
+        parser.parse_keyword("fill")
+        fill = _parse_float(parser, "the fill value")
+        offsets: list[SSAValue] = []
+        if parser.parse_optional_keyword("at") is not None:
+            pos = parser.pos
+            unresolved = parser.parse_comma_separated_list(parser.Delimiter.SQUARE, parser.parse_unresolved_operand)
+            offsets = parser.resolve_operands(unresolved, [IndexType()] * len(unresolved), pos)
+        return fill, offsets
+
+
 MASK_KINDS = ("causal",)
 
 
 @irdl_op_definition
-class MaskOp(NcdOp):
+class MaskOp(FillOutsideOp):
     """Keep the elements where the row index is at least the column index, fill the rest.
 
     `causal` compares positions along two axes of equal meaning (query `i`, key `j`):
@@ -614,14 +659,9 @@ class MaskOp(NcdOp):
     """
 
     name = "ncd.mask"
-    input = operand_def(TensorType)
-    offsets = var_operand_def(IndexType)  # none, or where a tile's rows and columns start
     kind = prop_def(StringAttr)
     row = prop_def(StringAttr)
     col = prop_def(StringAttr)
-    fill = prop_def(FloatAttr[Float32Type])
-    result = result_def(TensorType)
-    traits = traits_def(Pure())
 
     def __init__(self, input: SSAValue, row: str, col: str, fill: float, result_type: Attribute, kind: str = "causal",
                  offsets: Sequence[SSAValue] = ()):
@@ -634,26 +674,15 @@ class MaskOp(NcdOp):
     def verify_(self) -> None:
         if self.kind.data not in MASK_KINDS:
             raise VerifyException(f"{self.name}: unknown mask '{self.kind.data}'; expected one of {', '.join(MASK_KINDS)}")
-        t = _tensor(self.input, "input")
-        for role, a in (("row", self.row.data), ("column", self.col.data)):
-            if a not in t.shape:
-                raise VerifyException(f"{self.name}: the {role} axis '{a}' is not an axis of the input {_fmt_shape(t.shape)}")
-        _check_number(self.name, "the fill value", self.fill)
-        if len(self.offsets) not in (0, 2):
-            raise VerifyException(f"{self.name}: takes no offsets or two (where the tile's rows and columns start), got {len(self.offsets)}")
         if self.row.data == self.col.data:
             raise VerifyException(f"{self.name}: the row and column axes must differ, both are '{self.row.data}'")
-        _check_result(self.name, _tensor(self.result, "result"), t.shape, t.element_type)
+        self._verify_fill([("row", self.row.data), ("column", self.col.data)])
 
     def print(self, printer: Printer) -> None:
         printer.print_string(f" {self.kind.data} ")
         printer.print_operand(self.input)
-        printer.print_string(f" keep {self.row.data} >= {self.col.data} fill {_fmt_float(self.fill.value.data)}")
-        if self.offsets:
-            printer.print_string(" at [")
-            printer.print_list(self.offsets, printer.print_operand)
-            printer.print_string("]")
-        self._print_tail(printer, [self.input])
+        printer.print_string(f" keep {self.row.data} >= {self.col.data}")
+        self._print_fill(printer)
 
     @classmethod
     def parse(cls, parser: Parser) -> MaskOp:
@@ -667,31 +696,77 @@ class MaskOp(NcdOp):
         parser.parse_punctuation(">", " (the mask keeps row >= column)")
         parser.parse_punctuation("=", " (the mask keeps row >= column)")
         col = parser.parse_identifier(" (the column axis)")
-        parser.parse_keyword("fill")
-        fill = _parse_float(parser, "the fill value")
-        offsets: list[SSAValue] = []
-        if parser.parse_optional_keyword("at") is not None:
-            pos = parser.pos
-            unresolved = parser.parse_comma_separated_list(parser.Delimiter.SQUARE, parser.parse_unresolved_operand)
-            offsets = parser.resolve_operands(unresolved, [IndexType()] * len(unresolved), pos)
+        fill, offsets = cls._parse_fill(parser)
         (inp,), rt, attrs = cls._parse_tail(parser, operands)
         op = cls(inp, row, col, fill, rt, kind, offsets)
         op.attributes.update(attrs)
         return op
 
 
-NCD = Dialect("ncd", [ContractOp, MapOp, ReduceOp, SoftmaxOp, L2NormOp, MaskOp], [TensorType])
+@irdl_op_definition
+class MaskBoundOp(FillOutsideOp):
+    """Keep the elements whose position along one axis is below `bound`, fill the rest.
+
+    A tile that overhangs the end of an axis holds positions past it (`hbm.load` reads
+    them as zero); before a reduction along a streamed axis, `ncd-to-hbm` fills them with
+    what the reduction ignores (-inf before a softmax or a max, 0 before a sum). On a
+    tile, `at [%j0]` says where the tile starts along the axis.
+
+        %t = ncd.mask_bound %s keep j < 200 fill -inf at [%j0] : !ncd.tensor<i=64, j=64 : f32>
+               -> !ncd.tensor<i=64, j=64 : f32>
+    """
+
+    name = "ncd.mask_bound"
+    axis = prop_def(StringAttr)
+    bound = prop_def(IntAttr)
+
+    def __init__(self, input: SSAValue, axis: str, bound: int, fill: float, result_type: Attribute, offsets: Sequence[SSAValue] = ()):
+        super().__init__(
+            operands=[input, list(offsets)],
+            properties={"axis": StringAttr(axis), "bound": IntAttr(bound), "fill": FloatAttr(fill, f32)},
+            result_types=[result_type],
+        )
+
+    def verify_(self) -> None:
+        if self.bound.data < 0:
+            raise VerifyException(f"{self.name}: the bound must not be negative, got {self.bound.data}")
+        self._verify_fill([("bounded", self.axis.data)])
+
+    def print(self, printer: Printer) -> None:
+        printer.print_string(" ")
+        printer.print_operand(self.input)
+        printer.print_string(f" keep {self.axis.data} < {self.bound.data}")
+        self._print_fill(printer)
+
+    @classmethod
+    def parse(cls, parser: Parser) -> MaskBoundOp:
+        operands = _parse_operands(parser, 1)
+        parser.parse_keyword("keep")
+        axis = parser.parse_identifier(" (the bounded axis)")
+        parser.parse_punctuation("<", " (the mask keeps axis < bound)")
+        bound = parser.parse_integer(allow_boolean=False, allow_negative=True, context_msg=" (the bound)")
+        fill, offsets = cls._parse_fill(parser)
+        (inp,), rt, attrs = cls._parse_tail(parser, operands)
+        op = cls(inp, axis, bound, fill, rt, offsets)
+        op.attributes.update(attrs)
+        return op
+
+
+NCD = Dialect("ncd", [ContractOp, MapOp, ReduceOp, SoftmaxOp, L2NormOp, MaskOp, MaskBoundOp], [TensorType])
 
 __all__ = [
+    "ELEMENT_TYPES",
     "NCD",
     "ContractOp",
+    "FillOutsideOp",
     "L2NormOp",
     "MapOp",
+    "MaskBoundOp",
     "MaskOp",
+    "NamedAxesType",
     "ReduceOp",
     "SoftmaxOp",
     "TensorType",
-    "NamedAxesType",
-    "ELEMENT_TYPES",
     "element_type_name",
+    "format_float",
 ]

@@ -34,6 +34,7 @@ _UNARY = {
     "exp": np.exp,
     "exp2": np.exp2,
     "neg": np.negative,
+    "sqrt": np.sqrt,
     "cast": lambda x: x,
 }
 _BINARY = {
@@ -103,11 +104,24 @@ class NcdFunctions(InterpreterFunctions):
     def run_mask(self, interpreter: Interpreter, op: ncd.MaskOp, args: tuple[Any, ...]):
         x, *offsets = args
         r0, c0 = offsets or (0, 0)
-        shape = x.shape
-        row = NamedArray((op.row.data,), r0 + np.arange(shape[op.row.data])).aligned(x.axes)
-        col = NamedArray((op.col.data,), c0 + np.arange(shape[op.col.data])).aligned(x.axes)
-        y = np.where(row >= col, x.data, np.float32(op.fill.value.data))
-        return (_result(op, NamedArray(x.axes, y).aligned(op.result.type.axis_names)),)
+        keep = _positions(x, op.row.data, r0) >= _positions(x, op.col.data, c0)
+        return (_masked(op, x, keep),)
+
+    @impl(ncd.MaskBoundOp)
+    def run_mask_bound(self, interpreter: Interpreter, op: ncd.MaskBoundOp, args: tuple[Any, ...]):
+        x, *offsets = args
+        keep = _positions(x, op.axis.data, offsets[0] if offsets else 0) < op.bound.data
+        return (_masked(op, x, keep),)
+
+
+def _positions(x: NamedArray, axis: str, start: int) -> np.ndarray:
+    """The position of each element along `axis`, shaped to broadcast against `x`."""
+    return NamedArray((axis,), start + np.arange(x.shape[axis])).aligned(x.axes)
+
+
+def _masked(op: ncd.FillOutsideOp, x: NamedArray, keep: np.ndarray) -> NamedArray:
+    y = np.where(keep, x.data, np.float32(op.fill.value.data))
+    return _result(op, NamedArray(x.axes, y).aligned(op.result.type.axis_names))
 
 
 def make_interpreter(module: ModuleOp) -> Interpreter:

@@ -102,7 +102,7 @@ func.func @map_unknown(%x: !ncd.tensor<i=8 : f32>) {
   %0 = ncd.map tanh %x : !ncd.tensor<i=8 : f32> -> !ncd.tensor<i=8 : f32>
   func.return
 }
-// CHECK: unknown ncd.map function 'tanh'; expected one of exp, exp2, neg, scale, cast, add, sub, mul, div, max
+// CHECK: unknown ncd.map function 'tanh'; expected one of exp, exp2, neg, sqrt, scale, cast, add, sub, mul, div, max
 
 // -----
 func.func @reduce_missing_axis(%x: !ncd.tensor<i=8, j=16 : f32>) {
@@ -152,6 +152,55 @@ func.func @mask_same_axis(%x: !ncd.tensor<i=8, j=16 : f32>) {
   func.return
 }
 // CHECK: ncd.mask: the row and column axes must differ, both are 'i'
+
+// -----
+func.func @mask_offsets(%x: !ncd.tensor<i=8, j=16 : f32>, %i0: index) {
+  %0 = ncd.mask causal %x keep i >= j fill -inf at [%i0] : !ncd.tensor<i=8, j=16 : f32> -> !ncd.tensor<i=8, j=16 : f32>
+  func.return
+}
+// CHECK: ncd.mask: takes no offsets or 2 (where the tile's rows and columns start), got 1
+
+// -----
+func.func @mask_bound_missing_axis(%x: !ncd.tensor<i=8, j=16 : f32>) {
+  %0 = ncd.mask_bound %x keep k < 4 fill 0.0 : !ncd.tensor<i=8, j=16 : f32> -> !ncd.tensor<i=8, j=16 : f32>
+  func.return
+}
+// CHECK: ncd.mask_bound: the bounded axis 'k' is not an axis of the input <i=8, j=16>
+
+// -----
+func.func @mask_bound_negative(%x: !ncd.tensor<i=8, j=16 : f32>) {
+  %0 = ncd.mask_bound %x keep j < -1 fill 0.0 : !ncd.tensor<i=8, j=16 : f32> -> !ncd.tensor<i=8, j=16 : f32>
+  func.return
+}
+// CHECK: ncd.mask_bound: the bound must not be negative, got -1
+
+// -----
+func.func @mask_bound_offsets(%x: !ncd.tensor<i=8, j=16 : f32>, %i0: index) {
+  %0 = ncd.mask_bound %x keep j < 4 fill 0.0 at [%i0, %i0] : !ncd.tensor<i=8, j=16 : f32> -> !ncd.tensor<i=8, j=16 : f32>
+  func.return
+}
+// CHECK: ncd.mask_bound: takes no offsets or 1 (where the tile starts), got 2
+
+// -----
+func.func @mask_bound_result(%x: !ncd.tensor<i=8, j=16 : f32>) {
+  %0 = ncd.mask_bound %x keep j < 4 fill 0.0 : !ncd.tensor<i=8, j=16 : f32> -> !ncd.tensor<i=8, j=16 : bf16>
+  func.return
+}
+// CHECK: ncd.mask_bound: result element type bf16 should be f32, as the operands
+
+// -----
+func.func @mask_bound_syntax(%x: !ncd.tensor<i=8, j=16 : f32>) {
+  %0 = ncd.mask_bound %x keep j <= 4 fill 0.0 : !ncd.tensor<i=8, j=16 : f32> -> !ncd.tensor<i=8, j=16 : f32>
+  func.return
+}
+// CHECK: Expected integer literal (the bound)
+
+// -----
+func.func @mask_bound_nan(%x: !ncd.tensor<i=8, j=16 : f32>) {
+  %0 = "ncd.mask_bound"(%x) <{axis = "j", bound = #builtin.int<4>, fill = 0x7FC00000 : f32}> : (!ncd.tensor<i=8, j=16 : f32>) -> !ncd.tensor<i=8, j=16 : f32>
+  func.return
+}
+// CHECK: ncd.mask_bound: the fill value must be a number, got NaN
 
 // -----
 func.func @duplicate_axis(%a: !ncd.tensor<m=4, m=8 : bf16>) {

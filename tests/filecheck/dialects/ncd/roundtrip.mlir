@@ -33,6 +33,7 @@ func.func @maps(%x: !ncd.tensor<i=8, j=16 : f32>, %m: !ncd.tensor<i=8 : f32>, %y
   // CHECK-NEXT: %8 = ncd.map div %x, %m
   // CHECK-NEXT: %9 = ncd.map max %x, %m
   // CHECK-NEXT: %10 = ncd.map scale %y by -2.5 {note = "kept"}
+  // CHECK-NEXT: %11 = ncd.map sqrt %x : !ncd.tensor<i=8, j=16 : f32> -> !ncd.tensor<i=8, j=16 : f32>
   %0 = ncd.map exp %x : !ncd.tensor<i=8, j=16 : f32> -> !ncd.tensor<i=8, j=16 : f32>
   %1 = ncd.map exp2 %x : !ncd.tensor<i=8, j=16 : f32> -> !ncd.tensor<i=8, j=16 : f32>
   %2 = ncd.map neg %x : !ncd.tensor<i=8, j=16 : f32> -> !ncd.tensor<i=8, j=16 : f32>
@@ -44,6 +45,7 @@ func.func @maps(%x: !ncd.tensor<i=8, j=16 : f32>, %m: !ncd.tensor<i=8 : f32>, %y
   %8 = ncd.map div %x, %m : !ncd.tensor<i=8, j=16 : f32>, !ncd.tensor<i=8 : f32> -> !ncd.tensor<i=8, j=16 : f32>
   %9 = ncd.map max %x, %m : !ncd.tensor<i=8, j=16 : f32>, !ncd.tensor<i=8 : f32> -> !ncd.tensor<i=8, j=16 : f32>
   %10 = ncd.map scale %y by -2.5 {note = "kept"} : !ncd.tensor<i=8, j=16 : bf16> -> !ncd.tensor<i=8, j=16 : bf16>
+  %11 = ncd.map sqrt %x : !ncd.tensor<i=8, j=16 : f32> -> !ncd.tensor<i=8, j=16 : f32>
   func.return
 }
 
@@ -63,5 +65,19 @@ func.func @reductions(%x: !ncd.tensor<i=8, j=16 : f32>) {
   %4 = ncd.l2norm %x along j : !ncd.tensor<i=8, j=16 : f32> -> !ncd.tensor<i=8, j=16 : f32>
   %5 = ncd.mask causal %x keep i >= j fill -inf : !ncd.tensor<i=8, j=16 : f32> -> !ncd.tensor<i=8, j=16 : f32>
   %6 = ncd.mask causal %x keep j >= i fill 0.0 : !ncd.tensor<i=8, j=16 : f32> -> !ncd.tensor<i=8, j=16 : f32>
+  func.return
+}
+
+// Masks on tiles say where the tile starts; a bound mask keeps the positions below a bound.
+// CHECK-LABEL: func.func @masks
+func.func @masks(%x: !ncd.tensor<i=8, j=16 : f32>, %y: !ncd.tensor<i=8, j=16 : bf16>, %i0: index, %j0: index) {
+  // CHECK-NEXT: ncd.mask causal %x keep i >= j fill -inf at [%i0, %j0] : !ncd.tensor<i=8, j=16 : f32> -> !ncd.tensor<i=8, j=16 : f32>
+  // CHECK-NEXT: ncd.mask_bound %x keep j < 100 fill -inf at [%j0] : !ncd.tensor<i=8, j=16 : f32> -> !ncd.tensor<i=8, j=16 : f32>
+  // CHECK-NEXT: ncd.mask_bound %y keep i < 5 fill 0.0 : !ncd.tensor<i=8, j=16 : bf16> -> !ncd.tensor<i=8, j=16 : bf16>
+  // CHECK-NEXT: ncd.mask_bound %x keep j < 0 fill 2.5 {note = "kept"} : !ncd.tensor<i=8, j=16 : f32> -> !ncd.tensor<i=8, j=16 : f32>
+  %0 = ncd.mask causal %x keep i >= j fill -inf at [%i0, %j0] : !ncd.tensor<i=8, j=16 : f32> -> !ncd.tensor<i=8, j=16 : f32>
+  %1 = ncd.mask_bound %x keep j < 100 fill -inf at [%j0] : !ncd.tensor<i=8, j=16 : f32> -> !ncd.tensor<i=8, j=16 : f32>
+  %2 = ncd.mask_bound %y keep i < 5 fill 0.0 : !ncd.tensor<i=8, j=16 : bf16> -> !ncd.tensor<i=8, j=16 : bf16>
+  %3 = ncd.mask_bound %x keep j < 0 fill 2.5 {note = "kept"} : !ncd.tensor<i=8, j=16 : f32> -> !ncd.tensor<i=8, j=16 : f32>
   func.return
 }
