@@ -4,6 +4,8 @@
 
 spreads axes `m` and `n` over thread blocks in tiles of 128 (each block owns one output
 tile) and streams axis `k` through the block 32 at a time; unlabelled axes stay whole.
+An axis named without a tile has tiles of 1: `grid="b,h,i:128"` gives each block one
+batch entry and one head.
 The labels are written on each function as `ncd.grid` and `ncd.stream`; `ncd-to-hbm`
 reads them. Labels that name no axis, tiles that do not fit their axis, grid axes that
 are not output axes and streamed axes that are, are refused with a diagnostic.
@@ -22,7 +24,7 @@ from xdsl.utils.exceptions import PassFailedException
 from napkin_ir.dialects.hbm import format_labels
 from napkin_ir.dialects.ncd import TensorType
 
-_LABEL = re.compile(r"^\s*([A-Za-z_][A-Za-z0-9_]*)\s*:\s*([0-9]+)\s*$")
+_LABEL = re.compile(r"^\s*([A-Za-z_][A-Za-z0-9_]*)\s*(?::\s*([0-9]+)\s*)?$")
 
 
 def parse_label_option(option: str, text: str) -> dict[str, int]:
@@ -30,8 +32,9 @@ def parse_label_option(option: str, text: str) -> dict[str, int]:
     for part in filter(None, (p.strip() for p in text.split(","))):
         m = _LABEL.match(part)
         if not m:
-            raise PassFailedException(f"ncd-relabel: cannot read {option}=\"{text}\": '{part}' should be axis:tile, e.g. m:128")
-        axis, tile = m.group(1), int(m.group(2))
+            raise PassFailedException(f"ncd-relabel: cannot read {option}=\"{text}\": '{part}' should be axis:tile, e.g. m:128, "
+                                      "or an axis alone for tiles of 1")
+        axis, tile = m.group(1), int(m.group(2) or 1)
         if axis in labels:
             raise PassFailedException(f"ncd-relabel: axis '{axis}' is labelled twice in {option}")
         labels[axis] = tile

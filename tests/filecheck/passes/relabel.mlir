@@ -1,6 +1,7 @@
 // ncd-relabel writes the labels on each function and refuses labels that cannot hold.
 // RUN: napkin-opt %examples/matmul.mlir -p 'ncd-relabel{grid="m:128,n:64" stream="k:32"}' | filecheck %s
 // RUN: napkin-opt %examples/attention.mlir -p 'ncd-relabel{grid=" b:1 , i:128 "}' | filecheck %s --check-prefix=SPACES
+// RUN: napkin-opt %examples/attention.mlir -p 'ncd-relabel{grid="b,h,i:128" stream="j:64"}' | filecheck %s --check-prefix=BARE
 // RUN: not napkin-opt %examples/matmul.mlir -p 'ncd-relabel{grid="q:16"}' 2>&1 | filecheck %s --check-prefix=NOAXIS
 // RUN: not napkin-opt %examples/matmul.mlir -p 'ncd-relabel{grid="m:1024"}' 2>&1 | filecheck %s --check-prefix=FIT
 // RUN: not napkin-opt %examples/matmul.mlir -p 'ncd-relabel{grid="m:0"}' 2>&1 | filecheck %s --check-prefix=ZERO
@@ -13,12 +14,13 @@
 
 // CHECK: func.func @matmul({{.*}}) -> !ncd.tensor<m=512, n=384 : bf16> attributes {ncd.grid = ["m:128", "n:64"], ncd.stream = ["k:32"]}
 // SPACES: attributes {ncd.grid = ["b:1", "i:128"], ncd.stream = []}
+// BARE: attributes {ncd.grid = ["b:1", "h:1", "i:128"], ncd.stream = ["j:64"]}
 // NOAXIS: napkin-opt: error: ncd-relabel: the grid label 'q' names no axis of @matmul; its axes are m, k, n
 // FIT: napkin-opt: error: ncd-relabel: a tile of 1024 does not fit axis 'm' of size 512 in @matmul
 // ZERO: napkin-opt: error: ncd-relabel: a tile of 0 does not fit axis 'm' of size 512 in @matmul
 // NOTOUT: napkin-opt: error: ncd-relabel: grid axis 'k' is not an axis of @matmul's output
 // STREAMOUT: napkin-opt: error: ncd-relabel: axis 'm' is an axis of @matmul's output; stream only axes that are reduced
 // BOTH: napkin-opt: error: ncd-relabel: axis 'm' cannot be both spread over the grid and streamed
-// SYNTAX: napkin-opt: error: ncd-relabel: cannot read grid="m=32": 'm=32' should be axis:tile, e.g. m:128
+// SYNTAX: napkin-opt: error: ncd-relabel: cannot read grid="m=32": 'm=32' should be axis:tile, e.g. m:128, or an axis alone for tiles of 1
 // NONE: napkin-opt: error: ncd-relabel: label at least one axis
 // OPTION: napkin-opt: error: {{.*}}tile
