@@ -54,39 +54,49 @@ def sm80_gemm_pipeline(block: tuple[int, int, int] = (128, 128, 32), warps: tupl
             f'hbm-to-smem{{stages={stages} layout=pad8}},smem-to-reg{{warps="{m}:{warps[0]},{n}:{warps[1]}"}},reg-to-ptx')
 
 
+def sm90_gemm_pipeline(block: tuple[int, int, int] = (128, 256, 64), stages: int = 4,
+                       axes: tuple[str, str, str] = ("m", "n", "k")) -> str:
+    """The pass pipeline from a GEMM diagram to sm_90a PTX (TMA, mbarriers, wgmma; napkin-sm90)."""
+    (m, n, k), (bm, bn, bk) = axes, block
+    return (f'ncd-relabel{{grid="{m}:{bm},{n}:{bn}" stream="{k}:{bk}"}},ncd-to-hbm,'
+            f'hbm-to-smem{{stages={stages} copy=tma}},smem-to-reg{{mma=wgmma}},reg-to-ptx')
+
+
 def launch_config(module: ModuleOp) -> dict[str, object]:
     """Kernel name, grid, block and dynamic shared memory of the (one) compiled kernel."""
     from napkin_ir.dialects.ptx.ops import KernelOp
 
     (kernel,) = [op for op in module.walk() if isinstance(op, KernelOp)]
     grid = [a.value.data for a in kernel.attributes["napkin.grid"].data]  # type: ignore[union-attr]
-    block = [a.value.data for a in kernel.reqntid.data] if kernel.reqntid else [1]
+    threads = kernel.reqntid or kernel.maxntid
+    block = [a.value.data for a in threads.data] if threads else [1]
     smem = kernel.attributes["napkin.smem_bytes"].value.data  # type: ignore[union-attr]
-    return {"name": kernel.sym_name.data, "grid": grid, "block": block, "smem": smem}
+    tma = [a.data for a in kernel.attributes["napkin.tma"].data] if "napkin.tma" in kernel.attributes else []  # type: ignore[union-attr]
+    return {"name": kernel.sym_name.data, "grid": grid, "block": block, "smem": smem, "tma": tma}
 
 
-def _ints(text: str, n: int, what: str) -> tuple[int, ...]:
+def _ints(text: str, n: int, what: str, pipeline: str = "napkin-sm80") -> tuple[int, ...]:
     try:
         vals = tuple(int(x) for x in text.split(","))
     except ValueError:
         vals = ()
     if len(vals) != n or min(vals) <= 0:
-        raise PassFailedException(f"napkin-sm80: {what}=\"{text}\" should be {n} positive integers separated by commas")
+        raise PassFailedException(f"{pipeline}: {what}=\"{text}\" should be {n} positive integers separated by commas")
     return vals
 
 
-def gemm_axes(module: ModuleOp) -> tuple[str, str, str]:
+def gemm_axes(module: ModuleOp, pipeline: str = "napkin-sm80") -> tuple[str, str, str]:
     """(rows, cols, contracted) of the one contraction a GEMM diagram computes."""
     from napkin_ir.dialects import ncd
 
     funcs = [f for f in module.walk() if isinstance(f, func.FuncOp) and f.body.blocks]
     contracts = [op for f in funcs for op in f.walk() if isinstance(op, ncd.ContractOp)]
     if len(funcs) != 1 or len(contracts) != 1 or len(contracts[0].over_axes) != 1:
-        raise PassFailedException("napkin-sm80: compiles a diagram of one function with one contraction over one axis "
+        raise PassFailedException(f"{pipeline}: compiles a diagram of one function with one contraction over one axis "
                                   "(a GEMM) for now; attention comes with the online-softmax lowering")
     out = contracts[0].result.type
     if len(out.axis_names) != 2:  # type: ignore[attr-defined]
-        raise PassFailedException(f"napkin-sm80: the contraction's result must have two axes, got {out}")
+        raise PassFailedException(f"{pipeline}: the contraction's result must have two axes, got {out}")
     rows, cols = out.axis_names  # type: ignore[attr-defined]
     return rows, cols, contracts[0].over_axes[0]
 
@@ -106,4 +116,21 @@ class NapkinSm80Pass(ModulePass):
         block = _ints(self.block, 3, "block")
         warps = _ints(self.warps, 2, "warps")
         spec = sm80_gemm_pipeline(block, warps, self.stages, gemm_axes(op))  # type: ignore[arg-type]
+        PassPipeline.parse_spec(available_passes(), spec, lambda *_: None).apply(ctx, op)
+
+
+@dataclass(frozen=True)
+class NapkinSm90Pass(ModulePass):
+    """`napkin-sm90`: the whole way from a GEMM diagram to sm_90a PTX: TMA copies into
+    128-byte swizzled stages, full/empty mbarrier rings, a producer warpgroup and
+    `block[0] / 64` consumer warpgroups issuing wgmma m64nNk16 from shared memory.
+    `block="128,256,64"` is the block tile (rows, columns, stream), `stages` the ring depth."""
+
+    name = "napkin-sm90"
+    block: str = "128,256,64"
+    stages: int = 4
+
+    def apply(self, ctx: Context, op: ModuleOp) -> None:
+        block = _ints(self.block, 3, "block", self.name)
+        spec = sm90_gemm_pipeline(block, self.stages, gemm_axes(op, self.name))  # type: ignore[arg-type]
         PassPipeline.parse_spec(available_passes(), spec, lambda *_: None).apply(ctx, op)

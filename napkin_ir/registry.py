@@ -89,6 +89,12 @@ def _reg_to_ptx() -> type[ModulePass]:
     return RegToPtxPass
 
 
+def _napkin_sm90() -> type[ModulePass]:
+    from napkin_ir.pipelines import NapkinSm90Pass
+
+    return NapkinSm90Pass
+
+
 def _napkin_sm80() -> type[ModulePass]:
     from napkin_ir.pipelines import NapkinSm80Pass
 
@@ -104,6 +110,7 @@ def napkin_passes() -> dict[str, Callable[[], type[ModulePass]]]:
         "smem-to-reg": _smem_to_reg,
         "reg-to-ptx": _reg_to_ptx,
         "napkin-sm80": _napkin_sm80,
+        "napkin-sm90": _napkin_sm90,
     }
 
 

@@ -35,6 +35,14 @@ CONFIGS = [  # block tile (m, n, k), warps (m, n), stages
 ]
 
 
+SM90_CONFIGS = [  # block tile (m, n, k), stages
+    ((128, 256, 64), 4),
+    ((128, 256, 64), 3),
+    ((128, 128, 64), 5),
+    ((256, 128, 64), 4),
+]
+
+
 def time_ms(torch, fn, batches: int = 10, per_batch: int = 10) -> float:
     for _ in range(3):
         fn()
@@ -56,12 +64,17 @@ def main() -> int:
 
     from napkin_ir.diagrams import gemm
     from napkin_ir.dialects.ptx.printer import print_ptx
-    from napkin_ir.pipelines import launch_config, run_pipeline, sm80_gemm_pipeline
+    from napkin_ir.pipelines import launch_config, run_pipeline, sm80_gemm_pipeline, sm90_gemm_pipeline
     from napkin_ir.runtime import Param, load_ptx
+    from napkin_ir.runtime.compiled import compile_kernel
 
     ap = argparse.ArgumentParser()
     ap.add_argument("--quick", action="store_true", help="the first two shapes, bf16 only")
+    ap.add_argument("--path", choices=["sm80", "sm90", "both"], default="both", help="which napkin pipeline to time")
     args = ap.parse_args()
+    paths = ["sm80", "sm90"] if args.path == "both" else [args.path]
+    if torch.cuda.get_device_capability() < (9, 0) and "sm90" in paths:
+        paths.remove("sm90")
     shapes = SHAPES[:2] if args.quick else SHAPES
     dtypes = ["bf16"] if args.quick else ["bf16", "f16"]
     rows = []
@@ -75,26 +88,37 @@ def main() -> int:
             ref = torch.matmul(a, b)
             flop = 2.0 * m * n * k
             cublas = time_ms(torch, lambda: torch.matmul(a, b, out=c))
-            best = None
-            for block, warps, stages in CONFIGS:
-                module = run_pipeline(gemm(m, n, k, t), sm80_gemm_pipeline(block, warps, stages))
-                text = io.StringIO()
-                print_ptx(module, text)
-                cfg = launch_config(module)
-                kern = load_ptx(text.getvalue()).kernel(cfg["name"], [Param.pointer(t, (m, k)), Param.pointer(t, (k, n)), Param.pointer(t, (m, n), out=True)])
+            def measure(label, launch):
                 c.fill_(float("nan"))
-                kern.launch(grid=cfg["grid"], block=cfg["block"], smem=cfg["smem"], args=[a, b, c])
+                launch(True)
                 err = ((c.float() - ref.float()).norm() / ref.float().norm()).item()
-                ms = time_ms(torch, lambda: kern.launch(grid=cfg["grid"], block=cfg["block"], smem=cfg["smem"], args=[a, b, c], sync=False))
-                label = f"{block[0]}x{block[1]}x{block[2]} w{warps[0]}x{warps[1]} s{stages}"
+                ms = time_ms(torch, lambda: launch(False))
                 print(f"  {m}x{n}x{k} {t} {label}: {flop / ms / 1e9:.0f} TFLOP/s (err vs cuBLAS {err:.1e})", flush=True)
-                if err < 1e-2 and (best is None or ms < best[0]):
-                    best = (ms, label)
-            ours = flop / best[0] / 1e9 if best else float("nan")
-            theirs = flop / cublas / 1e9
-            rows.append((f"{m}x{n}x{k}", t, best[1] if best else "none correct", ours, theirs, ours / theirs))
-    lines = [f"{'shape':<18} {'dtype':<5} {'napkin config':<24} {'napkin':>8} {'cuBLAS':>8} {'ratio':>6}"]
-    lines += [f"{s:<18} {t:<5} {cfg:<24} {o:8.0f} {c:8.0f} {r:6.2f}" for s, t, cfg, o, c, r in rows]
+                return (ms, label) if err < 1e-2 else None
+
+            for path in paths:
+                results = []
+                if path == "sm80":
+                    for block, warps, stages in CONFIGS:
+                        module = run_pipeline(gemm(m, n, k, t), sm80_gemm_pipeline(block, warps, stages))
+                        text = io.StringIO()
+                        print_ptx(module, text)
+                        cfg = launch_config(module)
+                        kern = load_ptx(text.getvalue()).kernel(cfg["name"], [Param.pointer(t, (m, k)), Param.pointer(t, (k, n)), Param.pointer(t, (m, n), out=True)])
+                        results.append(measure(f"{block[0]}x{block[1]}x{block[2]} w{warps[0]}x{warps[1]} s{stages}",
+                                               lambda sync, kern=kern, cfg=cfg: kern.launch(grid=cfg["grid"], block=cfg["block"], smem=cfg["smem"], args=[a, b, c], sync=sync)))
+                else:
+                    for block, stages in SM90_CONFIGS:
+                        kern = compile_kernel(gemm(m, n, k, t), sm90_gemm_pipeline(block, stages))
+                        bound = kern.bind({"a": a, "b": b, "out": c})
+                        results.append(measure(f"{block[0]}x{block[1]}x{block[2]} s{stages}",
+                                               lambda sync, kern=kern, bound=bound: kern(sync=sync, bound=bound)))
+                best = min((r for r in results if r), default=None)
+                ours = flop / best[0] / 1e9 if best else float("nan")
+                theirs = flop / cublas / 1e9
+                rows.append((f"{m}x{n}x{k}", t, path, best[1] if best else "none correct", ours, theirs, ours / theirs))
+    lines = [f"{'shape':<18} {'dtype':<5} {'path':<5} {'napkin config':<24} {'napkin':>8} {'cuBLAS':>8} {'ratio':>6}"]
+    lines += [f"{s:<18} {t:<5} {p:<5} {cfg:<24} {o:8.0f} {c:8.0f} {r:6.2f}" for s, t, p, cfg, o, c, r in rows]
     table = "\n".join(lines)
     print("\n" + table)
     out = os.environ.get("OUT")

@@ -17,7 +17,7 @@ from collections.abc import Sequence
 from functools import lru_cache
 
 import numpy as np
-from xdsl.dialects.builtin import ArrayAttr, IndexType, IntAttr, StringAttr
+from xdsl.dialects.builtin import ArrayAttr, IndexType, IntAttr, IntegerAttr, StringAttr, i32
 from xdsl.ir import Attribute, Dialect, ParametrizedAttribute, SSAValue
 from xdsl.irdl import (
     IRDLOperation,
@@ -223,6 +223,90 @@ class StoreOp(IRDLOperation):
         require(len(self.offsets) == len(g.axis_names), self, f"takes one offset per axis of the global ({len(g.axis_names)}), got {len(self.offsets)}")
 
 
-REG = Dialect("reg", [ZerosOp, LdmatrixOp, MmaOp, StoreOp], [FragType])
+@irdl_op_definition
+class WgmmaOp(IRDLOperation):
+    """acc + A . B for one 16-wide slice of the contracted axis (at `at`), read by the tensor
+    cores straight from two shared-memory stages (sm_90a `wgmma.mma_async` m64nNk16).
 
-__all__ = ["REG", "FragType", "LdmatrixOp", "MmaOp", "StoreOp", "ZerosOp", "lane_layout"]
+    The instruction belongs to a warpgroup (4 warps, 64 rows); the accumulator type is one
+    warp's part of it, 16 rows by all N columns, in the same lane layout as a `c` fragment.
+    The warp's rows follow its index along the `reg.warps` axis; B is read whole. The
+    product runs asynchronously: it is complete only after a `reg.wgmma_wait` retires its
+    group (`reg.wgmma_commit` closes one), and only then may its stages be released.
+
+        %d = reg.wgmma %a[%s], %b[%s], %c {at = ["k:16"]} : !smem.buffer<m=128, k=64 : bf16, stages=4, layout=swizzle>, !smem.buffer<k=64, n=256 : bf16, stages=4, layout=swizzle>, !reg.frag<c, m=16, n=256 : f32> -> !reg.frag<c, m=16, n=256 : f32>
+    """
+
+    name = "reg.wgmma"
+    a = operand_def(BufferType)
+    a_stage = operand_def(IndexType)
+    b = operand_def(BufferType)
+    b_stage = operand_def(IndexType)
+    c = operand_def(FragType)
+    at = prop_def(ArrayAttr[StringAttr])
+    result = result_def(FragType)
+    irdl_options = (ParsePropInAttrDict(),)
+    assembly_format = ("$a `[` $a_stage `]` `,` $b `[` $b_stage `]` `,` $c attr-dict `:` type($a) `,` type($b) `,` type($c) "
+                       "`->` type($result)")
+
+    def __init__(self, a: SSAValue, a_stage: SSAValue, b: SSAValue, b_stage: SSAValue, c: SSAValue, at: dict[str, int]):
+        super().__init__(operands=[a, a_stage, b, b_stage, c], result_types=[c.type],
+                         properties={"at": ArrayAttr([StringAttr(f"{k}:{o}") for k, o in at.items()])})
+
+    def axes(self) -> tuple[str, str, str]:
+        """(rows, cols, contracted)."""
+        c = _frag(self.c)
+        a = self.a.type
+        assert isinstance(a, BufferType)
+        rows, cols = c.axis_names
+        (k,) = [x for x in a.axis_names if x != rows]
+        return rows, cols, k
+
+    def verify_(self) -> None:
+        a, b, c = self.a.type, self.b.type, _frag(self.c)
+        assert isinstance(a, BufferType) and isinstance(b, BufferType)
+        require(c.role.data == "c" and c.dims[0] == 16, self, f"accumulates into one warp's 16 rows of a warpgroup tile (role c, 16 rows), got {c}")
+        require(8 <= c.dims[1] <= 256 and c.dims[1] % 8 == 0, self, f"N must be a multiple of 8 from 8 to 256, got {c.dims[1]}")
+        require(_frag(self.result) == c, self, "the result has the accumulators' type")
+        require(len(a.axis_names) == 2 and len(b.axis_names) == 2, self, "A and B are two-axis tiles")
+        rows, cols = c.axis_names
+        ks = [x for x in a.axis_names if x != rows]
+        require(rows in a.axis_names and len(ks) == 1 and set(b.axis_names) == {ks[0], cols}, self,
+                f"expects A<{rows}, k> and B<k, {cols}> for accumulators <{rows}, {cols}>, got A{list(a.axis_names)} B{list(b.axis_names)}")
+        require(a.element_type == b.element_type and a.dtype in ("bf16", "f16"), self, f"A and B are both bf16 or both f16, got {a.element_type} and {b.element_type}")
+        require(b.shape[cols] == c.shape[cols], self, f"B's {b.shape[cols]} columns differ from the accumulators' {c.shape[cols]}")
+        for buf, what in ((a, "A"), (b, "B")):
+            require(buf.layout.data == "swizzle", self, f"{what} must be in a 128-byte swizzled buffer (layout=swizzle), got layout={buf.layout.data}")
+        at = parse_labels(self.at)
+        require(set(at) == set(ks), self, f"`at` names the contracted axis '{ks[0]}' alone, got {list(at)}")
+        o = at[ks[0]]
+        require(o % 16 == 0 and 0 <= o and o + 16 <= a.shape[ks[0]], self, f"a 16-wide slice at {o} along '{ks[0]}' does not fit the tile's {a.shape[ks[0]]}")
+
+
+@irdl_op_definition
+class WgmmaCommitOp(IRDLOperation):
+    """Close the group of `reg.wgmma` products issued since the last commit."""
+
+    name = "reg.wgmma_commit"
+    assembly_format = "attr-dict"
+
+
+@irdl_op_definition
+class WgmmaWaitOp(IRDLOperation):
+    """Wait until at most `pending` committed wgmma groups are still running."""
+
+    name = "reg.wgmma_wait"
+    pending = prop_def(IntegerAttr)
+    irdl_options = (ParsePropInAttrDict(),)
+    assembly_format = "attr-dict"
+
+    def __init__(self, pending: int):
+        super().__init__(properties={"pending": IntegerAttr(pending, i32)})
+
+    def verify_(self) -> None:
+        require(0 <= self.pending.value.data <= 7, self, f"pending must be in 0..7, got {self.pending.value.data}")
+
+
+REG = Dialect("reg", [ZerosOp, LdmatrixOp, MmaOp, StoreOp, WgmmaOp, WgmmaCommitOp, WgmmaWaitOp], [FragType])
+
+__all__ = ["REG", "FragType", "LdmatrixOp", "MmaOp", "StoreOp", "WgmmaCommitOp", "WgmmaOp", "WgmmaWaitOp", "ZerosOp", "lane_layout"]

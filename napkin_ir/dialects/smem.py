@@ -15,7 +15,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from xdsl.dialects.builtin import ArrayAttr, IndexType, IntAttr, IntegerAttr, StringAttr, i32
-from xdsl.ir import Attribute, Dialect, ParametrizedAttribute, SSAValue
+from xdsl.ir import Attribute, Dialect, ParametrizedAttribute, Region, SSAValue, TypeAttribute
 from xdsl.irdl import (
     IRDLOperation,
     ParsePropInAttrDict,
@@ -23,9 +23,12 @@ from xdsl.irdl import (
     irdl_op_definition,
     operand_def,
     prop_def,
+    region_def,
     result_def,
+    traits_def,
     var_operand_def,
 )
+from xdsl.traits import NoTerminator
 from xdsl.parser import AttrParser
 from xdsl.printer import Printer
 from xdsl.utils.exceptions import VerifyException
@@ -194,6 +197,175 @@ class ReadOp(IRDLOperation):
               f"reads a tile of the buffer's shape {b.shape} : {b.element_type}, got {t}")
 
 
-SMEM = Dialect("smem", [AllocOp, CopyOp, CommitOp, WaitOp, BarrierOp, ReadOp], [BufferType])
+# -- the sm_90a pipeline: TMA copies completing on mbarriers, producer and consumer roles --
 
-__all__ = ["SMEM", "AllocOp", "BarrierOp", "BufferType", "CommitOp", "CopyOp", "ReadOp", "WaitOp"]
+
+@irdl_attr_definition
+class MbarrierType(ParametrizedAttribute, TypeAttribute):
+    """A ring of `stages` mbarriers, one per buffer stage: `!smem.mbarrier<stages=4, arrivals=1>`.
+
+    A phase of one barrier completes when `arrivals` parties have arrived and every byte
+    they announced (`smem.arrive_expect`) has landed; waiters name the phase by its parity.
+    At this level a party is a role (the producer, the consumers as a whole); the lowering
+    counts the threads that arrive for it.
+    """
+
+    name = "smem.mbarrier"
+    stages: IntAttr
+    arrivals: IntAttr
+
+    def __init__(self, stages: int, arrivals: int = 1):
+        super().__init__(IntAttr(stages), IntAttr(arrivals))
+
+    def verify(self) -> None:
+        if not 1 <= self.stages.data <= 16:
+            raise VerifyException(f"!smem.mbarrier: stages must be in 1..16, got {self.stages.data}")
+        if self.arrivals.data < 1:
+            raise VerifyException(f"!smem.mbarrier: arrivals must be at least 1, got {self.arrivals.data}")
+
+    def print_parameters(self, printer: Printer) -> None:
+        printer.print_string(f"<stages={self.stages.data}, arrivals={self.arrivals.data}>")
+
+    @classmethod
+    def parse_parameters(cls, parser: AttrParser) -> Sequence[Attribute]:
+        parser.parse_punctuation("<", " to open !smem.mbarrier")
+        values = []
+        for n, key in enumerate(("stages", "arrivals")):
+            if n:
+                parser.parse_punctuation(",")
+            parser.parse_keyword(key)
+            parser.parse_punctuation("=")
+            values.append(IntAttr(parser.parse_integer(allow_boolean=False)))
+        parser.parse_punctuation(">", " to close !smem.mbarrier")
+        return values
+
+
+@irdl_op_definition
+class MbarrierAllocOp(IRDLOperation):
+    """A ring of mbarriers for this block: `%full = smem.mbarrier_alloc : !smem.mbarrier<stages=4, arrivals=1>`."""
+
+    name = "smem.mbarrier_alloc"
+    result = result_def(MbarrierType)
+    assembly_format = "attr-dict `:` type($result)"
+
+    def __init__(self, t: MbarrierType):
+        super().__init__(result_types=[t])
+
+
+def _check_ring(op: IRDLOperation, bars: SSAValue, buf: BufferType | None = None) -> None:
+    t = bars.type
+    assert isinstance(t, MbarrierType)
+    if buf is not None:
+        require(t.stages.data == buf.stages.data, op, f"the buffer has {buf.stages.data} stages but the barrier ring {t.stages.data}")
+
+
+@irdl_op_definition
+class TmaCopyOp(IRDLOperation):
+    """Copy a tile of a global tensor into one stage of a buffer with the tensor memory
+    accelerator; its bytes count towards the current phase of the stage's mbarrier.
+    Elements past the global's edge become zero (and still count).
+
+        smem.tma_copy %a[%m0, %k0] -> %buf[%s], %full[%s] : !hbm.global<m=512, k=256 : bf16>, !smem.buffer<m=128, k=64 : bf16, stages=4, layout=swizzle>, !smem.mbarrier<stages=4, arrivals=1>
+    """
+
+    name = "smem.tma_copy"
+    source = operand_def(GlobalType)
+    offsets = var_operand_def(IndexType)
+    dest = operand_def(BufferType)
+    stage = operand_def(IndexType)
+    bars = operand_def(MbarrierType)
+    bar_stage = operand_def(IndexType)
+    assembly_format = ("$source `[` $offsets `]` `->` $dest `[` $stage `]` `,` $bars `[` $bar_stage `]` attr-dict "
+                       "`:` type($source) `,` type($dest) `,` type($bars)")
+
+    def __init__(self, source: SSAValue, offsets: Sequence[SSAValue], dest: SSAValue, stage: SSAValue, bars: SSAValue, bar_stage: SSAValue):
+        super().__init__(operands=[source, list(offsets), dest, stage, bars, bar_stage])
+
+    def verify_(self) -> None:
+        g, b = self.source.type, self.dest.type
+        assert isinstance(g, GlobalType) and isinstance(b, BufferType)
+        check_tile_of_global(self, b, g, self.offsets, "buffer")
+        require(b.layout.data == "swizzle", self, f"TMA copies here fill 128-byte swizzled buffers (layout=swizzle), got layout={b.layout.data}")
+        _check_ring(self, self.bars, b)
+
+
+@irdl_op_definition
+class ArriveExpectOp(IRDLOperation):
+    """Arrive on a stage's mbarrier announcing `bytes` that copies will deliver in this phase."""
+
+    name = "smem.arrive_expect"
+    bars = operand_def(MbarrierType)
+    stage = operand_def(IndexType)
+    bytes = prop_def(IntegerAttr)
+    irdl_options = (ParsePropInAttrDict(),)
+    assembly_format = "$bars `[` $stage `]` attr-dict `:` type($bars)"
+
+    def __init__(self, bars: SSAValue, stage: SSAValue, nbytes: int):
+        super().__init__(operands=[bars, stage], properties={"bytes": IntegerAttr(nbytes, i32)})
+
+    def verify_(self) -> None:
+        n = self.bytes.value.data
+        require(0 < n < (1 << 20), self, f"expects between 1 byte and 1 MiB per phase, got {n}")
+
+
+@irdl_op_definition
+class ArriveOp(IRDLOperation):
+    """Arrive on a stage's mbarrier (a consumer saying it is done with the stage)."""
+
+    name = "smem.arrive"
+    bars = operand_def(MbarrierType)
+    stage = operand_def(IndexType)
+    assembly_format = "$bars `[` $stage `]` attr-dict `:` type($bars)"
+
+    def __init__(self, bars: SSAValue, stage: SSAValue):
+        super().__init__(operands=[bars, stage])
+
+
+@irdl_op_definition
+class MbarrierWaitOp(IRDLOperation):
+    """Wait until the phase of parity `parity` (0 or 1) of a stage's mbarrier completes.
+    A fresh barrier counts its phase before the first as complete, with parity 1."""
+
+    name = "smem.mbarrier_wait"
+    bars = operand_def(MbarrierType)
+    stage = operand_def(IndexType)
+    parity = operand_def(IndexType)
+    assembly_format = "$bars `[` $stage `]` `parity` $parity attr-dict `:` type($bars)"
+
+    def __init__(self, bars: SSAValue, stage: SSAValue, parity: SSAValue):
+        super().__init__(operands=[bars, stage, parity])
+
+
+@irdl_op_definition
+class ProducerOp(IRDLOperation):
+    """The producer role: its region runs on its own `warps` (a warpgroup of 4 on sm_90a)
+    alongside the rest of the kernel body, which the consumer warps run. They meet only
+    through mbarriers, so the region issues copies and waits for free stages.
+
+        smem.producer {warps = 4 : i32} {
+          ...
+        }
+    """
+
+    name = "smem.producer"
+    warps = prop_def(IntegerAttr)
+    body = region_def("single_block")
+    irdl_options = (ParsePropInAttrDict(),)
+    traits = traits_def(NoTerminator())
+    assembly_format = "attr-dict-with-keyword $body"
+
+    def __init__(self, warps: int, body: Region):
+        super().__init__(properties={"warps": IntegerAttr(warps, i32)}, regions=[body])
+
+    def verify_(self) -> None:
+        w = self.warps.value.data
+        require(w in (1, 4), self, f"a producer is one warp or one warpgroup (4 warps), got {w}")
+        for op in self.body.walk():
+            require(not isinstance(op, ReadOp | ProducerOp), self, f"a producer only copies and waits; {op.name} belongs to the consumers")
+
+
+SMEM = Dialect("smem", [AllocOp, CopyOp, CommitOp, WaitOp, BarrierOp, ReadOp, MbarrierAllocOp, TmaCopyOp, ArriveExpectOp,
+                        ArriveOp, MbarrierWaitOp, ProducerOp], [BufferType, MbarrierType])
+
+__all__ = ["SMEM", "AllocOp", "ArriveExpectOp", "ArriveOp", "BarrierOp", "BufferType", "CommitOp", "CopyOp", "MbarrierAllocOp",
+           "MbarrierType", "MbarrierWaitOp", "ProducerOp", "ReadOp", "TmaCopyOp", "WaitOp"]

@@ -9,6 +9,15 @@ stage that iteration i - 1 read (every thread has passed the barrier, so none st
 reads it). Copies past the end read zeros and are never read; a final wait drains them.
 The buffers must fit the shared memory a block may use (`smem_bytes`, by default the
 227 KiB of an H100 or H200).
+
+With `copy=tma` (sm_90a) the copies are the tensor memory accelerator's and the pipeline
+is split between roles that meet only at two rings of mbarriers: a `smem.producer`
+region loops over the stream, waits until the consumers have released a stage
+(`empty`), announces the stage's bytes and starts the copies into it (`full`); the loop
+left in the kernel body (the consumers') waits for `full`, reads, computes and arrives on
+`empty`. Round r of stage s waits for phase r of `full` (parity r mod 2) and for phase
+r - 1 of `empty` (parity (r + 1) mod 2: a fresh barrier's phase before the first counts
+as done, so round 0 does not wait). Buffers are 128-byte swizzled (`layout=swizzle`).
 """
 
 from __future__ import annotations
@@ -18,7 +27,7 @@ from dataclasses import dataclass
 from xdsl.context import Context
 from xdsl.dialects import arith, builtin, scf
 from xdsl.dialects.builtin import IndexType
-from xdsl.ir import Operation, SSAValue
+from xdsl.ir import Block, Operation, Region, SSAValue
 from xdsl.passes import ModulePass
 from xdsl.rewriter import InsertPoint, Rewriter
 from xdsl.utils.exceptions import PassFailedException
@@ -41,39 +50,52 @@ def _constant_value(v: SSAValue, what: str) -> int:
 class HbmToSmemPass(ModulePass):
     name = "hbm-to-smem"
     stages: int = 3
-    layout: str = "row"
+    layout: str = ""
     smem_bytes: int = 227 * 1024
+    copy: str = "cp.async"
 
     def apply(self, ctx: Context, op: builtin.ModuleOp) -> None:
+        tma = self.copy == "tma"
+        if self.copy not in ("cp.async", "tma"):
+            raise PassFailedException(f"hbm-to-smem: copy must be cp.async or tma, got '{self.copy}'")
         if self.stages < 2:
             raise PassFailedException(f"hbm-to-smem: stages must be at least 2 (one buffer cannot overlap copy and compute), got {self.stages}")
-        if self.stages > 8:
-            raise PassFailedException(f"hbm-to-smem: at most 8 stages (cp.async waits count up to 7 pending groups), got {self.stages}")
-        if self.layout not in smem.LAYOUTS:
-            raise PassFailedException(f"hbm-to-smem: unknown layout '{self.layout}'; expected one of {', '.join(smem.LAYOUTS)}")
+        if self.stages > (16 if tma else 8):
+            why = "the mbarrier rings hold at most 16" if tma else "cp.async waits count up to 7 pending groups"
+            raise PassFailedException(f"hbm-to-smem: at most {16 if tma else 8} stages ({why}), got {self.stages}")
+        layout = self.layout or ("swizzle" if tma else "row")
+        if layout not in smem.LAYOUTS:
+            raise PassFailedException(f"hbm-to-smem: unknown layout '{layout}'; expected one of {', '.join(smem.LAYOUTS)}")
+        if tma and layout != "swizzle":
+            raise PassFailedException(f"hbm-to-smem: TMA copies fill 128-byte swizzled buffers; layout={layout} cannot be used with copy=tma")
         kernels = [k for k in op.walk() if isinstance(k, hbm.KernelOp)]
         if not kernels:
             raise PassFailedException("hbm-to-smem: the module has no hbm.kernel; run ncd-to-hbm first")
         for kernel in kernels:
             loops = [o for o in kernel.walk() if isinstance(o, scf.ForOp) and "hbm.stream" in o.attributes]
-            buffers = [self._pipeline(loop) for loop in loops]
+            buffers = [(self._tma_pipeline if tma else self._pipeline)(loop, layout) for loop in loops]
             total = sum(b.bytes() for bs in buffers for b in bs)
             if total > self.smem_bytes:
                 detail = ", ".join(f"{b}: {b.bytes()}" for bs in buffers for b in bs)
                 raise PassFailedException(f"hbm-to-smem: @{kernel.sym_name.data} needs {total} bytes of shared memory "
                                           f"({detail}), over the budget of {self.smem_bytes}; use fewer stages or smaller tiles")
 
-    def _pipeline(self, loop: scf.ForOp) -> list[smem.BufferType]:
-        stages = self.stages
+    def _streamed_loads(self, loop: scf.ForOp, layout: str) -> tuple[int, list[hbm.LoadOp], list[smem.BufferType]]:
         if _constant_value(loop.lb, "lower bound") != 0:
             raise PassFailedException("hbm-to-smem: the stream loop must start at 0")
         step = _constant_value(loop.step, "step")
+        iv = loop.body.block.args[0]
+        loads = [o for o in loop.body.block.ops if isinstance(o, hbm.LoadOp) and iv in o.offsets]
+        types = [smem.BufferType(l.result.type.shape, l.result.type.element_type, self.stages, layout) for l in loads]  # type: ignore[attr-defined]
+        return step, loads, types
+
+    def _pipeline(self, loop: scf.ForOp, layout: str) -> list[smem.BufferType]:
+        stages = self.stages
+        step, loads, types = self._streamed_loads(loop, layout)
         body = loop.body.block
         iv = body.args[0]
-        loads = [o for o in body.ops if isinstance(o, hbm.LoadOp) and iv in o.offsets]
         if not loads:
             return []
-        types = [smem.BufferType(l.result.type.shape, l.result.type.element_type, stages, self.layout) for l in loads]  # type: ignore[attr-defined]
 
         def copies(offset: SSAValue, stage: SSAValue) -> list[Operation]:
             ops: list[Operation] = []
@@ -108,4 +130,56 @@ class HbmToSmemPass(ModulePass):
             load.result.replace_all_uses_with(read.result)
             Rewriter.erase_op(load)
         loop.attributes["smem.stages"] = builtin.IntegerAttr(stages, builtin.i32)
+        return types
+
+    def _tma_pipeline(self, loop: scf.ForOp, layout: str) -> list[smem.BufferType]:
+        step, loads, types = self._streamed_loads(loop, layout)
+        if not loads:
+            return []
+        for load, t in zip(loads, types):
+            inner = t.dims[-1] * (2 if t.dtype in ("bf16", "f16") else 4)
+            if inner % 128:
+                raise PassFailedException(f"hbm-to-smem: a TMA tile with 128-byte swizzle needs rows of whole 128-byte panels; "
+                                          f"{t.tile} has {inner}-byte rows along '{t.axis_names[-1]}'")
+        allocs = [smem.AllocOp(t) for t in types]
+        ring = smem.MbarrierType(self.stages, 1)
+        full, empty = smem.MbarrierAllocOp(ring), smem.MbarrierAllocOp(ring)
+        stage_bytes = sum(t.bytes() // t.stages.data for t in types)
+
+        def round_of(iv: SSAValue) -> tuple[list[Operation], SSAValue, SSAValue]:
+            """(ops, stage, parity of this round) for the stream position iv."""
+            c_step, c_stages, c2 = _const(step), _const(self.stages), _const(2)
+            i = arith.DivUIOp(iv, c_step.result)
+            s = arith.RemUIOp(i.result, c_stages.result)
+            r = arith.DivUIOp(i.result, c_stages.result)
+            p = arith.RemUIOp(r.result, c2.result)
+            return [c_step, c_stages, c2, i, s, r, p], s.result, p.result
+
+        # the producer: its own loop over the stream
+        body = Block(arg_types=[IndexType()])
+        ops, s, p = round_of(body.args[0])
+        one = _const(1)
+        prev = arith.SubiOp(one.result, p)  # parity of the round before: (r + 1) mod 2
+        ops += [one, prev, smem.MbarrierWaitOp(empty.result, s, prev.result), smem.ArriveExpectOp(full.result, s, stage_bytes)]
+        for load, buf in zip(loads, allocs):
+            offsets = [body.args[0] if o is loop.body.block.args[0] else o for o in load.offsets]
+            ops.append(smem.TmaCopyOp(load.source, offsets, buf.result, s, full.result, s))
+        body.add_ops([*ops, scf.YieldOp()])
+        produce = scf.ForOp(loop.lb, loop.ub, loop.step, [], Region(body))
+        produce.attributes["hbm.stream"] = loop.attributes["hbm.stream"]
+        producer = smem.ProducerOp(4, Region(Block([produce])))
+        Rewriter.insert_op([*allocs, full, empty, producer], InsertPoint.before(loop))
+
+        # the consumers: wait for the stage, read it, compute, release it
+        cbody = loop.body.block
+        ops, s, p = round_of(cbody.args[0])
+        reads = [smem.ReadOp(buf.result, s) for buf in allocs]
+        Rewriter.insert_op([*ops, smem.MbarrierWaitOp(full.result, s, p), *reads], InsertPoint.at_start(cbody))
+        assert cbody.last_op is not None
+        Rewriter.insert_op([smem.ArriveOp(empty.result, s)], InsertPoint.before(cbody.last_op))
+        for load, read in zip(loads, reads):
+            load.result.replace_all_uses_with(read.result)
+            Rewriter.erase_op(load)
+        loop.attributes["smem.stages"] = builtin.IntegerAttr(self.stages, builtin.i32)
+        loop.attributes["smem.copy"] = builtin.StringAttr("tma")
         return types

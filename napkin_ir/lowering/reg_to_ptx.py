@@ -348,8 +348,12 @@ class RegToPtxPass(ModulePass):
         kernels = [k for k in op.walk() if isinstance(k, hbm.KernelOp)]
         if not kernels:
             raise PassFailedException("reg-to-ptx: the module has no hbm.kernel at the register level")
+        from napkin_ir.lowering.reg_to_ptx_sm90 import Sm90Emitter, uses_wgmma
+
+        hopper = False
         for k in kernels:
             if "reg.warps" not in k.attributes:
                 raise PassFailedException(f"reg-to-ptx: @{k.sym_name.data} has no reg.warps; run smem-to-reg first")
-            Rewriter.replace_op(k, _Emitter(k).build())
-        op.attributes["ptx.target"] = StringAttr("sm_80")
+            hopper |= uses_wgmma(k)
+            Rewriter.replace_op(k, (Sm90Emitter if uses_wgmma(k) else _Emitter)(k).build())
+        op.attributes["ptx.target"] = StringAttr("sm_90a" if hopper else "sm_80")

@@ -7,6 +7,14 @@ the f32 accumulator tile becomes a `!reg.frag<c, ...>` (zeros to start), and the
 store after the loop become one `reg.store`. `warps="m:2,n:2"` says how many warps share
 each axis of the output tile; each warp's part must be a whole number of m16n8 tiles and
 the stream tile a multiple of 16.
+
+With `mma=wgmma` (sm_90a, after `hbm-to-smem{copy=tma}`) the tensor cores read both
+operands from the swizzled stages themselves: each 16-wide slice is one `reg.wgmma` per
+warpgroup, the block's rows split over warpgroups of 64 (so `reg.warps` is the row axis
+over all consumer warps, 16 rows each, and each warp's accumulators are 16 rows by the
+whole tile's columns); the slices of one stage form a group that is committed; one group
+stays in flight: iteration i waits until only its own group runs, then releases the stage
+iteration i - 1 read (its products are complete), and after the loop all are awaited.
 """
 
 from __future__ import annotations
@@ -14,7 +22,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from xdsl.context import Context
-from xdsl.dialects import builtin, scf
+from xdsl.dialects import arith, builtin, scf
+from xdsl.dialects.builtin import IndexType
 from xdsl.ir import Operation
 from xdsl.passes import ModulePass
 from xdsl.rewriter import InsertPoint, Rewriter
@@ -32,9 +41,12 @@ def _fail(kernel: hbm.KernelOp, msg: str) -> PassFailedException:
 class SmemToRegPass(ModulePass):
     name = "smem-to-reg"
     warps: str = "m:2,n:2"
+    mma: str = "mma.sync"
 
     def apply(self, ctx: Context, op: builtin.ModuleOp) -> None:
-        warps = parse_label_option("warps", self.warps)
+        if self.mma not in ("mma.sync", "wgmma"):
+            raise PassFailedException(f"smem-to-reg: mma must be mma.sync or wgmma, got '{self.mma}'")
+        warps = parse_label_option("warps", self.warps) if self.mma == "mma.sync" else {}
         kernels = [k for k in op.walk() if isinstance(k, hbm.KernelOp)]
         if not kernels:
             raise PassFailedException("smem-to-reg: the module has no hbm.kernel; run ncd-to-hbm and hbm-to-smem first")
@@ -42,10 +54,14 @@ class SmemToRegPass(ModulePass):
             loops = [o for o in kernel.walk() if isinstance(o, scf.ForOp) and "smem.stages" in o.attributes]
             if len(loops) != 1:
                 raise _fail(kernel, f"expects one pipelined stream loop (from hbm-to-smem), found {len(loops)}")
-            self._lower(kernel, loops[0], warps)
+            if self.mma == "wgmma":
+                warps = self._lower_wgmma(kernel, loops[0])
+            else:
+                self._lower(kernel, loops[0], warps)
             kernel.attributes["reg.warps"] = hbm.format_labels(warps)
 
-    def _lower(self, kernel: hbm.KernelOp, loop: scf.ForOp, warps: dict[str, int]) -> None:
+    def _match(self, kernel: hbm.KernelOp, loop: scf.ForOp):
+        """The accumulation `acc + contract(read A, read B)` in the stream loop's body."""
         body = loop.body.block
         acc_arg = body.args[1] if len(body.args) == 2 else None
         yield_op = body.last_op
@@ -60,11 +76,17 @@ class SmemToRegPass(ModulePass):
             raise _fail(kernel, "the contraction's operands must come from shared memory (run hbm-to-smem first)")
         acc_t: ncd.TensorType = acc_arg.type  # type: ignore[assignment]
         rows, cols = acc_t.axis_names
-        (k,) = contract.over_axes
         ra, rb = reads if rows in reads[0].result.type.axis_names else reads[::-1]  # type: ignore[union-attr]
+        if ra.result.type.dtype not in ("bf16", "f16"):
+            raise _fail(kernel, f"{self.mma} takes bf16 or f16 operands, got {ra.result.type.dtype}")
+        return acc_arg, yield_op, add, contract, ra, rb
+
+    def _lower(self, kernel: hbm.KernelOp, loop: scf.ForOp, warps: dict[str, int]) -> None:
+        acc_arg, yield_op, add, contract, ra, rb = self._match(kernel, loop)
+        acc_t: ncd.TensorType = acc_arg.type  # type: ignore[assignment]
+        rows, cols = acc_t.axis_names
+        (k,) = contract.over_axes
         a_t, b_t = ra.result.type, rb.result.type
-        if a_t.dtype not in ("bf16", "f16"):
-            raise _fail(kernel, f"mma.sync takes bf16 or f16 operands, got {a_t.dtype}")
         for axis in warps:
             if axis not in (rows, cols):
                 raise _fail(kernel, f"warps can share only the output tile's axes {rows} and {cols}, not '{axis}'")
@@ -78,14 +100,7 @@ class SmemToRegPass(ModulePass):
         frag_c = reg.FragType("c", {rows: bm // wm, cols: bn // wn}, builtin.f32)
         frag_a = reg.FragType("a", {rows: bm // wm, k: 16}, a_t.element_type)
         frag_b = reg.FragType("b", {k: 16, cols: bn // wn}, b_t.element_type)
-
-        # the accumulator: zeros before the loop, a fragment through it
-        init = loop.iter_args[0].owner
-        if not isinstance(init, hbm.FillOp) or init.value.value.data != 0.0:
-            raise _fail(kernel, "the accumulator must start at zero (hbm.fill 0.0)")
-        zeros = reg.ZerosOp(frag_c)
-        Rewriter.replace_op(init, zeros)
-        new_acc = Rewriter.replace_value_with_new_type(acc_arg, frag_c)
+        new_acc = self._accumulator(kernel, loop, acc_arg, frag_c)
         steps: list[Operation] = []
         acc = new_acc
         for kk in range(0, tk, 16):
@@ -94,6 +109,59 @@ class SmemToRegPass(ModulePass):
             mma = reg.MmaOp(la.result, lb.result, acc)
             steps += [la, lb, mma]
             acc = mma.result
+        self._finish(kernel, loop, steps, acc, (yield_op, add, contract, ra, rb), frag_c)
+
+    def _lower_wgmma(self, kernel: hbm.KernelOp, loop: scf.ForOp) -> dict[str, int]:
+        if loop.attributes.get("smem.copy") != builtin.StringAttr("tma"):
+            raise _fail(kernel, "mma=wgmma reads TMA-filled swizzled stages; run hbm-to-smem{copy=tma} first")
+        acc_arg, yield_op, add, contract, ra, rb = self._match(kernel, loop)
+        acc_t: ncd.TensorType = acc_arg.type  # type: ignore[assignment]
+        rows, cols = acc_t.axis_names
+        (k,) = contract.over_axes
+        bm, bn, tk = acc_t.shape[rows], acc_t.shape[cols], ra.result.type.shape[k]
+        if bm % 64 or not 1 <= bm // 64 <= 4:
+            raise _fail(kernel, f"wgmma splits the tile's {bm} rows over warpgroups of 64; the rows must be 64, 128, 192 or 256")
+        if bn % 8 or bn > 256:
+            raise _fail(kernel, f"wgmma computes up to 256 columns (a multiple of 8) per warpgroup; the tile has {bn}")
+        if tk % 16:
+            raise _fail(kernel, f"the stream tile along '{k}' is {tk}; wgmma k16 needs a multiple of 16")
+        frag_c = reg.FragType("c", {rows: 16, cols: bn}, builtin.f32)
+        acc = self._accumulator(kernel, loop, acc_arg, frag_c)
+        steps: list[Operation] = []
+        for kk in range(0, tk, 16):
+            step = reg.WgmmaOp(ra.source, ra.stage, rb.source, rb.stage, acc, {k: kk})
+            steps.append(step)
+            acc = step.result
+        steps += [reg.WgmmaCommitOp(), reg.WgmmaWaitOp(1)]
+        self._finish(kernel, loop, steps, acc, (yield_op, add, contract, ra, rb), frag_c)
+        self._release_one_late(loop)
+        return {rows: bm // 16}
+
+    def _release_one_late(self, loop: scf.ForOp) -> None:
+        """Move the stage's release one iteration later: iteration i > 0 releases the stage
+        of i - 1; the last stage is released after the loop, once every group is done."""
+        body = loop.body.block
+        (arrive,) = [o for o in body.ops if isinstance(o, smem.ArriveOp)]
+        stages = loop.attributes["smem.stages"].value.data  # type: ignore[union-attr]
+        c_prev, c_stages = arith.ConstantOp.from_int_and_width(stages - 1, IndexType()), arith.ConstantOp.from_int_and_width(stages, IndexType())
+        prev = arith.RemUIOp(arith.AddiOp(arrive.stage, c_prev.result).result, c_stages.result)
+        add = prev.operands[0].owner
+        first = arith.CmpiOp(body.args[0], loop.lb, "ne")
+        release = scf.IfOp(first.result, [], [smem.ArriveOp(arrive.bars, prev.result), scf.YieldOp()])
+        Rewriter.replace_op(arrive, [c_prev, c_stages, add, prev, first, release])  # type: ignore[list-item]
+        Rewriter.insert_op([reg.WgmmaWaitOp(0)], InsertPoint.after(loop))
+
+    def _accumulator(self, kernel: hbm.KernelOp, loop: scf.ForOp, acc_arg, frag_c: reg.FragType):
+        """Zeros before the loop, a fragment through it."""
+        init = loop.iter_args[0].owner
+        if not isinstance(init, hbm.FillOp) or init.value.value.data != 0.0:
+            raise _fail(kernel, "the accumulator must start at zero (hbm.fill 0.0)")
+        Rewriter.replace_op(init, reg.ZerosOp(frag_c))
+        return Rewriter.replace_value_with_new_type(acc_arg, frag_c)
+
+    def _finish(self, kernel: hbm.KernelOp, loop: scf.ForOp, steps: list[Operation], acc, matched, frag_c: reg.FragType) -> None:
+        """Put the steps in place of the tile product, and the loop's result into one reg.store."""
+        yield_op, add, contract, ra, rb = matched
         Rewriter.insert_op(steps, InsertPoint.before(add))
         yield_op.operands[0] = acc
         for dead in (add, contract, ra, rb):
