@@ -610,6 +610,11 @@ class FillOutsideOp(NcdOp):
     result = result_def(TensorType)
     traits = traits_def(Pure())
 
+    @property
+    def compared_axes(self) -> tuple[str, ...]:
+        """The axes whose positions the condition reads, in the order of `at [...]`."""
+        raise NotImplementedError
+
     def _verify_fill(self, compared: Sequence[tuple[str, str]]) -> TensorType:
         """`compared` names the axes the condition reads: (role, axis) pairs."""
         t = _tensor(self.input, "input")
@@ -671,6 +676,10 @@ class MaskOp(FillOutsideOp):
             result_types=[result_type],
         )
 
+    @property
+    def compared_axes(self) -> tuple[str, ...]:
+        return (self.row.data, self.col.data)
+
     def verify_(self) -> None:
         if self.kind.data not in MASK_KINDS:
             raise VerifyException(f"{self.name}: unknown mask '{self.kind.data}'; expected one of {', '.join(MASK_KINDS)}")
@@ -726,6 +735,10 @@ class MaskBoundOp(FillOutsideOp):
             properties={"axis": StringAttr(axis), "bound": IntAttr(bound), "fill": FloatAttr(fill, f32)},
             result_types=[result_type],
         )
+
+    @property
+    def compared_axes(self) -> tuple[str, ...]:
+        return (self.axis.data,)
 
     def verify_(self) -> None:
         if self.bound.data < 0:

@@ -14,7 +14,14 @@ from typing import Any
 import numpy as np
 from xdsl.dialects import arith
 from xdsl.dialects.builtin import ModuleOp
-from xdsl.interpreter import Interpreter, InterpreterFunctions, ReturnedValues, impl, impl_terminator, register_impls
+from xdsl.interpreter import (
+    Interpreter,
+    InterpreterFunctions,
+    ReturnedValues,
+    impl,
+    impl_terminator,
+    register_impls,
+)
 from xdsl.interpreters.arith import ArithFunctions
 from xdsl.interpreters.scf import ScfFunctions
 
@@ -45,7 +52,7 @@ def overlap(g: GlobalTensor, offsets: Sequence[int], tile_dims: Sequence[int]):
 @register_impls
 class UnsignedIndexFunctions(InterpreterFunctions):
     """The unsigned index arithmetic that xDSL's arith interpreter lacks (tile and stage
-    numbers in the pipelines)."""
+    numbers in the pipelines, the bounds of a causal stream)."""
 
     @impl(arith.DivUIOp)
     def run_divui(self, interpreter: Interpreter, op: arith.DivUIOp, args: tuple[Any, ...]):
@@ -54,6 +61,10 @@ class UnsignedIndexFunctions(InterpreterFunctions):
     @impl(arith.RemUIOp)
     def run_remui(self, interpreter: Interpreter, op: arith.RemUIOp, args: tuple[Any, ...]):
         return (args[0] % args[1],)
+
+    @impl(arith.MinUIOp)
+    def run_minui(self, interpreter: Interpreter, op: arith.MinUIOp, args: tuple[Any, ...]):
+        return (min(args[0], args[1]),)
 
 
 def read_tile(g: GlobalTensor, offsets: Sequence[int], dims: Sequence[int]) -> np.ndarray:

@@ -3,15 +3,30 @@
 Reads the labels `ncd-relabel` wrote. Each function becomes an `hbm.kernel` whose body
 computes one output tile: every tensor is replaced by its tile (grid axes cut to their
 tile size, a streamed axis to its stream tile, other axes whole), function arguments
-are loaded as tiles, results stored. A streamed axis `s` becomes an `scf.for` over tile
-origins that carries an f32 accumulator: the contraction over `s` is computed per
-stream tile and added in, and what uses its result runs after the loop. This is the
-summation case of the general rule (a reduction along a streamed axis becomes its
-running form); the online softmax and L2 norm join it with the attention lowering.
+are loaded as tiles, results stored.
+
+A streamed axis `s` becomes an `scf.for` over tile origins (marked `hbm.stream`). What
+does not involve `s` is computed once before it (the Q tile of attention is loaded
+once); what has `s` runs per tile; every op that reduces or normalises along `s` carries
+a state through the loop, as its description in `streamed_reductions` says, and what
+uses a reduction's result runs after the loop. Values that a normalisation (softmax,
+L2 norm) produces are known only up to a factor until the stream ends: they may flow,
+through ops linear in them, into sums along `s`, whose accumulators the normalisation
+rescales each tile and finishes after the loop. That is the online softmax, derived
+for whatever diagram comes.
+
+Positions past the end of `s` (a ragged last tile: loads read zeros there) are filled
+with what each reduction ignores where the zeros would not already be ignored. A causal
+mask between `s` and a grid axis fills whole tiles above the diagonal; when every
+reduction ignores its fill, those tiles are skipped (the loop ends where the block's
+rows end). The loop is split in two: tiles that no mask touches, run without masks,
+then the diagonal and ragged tiles, masked.
 """
 
 from __future__ import annotations
 
+import math
+from collections.abc import Sequence
 from dataclasses import dataclass
 
 from xdsl.context import Context
@@ -23,11 +38,38 @@ from xdsl.rewriter import Rewriter
 from xdsl.utils.exceptions import PassFailedException
 
 from napkin_ir.dialects import hbm, ncd
+from napkin_ir.lowering.streamed_reductions import (
+    Accumulation,
+    Known,
+    Normalisation,
+    StreamedReduction,
+    StreamingError,
+    TileMath,
+    describe,
+)
 from napkin_ir.passes.relabel import function_axes
 
 
 def _fail(f: func.FuncOp, msg: str) -> PassFailedException:
     return PassFailedException(f"ncd-to-hbm: @{f.sym_name.data}: {msg}")
+
+
+def _where(op: Operation) -> str:
+    """`ncd.map exp (%e)`: how a diagnostic names an op of the diagram."""
+    kind = op.properties.get("fn") or op.properties.get("kind")
+    name = f"{op.name} {kind.data}" if isinstance(kind, StringAttr) else op.name
+    hint = op.results[0].name_hint if op.results else None
+    return f"{name} (%{hint})" if hint else name
+
+
+def _reduced_axes(op: Operation) -> tuple[str, ...]:
+    if isinstance(op, ncd.ContractOp):
+        return op.over_axes
+    if isinstance(op, ncd.ReduceOp):
+        return op.along_axes
+    if isinstance(op, ncd.SoftmaxOp | ncd.L2NormOp):
+        return (op.axis.data,)
+    return ()
 
 
 class _KernelBuilder:
@@ -67,25 +109,20 @@ class _KernelBuilder:
     def offsets(self, g: hbm.GlobalType, stream_origin: SSAValue | None) -> list[SSAValue]:
         out = []
         for a in g.axis_names:
-            if a in self.origins:
-                out.append(self.origins[a])
-            elif a in self.stream:
-                if stream_origin is None:
-                    raise _fail(self.f, f"axis '{a}' is streamed, but a value with it is used outside the stream")
-                out.append(stream_origin)
-            else:
-                out.append(self.zero.result)
+            if a in self.stream and stream_origin is None:
+                raise _fail(self.f, f"axis '{a}' is streamed, but a value with it is used outside the stream")
+            out.append(self.position(a, stream_origin))
         return out
 
     def get(self, v: SSAValue, into: Block, stream_origin: SSAValue | None) -> SSAValue:
         if v in self.values:
             return self.values[v]
-        if v in self.in_globals:  # an argument: load its tile where it is used
+        if v in self.in_globals:  # an argument: load its tile where it is first used
             g = self.in_globals[v]
             load = hbm.LoadOp(g, self.offsets(g.type, stream_origin), self.tile_type(v.type))  # type: ignore[arg-type]
             into.add_op(load)
-            if stream_origin is None:
-                self.values[v] = load.result  # outside the stream a tile is loaded once
+            load.result.name_hint = f"{v.name_hint}_tile" if v.name_hint else None
+            self.values[v] = load.result
             return load.result
         raise _fail(self.f, f"value {v} is used before it is defined")
 
@@ -97,10 +134,10 @@ class _KernelBuilder:
             return stream_origin
         return self.zero.result
 
-    def clone(self, op: Operation, into: Block, stream_origin: SSAValue | None, result_type=None) -> Operation:
+    def clone(self, op: Operation, into: Block, stream_origin: SSAValue | None, result_type=None) -> SSAValue:
         operands = [self.get(o, into, stream_origin) for o in op.operands]
-        if isinstance(op, ncd.MaskOp) and not op.offsets:  # a mask on a tile needs the tile's position
-            operands += [self.position(op.row.data, stream_origin), self.position(op.col.data, stream_origin)]
+        if isinstance(op, ncd.FillOutsideOp) and not op.offsets:  # a mask on a tile needs the tile's position
+            operands += [self.position(a, stream_origin) for a in op.compared_axes]
         new = type(op).create(
             operands=operands,
             result_types=[result_type or self.tile_type(r.type) for r in op.results],  # type: ignore[arg-type]
@@ -108,7 +145,9 @@ class _KernelBuilder:
             attributes=dict(op.attributes),
         )
         into.add_op(new)
-        return new
+        new.results[0].name_hint = op.results[0].name_hint
+        self.values[op.results[0]] = new.results[0]
+        return new.results[0]
 
     def build(self) -> hbm.KernelOp:
         f = self.f
@@ -116,22 +155,16 @@ class _KernelBuilder:
         for op in body_ops:
             if not isinstance(op, ncd.NcdOp):
                 raise _fail(f, f"{op.name} is not an ncd op")
-        streamed = set()
+            for a in _reduced_axes(op):
+                if a in self.grid:
+                    raise _fail(f, f"{_where(op)} reduces along '{a}', which is spread over the grid: each block sees "
+                                   f"only its tile of '{a}'; stream '{a}' or keep it whole")
         if self.stream:
             (s,) = self.stream
-            reducers = [op for op in body_ops if isinstance(op, ncd.ContractOp) and s in op.over_axes]
-            others = [op for op in body_ops if not isinstance(op, ncd.ContractOp | ncd.MapOp | ncd.MaskOp) and s in op.results[0].type.axis_names]  # type: ignore[attr-defined]
-            if others:
-                raise _fail(f, f"{others[0].name} along the streamed axis '{s}' needs its online form (running "
-                               "statistics and a rescaled accumulator), which this lowering does not build yet")
-            if len(reducers) != 1:
-                raise _fail(f, f"streaming '{s}' is supported through one contraction over it, found {len(reducers)}")
-            contraction = reducers[0]
-            streamed = self._ancestry(contraction, body_ops)
-            self._emit_stream(s, contraction, [op for op in body_ops if op in streamed])
-        for op in body_ops:
-            if op not in streamed:
-                self.values[op.results[0]] = self.clone(op, self.block, None).results[0]
+            _Stream(self, s, body_ops).build()
+        else:
+            for op in body_ops:
+                self.clone(op, self.block, None)
         ret = f.body.block.last_op
         assert isinstance(ret, func.ReturnOp)
         for v, g in zip(ret.arguments, self.out_globals):
@@ -140,48 +173,353 @@ class _KernelBuilder:
         self.block.add_op(hbm.ReturnOp())
         return hbm.KernelOp(f.sym_name.data, self.grid, len(self.out_globals), Region([self.block]))
 
-    @staticmethod
-    def _ancestry(op: Operation, body_ops: list[Operation]) -> set[Operation]:
-        """`op` and the ops its operands come from, within the function."""
-        seen: set[Operation] = set()
-        todo = [op]
-        while todo:
-            o = todo.pop()
-            if o in seen or o not in body_ops:
-                continue
-            seen.add(o)
-            todo.extend(v.owner for v in o.operands if isinstance(v.owner, Operation))
-        return seen
 
-    def _emit_stream(self, s: str, contraction: ncd.ContractOp, ops: list[Operation]) -> None:
-        acc_type = self.tile_type(contraction.result.type, f32)  # type: ignore[arg-type]
-        init = hbm.FillOp(0.0, acc_type)
-        lb, step = self.zero, arith.ConstantOp.from_int_and_width(self.stream[s], IndexType())
-        ub = arith.ConstantOp.from_int_and_width(self.sizes[s], IndexType())
-        self.block.add_ops([init, step, ub])
-        body = Block(arg_types=[IndexType(), acc_type])
-        origin, acc = body.args
-        origin.name_hint, acc.name_hint = f"{s}0", "acc"
-        saved = dict(self.values)
-        for op in ops:
-            if op is contraction:
-                part = self.clone(op, body, origin, result_type=acc_type)
-                add = ncd.MapOp("add", [acc, part.results[0]], acc_type)
-                body.add_op(add)
-                body.add_op(scf.YieldOp(add.result))
+Index = int | SSAValue  # an index known now, or computed in the kernel
+Carriers = list[tuple[Operation, StreamedReduction]]  # the ops that carry a state through the stream, in order
+
+
+@dataclass(frozen=True)
+class _Region:
+    """Positions that a mask fills (`mask`), or those past the end of the streamed axis
+    (`mask` None); `axes` are the axes whose positions say whether an element is in it."""
+
+    mask: ncd.MaskOp | None
+    axes: frozenset[str]
+
+
+class _Stream:
+    """The loops over tiles of the streamed axis `s`, and what comes before and after."""
+
+    def __init__(self, kb: _KernelBuilder, s: str, body_ops: list[Operation]):
+        self.kb, self.f, self.s = kb, kb.f, s
+        self.size, self.tile = kb.sizes[s], kb.stream[s]
+        self.pre: list[Operation] = []
+        self.ops: list[Operation] = []  # per tile, in order
+        self.post: list[Operation] = []
+        self.reductions: dict[Operation, StreamedReduction] = {}
+        self._classify(body_ops)
+        self.linear = self._linearity()
+        self.diagonal = [op for op in self.ops if isinstance(op, ncd.MaskOp) and s in (op.row.data, op.col.data)]
+        for m in self.diagonal:
+            if m.row.data == s:
+                raise _fail(self.f, f"{_where(m)} keeps {m.row.data} >= {m.col.data} with the streamed axis as its row: "
+                                    f"only masks that keep a grid or whole axis >= '{s}' are streamed")
+        self.clipped = self._clips() if self.size % self.tile else set()
+        self.skipped = [m for m in self.diagonal if self._ignored(_Region(m, frozenset((m.row.data, s))))]
+        self.constants: dict[int, SSAValue] = {0: kb.zero.result}
+        self.spans: dict[str, tuple[Index, Index]] = {}
+
+    # -- what runs where -----------------------------------------------------------------
+    def _classify(self, body_ops: list[Operation]) -> None:
+        s = self.s
+        after: dict[SSAValue, Operation] = {}  # values that need this reduction along s finished
+        for op in body_ops:
+            try:
+                d = describe(op, s)
+            except StreamingError as e:
+                raise _fail(self.f, f"{_where(op)} along '{s}' {e}") from None
+            late = [v for v in op.operands if v in after]
+            result = op.results[0]
+            if d is not None or s in result.type.axis_names:  # type: ignore[attr-defined]
+                if late:
+                    raise _fail(self.f, f"{_where(op)} uses %{late[0].name_hint or '?'}, which depends on {_where(after[late[0]])} "
+                                        f"along the streamed axis '{s}' and so is known only when the stream over '{s}' ends: "
+                                        f"that would take a second pass over '{s}'; write the normalisation as ncd.softmax "
+                                        f"or ncd.l2norm along '{s}' for its online form")
+                self.ops.append(op)
+                if d is not None:
+                    self.reductions[op] = d
+                    if not d.keeps_axis:
+                        after[result] = op
+            elif late:
+                self.post.append(op)
+                after[result] = after[late[0]]
             else:
-                self.values[op.results[0]] = self.clone(op, body, origin).results[0]
-        self.values = saved  # values computed per stream tile do not outlive the loop
-        loop = scf.ForOp(lb.result, ub.result, step.result, [init.result], body)
-        loop.attributes["hbm.stream"] = StringAttr(s)
-        self.block.add_op(loop)
-        result: SSAValue = loop.results[0]
-        final_type = self.tile_type(contraction.result.type)  # type: ignore[arg-type]
-        if final_type.element_type != f32:
-            cast = ncd.MapOp("cast", [result], final_type)
-            self.block.add_op(cast)
-            result = cast.result
-        self.values[contraction.result] = result
+                self.pre.append(op)
+        if all(d.keeps_axis for d in self.reductions.values()):
+            raise _fail(self.f, f"nothing reduces along the streamed axis '{s}' (a contraction over it, or a reduction along it)")
+
+    def _linearity(self) -> dict[SSAValue, Normalisation]:
+        """Which normalisation each per-tile value (and each reduction's input) is linear in."""
+        lin: dict[SSAValue, Normalisation] = {}
+        for op in self.ops:
+            ins = [lin.get(v) for v in op.operands]
+            found = [n for n in ins if n is not None]
+            d = self.reductions.get(op)
+            if isinstance(d, Normalisation):
+                if found:
+                    raise _fail(self.f, f"{_where(op)} normalises the values of {_where(found[0].op)}, which are known "
+                                        f"only up to a factor until the stream over '{self.s}' ends; a chain of "
+                                        f"normalisations along the streamed axis is not streamed")
+                lin[op.results[0]] = d
+                continue
+            try:
+                n = _linear_through(op, ins)
+            except StreamingError as e:
+                raise _fail(self.f, f"{_where(op)} {e} the values of {_where(found[0].op)} along '{self.s}', which are known "
+                                    f"only up to a factor until the stream over '{self.s}' ends; between a normalisation "
+                                    f"and a sum along the streamed axis only ops linear in its values can be streamed "
+                                    "(casts, scalings, products with other values, masks that fill 0)") from None
+            if isinstance(d, Accumulation) and n is not None and not d.linear_ok:
+                raise _fail(self.f, f"{_where(op)} along '{self.s}' takes the values of {_where(n.op)}, which are known only "
+                                    f"up to a factor until the stream over '{self.s}' ends; only sums of them can be rescaled "
+                                    "as that factor changes")
+            if n is not None:
+                lin[op.results[0]] = n
+        return lin
+
+    # -- which positions contribute nothing ------------------------------------------------
+    def _known(self, region: _Region, clip: set[Operation] | None = None) -> dict[SSAValue, Known]:
+        """What each per-tile value holds in `region`. With `clip`, the reductions whose input
+        does not hold what they ignore there are added to it (their input will be filled)."""
+        known: dict[SSAValue, Known] = {}
+        for v in self.kb.in_globals:
+            if region.mask is None and self.s in v.type.axis_names:  # type: ignore[attr-defined]
+                known[v] = 0.0  # hbm.load reads zeros past the edge
+        for op in self.ops:
+            d = self.reductions.get(op)
+            if d is not None:
+                k = self._input_known(op, known)
+                if clip is not None and not d.ignores(k):
+                    clip.add(op)
+                    k = d.neutral
+                if isinstance(d, Normalisation):
+                    known[op.results[0]] = d.values_known(k)
+            elif op is region.mask:
+                known[op.results[0]] = op.fill.value.data
+            else:
+                known[op.results[0]] = _known_through(op, [known.get(v) for v in op.operands], region.axes - {self.s})
+        return known
+
+    @staticmethod
+    def _input_known(op: Operation, known: dict[SSAValue, Known]) -> Known:
+        """What a reduction takes in from a position: the product's, for a contraction."""
+        ks = [known.get(v) for v in op.operands]
+        return _product_known(ks) if isinstance(op, ncd.ContractOp) else ks[0]
+
+    def _ignored(self, region: _Region) -> bool:
+        """Whether no reduction along s takes anything from the positions in `region`."""
+        known = self._known(region)
+        return all(d.ignores(self._input_known(op, known)) for op, d in self.reductions.items())
+
+    def _clips(self) -> set[Operation]:
+        """The reductions whose input must be filled past the end of s."""
+        clip: set[Operation] = set()
+        self._known(_Region(None, frozenset((self.s,))), clip)
+        return clip
+
+    # -- index arithmetic, folded where it is known ----------------------------------------
+    def _value(self, x: Index) -> SSAValue:
+        if isinstance(x, SSAValue):
+            return x
+        if x not in self.constants:
+            c = arith.ConstantOp.from_int_and_width(x, IndexType())
+            self.kb.block.add_op(c)
+            self.constants[x] = c.result
+        return self.constants[x]
+
+    def _arith(self, op_type, fold, a: Index, b: Index, name: str | None = None) -> Index:
+        if isinstance(a, int) and isinstance(b, int):
+            return fold(a, b)
+        new = op_type(self._value(a), self._value(b))
+        self.kb.block.add_op(new)
+        new.result.name_hint = name
+        return new.result
+
+    def _min(self, a: Index, b: Index, name: str | None = None) -> Index:
+        return self._arith(arith.MinUIOp, min, a, b, name)
+
+    def _row_span(self, axis: str) -> tuple[Index, Index]:
+        """Where this block's rows along `axis` start, and where they end (inside the axis)."""
+        if axis not in self.spans:
+            size = self.kb.sizes[axis]
+            if axis not in self.kb.grid:
+                self.spans[axis] = (0, size)
+            else:
+                start, tile = self.kb.origins[axis], self.kb.grid[axis]
+                end = self._arith(arith.AddiOp, int.__add__, start, tile, f"{axis}_end")
+                self.spans[axis] = (start, end if size % tile == 0 else self._min(end, size, f"{axis}_end"))
+        return self.spans[axis]
+
+    def _bounds(self) -> tuple[Index, Index]:
+        """(where the masked tiles start, where the stream ends)."""
+        s, t = self.s, self.tile
+        end: Index = self.size
+        for m in self.skipped:  # no key past the block's last row is seen
+            end = self._min(end, self._row_span(m.row.data)[1], f"{s}_end")
+        split = end
+        if self.clipped:
+            split = self._min(split, self.size // t * t)
+        for m in self.diagonal:  # a tile is untouched when its last key is at most the block's first row
+            start = self._row_span(m.row.data)[0]
+            first = self._arith(arith.AddiOp, int.__add__, start, 1)
+            whole = self._arith(arith.MuliOp, int.__mul__, self._arith(arith.DivUIOp, int.__floordiv__, first, t), t)
+            split = self._min(split, whole, f"{s}_masked")
+        return split, end
+
+    # -- emission --------------------------------------------------------------------------
+    def build(self) -> None:
+        kb = self.kb
+        for op in self.pre:
+            kb.clone(op, kb.block, None)
+        for op in self.ops:  # what the tiles use that does not move with s is loaded once, here
+            for v in op.operands:
+                if v in kb.in_globals and self.s not in v.type.axis_names:  # type: ignore[attr-defined]
+                    kb.get(v, kb.block, None)
+        carriers = list(self.reductions.items())
+        inits: list[SSAValue] = []
+        for op, d in carriers:
+            for value, t in zip(d.init(), self._state_types(op, d)):
+                fill = hbm.FillOp(value, t)
+                kb.block.add_op(fill)
+                inits.append(fill.result)
+        step = self._value(self.tile)
+        if self.diagonal or self.clipped:
+            split, end = self._bounds()
+            loops = [(0, split, False), (split, end, True)]
+            loops = [(lb, ub, masked) for lb, ub, masked in loops if not (isinstance(lb, int) and lb == ub)]
+        else:
+            loops = [(0, self.size, False)]
+        state = inits
+        for lb, ub, masked in loops:
+            lb_v, ub_v = self._value(lb), self._value(ub)
+            body = Block(arg_types=[IndexType()] + [v.type for v in state])
+            body.args[0].name_hint = f"{self.s}0"
+            for arg, name in zip(body.args[1:], [n for _, d in carriers for n in d.state_names]):
+                arg.name_hint = name
+            self._tile(body, carriers, masked)
+            loop = scf.ForOp(lb_v, ub_v, step, state, body)
+            loop.attributes["hbm.stream"] = StringAttr(self.s)
+            kb.block.add_op(loop)
+            state = list(loop.results)
+        self._finish(carriers, state)
+        for op in self.post:
+            kb.clone(op, kb.block, None)
+
+    def _state_types(self, op: Operation, d: StreamedReduction) -> list[ncd.TensorType]:
+        """f32 tiles: of the result of a reduction, of the input without s for a normalisation."""
+        t = op.results[0].type
+        if d.keeps_axis:
+            t = ncd.TensorType({a: n for a, n in t.shape.items() if a != self.s}, f32)  # type: ignore[attr-defined]
+        return [self.kb.tile_type(t, f32)] * len(d.init())  # type: ignore[arg-type]
+
+    def _split_state(self, carriers: Carriers, flat: Sequence[SSAValue]) -> dict[Operation, Sequence[SSAValue]]:
+        out, k = {}, 0
+        for op, d in carriers:
+            n = len(d.init())
+            out[op], k = flat[k : k + n], k + n
+        return out
+
+    def _tile(self, body: Block, carriers: Carriers, masked: bool) -> None:
+        """One iteration: the tile at body.args[0]; masks and fills only when `masked`."""
+        kb, m, j0 = self.kb, TileMath(body), body.args[0]
+        state = self._split_state(carriers, body.args[1:])
+        saved = dict(kb.values)
+        rescale: dict[Normalisation, SSAValue | None] = {}
+        new_state: list[SSAValue] = []
+        for op in self.ops:
+            d = self.reductions.get(op)
+            if d is None:
+                if op in self.diagonal and not masked:  # this tile lies wholly on the kept side
+                    kb.values[op.results[0]] = kb.get(op.operands[0], body, j0)
+                else:
+                    kb.clone(op, body, j0)
+                continue
+            operands = [kb.get(v, body, j0) for v in op.operands]
+            if masked and op in self.clipped:
+                operands[0] = m.mask_bound(operands[0], self.s, self.size, d.neutral, j0)
+            if isinstance(d, Normalisation):
+                step = d.step(m, state[op], m.cast(operands[0], f32))
+                rescale[d] = step.rescale
+                kb.values[op.results[0]] = m.cast(step.values, op.results[0].type.element_type)  # type: ignore[arg-type, attr-defined]
+            else:
+                n = self.linear.get(op.results[0])
+                step = d.step(m, state[op], self._partial(m, op, operands), rescale[n] if n else None)
+            new_state += step.state
+        body.add_op(scf.YieldOp(*new_state))
+        kb.values = saved  # values computed per tile do not outlive the loop
+
+    def _partial(self, m: TileMath, op: Operation, operands: list[SSAValue]) -> SSAValue:
+        """The reduction applied to this tile alone, in f32."""
+        if isinstance(op, ncd.ContractOp):
+            return m.add(ncd.ContractOp(operands[0], operands[1], op.over_axes, self.kb.tile_type(op.result.type, f32)))  # type: ignore[arg-type]
+        assert isinstance(op, ncd.ReduceOp)
+        return m.reduce(op.kind.data, m.cast(operands[0], f32), op.along_axes)
+
+    def _finish(self, carriers: Carriers, flat: Sequence[SSAValue]) -> None:
+        """After the stream: each reduction's result, normalised where it is linear in a normalisation."""
+        m = TileMath(self.kb.block)
+        state = self._split_state(carriers, flat)
+        for op, d in carriers:
+            if isinstance(d, Accumulation):
+                result = d.finalise(m, state[op])
+                n = self.linear.get(op.results[0])
+                if n is not None:
+                    result = n.normalise(m, result, state[n.op])
+                self.kb.values[op.results[0]] = m.cast(result, op.results[0].type.element_type)  # type: ignore[attr-defined]
+
+
+def _linear_through(op: Operation, ins: list[Normalisation | None]) -> Normalisation | None:
+    """The normalisation the result of a per-tile op (or a reduction's input) is linear in,
+    given its operands'; raises StreamingError, saying how, where it is not linear."""
+    found = [n for n in ins if n is not None]
+    if not found:
+        return None
+    fn = op.fn.data if isinstance(op, ncd.MapOp) else None
+    if fn in ("cast", "scale", "neg") or isinstance(op, ncd.ReduceOp):
+        return found[0]
+    if fn == "mul" or isinstance(op, ncd.ContractOp):
+        if len(found) > 1:
+            raise StreamingError("multiplies together two tiles of")
+        return found[0]
+    if fn == "div":
+        if ins[1] is not None:
+            raise StreamingError("divides by")
+        return found[0]
+    if fn in ("add", "sub", "max"):
+        if len(found) != len(ins) or found[0] is not found[1]:
+            raise StreamingError("mixes other values with")
+        return found[0]
+    if isinstance(op, ncd.FillOutsideOp):
+        if op.fill.value.data != 0:
+            raise StreamingError(f"fills {ncd.format_float(op.fill.value.data)} among")
+        return found[0]
+    raise StreamingError("is not linear in")
+
+
+def _product_known(ks: list[Known]) -> Known:
+    return 0.0 if 0.0 in ks else None
+
+
+def _known_through(op: Operation, ks: list[Known], region_axes: frozenset[str]) -> Known:
+    """What a per-tile op's result holds in a region where its operands hold `ks`;
+    `region_axes` are the region's axes other than the streamed one."""
+    if isinstance(op, ncd.MapOp):
+        fn, a = op.fn.data, ks[0]
+        if fn == "cast":
+            return a
+        if fn == "scale":
+            return a if a == 0 or (a == -math.inf and op.by is not None and op.by.value.data > 0) else None
+        if fn in ("neg", "sqrt"):
+            return a if a == 0 else None
+        if fn in ("exp", "exp2"):
+            return 0.0 if a == -math.inf else None
+        if fn == "mul":
+            return _product_known(ks)
+        if fn in ("add", "max"):
+            return a if a == ks[1] and a in (0.0, -math.inf) else None
+        if fn == "sub":
+            return 0.0 if a == ks[1] == 0 else None
+        return None
+    if isinstance(op, ncd.FillOutsideOp):  # another mask: its fill or its input, alike or unknown
+        return ks[0] if ks[0] == op.fill.value.data else None
+    if set(_reduced_axes(op)) & region_axes:  # reduced across the region's edge
+        return None
+    if isinstance(op, ncd.ContractOp):
+        return _product_known(ks)
+    if isinstance(op, ncd.ReduceOp):
+        return ks[0] if ks[0] in (0.0, -math.inf) else None
+    return None
 
 
 @dataclass(frozen=True)

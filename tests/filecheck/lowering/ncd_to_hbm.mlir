@@ -2,7 +2,6 @@
 // carrying an f32 accumulator; a mask on a tile learns where the tile starts.
 // RUN: napkin-opt %examples/matmul.mlir -p 'ncd-relabel{grid="m:128,n:128" stream="k:32"},ncd-to-hbm' | filecheck %s --check-prefix=GEMM
 // RUN: napkin-opt %examples/causal_attention.mlir -p 'ncd-relabel{grid="b:1,i:64"},ncd-to-hbm' | filecheck %s --check-prefix=CAUSAL
-// RUN: not napkin-opt %examples/attention.mlir -p 'ncd-relabel{grid="i:64" stream="j:64"},ncd-to-hbm' 2>&1 | filecheck %s --check-prefix=ONLINE
 // RUN: not napkin-opt %examples/matmul.mlir -p ncd-to-hbm 2>&1 | filecheck %s --check-prefix=UNLABELLED
 
 // GEMM:      hbm.kernel attributes {sym_name = "matmul", grid = ["m:128", "n:128"], num_outputs = 1 : i32} {
@@ -26,5 +25,4 @@
 // CAUSAL: ncd.softmax
 // CAUSAL: hbm.store %{{.+}}, %out[%b0, %c0, %i0, %c0]
 
-// ONLINE: napkin-opt: error: ncd-to-hbm: @attention: ncd.softmax along the streamed axis 'j' needs its online form
 // UNLABELLED: napkin-opt: error: ncd-to-hbm: @matmul: the function has no labels; run ncd-relabel first
