@@ -79,11 +79,8 @@ def _i(attr: IntegerAttr | None, default: int = 0) -> int:
 
 
 def _addr(names: Namer, base: SSAValue, offset: int = 0) -> str:
-    if offset > 0:
-        return f"[{names(base)}+{offset}]"
-    if offset < 0:
-        return f"[{names(base)}{offset}]"
-    return f"[{names(base)}]"
+    """`[reg]` or `[reg+imm]`; PTX writes a negative offset as `[reg+-16]`."""
+    return f"[{names(base)}+{offset}]" if offset else f"[{names(base)}]"
 
 
 def _vec(names: Namer, values: Sequence[SSAValue]) -> str:

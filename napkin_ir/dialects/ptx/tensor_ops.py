@@ -24,9 +24,9 @@ from xdsl.irdl import (
     var_result_def,
 )
 
-from napkin_ir.dialects.ptx.ops import InstrOp, Namer, PtxOp, _i, _need_class, _props, _vec
+from napkin_ir.dialects.ptx.ops import InstrOp, Namer, PtxOp, _addr, _i, _need_class, _props, _vec
 from napkin_ir.dialects.utils import require
-from napkin_ir.dialects.ptx.registers import RegType
+from napkin_ir.dialects.ptx.registers import RegType, reg_class_of
 
 class NullaryOp(InstrOp):
     """An instruction with no operands and a fixed text (commits and fences)."""
@@ -63,33 +63,61 @@ class WaitGroupOp(InstrOp):
 
 @irdl_op_definition
 class CpAsyncOp(InstrOp):
-    """Asynchronous global -> shared copy: `cp.async.{ca,cg}.shared.global [dst], [src], size{, src_size};`.
+    """Asynchronous global -> shared copy:
+    `{@p} cp.async.{ca,cg}.shared.global [dst{+dst_offset}], [src{+src_offset}], size{, src_size};`.
 
-    Sources: the shared address (b32), the global address (b64) and, for zero-fill, the
-    number of bytes to read (b32; the rest of `size` is filled with zeros).
+    Sources: the shared address (b32), the global address (b64), for zero-fill the number
+    of bytes to read (b32; the rest of `size` is filled with zeros), and last an optional
+    guard predicate (the copy happens only where it holds). The offsets are immediates
+    added to the addresses: a loop keeps one base register and varies the immediates.
     """
 
     name = "ptx.cp_async"
     cache = prop_def(StringAttr)
     size = prop_def(IntegerAttr)
+    dst_offset = opt_prop_def(IntegerAttr)
+    src_offset = opt_prop_def(IntegerAttr)
 
-    def __init__(self, dst: SSAValue, src: SSAValue, size: int, *, cache: str = "cg", src_size: SSAValue | None = None):
-        super().__init__(operands=[[dst, src] + ([src_size] if src_size else [])], result_types=[[]], properties=_props(cache=cache, size=size))
+    def __init__(self, dst: SSAValue, src: SSAValue, size: int, *, cache: str = "cg", src_size: SSAValue | None = None,
+                 dst_offset: int = 0, src_offset: int = 0, guard: SSAValue | None = None):
+        srcs = [dst, src] + ([src_size] if src_size else []) + ([guard] if guard else [])
+        super().__init__(operands=[srcs], result_types=[[]],
+                         properties=_props(cache=cache, size=size, dst_offset=dst_offset or None, src_offset=src_offset or None))
+
+    @property
+    def guard(self) -> SSAValue | None:
+        if len(self.srcs) < 3:
+            return None
+        cls = reg_class_of(self.srcs[-1])
+        return self.srcs[-1] if cls is not None and cls.name == "pred" else None
+
+    @property
+    def src_size(self) -> SSAValue | None:
+        extra = list(self.srcs[2:])
+        if self.guard is not None:
+            extra.pop()
+        return extra[0] if extra else None
 
     def verify_(self) -> None:
         cache, size = self.cache.data, _i(self.size)
         require(cache in ("ca", "cg"), self, f"cache must be ca or cg, got '{cache}'")
         require(size in (4, 8, 16), self, f"copies 4, 8 or 16 bytes, got {size}")
         require(cache == "ca" or size == 16, self, "cp.async.cg copies 16 bytes only")
-        require(len(self.srcs) in (2, 3) and not self.dsts, self, "takes a shared address, a global address and an optional source size")
+        extra = len(self.srcs) - 2 - (self.guard is not None)
+        require(len(self.srcs) >= 2 and extra in (0, 1) and not self.dsts, self,
+                "takes a shared address, a global address, an optional source size and an optional guard predicate")
         _need_class(self, "the shared address", self.srcs[0], "b32")
         _need_class(self, "the global address", self.srcs[1], "b64")
-        if len(self.srcs) == 3:
-            _need_class(self, "the source size", self.srcs[2], "b32")
+        if self.src_size is not None:
+            _need_class(self, "the source size", self.src_size, "b32")
+        require(_i(self.dst_offset) % size == 0 and _i(self.src_offset) % size == 0, self,
+                f"the offsets must keep the {size}-byte alignment, got {_i(self.dst_offset)} and {_i(self.src_offset)}")
 
     def ptx_lines(self, names: Namer) -> list[str]:
-        extra = f", {names(self.srcs[2])}" if len(self.srcs) == 3 else ""
-        return [f"cp.async.{self.cache.data}.shared.global [{names(self.srcs[0])}], [{names(self.srcs[1])}], {_i(self.size)}{extra};"]
+        guard = f"@{names(self.guard)} " if self.guard is not None else ""
+        extra = f", {names(self.src_size)}" if self.src_size is not None else ""
+        dst, src = _addr(names, self.srcs[0], _i(self.dst_offset)), _addr(names, self.srcs[1], _i(self.src_offset))
+        return [f"{guard}cp.async.{self.cache.data}.shared.global {dst}, {src}, {_i(self.size)}{extra};"]
 
 
 @irdl_op_definition
@@ -111,14 +139,16 @@ class CpAsyncWaitGroupOp(WaitGroupOp):
 @irdl_op_definition
 class LdmatrixOp(InstrOp):
     """Load 8x8 b16 matrices from shared memory into fragments:
-    `ldmatrix.sync.aligned.m8n8.x4{.trans}.shared.b16 {d0, d1, d2, d3}, [addr];`."""
+    `ldmatrix.sync.aligned.m8n8.x4{.trans}.shared.b16 {d0, d1, d2, d3}, [addr{+offset}];`
+    (`offset`: an immediate added to the address)."""
 
     name = "ptx.ldmatrix"
     num = prop_def(IntegerAttr)
     trans = opt_prop_def(IntegerAttr)
+    offset = opt_prop_def(IntegerAttr)
 
-    def __init__(self, addr: SSAValue, num: int, trans: bool = False):
-        super().__init__(operands=[[addr]], result_types=[[RegType("b32")] * num], properties=_props(num=num, trans=trans or None))
+    def __init__(self, addr: SSAValue, num: int, trans: bool = False, offset: int = 0):
+        super().__init__(operands=[[addr]], result_types=[[RegType("b32")] * num], properties=_props(num=num, trans=trans or None, offset=offset or None))
 
     def verify_(self) -> None:
         num = _i(self.num)
@@ -126,12 +156,13 @@ class LdmatrixOp(InstrOp):
         require(len(self.dsts) == num, self, f"x{num} gives {num} registers, got {len(self.dsts)} results")
         require(len(self.srcs) == 1, self, "takes one shared address")
         _need_class(self, "the address", self.srcs[0], "b32")
+        require(_i(self.offset) % 16 == 0, self, f"the offset must keep the rows' 16-byte alignment, got {_i(self.offset)}")
         for n, v in enumerate(self.dsts):
             _need_class(self, f"result #{n}", v, "b32", "bf16x2", "f16x2")
 
     def ptx_lines(self, names: Namer) -> list[str]:
         trans = ".trans" if _i(self.trans) else ""
-        return [f"ldmatrix.sync.aligned.m8n8.x{_i(self.num)}{trans}.shared.b16 {_vec(names, self.dsts)}, [{names(self.srcs[0])}];"]
+        return [f"ldmatrix.sync.aligned.m8n8.x{_i(self.num)}{trans}.shared.b16 {_vec(names, self.dsts)}, {_addr(names, self.srcs[0], _i(self.offset))};"]
 
 
 @irdl_op_definition

@@ -16,7 +16,7 @@
 // CHECK-NEXT: .reqntid 384, 1, 1
 // CHECK-NEXT: {
 // CHECK-DAG:  .reg .pred %p<4>;
-// CHECK-DAG:  .reg .b32 %r<14>;
+// CHECK-DAG:  .reg .b32 %r<18>;
 // CHECK-DAG:  .reg .b64 %rd<6>;
 // CHECK-DAG:  .reg .b32 %bhh<2>;
 // CHECK-DAG:  .reg .f32 %f<9>;
@@ -67,6 +67,9 @@
 // CHECK-NEXT: and.b64 %rd5, %rd5, 16383;
 // CHECK-NEXT: or.b64 %rd5, %rd5, 4611686293305360384;
 // CHECK-NEXT: mbarrier.inval.shared::cta.b64 [%r1];
+// CHECK-NEXT: @%p1 cp.async.cg.shared.global [%r1+1280], [%rd1+-32], 16, %r3;
+// CHECK-NEXT: @%p1 cp.async.cg.shared.global [%r1], [%rd1+4096], 16;
+// CHECK-NEXT: ldmatrix.sync.aligned.m8n8.x4.shared.b16 {%r14, %r15, %r16, %r17}, [%r1+640];
 // CHECK-NEXT: ret;
 // CHECK-NEXT: }
 

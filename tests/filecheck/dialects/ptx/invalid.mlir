@@ -63,6 +63,32 @@ ptx.kernel attributes {sym_name = "k", params = [], param_types = []} {
 // -----
 ptx.kernel attributes {sym_name = "k", params = [], param_types = []} {
   %s = ptx.const {ty = "u32", value = 0 : i64} : () -> !ptx.reg<b32>
+  %g = ptx.const {ty = "u64", value = 0 : i64} : () -> !ptx.reg<b64>
+  ptx.cp_async %s, %g {cache = "cg", size = 16 : i32, dst_offset = 8 : i32} : (!ptx.reg<b32>, !ptx.reg<b64>) -> ()
+  ptx.ret
+}
+// CHECK: ptx.cp_async: the offsets must keep the 16-byte alignment, got 8 and 0
+
+// -----
+ptx.kernel attributes {sym_name = "k", params = [], param_types = []} {
+  %s = ptx.const {ty = "u32", value = 0 : i64} : () -> !ptx.reg<b32>
+  %g = ptx.const {ty = "u64", value = 0 : i64} : () -> !ptx.reg<b64>
+  ptx.cp_async %s, %g, %s, %s {cache = "cg", size = 16 : i32} : (!ptx.reg<b32>, !ptx.reg<b64>, !ptx.reg<b32>, !ptx.reg<b32>) -> ()
+  ptx.ret
+}
+// CHECK: ptx.cp_async: takes a shared address, a global address, an optional source size and an optional guard predicate
+
+// -----
+ptx.kernel attributes {sym_name = "k", params = [], param_types = []} {
+  %s = ptx.const {ty = "u32", value = 0 : i64} : () -> !ptx.reg<b32>
+  %m0, %m1 = ptx.ldmatrix %s {num = 2 : i32, offset = 24 : i32} : (!ptx.reg<b32>) -> (!ptx.reg<b32>, !ptx.reg<b32>)
+  ptx.ret
+}
+// CHECK: ptx.ldmatrix: the offset must keep the rows' 16-byte alignment, got 24
+
+// -----
+ptx.kernel attributes {sym_name = "k", params = [], param_types = []} {
+  %s = ptx.const {ty = "u32", value = 0 : i64} : () -> !ptx.reg<b32>
   %m0, %m1, %m2 = ptx.ldmatrix %s {num = 3 : i32} : (!ptx.reg<b32>) -> (!ptx.reg<b32>, !ptx.reg<b32>, !ptx.reg<b32>)
   ptx.ret
 }

@@ -85,6 +85,13 @@ ptx.kernel attributes {sym_name = "all_ops", params = ["g", "tmap"], param_types
   %desc = ptx.wgmma_desc %s {lbo = 16 : i32, sbo = 1024 : i32, swizzle = "128B"} : (!ptx.reg<b32>) -> !ptx.reg<b64>
   // CHECK-NEXT: ptx.mbarrier_inval %s
   ptx.mbarrier_inval %s : (!ptx.reg<b32>) -> ()
+  // A guarded copy and a load at immediate offsets from their base registers.
+  // CHECK-NEXT: ptx.cp_async %s, %g, %c, %p {cache = "cg", size = 16 : i32, dst_offset = 1280 : i32, src_offset = -32 : i32}
+  ptx.cp_async %s, %g, %c, %p {cache = "cg", size = 16 : i32, dst_offset = 1280 : i32, src_offset = -32 : i32} : (!ptx.reg<b32>, !ptx.reg<b64>, !ptx.reg<b32>, !ptx.reg<pred>) -> ()
+  // CHECK-NEXT: ptx.cp_async %s, %g, %p {cache = "cg", size = 16 : i32, src_offset = 4096 : i32}
+  ptx.cp_async %s, %g, %p {cache = "cg", size = 16 : i32, src_offset = 4096 : i32} : (!ptx.reg<b32>, !ptx.reg<b64>, !ptx.reg<pred>) -> ()
+  // CHECK-NEXT: %n0, %n1, %n2, %n3 = ptx.ldmatrix %s {num = 4 : i32, offset = 640 : i32}
+  %n0, %n1, %n2, %n3 = ptx.ldmatrix %s {num = 4 : i32, offset = 640 : i32} : (!ptx.reg<b32>) -> (!ptx.reg<b32>, !ptx.reg<b32>, !ptx.reg<b32>, !ptx.reg<b32>)
   // CHECK-NEXT: ptx.ret
   ptx.ret
 }
