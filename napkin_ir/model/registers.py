@@ -1,0 +1,89 @@
+"""Registers per thread, estimated from the fragments of the `reg` level.
+
+A fragment of `n` values per lane takes `n` 32-bit registers when it holds f32 and n / 2
+when it holds bf16 or f16 (two halves to a register). In each block of the kernel (the
+body, each loop body) the live fragments are those it uses but did not define (the
+accumulators carried by a loop, operands loaded before it) plus those it defines; an
+mma's result reuses its accumulators' registers, a loop's results those it carried. Of the A and B operands loaded for the
+mma steps of one block, ptxas keeps about two steps' worth live (the step it computes
+and the one it prefetches), so the estimate counts the two largest. On top of the
+fragments, `OVERHEAD` registers hold addresses, loop counters and predicates.
+
+Calibrated against `ptxas -v` on napkin-sm80's GEMM (sm_80) as reg-to-ptx emitted it at
+commit 3ecc913 (one loop trip per stream tile): 64x64 warp tiles, 32-deep stream: 212
+estimated, 214-220 by ptxas; 64x32: 132 and 128; 32x32: 84 and 80. With 64-deep stream
+tiles ptxas hoists more loads into the spare registers (212 estimated, 241-243 by ptxas,
+no spills). Code that unrolls the loop or keeps more addresses in registers needs a
+larger `OVERHEAD`: `napkin-model --ptxas` shows both figures.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from xdsl.ir import Block, Operation, SSAValue
+
+from napkin_ir.dialects import hbm, reg
+
+OVERHEAD = 20
+PREFETCHED_STEPS = 2
+
+
+@dataclass(frozen=True)
+class RegisterEstimate:
+    fragments: int
+    overhead: int = OVERHEAD
+
+    @property
+    def total(self) -> int:
+        return self.fragments + self.overhead
+
+
+def fragment_registers(t: reg.FragType) -> int:
+    per_register = 1 if t.dtype == "f32" else 2
+    return -(-t.values_per_lane() // per_register)
+
+
+def _regs(v: SSAValue) -> int:
+    return fragment_registers(v.type) if isinstance(v.type, reg.FragType) else 0  # type: ignore[arg-type]
+
+
+def _inside(op: Operation | None, block: Block) -> bool:
+    while op is not None:
+        if op.parent_block() is block:
+            return True
+        op = op.parent_op()
+    return False
+
+
+def _accumulates(op: Operation) -> bool:
+    """An op whose fragment result has the type of a fragment it takes (mma, wgmma)."""
+    frags = {o.type for o in op.operands if isinstance(o.type, reg.FragType)}
+    return bool(op.results) and all(r.type in frags for r in op.results)
+
+
+def _block_fragments(block: Block) -> int:
+    live_in: set[SSAValue] = {a for a in block.args if isinstance(a.type, reg.FragType)}
+    for op in block.walk():
+        for v in op.operands:
+            owner = v.owner if isinstance(v.owner, Operation) else v.owner.parent_op()  # type: ignore[union-attr]
+            if isinstance(v.type, reg.FragType) and not _inside(owner, block) and v not in block.args:
+                live_in.add(v)
+    mma_steps, operands = [], set()
+    for op in block.ops:
+        if isinstance(op, reg.MmaOp):
+            mine = [v for v in (op.a, op.b) if v not in live_in]
+            operands.update(mine)
+            mma_steps.append(sum(_regs(v) for v in mine))
+    # an accumulating op's result reuses its accumulators, a loop's results its carried values
+    defined = [r for op in block.ops if not _accumulates(op) and not op.regions for r in op.results if r not in operands]
+    window = sum(sorted(mma_steps, reverse=True)[:PREFETCHED_STEPS])
+    return sum(_regs(v) for v in live_in) + sum(_regs(v) for v in defined) + window
+
+
+def estimate_registers(kernel: hbm.KernelOp) -> RegisterEstimate | None:
+    """The estimate for a kernel at the `reg` level; None above it (no fragments yet)."""
+    blocks = [b for op in kernel.walk() for r in op.regions for b in r.blocks]
+    if not any(isinstance(op.results[0].type, reg.FragType) for op in kernel.walk() if op.results):
+        return None
+    return RegisterEstimate(max(_block_fragments(b) for b in blocks))

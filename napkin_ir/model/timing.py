@@ -1,0 +1,160 @@
+"""From a kernel's cost to occupancy and a predicted time on one machine.
+
+Occupancy is the CUDA occupancy calculation: blocks per SM limited by shared memory
+(plus the runtime's reservation per block), by registers (allocated per warp in units of
+256), by the warp limit and by the block limit; the smallest names the limiter.
+
+The predicted time is the largest of the times each unit needs for its share of the
+work, assuming they all overlap perfectly (the software pipeline keeps copies in flight
+while the tensor cores work; warps hide each other's latency):
+
+- tensor cores: tensor FLOPs at the instruction's dense rate (mma.sync or wgmma);
+- f32 ALU and special functions (MUFU), at their rates;
+- shared memory: bytes written by copies plus bytes read by the computation, at 128
+  bytes per clock per SM;
+- L2: every tile the napkin count reads or writes passes through it;
+- HBM: the DRAM estimate (`napkin_ir.model.l2`) at `HBM_EFFICIENCY` of the peak, or at
+  what the bytes in flight sustain by Little's law (concurrent blocks x bytes each has
+  in flight / `DRAM_LATENCY_S`), whichever is lower.
+
+The SM-side times (the first four) run at full rate only with a warp on each of the
+SM's four sub-partitions (`WARPS_PER_SM_TO_FILL`), and are scaled by the tail: the
+busiest SM runs ceil(blocks / SMs) blocks while the average runs blocks / SMs. The
+number of waves, ceil(blocks / (SMs x blocks per SM)), is reported with it.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+from napkin_ir.errors import UserError
+from napkin_ir.model.analysis import FunctionCost, KernelCost, OpCost
+from napkin_ir.model.hardware import Hardware
+from napkin_ir.model.l2 import dram_bytes
+from napkin_ir.model.work import Work
+
+# A device-to-device copy sustains about 4.2 of an H200's 4.8 TB/s (measured on the lent
+# H200, 2026-11-21); the model assumes the same fraction of the peak on every machine.
+HBM_EFFICIENCY = 0.875
+# A DRAM round trip under load; unloaded pointer-chasing microbenchmarks give 400-500 ns
+# on A100 and H100.
+DRAM_LATENCY_S = 600e-9
+# Each SM has four sub-partitions, each with its own tensor core, ALUs and MUFU; a warp
+# runs on one of them.
+WARPS_PER_SM_TO_FILL = 4
+
+BOUND_NAMES = {"tensor": "tensor cores", "alu": "f32 ALU", "sfu": "special functions", "smem": "shared memory",
+               "l2": "L2", "hbm": "HBM"}
+
+
+@dataclass(frozen=True)
+class Occupancy:
+    blocks_per_sm: int
+    warps_per_sm: int
+    limits: dict[str, int]  # smem, registers, warps, blocks: blocks per SM each allows
+
+    @property
+    def limiter(self) -> str:
+        return " and ".join(k for k, v in self.limits.items() if v == self.blocks_per_sm)
+
+    def describe(self) -> str:
+        """`2 blocks (8 warps) per SM, limited by registers`."""
+        blocks = f"{self.blocks_per_sm} block{'s' if self.blocks_per_sm != 1 else ''}"
+        return f"{blocks} ({self.warps_per_sm} warps) per SM, limited by {self.limiter}"
+
+
+def occupancy(hw: Hardware, smem_per_block: int, warps: int, registers: int | None) -> Occupancy:
+    """Blocks and warps resident per SM; `registers` None when not known (not limiting)."""
+    limits = {
+        "smem": _blocks_by_smem(hw, smem_per_block),
+        "registers": _blocks_by_registers(hw, warps, registers),
+        "warps": hw.max_warps_per_sm // warps,
+        "blocks": hw.max_blocks_per_sm,
+    }
+    blocks = min(limits.values())
+    return Occupancy(blocks, blocks * warps, limits)
+
+
+def _blocks_by_smem(hw: Hardware, smem_per_block: int) -> int:
+    if smem_per_block > hw.smem_per_block:
+        return 0
+    return hw.smem_per_sm // (smem_per_block + hw.smem_reserved_per_block) if smem_per_block else hw.max_blocks_per_sm
+
+
+def _blocks_by_registers(hw: Hardware, warps: int, registers: int | None) -> int:
+    if registers is None:
+        return hw.max_blocks_per_sm
+    per_warp = -(-min(registers, hw.regs_per_thread) * 32 // hw.reg_alloc_unit) * hw.reg_alloc_unit
+    return (hw.regs_per_sm // per_warp) // warps
+
+
+@dataclass(frozen=True)
+class Prediction:
+    hardware: Hardware
+    occupancy: Occupancy
+    instruction: str
+    instruction_assumed: bool
+    registers: int | None
+    dram: dict[str, float]
+    times: dict[str, float]
+    waves: int
+    tail: float
+
+    @property
+    def seconds(self) -> float:
+        return max(self.times.values())
+
+    @property
+    def bound(self) -> str:
+        return max(self.times, key=lambda k: self.times[k])
+
+
+def predict(cost: KernelCost, hw: Hardware, registers: int | None = None, instruction: str | None = None) -> Prediction:
+    """Occupancy and predicted time of a kernel on `hw`. `registers` overrides the estimate
+    (e.g. ptxas' count); `instruction` the tensor-core instruction where the level has not
+    decided it (default: the fastest the machine has)."""
+    regs = registers if registers is not None else (cost.registers.total if cost.registers else None)
+    occ = occupancy(hw, cost.smem_per_block, cost.warps, regs)
+    if cost.smem_per_block > hw.smem_per_block:
+        raise UserError(f"@{cost.name}: a block needs {cost.smem_per_block} bytes of shared memory; "
+                        f"the {hw.name} gives one block at most {hw.smem_per_block}")
+    if occ.blocks_per_sm == 0:
+        raise UserError(f"@{cost.name}: no block fits on an SM of the {hw.name} "
+                        f"(blocks per SM by {', '.join(f'{k} {v}' for k, v in occ.limits.items())})")
+    mma = cost.instruction or instruction or hw.best_mma
+    blocks, slots = cost.n_blocks, hw.sms * occ.blocks_per_sm
+    tail = math.ceil(blocks / hw.sms) * hw.sms / blocks
+    fill = min(1.0, occ.warps_per_sm / WARPS_PER_SM_TO_FILL)
+    sm_side = tail / fill
+    dram = dram_bytes(cost, slots, hw.l2_bytes)
+    in_flight = min(blocks, slots) * cost.inflight_per_block
+    hbm_rate = min(sustained_hbm(hw), in_flight / DRAM_LATENCY_S) if in_flight else sustained_hbm(hw)
+    times = {k: t * sm_side for k, t in work_times(cost.work, hw, mma).items()}
+    times.update({
+        "smem": (cost.smem_read + cost.smem_written) / hw.smem_bytes_per_s * sm_side,
+        "l2": cost.hbm_bytes / hw.l2_bytes_per_s,
+        "hbm": sum(dram.values()) / hbm_rate,
+    })
+    return Prediction(hw, occ, mma, cost.instruction is None, regs, dram, times, math.ceil(blocks / slots), tail)
+
+
+def sustained_hbm(hw: Hardware) -> float:
+    return hw.hbm_bytes_per_s * HBM_EFFICIENCY
+
+
+def work_times(work: Work, hw: Hardware, instruction: str) -> dict[str, float]:
+    """Seconds the whole machine's tensor cores, ALUs and MUFUs need for `work`."""
+    return {"tensor": work.tensor_flops / hw.tensor_flops(instruction), "alu": work.alu_ops / hw.fp32_ops_per_s,
+            "sfu": work.sfu_ops / hw.sfu_ops_per_s}
+
+
+def op_times(op: OpCost, hw: Hardware) -> dict[str, float]:
+    """An ncd-level op run as a kernel of its own over the whole machine (no tail)."""
+    return {**work_times(op.work, hw, hw.best_mma), "hbm": (op.read + op.written) / sustained_hbm(hw)}
+
+
+def fused_floor(f: FunctionCost, hw: Hardware) -> float:
+    """What one kernel computing all of `f` needs at least: all its work, and its arguments
+    and results through HBM once."""
+    return max(*work_times(f.work, hw, hw.best_mma).values(), f.fused_bytes / sustained_hbm(hw))

@@ -1,0 +1,78 @@
+"""The contexts an op runs in: blocks, loop iterations whose count depends on the block,
+branches taken by some blocks only; and a clear error where an index cannot be followed."""
+
+import pytest
+
+from napkin_ir.errors import UserError
+from napkin_ir.model.analysis import analyse_module
+
+G = "!hbm.global<m=512, k=64 : f32>"
+T = "!ncd.tensor<m=128, k=64 : f32>"
+
+
+def _kernel(body: str) -> str:
+    return f"""
+hbm.kernel attributes {{sym_name = "copy", grid = ["m:128"], num_outputs = 1 : i32}} {{
+^bb0(%a: {G}, %out: {G}, %m0: index):
+  %c0 = arith.constant 0 : index
+  %c128 = arith.constant 128 : index
+{body}
+  hbm.return
+}}
+"""
+
+
+TILE = 128 * 64 * 4
+
+
+def test_a_branch_counts_only_the_blocks_that_take_it(parse):
+    body = f"""
+  %first = arith.cmpi ult, %m0, %c128 : index
+  scf.if %first {{
+    %t = hbm.load %a[%m0, %c0] : {G} -> {T}
+    hbm.store %t, %out[%m0, %c0] : {T}, {G}
+  }} else {{
+    %t2 = hbm.load %a[%c0, %c0] : {G} -> {T}
+    %t3 = hbm.load %a[%c128, %c0] : {G} -> {T}
+    hbm.store %t2, %out[%m0, %c0] : {T}, {G}
+  }}"""
+    (k,) = analyse_module(parse(_kernel(body))).kernels
+    # 4 blocks: the first takes the branch (one load), the other three the else (two each)
+    assert k.hbm_read == {"a": TILE * (1 + 3 * 2)}
+    assert k.hbm_written == {"out": TILE * 4}
+
+
+def test_a_loop_whose_trip_count_depends_on_the_block(parse):
+    body = f"""
+  %c1 = arith.constant 1 : index
+  %blk = arith.divui %m0, %c128 : index
+  %n = arith.addi %blk, %c1 : index
+  scf.for %r = %c0 to %n step %c1 {{
+    %t = hbm.load %a[%m0, %c0] : {G} -> {T}
+    scf.yield
+  }}"""
+    (k,) = analyse_module(parse(_kernel(body))).kernels
+    assert k.hbm_read == {"a": TILE * (1 + 2 + 3 + 4)}
+
+
+def test_a_tile_past_the_edge_reads_nothing(parse):
+    body = f"""
+  %c512 = arith.constant 512 : index
+  %past = arith.addi %m0, %c512 : index
+  %t = hbm.load %a[%past, %c0] : {G} -> {T}
+  %c448 = arith.constant 448 : index
+  %half = hbm.load %a[%c448, %c0] : {G} -> {T}"""
+    (k,) = analyse_module(parse(_kernel(body))).kernels
+    assert k.hbm_read == {"a": 4 * (64 * 64 * 4)}  # only the 64 rows of the second tile inside
+
+
+def test_an_index_the_model_cannot_follow_is_named(parse):
+    body = f"""
+  %c1 = arith.constant 1 : index
+  %last = scf.for %r = %c0 to %c128 step %c1 iter_args(%x = %c0) -> (index) {{
+    %y = arith.addi %x, %c1 : index
+    scf.yield %y : index
+  }}
+  %t = hbm.load %a[%last, %c0] : {G} -> {T}"""
+    with pytest.raises(UserError, match="cannot evaluate an offset into 'a' \\(a value from scf.for\\)"):
+        analyse_module(parse(_kernel(body)))
