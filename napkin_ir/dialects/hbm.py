@@ -6,8 +6,12 @@ HBM) and the origin of this block's tile along each grid axis. `hbm.load` reads 
 of a global tensor (an `!ncd.tensor` of the tile's shape; elements past the edge read
 as zero), `hbm.store` writes the part of a tile that lies inside, and the ncd ops
 compute on tiles. A streamed axis is an `scf.for` over tile origins carrying its
-accumulators (marked `hbm.stream = "k"`). What this level decides is the HBM traffic:
-which tiles are read, and how often.
+accumulators (marked `hbm.stream = "k"`); where masks touch some tiles (the diagonal
+of a causal mask, a ragged last tile) it is two such loops in a row carrying the same
+state, the first over the tiles no mask touches and without masks, the second masked,
+and the loop bounds may depend on the block's origin (tiles a causal mask fills wholly
+are not visited). What this level decides is the HBM traffic: which tiles are read,
+and how often.
 """
 
 from __future__ import annotations
