@@ -146,3 +146,17 @@ def test_flash_attention_through_the_lowering_counts_the_same():
     one = BF16 * 2 * 4 * 256 * 64
     assert kernel.hbm_read == {"q": one, "k": one * 4, "v": one * 4}
     assert kernel.hbm_written == {"out": one}
+
+
+def test_sm90_gemm_counts_by_the_same_rules():
+    from napkin_ir.pipelines import sm90_gemm_pipeline
+
+    m, n, k, (bm, bn, bk) = 512, 512, 256, (128, 256, 64)
+    spec = sm90_gemm_pipeline((bm, bn, bk), 4).removesuffix(",reg-to-ptx")
+    (kernel,) = analyse_module(run_pipeline(gemm(m, n, k), spec)).kernels
+    assert kernel.instruction == "wgmma"
+    assert kernel.hbm_read == {"a": BF16 * m * k * ceil(n / bn), "b": BF16 * k * n * ceil(m / bm)}  # TMA copies
+    assert kernel.hbm_written == {"out": BF16 * m * n}
+    assert kernel.work.tensor_flops == 2 * m * n * k
+    # the consumers share the tile; a producer warpgroup runs beside them
+    assert kernel.warps == kernel.compute_warps + 4
