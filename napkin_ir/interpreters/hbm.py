@@ -118,8 +118,10 @@ def run_kernel(module: ModuleOp, kernel: hbm.KernelOp, inputs: Sequence[np.ndarr
     for idx in itertools.product(*(range(blocks[a]) for a in grid)):
         # each block starts with its own shared memory and no copies in flight
         interp = Interpreter(module)
-        for fns in (HbmFunctions(), SmemFunctions(), RegFunctions(), NcdFunctions(), ScfFunctions(), ArithFunctions(), UnsignedIndexFunctions()):
+        smem_fns = SmemFunctions()
+        for fns in (HbmFunctions(), smem_fns, RegFunctions(), NcdFunctions(), ScfFunctions(), ArithFunctions(), UnsignedIndexFunctions()):
             interp.register_implementations(fns)
         origins = [i * grid[a] for i, a in zip(idx, grid)]
         interp.run_ssacfg_region(kernel.body, (*tensors, *origins), kernel.sym_name.data)
+        smem_fns.roles.join()  # a producer role ends with the block
     return [t.data for t in tensors[len(globs) - n_out :]]

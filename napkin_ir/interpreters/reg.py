@@ -9,6 +9,7 @@ layout that dropped or doubled an element would lose numbers here, on the CPU.
 from __future__ import annotations
 
 import itertools
+from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
@@ -59,7 +60,11 @@ def warp_origin(t: reg.FragType, w: dict[str, int], at: dict[str, int]) -> dict[
 
 
 @register_impls
+@dataclass
 class RegFunctions(InterpreterFunctions):
+    open_wgmma: list[tuple[Buffer, int]] = field(default_factory=list)
+    wgmma_groups: list[list[tuple[Buffer, int]]] = field(default_factory=list)
+
     @impl(reg.ZerosOp)
     def run_zeros(self, interpreter: Interpreter, op: reg.ZerosOp, args: tuple[Any, ...]):
         t: reg.FragType = op.result.type  # type: ignore[assignment]
@@ -90,6 +95,38 @@ class RegFunctions(InterpreterFunctions):
             d = scatter(tc, c[key]) + scatter(ta, a[key]) @ scatter(tb, b[key])
             out[key] = gather(tc, d.astype(np.float32))
         return (out,)
+
+    @impl(reg.WgmmaOp)
+    def run_wgmma(self, interpreter: Interpreter, op: reg.WgmmaOp, args: tuple[Any, ...]):
+        a, a_stage, b, b_stage, c = args
+        rows, cols, k = op.axes()
+        t: reg.FragType = op.c.type  # type: ignore[assignment]
+        kk = hbm.parse_labels(op.at)[k]
+        for buf, stage in ((a, a_stage), (b, b_stage)):
+            check_readable(buf, stage, op.name)
+            buf.wgmma_reads[stage] = buf.wgmma_reads.get(stage, 0) + 1
+            self.open_wgmma.append((buf, stage))
+        a_tile = NamedArray(a.type.axis_names, a.data[a_stage]).aligned((rows, k))[:, kk : kk + 16]
+        b_tile = NamedArray(b.type.axis_names, b.data[b_stage]).aligned((k, cols))[kk : kk + 16, :]
+        out = {}
+        for w in warps_of(op):
+            r0 = w[rows] * t.shape[rows]
+            d = scatter(t, c[_key(w)]) + a_tile[r0 : r0 + t.shape[rows]] @ b_tile
+            out[_key(w)] = gather(t, d.astype(np.float32))
+        return (out,)
+
+    @impl(reg.WgmmaCommitOp)
+    def run_wgmma_commit(self, interpreter: Interpreter, op: reg.WgmmaCommitOp, args: tuple[Any, ...]):
+        self.wgmma_groups.append(self.open_wgmma)
+        self.open_wgmma = []
+        return ()
+
+    @impl(reg.WgmmaWaitOp)
+    def run_wgmma_wait(self, interpreter: Interpreter, op: reg.WgmmaWaitOp, args: tuple[Any, ...]):
+        while len(self.wgmma_groups) > op.pending.value.data:
+            for buf, stage in self.wgmma_groups.pop(0):
+                buf.wgmma_reads[stage] -= 1
+        return ()
 
     @impl(reg.StoreOp)
     def run_store(self, interpreter: Interpreter, op: reg.StoreOp, args: tuple[Any, ...]):

@@ -5,16 +5,26 @@ A copy does not land when it is issued: it joins the open group, the group is qu
 `smem.barrier` then makes it visible to the block. Reading a stage with a copy still in
 flight, or one completed since the last barrier, is an error: on the GPU it would read
 stale or torn data, here it stops with the place and the reason.
+
+The sm_90a pipeline runs its roles concurrently: `smem.producer` starts its region on a
+thread of its own, which meets the kernel body (the consumers) only at mbarriers. A
+phase completes when its arrivals and announced bytes are all in; TMA data lands in the
+buffer then, not before. The protocol is checked: a copy into a stage still held by the
+consumers (not yet released through its `empty` barrier), bytes beyond those announced,
+a read of a stage whose phase has not completed, a release while a wgmma still reads the
+stage, and a deadlock (every role waiting) each stop with the reason.
 """
 
 from __future__ import annotations
 
+import threading
 from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
 from xdsl.interpreter import Interpreter, InterpreterFunctions, impl, register_impls
 from xdsl.utils.exceptions import InterpretationError
+from xdsl.utils.scoped_dict import ScopedDict
 
 from napkin_ir.dialects import smem
 from napkin_ir.interpreters.hbm import read_tile
@@ -27,6 +37,86 @@ class Buffer:
         self.data = np.zeros((t.stages.data, *t.dims), np.float32)
         self.in_flight: dict[int, int] = {}  # stage -> copies not yet retired by a wait
         self.unsynced: set[int] = set()  # stages written since the last barrier
+        self.held: set[int] = set()  # TMA-filled stages the consumers have not released
+        self.wgmma_reads: dict[int, int] = {}  # stage -> wgmma products not yet retired
+
+
+class Ring:
+    """A ring of mbarriers: per stage the completed phases, the arrivals still expected in
+    the current one, its announced bytes not yet delivered, and the data to land."""
+
+    def __init__(self, t: smem.MbarrierType):
+        self.type = t
+        n = t.stages.data
+        self.phase = [0] * n
+        self.pending = [t.arrivals.data] * n
+        self.tx = [0] * n
+        self.landing: list[list[tuple[Buffer, int, np.ndarray]]] = [[] for _ in range(n)]
+        self.releases = False  # consumers arrive on it: a completed phase frees its stage
+
+    def check(self, stage: int, op_name: str) -> None:
+        if not 0 <= stage < len(self.phase):
+            raise InterpretationError(f"{op_name}: stage {stage} of a ring of {len(self.phase)} mbarriers")
+
+
+class Roles:
+    """The threads of a block's roles and the condition they wait on."""
+
+    def __init__(self) -> None:
+        self.cond = threading.Condition()
+        self.live: set[int] = {threading.get_ident()}
+        self.blocked: set[int] = set()
+        self.threads: list[threading.Thread] = []
+        self.errors: list[BaseException] = []
+
+    def wait_until(self, ready, what: str) -> None:
+        me = threading.get_ident()
+        with self.cond:
+            while not ready():
+                if self.errors:
+                    raise InterpretationError(f"{what}: another role failed: {self.errors[0]}")
+                self.blocked.add(me)
+                if self.blocked >= self.live:
+                    err = InterpretationError(f"{what}: deadlock, every role is waiting on an mbarrier")
+                    self.errors.append(err)
+                    self.cond.notify_all()
+                    raise err
+                self.cond.wait(timeout=1.0)
+                self.blocked.discard(me)
+            self.blocked.discard(me)
+
+    def changed(self) -> None:
+        """Wake every waiter to look again (the caller holds the condition). Until each has
+        looked, none counts as blocked, so a deadlock is only seen when none can go on."""
+        self.blocked.clear()
+        self.cond.notify_all()
+
+    def start(self, target) -> None:
+        def run() -> None:
+            try:
+                target()
+            except BaseException as e:  # reported by join
+                self.errors.append(e)
+            finally:
+                with self.cond:
+                    self.live.discard(threading.get_ident())
+                    self.cond.notify_all()
+
+        thread = threading.Thread(target=run, daemon=True)
+        with self.cond:
+            self.threads.append(thread)
+            thread.start()
+            self.live.add(thread.ident)  # type: ignore[arg-type]
+
+    def join(self) -> None:
+        me = threading.get_ident()
+        with self.cond:
+            self.live.discard(me)
+            self.cond.notify_all()
+        for t in self.threads:
+            t.join()
+        if self.errors:
+            raise self.errors[0]
 
 
 @register_impls
@@ -35,6 +125,7 @@ class SmemFunctions(InterpreterFunctions):
     open_group: list[tuple[Buffer, int, np.ndarray]] = field(default_factory=list)
     groups: list[list[tuple[Buffer, int, np.ndarray]]] = field(default_factory=list)
     buffers: list[Buffer] = field(default_factory=list)
+    roles: Roles = field(default_factory=Roles)
 
     @impl(smem.AllocOp)
     def run_alloc(self, interpreter: Interpreter, op: smem.AllocOp, args: tuple[Any, ...]):
@@ -76,6 +167,90 @@ class SmemFunctions(InterpreterFunctions):
         buf, stage = args
         check_readable(buf, stage, op.name)
         return (NamedArray(buf.type.axis_names, buf.data[stage].copy()),)
+
+
+    # -- the sm_90a pipeline -------------------------------------------------------------
+    @impl(smem.MbarrierAllocOp)
+    def run_mbarrier_alloc(self, interpreter: Interpreter, op: smem.MbarrierAllocOp, args: tuple[Any, ...]):
+        ring = Ring(op.result.type)  # type: ignore[arg-type]
+        ring.releases = any(isinstance(u.operation, smem.ArriveOp) for u in op.result.uses)
+        return (ring,)
+
+    @impl(smem.ProducerOp)
+    def run_producer(self, interpreter: Interpreter, op: smem.ProducerOp, args: tuple[Any, ...]):
+        child = Interpreter(interpreter.module)
+        child._impls = interpreter._impls
+        child._ctx = ScopedDict(parent=interpreter._ctx, name="producer")
+        self.roles.start(lambda: child.run_ssacfg_region(op.body, (), "producer"))
+        return ()
+
+    def _arrive(self, ring: Ring, stage: int) -> None:
+        with self.roles.cond:
+            ring.pending[stage] -= 1
+            self._maybe_complete(ring, stage)
+            self.roles.changed()
+
+    def _maybe_complete(self, ring: Ring, stage: int) -> None:
+        if ring.pending[stage] > 0 or ring.tx[stage] != 0:
+            return
+        for buf, s, tile in ring.landing[stage]:
+            buf.data[s] = tile
+            buf.in_flight[s] -= 1
+            buf.held.add(s)
+        ring.landing[stage] = []
+        if ring.releases:
+            for buf in self.buffers:
+                buf.held.discard(stage)
+        ring.phase[stage] += 1
+        ring.pending[stage] = ring.type.arrivals.data
+
+    @impl(smem.ArriveExpectOp)
+    def run_arrive_expect(self, interpreter: Interpreter, op: smem.ArriveExpectOp, args: tuple[Any, ...]):
+        ring, stage = args
+        ring.check(stage, op.name)
+        with self.roles.cond:
+            ring.tx[stage] += op.bytes.value.data
+        self._arrive(ring, stage)
+        return ()
+
+    @impl(smem.ArriveOp)
+    def run_arrive(self, interpreter: Interpreter, op: smem.ArriveOp, args: tuple[Any, ...]):
+        ring, stage = args
+        ring.check(stage, op.name)
+        for buf in self.buffers:
+            if buf.wgmma_reads.get(stage, 0):
+                raise InterpretationError(f"{op.name}: releases stage {stage} while a wgmma still reads {buf.type}; wait for its group first")
+        self._arrive(ring, stage)
+        return ()
+
+    @impl(smem.TmaCopyOp)
+    def run_tma_copy(self, interpreter: Interpreter, op: smem.TmaCopyOp, args: tuple[Any, ...]):
+        g, *offsets, buf, stage, ring, bar_stage = args
+        ring.check(bar_stage, op.name)
+        with self.roles.cond:
+            if stage in buf.held or buf.in_flight.get(stage, 0):
+                raise InterpretationError(f"{op.name}: copies into stage {stage} of {buf.type} while the consumers still "
+                                          "hold it (wait for its empty barrier first)")
+            nbytes = buf.type.bytes() // buf.type.stages.data
+            if ring.tx[bar_stage] < nbytes:
+                raise InterpretationError(f"{op.name}: delivers {nbytes} bytes to stage {bar_stage}'s barrier, but only "
+                                          f"{ring.tx[bar_stage]} were announced (smem.arrive_expect)")
+            ring.tx[bar_stage] -= nbytes
+            buf.in_flight[stage] = buf.in_flight.get(stage, 0) + 1
+            ring.landing[bar_stage].append((buf, stage, read_tile(g, offsets, buf.type.dims)))
+            self._maybe_complete(ring, bar_stage)
+            self.roles.changed()
+        return ()
+
+    @impl(smem.MbarrierWaitOp)
+    def run_mbarrier_wait(self, interpreter: Interpreter, op: smem.MbarrierWaitOp, args: tuple[Any, ...]):
+        ring, stage, parity = args
+        ring.check(stage, op.name)
+        if parity not in (0, 1):
+            raise InterpretationError(f"{op.name}: parity must be 0 or 1, got {parity}")
+        # the phase of this parity is complete when the current one has the other parity
+        self.roles.wait_until(lambda: ring.phase[stage] % 2 != parity, f"{op.name} on stage {stage}, parity {parity}")
+        return ()
 
 
 def check_readable(buf: Buffer, stage: int, op_name: str) -> None:

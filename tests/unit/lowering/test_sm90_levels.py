@@ -1,0 +1,97 @@
+"""The sm_90a levels keep the numbers, and the interpreters check the mbarrier protocol.
+
+hbm-to-smem{copy=tma} runs its producer role on a thread of its own that meets the
+consumers only at mbarriers; smem-to-reg{mma=wgmma} computes each warp's 16 rows with
+reg.wgmma. Both must give the hbm kernel's result; broken protocols must be refused.
+"""
+
+import re
+
+import numpy as np
+import pytest
+from xdsl.utils.exceptions import InterpretationError
+
+from napkin_ir import reference
+from napkin_ir.diagrams import gemm
+from napkin_ir.interpreters.run import find_entry
+from napkin_ir.pipelines import run_pipeline
+
+CASES = [  # (m, n, k), (block m, n, k), stages: ragged M, N and K, more tiles than stages
+    ((200, 264, 120), (128, 256, 64), 2),
+    ((130, 136, 200), (64, 64, 64), 3),
+    ((256, 128, 320), (128, 64, 64), 2),
+    ((70, 64, 64), (64, 64, 64), 4),
+]
+
+
+def _labels(block) -> str:
+    bm, bn, bk = block
+    return f'ncd-relabel{{grid="m:{bm},n:{bn}" stream="k:{bk}"}},ncd-to-hbm'
+
+
+@pytest.mark.parametrize("shape, block, stages", CASES)
+def test_tma_and_wgmma_levels_match_the_hbm_kernel(shape, block, stages):
+    text = gemm(*shape, "bf16")
+    hbm_level = find_entry(run_pipeline(text, _labels(block)))
+    inputs = hbm_level.random_inputs(sum(shape))
+    want = hbm_level.run(inputs)[0]
+    tma = f"{_labels(block)},hbm-to-smem{{stages={stages} copy=tma}}"
+    smem_out = find_entry(run_pipeline(text, tma)).run(inputs)[0]
+    np.testing.assert_array_equal(smem_out, want)  # the same tiles, summed in the same order
+    reg_out = find_entry(run_pipeline(text, f"{tma},smem-to-reg{{mma=wgmma}}")).run(inputs)[0]
+    assert not np.isnan(reg_out).any()
+    assert reference.relative_error(reg_out, want) < 1e-2  # bf16 outputs, other summation order
+    ref = reference.matmul(*(np.asarray(x, np.float64) for x in inputs))
+    assert reference.relative_error(reg_out, ref) < 1e-2
+
+
+def _module_text(stages: int = 2, through: str = "hbm-to-smem") -> str:
+    spec = f"{_labels((64, 64, 64))},hbm-to-smem{{stages={stages} copy=tma}}"
+    if through == "smem-to-reg":
+        spec += ",smem-to-reg{mma=wgmma}"
+    return str(run_pipeline(gemm(64, 64, 320, "bf16"), spec))
+
+
+def _run(text: str):
+    entry = find_entry(run_pipeline(text))
+    return entry.run(entry.random_inputs(0))
+
+
+def test_the_printed_pipeline_runs():
+    out = _run(_module_text())[0]
+    assert not np.isnan(out).any()
+
+
+def test_a_producer_that_does_not_wait_for_a_free_stage_is_refused():
+    text = _module_text()
+    broken = re.sub(r"\n *smem.mbarrier_wait %\d+\[%\d+\] parity %\d+ : !smem.mbarrier<[^>]*>(?=\n *smem.arrive_expect)", "", text, count=1)
+    assert broken != text
+    with pytest.raises(InterpretationError, match="still hold it"):
+        _run(broken)
+
+
+def test_a_wrong_parity_is_a_deadlock():
+    text = _module_text()
+    # the consumers wait for the parity the producer waits for: phase 0 is never awaited right
+    broken = re.sub(r"(smem.mbarrier_wait %\d+\[%(\d+)\] parity )%(\d+)( : [^\n]*\n(?:(?!scf.yield)[^\n]*\n)*? *%\w+ = smem.read)",
+                    lambda m: m.group(1) + "%c0" + m.group(4), text, count=1)
+    assert broken != text
+    with pytest.raises(InterpretationError, match="deadlock|parity"):
+        _run(broken)
+
+
+def test_bytes_not_announced_are_refused():
+    text = _module_text()
+    broken = re.sub(r"bytes = \d+", "bytes = 8192", text, count=1)
+    assert broken != text
+    with pytest.raises(InterpretationError, match="announced"):
+        _run(broken)
+
+
+def test_releasing_a_stage_a_wgmma_still_reads_is_refused():
+    text = _module_text(through="smem-to-reg")
+    broken = text.replace("reg.wgmma_wait {pending = 1 : i32}", "reg.wgmma_wait {pending = 2 : i32}")
+    broken = re.sub(r"arith.cmpi ne, %k0, %c0", "arith.cmpi eq, %k0, %k0", broken)  # and release from the first iteration on
+    assert broken != text
+    with pytest.raises(InterpretationError, match="wgmma still reads"):
+        _run(broken)
