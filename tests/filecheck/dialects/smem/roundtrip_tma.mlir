@@ -1,0 +1,28 @@
+// RUN: napkin-opt %s | napkin-opt | filecheck %s
+// RUN: napkin-opt %s --print-op-generic | napkin-opt | filecheck %s
+
+// CHECK: %full = smem.mbarrier_alloc : !smem.mbarrier<stages=2, arrivals=1>
+// CHECK-NEXT: %empty = smem.mbarrier_alloc : !smem.mbarrier<stages=2, arrivals=1>
+// CHECK-NEXT: smem.producer attributes {warps = 4 : i32} {
+// CHECK-NEXT: smem.mbarrier_wait %empty[%c0] parity %c1 : !smem.mbarrier<stages=2, arrivals=1>
+// CHECK-NEXT: smem.arrive_expect %full[%c0] {bytes = 16384 : i32} : !smem.mbarrier<stages=2, arrivals=1>
+// CHECK-NEXT: smem.tma_copy %a[%m0, %c0] -> %buf[%c0], %full[%c0] : !hbm.global<m=300, k=64 : bf16>, !smem.buffer<m=128, k=64 : bf16, stages=2, layout=swizzle>, !smem.mbarrier<stages=2, arrivals=1>
+// CHECK-NEXT: }
+// CHECK-NEXT: smem.mbarrier_wait %full[%c0] parity %c0 : !smem.mbarrier<stages=2, arrivals=1>
+// CHECK-NEXT: smem.arrive %empty[%c0] : !smem.mbarrier<stages=2, arrivals=1>
+hbm.kernel attributes {sym_name = "k", grid = ["m:128"], num_outputs = 1 : i32} {
+^bb0(%a: !hbm.global<m=300, k=64 : bf16>, %out: !hbm.global<m=300, k=64 : bf16>, %m0: index):
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %buf = smem.alloc : !smem.buffer<m=128, k=64 : bf16, stages=2, layout=swizzle>
+  %full = smem.mbarrier_alloc : !smem.mbarrier<stages=2, arrivals=1>
+  %empty = smem.mbarrier_alloc : !smem.mbarrier<stages=2, arrivals=1>
+  smem.producer attributes {warps = 4 : i32} {
+    smem.mbarrier_wait %empty[%c0] parity %c1 : !smem.mbarrier<stages=2, arrivals=1>
+    smem.arrive_expect %full[%c0] {bytes = 16384 : i32} : !smem.mbarrier<stages=2, arrivals=1>
+    smem.tma_copy %a[%m0, %c0] -> %buf[%c0], %full[%c0] : !hbm.global<m=300, k=64 : bf16>, !smem.buffer<m=128, k=64 : bf16, stages=2, layout=swizzle>, !smem.mbarrier<stages=2, arrivals=1>
+  }
+  smem.mbarrier_wait %full[%c0] parity %c0 : !smem.mbarrier<stages=2, arrivals=1>
+  smem.arrive %empty[%c0] : !smem.mbarrier<stages=2, arrivals=1>
+  hbm.return
+}

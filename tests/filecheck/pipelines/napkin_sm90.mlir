@@ -1,0 +1,26 @@
+// napkin-sm90 compiles the GEMM diagram to sm_90a PTX (TMA, mbarriers, wgmma); the default
+// and four other configurations assemble without spills; f16 and bad options.
+// RUN: napkin-opt %examples/matmul.mlir -p napkin-sm90 -t ptx -o %t.default.ptx
+// RUN: %ptxas -v -arch=sm_90a %t.default.ptx -o %t.default.cubin 2>&1 | filecheck %s --check-prefix=REPORT
+// RUN: napkin-opt %examples/matmul.mlir -p 'napkin-sm90{block="128,128,64" stages=5}' -t ptx -o %t.n128.ptx
+// RUN: %ptxas -v -arch=sm_90a %t.n128.ptx -o %t.n128.cubin 2>&1 | filecheck %s --check-prefix=REPORT
+// RUN: napkin-opt %examples/matmul.mlir -p 'napkin-sm90{block="256,128,64" stages=4}' -t ptx -o %t.m256.ptx
+// RUN: %ptxas -v -arch=sm_90a %t.m256.ptx -o %t.m256.cubin 2>&1 | filecheck %s --check-prefix=REPORT
+// RUN: napkin-opt %examples/matmul.mlir -p 'napkin-sm90{block="64,256,64" stages=4}' -t ptx -o %t.m64.ptx
+// RUN: %ptxas -v -arch=sm_90a %t.m64.ptx -o %t.m64.cubin 2>&1 | filecheck %s --check-prefix=REPORT
+// RUN: napkin-opt %examples/matmul.mlir -p 'napkin-sm90{block="128,256,128" stages=2}' -t ptx -o %t.k128.ptx
+// RUN: %ptxas -v -arch=sm_90a %t.k128.ptx -o %t.k128.cubin 2>&1 | filecheck %s --check-prefix=REPORT
+// RUN: sed -e 's/bf16/f16/g' %examples/matmul.mlir | napkin-opt -p napkin-sm90 -t ptx -o %t.f16.ptx
+// RUN: %ptxas -arch=sm_90a %t.f16.ptx -o %t.f16.cubin
+// RUN: filecheck %s --check-prefix=F16 < %t.f16.ptx
+// RUN: not napkin-opt %examples/attention.mlir -p napkin-sm90 -t ptx 2>&1 | filecheck %s --check-prefix=ATTN
+// RUN: not napkin-opt %examples/matmul.mlir -p 'napkin-sm90{block="128,256"}' 2>&1 | filecheck %s --check-prefix=OPTION
+// RUN: not napkin-opt %examples/matmul.mlir -p 'napkin-sm90{block="128,256,64" stages=1}' 2>&1 | filecheck %s --check-prefix=STAGES
+
+// REPORT: Compiling entry function 'matmul' for 'sm_90a'
+// REPORT: 0 bytes stack frame, 0 bytes spill stores, 0 bytes spill loads
+// F16: wgmma.mma_async.sync.aligned.m64n256k16.f32.f16.f16
+// F16: cvt.rn.f16x2.f32
+// ATTN: napkin-opt: error: napkin-sm90: compiles a diagram of one function with one contraction over one axis (a GEMM) for now
+// OPTION: napkin-opt: error: napkin-sm90: block="128,256" should be 3 positive integers separated by commas
+// STAGES: napkin-opt: error: hbm-to-smem: stages must be at least 2 (one buffer cannot overlap copy and compute), got 1
