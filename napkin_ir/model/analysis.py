@@ -5,10 +5,12 @@ context it runs in (`napkin_ir.model.space`): each `hbm.load` or `smem.copy` fro
 global reads its tile, clipped to the tensor's edge, once per context (so a GEMM's A is
 re-read once per block column and B once per block row, and attention's K and V once per
 query tile, by the same rule); each `hbm.store` or `reg.store` writes its tile once.
-Shared-memory traffic is what copies write into buffers and what `smem.read` and
-`reg.ldmatrix` read out of them; work is counted per op (`napkin_ir.model.work`). At the
-`ncd` level, a function is costed unfused: every op reads its operands from HBM and
-writes its result back, which is what fusing it into one kernel saves.
+Shared-memory traffic is what copies write into buffers (a tile partly past the edge
+whole, zero-filled; one wholly past it not at all, as reg-to-ptx skips it) and what
+`smem.read`, `reg.ldmatrix` and `reg.wgmma` read out of them; work is counted per op
+(`napkin_ir.model.work`). At the `ncd` level, a function is costed unfused: every op
+reads its operands from HBM and writes its result back, which is what fusing it into one
+kernel saves.
 
 `analyse_module(module)` is the entry point; `napkin_ir.model.timing` turns a kernel's
 cost into occupancy and a predicted time on a given machine.
@@ -172,13 +174,14 @@ class _Counter:
         self.names = {g: _global_name(g, n) for n, g in enumerate(kernel.globals)}
 
     def access(self, glob: SSAValue, offsets, tile: tuple[int, ...], space: Space, write: bool,
-               shift: dict[str, int] | None = None) -> None:
+               shift: dict[str, int] | None = None) -> Access:
         g: hbm.GlobalType = glob.type  # type: ignore[assignment]
         offs = [space.require(o, f"an offset into '{self.names[glob]}'") + (shift or {}).get(a, 0)
                 for o, a in zip(offsets, g.axis_names)]
         acc = Access(self.names[glob], write, tile, g.dims, ELEMENT_BYTES[g.dtype], offs, space)
         acc.bytes = space.total(acc.per_context_bytes())
         self.cost.accesses.append(acc)
+        return acc
 
     def __call__(self, op: Operation, space: Space) -> None:
         if isinstance(op, hbm.LoadOp):
@@ -186,8 +189,9 @@ class _Counter:
         elif isinstance(op, hbm.StoreOp):
             self.access(op.dest, op.offsets, op.value.type.dims, space, True)  # type: ignore[attr-defined]
         elif (buf := copied_buffer(op)) is not None:  # smem.copy (cp.async), smem.tma_copy
-            self.access(op.source, op.offsets, buf.dims, space, False)  # type: ignore[attr-defined]
-            self.cost.smem_written += space.count() * type_bytes(buf.tile)
+            acc = self.access(op.source, op.offsets, buf.dims, space, False)  # type: ignore[attr-defined]
+            # a tile partly inside lands whole (zero-filled); one wholly past the end is skipped
+            self.cost.smem_written += space.total((acc.per_context_bytes() > 0) * type_bytes(buf.tile))
         elif isinstance(op, smem.ReadOp):
             self.cost.smem_read += space.count() * type_bytes(op.result.type)
         elif isinstance(op, reg.LdmatrixOp):

@@ -21,15 +21,15 @@
 // Three stages of A (128 rows of 32 + 8 padding) and B (32 rows of 128 + 8), bf16.
 // SMEM: @matmul: smem level
 // SMEM: total {{ +}}1966080
-// SMEM: shared memory: 56832 bytes per block; 1966080 bytes written, 1572864 read
+// SMEM: shared memory: 56832 bytes per block; 1572864 bytes written, 1572864 read
 // SMEM: occupancy: 4 blocks (16 warps) per SM, limited by smem (smem 4, registers 32, warps 16, blocks 32)
-// SMEM: intensity (FLOP/byte): HBM 52.1, DRAM 120.2, smem 28.9
+// SMEM: intensity (FLOP/byte): HBM 52.1, DRAM 120.2, smem 32.6
 
 // REG: @matmul: reg level, on the H200 SXM 141GB (132 SMs)
 // REG-NEXT: grid m:128, n:128: 4 x 3 = 12 blocks of 4 warps
 // REG: total {{ +}}1966080
 // REG: tensor-core FLOPs (mma.sync) {{ +}}100663296
-// REG: shared memory: 56832 bytes per block; 1966080 bytes written, 3145728 read
+// REG: shared memory: 56832 bytes per block; 1572864 bytes written, 3145728 read
 // REG-NEXT: registers: 212 per thread estimated (fragments 192 + overhead 20)
 // REG-NEXT: occupancy: 2 blocks (8 warps) per SM, limited by registers (smem 4, registers 2, warps 16, blocks 32)
 // REG: time (us) {{ +}}tensor{{ +}}alu{{ +}}sfu{{ +}}smem{{ +}}l2{{ +}}hbm
