@@ -55,11 +55,13 @@ def sm80_gemm_pipeline(block: tuple[int, int, int] = (128, 128, 32), warps: tupl
 
 
 def sm90_gemm_pipeline(block: tuple[int, int, int] = (128, 256, 64), stages: int = 4,
-                       axes: tuple[str, str, str] = ("m", "n", "k")) -> str:
+                       axes: tuple[str, str, str] = ("m", "n", "k"), group: int = 0, blocks_per_sm: int = 1,
+                       persistent: bool = False) -> str:
     """The pass pipeline from a GEMM diagram to sm_90a PTX (TMA, mbarriers, wgmma; napkin-sm90)."""
     (m, n, k), (bm, bn, bk) = axes, block
-    return (f'ncd-relabel{{grid="{m}:{bm},{n}:{bn}" stream="{k}:{bk}"}},ncd-to-hbm,'
-            f'hbm-to-smem{{stages={stages} copy=tma}},smem-to-reg{{mma=wgmma}},reg-to-ptx')
+    smem_budget = 227 * 1024 // blocks_per_sm - 1024 - 8 * 2 * stages  # the alignment slack and barriers
+    return (f'ncd-relabel{{grid="{m}:{bm},{n}:{bn}" stream="{k}:{bk}"}},ncd-to-hbm,hbm-launch{{group={group} blocks_per_sm={blocks_per_sm} persistent={str(persistent).lower()}}},'
+            f'hbm-to-smem{{stages={stages} copy=tma smem_bytes={smem_budget}}},smem-to-reg{{mma=wgmma}},reg-to-ptx')
 
 
 def launch_config(module: ModuleOp) -> dict[str, object]:
@@ -124,13 +126,20 @@ class NapkinSm90Pass(ModulePass):
     """`napkin-sm90`: the whole way from a GEMM diagram to sm_90a PTX: TMA copies into
     128-byte swizzled stages, full/empty mbarrier rings, a producer warpgroup and
     `block[0] / 64` consumer warpgroups issuing wgmma m64nNk16 from shared memory.
-    `block="128,256,64"` is the block tile (rows, columns, stream), `stages` the ring depth."""
+    `block="128,256,64"` is the block tile (rows, columns, stream), `stages` the ring depth,
+    `group` the block-row groups of the launch order (L2 reuse; 0 = plain), `blocks_per_sm`
+    how many blocks share a multiprocessor, `persistent` a grid of as many blocks as fit,
+    each looping over tiles."""
 
     name = "napkin-sm90"
     block: str = "128,256,64"
     stages: int = 4
+    group: int = 0
+    blocks_per_sm: int = 1
+    persistent: bool = False
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
         block = _ints(self.block, 3, "block", self.name)
-        spec = sm90_gemm_pipeline(block, self.stages, gemm_axes(op, self.name))  # type: ignore[arg-type]
+        spec = sm90_gemm_pipeline(block, self.stages, gemm_axes(op, self.name), self.group, self.blocks_per_sm,  # type: ignore[arg-type]
+                                  self.persistent)
         PassPipeline.parse_spec(available_passes(), spec, lambda *_: None).apply(ctx, op)

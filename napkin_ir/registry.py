@@ -89,6 +89,12 @@ def _reg_to_ptx() -> type[ModulePass]:
     return RegToPtxPass
 
 
+def _hbm_launch() -> type[ModulePass]:
+    from napkin_ir.passes.launch import HbmLaunchPass
+
+    return HbmLaunchPass
+
+
 def _napkin_sm90() -> type[ModulePass]:
     from napkin_ir.pipelines import NapkinSm90Pass
 
@@ -106,6 +112,7 @@ def napkin_passes() -> dict[str, Callable[[], type[ModulePass]]]:
         "convert-arith-to-ptx": _convert_arith_to_ptx,
         "ncd-relabel": _relabel,
         "ncd-to-hbm": _ncd_to_hbm,
+        "hbm-launch": _hbm_launch,
         "hbm-to-smem": _hbm_to_smem,
         "smem-to-reg": _smem_to_reg,
         "reg-to-ptx": _reg_to_ptx,

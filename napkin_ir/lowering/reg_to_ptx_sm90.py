@@ -73,12 +73,19 @@ def _constant(v: SSAValue) -> int | None:
     return None
 
 
+def _prod(xs) -> int:
+    out = 1
+    for x in xs:
+        out *= x
+    return out
+
+
 def uses_wgmma(kernel: hbm.KernelOp) -> bool:
     """Whether a register-level kernel is the warp-specialised sm_90a kind."""
     return any(isinstance(o, reg.WgmmaOp | smem.ProducerOp) for o in kernel.walk())
 
 
-def consumer_registers(threads: int) -> int:
+def consumer_registers(threads: int, blocks_per_sm: int = 1) -> int:
     """Registers per consumer thread once the producer warpgroup drops to PRODUCER_REGS.
 
     `setmaxnreg` moves registers within the block's pool, which is what the launch gave
@@ -86,7 +93,7 @@ def consumer_registers(threads: int) -> int:
     impose (the register file over the threads, in steps of 8, at most 255). What the
     producer frees is shared by the consumers, in steps of 8, at most 256.
     """
-    at_entry = min(255, REGISTER_FILE // threads) // 8 * 8
+    at_entry = min(255, REGISTER_FILE // blocks_per_sm // threads) // 8 * 8
     pool = threads * at_entry - 128 * PRODUCER_REGS
     return min(256, pool // (threads - 128) // 8 * 8)
 
@@ -111,6 +118,12 @@ class Sm90Emitter:
         self.barrier_rings: list[tuple[SSAValue, int, int]] = []  # (value, stages, count per barrier)
         self.tma: list[str] = []
         self.need_fence = True
+        attr = kernel.attributes.get("hbm.group")
+        self.group = attr.value.data if isinstance(attr, builtin.IntegerAttr) else 0
+        attr = kernel.attributes.get("hbm.blocks_per_sm")
+        self.blocks_per_sm = attr.value.data if isinstance(attr, builtin.IntegerAttr) else 1
+        self.persistent = isinstance(kernel.attributes.get("hbm.persistent"), builtin.UnitAttr)
+        self.late_release: tuple[SSAValue, int] | None = None  # (empty ring, stage) to release after the stream
 
     def fail(self, msg: str) -> PassFailedException:
         return PassFailedException(f"reg-to-ptx: @{self.name}: {msg}")
@@ -169,9 +182,16 @@ class Sm90Emitter:
         if len(grid) > 3:
             raise self.fail("at most 3 grid axes")
         args = body.args
-        for n, tile in enumerate(grid.values()):
-            cta = self.emit(P.SregOp(f"ctaid.{'xyz'[n]}")).results[0]
-            self.vals[args[len(globs) + n]] = self.mul(cta, tile)
+        counts = self.kernel.grid_shape()
+        self.origin_args = {a: args[len(globs) + n] for n, a in enumerate(grid)}
+        if self.persistent:
+            self.check_persistent()
+        elif self.group:
+            self.set_origins(self.emit(P.SregOp("ctaid.x")).results[0])
+        else:
+            for n, (axis, tile) in enumerate(grid.items()):
+                cta = self.emit(P.SregOp(f"ctaid.{'xyz'[n]}")).results[0]
+                self.vals[self.origin_args[axis]] = self.mul(cta, tile)
         self.tid = self.emit(P.SregOp("tid.x")).results[0]
         self.lane = self.op2(P.AndOp, "b32", self.tid, 31)
         raw = self.emit(P.AddrOfOp(SHARED, B32)).results[0]
@@ -191,26 +211,107 @@ class Sm90Emitter:
         self.cur = idle
         self.emit(P.RetOp())
         self.cur = issuer
-        for op in producers[0].body.block.ops:
-            self.lower(op)
+        self.per_tile(lambda: [self.lower(op) for op in producers[0].body.block.ops])
         self.emit(P.RetOp())
 
         self.cur = consume
-        self.emit(T.SetmaxnregOp("inc", consumer_registers(self.nthreads)))
+        self.emit(T.SetmaxnregOp("inc", consumer_registers(self.nthreads, self.blocks_per_sm)))
+        self.check_registers()
         self.warp_row = self.op2(P.SubOp, "u32", self.op2(P.ShrOp, "u32", self.tid, 5), 4)  # consumer warp 0..W*4-1
         self.warpgroup = self.op2(P.ShrOp, "u32", self.warp_row, 2)
-        for op in body.ops:
-            if op not in setup and op is not producers[0]:
-                self.lower(op)
+        consumer_ops = [op for op in body.ops if op not in setup and op is not producers[0] and not isinstance(op, hbm.ReturnOp)]
+        self.per_tile(lambda: [self.lower(op) for op in consumer_ops])
+        self.emit(P.RetOp())
 
         shared_end = self.smem_bytes + 1024  # the slack for rounding the start up
-        kernel = P.KernelOp(self.name, params, Region(self.blocks), dynamic_shared=SHARED, maxntid=[self.nthreads], minnctapersm=1)
-        blocks = self.kernel.grid_shape()
-        kernel.attributes["napkin.grid"] = builtin.ArrayAttr([builtin.IntegerAttr(blocks[a], 32) for a in grid])
+        kernel = P.KernelOp(self.name, params, Region(self.blocks), dynamic_shared=SHARED, maxntid=[self.nthreads],
+                            minnctapersm=self.blocks_per_sm)
+        launch = [counts[a] for a in grid]
+        if self.group or self.persistent:
+            launch = [_prod(launch)]
+        if self.persistent:  # the launch takes min(tiles, multiprocessors x blocks_per_sm) blocks
+            kernel.attributes["napkin.persistent"] = builtin.IntegerAttr(self.blocks_per_sm, 32)
+        kernel.attributes["napkin.grid"] = builtin.ArrayAttr([builtin.IntegerAttr(n, 32) for n in launch])
         kernel.attributes["napkin.block"] = builtin.ArrayAttr([builtin.IntegerAttr(self.nthreads, 32)])
         kernel.attributes["napkin.smem_bytes"] = builtin.IntegerAttr(shared_end, 32)
         kernel.attributes["napkin.tma"] = builtin.ArrayAttr([builtin.StringAttr(s) for s in self.tma])
         return kernel
+
+    def check_registers(self) -> None:
+        """ptxas compiles the whole kernel within the cap at entry, wgmma's accumulators too."""
+        at_entry = min(255, REGISTER_FILE // self.blocks_per_sm // self.nthreads) // 8 * 8
+        wgmmas = [o for o in self.kernel.walk() if isinstance(o, reg.WgmmaOp)]
+        need = max((o.c.type.dims[1] // 2 for o in wgmmas), default=0) + 24  # type: ignore[attr-defined]
+        if need > at_entry:
+            raise self.fail(f"{self.blocks_per_sm} blocks of {self.nthreads} threads per multiprocessor leave {at_entry} registers "
+                            f"per thread at entry, but the wgmma accumulators need about {need}; use fewer blocks per "
+                            "multiprocessor or fewer columns per block")
+
+    # -- the order of tiles ----------------------------------------------------------------
+    def set_origins(self, p: SSAValue) -> None:
+        """The grid origins of linear tile p: grouped, or the first axis fastest."""
+        grid = self.kernel.grid_tiles
+        counts = self.kernel.grid_shape()
+        if self.group:
+            blocks = self.grouped_tile(counts, p)
+        else:
+            blocks, rest = [], p
+            for n, axis in enumerate(grid):
+                last = n == len(grid) - 1
+                blocks.append(rest if last else self.op2(P.RemOp, "u32", rest, counts[axis]))
+                rest = rest if last else self.op2(P.DivOp, "u32", rest, counts[axis])
+        for (axis, tile), b in zip(grid.items(), blocks):
+            self.vals[self.origin_args[axis]] = self.mul(b, tile)
+
+    def per_tile(self, body) -> None:
+        """Emit `body` once (for this block's tile) or, persistent, for tiles p = block,
+        block + blocks, ... below the tile count."""
+        if not self.persistent:
+            body()
+            return
+        total = _prod(self.kernel.grid_shape().values())
+        first = self.emit(P.SregOp("ctaid.x")).results[0]
+        step = self.emit(P.SregOp("nctaid.x")).results[0]
+        head = Block(arg_types=[B32])
+        self.emit(P.BraOp(head, first))
+        self.blocks.append(head)
+        self.cur = head
+        p = head.args[0]
+        work, done = self.branch(self.setp("lt", p, total))
+        self.cur = work
+        self.set_origins(p)
+        body()
+        self.emit(P.BraOp(head, self.op2(P.AddOp, "u32", p, step)))
+        self.cur = done
+
+    def check_persistent(self) -> None:
+        """A persistent block runs tile after tile through the same rings; its rounds line up
+        with a fresh block's only if each tile's stream is a whole number of double rounds
+        (so every stage starts a tile in phase parity 0)."""
+        for loop in [o for o in self.kernel.body.block.ops if isinstance(o, scf.ForOp)]:
+            lb, ub, step = (_constant(v) for v in (loop.lb, loop.ub, loop.step))
+            stages = loop.attributes["smem.stages"].value.data  # type: ignore[union-attr]
+            trips = -(-(ub - lb) // step)  # type: ignore[operator]
+            if trips % (2 * stages):
+                raise self.fail(f"a persistent block needs the stream's {trips} tiles to be a multiple of twice the "
+                                f"{stages} stages; use another stream tile or stage count, or no persistence")
+            arrives = [o for o in loop.walk() if isinstance(o, smem.ArriveOp)]
+            if arrives:
+                self.late_release = (arrives[0].bars, stages - 1)
+
+    def grouped_tile(self, counts: dict[str, int], p: SSAValue) -> tuple[SSAValue, SSAValue]:
+        """(row block, column block) of linear tile p: bands of `group` row blocks (the last
+        band may be shorter), each swept column by column, `group` rows at a time."""
+        rows, cols = counts.values()
+        g = self.group
+        band_blocks = g * cols
+        band = self.op2(P.DivOp, "u32", p, band_blocks)
+        first = self.mul(band, g)
+        height = self.emit(P.MinOp("u32", self.u32(g), self.op2(P.SubOp, "u32", self.u32(rows), first), result=B32)).results[0]
+        within = self.op2(P.RemOp, "u32", p, band_blocks)
+        row = self.add(first, self.op2(P.RemOp, "u32", within, height))
+        col = self.op2(P.DivOp, "u32", within, height)
+        return row, col
 
     def init_barriers(self) -> None:
         first, rest = self.branch(self.setp("eq", self.tid, 0))
@@ -250,6 +351,10 @@ class Sm90Emitter:
             self.need_fence = True
         elif isinstance(op, reg.WgmmaWaitOp):
             self.emit(T.WgmmaWaitGroupOp(op.pending.value.data))
+            if self.late_release and op.pending.value.data == 0 and isinstance(op.prev_op, scf.ForOp):
+                # persistent: the next tile's producer waits for the last stage too
+                ring, stage = self.late_release
+                self.emit(T.MbarrierArriveOp(self.add(self.vals[ring], 8 * stage)))
         elif isinstance(op, reg.StoreOp):
             self.store(op)
         elif isinstance(op, scf.ForOp):

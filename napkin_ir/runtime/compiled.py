@@ -49,7 +49,16 @@ class CompiledKernel:
     block: list[int]
     smem: int
     boxes: dict[str, TmaBox]
+    persistent: int = 0  # blocks per multiprocessor of a persistent kernel (0: one block per tile)
     _kernel: Kernel | None = None
+
+    def launch_grid(self) -> list[int]:
+        """The grid; a persistent kernel gets as many blocks as the device holds at once."""
+        if not self.persistent:
+            return self.grid
+        from napkin_ir.runtime.driver import get_context
+
+        return [min(self.grid[0], self.persistent * get_context().attribute("MULTIPROCESSOR_COUNT"))]
 
     def arg_names(self) -> list[str]:
         """The diagram's names for the parameters (`matmul_a` -> `a`)."""
@@ -83,7 +92,7 @@ class CompiledKernel:
 
     def __call__(self, *, sync: bool = True, bound: list[Any] | None = None, **arrays: Any) -> None:
         args = bound if bound is not None else self.bind(arrays)
-        self.kernel().launch(grid=self.grid, block=self.block, smem=self.smem, args=args, sync=sync)
+        self.kernel().launch(grid=self.launch_grid(), block=self.block, smem=self.smem, args=args, sync=sync)
 
 
 def compile_kernel(text: str, pipeline: str) -> CompiledKernel:
@@ -98,7 +107,10 @@ def compile_kernel(text: str, pipeline: str) -> CompiledKernel:
     cfg = launch_config(module)
     (kernel,) = [op for op in module.walk() if isinstance(op, KernelOp)]
     boxes = {b.name: b for b in (TmaBox.parse(s) for s in cfg["tma"])}  # type: ignore[attr-defined]
-    return CompiledKernel(out.getvalue(), cfg["name"], kernel.param_list(), cfg["grid"], cfg["block"], cfg["smem"], boxes)  # type: ignore[arg-type]
+    attr = kernel.attributes.get("napkin.persistent")
+    persistent = attr.value.data if attr is not None else 0  # type: ignore[attr-defined]
+    return CompiledKernel(out.getvalue(), cfg["name"], kernel.param_list(), cfg["grid"], cfg["block"], cfg["smem"], boxes,  # type: ignore[arg-type]
+                          persistent)
 
 
 __all__ = ["CompiledKernel", "TensorMap", "TmaBox", "compile_kernel"]

@@ -16,6 +16,7 @@ pytestmark = pytest.mark.gpu
 
 SHAPES = [(128, 256, 64), (512, 384, 256), (1000, 744, 520), (300, 264, 120), (2048, 1024, 1024), (4096, 4096, 4096), (8192, 8192, 2048)]
 CONFIGS = [((128, 256, 64), 4), ((128, 128, 64), 5), ((64, 256, 64), 4), ((256, 128, 64), 4)]
+LAUNCHES = [((128, 256, 64), 4, 8, 1), ((128, 256, 64), 3, 5, 1), ((64, 128, 64), 4, 0, 2), ((64, 128, 64), 4, 4, 2)]
 
 
 def _need_sm90():
@@ -25,14 +26,14 @@ def _need_sm90():
         pytest.skip("needs an sm_90 GPU")
 
 
-def run_sm90(torch, m, n, k, t, block=(128, 256, 64), stages=4):
+def run_sm90(torch, m, n, k, t, block=(128, 256, 64), stages=4, **launch):
     from napkin_ir.runtime.compiled import compile_kernel
 
     dt = torch.bfloat16 if t == "bf16" else torch.float16
     a = torch.randn(m, k, device="cuda").to(dt)
     b = torch.randn(k, n, device="cuda").to(dt)
     c = torch.full((m, n), float("nan"), device="cuda", dtype=dt)
-    compile_kernel(gemm(m, n, k, t), sm90_gemm_pipeline(block, stages))(a=a, b=b, out=c)
+    compile_kernel(gemm(m, n, k, t), sm90_gemm_pipeline(block, stages, **launch))(a=a, b=b, out=c)
     torch.cuda.synchronize()
     out = c.float().cpu().numpy()
     ref = reference.matmul(a.float().cpu().numpy(), b.float().cpu().numpy())
@@ -66,5 +67,28 @@ def test_gemm_sm90_small(shape):
     torch = pytest.importorskip("torch")
     _need_sm90()
     out, ref = run_sm90(torch, *shape, "bf16")
+    assert not np.isnan(out).any()
+    assert reference.relative_error(out, ref) <= 1e-2
+
+
+@pytest.mark.parametrize("config", LAUNCHES, ids=lambda c: f"{c[0][0]}x{c[0][1]}x{c[0][2]}s{c[1]}g{c[2]}b{c[3]}")
+@pytest.mark.parametrize("shape", [(1000, 744, 520), (2048, 1536, 512)])
+def test_gemm_sm90_launch_orders(shape, config):
+    """Grouped block order (ragged bands included) and two blocks per multiprocessor."""
+    torch = pytest.importorskip("torch")
+    _need_sm90()
+    block, stages, group, per_sm = config
+    out, ref = run_sm90(torch, *shape, "bf16", block, stages, group=group, blocks_per_sm=per_sm)
+    assert not np.isnan(out).any()
+    assert reference.relative_error(out, ref) <= 1e-2
+
+
+@pytest.mark.parametrize("group", [0, 8])
+@pytest.mark.parametrize("shape", [(1000, 744, 512), (2048, 1536, 1024), (4096, 4096, 4096)])
+def test_gemm_sm90_persistent(shape, group):
+    """Fewer blocks than tiles, each looping over tiles through the same mbarrier rings."""
+    torch = pytest.importorskip("torch")
+    _need_sm90()
+    out, ref = run_sm90(torch, *shape, "bf16", (128, 256, 64), 4, group=group, persistent=True)
     assert not np.isnan(out).any()
     assert reference.relative_error(out, ref) <= 1e-2

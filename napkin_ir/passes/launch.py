@@ -1,0 +1,51 @@
+"""`hbm-launch`: how a kernel's blocks are launched, for the lowering to honour.
+
+    hbm-launch{group=8 blocks_per_sm=2 persistent=true}
+
+`group` orders the blocks of a two-axis grid in groups of `group` block rows: a run of
+consecutive blocks then covers a `group`-high band of the output, column by column, so
+the tiles of the first input it reads stay in L2 while the band is swept (0: plain
+order, the first grid axis fastest). `blocks_per_sm` asks for that many blocks to share
+a multiprocessor (so that one's epilogue overlaps another's main loop); the register
+and shared-memory budgets are divided accordingly. `persistent` launches only as many
+blocks as fit the machine at once, each looping over tiles (block, block + blocks, ...
+in the same order), so that a block's producer fetches its next tile while its
+consumers finish the last. They are written on each `hbm.kernel` as `hbm.group`,
+`hbm.blocks_per_sm` and `hbm.persistent`; `reg-to-ptx` emits them for sm_90a kernels.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from xdsl.context import Context
+from xdsl.dialects import builtin
+from xdsl.passes import ModulePass
+from xdsl.utils.exceptions import PassFailedException
+
+from napkin_ir.dialects import hbm
+
+
+@dataclass(frozen=True)
+class HbmLaunchPass(ModulePass):
+    name = "hbm-launch"
+    group: int = 0
+    blocks_per_sm: int = 1
+    persistent: bool = False
+
+    def apply(self, ctx: Context, op: builtin.ModuleOp) -> None:
+        if self.group < 0:
+            raise PassFailedException(f"hbm-launch: group must be 0 (plain order) or positive, got {self.group}")
+        if not 1 <= self.blocks_per_sm <= 4:
+            raise PassFailedException(f"hbm-launch: blocks_per_sm must be 1 to 4, got {self.blocks_per_sm}")
+        kernels = [k for k in op.walk() if isinstance(k, hbm.KernelOp)]
+        if not kernels:
+            raise PassFailedException("hbm-launch: the module has no hbm.kernel; run ncd-to-hbm first")
+        for k in kernels:
+            if self.group and len(k.grid_tiles) != 2:
+                raise PassFailedException(f"hbm-launch: @{k.sym_name.data}: grouping orders a two-axis grid; "
+                                          f"this one has {len(k.grid_tiles)} axes")
+            k.attributes["hbm.group"] = builtin.IntegerAttr(self.group, 32)
+            k.attributes["hbm.blocks_per_sm"] = builtin.IntegerAttr(self.blocks_per_sm, 32)
+            if self.persistent:
+                k.attributes["hbm.persistent"] = builtin.UnitAttr()

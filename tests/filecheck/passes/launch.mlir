@@ -1,0 +1,30 @@
+// hbm-launch writes the launch shape on each kernel; napkin-sm90 emits it (a 1-D grid in
+// grouped order, two blocks per multiprocessor, a persistent tile loop).
+// RUN: napkin-opt %examples/matmul.mlir -p 'ncd-relabel{grid="m:128,n:128" stream="k:64"},ncd-to-hbm,hbm-launch{group=8 blocks_per_sm=2 persistent=true}' | filecheck %s
+// RUN: napkin-opt %examples/matmul.mlir -p 'napkin-sm90{group=2}' -t ptx | filecheck %s --check-prefix=GROUP
+// RUN: napkin-opt %examples/matmul.mlir -p 'napkin-sm90{block="64,128,64" blocks_per_sm=2}' -t ptx -o %t.two.ptx
+// RUN: filecheck %s --check-prefix=TWO < %t.two.ptx
+// RUN: %ptxas -v -arch=sm_90a %t.two.ptx -o %t.two.cubin 2>&1 | filecheck %s --check-prefix=REPORT
+// RUN: not napkin-opt %examples/matmul.mlir -p 'napkin-sm90{block="128,128,32" stages=2 persistent=true group=2}' 2>&1 | filecheck %s --check-prefix=PANEL
+// RUN: sed -e 's/k=256/k=512/g' %examples/matmul.mlir | napkin-opt -p 'napkin-sm90{persistent=true group=4}' -t ptx -o %t.persistent.ptx
+// RUN: filecheck %s --check-prefix=PERSISTENT < %t.persistent.ptx
+// RUN: %ptxas -v -arch=sm_90a %t.persistent.ptx -o %t.persistent.cubin 2>&1 | filecheck %s --check-prefix=REPORT
+// RUN: not napkin-opt %examples/matmul.mlir -p 'napkin-sm90{persistent=true}' 2>&1 | filecheck %s --check-prefix=ROUNDS
+// RUN: not napkin-opt %examples/matmul.mlir -p 'napkin-sm90{blocks_per_sm=2 stages=2}' 2>&1 | filecheck %s --check-prefix=REGS
+// RUN: not napkin-opt %examples/matmul.mlir -p 'ncd-relabel{grid="m:128,n:128" stream="k:64"},ncd-to-hbm,hbm-launch{blocks_per_sm=5}' 2>&1 | filecheck %s --check-prefix=BAD
+
+// CHECK: hbm.kernel attributes {hbm.group = 8 : i32, hbm.blocks_per_sm = 2 : i32, hbm.persistent, sym_name = "matmul"
+// GROUP: mov.u32 %r{{[0-9]+}}, %ctaid.x;
+// GROUP-NOT: %ctaid.y
+// GROUP: min.u32
+// TWO: .minnctapersm 2
+// TWO: setmaxnreg.inc.sync.aligned.u32 {{[0-9]+}};
+// REPORT: 0 bytes stack frame, 0 bytes spill stores, 0 bytes spill loads
+// PANEL: error: hbm-to-smem: a TMA tile with 128-byte swizzle needs rows of whole 128-byte panels
+// PERSISTENT: %nctaid.x
+// PERSISTENT: wgmma.wait_group.sync.aligned 0;
+// PERSISTENT-NEXT: {{.*}}
+// PERSISTENT: mbarrier.arrive.shared::cta.b64
+// ROUNDS: napkin-opt: error: reg-to-ptx: @matmul: a persistent block needs the stream's 4 tiles to be a multiple of twice the 4 stages
+// REGS: napkin-opt: error: reg-to-ptx: @matmul: 2 blocks of 384 threads per multiprocessor leave 80 registers per thread at entry, but the wgmma accumulators need about 152
+// BAD: napkin-opt: error: hbm-launch: blocks_per_sm must be 1 to 4, got 5
