@@ -2,6 +2,10 @@
 // RUN: napkin-opt %examples/matmul.mlir -p 'ncd-relabel{grid="m:128,n:128" stream="k:32"},ncd-to-hbm,hbm-to-smem{stages=3 layout=pad8},smem-to-reg{warps="m:2,n:2"},reg-to-ptx' -t ptx -o %t.ptx
 // RUN: filecheck %s < %t.ptx
 // RUN: %ptxas -arch=sm_80 %t.ptx -o %t.cubin
+// Ragged: 500 rows (the last block moves in), k = 200 (the first tile starts 24 before 0).
+// RUN: sed -e 's/512/500/g' -e 's/k=256/k=200/g' %examples/matmul.mlir | napkin-opt -p 'ncd-relabel{grid="m:128,n:128" stream="k:32"},ncd-to-hbm,hbm-to-smem{stages=3 layout=pad8},smem-to-reg{warps="m:2,n:2"},reg-to-ptx' -t ptx -o %t.ragged.ptx
+// RUN: filecheck %s --check-prefix=RAGGED < %t.ragged.ptx
+// RUN: %ptxas -arch=sm_80 %t.ragged.ptx -o %t.ragged.cubin
 // RUN: not napkin-opt %examples/matmul.mlir -p 'ncd-relabel{grid="m:128,n:128" stream="k:32"},ncd-to-hbm,hbm-to-smem{stages=3 layout=swizzle},smem-to-reg,reg-to-ptx' 2>&1 | filecheck %s --check-prefix=SWIZZLE
 // RUN: not napkin-opt %examples/matmul.mlir -p 'ncd-relabel{grid="m:128,n:128" stream="k:32"},ncd-to-hbm,reg-to-ptx' 2>&1 | filecheck %s --check-prefix=NOREG
 
@@ -14,22 +18,72 @@
 // CHECK-NEXT: )
 // CHECK-NEXT: .reqntid 128
 // CHECK:      mov.u32 %r{{[0-9]+}}, %ctaid.x;
-// CHECK:      cp.async.cg.shared.global [%r{{[0-9]+}}], [%rd{{[0-9]+}}], 16, %r{{[0-9]+}};
+// CHECK-NOT:  min.u32
+// The prologue: tiles 0 and 1, each thread's chunks at immediates from one shared and
+// one global address per row it copies. 8 tiles over 3 stages: tile 0 goes to stage 1.
+// CHECK:      cp.async.cg.shared.global [%r[[A:[0-9]+]]+10240], [%rd[[ROW:[0-9]+]]], 16;
+// CHECK-NEXT: cp.async.cg.shared.global [%r[[A]]+10272], [%rd[[ROW]]+32], 16;
 // CHECK:      cp.async.commit_group;
-// The stream loop: wait for this tile's group, meet at the barrier, compute.
-// CHECK:      $L__BB0_1:
-// CHECK:      setp.lt.s32
-// CHECK:      cp.async.wait_group 1;
+// CHECK:      cp.async.commit_group;
+// CHECK-NEXT: cp.async.wait_group 1;
 // CHECK-NEXT: bar.sync 0;
-// CHECK:      ldmatrix.sync.aligned.m8n8.x4.shared.b16
-// CHECK:      ldmatrix.sync.aligned.m8n8.x4.trans.shared.b16
+// The first step's fragments, then into the loop where tile 0 falls (its second sub-iteration).
+// CHECK:      ldmatrix.sync.aligned.m8n8.x4.shared.b16 {{{.*}}}, [%r[[LA:[0-9]+]]+10240];
+// CHECK:      ldmatrix.sync.aligned.m8n8.x4.trans.shared.b16 {{{.*}}}, [%r[[LB:[0-9]+]]+8704];
+// CHECK:      bra.uni $L__BB0_2;
+// The loop, unrolled by the 3 stages: addresses are immediates; the one compare is the
+// trip's exit test.
+// CHECK-NEXT: $L__BB0_1:
+// CHECK-NOT:  {{(mul|div|rem|selp|cvt|min|setp)\.}}
+// CHECK:      ldmatrix.sync.aligned.m8n8.x4.shared.b16 {{{.*}}}, [%r[[LA]]+32];
+// CHECK:      cp.async.cg.shared.global [%r[[A]]+20480], [%rd{{[0-9]+}}+64], 16;
+// CHECK-NOT:  {{(mul|div|rem|selp|cvt|min|setp)\.}}
 // CHECK:      mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32
+// CHECK-NOT:  {{(mul|div|rem|selp|cvt|min|setp)\.}}
+// CHECK:      cp.async.commit_group;
+// CHECK-NEXT: cp.async.wait_group 1;
+// CHECK-NEXT: bar.sync 0;
+// CHECK-NOT:  {{(mul|div|rem|selp|cvt|min|setp)\.}}
+// CHECK:      $L__BB0_2:
+// CHECK-NOT:  {{(mul|div|rem|selp|cvt|min|setp)\.}}
+// CHECK:      cp.async.cg.shared.global [%r[[A]]], [%rd{{[0-9]+}}+128], 16;
+// CHECK-NOT:  {{(mul|div|rem|selp|cvt|min)\.}}
+// CHECK:      setp.lt.s32 %p[[MORE:[0-9]+]], %r{{[0-9]+}}, %r{{[0-9]+}};
+// CHECK-NEXT: @%p[[MORE]] bra $L__BB0_3;
+// CHECK-NEXT: bra.uni $L__BB0_4;
+// CHECK-NEXT: $L__BB0_3:
+// CHECK-NOT:  {{(mul|div|rem|selp|cvt|min|setp)\.}}
 // CHECK:      bra.uni $L__BB0_1;
-// The epilogue: pairs to bf16, stored where they lie inside.
+// The last trip follows: its first tile copies the last tile, its last waits for nothing.
+// CHECK-NEXT: $L__BB0_4:
+// CHECK:      cp.async.cg.shared.global [%r[[A]]+20480], [%rd{{[0-9]+}}+64], 16;
+// CHECK:      bar.sync 0;
+// CHECK-NOT:  cp.async.cg
+// CHECK:      bar.sync 0;
+// CHECK-NOT:  {{cp.async.cg|bar.sync}}
+// The epilogue: pairs to bf16, stored at immediates from one address; no edge, no predicates.
 // CHECK:      cp.async.wait_group 0;
 // CHECK:      cvt.rn.bf16x2.f32 %bhh{{[0-9]+}}, %f{{[0-9]+}}, %f{{[0-9]+}};
-// CHECK:      @%p{{[0-9]+}} st.global.b32 [%rd{{[0-9]+}}], %bhh{{[0-9]+}};
+// CHECK-NEXT: st.global.b32 [%rd[[OUT:[0-9]+]]], %bhh{{[0-9]+}};
+// CHECK-NEXT: cvt.rn.bf16x2.f32
+// CHECK-NEXT: st.global.b32 [%rd[[OUT]]+6144], %bhh{{[0-9]+}};
 // CHECK:      ret;
+
+// The last block along m starts at 500 - 128 and stores only the rows past 384.
+// RAGGED:      mul.lo.u32 %r[[START:[0-9]+]], %r{{[0-9]+}}, %r{{[0-9]+}};
+// RAGGED:      min.u32 %r{{[0-9]+}}, %r[[START]], %r{{[0-9]+}};
+// Tile 0 starts at k = -24: chunks before 0 read nothing (source size 0) from the tensor's start.
+// RAGGED:      setp.ge.u32 %p[[IN:[0-9]+]],
+// RAGGED-NEXT: mov.u32 %r[[SIXTEEN:[0-9]+]], 16;
+// RAGGED-NEXT: mov.u32 %r[[ZERO:[0-9]+]], 0;
+// RAGGED-NEXT: selp.b32 %r[[SIZE:[0-9]+]], %r[[SIXTEEN]], %r[[ZERO]], %p[[IN]];
+// RAGGED:      selp.b64 %rd[[SRC:[0-9]+]], %rd{{[0-9]+}}, %rd{{[0-9]+}}, %p[[IN]];
+// RAGGED-NEXT: cp.async.cg.shared.global [%r{{[0-9]+}}+{{[0-9]+}}], [%rd[[SRC]]], 16, %r[[SIZE]];
+// RAGGED:      cp.async.commit_group;
+// RAGGED:      bar.sync 0;
+// RAGGED:      cp.async.wait_group 0;
+// RAGGED:      setp.ge.s32 %p[[ROW:[0-9]+]],
+// RAGGED:      @%p[[ROW]] st.global.b32 [%rd{{[0-9]+}}], %bhh{{[0-9]+}};
 
 // SWIZZLE: napkin-opt: error: reg-to-ptx: @matmul: the swizzled layout is not emitted yet; use layout=pad8 or row
 // NOREG: napkin-opt: error: reg-to-ptx: @matmul has no reg.warps; run smem-to-reg first

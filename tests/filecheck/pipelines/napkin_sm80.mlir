@@ -1,11 +1,11 @@
 // napkin-sm80 compiles the GEMM diagram to sm_80 PTX; the default and three other
-// configurations assemble, and the default spills no registers.
+// configurations assemble, and the default and the two larger ones spill no registers.
 // RUN: napkin-opt %examples/matmul.mlir -p napkin-sm80 -t ptx -o %t.default.ptx
 // RUN: %ptxas -v -arch=sm_80 %t.default.ptx -o %t.default.cubin 2>&1 | filecheck %s --check-prefix=REPORT
 // RUN: napkin-opt %examples/matmul.mlir -p 'napkin-sm80{block="128,128,64"}' -t ptx -o %t.k64.ptx
-// RUN: %ptxas -arch=sm_80 %t.k64.ptx -o %t.k64.cubin
+// RUN: %ptxas -v -arch=sm_80 %t.k64.ptx -o %t.k64.cubin 2>&1 | filecheck %s --check-prefix=REPORT
 // RUN: napkin-opt %examples/matmul.mlir -p 'napkin-sm80{block="128,256,32" warps="2,4"}' -t ptx -o %t.wide.ptx
-// RUN: %ptxas -arch=sm_80 %t.wide.ptx -o %t.wide.cubin
+// RUN: %ptxas -v -arch=sm_80 %t.wide.ptx -o %t.wide.cubin 2>&1 | filecheck %s --check-prefix=REPORT
 // RUN: napkin-opt %examples/matmul.mlir -p 'napkin-sm80{block="64,64,32" warps="2,2" stages=4}' -t ptx -o %t.small.ptx
 // RUN: %ptxas -arch=sm_80 %t.small.ptx -o %t.small.cubin
 // RUN: sed -e 's/bf16/f16/g' %examples/matmul.mlir | napkin-opt -p napkin-sm80 -t ptx -o %t.f16.ptx

@@ -95,6 +95,13 @@ class Block:
     ctaid: tuple[int, int, int]
     smem: np.ndarray
     lazy: bool
+    conflicts: dict[str, int] = field(default_factory=lambda: {"cp.async": 0, "ldmatrix": 0})
+
+    def banks(self, what: str, addrs: list[int]) -> None:
+        """16-byte shared accesses are served 8 lanes at a time: count the extra passes that
+        8 lanes cost when two of them fall in the same 16-byte group of banks."""
+        groups = [(a // 16) % 8 for a in addrs]
+        self.conflicts[what] += max(groups.count(g) for g in groups) - 1 if groups else 0
 
 
 @dataclass
@@ -257,6 +264,8 @@ class Warp:
         on = g(guard) if guard is not None else np.ones(32, bool)
         assert not (dst % size).any() and not (src % size).any(), "a misaligned cp.async"
         copies = [(int(dst[l]), int(src[l]), size, int(src_size[l])) for l in range(32) if on[l]]
+        for phase in range(4):
+            self.block.banks("cp.async", [int(dst[l]) for l in range(8 * phase, 8 * phase + 8) if on[l]])
         if self.block.lazy:
             self.open_group.extend(copies)
         else:
@@ -268,6 +277,7 @@ class Warp:
         assert not (addr % 16).any(), "a misaligned ldmatrix row"
         mats = []
         for i in range(num):
+            self.block.banks("ldmatrix", [int(addr[8 * i + r]) for r in range(8)])
             rows = [np.frombuffer(self.block.smem[self.shared(int(addr[8 * i + r]), 16)].tobytes(), np.uint16) for r in range(8)]
             m = np.stack(rows)
             mats.append(m.T if _prop(op, "trans") else m)
@@ -310,13 +320,15 @@ class Warp:
                 self.mem.write(int(addr[l]), b"".join(np.asarray(v[l]).tobytes() for v in vals))
 
 
-def run_kernel(module, args: list[np.ndarray], *, lazy: bool, reverse: bool) -> None:
+def run_kernel(module, args: list[np.ndarray], *, lazy: bool, reverse: bool) -> dict[str, int]:
+    """Run every block; return the shared-memory bank conflicts counted over all of them."""
     (kernel,) = [op for op in module.walk() if isinstance(op, P.KernelOp)]
     cfg = launch_config(module)
     mem = Memory()
     params = {name: mem.alloc(a) for (name, _), a in zip(kernel.param_list(), args)}
     grid = list(cfg["grid"]) + [1] * (3 - len(cfg["grid"]))
     nwarps = cfg["block"][0] // 32
+    conflicts = {"cp.async": 0, "ldmatrix": 0}
     for z in range(grid[2]):
         for y in range(grid[1]):
             for x in range(grid[0]):
@@ -331,6 +343,9 @@ def run_kernel(module, args: list[np.ndarray], *, lazy: bool, reverse: bool) -> 
                     assert len(set(states)) == 1, f"warps disagree at a barrier: {states}"
                     if states[0] == "done":
                         break
+                for k, v in block.conflicts.items():
+                    conflicts[k] += v
+    return conflicts
 
 
 def emulate_gemm(m: int, n: int, k: int, dtype: str, block, warps, stages, *, lazy: bool, reverse: bool, seed: int = 0):
@@ -340,8 +355,8 @@ def emulate_gemm(m: int, n: int, k: int, dtype: str, block, warps, stages, *, la
     a = rng.standard_normal((m, k)).astype(half)
     b = rng.standard_normal((k, n)).astype(half)
     out = np.full((m, n), 0xFFFF, np.uint16).view(half)  # poisoned: NaN
-    run_kernel(module, [a, b, out], lazy=lazy, reverse=reverse)
-    return a, b, out
+    conflicts = run_kernel(module, [a, b, out], lazy=lazy, reverse=reverse)
+    return a, b, out, conflicts
 
 
 CASES = [
@@ -365,7 +380,7 @@ MODES = {"eager": (False, False), "lazy-reversed": (True, True), "eager-reversed
     for n, case in enumerate(CASES) for mode in (MODES if n < 2 else ["eager", "lazy-reversed"])])
 def test_emulated_gemm_keeps_the_numbers(shape, block, warps, stages, mode):
     lazy, reverse = MODES[mode]
-    a, b, out = emulate_gemm(*shape, "bf16", block, warps, stages, lazy=lazy, reverse=reverse)
+    a, b, out, _ = emulate_gemm(*shape, "bf16", block, warps, stages, lazy=lazy, reverse=reverse)
     ref = reference.matmul(a, b)
     assert np.isfinite(out.astype(np.float64)).all(), "some output was not written"
     assert reference.relative_error(out, ref) <= reference.TOLERANCE["bf16"]
@@ -373,6 +388,13 @@ def test_emulated_gemm_keeps_the_numbers(shape, block, warps, stages, mode):
 
 
 def test_emulated_gemm_f16_f32_accumulate():
-    a, b, out = emulate_gemm(72, 80, 48, "f16", (64, 64, 16), (2, 2), 3, lazy=True, reverse=False)
+    a, b, out, _ = emulate_gemm(72, 80, 48, "f16", (64, 64, 16), (2, 2), 3, lazy=True, reverse=False)
     ref = reference.matmul(a, b)
     assert reference.relative_error(out, ref) <= reference.TOLERANCE["f16"]
+
+
+@pytest.mark.parametrize("block,warps", [((128, 128, 32), (2, 2)), ((128, 128, 64), (2, 2)), ((128, 256, 32), (2, 4)), ((256, 128, 64), (4, 2))])
+def test_shared_memory_accesses_are_free_of_bank_conflicts(block, warps):
+    # the padded rows keep ldmatrix's 8 rows apart; the copies' row order keeps each 8 threads' writes apart
+    *_, conflicts = emulate_gemm(block[0], block[1], 2 * block[2], "bf16", block, warps, 3, lazy=False, reverse=False)
+    assert conflicts == {"cp.async": 0, "ldmatrix": 0}
