@@ -60,6 +60,7 @@ class Space:
     grid_axes: tuple[str, ...]
     mask: np.ndarray | None = None  # where it runs (broadcast to `shape`); None: everywhere
     values: dict[SSAValue, np.ndarray] = field(default_factory=dict)
+    group: int = 0  # launch order in bands of `group` block rows (`hbm.group`); 0: plain
 
     # -- values -------------------------------------------------------------------------
     def get(self, v: SSAValue) -> np.ndarray | None:
@@ -103,9 +104,12 @@ class Space:
         return self.full(self.mask)
 
     def block_ids(self) -> np.ndarray:
-        """The linear launch index of each context's block (the first grid axis fastest, as
-        `reg-to-ptx` maps grid axes to %ctaid.x, .y, .z)."""
+        """The linear launch index of each context's block: the first grid axis fastest, as
+        `reg-to-ptx` maps grid axes to %ctaid.x, .y, .z; or, with `group`, bands of `group`
+        block rows swept column by column (`hbm-launch{group=...}`)."""
         n = len(self.grid_axes)
+        if self.group and n == 2:
+            return self.full(_grouped_ids(self.shape[0], self.shape[1], self.group))
         ids = np.zeros(self.shape[:n], np.int64)
         stride = 1
         for d in range(n):
@@ -117,17 +121,28 @@ class Space:
     # -- nesting ------------------------------------------------------------------------
     def narrowed(self, cond: np.ndarray) -> Space:
         mask = cond if self.mask is None else np.logical_and(self.mask, cond)
-        return Space(self.shape, self.grid_axes, mask, dict(self.values))
+        return Space(self.shape, self.grid_axes, mask, dict(self.values), self.group)
 
     def with_loop(self, trips: int) -> Space:
-        return Space(self.shape + (trips,), self.grid_axes, self.mask, dict(self.values))
+        return Space(self.shape + (trips,), self.grid_axes, self.mask, dict(self.values), self.group)
+
+
+def _grouped_ids(rows: int, cols: int, group: int) -> np.ndarray:
+    """Launch index of block (row, col) when bands of `group` rows (the last may be shorter)
+    are swept column by column."""
+    row = np.arange(rows).reshape(-1, 1)
+    col = np.arange(cols).reshape(1, -1)
+    first = row // group * group
+    height = np.minimum(group, rows - first)
+    return first * cols + col * height + (row - first)
 
 
 def kernel_space(kernel: hbm.KernelOp) -> Space:
     """One context per block; the origins of the block's tile bound to the kernel's arguments."""
     grid, blocks = kernel.grid_tiles, kernel.grid_shape()
     axes = tuple(grid)
-    space = Space(tuple(blocks[a] for a in axes), axes)
+    group = kernel.attributes.get("hbm.group")
+    space = Space(tuple(blocks[a] for a in axes), axes, group=group.value.data if isinstance(group, IntegerAttr) else 0)
     origins = kernel.body.block.args[len(kernel.globals):]
     for d, (a, arg) in enumerate(zip(axes, origins)):
         shape = [1] * len(axes)

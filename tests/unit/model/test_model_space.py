@@ -76,3 +76,32 @@ def test_an_index_the_model_cannot_follow_is_named(parse):
   %t = hbm.load %a[%last, %c0] : {G} -> {T}"""
     with pytest.raises(UserError, match="cannot evaluate an offset into 'a' \\(a value from scf.for\\)"):
         analyse_module(parse(_kernel(body)))
+
+
+def test_grouped_launch_order():
+    from napkin_ir.model.space import _grouped_ids
+
+    # 5 block rows in bands of 2 (the last band 1 high), 3 columns, each band column by column
+    assert _grouped_ids(5, 3, 2).tolist() == [[0, 2, 4], [1, 3, 5], [6, 8, 10], [7, 9, 11], [12, 13, 14]]
+
+
+def test_grouping_keeps_a_wave_on_fewer_tiles_of_a():
+    from xdsl.dialects.builtin import IntegerAttr, i32
+
+    from napkin_ir.diagrams import gemm
+    from napkin_ir.dialects import hbm
+    from napkin_ir.model.l2 import dram_bytes
+    from napkin_ir.pipelines import run_pipeline
+
+    module = run_pipeline(gemm(2048, 2048, 64), 'ncd-relabel{grid="m:128,n:128" stream="k:64"},ncd-to-hbm')
+    (plain,) = analyse_module(module).kernels
+    (kernel,) = [k for k in module.walk() if isinstance(k, hbm.KernelOp)]
+    kernel.attributes["hbm.group"] = IntegerAttr(4, i32)
+    (grouped,) = analyse_module(module).kernels
+    # 16 x 16 blocks in waves of 32, the tensors too big for the L2 share: in plain order a
+    # wave covers 2 block columns and all 16 block rows; grouped, a 4-row band 8 columns wide
+    tile = 128 * 64 * 2
+    assert dram_bytes(plain, 32, 0)["a"] == 8 * 16 * tile
+    assert dram_bytes(grouped, 32, 0)["a"] == 8 * 4 * tile
+    assert dram_bytes(plain, 32, 0)["b"] == 8 * 2 * tile
+    assert dram_bytes(grouped, 32, 0)["b"] == 8 * 8 * tile
