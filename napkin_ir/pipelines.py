@@ -134,7 +134,7 @@ class NapkinSm90Pass(ModulePass):
     name = "napkin-sm90"
     block: str = "128,256,64"
     stages: int = 4
-    group: int = 0
+    group: int = 8
     blocks_per_sm: int = 1
     persistent: bool = False
 

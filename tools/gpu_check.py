@@ -35,6 +35,27 @@ def device_line() -> str:
     return out.stdout.strip() or out.stderr.strip()
 
 
+def sass_rows(env: dict[str, str]) -> list[tuple[str, str, str]]:
+    """Assemble napkin-sm90's default GEMM with this machine's ptxas and count the Hopper
+    instructions its SASS holds (HGMMA: wgmma; UTMALDG: TMA loads; SYNCS: mbarriers)."""
+    cuda = Path("/usr/local/cuda/bin")
+    ptxas, cuobjdump = shutil.which("ptxas") or cuda / "ptxas", shutil.which("cuobjdump") or cuda / "cuobjdump"
+    if not (Path(ptxas).exists() and Path(cuobjdump).exists()):
+        return [("sm90 SASS", "skip", "no ptxas or cuobjdump here")]
+    OUT.mkdir(parents=True, exist_ok=True)
+    ptx, cubin = OUT / "napkin_sm90_gemm.ptx", OUT / "napkin_sm90_gemm.cubin"
+    code = run([sys.executable, "-m", "napkin_ir.cli.opt", "examples/matmul.mlir", "-p", "napkin-sm90{persistent=false}", "-t", "ptx", "-o", str(ptx)],
+               "sm90-ptx.log", env)
+    code = code or run([str(ptxas), "-arch=sm_90a", "-v", str(ptx), "-o", str(cubin)], "sm90-ptxas.log", env)
+    if code:
+        return [("sm90 SASS", f"rc={code}", "see sm90-ptx.log / sm90-ptxas.log")]
+    sass = subprocess.run([str(cuobjdump), "-sass", str(cubin)], capture_output=True, text=True).stdout
+    (OUT / "napkin_sm90_gemm.sass").write_text(sass)
+    counts = {op: len(re.findall(rf"\b{op}\b", sass)) for op in ("HGMMA", "UTMALDG", "SYNCS", "HMMA")}
+    ok = counts["HGMMA"] > 0 and counts["UTMALDG"] > 0
+    return [("sm90 SASS", "pass" if ok else "FAIL", ", ".join(f"{k} x{v}" for k, v in counts.items()))]
+
+
 def main() -> int:
     env = {**os.environ, "PYTHONPATH": f"{ROOT}:{os.environ.get('PYTHONPATH', '')}", "PYTHONUNBUFFERED": "1"}
     rows: list[tuple[str, str, str]] = []
@@ -63,6 +84,7 @@ def main() -> int:
             rows.append((f"compute-sanitizer {tool}", "pass" if code == 0 else f"rc={code}", summary[-1] if summary else ""))
     else:
         rows.append(("compute-sanitizer", "skip", "not on this machine"))
+    rows += sass_rows(env)
     print(f"\ndevice: {device_line()}")
     width = max((len(r[0]) for r in rows), default=10)
     for name, status, detail in rows:

@@ -1,9 +1,15 @@
-"""`napkin-run`: execute a module on the CPU through the interpreters and report its outputs.
+"""`napkin-run`: execute a module on the CPU through the interpreters, or compiled on the
+GPU, and report its outputs.
 
     napkin-run examples/attention.mlir --random-inputs --seed 0 --check
+    napkin-run examples/matmul.mlir --gpu napkin-sm90 --random-inputs --check
 
 prints each output's axes, element type and a checksum; `--check` compares with an
 independent float64 numpy reference (the examples have one, found by function name).
+`--gpu PIPELINE` compiles the diagram with that pipeline (`napkin-sm80`, `napkin-sm90`,
+with options) and runs the kernel through the runtime on the same inputs, its output
+poisoned with NaN first; where no GPU or driver is present it says so and runs on the
+CPU instead.
 """
 
 from __future__ import annotations
@@ -19,6 +25,7 @@ from napkin_ir import reference, registry
 from napkin_ir.cli.diagnostics import guarded
 from napkin_ir.errors import UserError
 from napkin_ir.interpreters.run import find_entry
+from napkin_ir.runtime.arrays import normalize_dtype
 
 
 def _parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
@@ -28,6 +35,7 @@ def _parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
     p.add_argument("--random-inputs", action="store_true", help="feed standard-normal inputs, rounded to each argument's type")
     p.add_argument("--seed", type=int, default=0, help="seed for --random-inputs (default 0)")
     p.add_argument("--check", action="store_true", help="compare with the independent float64 reference for the function")
+    p.add_argument("--gpu", metavar="PIPELINE", help="compile with PIPELINE (e.g. napkin-sm90) and run on the GPU")
     return p.parse_args(argv)
 
 
@@ -43,7 +51,9 @@ def _run(args: argparse.Namespace) -> int:
     module.verify()
     entry = find_entry(module, args.function)
     inputs = entry.random_inputs(args.seed)
-    outputs = entry.run(inputs)
+    outputs = _run_gpu(args.gpu, text, entry, inputs) if args.gpu else None
+    if outputs is None:
+        outputs = entry.run(inputs)
     for n, (y, t) in enumerate(zip(outputs, entry.outputs)):
         axes = ", ".join(f"{a}={s}" for a, s in t.shape.items())
         print(f"@{entry.name} output #{n}: <{axes}> {t.dtype}  sum={float(np.sum(y, dtype=np.float64)):.6e}  abs_sum={float(np.sum(np.abs(y), dtype=np.float64)):.6e}")
@@ -66,6 +76,31 @@ def _run(args: argparse.Namespace) -> int:
     ok = err <= tol
     print(f"check against float64 reference: relative error {err:.3e} (bound {tol:.0e} for {entry.outputs[0].dtype}): {'ok' if ok else 'FAILED'}")
     return 0 if ok else 1
+
+
+def _run_gpu(pipeline: str, text: str, entry, inputs: list[np.ndarray]) -> list[np.ndarray] | None:
+    """Compile with `pipeline` and run on the GPU; None (after saying why) without one."""
+    from napkin_ir.runtime import DeviceArray, DriverUnavailableError, get_context
+    from napkin_ir.runtime.compiled import compile_kernel
+    from napkin_ir.runtime.driver import CudaError
+
+    kernel = compile_kernel(text, pipeline)
+    print(f"compiled @{entry.name} with {pipeline}: {len(kernel.ptx.splitlines())} lines of PTX, "
+          f"grid {kernel.grid}, {kernel.block[0]} threads, {kernel.smem} bytes of shared memory")
+    try:
+        ctx = get_context()
+    except (DriverUnavailableError, CudaError) as e:
+        print(f"no GPU here ({str(e).splitlines()[0]}); running on the CPU instead")
+        return None
+    if ctx.compute_capability() < ((9, 0) if "sm90" in pipeline else (8, 0)):
+        print(f"the GPU here is sm_{''.join(map(str, ctx.compute_capability()))}, too old for {pipeline}; running on the CPU instead")
+        return None
+    dtypes = {"bf16": "bfloat16", "f16": "float16", "f32": "float32"}
+    arrays = [DeviceArray.from_numpy(x.astype(normalize_dtype(dtypes[t.dtype]))) for x, t in zip(inputs, entry.inputs)]
+    outs = [DeviceArray.from_numpy(np.full(t.dims, np.nan, normalize_dtype(dtypes[t.dtype]))) for t in entry.outputs]
+    kernel(**dict(zip(kernel.arg_names(), arrays + outs)))
+    print(f"ran on {ctx.attribute('MULTIPROCESSOR_COUNT')}-multiprocessor sm_{''.join(map(str, ctx.compute_capability()))}")
+    return [o.to_numpy().astype(np.float32) for o in outs]
 
 
 def main(argv: Sequence[str] | None = None) -> None:
