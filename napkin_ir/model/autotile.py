@@ -1,0 +1,307 @@
+"""Choosing labels and tile sizes by the napkin model.
+
+`autotile(module, hw)` reads the roles of a diagram's axes off its ncd function, not off
+a list of known examples: output axes that no contraction sums over are cut into block
+tiles (a GEMM's m and n, attention's queries i), output axes shared by both operands of
+every contraction that has them are batch axes with one block per index (attention's b
+and h), output axes some contraction sums over stay whole (attention's head dim d, which
+the scores contract), and axes that are reduced and not output are streamed (k; the keys
+j). Each candidate (block tiles, stream tile, warps over the tiled axes, pipeline stages)
+is lowered as far as the passes go (`ncd-relabel`, `ncd-to-hbm`, `hbm-to-smem`,
+`smem-to-reg`), analysed at the deepest level reached and predicted on `hw`; those over
+the shared-memory or register budget are set aside with the reason. The fastest
+prediction wins; near-ties (within `TIE_TOLERANCE`) go to fewer HBM bytes, then to more
+stages (more latency hidden than the model sees).
+"""
+
+from __future__ import annotations
+
+import itertools
+from collections.abc import Iterator, Sequence
+from dataclasses import dataclass, field, replace
+
+from xdsl.dialects import func
+from xdsl.dialects.builtin import ModuleOp
+from xdsl.passes import PassPipeline
+from xdsl.utils.exceptions import PassFailedException, VerifyException
+
+from napkin_ir import registry
+from napkin_ir.dialects import ncd
+from napkin_ir.errors import UserError
+from napkin_ir.model.analysis import KernelCost, analyse_module
+from napkin_ir.model.hardware import Hardware, hardware
+from napkin_ir.model.timing import BOUND_NAMES, Prediction, predict
+
+TIE_TOLERANCE = 0.01
+LEVELS = ("hbm", "smem", "reg")
+
+
+@dataclass(frozen=True)
+class SearchSpace:
+    block_sizes: tuple[int, ...] = (64, 128, 256)
+    stream_sizes: tuple[int, ...] = (32, 64)
+    stages: tuple[int, ...] = (2, 3, 4)
+    warp_counts: tuple[int, ...] = (4, 8)
+    min_warp_tile: int = 16  # a warp's share of a tiled axis: a multiple of the mma's 16
+    layout: str = "pad8"
+    # sm80: cp.async copies and mma.sync, warps searched; sm90: TMA copies and wgmma, the
+    # warpgroups chosen by smem-to-reg
+    target: str = "sm80"
+
+
+@dataclass(frozen=True)
+class AxisRoles:
+    sizes: dict[str, int]
+    tiled: tuple[str, ...]  # output axes cut into block tiles
+    batch: tuple[str, ...]  # output axes with one block per index
+    whole: tuple[str, ...]  # output axes kept whole in every block
+    streamed: tuple[str, ...]  # reduced axes, streamed through the block
+
+
+@dataclass(frozen=True)
+class TileConfig:
+    grid: dict[str, int]
+    stream: dict[str, int]
+    warps: dict[str, int]
+    stages: int
+    layout: str = "pad8"
+    target: str = "sm80"
+
+    def relabel_options(self) -> str:
+        return f'grid="{_labels(self.grid)}" stream="{_labels(self.stream)}"'
+
+    def smem_pass(self) -> str:
+        if self.target == "sm90":
+            return f"hbm-to-smem{{stages={self.stages} copy=tma}}"
+        return f"hbm-to-smem{{stages={self.stages} layout={self.layout}}}"
+
+    def reg_pass(self) -> str:
+        return "smem-to-reg{mma=wgmma}" if self.target == "sm90" else f'smem-to-reg{{warps="{_labels(self.warps)}"}}'
+
+    def pipeline(self, level: str = "reg") -> str:
+        """The pass pipeline from the ncd function down to `level` with this configuration."""
+        steps = [f"ncd-relabel{{{self.relabel_options()}}}", "ncd-to-hbm", self.smem_pass(), self.reg_pass()]
+        return ",".join(steps[: LEVELS.index(level) + 2])
+
+    def describe(self) -> str:
+        warps = f", warps {_labels(self.warps)}" if self.warps else ""
+        return f"grid {_labels(self.grid)}, stream {_labels(self.stream)}{warps}, {self.stages} stages"
+
+
+@dataclass
+class Candidate:
+    config: TileConfig
+    level: str = ""
+    cost: KernelCost | None = None
+    prediction: Prediction | None = None
+    rejected: str | None = None
+
+
+@dataclass
+class AutotileResult:
+    config: TileConfig
+    level: str
+    cost: KernelCost
+    prediction: Prediction
+    reason: str
+    candidates: list[Candidate] = field(default_factory=list)
+
+
+def _labels(labels: dict[str, int]) -> str:
+    return ",".join(f"{a}:{t}" for a, t in labels.items())
+
+
+# --------------------------------------------------------------------------------------
+# the roles of the axes
+# --------------------------------------------------------------------------------------
+
+
+def _the_function(module: ModuleOp) -> func.FuncOp:
+    funcs = [f for f in module.walk() if isinstance(f, func.FuncOp) and f.body.blocks]
+    if len(funcs) != 1:
+        raise UserError(f"autotile: expects one ncd function, found {len(funcs)}")
+    return funcs[0]
+
+
+def axis_roles(f: func.FuncOp) -> AxisRoles:
+    sizes: dict[str, int] = {}
+    for v in [*f.body.block.args, *(r for op in f.body.walk() for r in op.results)]:
+        if isinstance(v.type, ncd.TensorType):
+            sizes.update(v.type.shape)
+    outputs = [a for t in f.function_type.outputs.data if isinstance(t, ncd.TensorType) for a in t.axis_names]
+    contracts = [op for op in f.body.walk() if isinstance(op, ncd.ContractOp)]
+    summed = {a for c in contracts for a in c.over_axes}
+    reduced = summed | {op.axis.data for op in f.body.walk() if isinstance(op, ncd.AlongOneAxisOp)}
+    reduced |= {a for op in f.body.walk() if isinstance(op, ncd.ReduceOp) for a in op.along_axes}
+
+    def is_batch(a: str) -> bool:
+        having = [c for c in contracts if a in c.result.type.shape]  # type: ignore[attr-defined]
+        return bool(having) and all(a in c.lhs.type.shape and a in c.rhs.type.shape for c in having)  # type: ignore[attr-defined]
+
+    out = list(dict.fromkeys(outputs))
+    whole = tuple(a for a in out if a in summed)
+    batch = tuple(a for a in out if a not in whole and is_batch(a))
+    tiled = tuple(a for a in out if a not in whole and a not in batch)
+    streamed = tuple(a for a in sizes if a in reduced and a not in out)
+    return AxisRoles(sizes, tiled, batch, whole, streamed)
+
+
+# --------------------------------------------------------------------------------------
+# candidates
+# --------------------------------------------------------------------------------------
+
+
+def _tile_choices(size: int, choices: Sequence[int]) -> list[int]:
+    fitting = [t for t in choices if t <= size]
+    return fitting or [size]
+
+
+def _warp_choices(grid: dict[str, int], axes: Sequence[str], space: SearchSpace) -> Iterator[dict[str, int]]:
+    if space.target == "sm90":  # smem-to-reg gives each 64 rows a warpgroup
+        yield {}
+        return
+    for total in space.warp_counts:
+        for split in itertools.product(*(_divisors(total) for _ in axes)):
+            warps = dict(zip(axes, split))
+            if _product(split) == total and all(grid[a] % n == 0 and grid[a] // n % space.min_warp_tile == 0 for a, n in warps.items()):
+                yield warps
+
+
+def _divisors(n: int) -> list[int]:
+    return [d for d in range(1, n + 1) if n % d == 0]
+
+
+def _product(xs: Sequence[int]) -> int:
+    p = 1
+    for x in xs:
+        p *= x
+    return p
+
+
+def _label_choices(roles: AxisRoles, space: SearchSpace) -> Iterator[tuple[dict[str, int], dict[str, int]]]:
+    tiles = [_tile_choices(roles.sizes[a], space.block_sizes) for a in roles.tiled]
+    streams = [(s, t) for s in roles.streamed for t in _tile_choices(roles.sizes[s], space.stream_sizes)] or [None]
+    for combo in itertools.product(*tiles):
+        grid = {**dict(zip(roles.tiled, combo)), **{a: 1 for a in roles.batch}}
+        for st in streams:
+            yield grid, ({st[0]: st[1]} if st else {})
+
+
+# --------------------------------------------------------------------------------------
+# lowering and predicting each candidate
+# --------------------------------------------------------------------------------------
+
+
+def _apply(module: ModuleOp, spec: str) -> ModuleOp:
+    from napkin_ir.pipelines import available_passes
+
+    out = module.clone()
+    PassPipeline.parse_spec(available_passes(), spec, lambda *_: None).apply(registry.make_context(), out)
+    out.verify()
+    return out
+
+
+def _lowered(module: ModuleOp, spec: str) -> tuple[ModuleOp | None, str | None]:
+    try:
+        return _apply(module, spec), None
+    except (PassFailedException, VerifyException, UserError) as e:
+        return None, str(e).strip().splitlines()[0]
+
+
+def _judge(cand: Candidate, module: ModuleOp, level: str, hw: Hardware, instruction: str | None) -> Candidate:
+    cand.level = level
+    try:
+        (cost,) = analyse_module(module).kernels
+        cand.cost = cost
+        if cost.registers and cost.registers.total > hw.regs_per_thread:
+            cand.rejected = f"registers: about {cost.registers.total} per thread, over the {hw.regs_per_thread} a thread may have"
+            return cand
+        cand.prediction = predict(cost, hw, instruction=instruction)
+    except UserError as e:
+        cand.rejected = str(e)
+    return cand
+
+
+def _candidates(fmodule: ModuleOp, roles: AxisRoles, hw: Hardware, space: SearchSpace, instruction: str | None) -> Iterator[Candidate]:
+    for grid, stream in _label_choices(roles, space):
+        first = TileConfig(grid, stream, {}, space.stages[0], space.layout, space.target)
+        hbm_mod, why = _lowered(fmodule, first.pipeline("hbm"))
+        if hbm_mod is None:
+            yield Candidate(first, "ncd", rejected=f"does not lower: {why}")
+            continue
+        yield from _deeper(hbm_mod, first, roles, hw, space, instruction)
+
+
+def _deeper(hbm_mod: ModuleOp, first: TileConfig, roles: AxisRoles, hw: Hardware, space: SearchSpace, instruction) -> Iterator[Candidate]:
+    """The candidates below one labelling: judged at the reg level where the passes get
+    there, else at the deepest level they reach."""
+    smem_lowered = False
+    for stages in space.stages:
+        cfg = replace(first, stages=stages)
+        smem_mod, why = _lowered(hbm_mod, cfg.smem_pass())
+        if smem_mod is None:
+            yield Candidate(cfg, "smem", rejected=f"does not lower: {why}")
+            continue
+        smem_lowered = True
+        reg_lowered = False
+        for warps in _warp_choices(cfg.grid, roles.tiled, space):
+            wcfg = replace(cfg, warps=warps)
+            reg_mod, why = _lowered(smem_mod, wcfg.reg_pass())
+            if reg_mod is None:
+                yield Candidate(wcfg, "reg", rejected=f"does not lower: {why}")
+                continue
+            reg_lowered = True
+            yield _judge(Candidate(wcfg), reg_mod, "reg", hw, instruction)
+        if not reg_lowered:
+            yield _judge(Candidate(cfg), smem_mod, "smem", hw, instruction)
+    if not smem_lowered:
+        yield _judge(Candidate(first), hbm_mod, "hbm", hw, instruction)
+
+
+def _rank_key(c: Candidate, best: float) -> tuple:
+    assert c.prediction is not None and c.cost is not None
+    near = c.prediction.seconds <= best * (1 + TIE_TOLERANCE)
+    return (not near, c.prediction.seconds if not near else 0.0, c.cost.hbm_bytes, -c.config.stages, c.prediction.seconds)
+
+
+def autotile(module: ModuleOp | str, hw: Hardware | str = "h100", *, space: SearchSpace = SearchSpace(),
+             instruction: str | None = None) -> AutotileResult:
+    """Pick the labels, tiles, warps and stages that minimise the predicted time of the one
+    ncd function in `module` (text or a parsed module) on `hw`."""
+    hw = hardware(hw) if isinstance(hw, str) else hw
+    if isinstance(module, str):
+        from napkin_ir.pipelines import run_pipeline
+
+        module = run_pipeline(module)
+    roles = axis_roles(_the_function(module))
+    if not roles.tiled and not roles.batch:
+        raise UserError("autotile: the function's output has no axis to spread over the grid")
+    cands = list(_candidates(module, roles, hw, space, instruction))
+    deepest = max((LEVELS.index(c.level) for c in cands if c.prediction), default=None)
+    if deepest is None:
+        reasons = sorted({c.rejected for c in cands if c.rejected})
+        raise UserError(f"autotile: none of {len(cands)} candidates fits or lowers: {'; '.join(reasons[:3])}")
+    ok = [c for c in cands if c.prediction and LEVELS.index(c.level) == deepest]
+    best = min(c.prediction.seconds for c in ok)  # type: ignore[union-attr]
+    ranked = sorted(ok, key=lambda c: _rank_key(c, best))
+    win = ranked[0]
+    assert win.prediction is not None and win.cost is not None
+    return AutotileResult(win.config, win.level, win.cost, win.prediction, _reason(win, ranked, cands, roles), cands)
+
+
+def _reason(win: Candidate, ranked: list[Candidate], cands: list[Candidate], roles: AxisRoles) -> str:
+    p = win.prediction
+    assert p is not None
+    o = p.occupancy
+    text = (f"chose {win.config.describe()}: predicted {p.seconds * 1e6:.1f} us on the {p.hardware.name}, bound by "
+            f"{BOUND_NAMES[p.bound]}, {o.describe()}, judged at the {win.level} level")
+    slower = [c for c in ranked[1:] if c.prediction and c.prediction.seconds > p.seconds * (1 + TIE_TOLERANCE)]
+    if slower:
+        r = slower[0]
+        text += (f"; the next best, {r.config.describe()}, is {(r.prediction.seconds / p.seconds - 1) * 100:.0f}% slower "  # type: ignore[union-attr]
+                 f"(bound by {BOUND_NAMES[r.prediction.bound]})")  # type: ignore[union-attr]
+    rejected = sum(1 for c in cands if c.rejected)
+    text += f"; {len(cands)} candidates, {rejected} set aside (over a budget or not lowering)"
+    if roles.batch or roles.whole:
+        text += f"; one block per {', '.join(roles.batch) or '-'}; kept whole: {', '.join(roles.whole) or '-'}"
+    return text
