@@ -9,15 +9,26 @@ a warp's fragment from a shared-memory stage, `reg.mma` multiplies and accumulat
 `reg.store` converts the accumulators to the global's type and writes the warp's tile.
 `lane_layout` gives, for each role, which element every lane's every value holds: the
 interpreter computes through it, and `reg-to-ptx` addresses by it.
+
+Attention computes on its accumulators in registers: a `row` fragment
+(`!reg.frag<row, i=16 : f32>`) holds one value per row of a `c` fragment, in the lanes
+that hold that row (the 4 lanes of a quad hold the same value); `reg.map` applies an
+elementwise function to `c` and `row` fragments (a `row` operand is broadcast along the
+columns), `reg.row_reduce` reduces a `c` fragment along its columns (within each lane,
+then across its quad), `reg.mask` and `reg.mask_bound` fill positions by their place in
+the block's tile, and `reg.to_a` reuses 16 columns of a `c` fragment, rounded to bf16 or
+f16, as an `a` fragment: the accumulator layout of two adjacent 8-column tiles is the
+operand layout of a 16-wide slice, so no value moves between lanes.
 """
 
 from __future__ import annotations
 
+import math
 from collections.abc import Sequence
 from functools import lru_cache
 
 import numpy as np
-from xdsl.dialects.builtin import ArrayAttr, IndexType, IntAttr, IntegerAttr, StringAttr, i32
+from xdsl.dialects.builtin import ArrayAttr, Float32Type, FloatAttr, IndexType, IntAttr, IntegerAttr, StringAttr, f32, i32
 from xdsl.ir import Attribute, Dialect, ParametrizedAttribute, SSAValue
 from xdsl.irdl import (
     IRDLOperation,
@@ -25,25 +36,27 @@ from xdsl.irdl import (
     irdl_attr_definition,
     irdl_op_definition,
     operand_def,
+    opt_prop_def,
     prop_def,
     result_def,
     var_operand_def,
 )
-from xdsl.parser import AttrParser
+from xdsl.parser import AttrParser, Parser, UnresolvedOperand
 from xdsl.printer import Printer
 from xdsl.utils.exceptions import VerifyException
 
 from napkin_ir.dialects.hbm import GlobalType, parse_labels
-from napkin_ir.dialects.ncd import NamedAxesType
+from napkin_ir.dialects.ncd import NamedAxesType, format_float
 from napkin_ir.dialects.smem import BufferType
 from napkin_ir.dialects.utils import require
 
-ROLES = ("a", "b", "c")
+ROLES = ("a", "b", "c", "row")
 
 
 @irdl_attr_definition
 class FragType(NamedAxesType):
-    """One warp's fragment: `!reg.frag<a, m=64, k=16 : bf16>`, `!reg.frag<c, m=64, n=32 : f32>`."""
+    """One warp's fragment: `!reg.frag<a, m=64, k=16 : bf16>`, `!reg.frag<c, m=64, n=32 : f32>`,
+    `!reg.frag<row, m=64 : f32>` (one value per row of a `c` fragment with those rows)."""
 
     name = "reg.frag"
     role: StringAttr
@@ -58,7 +71,12 @@ class FragType(NamedAxesType):
         super().verify()
         role, dims, dt = self.role.data, self.dims, self.dtype
         if role not in ROLES:
-            raise VerifyException(f"!reg.frag: role must be a, b or c, got '{role}'")
+            raise VerifyException(f"!reg.frag: role must be a, b, c or row, got '{role}'")
+        if role == "row":
+            if len(dims) != 1 or dims[0] % 16 or dt != "f32":
+                raise VerifyException(f"!reg.frag: a 'row' fragment has one axis, a multiple of 16 long, of f32 (one value "
+                                      f"per row of a 'c' fragment), got {self.shape} : {dt}")
+            return
         if len(dims) != 2:
             raise VerifyException(f"!reg.frag: a fragment has two axes, got {len(dims)}")
         rows, cols = dims
@@ -69,9 +87,22 @@ class FragType(NamedAxesType):
         if (role == "c") != (dt == "f32") or dt not in ("f32", "bf16", "f16"):
             raise VerifyException(f"!reg.frag: '{role}' fragments hold {'f32' if role == 'c' else 'bf16 or f16'}, got {dt}")
 
+    # the named shape is a base's parameters, which the generated dataclass equality leaves out
+    def __eq__(self, other: object) -> bool:
+        return type(other) is type(self) and other.parameters == self.parameters  # type: ignore[attr-defined]
+
+    def __hash__(self) -> int:
+        return hash((type(self), self.parameters))
+
     def values_per_lane(self) -> int:
+        if self.role.data == "row":
+            return self.dims[0] // 8  # rows g and g + 8 of each 16
         rows, cols = self.dims
         return rows * cols // 32
+
+    @property
+    def rows_axis(self) -> str:
+        return self.axis_names[0]
 
     def print_parameters(self, printer: Printer) -> None:
         with printer.in_angle_brackets():
@@ -82,9 +113,9 @@ class FragType(NamedAxesType):
     def parse_parameters(cls, parser: AttrParser) -> Sequence[Attribute]:
         parser.parse_punctuation("<", " to open !reg.frag")
         pos = parser.pos
-        role = parser.parse_identifier(" (a, b or c)")
+        role = parser.parse_identifier(" (a, b, c or row)")
         if role not in ROLES:
-            parser.raise_error(f"a fragment's role is a, b or c, got '{role}'", pos, parser.pos)
+            parser.raise_error(f"a fragment's role is a, b, c or row, got '{role}'", pos, parser.pos)
         parser.parse_punctuation(",")
         axes, sizes, et = cls.parse_shape(parser)
         parser.parse_punctuation(">", " to close !reg.frag")
@@ -92,7 +123,7 @@ class FragType(NamedAxesType):
 
 
 @lru_cache(maxsize=None)
-def lane_layout(role: str, rows: int, cols: int) -> tuple[np.ndarray, np.ndarray]:
+def lane_layout(role: str, rows: int, cols: int = 1) -> tuple[np.ndarray, np.ndarray]:
     """(row, col) of value v of lane l, as two [32, values] arrays, for a warp's fragment.
 
     The fragment is a grid of mma.sync m16n8k16 operand tiles, taken row-major; within a
@@ -100,9 +131,15 @@ def lane_layout(role: str, rows: int, cols: int) -> tuple[np.ndarray, np.ndarray
       a (16 x 16): register i, half j -> row g + 8 (i % 2), col 2 t + j + 8 (i // 2)
       b (16 x 8):  register i, half j -> row 2 t + j + 8 i,  col g
       c (16 x 8):  value q            -> row g + 8 (q // 2), col 2 t + q % 2
+    and a `row` fragment (rows x 1) holds, per 16 rows, value h at row g + 8 h (the rows of
+    the lane's `c` values), col 0.
     """
     lanes = np.arange(32)[:, None]
     g, t = lanes // 4, lanes % 4
+    if role == "row":
+        h = np.arange(2)[None, :]
+        r = np.concatenate([16 * m + g + 8 * h + 0 * t for m in range(rows // 16)], axis=1)
+        return r, 0 * r
     if role == "a":
         i, j = np.arange(4).repeat(2)[None, :], np.tile(np.arange(2), 4)[None, :]
         r, c, tiles = g + 8 * (i % 2), 2 * t + j + 8 * (i // 2), [(16 * m, 0) for m in range(rows // 16)]
@@ -165,7 +202,9 @@ class LdmatrixOp(IRDLOperation):
         b, f = self.source.type, _frag(self.result)
         assert isinstance(b, BufferType)
         require(f.role.data in ("a", "b"), self, "loads a or b fragments")
-        require(set(f.axis_names) == set(b.axis_names), self, f"the fragment's axes {list(f.axis_names)} must be the buffer's {list(b.axis_names)}")
+        extra = [a for a in b.axis_names if a not in f.shape]
+        require(set(f.axis_names) <= set(b.axis_names) and all(b.shape[a] == 1 for a in extra), self,
+                f"the fragment's axes {list(f.axis_names)} must be the buffer's {list(b.axis_names)} but for axes of size 1")
         require(f.element_type == b.element_type, self, f"the fragment's element type {f.element_type} differs from the buffer's {b.element_type}")
         for a, o in parse_labels(self.at).items():
             require(a in b.shape and 0 <= o and o + f.shape[a] <= b.shape[a], self, f"a slice of {f.shape.get(a)} at {o} along '{a}' does not fit the buffer's {b.shape.get(a)}")
@@ -202,6 +241,7 @@ class MmaOp(IRDLOperation):
 class StoreOp(IRDLOperation):
     """Convert this warp's accumulators to the global's element type and write the part of
     its tile that lies inside, at the block's origin (one offset per axis of the global).
+    The fragment's axes are the global's, in order, but for axes the tile has one place of.
 
         reg.store %c, %out[%m0, %n0] : !reg.frag<c, m=64, n=32 : f32>, !hbm.global<m=512, n=384 : bf16>
     """
@@ -219,7 +259,8 @@ class StoreOp(IRDLOperation):
         f, g = _frag(self.value), self.dest.type
         assert isinstance(g, GlobalType)
         require(f.role.data == "c", self, "stores accumulators (role c)")
-        require(f.axis_names == g.axis_names, self, f"the fragment's axes {list(f.axis_names)} must be the global's {list(g.axis_names)}, in order")
+        require(tuple(a for a in g.axis_names if a in f.shape) == f.axis_names, self,
+                f"the fragment's axes {list(f.axis_names)} must be the global's {list(g.axis_names)}, in order")
         require(len(self.offsets) == len(g.axis_names), self, f"takes one offset per axis of the global ({len(g.axis_names)}), got {len(self.offsets)}")
 
 
@@ -307,6 +348,341 @@ class WgmmaWaitOp(IRDLOperation):
         require(0 <= self.pending.value.data <= 7, self, f"pending must be in 0..7, got {self.pending.value.data}")
 
 
-REG = Dialect("reg", [ZerosOp, LdmatrixOp, MmaOp, StoreOp, WgmmaOp, WgmmaCommitOp, WgmmaWaitOp], [FragType])
+# -- fragment math: what attention does to its scores between the two products ----------
 
-__all__ = ["REG", "FragType", "LdmatrixOp", "MmaOp", "StoreOp", "WgmmaCommitOp", "WgmmaOp", "WgmmaWaitOp", "ZerosOp", "lane_layout"]
+
+def _parse_float(parser: Parser, what: str) -> float:
+    """A float literal, also `inf` and `-inf`."""
+    neg = parser.parse_optional_punctuation("-") is not None
+    if parser.parse_optional_keyword("inf") is not None:
+        return -math.inf if neg else math.inf
+    v = parser.parse_number(context_msg=f" ({what})")
+    if isinstance(v, bool):
+        parser.raise_error(f"expected a number for {what}")
+    return -float(v) if neg else float(v)
+
+
+def _math_frag(op: IRDLOperation, v: SSAValue, what: str) -> FragType:
+    t = v.type
+    require(isinstance(t, FragType) and t.role.data in ("c", "row"), op, f"{what} must be a 'c' or 'row' fragment (f32), got {t}")
+    return t  # type: ignore[return-value]
+
+
+class FragMathOp(IRDLOperation):
+    """Shared syntax tail of the fragment math ops: `attr-dict : operand types -> result type`."""
+
+    def _print_tail(self, printer: Printer, operands: Sequence[SSAValue]) -> None:
+        printer.print_op_attributes(self.attributes)
+        printer.print_string(" : ")
+        printer.print_list([o.type for o in operands], printer.print_attribute)
+        printer.print_string(" -> ")
+        printer.print_attribute(self.results[0].type)
+
+    @staticmethod
+    def _parse_tail(parser: Parser, operands: Sequence[UnresolvedOperand]) -> tuple[list[SSAValue], Attribute, dict[str, Attribute]]:
+        attrs = parser.parse_optional_attr_dict()
+        parser.parse_punctuation(":", " before the operand types")
+        pos = parser.pos
+        types = parser.parse_comma_separated_list(parser.Delimiter.NONE, parser.parse_type)
+        if len(types) != len(operands):
+            parser.raise_error(f"expected {len(operands)} operand type(s), got {len(types)}", pos, parser.pos)
+        parser.parse_punctuation("->", " before the result type")
+        return parser.resolve_operands(operands, types, pos), parser.parse_type(), attrs
+
+
+@irdl_op_definition
+class FillOp(IRDLOperation):
+    """A `c` or `row` fragment with every value `value` (a running max starts at -inf).
+
+        %m = reg.fill {value = 0xFF800000 : f32} : !reg.frag<row, i=16 : f32>
+    """
+
+    name = "reg.fill"
+    value = prop_def(FloatAttr[Float32Type])
+    result = result_def(FragType)
+    irdl_options = (ParsePropInAttrDict(),)
+    assembly_format = "attr-dict `:` type($result)"
+
+    def __init__(self, value: float, t: FragType):
+        super().__init__(properties={"value": FloatAttr(value, f32)}, result_types=[t])
+
+    def verify_(self) -> None:
+        _math_frag(self, self.result, "the result")
+
+
+MAP_UNARY = ("scale", "exp2", "sqrt", "neg")
+MAP_BINARY = ("add", "sub", "mul", "div", "max")
+
+
+@irdl_op_definition
+class MapOp(FragMathOp):
+    """An elementwise function of `c` and `row` fragments with the same rows: scale (by the
+    constant `by`), exp2, sqrt, neg; add, sub, mul, div, max. A `row` operand is broadcast
+    along the columns of a `c` one; the result is a `c` fragment if any operand is one.
+
+        %y = reg.map sub %s, %m : !reg.frag<c, i=16, j=64 : f32>, !reg.frag<row, i=16 : f32> -> !reg.frag<c, i=16, j=64 : f32>
+        %t = reg.map scale %s by 0.125 : !reg.frag<c, i=16, j=64 : f32> -> !reg.frag<c, i=16, j=64 : f32>
+    """
+
+    name = "reg.map"
+    inputs = var_operand_def(FragType)
+    fn = prop_def(StringAttr)
+    by = opt_prop_def(FloatAttr[Float32Type])
+    result = result_def(FragType)
+
+    def __init__(self, fn: str, inputs: Sequence[SSAValue], by: float | None = None):
+        ts = [v.type for v in inputs]
+        rt = next((t for t in ts if isinstance(t, FragType) and t.role.data == "c"), ts[0])
+        props: dict[str, Attribute] = {"fn": StringAttr(fn)}
+        if by is not None:
+            props["by"] = FloatAttr(by, f32)
+        super().__init__(operands=[list(inputs)], properties=props, result_types=[rt])
+
+    def verify_(self) -> None:
+        fn = self.fn.data
+        require(fn in MAP_UNARY + MAP_BINARY, self, f"unknown function '{fn}'; expected one of {', '.join(MAP_UNARY + MAP_BINARY)}")
+        arity = 1 if fn in MAP_UNARY else 2
+        require(len(self.inputs) == arity, self, f"{fn} takes {arity} operand(s), got {len(self.inputs)}")
+        require((fn == "scale") == (self.by is not None), self, "'by' is required for scale and only for scale")
+        ts = [_math_frag(self, v, f"operand #{n}") for n, v in enumerate(self.inputs)]
+        rows = {(t.rows_axis, t.dims[0]) for t in ts}
+        require(len(rows) == 1, self, f"the operands' rows differ: {', '.join(str(t) for t in ts)}")
+        cs = {t for t in ts if t.role.data == "c"}
+        require(len(cs) <= 1, self, f"'c' operands must have one type, got {', '.join(str(t) for t in cs)}")
+        want = cs.pop() if cs else ts[0]
+        require(self.result.type == want, self, f"the result should be {want}, got {self.result.type}")
+
+    def print(self, printer: Printer) -> None:
+        printer.print_string(f" {self.fn.data} ")
+        printer.print_list(self.inputs, printer.print_operand)
+        if self.by is not None:
+            printer.print_string(f" by {format_float(self.by.value.data)}")
+        self._print_tail(printer, list(self.inputs))
+
+    @classmethod
+    def parse(cls, parser: Parser) -> MapOp:
+        pos = parser.pos
+        fn = parser.parse_identifier(" (the map function)")
+        if fn not in MAP_UNARY + MAP_BINARY:
+            parser.raise_error(f"unknown reg.map function '{fn}'; expected one of {', '.join(MAP_UNARY + MAP_BINARY)}", pos, parser.pos)
+        operands = parser.parse_comma_separated_list(parser.Delimiter.NONE, parser.parse_unresolved_operand)
+        by = _parse_float(parser, "the scale factor") if parser.parse_optional_keyword("by") else None
+        inputs, rt, attrs = cls._parse_tail(parser, operands)
+        op = cls.create(operands=inputs, result_types=[rt], properties={"fn": StringAttr(fn), **({"by": FloatAttr(by, f32)} if by is not None else {})})
+        op.attributes.update(attrs)
+        return op  # type: ignore[return-value]
+
+
+ROW_REDUCE_KINDS = ("sum", "max")
+
+
+@irdl_op_definition
+class RowReduceOp(FragMathOp):
+    """Sum or max of each row of a `c` fragment: each lane reduces its own values of a row,
+    then the 4 lanes of its quad exchange theirs, so every lane holding the row has the result.
+
+        %m = reg.row_reduce max %s : !reg.frag<c, i=16, j=64 : f32> -> !reg.frag<row, i=16 : f32>
+    """
+
+    name = "reg.row_reduce"
+    input = operand_def(FragType)
+    kind = prop_def(StringAttr)
+    result = result_def(FragType)
+
+    def __init__(self, kind: str, input: SSAValue):
+        t = input.type
+        assert isinstance(t, FragType)
+        super().__init__(operands=[input], properties={"kind": StringAttr(kind)},
+                         result_types=[FragType("row", {t.rows_axis: t.dims[0]}, f32)])
+
+    def verify_(self) -> None:
+        require(self.kind.data in ROW_REDUCE_KINDS, self, f"unknown reduction '{self.kind.data}'; expected one of {', '.join(ROW_REDUCE_KINDS)}")
+        t = _math_frag(self, self.input, "the input")
+        require(t.role.data == "c", self, f"reduces the rows of a 'c' fragment, got {t}")
+        want = FragType("row", {t.rows_axis: t.dims[0]}, f32)
+        require(self.result.type == want, self, f"the result should be {want}, got {self.result.type}")
+
+    def print(self, printer: Printer) -> None:
+        printer.print_string(f" {self.kind.data} ")
+        printer.print_operand(self.input)
+        self._print_tail(printer, [self.input])
+
+    @classmethod
+    def parse(cls, parser: Parser) -> RowReduceOp:
+        pos = parser.pos
+        kind = parser.parse_identifier(" (sum or max)")
+        if kind not in ROW_REDUCE_KINDS:
+            parser.raise_error(f"unknown reg.row_reduce kind '{kind}'; expected one of {', '.join(ROW_REDUCE_KINDS)}", pos, parser.pos)
+        operand = parser.parse_unresolved_operand()
+        (inp,), rt, attrs = cls._parse_tail(parser, [operand])
+        op = cls.create(operands=[inp], result_types=[rt], properties={"kind": StringAttr(kind)})
+        op.attributes.update(attrs)
+        return op  # type: ignore[return-value]
+
+
+class FragFillOutsideOp(FragMathOp):
+    """Base of the masks on a `c` fragment: keep the values whose positions satisfy a
+    condition, put `fill` in the others. `at [...]` gives where the block's tile starts along
+    the axes the condition reads; the warp's own place in the tile (its index along the
+    `reg.warps` axis times the fragment's rows) is added to it."""
+
+    input = operand_def(FragType)
+    offsets = var_operand_def(IndexType)
+    fill = prop_def(FloatAttr[Float32Type])
+    result = result_def(FragType)
+
+    def _verify_fill(self, axes: Sequence[str]) -> FragType:
+        t = _math_frag(self, self.input, "the input")
+        require(t.role.data == "c", self, f"masks a 'c' fragment, got {t}")
+        for a in axes:
+            require(a in t.shape, self, f"axis '{a}' is not an axis of {t}")
+        require(len(self.offsets) == len(axes), self, f"takes {len(axes)} offset(s) (where the tile starts along {', '.join(axes)}), got {len(self.offsets)}")
+        require(not math.isnan(self.fill.value.data), self, "the fill value must be a number, got NaN")
+        require(self.result.type == t, self, f"the result has the input's type {t}, got {self.result.type}")
+        return t
+
+    def _print_fill(self, printer: Printer) -> None:
+        printer.print_string(f" fill {format_float(self.fill.value.data)} at [")
+        printer.print_list(self.offsets, printer.print_operand)
+        printer.print_string("]")
+        self._print_tail(printer, [self.input])
+
+    @classmethod
+    def _parse_fill(cls, parser: Parser) -> tuple[float, list[SSAValue]]:
+        parser.parse_keyword("fill")
+        fill = _parse_float(parser, "the fill value")
+        parser.parse_keyword("at")
+        pos = parser.pos
+        unresolved = parser.parse_comma_separated_list(parser.Delimiter.SQUARE, parser.parse_unresolved_operand)
+        return fill, parser.resolve_operands(unresolved, [IndexType()] * len(unresolved), pos)
+
+
+@irdl_op_definition
+class MaskOp(FragFillOutsideOp):
+    """The causal mask on a `c` fragment: keep the value at (row, col) where the row's
+    position is at least the column's, fill the others.
+
+        %m = reg.mask causal %s keep i >= j fill -inf at [%i0, %j0] : !reg.frag<c, i=16, j=64 : f32> -> !reg.frag<c, i=16, j=64 : f32>
+    """
+
+    name = "reg.mask"
+    row = prop_def(StringAttr)
+    col = prop_def(StringAttr)
+
+    def __init__(self, input: SSAValue, row: str, col: str, fill: float, offsets: Sequence[SSAValue]):
+        super().__init__(operands=[input, list(offsets)], result_types=[input.type],
+                         properties={"row": StringAttr(row), "col": StringAttr(col), "fill": FloatAttr(fill, f32)})
+
+    def verify_(self) -> None:
+        t = self._verify_fill([self.row.data, self.col.data])
+        require(t.axis_names == (self.row.data, self.col.data), self,
+                f"compares the fragment's rows with its columns ({', '.join(t.axis_names)}), got {self.row.data} >= {self.col.data}")
+
+    def print(self, printer: Printer) -> None:
+        printer.print_string(" causal ")
+        printer.print_operand(self.input)
+        printer.print_string(f" keep {self.row.data} >= {self.col.data}")
+        self._print_fill(printer)
+
+    @classmethod
+    def parse(cls, parser: Parser) -> MaskOp:
+        parser.parse_keyword("causal")
+        operand = parser.parse_unresolved_operand()
+        parser.parse_keyword("keep")
+        row = parser.parse_identifier(" (the row axis)")
+        parser.parse_punctuation(">", " (the mask keeps row >= column)")
+        parser.parse_punctuation("=", " (the mask keeps row >= column)")
+        col = parser.parse_identifier(" (the column axis)")
+        fill, offsets = cls._parse_fill(parser)
+        (inp,), rt, attrs = cls._parse_tail(parser, [operand])
+        op = cls.create(operands=[inp, *offsets], result_types=[rt],
+                        properties={"row": StringAttr(row), "col": StringAttr(col), "fill": FloatAttr(fill, f32)})
+        op.attributes.update(attrs)
+        return op  # type: ignore[return-value]
+
+
+@irdl_op_definition
+class MaskBoundOp(FragFillOutsideOp):
+    """Keep the values whose position along one axis is below `bound`, fill the others.
+
+        %t = reg.mask_bound %s keep j < 200 fill -inf at [%j0] : !reg.frag<c, i=16, j=64 : f32> -> !reg.frag<c, i=16, j=64 : f32>
+    """
+
+    name = "reg.mask_bound"
+    axis = prop_def(StringAttr)
+    bound = prop_def(IntAttr)
+
+    def __init__(self, input: SSAValue, axis: str, bound: int, fill: float, offsets: Sequence[SSAValue]):
+        super().__init__(operands=[input, list(offsets)], result_types=[input.type],
+                         properties={"axis": StringAttr(axis), "bound": IntAttr(bound), "fill": FloatAttr(fill, f32)})
+
+    def verify_(self) -> None:
+        require(self.bound.data >= 0, self, f"the bound must not be negative, got {self.bound.data}")
+        self._verify_fill([self.axis.data])
+
+    def print(self, printer: Printer) -> None:
+        printer.print_string(" ")
+        printer.print_operand(self.input)
+        printer.print_string(f" keep {self.axis.data} < {self.bound.data}")
+        self._print_fill(printer)
+
+    @classmethod
+    def parse(cls, parser: Parser) -> MaskBoundOp:
+        operand = parser.parse_unresolved_operand()
+        parser.parse_keyword("keep")
+        axis = parser.parse_identifier(" (the bounded axis)")
+        parser.parse_punctuation("<", " (the mask keeps axis < bound)")
+        bound = parser.parse_integer(allow_boolean=False, allow_negative=True, context_msg=" (the bound)")
+        fill, offsets = cls._parse_fill(parser)
+        (inp,), rt, attrs = cls._parse_tail(parser, [operand])
+        op = cls.create(operands=[inp, *offsets], result_types=[rt],
+                        properties={"axis": StringAttr(axis), "bound": IntAttr(bound), "fill": FloatAttr(fill, f32)})
+        op.attributes.update(attrs)
+        return op  # type: ignore[return-value]
+
+
+@irdl_op_definition
+class ToAOp(IRDLOperation):
+    """The 16 columns of a `c` fragment that start at `at`, rounded to bf16 or f16, as an `a`
+    fragment: the scores of attention become the first operand of its second product.
+    In mma.sync m16n8k16 the accumulators of two adjacent 8-column tiles sit in the lanes
+    and the order that the `a` operand of a 16-wide slice wants them, so this only packs
+    each lane's pairs of values (cvt.rn.bf16x2.f32); nothing crosses lanes.
+
+        %p = reg.to_a %s {at = ["j:16"]} : !reg.frag<c, i=16, j=64 : f32> -> !reg.frag<a, i=16, j=16 : bf16>
+    """
+
+    name = "reg.to_a"
+    input = operand_def(FragType)
+    at = prop_def(ArrayAttr[StringAttr])
+    result = result_def(FragType)
+    irdl_options = (ParsePropInAttrDict(),)
+    assembly_format = "$input attr-dict `:` type($input) `->` type($result)"
+
+    def __init__(self, input: SSAValue, at: int, element_type: Attribute):
+        t = input.type
+        assert isinstance(t, FragType)
+        rows, cols = t.axis_names
+        super().__init__(operands=[input], properties={"at": ArrayAttr([StringAttr(f"{cols}:{at}")])},
+                         result_types=[FragType("a", {rows: t.shape[rows], cols: 16}, element_type)])
+
+    def verify_(self) -> None:
+        c, a = _frag(self.input), _frag(self.result)
+        require(c.role.data == "c" and a.role.data == "a", self, f"takes a 'c' fragment to an 'a' fragment, got {c} -> {a}")
+        require(a.axis_names == c.axis_names and a.dims[0] == c.dims[0], self, f"keeps the rows and the axes of {c}, got {a}")
+        at = parse_labels(self.at)
+        cols = c.axis_names[1]
+        require(list(at) == [cols], self, f"`at` names the column axis '{cols}' alone, got {list(at)}")
+        o = at[cols]
+        require(o % 16 == 0 and 0 <= o and o + 16 <= c.dims[1], self, f"a 16-wide slice at {o} along '{cols}' does not fit {c}")
+
+    @property
+    def start(self) -> int:
+        return parse_labels(self.at)[_frag(self.input).axis_names[1]]
+
+
+REG = Dialect("reg", [ZerosOp, LdmatrixOp, MmaOp, StoreOp, WgmmaOp, WgmmaCommitOp, WgmmaWaitOp, FillOp, MapOp, RowReduceOp, MaskOp,
+                      MaskBoundOp, ToAOp], [FragType])
+
+__all__ = ["REG", "FillOp", "FragType", "LdmatrixOp", "MapOp", "MaskBoundOp", "MaskOp", "MmaOp", "RowReduceOp", "StoreOp", "ToAOp",
+           "WgmmaCommitOp", "WgmmaOp", "WgmmaWaitOp", "ZerosOp", "lane_layout"]

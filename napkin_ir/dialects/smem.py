@@ -57,6 +57,13 @@ class BufferType(NamedAxesType):
             element_type, IntAttr(stages), StringAttr(layout),
         )
 
+    # the named shape is a base's parameters, which the generated dataclass equality leaves out
+    def __eq__(self, other: object) -> bool:
+        return type(other) is type(self) and other.parameters == self.parameters  # type: ignore[attr-defined]
+
+    def __hash__(self) -> int:
+        return hash((type(self), self.parameters))
+
     @property
     def tile(self) -> TensorType:
         return TensorType(self.shape, self.element_type)

@@ -45,8 +45,9 @@ def gather(t: reg.FragType, matrix: np.ndarray) -> np.ndarray:
 
 
 def scatter(t: reg.FragType, lanes: np.ndarray) -> np.ndarray:
+    """The fragment as a matrix (a `row` fragment as a column: its quad's lanes agree)."""
     rows, cols = lane_layout_of(t)
-    out = np.zeros(t.dims, np.float32)
+    out = np.zeros(_matrix_shape(t), np.float32)
     out[rows, cols] = lanes
     return out
 
@@ -81,8 +82,9 @@ class RegFunctions(InterpreterFunctions):
         out = {}
         for w in warps_of(op):
             origin = warp_origin(t, w, at)
-            window = tuple(slice(origin[a], origin[a] + t.shape[a]) for a in buf.type.axis_names)
-            part = NamedArray(buf.type.axis_names, tile.data[window]).aligned(t.axis_names)
+            window = tuple(slice(origin[a], origin[a] + t.shape[a]) if a in t.shape else 0 for a in buf.type.axis_names)
+            kept = tuple(a for a in buf.type.axis_names if a in t.shape)  # the buffer's other axes have one place
+            part = NamedArray(kept, tile.data[window]).aligned(t.axis_names)
             out[_key(w)] = gather(t, part)
         return (out,)
 
@@ -135,7 +137,85 @@ class RegFunctions(InterpreterFunctions):
         for w in warps_of(op):
             origin = warp_origin(t, w, {})
             tile = round_to(g.type.dtype, scatter(t, value[_key(w)]))
-            start = [o + origin[a] for o, a in zip(offsets, g.type.axis_names)]
-            src, dst = overlap(g, start, t.dims)
-            g.data[src] = tile[dst]
+            # the global's axes that the fragment lacks: one place, at the offset
+            dims = [t.shape.get(a, 1) for a in g.type.axis_names]
+            start = [o + origin.get(a, 0) for o, a in zip(offsets, g.type.axis_names)]
+            src, dst = overlap(g, start, dims)
+            g.data[src] = tile.reshape(dims)[dst]
         return ()
+
+    # -- fragment math -----------------------------------------------------------------------
+    @impl(reg.FillOp)
+    def run_fill(self, interpreter: Interpreter, op: reg.FillOp, args: tuple[Any, ...]):
+        t: reg.FragType = op.result.type  # type: ignore[assignment]
+        return ({_key(w): np.full((32, t.values_per_lane()), op.value.value.data, np.float32) for w in warps_of(op)},)
+
+    @impl(reg.MapOp)
+    def run_map(self, interpreter: Interpreter, op: reg.MapOp, args: tuple[Any, ...]):
+        fn = op.fn.data
+        t: reg.FragType = op.result.type  # type: ignore[assignment]
+        out = {}
+        for key in args[0]:
+            # a row fragment scatters to a column vector, which broadcasts along the columns
+            xs = [scatter(v.type, a[key]) for v, a in zip(op.inputs, args)]
+            with np.errstate(over="ignore", divide="ignore", invalid="ignore"):
+                if fn == "scale":
+                    y = xs[0] * np.float32(op.by.value.data)  # type: ignore[union-attr]
+                else:
+                    y = _MAP[fn](*xs)
+            out[key] = gather(t, np.broadcast_to(y, _matrix_shape(t)).astype(np.float32))
+        return (out,)
+
+    @impl(reg.RowReduceOp)
+    def run_row_reduce(self, interpreter: Interpreter, op: reg.RowReduceOp, args: tuple[Any, ...]):
+        (x,) = args
+        red = np.max if op.kind.data == "max" else np.sum
+        t: reg.FragType = op.result.type  # type: ignore[assignment]
+        return ({key: gather(t, red(scatter(op.input.type, v), axis=1, keepdims=True).astype(np.float32)) for key, v in x.items()},)  # type: ignore[arg-type]
+
+    @impl(reg.MaskOp)
+    def run_mask(self, interpreter: Interpreter, op: reg.MaskOp, args: tuple[Any, ...]):
+        x, r0, c0 = args
+        t: reg.FragType = op.input.type  # type: ignore[assignment]
+        out = {}
+        for w in warps_of(op):
+            rows, cols = _positions(t, w, (r0, c0))
+            out[_key(w)] = _fill(t, x[_key(w)], rows[:, None] >= cols[None, :], op.fill.value.data)
+        return (out,)
+
+    @impl(reg.MaskBoundOp)
+    def run_mask_bound(self, interpreter: Interpreter, op: reg.MaskBoundOp, args: tuple[Any, ...]):
+        x, start = args
+        t: reg.FragType = op.input.type  # type: ignore[assignment]
+        axis = t.axis_names.index(op.axis.data)
+        out = {}
+        for w in warps_of(op):
+            pos = _positions(t, w, tuple(start if d == axis else 0 for d in range(2)))[axis]
+            keep = (pos < op.bound.data)[:, None] if axis == 0 else (pos < op.bound.data)[None, :]
+            out[_key(w)] = _fill(t, x[_key(w)], keep, op.fill.value.data)
+        return (out,)
+
+    @impl(reg.ToAOp)
+    def run_to_a(self, interpreter: Interpreter, op: reg.ToAOp, args: tuple[Any, ...]):
+        (x,) = args
+        t: reg.FragType = op.result.type  # type: ignore[assignment]
+        c0 = op.start
+        return ({key: gather(t, round_to(t.dtype, scatter(op.input.type, v)[:, c0 : c0 + 16])) for key, v in x.items()},)  # type: ignore[arg-type]
+
+
+_MAP = {"exp2": np.exp2, "sqrt": np.sqrt, "neg": np.negative, "add": np.add, "sub": np.subtract, "mul": np.multiply,
+        "div": np.divide, "max": np.maximum}
+
+
+def _matrix_shape(t: reg.FragType) -> tuple[int, int]:
+    return (t.dims[0], 1) if t.role.data == "row" else t.dims  # type: ignore[return-value]
+
+
+def _positions(t: reg.FragType, w: dict[str, int], starts: tuple[int, int]) -> tuple[np.ndarray, np.ndarray]:
+    """The positions in the block's tile (plus `starts`) of a warp's fragment's rows and columns."""
+    origin = warp_origin(t, w, {})
+    return tuple(s + origin[a] + np.arange(n) for s, (a, n) in zip(starts, t.shape.items()))  # type: ignore[return-value]
+
+
+def _fill(t: reg.FragType, lanes: np.ndarray, keep: np.ndarray, fill: float) -> np.ndarray:
+    return gather(t, np.where(keep, scatter(t, lanes), np.float32(fill)).astype(np.float32))

@@ -1,0 +1,111 @@
+// RUN: napkin-opt %s --split-input-file --verify-diagnostics --parsing-diagnostics | filecheck %s
+
+func.func @f(%x: !reg.frag<row, i=24 : f32>) {
+  func.return
+}
+// CHECK: !reg.frag: a 'row' fragment has one axis, a multiple of 16 long, of f32 (one value per row of a 'c' fragment), got {'i': 24} : f32
+
+// -----
+func.func @f(%x: !reg.frag<c, i=16, j=64 : f32>, %m: !reg.frag<row, i=32 : f32>) {
+  %y = reg.map sub %x, %m : !reg.frag<c, i=16, j=64 : f32>, !reg.frag<row, i=32 : f32> -> !reg.frag<c, i=16, j=64 : f32>
+  func.return
+}
+// CHECK: reg.map: the operands' rows differ
+
+// -----
+func.func @f(%x: !reg.frag<c, i=16, j=64 : f32>) {
+  %y = reg.map exp2 %x, %x : !reg.frag<c, i=16, j=64 : f32>, !reg.frag<c, i=16, j=64 : f32> -> !reg.frag<c, i=16, j=64 : f32>
+  func.return
+}
+// CHECK: reg.map: exp2 takes 1 operand(s), got 2
+
+// -----
+func.func @f(%x: !reg.frag<c, i=16, j=64 : f32>) {
+  %y = reg.map scale %x : !reg.frag<c, i=16, j=64 : f32> -> !reg.frag<c, i=16, j=64 : f32>
+  func.return
+}
+// CHECK: reg.map: 'by' is required for scale and only for scale
+
+// -----
+func.func @f(%x: !reg.frag<c, i=16, j=64 : f32>, %m: !reg.frag<row, i=16 : f32>) {
+  %y = reg.map sub %m, %x : !reg.frag<row, i=16 : f32>, !reg.frag<c, i=16, j=64 : f32> -> !reg.frag<row, i=16 : f32>
+  func.return
+}
+// CHECK: reg.map: the result should be !reg.frag<c, i=16, j=64 : f32>, got !reg.frag<row, i=16 : f32>
+
+// -----
+func.func @f(%x: !reg.frag<c, i=16, j=64 : f32>) {
+  %y = reg.map log %x : !reg.frag<c, i=16, j=64 : f32> -> !reg.frag<c, i=16, j=64 : f32>
+  func.return
+}
+// CHECK: unknown reg.map function 'log'
+
+// -----
+func.func @f(%x: !reg.frag<a, i=16, j=16 : bf16>) {
+  %y = reg.map exp2 %x : !reg.frag<a, i=16, j=16 : bf16> -> !reg.frag<a, i=16, j=16 : bf16>
+  func.return
+}
+// CHECK: reg.map: operand #0 must be a 'c' or 'row' fragment (f32), got !reg.frag<a, i=16, j=16 : bf16>
+
+// -----
+func.func @f(%x: !reg.frag<c, i=16, j=64 : f32>) {
+  %y = reg.row_reduce max %x : !reg.frag<c, i=16, j=64 : f32> -> !reg.frag<row, i=32 : f32>
+  func.return
+}
+// CHECK: reg.row_reduce: the result should be !reg.frag<row, i=16 : f32>, got !reg.frag<row, i=32 : f32>
+
+// -----
+func.func @f(%x: !reg.frag<row, i=16 : f32>) {
+  %y = reg.row_reduce sum %x : !reg.frag<row, i=16 : f32> -> !reg.frag<row, i=16 : f32>
+  func.return
+}
+// CHECK: reg.row_reduce: reduces the rows of a 'c' fragment, got !reg.frag<row, i=16 : f32>
+
+// -----
+func.func @f(%x: !reg.frag<c, i=16, j=64 : f32>, %i0: index) {
+  %y = reg.mask causal %x keep j >= i fill -inf at [%i0, %i0] : !reg.frag<c, i=16, j=64 : f32> -> !reg.frag<c, i=16, j=64 : f32>
+  func.return
+}
+// CHECK: reg.mask: compares the fragment's rows with its columns (i, j), got j >= i
+
+// -----
+func.func @f(%x: !reg.frag<c, i=16, j=64 : f32>, %i0: index) {
+  %y = reg.mask causal %x keep i >= j fill -inf at [%i0] : !reg.frag<c, i=16, j=64 : f32> -> !reg.frag<c, i=16, j=64 : f32>
+  func.return
+}
+// CHECK: reg.mask: takes 2 offset(s) (where the tile starts along i, j), got 1
+
+// -----
+func.func @f(%x: !reg.frag<c, i=16, j=64 : f32>, %j0: index) {
+  %y = reg.mask_bound %x keep d < 60 fill -inf at [%j0] : !reg.frag<c, i=16, j=64 : f32> -> !reg.frag<c, i=16, j=64 : f32>
+  func.return
+}
+// CHECK: reg.mask_bound: axis 'd' is not an axis of !reg.frag<c, i=16, j=64 : f32>
+
+// -----
+func.func @f(%x: !reg.frag<c, i=16, j=64 : f32>) {
+  %y = reg.to_a %x {at = ["j:56"]} : !reg.frag<c, i=16, j=64 : f32> -> !reg.frag<a, i=16, j=16 : bf16>
+  func.return
+}
+// CHECK: reg.to_a: a 16-wide slice at 56 along 'j' does not fit !reg.frag<c, i=16, j=64 : f32>
+
+// -----
+func.func @f(%x: !reg.frag<c, i=16, j=64 : f32>) {
+  %y = reg.to_a %x {at = ["j:16"]} : !reg.frag<c, i=16, j=64 : f32> -> !reg.frag<a, i=32, j=16 : bf16>
+  func.return
+}
+// CHECK: reg.to_a: keeps the rows and the axes of !reg.frag<c, i=16, j=64 : f32>, got !reg.frag<a, i=32, j=16 : bf16>
+
+// -----
+func.func @f() {
+  %z = reg.fill {value = 1.0 : f32} : !reg.frag<a, i=16, j=16 : bf16>
+  func.return
+}
+// CHECK: reg.fill: the result must be a 'c' or 'row' fragment (f32), got !reg.frag<a, i=16, j=16 : bf16>
+
+// -----
+func.func @f(%buf: !smem.buffer<b=2, j=64, d=32 : bf16, stages=2, layout=pad8>, %s: index) {
+  %a = reg.ldmatrix %buf[%s] {at = ["d:0"]} : !smem.buffer<b=2, j=64, d=32 : bf16, stages=2, layout=pad8> -> !reg.frag<b, d=16, j=64 : bf16>
+  func.return
+}
+// CHECK: reg.ldmatrix: the fragment's axes ['d', 'j'] must be the buffer's ['b', 'j', 'd'] but for axes of size 1
