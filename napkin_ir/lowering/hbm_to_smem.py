@@ -10,6 +10,16 @@ reads it). Copies past the end read zeros and are never read; a final wait drain
 The buffers must fit the shared memory a block may use (`smem_bytes`, by default the
 227 KiB of an H100 or H200).
 
+Stream loops in a row over the same axis, each starting where the last one ends and
+carrying on its results (attention's unmasked tiles, then its masked ones), are one
+stream: their tiles are numbered from where the first starts, so the copies that a loop
+starts ahead land in the next loop's stages, and one prologue and one final wait serve
+them all. Where the stream's start or end is not a constant (a causal stream ends where
+the block's rows end) the copies are guarded by `offset < end`, so that a block copies no
+tile past its end; every iteration still commits its group, to keep the count. A tile
+loaded outside the stream (attention's Q) is copied once, into a one-stage buffer, in a
+group of its own, and read after a wait and a barrier just before its first use.
+
 With `copy=tma` (sm_90a) the copies are the tensor memory accelerator's and the pipeline
 is split between roles that meet only at two rings of mbarriers: a `smem.producer`
 region loops over the stream, waits until the consumers have released a stage
@@ -46,6 +56,44 @@ def _constant_value(v: SSAValue, what: str) -> int:
     raise PassFailedException(f"hbm-to-smem: the stream loop's {what} must be a constant")
 
 
+def _constant_or_none(v: SSAValue) -> int | None:
+    op = v.owner
+    if isinstance(op, arith.ConstantOp) and isinstance(op.value, builtin.IntegerAttr):
+        return op.value.value.data
+    return None
+
+
+def _load_key(load: hbm.LoadOp, loop: scf.ForOp) -> tuple:
+    """What a streamed load reads, up to the loop's counter: its source, offsets and tile."""
+    iv = loop.body.block.args[0]
+    t = load.result.type
+    return (load.source, tuple(None if o is iv else o for o in load.offsets), t.shape, t.element_type)  # type: ignore[attr-defined]
+
+
+def stream_chains(loops: list[scf.ForOp]) -> list[list[scf.ForOp]]:
+    """The stream loops grouped into chains: a loop that starts where the previous one over
+    the same axis ends and carries on its results continues that loop's stream."""
+    chains: list[list[scf.ForOp]] = []
+    for loop in loops:
+        prev = chains[-1][-1] if chains else None
+        if (prev is not None and loop.parent is prev.parent and loop.lb is prev.ub
+                and loop.attributes["hbm.stream"] == prev.attributes["hbm.stream"]
+                and list(loop.iter_args) == list(prev.results)):
+            chains[-1].append(loop)
+        else:
+            chains.append([loop])
+    return chains
+
+
+def block_ancestor(block: Block, op: Operation) -> Operation:
+    """The op of `block` that holds `op` (op itself if it is in the block)."""
+    while op.parent is not block:
+        parent = op.parent_op()
+        assert parent is not None, "the op is not inside the block"
+        op = parent
+    return op
+
+
 @dataclass(frozen=True)
 class HbmToSmemPass(ModulePass):
     name = "hbm-to-smem"
@@ -73,7 +121,11 @@ class HbmToSmemPass(ModulePass):
             raise PassFailedException("hbm-to-smem: the module has no hbm.kernel; run ncd-to-hbm first")
         for kernel in kernels:
             loops = [o for o in kernel.walk() if isinstance(o, scf.ForOp) and "hbm.stream" in o.attributes]
-            buffers = [(self._tma_pipeline if tma else self._pipeline)(loop, layout) for loop in loops]
+            if tma:
+                buffers = [self._tma_pipeline(loop, layout) for loop in loops]
+            else:
+                buffers = [self._pipeline(chain, layout) for chain in stream_chains(loops)]
+                buffers.append(self._one_time_copies(kernel, layout))
             total = sum(b.bytes() for bs in buffers for b in bs)
             if total > self.smem_bytes:
                 detail = ", ".join(f"{b}: {b.bytes()}" for bs in buffers for b in bs)
@@ -84,52 +136,121 @@ class HbmToSmemPass(ModulePass):
         if _constant_value(loop.lb, "lower bound") != 0:
             raise PassFailedException("hbm-to-smem: the stream loop must start at 0")
         step = _constant_value(loop.step, "step")
-        iv = loop.body.block.args[0]
-        loads = [o for o in loop.body.block.ops if isinstance(o, hbm.LoadOp) and iv in o.offsets]
+        loads = self._loop_loads(loop)
         types = [smem.BufferType(l.result.type.shape, l.result.type.element_type, self.stages, layout) for l in loads]  # type: ignore[attr-defined]
         return step, loads, types
 
-    def _pipeline(self, loop: scf.ForOp, layout: str) -> list[smem.BufferType]:
+    def _pipeline(self, chain: list[scf.ForOp], layout: str) -> list[smem.BufferType]:
+        """Pipeline a chain of stream loops as one stream of tiles (see the module's doc)."""
         stages = self.stages
-        step, loads, types = self._streamed_loads(loop, layout)
-        body = loop.body.block
-        iv = body.args[0]
-        if not loads:
+        first = chain[0]
+        step = _constant_value(first.step, "step")
+        for loop in chain[1:]:
+            if _constant_value(loop.step, "step") != step:
+                raise PassFailedException("hbm-to-smem: the stream loops over one axis must share their step")
+        per_loop = [self._loop_loads(loop) for loop in chain]
+        keys = [_load_key(l, first) for l in per_loop[0]]
+        for loop, loads in zip(chain[1:], per_loop[1:]):
+            if [_load_key(l, loop) for l in loads] != keys:
+                raise PassFailedException(f"hbm-to-smem: the stream loops over '{first.attributes['hbm.stream'].data}' "  # type: ignore[union-attr]
+                                          "must load the same tiles to share one pipeline")
+        if not keys:
             return []
-
-        def copies(offset: SSAValue, stage: SSAValue) -> list[Operation]:
-            ops: list[Operation] = []
-            for load, buf in zip(loads, allocs):
-                offsets = [offset if o is iv else o for o in load.offsets]
-                ops.append(smem.CopyOp(load.source, offsets, buf.result, stage))
-            return ops
-
-        # before the loop: the buffers and the prologue
+        types = [smem.BufferType(l.result.type.shape, l.result.type.element_type, stages, layout) for l in per_loop[0]]  # type: ignore[attr-defined]
         allocs = [smem.AllocOp(t) for t in types]
-        before: list[Operation] = list(allocs)
-        for s in range(stages - 1):
-            start, stage = _const(s * step), _const(s)
-            before += [start, stage, *copies(start.result, stage.result), smem.CommitOp()]
-        Rewriter.insert_op(before, InsertPoint.before(loop))
-        Rewriter.insert_op([smem.WaitOp(0)], InsertPoint.after(loop))
+        lb0, end = first.lb, chain[-1].ub
+        lb0_const, end_const = _constant_or_none(lb0), _constant_or_none(end)
+        # with known bounds a copy past the end reads zeros and is never read; otherwise the
+        # copies are guarded by where the stream ends
+        guarded = lb0_const is None or end_const is None
 
-        # in the loop: wait for this tile, read it, start the one stages - 1 ahead
-        c_step, c_stages, c_ahead = _const(step), _const(stages), _const((stages - 1) * step)
-        c_ahead_tiles = _const(stages - 1)
-        i = arith.DivUIOp(iv, c_step.result)
-        stage = arith.RemUIOp(i.result, c_stages.result)
-        head: list[Operation] = [c_step, c_stages, c_ahead, c_ahead_tiles, i, stage, smem.WaitOp(stages - 2), smem.BarrierOp()]
-        reads = [smem.ReadOp(buf.result, stage.result) for buf in allocs]
-        head += reads
-        nxt = arith.AddiOp(iv, c_ahead.result)
-        nxt_i = arith.AddiOp(i.result, c_ahead_tiles.result)
-        nxt_stage = arith.RemUIOp(nxt_i.result, c_stages.result)
-        head += [nxt, nxt_i, nxt_stage, *copies(nxt.result, nxt_stage.result), smem.CommitOp()]
-        Rewriter.insert_op(head, InsertPoint.at_start(body))
-        for load, read in zip(loads, reads):
+        def copies(loop: scf.ForOp, loads: list[hbm.LoadOp], pos: SSAValue, stage: SSAValue) -> list[Operation]:
+            iv = loop.body.block.args[0]
+            ops: list[Operation] = [smem.CopyOp(l.source, [pos if o is iv else o for o in l.offsets], buf.result, stage)
+                                    for l, buf in zip(loads, allocs)]
+            if not guarded:
+                return ops
+            inside = arith.CmpiOp(pos, end, "ult")
+            return [inside, scf.IfOp(inside.result, [], [*ops, scf.YieldOp()])]
+
+        # before the first loop: the buffers and the prologue, tiles 0 .. stages-2
+        before: list[Operation] = list(allocs)
+        for u in range(stages - 1):
+            stage = _const(u)
+            if lb0_const is not None:
+                start = _const(lb0_const + u * step)
+                before += [start, stage]
+            else:
+                delta = _const(u * step)
+                start = arith.AddiOp(lb0, delta.result)
+                before += [delta, start, stage]
+            before += [*copies(first, per_loop[0], start.results[0], stage.result), smem.CommitOp()]
+        Rewriter.insert_op(before, InsertPoint.before(first))
+        Rewriter.insert_op([smem.WaitOp(0)], InsertPoint.after(chain[-1]))
+
+        # in each loop: wait for this tile, read it, start the one stages - 1 ahead
+        for loop, loads in zip(chain, per_loop):
+            body = loop.body.block
+            iv = body.args[0]
+            c_step, c_stages, c_ahead = _const(step), _const(stages), _const((stages - 1) * step)
+            c_ahead_tiles = _const(stages - 1)
+            head: list[Operation] = [c_step, c_stages, c_ahead, c_ahead_tiles]
+            rel = iv
+            if lb0_const != 0:  # the tile's number counts from where the chain starts
+                sub = arith.SubiOp(iv, lb0)
+                head.append(sub)
+                rel = sub.result
+            i = arith.DivUIOp(rel, c_step.result)
+            stage = arith.RemUIOp(i.result, c_stages.result)
+            head += [i, stage, smem.WaitOp(stages - 2), smem.BarrierOp()]
+            reads = [smem.ReadOp(buf.result, stage.result) for buf in allocs]
+            head += reads
+            nxt = arith.AddiOp(iv, c_ahead.result)
+            nxt_i = arith.AddiOp(i.result, c_ahead_tiles.result)
+            nxt_stage = arith.RemUIOp(nxt_i.result, c_stages.result)
+            head += [nxt, nxt_i, nxt_stage, *copies(loop, loads, nxt.result, nxt_stage.result), smem.CommitOp()]
+            Rewriter.insert_op(head, InsertPoint.at_start(body))
+            for load, read in zip(loads, reads):
+                load.result.replace_all_uses_with(read.result)
+                Rewriter.erase_op(load)
+            loop.attributes["smem.stages"] = builtin.IntegerAttr(stages, builtin.i32)
+        return types
+
+    def _loop_loads(self, loop: scf.ForOp) -> list[hbm.LoadOp]:
+        iv = loop.body.block.args[0]
+        return [o for o in loop.body.block.ops if isinstance(o, hbm.LoadOp) and iv in o.offsets]
+
+    def _one_time_copies(self, kernel: hbm.KernelOp, layout: str) -> list[smem.BufferType]:
+        """A tile loaded outside the stream (attention's Q) is copied once, in a group of its
+        own, where it was loaded; it is read after a wait and a barrier just before its first
+        use, leaving in flight the groups committed in between (the stream's prologue)."""
+        block = kernel.body.block
+        types = []
+        for load in [o for o in block.ops if isinstance(o, hbm.LoadOp)]:
+            t = smem.BufferType(load.result.type.shape, load.result.type.element_type, 1, layout)  # type: ignore[attr-defined]
+            types.append(t)
+            alloc, zero = smem.AllocOp(t), _const(0)
+            Rewriter.insert_op([alloc, zero, smem.CopyOp(load.source, list(load.offsets), alloc.result, zero.result), smem.CommitOp()],
+                               InsertPoint.before(load))
+            users = [u.operation for u in load.result.uses]
+            first = min((block_ancestor(block, u) for u in users), key=block.get_operation_index, default=None)
+            if first is None:
+                Rewriter.erase_op(load)
+                continue
+            pending = 0
+            for op in block.ops:
+                if op is load:
+                    pending = 0
+                elif op is first:
+                    break
+                elif isinstance(op, smem.CommitOp):
+                    pending += 1
+                elif isinstance(op, scf.ForOp) and "smem.stages" in op.attributes:
+                    pending = -len(block.ops)  # a pipeline in between ends with a wait for every group
+            read = smem.ReadOp(alloc.result, zero.result)
+            Rewriter.insert_op([smem.WaitOp(max(pending, 0)), smem.BarrierOp(), read], InsertPoint.before(first))
             load.result.replace_all_uses_with(read.result)
             Rewriter.erase_op(load)
-        loop.attributes["smem.stages"] = builtin.IntegerAttr(stages, builtin.i32)
         return types
 
     def _tma_pipeline(self, loop: scf.ForOp, layout: str) -> list[smem.BufferType]:

@@ -1,0 +1,40 @@
+"""Attention diagrams built in Python at any shape, for tests, benchmarks and users who
+generate shapes: softmax, causal and spherical attention as `examples/` writes them.
+
+    text = attention_diagram("causal", b=2, h=4, n=1000, d=128, dtype="f16")
+"""
+
+from __future__ import annotations
+
+import math
+
+KINDS = ("softmax", "causal", "spherical")
+NAMES = {"softmax": "attention", "causal": "causal_attention", "spherical": "spherical_attention"}
+
+
+def attention_diagram(kind: str, b: int, h: int, n: int, d: int, dtype: str = "bf16", n_keys: int | None = None) -> str:
+    """O[b, h, i, d] from Q[b, h, i, d], K[b, h, j, d], V[b, h, j, d] with i < n and j < n_keys
+    (n by default; a causal mask needs them equal): softmax(Q K^T / sqrt(d)) V, the same
+    with keys after the query masked, or the scores divided by their L2 norm along j."""
+    if kind not in KINDS:
+        raise ValueError(f"unknown attention kind '{kind}'; expected one of {', '.join(KINDS)}")
+    nj = n if n_keys is None else n_keys
+    if kind == "causal" and nj != n:
+        raise ValueError("causal attention compares query and key positions: n_keys must equal n")
+    q, kv, o = (f"!ncd.tensor<b={b}, h={h}, {a}={m}, d={d} : {dtype}>" for a, m in (("i", n), ("j", nj), ("i", n)))
+    s = f"!ncd.tensor<b={b}, h={h}, i={n}, j={nj} : f32>"
+    p16 = f"!ncd.tensor<b={b}, h={h}, i={n}, j={nj} : {dtype}>"
+    lines = [f"func.func @{NAMES[kind]}(%q: {q}, %k: {kv}, %v: {kv}) -> {o} {{",
+             f"  %s = ncd.contract %q, %k over [d] : {q}, {kv} -> {s}"]
+    scores = "%s"
+    if kind == "causal":
+        lines.append(f"  %m = ncd.mask causal %s keep i >= j fill -inf : {s} -> {s}")
+        scores = "%m"
+    if kind == "spherical":
+        lines.append(f"  %p = ncd.l2norm {scores} along j : {s} -> {s}")
+    else:
+        lines.append(f"  %p = ncd.softmax {scores} along j scale {1 / math.sqrt(d)!r} : {s} -> {s}")
+    lines += [f"  %p16 = ncd.map cast %p : {s} -> {p16}",
+              f"  %o = ncd.contract %p16, %v over [j] : {p16}, {kv} -> {o}",
+              f"  func.return %o : {o}", "}", ""]
+    return "\n".join(lines)
