@@ -24,7 +24,7 @@ from dataclasses import dataclass
 from xdsl.context import Context
 from xdsl.dialects import arith, builtin, scf
 from xdsl.dialects.builtin import IndexType
-from xdsl.ir import Operation
+from xdsl.ir import Attribute, Block, Operation, SSAValue
 from xdsl.passes import ModulePass
 from xdsl.rewriter import InsertPoint, Rewriter
 from xdsl.utils.exceptions import PassFailedException
@@ -52,12 +52,14 @@ class SmemToRegPass(ModulePass):
             raise PassFailedException("smem-to-reg: the module has no hbm.kernel; run ncd-to-hbm and hbm-to-smem first")
         for kernel in kernels:
             loops = [o for o in kernel.walk() if isinstance(o, scf.ForOp) and "smem.stages" in o.attributes]
-            if len(loops) != 1:
-                raise _fail(kernel, f"expects one pipelined stream loop (from hbm-to-smem), found {len(loops)}")
             if self.mma == "wgmma":
+                if len(loops) != 1:
+                    raise _fail(kernel, f"expects one pipelined stream loop (from hbm-to-smem), found {len(loops)}")
                 warps = self._lower_wgmma(kernel, loops[0])
             else:
-                self._lower(kernel, loops[0], warps)
+                if not loops:
+                    raise _fail(kernel, "expects a pipelined stream loop (from hbm-to-smem), found none")
+                _Fragments(kernel, warps).lower()
             kernel.attributes["reg.warps"] = hbm.format_labels(warps)
 
     def _match(self, kernel: hbm.KernelOp, loop: scf.ForOp):
@@ -80,36 +82,6 @@ class SmemToRegPass(ModulePass):
         if ra.result.type.dtype not in ("bf16", "f16"):
             raise _fail(kernel, f"{self.mma} takes bf16 or f16 operands, got {ra.result.type.dtype}")
         return acc_arg, yield_op, add, contract, ra, rb
-
-    def _lower(self, kernel: hbm.KernelOp, loop: scf.ForOp, warps: dict[str, int]) -> None:
-        acc_arg, yield_op, add, contract, ra, rb = self._match(kernel, loop)
-        acc_t: ncd.TensorType = acc_arg.type  # type: ignore[assignment]
-        rows, cols = acc_t.axis_names
-        (k,) = contract.over_axes
-        a_t, b_t = ra.result.type, rb.result.type
-        for axis in warps:
-            if axis not in (rows, cols):
-                raise _fail(kernel, f"warps can share only the output tile's axes {rows} and {cols}, not '{axis}'")
-        wm, wn = warps.get(rows, 1), warps.get(cols, 1)
-        bm, bn, tk = acc_t.shape[rows], acc_t.shape[cols], a_t.shape[k]
-        if bm % wm or (bm // wm) % 16 or bn % wn or (bn // wn) % 8:
-            raise _fail(kernel, f"a {bm} x {bn} tile over {wm} x {wn} warps leaves each warp {bm / wm:g} x {bn / wn:g}; "
-                                "each warp's part must be a multiple of 16 x 8 (mma.sync m16n8k16)")
-        if tk % 16:
-            raise _fail(kernel, f"the stream tile along '{k}' is {tk}; mma.sync m16n8k16 needs a multiple of 16")
-        frag_c = reg.FragType("c", {rows: bm // wm, cols: bn // wn}, builtin.f32)
-        frag_a = reg.FragType("a", {rows: bm // wm, k: 16}, a_t.element_type)
-        frag_b = reg.FragType("b", {k: 16, cols: bn // wn}, b_t.element_type)
-        new_acc = self._accumulator(kernel, loop, acc_arg, frag_c)
-        steps: list[Operation] = []
-        acc = new_acc
-        for kk in range(0, tk, 16):
-            la = reg.LdmatrixOp(ra.source, ra.stage, {k: kk}, frag_a)
-            lb = reg.LdmatrixOp(rb.source, rb.stage, {k: kk}, frag_b)
-            mma = reg.MmaOp(la.result, lb.result, acc)
-            steps += [la, lb, mma]
-            acc = mma.result
-        self._finish(kernel, loop, steps, acc, (yield_op, add, contract, ra, rb), frag_c)
 
     def _lower_wgmma(self, kernel: hbm.KernelOp, loop: scf.ForOp) -> dict[str, int]:
         if loop.attributes.get("smem.copy") != builtin.StringAttr("tma"):
@@ -183,3 +155,238 @@ class SmemToRegPass(ModulePass):
         Rewriter.replace_op(user, reg.StoreOp(result, user.dest, list(user.offsets)))
         if cast is not None:
             Rewriter.erase_op(cast)
+
+
+@dataclass
+class _Cast:
+    """A `c` fragment rounded to bf16 or f16: not computed by itself, but where it is used
+    (as the `a` operand of a product, `reg.to_a`; stored, `reg.store`)."""
+
+    frag: SSAValue
+    element_type: Attribute
+
+
+class _Fragments:
+    """Every tile the block computes in f32 becomes each warp's fragment of it: a tile with
+    the rows that `warps` splits and one other axis a `c` fragment, a tile with those rows
+    alone a `row` fragment (axes of one place, like a batch or a head, drop out). Shared
+    memory tiles stay where they are and are read by `reg.ldmatrix` where a product needs
+    them: an operand read outside the loop (attention's Q) is loaded into `a` fragments
+    once, right after its read."""
+
+    def __init__(self, kernel: hbm.KernelOp, warps: dict[str, int]):
+        self.kernel, self.warps = kernel, warps
+        self.vals: dict[SSAValue, SSAValue | _Cast | smem.ReadOp] = {}
+        self.dead: list[Operation] = []
+        self.fused: dict[Operation, ncd.ContractOp] = {}  # an add that accumulates a product -> the product
+        self.hoisted: dict[tuple[smem.ReadOp, int], SSAValue] = {}
+        self.hoisted_after: dict[smem.ReadOp, Operation] = {}  # where the next hoisted load goes
+        self.axes: set[str] = set()  # the axes of the tiles computed in registers
+
+    def fail(self, msg: str) -> PassFailedException:
+        return _fail(self.kernel, msg)
+
+    # -- types -----------------------------------------------------------------------------
+    def frag_type(self, t: ncd.TensorType) -> reg.FragType:
+        """Each warp's part of an f32 tile."""
+        axes = {a: n for a, n in t.shape.items() if n > 1 or a in self.warps}
+        if t.dtype != "f32":
+            raise self.fail(f"tiles computed in registers are f32 (accumulators), got {t}")
+        self.axes.update(axes)
+        if len(axes) == 1:
+            ((rows, n),) = axes.items()
+            w = self.warps.get(rows, 1)
+            if n % w or (n // w) % 16:
+                raise self.fail(f"a {n}-row tile over {w} warps leaves each warp {n / w:g} rows; mma.sync m16n8k16 needs a multiple of 16")
+            return reg.FragType("row", {rows: n // w}, builtin.f32)
+        if len(axes) != 2:
+            raise self.fail(f"a tile computed in registers has one or two axes of more than one place, got {t}")
+        (rows, bm), (cols, bn) = axes.items()
+        wm, wn = self.warps.get(rows, 1), self.warps.get(cols, 1)
+        if bm % wm or (bm // wm) % 16 or bn % wn or (bn // wn) % 8:
+            raise self.fail(f"a {bm} x {bn} tile over {wm} x {wn} warps leaves each warp {bm / wm:g} x {bn / wn:g}; "
+                            "each warp's part must be a multiple of 16 x 8 (mma.sync m16n8k16)")
+        return reg.FragType("c", {rows: bm // wm, cols: bn // wn}, builtin.f32)
+
+    def frag(self, v: SSAValue, what: str) -> SSAValue:
+        """The fragment standing for a tile computed in registers."""
+        if isinstance(v.type, reg.FragType):
+            return v
+        f = self.vals.get(v)
+        if not isinstance(f, SSAValue):
+            raise self.fail(f"{what} must be a tile computed in registers, got {v.type}")
+        return f
+
+    # -- the walk --------------------------------------------------------------------------
+    def lower(self) -> None:
+        self.lower_block(self.kernel.body.block)
+        for op in reversed(self.dead):
+            Rewriter.erase_op(op, safe_erase=False)
+        for axis in self.warps:
+            if axis not in self.axes:
+                raise self.fail(f"warps can share only the axes of the tiles computed in registers "
+                                f"({', '.join(sorted(self.axes))}), not '{axis}'")
+
+    def lower_block(self, block: Block) -> None:
+        for op in list(block.ops):
+            self.lower_op(op)
+
+    def emit(self, ops: list[Operation], before: Operation) -> None:
+        Rewriter.insert_op(ops, InsertPoint.before(before))
+
+    def lower_op(self, op: Operation) -> None:
+        if isinstance(op, hbm.FillOp):
+            t = self.frag_type(op.result.type)  # type: ignore[arg-type]
+            new = reg.ZerosOp(t) if t.role.data == "c" and op.value.value.data == 0.0 else reg.FillOp(op.value.value.data, t)
+            self.replace(op, [new])
+        elif isinstance(op, smem.ReadOp):
+            self.vals[op.result] = op
+            self.dead.append(op)
+        elif isinstance(op, ncd.ContractOp):
+            self.contract(op)
+        elif isinstance(op, ncd.MapOp):
+            self.map(op)
+        elif isinstance(op, ncd.ReduceOp):
+            x = self.frag(op.input, f"the input of {op.name}")
+            t: reg.FragType = x.type  # type: ignore[assignment]
+            if t.role.data != "c" or op.along_axes != (t.axis_names[1],):
+                raise self.fail(f"{op.name} reduces a tile along its columns ({t.axis_names[-1]}) in registers, got along {list(op.along_axes)} of {t}")
+            if t.axis_names[1] in self.warps:
+                raise self.fail(f"warps share '{t.axis_names[1]}': a reduction along it would cross warps (through shared memory)")
+            self.replace(op, [reg.RowReduceOp(op.kind.data, x)])
+        elif isinstance(op, ncd.MaskOp):
+            x = self.frag(op.input, f"the input of {op.name}")
+            self.replace(op, [reg.MaskOp(x, op.row.data, op.col.data, op.fill.value.data, list(op.offsets))])
+        elif isinstance(op, ncd.MaskBoundOp):
+            x = self.frag(op.input, f"the input of {op.name}")
+            self.replace(op, [reg.MaskBoundOp(x, op.axis.data, op.bound.data, op.fill.value.data, list(op.offsets))])
+        elif isinstance(op, scf.ForOp):
+            self.loop(op)
+        elif isinstance(op, scf.YieldOp):
+            for n, v in enumerate(op.operands):
+                if isinstance(v.type, ncd.TensorType):
+                    op.operands[n] = self.frag(v, "a value the loop carries")
+        elif isinstance(op, hbm.StoreOp):
+            self.store(op)
+        elif isinstance(op, hbm.LoadOp):
+            raise self.fail("hbm.load left outside a stream loop; run hbm-to-smem first")
+        elif isinstance(op, ncd.NcdOp):
+            raise self.fail(f"{op.name} has no lowering to registers")
+
+    def replace(self, op: Operation, new: list[Operation]) -> None:
+        self.emit(new, op)
+        self.vals[op.results[0]] = new[-1].results[0]
+        self.dead.append(op)
+
+    # -- products ----------------------------------------------------------------------------
+    def contract(self, op: ncd.ContractOp) -> None:
+        t = self.frag_type(op.result.type)  # type: ignore[arg-type]
+        if t.role.data != "c":
+            raise self.fail(f"a product in registers has rows and columns, got {op.result.type}")
+        self.dead.append(op)
+        uses = [u.operation for u in op.result.uses]
+        if len(uses) == 1 and isinstance(uses[0], ncd.MapOp) and uses[0].fn.data == "add":
+            self.fused[uses[0]] = op  # emitted at the add, onto its other operand
+            return
+        zeros = reg.ZerosOp(t)
+        self.emit([zeros], op)
+        self.vals[op.result] = self.products(op, zeros.result, op)
+
+    def products(self, op: ncd.ContractOp, acc: SSAValue, before: Operation) -> SSAValue:
+        """acc + lhs . rhs as mma.sync steps, one per 16-wide slice of the contracted axis."""
+        t: reg.FragType = acc.type  # type: ignore[assignment]
+        rows, cols = t.axis_names
+        if len(op.over_axes) != 1:
+            raise self.fail(f"a product in registers contracts one axis, got {list(op.over_axes)}")
+        (k,) = op.over_axes
+        lhs, rhs = (self.vals.get(v) for v in (op.lhs, op.rhs))
+        a, b = (lhs, rhs) if rows in op.lhs.type.shape else (rhs, lhs)  # type: ignore[attr-defined]
+        if not isinstance(b, smem.ReadOp):
+            raise self.fail(f"the second operand of a product ({cols} x {k}) must come from shared memory")
+        bt = b.result.type
+        tk = bt.shape[k]
+        if tk % 16:
+            raise self.fail(f"the stream tile along '{k}' is {tk}; mma.sync m16n8k16 needs a multiple of 16")
+        if bt.dtype not in ("bf16", "f16"):
+            raise self.fail(f"mma.sync takes bf16 or f16 operands, got {bt.dtype}")
+        frag_b = reg.FragType("b", {k: 16, cols: t.shape[cols]}, bt.element_type)
+        steps: list[Operation] = []
+        for kk in range(0, tk, 16):
+            if isinstance(a, smem.ReadOp):
+                fa = self.a_from_shared(a, k, kk, rows, t.shape[rows], before, steps)
+            elif isinstance(a, _Cast):
+                if a.element_type != bt.element_type:
+                    raise self.fail(f"the operands of a product differ in type ({a.element_type} and {bt.element_type})")
+                to_a = reg.ToAOp(a.frag, kk, a.element_type)
+                steps.append(to_a)
+                fa = to_a.result
+            else:
+                raise self.fail("the first operand of a product must come from shared memory or be an f32 tile rounded to bf16 or f16")
+            lb = reg.LdmatrixOp(b.source, b.stage, {k: kk}, frag_b)
+            mma = reg.MmaOp(fa, lb.result, acc)
+            steps += [lb, mma]
+            acc = mma.result
+        self.emit(steps, before)
+        return acc
+
+    def a_from_shared(self, read: smem.ReadOp, k: str, kk: int, rows: str, n: int, before: Operation, steps: list[Operation]) -> SSAValue:
+        """The `a` fragment of one 16-wide slice: loaded at the product, or, for a tile read
+        outside the product's loop, once after the read."""
+        t = reg.FragType("a", {rows: n, k: 16}, read.result.type.element_type)  # type: ignore[attr-defined]
+        load = reg.LdmatrixOp(read.source, read.stage, {k: kk}, t)
+        if read.parent is before.parent:
+            steps.append(load)
+            return load.result
+        key = (read, kk)
+        if key not in self.hoisted:
+            Rewriter.insert_op([load], InsertPoint.after(self.hoisted_after.get(read, read)))
+            self.hoisted_after[read] = load
+            self.hoisted[key] = load.result
+        return self.hoisted[key]
+
+    # -- elementwise -------------------------------------------------------------------------
+    def map(self, op: ncd.MapOp) -> None:
+        fn = op.fn.data
+        if op in self.fused:
+            product = self.fused.pop(op)
+            other = op.inputs[1] if op.inputs[0] is product.result else op.inputs[0]
+            acc = self.frag(other, "the accumulator of a product")
+            if acc.type != self.frag_type(op.result.type):  # type: ignore[arg-type]
+                raise self.fail(f"a product accumulates onto a fragment of its own type, got {acc.type}")
+            self.vals[op.result] = self.products(product, acc, op)
+            self.dead.append(op)
+            return
+        if fn == "cast":
+            x = self.frag(op.inputs[0], "a cast's input")
+            et = op.result.type.element_type  # type: ignore[attr-defined]
+            self.vals[op.result] = x if et == builtin.f32 else _Cast(x, et)
+            self.dead.append(op)
+            return
+        if fn not in reg.MAP_UNARY + reg.MAP_BINARY:
+            raise self.fail(f"ncd.map {fn} has no form in registers; expected one of {', '.join(reg.MAP_UNARY + reg.MAP_BINARY)}")
+        xs = [self.frag(v, f"operand #{n} of ncd.map {fn}") for n, v in enumerate(op.inputs)]
+        self.replace(op, [reg.MapOp(fn, xs, op.by.value.data if op.by is not None else None)])
+
+    # -- loops and the end -------------------------------------------------------------------
+    def loop(self, loop: scf.ForOp) -> None:
+        body = loop.body.block
+        first_init = len(loop.operands) - len(loop.iter_args)
+        for n, (arg, init) in enumerate(zip(body.args[1:], loop.iter_args)):
+            if isinstance(arg.type, ncd.TensorType):
+                frag = self.frag(init, "a value the loop carries")
+                loop.operands[first_init + n] = frag
+                Rewriter.replace_value_with_new_type(arg, frag.type)
+        self.lower_block(body)
+        yielded = body.last_op
+        assert isinstance(yielded, scf.YieldOp)
+        for res, v in zip(list(loop.results), yielded.operands):
+            if isinstance(res.type, ncd.TensorType):
+                Rewriter.replace_value_with_new_type(res, v.type)
+
+    def store(self, op: hbm.StoreOp) -> None:
+        v = self.vals.get(op.value, op.value)
+        frag = v.frag if isinstance(v, _Cast) else v
+        if not isinstance(frag, SSAValue) or not isinstance(frag.type, reg.FragType) or frag.type.role.data != "c":
+            raise self.fail("what is stored must be a tile computed in registers (after at most a cast)")
+        self.emit([reg.StoreOp(frag, op.dest, list(op.offsets))], op)
+        self.dead.append(op)

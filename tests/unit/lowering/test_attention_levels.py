@@ -1,0 +1,77 @@
+"""Attention keeps its numbers at every level on the CPU: softmax, causal and spherical
+attention, with sequence lengths that the tiles do not divide, through ncd-to-hbm,
+hbm-to-smem (one pipeline across the unmasked and the masked loop) and smem-to-reg
+(fragments lane by lane), against the diagram's interpreter and napkin_ir/reference.py."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from napkin_ir import reference
+from napkin_ir.attention_diagrams import NAMES, attention_diagram
+from napkin_ir.interpreters.run import find_entry
+from napkin_ir.pipelines import run_pipeline
+
+# (kind, b, h, n queries, n keys, d, block rows, stream tile, stages): tiles that divide the
+# axes, that do not (ragged queries and keys), fewer tiles than stages, a causal block
+# whose rows end inside a stream tile
+CASES = [
+    ("softmax", 1, 2, 64, 64, 32, 32, 16, 2),
+    ("softmax", 1, 1, 70, 45, 32, 32, 16, 3),
+    ("causal", 1, 2, 96, 96, 32, 32, 16, 3),
+    ("causal", 2, 1, 77, 77, 16, 32, 32, 2),
+    ("causal", 1, 1, 40, 40, 32, 16, 32, 4),
+    ("spherical", 1, 2, 50, 61, 32, 32, 16, 2),
+    ("spherical", 1, 1, 64, 16, 16, 64, 16, 3),
+]
+
+
+def _text(kind, b, h, n, nj, d, dtype="bf16"):
+    return attention_diagram(kind, b, h, n, d, dtype, n_keys=nj)
+
+
+def _labels(bm: int, tj: int) -> str:
+    return f'ncd-relabel{{grid="b,h,i:{bm}" stream="j:{tj}"}},ncd-to-hbm'
+
+
+@pytest.mark.parametrize("kind,b,h,n,nj,d,bm,tj,stages", CASES)
+def test_smem_level_equals_hbm_level(kind, b, h, n, nj, d, bm, tj, stages):
+    text = _text(kind, b, h, n, nj, d)
+    diagram = find_entry(run_pipeline(text))
+    hbm_level = find_entry(run_pipeline(text, _labels(bm, tj)))
+    smem_level = find_entry(run_pipeline(text, f"{_labels(bm, tj)},hbm-to-smem{{stages={stages} layout=pad8}}"))
+    inputs = diagram.random_inputs(n * nj + d)
+    got = smem_level.run(inputs)[0]
+    np.testing.assert_array_equal(got, hbm_level.run(inputs)[0])
+    want = diagram.run(inputs)[0]
+    assert reference.relative_error(got, want) <= reference.TOLERANCE["bf16"]
+    assert reference.relative_error(got, reference.REFERENCES[NAMES[kind]](*inputs)) <= reference.TOLERANCE["bf16"]
+
+
+def _warps(bm: int) -> str:
+    return f"i:{bm // 16}"
+
+
+@pytest.mark.parametrize("kind,b,h,n,nj,d,bm,tj,stages", CASES)
+def test_reg_level_equals_smem_level(kind, b, h, n, nj, d, bm, tj, stages):
+    text = _text(kind, b, h, n, nj, d)
+    smem_pipeline = f"{_labels(bm, tj)},hbm-to-smem{{stages={stages} layout=pad8}}"
+    smem_level = find_entry(run_pipeline(text, smem_pipeline))
+    reg_level = find_entry(run_pipeline(text, f'{smem_pipeline},smem-to-reg{{warps="{_warps(bm)}"}}'))
+    inputs = smem_level.random_inputs(n + nj * d)
+    got, want = reg_level.run(inputs)[0], smem_level.run(inputs)[0]
+    assert not np.isnan(got).any()
+    np.testing.assert_allclose(got, want, rtol=2**-7, atol=2**-7 * np.abs(want).max())
+    assert reference.relative_error(got, reference.REFERENCES[NAMES[kind]](*inputs)) <= reference.TOLERANCE["bf16"]
+
+
+@pytest.mark.parametrize("kind", ["softmax", "causal", "spherical"])
+def test_reg_level_f16_and_warps_of_two_row_tiles(kind):
+    # f16, and warps that hold 32 rows each (two m16 tiles per fragment)
+    text = _text(kind, 1, 1, 72, 72, 32, "f16")
+    pipeline = f'{_labels(64, 32)},hbm-to-smem{{stages=3 layout=pad8}},smem-to-reg{{warps="i:2"}}'
+    reg_level = find_entry(run_pipeline(text, pipeline))
+    inputs = reg_level.random_inputs(7)
+    got = reg_level.run(inputs)[0]
+    assert reference.relative_error(got, reference.REFERENCES[NAMES[kind]](*inputs)) <= reference.TOLERANCE["f16"]
