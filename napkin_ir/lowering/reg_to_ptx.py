@@ -578,7 +578,7 @@ class _Emitter:
         if buf.type.axis_names != g.type.axis_names:
             raise self.fail(f"a copy from {g.type} into {buf.type} transposes; not emitted yet")
         rows, cols = buf.type.dims
-        grows, gcols = g.type.dims
+        gcols = g.type.dims[1]
         if gcols % 8:
             raise self.fail(f"cp.async copies 16 bytes: the rows of {g.type} must be a multiple of 8 elements")
         per_row, threads = cols // 8, self.nthreads
@@ -703,7 +703,7 @@ class _Emitter:
         t: reg.FragType = op.value.type  # type: ignore[assignment]
         g: _Global = self.vals[op.dest]
         regs = self.vals[op.value]
-        grows, gcols = g.type.dims
+        gcols = g.type.dims[1]
         dt = g.type.dtype
         if gcols % 2:
             raise self.fail(f"the output's rows must have an even length, got {gcols}")

@@ -197,7 +197,7 @@ class Warp:
         elif isinstance(op, P.CvtOp):
             d, s = op.dty.data, op.sty.data
             if d in HALF or d in ("bf16x2", "f16x2"):
-                half = HALF[d[:-2] if d.endswith("x2") else d]
+                half = HALF[d.removesuffix("x2")]
                 parts = [g(v).astype(np.float32).astype(half).view(np.uint16).astype(np.uint32) for v in op.srcs]
                 res = (parts[0] << 16) | parts[1] if len(parts) == 2 else parts[0]
             else:
