@@ -56,11 +56,11 @@ def sm80_gemm_pipeline(block: tuple[int, int, int] = (128, 128, 32), warps: tupl
 
 def sm90_gemm_pipeline(block: tuple[int, int, int] = (128, 256, 64), stages: int = 4,
                        axes: tuple[str, str, str] = ("m", "n", "k"), group: int = 0, blocks_per_sm: int = 1,
-                       persistent: bool = False) -> str:
+                       persistent: bool = False, cluster: int = 1) -> str:
     """The pass pipeline from a GEMM diagram to sm_90a PTX (TMA, mbarriers, wgmma; napkin-sm90)."""
     (m, n, k), (bm, bn, bk) = axes, block
     smem_budget = 227 * 1024 // blocks_per_sm - 1024 - 8 * 2 * stages  # the alignment slack and barriers
-    return (f'ncd-relabel{{grid="{m}:{bm},{n}:{bn}" stream="{k}:{bk}"}},ncd-to-hbm,hbm-launch{{group={group} blocks_per_sm={blocks_per_sm} persistent={str(persistent).lower()}}},'
+    return (f'ncd-relabel{{grid="{m}:{bm},{n}:{bn}" stream="{k}:{bk}"}},ncd-to-hbm,hbm-launch{{group={group} blocks_per_sm={blocks_per_sm} persistent={str(persistent).lower()} cluster={cluster}}},'
             f'hbm-to-smem{{stages={stages} copy=tma smem_bytes={smem_budget}}},smem-to-reg{{mma=wgmma}},reg-to-ptx')
 
 
@@ -129,7 +129,7 @@ class NapkinSm90Pass(ModulePass):
     `block="128,256,64"` is the block tile (rows, columns, stream), `stages` the ring depth,
     `group` the block-row groups of the launch order (L2 reuse; 0 = plain), `blocks_per_sm`
     how many blocks share a multiprocessor, `persistent` a grid of as many blocks as fit,
-    each looping over tiles."""
+    each looping over tiles, `cluster=2` pairs of blocks sharing B's tiles by TMA multicast."""
 
     name = "napkin-sm90"
     block: str = "128,256,64"
@@ -137,9 +137,10 @@ class NapkinSm90Pass(ModulePass):
     group: int = 8
     blocks_per_sm: int = 1
     persistent: bool = False
+    cluster: int = 1
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
         block = _ints(self.block, 3, "block", self.name)
         spec = sm90_gemm_pipeline(block, self.stages, gemm_axes(op, self.name), self.group, self.blocks_per_sm,  # type: ignore[arg-type]
-                                  self.persistent)
+                                  self.persistent, self.cluster)
         PassPipeline.parse_spec(available_passes(), spec, lambda *_: None).apply(ctx, op)

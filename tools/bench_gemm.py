@@ -35,13 +35,12 @@ CONFIGS = [  # block tile (m, n, k), warps (m, n), stages; 64 x 64 warp tiles (s
 ]
 
 
-SM90_CONFIGS = [  # block tile (m, n, k), stages, block-row group, blocks per multiprocessor, persistent
-    ((128, 256, 64), 4, 0, 1, False),
-    ((128, 256, 64), 4, 8, 1, False),
-    ((128, 256, 64), 4, 8, 1, True),
-    ((128, 256, 64), 4, 16, 1, True),
-    ((128, 256, 64), 4, 4, 1, True),
-    ((256, 128, 64), 4, 8, 1, True),
+SM90_CONFIGS = [  # block tile (m, n, k), stages, block-row group, persistent, cluster
+    ((128, 256, 64), 4, 0, False, 1),
+    ((128, 256, 64), 4, 8, False, 1),
+    ((128, 256, 64), 4, 8, True, 1),
+    ((128, 256, 64), 4, 16, True, 1),
+    ((128, 256, 64), 4, 0, False, 2),
 ]
 
 
@@ -110,11 +109,12 @@ def main() -> int:
                         results.append(measure(f"{block[0]}x{block[1]}x{block[2]} w{warps[0]}x{warps[1]} s{stages}",
                                                lambda sync, kern=kern, cfg=cfg: kern.launch(grid=cfg["grid"], block=cfg["block"], smem=cfg["smem"], args=[a, b, c], sync=sync)))
                 else:
-                    for block, stages, group, per_sm, persistent in SM90_CONFIGS:
-                        kern = compile_kernel(gemm(m, n, k, t), sm90_gemm_pipeline(block, stages, group=group, blocks_per_sm=per_sm,
-                                                                                  persistent=persistent))
+                    for block, stages, group, persistent, cluster in SM90_CONFIGS:
+                        kern = compile_kernel(gemm(m, n, k, t), sm90_gemm_pipeline(block, stages, group=group, persistent=persistent,
+                                                                                  cluster=cluster))
                         bound = kern.bind({"a": a, "b": b, "out": c})
-                        results.append(measure(f"{block[0]}x{block[1]}x{block[2]} s{stages} g{group}{' p' if persistent else ''}",
+                        label = f"{block[0]}x{block[1]}x{block[2]} s{stages} g{group}{' p' if persistent else ''}{' c2' if cluster > 1 else ''}"
+                        results.append(measure(label,
                                                lambda sync, kern=kern, bound=bound: kern(sync=sync, bound=bound)))
                 best = min((r for r in results if r), default=None)
                 ours = flop / best[0] / 1e9 if best else float("nan")

@@ -123,6 +123,8 @@ class Sm90Emitter:
         attr = kernel.attributes.get("hbm.blocks_per_sm")
         self.blocks_per_sm = attr.value.data if isinstance(attr, builtin.IntegerAttr) else 1
         self.persistent = isinstance(kernel.attributes.get("hbm.persistent"), builtin.UnitAttr)
+        attr = kernel.attributes.get("hbm.cluster")
+        self.cluster = attr.value.data if isinstance(attr, builtin.IntegerAttr) else 1
         self.late_release: tuple[SSAValue, int] | None = None  # (empty ring, stage) to release after the stream
 
     def fail(self, msg: str) -> PassFailedException:
@@ -202,6 +204,9 @@ class Sm90Emitter:
         for op in setup:
             self.lower(op)
         self.init_barriers()
+        self.finish: Block | None = None
+        if self.cluster > 1:
+            self.start_cluster(counts)
         is_producer = self.setp("lt", self.tid, 128)
         produce, consume = self.branch(is_producer)
 
@@ -209,10 +214,10 @@ class Sm90Emitter:
         self.emit(T.SetmaxnregOp("dec", PRODUCER_REGS))
         issuer, idle = self.branch(self.setp("eq", self.tid, 0))
         self.cur = idle
-        self.emit(P.RetOp())
+        self.leave()
         self.cur = issuer
         self.per_tile(lambda: [self.lower(op) for op in producers[0].body.block.ops])
-        self.emit(P.RetOp())
+        self.leave()
 
         self.cur = consume
         self.emit(T.SetmaxnregOp("inc", consumer_registers(self.nthreads, self.blocks_per_sm)))
@@ -221,7 +226,13 @@ class Sm90Emitter:
         self.warpgroup = self.op2(P.ShrOp, "u32", self.warp_row, 2)
         consumer_ops = [op for op in body.ops if op not in setup and op is not producers[0] and not isinstance(op, hbm.ReturnOp)]
         self.per_tile(lambda: [self.lower(op) for op in consumer_ops])
-        self.emit(P.RetOp())
+        self.leave()
+        if self.finish is not None:  # no CTA leaves while a peer may still arrive on its barriers
+            self.blocks.append(self.finish)
+            self.cur = self.finish
+            self.emit(T.BarrierClusterOp("arrive"))
+            self.emit(T.BarrierClusterOp("wait"))
+            self.emit(P.RetOp())
 
         shared_end = self.smem_bytes + 1024  # the slack for rounding the start up
         kernel = P.KernelOp(self.name, params, Region(self.blocks), dynamic_shared=SHARED, maxntid=[self.nthreads],
@@ -229,6 +240,8 @@ class Sm90Emitter:
         launch = [counts[a] for a in grid]
         if self.group or self.persistent:
             launch = [_prod(launch)]
+        if self.cluster > 1:
+            kernel.attributes["napkin.cluster"] = builtin.ArrayAttr([builtin.IntegerAttr(self.cluster, 32)])
         if self.persistent:  # the launch takes min(tiles, multiprocessors x blocks_per_sm) blocks
             kernel.attributes["napkin.persistent"] = builtin.IntegerAttr(self.blocks_per_sm, 32)
         kernel.attributes["napkin.grid"] = builtin.ArrayAttr([builtin.IntegerAttr(n, 32) for n in launch])
@@ -236,6 +249,28 @@ class Sm90Emitter:
         kernel.attributes["napkin.smem_bytes"] = builtin.IntegerAttr(shared_end, 32)
         kernel.attributes["napkin.tma"] = builtin.ArrayAttr([builtin.StringAttr(s) for s in self.tma])
         return kernel
+
+    # -- clusters ------------------------------------------------------------------------------
+    def start_cluster(self, counts: dict[str, int]) -> None:
+        """Blocks of a cluster are neighbours along the first grid axis; they share the
+        tiles whose offsets do not move with it, which each loads half of, for both."""
+        first = list(self.kernel.grid_tiles)[0]
+        if self.cluster != 2 or self.group or self.persistent or len(counts) != 2:
+            raise self.fail("clusters are pairs of blocks of a plain two-axis grid (no group, no persistence) for now")
+        if counts[first] % 2:
+            raise self.fail(f"a cluster of 2 along '{first}' needs an even number of blocks along it, got {counts[first]}")
+        self.emit(T.BarrierClusterOp("arrive"))
+        self.emit(T.BarrierClusterOp("wait"))
+        self.rank = self.emit(P.SregOp("cluster_ctarank")).results[0]
+        self.peer = self.op2(P.XorOp, "b32", self.rank, 1)
+        self.mask = self.emit(P.ConstOp("b16", 3, RegType("b16"))).results[0]
+        self.finish = Block()
+
+    def shared_by_cluster(self, op: smem.TmaCopyOp) -> bool:
+        return self.cluster > 1 and self.origin_args[list(self.kernel.grid_tiles)[0]] not in op.offsets
+
+    def leave(self) -> None:
+        self.emit(P.BraOp(self.finish) if self.finish is not None else P.RetOp())
 
     def check_registers(self) -> None:
         """ptxas compiles the whole kernel within the cap at entry, wgmma's accumulators too."""
@@ -338,7 +373,7 @@ class Sm90Emitter:
         elif isinstance(op, smem.ArriveExpectOp):
             self.emit(T.MbarrierArriveOp(self.bar(op.bars, op.stage), self.u32(op.bytes.value.data)))
         elif isinstance(op, smem.ArriveOp):
-            self.emit(T.MbarrierArriveOp(self.bar(op.bars, op.stage)))
+            self.release(op)
         elif isinstance(op, smem.TmaCopyOp):
             self.tma_copy(op)
         elif isinstance(op, reg.ZerosOp):
@@ -386,12 +421,28 @@ class Sm90Emitter:
         base = self.reserve(8 * t.stages.data, 8)
         # a consumer party is every consumer thread; a producer party is its one thread
         consumer_side = any(isinstance(u.operation, smem.ArriveOp) for u in op.result.uses)
-        count = t.arrivals.data * (128 * self.consumers if consumer_side else 1)
+        per_party = (self.cluster * 4 * self.consumers) if self.cluster > 1 else 128 * self.consumers  # warps or threads
+        count = t.arrivals.data * (per_party if consumer_side else 1)
         self.barrier_rings.append((base, t.stages.data, count))
         self.vals[op.result] = base
 
     def bar(self, bars: SSAValue, stage: SSAValue) -> SSAValue:
         return self.add(self.vals[bars], self.mul(self.vals[stage], 8))
+
+    def release(self, op: smem.ArriveOp) -> None:
+        """A consumer's release: every thread arrives, or in a cluster one lane per warp
+        arrives on this block's barrier and on the peer's (whose producer fills this
+        block's stage too)."""
+        addr = self.bar(op.bars, op.stage)
+        if self.cluster == 1:
+            self.emit(T.MbarrierArriveOp(addr))
+            return
+        lane0, rest = self.branch(self.setp("eq", self.lane, 0))
+        self.cur = lane0
+        self.emit(T.MbarrierArriveOp(addr))
+        self.emit(T.MbarrierArriveClusterOp(self.emit(T.MapaOp(addr, self.peer)).results[0]))
+        self.emit(P.BraOp(rest))
+        self.cur = rest
 
     def mbarrier_wait(self, op: smem.MbarrierWaitOp) -> None:
         addr, parity = self.bar(op.bars, op.stage), self.vals[op.parity]
@@ -417,7 +468,17 @@ class Sm90Emitter:
         o_r, o_c = (self.vals[o] for o in op.offsets)
         base = self.stage_base(buf, op.stage)
         mbar = self.bar(op.bars, op.bar_stage)
-        for p in range(cols // panel_cols):
+        panels = cols // panel_cols
+        if self.shared_by_cluster(op):
+            if panels % 2:
+                raise self.fail(f"a tile shared by a cluster of 2 is split by 128-byte panels; {buf.type} has {panels}")
+            for j in range(panels // 2):  # this block loads panels 2j + rank, for both blocks
+                p = self.add(self.rank, 2 * j)
+                dst = self.add(base, self.mul(p, rows * PANEL))
+                col = self.add(o_c, self.mul(p, panel_cols))
+                self.emit(T.CpAsyncBulkTensorLoadMulticastOp(dst, g.tmap, [col, o_r], mbar, self.mask))
+            return
+        for p in range(panels):
             dst = self.add(base, p * rows * PANEL)
             self.emit(T.CpAsyncBulkTensorLoadOp(dst, g.tmap, [self.add(o_c, p * panel_cols), o_r], mbar))
 

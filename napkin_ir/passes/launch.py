@@ -10,8 +10,11 @@ a multiprocessor (so that one's epilogue overlaps another's main loop); the regi
 and shared-memory budgets are divided accordingly. `persistent` launches only as many
 blocks as fit the machine at once, each looping over tiles (block, block + blocks, ...
 in the same order), so that a block's producer fetches its next tile while its
-consumers finish the last. They are written on each `hbm.kernel` as `hbm.group`,
-`hbm.blocks_per_sm` and `hbm.persistent`; `reg-to-ptx` emits them for sm_90a kernels.
+consumers finish the last. `cluster=2` pairs neighbouring blocks along the first grid
+axis into a thread-block cluster: a tile both need (one whose offsets do not move along
+that axis) is loaded half by each and multicast to both. They are written on each
+`hbm.kernel` as `hbm.group`, `hbm.blocks_per_sm`, `hbm.persistent` and `hbm.cluster`;
+`reg-to-ptx` emits them for sm_90a kernels.
 """
 
 from __future__ import annotations
@@ -32,10 +35,13 @@ class HbmLaunchPass(ModulePass):
     group: int = 0
     blocks_per_sm: int = 1
     persistent: bool = False
+    cluster: int = 1
 
     def apply(self, ctx: Context, op: builtin.ModuleOp) -> None:
         if self.group < 0:
             raise PassFailedException(f"hbm-launch: group must be 0 (plain order) or positive, got {self.group}")
+        if self.cluster not in (1, 2):
+            raise PassFailedException(f"hbm-launch: cluster must be 1 or 2 blocks, got {self.cluster}")
         if not 1 <= self.blocks_per_sm <= 4:
             raise PassFailedException(f"hbm-launch: blocks_per_sm must be 1 to 4, got {self.blocks_per_sm}")
         kernels = [k for k in op.walk() if isinstance(k, hbm.KernelOp)]
@@ -49,3 +55,5 @@ class HbmLaunchPass(ModulePass):
             k.attributes["hbm.blocks_per_sm"] = builtin.IntegerAttr(self.blocks_per_sm, 32)
             if self.persistent:
                 k.attributes["hbm.persistent"] = builtin.UnitAttr()
+            if self.cluster > 1:
+                k.attributes["hbm.cluster"] = builtin.IntegerAttr(self.cluster, 32)

@@ -50,6 +50,7 @@ class CompiledKernel:
     smem: int
     boxes: dict[str, TmaBox]
     persistent: int = 0  # blocks per multiprocessor of a persistent kernel (0: one block per tile)
+    cluster: list[int] | None = None  # blocks per cluster along x, y, z
     _kernel: Kernel | None = None
 
     def launch_grid(self) -> list[int]:
@@ -92,7 +93,7 @@ class CompiledKernel:
 
     def __call__(self, *, sync: bool = True, bound: list[Any] | None = None, **arrays: Any) -> None:
         args = bound if bound is not None else self.bind(arrays)
-        self.kernel().launch(grid=self.launch_grid(), block=self.block, smem=self.smem, args=args, sync=sync)
+        self.kernel().launch(grid=self.launch_grid(), block=self.block, smem=self.smem, args=args, sync=sync, cluster=self.cluster)
 
 
 def compile_kernel(text: str, pipeline: str) -> CompiledKernel:
@@ -109,8 +110,10 @@ def compile_kernel(text: str, pipeline: str) -> CompiledKernel:
     boxes = {b.name: b for b in (TmaBox.parse(s) for s in cfg["tma"])}  # type: ignore[attr-defined]
     attr = kernel.attributes.get("napkin.persistent")
     persistent = attr.value.data if attr is not None else 0  # type: ignore[attr-defined]
+    cluster_attr = kernel.attributes.get("napkin.cluster")
+    cluster = [a.value.data for a in cluster_attr.data] if cluster_attr is not None else None  # type: ignore[attr-defined]
     return CompiledKernel(out.getvalue(), cfg["name"], kernel.param_list(), cfg["grid"], cfg["block"], cfg["smem"], boxes,  # type: ignore[arg-type]
-                          persistent)
+                          persistent, cluster)
 
 
 __all__ = ["CompiledKernel", "TensorMap", "TmaBox", "compile_kernel"]

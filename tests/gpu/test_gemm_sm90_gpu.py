@@ -92,3 +92,22 @@ def test_gemm_sm90_persistent(shape, group):
     out, ref = run_sm90(torch, *shape, "bf16", (128, 256, 64), 4, group=group, persistent=True)
     assert not np.isnan(out).any()
     assert reference.relative_error(out, ref) <= 1e-2
+
+
+@pytest.mark.parametrize("config", [((128, 256, 64), 4), ((128, 128, 64), 5)], ids=["128x256", "128x128"])
+@pytest.mark.parametrize("shape", [(1024, 744, 520), (512, 384, 256), (4096, 4096, 4096)])
+def test_gemm_sm90_cluster_multicast(shape, config):
+    """Pairs of blocks sharing B's tiles: each loads half the panels, multicast to both."""
+    torch = pytest.importorskip("torch")
+    _need_sm90()
+    out, ref = run_sm90(torch, *shape, "bf16", *config, group=0, cluster=2)
+    assert not np.isnan(out).any()
+    assert reference.relative_error(out, ref) <= 1e-2
+
+
+@pytest.mark.sanitize
+def test_gemm_sm90_cluster_small():
+    torch = pytest.importorskip("torch")
+    _need_sm90()
+    out, ref = run_sm90(torch, 256, 264, 120, "bf16", (128, 256, 64), 2, group=0, cluster=2)
+    assert reference.relative_error(out, ref) <= 1e-2

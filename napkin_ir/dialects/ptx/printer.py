@@ -27,7 +27,8 @@ from napkin_ir.dialects.ptx.registers import REG_CLASSES, RegType
 DEFAULT_VERSION = "8.0"
 # ops that only sm_90a (Hopper with its architecture-specific features) assembles
 SM90A_OPS = (tops.WgmmaMmaAsyncOp, tops.WgmmaFenceOp, tops.WgmmaCommitGroupOp, tops.WgmmaWaitGroupOp, tops.SetmaxnregOp)
-SM90_OPS = (tops.CpAsyncBulkTensorLoadOp, tops.CpAsyncBulkTensorStoreOp, tops.MbarrierExpectTxOp, tops.StmatrixOp)
+SM90_OPS = (tops.CpAsyncBulkTensorLoadOp, tops.CpAsyncBulkTensorStoreOp, tops.MbarrierExpectTxOp, tops.StmatrixOp,
+            tops.CpAsyncBulkTensorLoadMulticastOp, tops.MapaOp, tops.MbarrierArriveClusterOp, tops.BarrierClusterOp)
 MOV_TYPE = {"pred": "pred", "b16": "b16", "b32": "b32", "b64": "b64", "f16": "b16", "f16x2": "b32", "bf16": "b16", "bf16x2": "b32", "f32": "f32", "f64": "f64"}
 
 

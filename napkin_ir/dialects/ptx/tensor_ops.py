@@ -588,3 +588,104 @@ class SetmaxnregOp(InstrOp):
         return [f"setmaxnreg.{self.action.data}.sync.aligned.u32 {_i(self.count)};"]
 
 
+
+
+# --------------------------------------------------------------------------------------
+# Hopper: thread-block clusters (TMA multicast, remote mbarrier arrivals, cluster barrier)
+# --------------------------------------------------------------------------------------
+
+
+@irdl_op_definition
+class CpAsyncBulkTensorLoadMulticastOp(PtxOp):
+    """TMA load of a box written to the same shared offset of every CTA of the cluster in
+    `mask` (a b16 register), each CTA's mbarrier at `mbar` counting the bytes:
+    `cp.async.bulk.tensor.2d.shared::cluster.global.mbarrier::complete_tx::bytes.multicast::cluster [dst], [tmap, {x, y}], [mbar], mask;`.
+    """
+
+    name = "ptx.cp_async_bulk_tensor_load_multicast"
+    dst = operand_def(RegType)
+    tmap = operand_def(RegType)
+    coords = var_operand_def(RegType)
+    mbar = operand_def(RegType)
+    mask = operand_def(RegType)
+    irdl_options = (ParsePropInAttrDict(),)
+    assembly_format = (
+        "` ` `[` $dst `]` `,` `[` $tmap `,` `(` $coords `)` `]` `,` `[` $mbar `]` `,` $mask attr-dict "
+        "`:` type($dst) `,` type($tmap) `,` `(` type($coords) `)` `,` type($mbar) `,` type($mask)"
+    )
+
+    def __init__(self, dst: SSAValue, tmap: SSAValue, coords: Sequence[SSAValue], mbar: SSAValue, mask: SSAValue):
+        super().__init__(operands=[dst, tmap, list(coords), mbar, mask])
+
+    def verify_(self) -> None:
+        require(1 <= len(self.coords) <= 5, self, f"copies a 1D to 5D box, got {len(self.coords)} coordinates")
+        _need_class(self, "the destination", self.dst, "b32")
+        _need_class(self, "the tensor map address", self.tmap, "b64")
+        _need_class(self, "the barrier", self.mbar, "b32")
+        _need_class(self, "the CTA mask", self.mask, "b16")
+        for n, v in enumerate(self.coords):
+            _need_class(self, f"coordinate #{n}", v, "b32")
+
+    def ptx_lines(self, names: Namer) -> list[str]:
+        return [f"cp.async.bulk.tensor.{len(self.coords)}d.shared::cluster.global.mbarrier::complete_tx::bytes.multicast::cluster "
+                f"[{names(self.dst)}], [{names(self.tmap)}, {_vec(names, self.coords)}], [{names(self.mbar)}], {names(self.mask)};"]
+
+
+@irdl_op_definition
+class MapaOp(InstrOp):
+    """The address in CTA `rank` of the cluster of a shared variable of this CTA:
+    `mapa.shared::cluster.u32 d, addr, rank;`."""
+
+    name = "ptx.mapa"
+
+    def __init__(self, addr: SSAValue, rank: SSAValue):
+        super().__init__(operands=[[addr, rank]], result_types=[[RegType("b32")]])
+
+    def verify_(self) -> None:
+        require(len(self.srcs) == 2 and len(self.dsts) == 1, self, "takes an address and a CTA rank; gives an address")
+        for what, v in (("the address", self.srcs[0]), ("the rank", self.srcs[1]), ("the result", self.dsts[0])):
+            _need_class(self, what, v, "b32")
+
+    def ptx_lines(self, names: Namer) -> list[str]:
+        return [f"mapa.shared::cluster.u32 {names(self.dsts[0])}, {names(self.srcs[0])}, {names(self.srcs[1])};"]
+
+
+@irdl_op_definition
+class MbarrierArriveClusterOp(MbarrierOp):
+    """Arrive on an mbarrier of any CTA of the cluster (an address from `mapa`), releasing
+    this thread's prior accesses at cluster scope:
+    `mbarrier.arrive.release.cluster.shared::cluster.b64 _, [addr];`."""
+
+    name = "ptx.mbarrier_arrive_cluster"
+
+    def __init__(self, addr: SSAValue):
+        super().__init__(operands=[[addr]], result_types=[[]])
+
+    def verify_(self) -> None:
+        self._verify_addr()
+        require(len(self.srcs) == 1 and not self.dsts, self, "takes the barrier's cluster address alone")
+
+    def ptx_lines(self, names: Namer) -> list[str]:
+        return [f"mbarrier.arrive.release.cluster.shared::cluster.b64 _, [{names(self.srcs[0])}];"]
+
+
+CLUSTER_BARRIER = {"arrive": "barrier.cluster.arrive.release;", "wait": "barrier.cluster.wait.acquire;"}
+
+
+@irdl_op_definition
+class BarrierClusterOp(InstrOp):
+    """Every thread of every CTA of the cluster meets: `barrier.cluster.arrive.release;`
+    then `barrier.cluster.wait.acquire;` (`kind` arrive or wait; not `.aligned`, so threads
+    of a warp may come from different branches)."""
+
+    name = "ptx.barrier_cluster"
+    kind = prop_def(StringAttr)
+
+    def __init__(self, kind: str):
+        super().__init__(operands=[[]], result_types=[[]], properties=_props(kind=kind))
+
+    def verify_(self) -> None:
+        require(self.kind.data in CLUSTER_BARRIER, self, f"kind must be arrive or wait, got '{self.kind.data}'")
+
+    def ptx_lines(self, names: Namer) -> list[str]:
+        return [CLUSTER_BARRIER[self.kind.data]]

@@ -28,3 +28,18 @@
 // ROUNDS: napkin-opt: error: reg-to-ptx: @matmul: a persistent block needs the stream's 4 tiles to be a multiple of twice the 4 stages
 // REGS: napkin-opt: error: reg-to-ptx: @matmul: 2 blocks of 384 threads per multiprocessor leave 80 registers per thread at entry, but the wgmma accumulators need about 152
 // BAD: napkin-opt: error: hbm-launch: blocks_per_sm must be 1 to 4, got 5
+
+// Clusters of two along the first grid axis share B's tiles by multicast.
+// RUN: napkin-opt %examples/matmul.mlir -p 'napkin-sm90{group=0 cluster=2}' -t ptx -o %t.cluster.ptx
+// RUN: filecheck %s --check-prefix=CLUSTER < %t.cluster.ptx
+// RUN: %ptxas -v -arch=sm_90a %t.cluster.ptx -o %t.cluster.cubin 2>&1 | filecheck %s --check-prefix=REPORT
+// RUN: not napkin-opt %examples/matmul.mlir -p 'napkin-sm90{cluster=2}' 2>&1 | filecheck %s --check-prefix=CLUSTERGROUP
+// CLUSTER: barrier.cluster.arrive.release;
+// CLUSTER: mov.u32 %r{{[0-9]+}}, %cluster_ctarank;
+// CLUSTER: cp.async.bulk.tensor.2d.shared::cluster.global.mbarrier::complete_tx::bytes [
+// CLUSTER: cp.async.bulk.tensor.2d.shared::cluster.global.mbarrier::complete_tx::bytes.multicast::cluster
+// CLUSTER: cp.async.bulk.tensor.2d.shared::cluster.global.mbarrier::complete_tx::bytes.multicast::cluster
+// CLUSTER: mapa.shared::cluster.u32
+// CLUSTER-NEXT: mbarrier.arrive.release.cluster.shared::cluster.b64 _,
+// CLUSTER: barrier.cluster.wait.acquire;
+// CLUSTERGROUP: napkin-opt: error: reg-to-ptx: @matmul: clusters are pairs of blocks of a plain two-axis grid (no group, no persistence) for now
