@@ -36,7 +36,6 @@ Index arithmetic goes through `convert-arith-to-ptx`'s rules (32-bit); addresses
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any
 
 from xdsl.context import Context
 from xdsl.dialects import arith, builtin, scf
@@ -50,7 +49,7 @@ from napkin_ir.dialects import hbm, reg, smem
 from napkin_ir.dialects.ptx import ops as P
 from napkin_ir.dialects.ptx import tensor_ops as T
 from napkin_ir.dialects.ptx.registers import RegType
-from napkin_ir.lowering.arith_to_ptx import ArithLowering
+from napkin_ir.lowering.ptx_builder import PtxBuilder
 
 B32, B64, F32, PRED = RegType("b32"), RegType("b64"), RegType("f32"), RegType("pred")
 SHARED = "napkin_smem"
@@ -186,14 +185,9 @@ class _StreamCopies:
         return self.row_pass * self.glob.type.dims[1] * self.glob.esize
 
 
-class _Emitter:
+class _Emitter(PtxBuilder):
     def __init__(self, kernel: hbm.KernelOp):
-        self.kernel = kernel
-        self.name = kernel.sym_name.data
-        self.blocks: list[Block] = [Block()]
-        self.cur = self.blocks[0]
-        self.arith = ArithLowering()
-        self.vals: dict[SSAValue, Any] = self.arith.values  # one map for index values and the rest
+        super().__init__(kernel)
         self.smem_bytes = 0
         self.smem_base: SSAValue | None = None
         self.warps = hbm.parse_labels(kernel.attributes.get("reg.warps"))  # type: ignore[arg-type]
@@ -205,9 +199,6 @@ class _Emitter:
         self.absorbed: set[Operation] = set()
         self.ld_bases: dict[tuple, SSAValue] = {}
 
-    def fail(self, msg: str) -> PassFailedException:
-        return PassFailedException(f"reg-to-ptx: @{self.name}: {msg}")
-
     def grid_symbols(self) -> dict[SSAValue, _Affine]:
         """The block's grid offsets as the symbols of index arithmetic."""
         return {a: _Affine(0, ((a, 1),)) for a in self.grid_args}
@@ -218,25 +209,8 @@ class _Emitter:
         return self.sizes[axis] - self.kernel.grid_tiles[axis]
 
     # -- small builders ------------------------------------------------------------------
-    def emit(self, op: Operation) -> Operation:
-        self.cur.add_op(op)
-        return op
-
-    def u32(self, v: int) -> SSAValue:
-        return self.emit(P.ConstOp("u32", v, B32)).results[0]
-
     def s32(self, v: int) -> SSAValue:
         return self.emit(P.ConstOp("s32", v, B32)).results[0]
-
-    def op2(self, cls, ty: str, a: SSAValue, b: SSAValue | int, mods: str | None = None, result=B32) -> SSAValue:
-        bv = self.u32(b) if isinstance(b, int) else b
-        return self.emit(cls(ty, a, bv, result=result, mods=mods)).results[0]
-
-    def add(self, a: SSAValue, b: SSAValue | int) -> SSAValue:
-        return a if isinstance(b, int) and b == 0 else self.op2(P.AddOp, "u32", a, b)
-
-    def mul(self, a: SSAValue, b: SSAValue | int) -> SSAValue:
-        return self.op2(P.MulOp, "u32", a, b, mods="lo")
 
     def add64(self, a: SSAValue, b: SSAValue | int) -> SSAValue:
         if isinstance(b, int):

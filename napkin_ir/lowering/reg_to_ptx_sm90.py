@@ -29,17 +29,15 @@ becomes one `ptx.kernel` of 1 + W warpgroups: warpgroup 0 produces, the W after 
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any
 
 from xdsl.dialects import arith, builtin, scf
 from xdsl.ir import Block, Operation, Region, SSAValue
-from xdsl.utils.exceptions import PassFailedException
 
 from napkin_ir.dialects import hbm, reg, smem
 from napkin_ir.dialects.ptx import ops as P
 from napkin_ir.dialects.ptx import tensor_ops as T
 from napkin_ir.dialects.ptx.registers import RegType
-from napkin_ir.lowering.arith_to_ptx import ArithLowering
+from napkin_ir.lowering.ptx_builder import PtxBuilder
 
 B32, B64, F32, PRED = RegType("b32"), RegType("b64"), RegType("f32"), RegType("pred")
 SHARED = "napkin_smem"
@@ -98,14 +96,9 @@ def consumer_registers(threads: int, blocks_per_sm: int = 1) -> int:
     return min(256, pool // (threads - 128) // 8 * 8)
 
 
-class Sm90Emitter:
+class Sm90Emitter(PtxBuilder):
     def __init__(self, kernel: hbm.KernelOp):
-        self.kernel = kernel
-        self.name = kernel.sym_name.data
-        self.blocks: list[Block] = [Block()]
-        self.cur = self.blocks[0]
-        self.arith = ArithLowering()
-        self.vals: dict[SSAValue, Any] = self.arith.values
+        super().__init__(kernel)
         warps = hbm.parse_labels(kernel.attributes.get("reg.warps"))  # type: ignore[arg-type]
         if len(warps) != 1:
             raise self.fail(f"wgmma consumers split one axis (the rows), got reg.warps = {warps}")
@@ -127,27 +120,7 @@ class Sm90Emitter:
         self.cluster = attr.value.data if isinstance(attr, builtin.IntegerAttr) else 1
         self.late_release: tuple[SSAValue, int] | None = None  # (empty ring, stage) to release after the stream
 
-    def fail(self, msg: str) -> PassFailedException:
-        return PassFailedException(f"reg-to-ptx: @{self.name}: {msg}")
-
     # -- small builders ----------------------------------------------------------------------
-    def emit(self, op: Operation) -> Operation:
-        self.cur.add_op(op)
-        return op
-
-    def u32(self, v: int) -> SSAValue:
-        return self.emit(P.ConstOp("u32", v, B32)).results[0]
-
-    def op2(self, cls, ty: str, a: SSAValue, b: SSAValue | int, mods: str | None = None, result=B32) -> SSAValue:
-        bv = self.u32(b) if isinstance(b, int) else b
-        return self.emit(cls(ty, a, bv, result=result, mods=mods)).results[0]
-
-    def add(self, a: SSAValue, b: SSAValue | int) -> SSAValue:
-        return a if isinstance(b, int) and b == 0 else self.op2(P.AddOp, "u32", a, b)
-
-    def mul(self, a: SSAValue, b: SSAValue | int) -> SSAValue:
-        return self.op2(P.MulOp, "u32", a, b, mods="lo")
-
     def setp(self, cmp: str, a: SSAValue, b: SSAValue | int) -> SSAValue:
         return self.emit(P.SetpOp(cmp, "u32", a, self.u32(b) if isinstance(b, int) else b)).results[0]
 
