@@ -38,3 +38,31 @@ def attention_diagram(kind: str, b: int, h: int, n: int, d: int, dtype: str = "b
               f"  %o = ncd.contract %p16, %v over [j] : {p16}, {kv} -> {o}",
               f"  func.return %o : {o}", "}", ""]
     return "\n".join(lines)
+
+
+def sm80_attention_pipeline(block: int = 128, stream: int = 64, warps: int | None = None, stages: int = 3,
+                            axes: tuple[str, str] = ("i", "j"), batch: tuple[str, ...] = ("b", "h")) -> str:
+    """The passes from an attention diagram to the register level on sm_80: blocks of `block`
+    query rows (one batch entry and head each), keys streamed `stream` at a time through
+    `stages` shared-memory stages, `warps` warps sharing the rows (16 each by default)."""
+    i, j = axes
+    w = warps or block // 16
+    grid = ",".join([*batch, f"{i}:{block}"])
+    return (f'ncd-relabel{{grid="{grid}" stream="{j}:{stream}"}},ncd-to-hbm,hbm-to-smem{{stages={stages} layout=pad8}},'
+            f'smem-to-reg{{warps="{i}:{w}"}}')
+
+
+def compile_attention(text: str, **config) -> tuple[str, dict]:
+    """PTX for an attention diagram and what its launch needs (`pipelines.launch_config`)."""
+    import io
+
+    from napkin_ir.dialects.ptx.printer import print_ptx
+    from napkin_ir.lowering.reg_to_ptx_attention import lower_kernels
+    from napkin_ir.pipelines import launch_config, run_pipeline
+
+    module = run_pipeline(text, sm80_attention_pipeline(**config))
+    lower_kernels(module)
+    module.verify()
+    out = io.StringIO()
+    print_ptx(module, out)
+    return out.getvalue(), launch_config(module)

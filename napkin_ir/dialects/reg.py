@@ -25,10 +25,20 @@ from __future__ import annotations
 
 import math
 from collections.abc import Sequence
-from functools import lru_cache
+from functools import cache
 
 import numpy as np
-from xdsl.dialects.builtin import ArrayAttr, Float32Type, FloatAttr, IndexType, IntAttr, IntegerAttr, StringAttr, f32, i32
+from xdsl.dialects.builtin import (
+    ArrayAttr,
+    Float32Type,
+    FloatAttr,
+    IndexType,
+    IntAttr,
+    IntegerAttr,
+    StringAttr,
+    f32,
+    i32,
+)
 from xdsl.ir import Attribute, Dialect, ParametrizedAttribute, SSAValue
 from xdsl.irdl import (
     IRDLOperation,
@@ -122,7 +132,7 @@ class FragType(NamedAxesType):
         return axes, sizes, et, StringAttr(role)
 
 
-@lru_cache(maxsize=None)
+@cache
 def lane_layout(role: str, rows: int, cols: int = 1) -> tuple[np.ndarray, np.ndarray]:
     """(row, col) of value v of lane l, as two [32, values] arrays, for a warp's fragment.
 

@@ -77,7 +77,7 @@ class SmemToRegPass(ModulePass):
         if not all(isinstance(r, smem.ReadOp) for r in reads):
             raise _fail(kernel, "the contraction's operands must come from shared memory (run hbm-to-smem first)")
         acc_t: ncd.TensorType = acc_arg.type  # type: ignore[assignment]
-        rows, cols = acc_t.axis_names
+        rows = acc_t.axis_names[0]
         ra, rb = reads if rows in reads[0].result.type.axis_names else reads[::-1]  # type: ignore[union-attr]
         if ra.result.type.dtype not in ("bf16", "f16"):
             raise _fail(kernel, f"{self.mma} takes bf16 or f16 operands, got {ra.result.type.dtype}")

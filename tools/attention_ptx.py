@@ -1,0 +1,53 @@
+#!/usr/bin/env python3
+"""Compile an attention diagram to sm_80 PTX with napkin's attention emitter.
+
+    python3 tools/attention_ptx.py examples/attention.mlir [--block 128] [--stream 64]
+        [--warps 8] [--stages 3] [-o out.ptx]
+
+What `napkin-opt FILE -p napkin-sm80 -t ptx` will do for attention once the named
+pipeline dispatches it (reg-to-ptx sends kernels that compute on fragments to
+napkin_ir/lowering/reg_to_ptx_attention.py). Reads stdin for `-`. Prints the launch
+configuration on stderr with --launch.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+
+
+def main() -> int:
+    from xdsl.utils.exceptions import DiagnosticException
+
+    from napkin_ir.attention_diagrams import compile_attention
+
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("file", nargs="?", default="-")
+    ap.add_argument("--block", type=int, default=128, help="query rows per block")
+    ap.add_argument("--stream", type=int, default=64, help="keys per stream tile")
+    ap.add_argument("--warps", type=int, default=None, help="warps sharing the rows (block / 16 by default)")
+    ap.add_argument("--stages", type=int, default=3, help="shared-memory stages of the K/V pipeline")
+    ap.add_argument("-o", "--output", default="-")
+    ap.add_argument("--launch", action="store_true", help="print the launch configuration on stderr")
+    args = ap.parse_args()
+    text = sys.stdin.read() if args.file == "-" else Path(args.file).read_text()
+    try:
+        ptx, cfg = compile_attention(text, block=args.block, stream=args.stream, warps=args.warps, stages=args.stages)
+    except DiagnosticException as e:
+        print(f"attention_ptx: error: {e}", file=sys.stderr)
+        return 1
+    if args.output == "-":
+        sys.stdout.write(ptx)
+    else:
+        Path(args.output).write_text(ptx)
+    if args.launch:
+        print(cfg, file=sys.stderr)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
