@@ -32,7 +32,6 @@ from napkin_ir.model.registers import RegisterEstimate, estimate_registers
 from napkin_ir.model.space import Space, clipped_elements, kernel_space, walk
 from napkin_ir.model.work import (
     ELEMENT_BYTES,
-    WGMMA,
     WGMMA_DEPTH,
     Work,
     op_work,
@@ -196,17 +195,20 @@ class _Counter:
             self.cost.smem_read += space.count() * type_bytes(op.result.type)
         elif isinstance(op, reg.LdmatrixOp):
             self.cost.smem_read += space.count() * type_bytes(op.result.type) * self.cost.compute_warps
-        elif op.name == WGMMA:
+        elif isinstance(op, reg.WgmmaOp):
             self.cost.smem_read += space.count() * _wgmma_smem_bytes(op, self.cost.compute_warps)
         elif isinstance(op, reg.StoreOp):
             self._reg_store(op, space)
         self._work(op, space)
 
     def _reg_store(self, op: reg.StoreOp, space: Space) -> None:
+        """Each warp writes its fragment, at its place in the block's tile; the global's
+        axes the fragment lacks are those the grid cuts into tiles of one."""
         frag: reg.FragType = op.value.type  # type: ignore[assignment]
+        tile = tuple(frag.shape.get(a, 1) for a in op.dest.type.axis_names)  # type: ignore[attr-defined]
         for w in warps_of(op):
             shift = {a: i * frag.shape[a] for a, i in w.items()}
-            self.access(op.dest, op.offsets, frag.dims, space, True, shift)
+            self.access(op.dest, op.offsets, tile, space, True, shift)
 
     def _work(self, op: Operation, space: Space) -> None:
         work, estimated = op_work(op, self.cost.compute_warps)

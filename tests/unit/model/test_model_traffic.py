@@ -134,18 +134,21 @@ def test_causal_flash_attention_reads_only_the_tiles_up_to_the_diagonal(parse):
     assert kernel.work.tensor_flops == b * h * (tiles * (tiles + 1) // 2) * 2 * (2 * t * t * d)
 
 
-def test_flash_attention_through_the_lowering_counts_the_same():
+@pytest.mark.parametrize("below", ["", ",hbm-to-smem{stages=2 layout=pad8}",
+                                   ',hbm-to-smem{stages=2 layout=pad8},smem-to-reg{warps="i:4"}'])
+def test_flash_attention_through_the_lowering_counts_the_same(below):
     from xdsl.utils.exceptions import PassFailedException
 
     text = (Path(__file__).parents[3] / "examples" / "attention.mlir").read_text()
     try:
-        module = run_pipeline(text, 'ncd-relabel{grid="b:1,h:1,i:64" stream="j:64"},ncd-to-hbm')
+        module = run_pipeline(text, 'ncd-relabel{grid="b:1,h:1,i:64" stream="j:64"},ncd-to-hbm' + below)
     except PassFailedException as e:
-        pytest.skip(f"ncd-to-hbm does not stream attention yet: {e}")
+        pytest.skip(f"the lowering does not take attention this far yet: {e}")
     (kernel,) = analyse_module(module).kernels
     one = BF16 * 2 * 4 * 256 * 64
     assert kernel.hbm_read == {"q": one, "k": one * 4, "v": one * 4}
     assert kernel.hbm_written == {"out": one}
+    assert kernel.work.tensor_flops == 4 * 2 * 4 * 256 * 256 * 64
 
 
 def test_sm90_gemm_counts_by_the_same_rules():
