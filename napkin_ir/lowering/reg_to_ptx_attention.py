@@ -34,7 +34,6 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any
 
 from xdsl.dialects import arith, builtin, scf
 from xdsl.ir import Block, Operation, Region, SSAValue
@@ -44,7 +43,7 @@ from napkin_ir.dialects import hbm, reg, smem
 from napkin_ir.dialects.ptx import ops as P
 from napkin_ir.dialects.ptx import tensor_ops as T
 from napkin_ir.dialects.ptx.registers import RegType
-from napkin_ir.lowering.arith_to_ptx import ArithLowering
+from napkin_ir.lowering.ptx_builder import PtxBuilder
 
 B32, B64, F32, PRED = RegType("b32"), RegType("b64"), RegType("f32"), RegType("pred")
 SHARED = "napkin_smem"
@@ -89,17 +88,12 @@ class _Buffer:
     stage_bytes: int
 
 
-class AttentionEmitter:
+class AttentionEmitter(PtxBuilder):
     """Emits one kernel; `build()` returns its `ptx.kernel`."""
 
     def __init__(self, kernel: hbm.KernelOp):
-        self.kernel = kernel
-        self.name = kernel.sym_name.data
-        self.entry = Block()
-        self.blocks: list[Block] = [self.entry]
-        self.cur = self.entry
-        self.arith = ArithLowering()
-        self.vals: dict[SSAValue, Any] = {}
+        super().__init__(kernel)
+        self.entry = self.blocks[0]
         self.smem_bytes = 0
         self.smem_base: SSAValue | None = None
         self.warps = hbm.parse_labels(kernel.attributes.get("reg.warps"))  # type: ignore[arg-type]
@@ -109,19 +103,9 @@ class AttentionEmitter:
         self.grid_args: dict[SSAValue, str] = {}
         self.cache: dict[tuple, SSAValue] = {}  # per-thread values, made once in the entry block
 
-    def fail(self, msg: str) -> PassFailedException:
-        return PassFailedException(f"reg-to-ptx: @{self.name}: {msg}")
-
     # -- small builders ----------------------------------------------------------------------
-    def emit(self, op: Operation) -> Operation:
-        self.cur.add_op(op)
-        return op
-
     def r(self, op: Operation) -> SSAValue:
         return self.emit(op).results[0]
-
-    def u32(self, v: int) -> SSAValue:
-        return self.r(P.ConstOp("u32", v & 0xFFFFFFFF, B32))
 
     def s32(self, v: int) -> SSAValue:
         return self.r(P.ConstOp("s32", v, B32))
@@ -129,24 +113,8 @@ class AttentionEmitter:
     def f32(self, v: float) -> SSAValue:
         return self.r(P.ConstOp("f32", v, F32))
 
-    def op2(self, cls, ty: str, a: SSAValue, b: SSAValue | int, mods: str | None = None, result=B32) -> SSAValue:
-        bv = (self.s32(b) if ty[0] == "s" else self.u32(b)) if isinstance(b, int) else b
-        return self.r(cls(ty, a, bv, result=result, mods=mods))
-
-    def add(self, a: SSAValue, b: SSAValue | int) -> SSAValue:
-        return a if isinstance(b, int) and b == 0 else self.op2(P.AddOp, "s32", a, b)
-
-    def mul(self, a: SSAValue, b: SSAValue | int) -> SSAValue:
-        if isinstance(b, int) and b == 1:
-            return a
-        return self.op2(P.MulOp, "s32", a, b, mods="lo")
-
-    def add64(self, a: SSAValue, b: SSAValue | int) -> SSAValue:
-        if isinstance(b, int):
-            if b == 0:
-                return a
-            b = self.r(P.ConstOp("s64", b, B64))
-        return self.r(P.AddOp("s64", a, b, result=B64))
+    def add64(self, a: SSAValue, b: int) -> SSAValue:
+        return a if b == 0 else self.r(P.AddOp("s64", a, self.r(P.ConstOp("s64", b, B64)), result=B64))
 
     def setp(self, cmp: str, a: SSAValue, b: SSAValue | int) -> SSAValue:
         return self.r(P.SetpOp(cmp, "s32", a, self.s32(b) if isinstance(b, int) else b))
@@ -195,7 +163,7 @@ class AttentionEmitter:
         for n, axis in enumerate(order):
             cta = self.r(P.SregOp(f"ctaid.{'xyz'[n]}"))
             if n == 0 and blocks[axis] > 1:  # the last blocks first: a causal stream's longest
-                cta = self.op2(P.SubOp, "s32", self.s32(blocks[axis] - 1), cta)
+                cta = self.op2(P.SubOp, "u32", self.u32(blocks[axis] - 1), cta)
             arg = firsts[axis]
             self.grid_args[arg] = axis
             self.arith.values[arg] = self.mul(cta, grid[axis])
