@@ -222,40 +222,40 @@ def _judge(cand: Candidate, module: ModuleOp, level: str, hw: Hardware, instruct
     return cand
 
 
+def _step(module: ModuleOp, cfg: TileConfig, spec: str, level: str) -> tuple[ModuleOp | None, Candidate | None]:
+    """`module` lowered by `spec`, or the candidate set aside with the pass's reason."""
+    out, why = _lowered(module, spec)
+    return out, None if out is not None else Candidate(cfg, level, rejected=f"does not lower: {why}")
+
+
 def _candidates(fmodule: ModuleOp, roles: AxisRoles, hw: Hardware, space: SearchSpace, instruction: str | None) -> Iterator[Candidate]:
     for grid, stream in _label_choices(roles, space):
         first = TileConfig(grid, stream, {}, space.stages[0], space.layout, space.target)
-        hbm_mod, why = _lowered(fmodule, first.pipeline("hbm"))
+        hbm_mod, refused = _step(fmodule, first, first.pipeline("hbm"), "ncd")
         if hbm_mod is None:
-            yield Candidate(first, "ncd", rejected=f"does not lower: {why}")
+            yield refused  # type: ignore[misc]
             continue
-        yield from _deeper(hbm_mod, first, roles, hw, space, instruction)
+        smem_lowered = False
+        for stages in space.stages:
+            cfg = replace(first, stages=stages)
+            smem_mod, refused = _step(hbm_mod, cfg, cfg.smem_pass(), "smem")
+            smem_lowered |= smem_mod is not None
+            yield from [refused] if smem_mod is None else _below_smem(smem_mod, cfg, roles, hw, space, instruction)  # type: ignore[list-item]
+        if not smem_lowered:  # the smem level does not take this kernel yet: judge it at the hbm level
+            yield _judge(Candidate(first), hbm_mod, "hbm", hw, instruction)
 
 
-def _deeper(hbm_mod: ModuleOp, first: TileConfig, roles: AxisRoles, hw: Hardware, space: SearchSpace, instruction) -> Iterator[Candidate]:
-    """The candidates below one labelling: judged at the reg level where the passes get
-    there, else at the deepest level they reach."""
-    smem_lowered = False
-    for stages in space.stages:
-        cfg = replace(first, stages=stages)
-        smem_mod, why = _lowered(hbm_mod, cfg.smem_pass())
-        if smem_mod is None:
-            yield Candidate(cfg, "smem", rejected=f"does not lower: {why}")
-            continue
-        smem_lowered = True
-        reg_lowered = False
-        for warps in _warp_choices(cfg.grid, roles.tiled, space):
-            wcfg = replace(cfg, warps=warps)
-            reg_mod, why = _lowered(smem_mod, wcfg.reg_pass())
-            if reg_mod is None:
-                yield Candidate(wcfg, "reg", rejected=f"does not lower: {why}")
-                continue
-            reg_lowered = True
-            yield _judge(Candidate(wcfg), reg_mod, "reg", hw, instruction)
-        if not reg_lowered:
-            yield _judge(Candidate(cfg), smem_mod, "smem", hw, instruction)
-    if not smem_lowered:
-        yield _judge(Candidate(first), hbm_mod, "hbm", hw, instruction)
+def _below_smem(smem_mod: ModuleOp, cfg: TileConfig, roles: AxisRoles, hw: Hardware, space: SearchSpace,
+                instruction: str | None) -> Iterator[Candidate]:
+    """Each warp split judged at the reg level; the smem level itself if none lowers."""
+    reg_lowered = False
+    for warps in _warp_choices(cfg.grid, roles.tiled, space):
+        wcfg = replace(cfg, warps=warps)
+        reg_mod, refused = _step(smem_mod, wcfg, wcfg.reg_pass(), "reg")
+        reg_lowered |= reg_mod is not None
+        yield refused if reg_mod is None else _judge(Candidate(wcfg), reg_mod, "reg", hw, instruction)  # type: ignore[misc]
+    if not reg_lowered:
+        yield _judge(Candidate(cfg), smem_mod, "smem", hw, instruction)
 
 
 def _rank_key(c: Candidate, best: float) -> tuple:
