@@ -4,17 +4,18 @@ A fragment of `n` values per lane takes `n` 32-bit registers when it holds f32 a
 when it holds bf16 or f16 (two halves to a register). In each block of the kernel (the
 body, each loop body) the live fragments are those it uses but did not define (the
 accumulators carried by a loop, operands loaded before it) plus those it defines; an
-mma's result reuses its accumulators' registers, a loop's results those it carried. Of the A and B operands loaded for the
-mma steps of one block, ptxas keeps about two steps' worth live (the step it computes
-and the one it prefetches), so the estimate counts the two largest. On top of the
+mma's result reuses its accumulators' registers, a loop's results those it carried. Of
+the A and B operands loaded for the mma steps of one block, ptxas keeps about two steps'
+worth live (the step it computes and the one it prefetches), so the estimate counts the
+two largest. On top of the
 fragments, `OVERHEAD` registers hold addresses, loop counters and predicates.
 
-Calibrated against `ptxas -v` on napkin-sm80's GEMM (sm_80) as reg-to-ptx emitted it at
-commit 3ecc913 (one loop trip per stream tile): 64x64 warp tiles, 32-deep stream: 212
-estimated, 214-220 by ptxas; 64x32: 132 and 128; 32x32: 84 and 80. With 64-deep stream
-tiles ptxas hoists more loads into the spare registers (212 estimated, 241-243 by ptxas,
-no spills). Code that unrolls the loop or keeps more addresses in registers needs a
-larger `OVERHEAD`: `napkin-model --ptxas` shows both figures.
+Calibrated against `ptxas -v` on napkin-sm80's GEMM (sm_80, reg-to-ptx with base +
+immediate addresses and fragments a step ahead, commit 65427c4): 64x64 warp tiles: 212
+estimated, 212-214 by ptxas (32- and 64-deep stream tiles); 64x32: 132 and 128-132;
+32x32: 84 and 86 (GEMMs of 2048 and 4096 cubed; with only a few stream tiles ptxas keeps
+fewer live, 168 for 64x64 at K = 256). No spills. Code that keeps more addresses live
+needs a larger `OVERHEAD`: `napkin-model --ptxas` shows both figures.
 """
 
 from __future__ import annotations
