@@ -52,14 +52,37 @@ def sm80_attention_pipeline(block: int = 128, stream: int = 64, warps: int | Non
             f'smem-to-reg{{warps="{i}:{w}"}}')
 
 
+def fit_tiles(n_queries: int, n_keys: int, block: int = 128, stream: int = 64, warps: int | None = None) -> dict[str, int]:
+    """Tiles no longer than the axes (a tile may not exceed its axis): the block's rows and
+    the stream tile halve, down to 16, until they fit; the warps of a shrunk block keep 16
+    rows or more each."""
+    fitted = block
+    while fitted > 16 and fitted > n_queries:
+        fitted //= 2
+    while stream > 16 and stream > n_keys:
+        stream //= 2
+    w = warps or fitted // 16
+    return {"block": fitted, "stream": stream, "warps": w if fitted == block else min(w, fitted // 16)}
+
+
 def compile_attention(text: str, **config) -> tuple[str, dict]:
-    """PTX for an attention diagram and what its launch needs (`pipelines.launch_config`)."""
+    """PTX for an attention diagram and what its launch needs (`pipelines.launch_config`);
+    the tiles shrink to fit short sequences (`fit_tiles`)."""
     import io
+
+    from xdsl.dialects import func
 
     from napkin_ir.dialects.ptx.printer import print_ptx
     from napkin_ir.lowering.reg_to_ptx_attention import lower_kernels
+    from napkin_ir.passes.relabel import function_axes
     from napkin_ir.pipelines import launch_config, run_pipeline
 
+    module = run_pipeline(text)
+    (f,) = [op for op in module.walk() if isinstance(op, func.FuncOp)]
+    i, j = config.get("axes", ("i", "j"))
+    sizes = function_axes(f)
+    if i in sizes and j in sizes:
+        config.update(fit_tiles(sizes[i], sizes[j], config.get("block", 128), config.get("stream", 64), config.get("warps")))
     module = run_pipeline(text, sm80_attention_pipeline(**config))
     lower_kernels(module)
     module.verify()

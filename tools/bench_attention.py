@@ -1,0 +1,186 @@
+#!/usr/bin/env python3
+"""Time napkin's sm_80 attention kernels against torch's scaled_dot_product_attention.
+
+    python3 tools/bench_attention.py [--quick] [--dtype bf16|f16]
+
+The FlashAttention-3 paper's setting: batch x sequence = 16k tokens, hidden 2048 (32 heads
+of 64 or 16 heads of 128), sequence 1k, 4k and 16k, causal and not. For each shape, in
+the same run: napkin's kernel in a few tile configurations (each checked against torch
+first; the fastest correct one is reported), and torch's SDPA with each backend it offers
+(`torch.nn.attention.sdpa_kernel`: FLASH_ATTENTION, CUDNN_ATTENTION, EFFICIENT_ATTENTION).
+Spherical attention (no softmax: the scores over their L2 norm) is timed against napkin's
+own softmax kernel at the same shapes. FLOPs are 4 B H N^2 D, halved when causal; times
+are the median of batches of launches timed with CUDA events after a warm-up. The table
+is printed last and written to $OUT/bench_attention.txt.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import statistics
+import sys
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+
+TOKENS, HIDDEN = 16 * 1024, 2048
+SEQS = [1024, 4096, 16384]
+HEAD_DIMS = [64, 128]
+CONFIGS = [  # query rows per block, keys per tile, warps, stages
+    (128, 64, 8, 3),
+    (128, 64, 8, 2),
+    (64, 64, 4, 3),
+    (128, 32, 8, 3),
+    (64, 64, 4, 2),
+    (128, 128, 8, 2),
+]
+
+
+def time_ms(torch, fn, batches: int = 10, per_batch: int = 5) -> float:
+    for _ in range(3):
+        fn()
+    torch.cuda.synchronize()
+    times = []
+    for _ in range(batches):
+        start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+        start.record()
+        for _ in range(per_batch):
+            fn()
+        end.record()
+        end.synchronize()
+        times.append(start.elapsed_time(end) / per_batch)
+    return statistics.median(times)
+
+
+def napkin_kernel(kind: str, b: int, h: int, n: int, d: int, t: str, config):
+    """A launcher for napkin's kernel (None where this configuration does not compile)."""
+    from xdsl.utils.exceptions import DiagnosticException
+
+    from napkin_ir.attention_diagrams import attention_diagram, compile_attention
+    from napkin_ir.runtime import Param, load_ptx
+
+    block, stream, warps, stages = config
+    try:
+        ptx, cfg = compile_attention(attention_diagram(kind, b, h, n, d, t), block=block, stream=stream, warps=warps, stages=stages)
+    except DiagnosticException as e:  # a configuration the pipeline refuses (shared memory, rows per warp)
+        print(f"    {kind} {config}: not compiled ({str(e).splitlines()[0]})", flush=True)
+        return None
+    shape = (b, h, n, d)
+    kern = load_ptx(ptx).kernel(cfg["name"], [Param.pointer(t, shape), Param.pointer(t, shape), Param.pointer(t, shape), Param.pointer(t, shape, out=True)])
+
+    def launch(q, k, v, o, sync=False):
+        kern.launch(grid=cfg["grid"], block=cfg["block"], smem=cfg["smem"], args=[q, k, v, o], sync=sync)
+
+    return launch
+
+
+def rel_err(torch, out, ref) -> float:
+    out, ref = out.float(), ref.float()
+    if not torch.isfinite(out).all():
+        return float("inf")
+    return ((out - ref).norm() / ref.norm()).item()
+
+
+def spherical_ref(torch, q, k, v):
+    """(S / ||S|| along the keys) V in float32, chunked over heads to bound memory."""
+    outs = []
+    for hh in range(q.shape[1]):
+        s = q[:, hh].float() @ k[:, hh].float().transpose(-1, -2)
+        outs.append((s / s.norm(dim=-1, keepdim=True)) @ v[:, hh].float())
+    return torch.stack(outs, dim=1)
+
+
+def bench_shape(torch, F, sdpa_kernel, backends, n: int, d: int, t: str, configs):
+    """The rows for one sequence length and head dim: softmax (causal and not) against each
+    SDPA backend, and spherical against napkin's softmax."""
+    dt = torch.bfloat16 if t == "bf16" else torch.float16
+    tol = 2e-2 if t == "bf16" else 4e-3
+    b, h = TOKENS // n, HIDDEN // d
+    g = torch.Generator(device="cuda").manual_seed(n + d)
+    q, k, v = (torch.randn(b, h, n, d, device="cuda", generator=g).to(dt) for _ in range(3))
+    o = torch.empty_like(q)
+
+    def best_napkin(kind: str, ref, flop: float):
+        best = None
+        for config in configs:
+            launch = napkin_kernel(kind, b, h, n, d, t, config)
+            if launch is None:
+                continue
+            o.fill_(float("nan"))
+            launch(q, k, v, o, sync=True)
+            err = rel_err(torch, o, ref)
+            ms = time_ms(torch, lambda launch=launch: launch(q, k, v, o))
+            label = "b{}s{}w{}st{}".format(*config)
+            print(f"  N={n} d={d} {kind} napkin {label}: {flop / ms / 1e9:.0f} TFLOP/s (err {err:.1e})", flush=True)
+            if err < tol and (best is None or ms < best[0]):
+                best = (ms, label)
+        return best
+
+    rows, softmax_ms = [], None
+    for causal in (False, True):
+        flop = 4.0 * b * h * n * n * d / (2 if causal else 1)
+        ref = F.scaled_dot_product_attention(q, k, v, is_causal=causal)
+        theirs = {}
+        for name, backend in backends:
+            try:
+                with sdpa_kernel(backend):
+                    F.scaled_dot_product_attention(q, k, v, is_causal=causal)
+                    theirs[name] = time_ms(torch, lambda causal=causal: F.scaled_dot_product_attention(q, k, v, is_causal=causal))
+            except RuntimeError as e:  # a backend this shape or device does not offer
+                print(f"    sdpa {name}: n/a ({str(e).splitlines()[0][:80]})", flush=True)
+        best = best_napkin("causal" if causal else "softmax", ref, flop)
+        if not causal:
+            softmax_ms = best[0] if best else None
+        tf = {name: flop / ms / 1e9 for name, ms in theirs.items()}
+        rows.append((n, d, causal, best[1] if best else "none correct", flop / best[0] / 1e9 if best else float("nan"), tf))
+    flop = 4.0 * b * h * n * n * d
+    best = best_napkin("spherical", spherical_ref(torch, q, k, v), flop)
+    sph = (n, d, best[1] if best else "none correct", flop / best[0] / 1e9 if best else float("nan"),
+           flop / softmax_ms / 1e9 if softmax_ms else float("nan"))
+    return rows, sph
+
+
+def main() -> int:
+    import torch
+    import torch.nn.functional as F
+    from torch.nn.attention import SDPBackend, sdpa_kernel
+
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--quick", action="store_true", help="sequence 4k only, head dim 128, two configurations")
+    ap.add_argument("--dtype", choices=["bf16", "f16"], default="bf16")
+    args = ap.parse_args()
+    t = args.dtype
+    seqs = [4096] if args.quick else SEQS
+    dims = [128] if args.quick else HEAD_DIMS
+    configs = CONFIGS[:2] if args.quick else CONFIGS
+    backends = [("flash", SDPBackend.FLASH_ATTENTION), ("cudnn", SDPBackend.CUDNN_ATTENTION), ("efficient", SDPBackend.EFFICIENT_ATTENTION)]
+    print(f"device: {torch.cuda.get_device_name()}  torch {torch.__version__}  {t}", flush=True)
+    rows, sph_rows = [], []
+    for n in seqs:
+        for d in dims:
+            r, sph = bench_shape(torch, F, sdpa_kernel, backends, n, d, t, configs)
+            rows += r
+            sph_rows.append(sph)
+            torch.cuda.empty_cache()
+    names = [name for name, _ in backends]
+    lines = [f"attention, {t}, {TOKENS} tokens, hidden {HIDDEN}; TFLOP/s (4 B H N^2 D, halved when causal)",
+             f"{'seq':>6} {'d':>4} {'causal':>6} {'napkin config':<14} {'napkin':>7} " + " ".join(f"{x:>9}" for x in names) + f" {'vs flash':>8}"]
+    for n, d, causal, cfg, ours, tf in rows:
+        cols = " ".join(f"{tf[x]:9.0f}" if x in tf else f"{'n/a':>9}" for x in names)
+        ratio = ours / tf["flash"] if "flash" in tf else float("nan")
+        lines.append(f"{n:>6} {d:>4} {('yes' if causal else 'no'):>6} {cfg:<14} {ours:7.0f} {cols} {ratio:8.2f}")
+    lines += ["", "spherical attention against napkin's softmax kernel (not causal)",
+              f"{'seq':>6} {'d':>4} {'napkin config':<14} {'spherical':>9} {'softmax':>8} {'ratio':>6}"]
+    lines += [f"{n:>6} {d:>4} {cfg:<14} {s:9.0f} {m:8.0f} {s / m:6.2f}" for n, d, cfg, s, m in sph_rows]
+    table = "\n".join(lines)
+    print("\n" + table)
+    out = os.environ.get("OUT")
+    if out:
+        Path(out, "bench_attention.txt").write_text(table + "\n")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
