@@ -22,7 +22,9 @@ predicate on them. What it relies on from the levels above:
   when they are the fragment's columns (K);
 - `reg.row_reduce`: within the lane, then `shfl.sync.bfly` 1 and 2 across its quad;
   `reg.map exp2` is `ex2.approx.ftz.f32`; a division by a `row` fragment multiplies by
-  its reciprocal (`rcp.rn`); `reg.to_a` packs pairs with `cvt.rn.bf16x2.f32`;
+  its reciprocal (`rcp.rn`); `reg.to_a` packs pairs with `cvt.rn.bf16x2.f32`; a scaling
+  by a positive constant is left pending, so that a row max scales its result instead of
+  every value and `scaled - max` is one `fma` (the online softmax's exp2(s c - m));
 - `reg.mask` and `reg.mask_bound`: one comparison and one select per value, against a
   difference computed once per lane;
 - `reg.store`: pairs of values as `cvt.rn.bf16x2.f32` and `st.global.b32`, predicated by
@@ -74,6 +76,14 @@ class _Global:
     @property
     def esize(self) -> int:
         return 4 if self.type.dtype == "f32" else 2
+
+
+@dataclass
+class _Scaled:
+    """A `c` fragment times a positive constant, not yet multiplied out."""
+
+    regs: list[SSAValue]
+    by: float
 
 
 @dataclass
@@ -231,7 +241,7 @@ class AttentionEmitter(PtxBuilder):
     def loop(self, loop: scf.ForOp) -> None:
         """head(iv, state): iv < ub ? body : exit; body: ... ; bra head(iv + step, state')."""
         lb, ub, step = (self.index(v) for v in (loop.lb, loop.ub, loop.step))
-        inits = [self.vals[v] for v in loop.iter_args]
+        inits = [self.frag(v) for v in loop.iter_args]
         flat = [r for v in inits for r in v]
         head = Block(arg_types=[B32] + [v.type for v in flat])
         body, exit_ = Block(), Block()
@@ -249,7 +259,7 @@ class AttentionEmitter(PtxBuilder):
                 self.lower(op)
         yielded = loop.body.block.last_op
         assert isinstance(yielded, scf.YieldOp)
-        nxt = [r for v in yielded.operands for r in self.vals[v]]
+        nxt = [r for v in yielded.operands for r in self.frag(v)]
         self.emit(P.BraOp(head, self.add(iv, step), *nxt))
         self.cur = exit_
         for res, v in zip(loop.results, state):
@@ -414,7 +424,7 @@ class AttentionEmitter(PtxBuilder):
     def mma(self, op: reg.MmaOp) -> list[SSAValue]:
         ta: reg.FragType = op.a.type  # type: ignore[assignment]
         tb: reg.FragType = op.b.type  # type: ignore[assignment]
-        a, b, c = self.vals[op.a], self.vals[op.b], self.vals[op.c]
+        a, b, c = self.frag(op.a), self.frag(op.b), self.frag(op.c)
         mt, nt = ta.dims[0] // 16, tb.dims[1] // 8
         out = list(c)
         for tm in range(mt):
@@ -431,10 +441,26 @@ class AttentionEmitter(PtxBuilder):
         nt = t.dims[1] // 8
         return 2 * (v // 4 // nt) + (v % 4) // 2
 
-    def map(self, op: reg.MapOp) -> list[SSAValue]:
+    def frag(self, v: SSAValue) -> list[SSAValue]:
+        """The registers of a fragment, a scaling left pending done now."""
+        x = self.vals[v]
+        if isinstance(x, _Scaled):
+            k = self.f32(x.by)
+            x = self.vals[v] = [self.r(P.MulOp("f32", r, k)) for r in x.regs]
+        return x
+
+    def map(self, op: reg.MapOp) -> list[SSAValue] | _Scaled:
         fn = op.fn.data
         t: reg.FragType = op.result.type  # type: ignore[assignment]
-        ins = [(self.vals[v], v.type) for v in op.inputs]
+        if fn == "scale" and op.by.value.data > 0 and t.role.data == "c":  # type: ignore[union-attr]
+            # left pending: a row max takes it after the reduction, x - m becomes fma(x, c, -m)
+            return _Scaled(self.frag(op.inputs[0]), op.by.value.data)  # type: ignore[union-attr]
+        first = self.vals[op.inputs[0]]
+        if fn == "sub" and isinstance(first, _Scaled) and op.inputs[1].type.role.data == "row":  # type: ignore[attr-defined]
+            negs = [self.r(P.NegOp("f32", m)) for m in self.frag(op.inputs[1])]
+            k = self.f32(first.by)
+            return [self.r(P.FmaOp("f32", first.regs[v], k, negs[self.row_of(t, v)], mods="rn")) for v in range(t.values_per_lane())]
+        ins = [(self.frag(v), v.type) for v in op.inputs]
 
         def arg(k: int, v: int) -> SSAValue:
             regs, it = ins[k]
@@ -459,7 +485,12 @@ class AttentionEmitter(PtxBuilder):
     def row_reduce(self, op: reg.RowReduceOp) -> list[SSAValue]:
         t: reg.FragType = op.input.type  # type: ignore[assignment]
         x = self.vals[op.input]
-        cls = P.MaxOp if op.kind.data == "max" else P.AddOp
+        if isinstance(x, _Scaled):  # max(c x) = c max(x) for c > 0, sum(c x) = c sum(x)
+            return [self.r(P.MulOp("f32", m, self.f32(x.by))) for m in self.row_reduce_of(op.kind.data, t, x.regs)]
+        return self.row_reduce_of(op.kind.data, t, x)
+
+    def row_reduce_of(self, kind: str, t: reg.FragType, x: list[SSAValue]) -> list[SSAValue]:
+        cls = P.MaxOp if kind == "max" else P.AddOp
         nt = t.dims[1] // 8
         out = []
         for tm in range(t.dims[0] // 16):
@@ -476,7 +507,7 @@ class AttentionEmitter(PtxBuilder):
     def mask(self, op: reg.MaskOp | reg.MaskBoundOp) -> list[SSAValue]:
         """keep(value) compares a per-lane difference with a constant per value."""
         t: reg.FragType = op.input.type  # type: ignore[assignment]
-        x = self.vals[op.input]
+        x = self.frag(op.input)
         r_axis, c_axis = t.axis_names
         nt = t.dims[1] // 8
         offs = [self.index(o) for o in op.offsets]
@@ -514,7 +545,7 @@ class AttentionEmitter(PtxBuilder):
         the a registers 0 and 1, then 2 and 3, of each 16 rows."""
         t: reg.FragType = op.input.type  # type: ignore[assignment]
         a: reg.FragType = op.result.type  # type: ignore[assignment]
-        x = self.vals[op.input]
+        x = self.frag(op.input)
         nt, s = t.dims[1] // 8, op.start // 16
         dt = a.dtype
         out = []
@@ -530,7 +561,7 @@ class AttentionEmitter(PtxBuilder):
         t: reg.FragType = op.value.type  # type: ignore[assignment]
         g: _Global = self.vals[op.dest]
         gt = g.type
-        x = self.vals[op.value]
+        x = self.frag(op.value)
         r_axis, c_axis = t.axis_names
         strides = g.strides
         if strides[c_axis] != 1:
