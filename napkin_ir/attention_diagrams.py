@@ -41,15 +41,18 @@ def attention_diagram(kind: str, b: int, h: int, n: int, d: int, dtype: str = "b
 
 
 def sm80_attention_pipeline(block: int = 128, stream: int = 64, warps: int | None = None, stages: int = 3,
-                            axes: tuple[str, str] = ("i", "j"), batch: tuple[str, ...] = ("b", "h")) -> str:
+                            q_in_registers: bool = True, axes: tuple[str, str] = ("i", "j"),
+                            batch: tuple[str, ...] = ("b", "h")) -> str:
     """The passes from an attention diagram to the register level on sm_80: blocks of `block`
     query rows (one batch entry and head each), keys streamed `stream` at a time through
-    `stages` shared-memory stages, `warps` warps sharing the rows (16 each by default)."""
+    `stages` shared-memory stages, `warps` warps sharing the rows (16 each by default), Q's
+    fragments loaded once (`q_in_registers`) or at each product."""
     i, j = axes
     w = warps or block // 16
     grid = ",".join([*batch, f"{i}:{block}"])
+    hoist = "" if q_in_registers else " hoist=false"
     return (f'ncd-relabel{{grid="{grid}" stream="{j}:{stream}"}},ncd-to-hbm,hbm-to-smem{{stages={stages} layout=pad8}},'
-            f'smem-to-reg{{warps="{i}:{w}"}}')
+            f'smem-to-reg{{warps="{i}:{w}"{hoist}}}')
 
 
 def fit_tiles(n_queries: int, n_keys: int, block: int = 128, stream: int = 64, warps: int | None = None) -> dict[str, int]:

@@ -28,13 +28,14 @@ sys.path.insert(0, str(ROOT))
 TOKENS, HIDDEN = 16 * 1024, 2048
 SEQS = [1024, 4096, 16384]
 HEAD_DIMS = [64, 128]
-CONFIGS = [  # query rows per block, keys per tile, warps, stages
-    (128, 64, 8, 3),
-    (128, 64, 8, 2),
-    (64, 64, 4, 3),
-    (128, 32, 8, 3),
-    (64, 64, 4, 2),
-    (128, 128, 8, 2),
+CONFIGS = [  # query rows per block, keys per tile, warps, stages, Q's fragments kept in registers
+    (128, 64, 8, 3, True),
+    (128, 64, 8, 2, True),
+    (128, 64, 8, 3, False),
+    (128, 64, 4, 2, False),
+    (128, 32, 4, 3, False),
+    (64, 64, 4, 3, True),
+    (128, 128, 8, 2, False),
 ]
 
 
@@ -61,9 +62,10 @@ def napkin_kernel(kind: str, b: int, h: int, n: int, d: int, t: str, config):
     from napkin_ir.attention_diagrams import attention_diagram, compile_attention
     from napkin_ir.runtime import Param, load_ptx
 
-    block, stream, warps, stages = config
+    block, stream, warps, stages, q_in_registers = config
     try:
-        ptx, cfg = compile_attention(attention_diagram(kind, b, h, n, d, t), block=block, stream=stream, warps=warps, stages=stages)
+        ptx, cfg = compile_attention(attention_diagram(kind, b, h, n, d, t), block=block, stream=stream, warps=warps, stages=stages,
+                                     q_in_registers=q_in_registers)
     except DiagnosticException as e:  # a configuration the pipeline refuses (shared memory, rows per warp)
         print(f"    {kind} {config}: not compiled ({str(e).splitlines()[0]})", flush=True)
         return None
@@ -112,7 +114,7 @@ def bench_shape(torch, F, sdpa_kernel, backends, n: int, d: int, t: str, configs
             launch(q, k, v, o, sync=True)
             err = rel_err(torch, o, ref)
             ms = time_ms(torch, lambda launch=launch: launch(q, k, v, o))
-            label = "b{}s{}w{}st{}".format(*config)
+            label = "b{}s{}w{}st{}{}".format(*config[:4], "" if config[4] else "-qsmem")
             print(f"  N={n} d={d} {kind} napkin {label}: {flop / ms / 1e9:.0f} TFLOP/s (err {err:.1e})", flush=True)
             if err < tol and (best is None or ms < best[0]):
                 best = (ms, label)
@@ -148,13 +150,13 @@ def main() -> int:
     from torch.nn.attention import SDPBackend, sdpa_kernel
 
     ap = argparse.ArgumentParser()
-    ap.add_argument("--quick", action="store_true", help="sequence 4k only, head dim 128, two configurations")
+    ap.add_argument("--quick", action="store_true", help="sequence 4k only, head dim 128, three configurations")
     ap.add_argument("--dtype", choices=["bf16", "f16"], default="bf16")
     args = ap.parse_args()
     t = args.dtype
     seqs = [4096] if args.quick else SEQS
     dims = [128] if args.quick else HEAD_DIMS
-    configs = CONFIGS[:2] if args.quick else CONFIGS
+    configs = [CONFIGS[0], CONFIGS[2], CONFIGS[3]] if args.quick else CONFIGS
     backends = [("flash", SDPBackend.FLASH_ATTENTION), ("cudnn", SDPBackend.CUDNN_ATTENTION), ("efficient", SDPBackend.EFFICIENT_ATTENTION)]
     print(f"device: {torch.cuda.get_device_name()}  torch {torch.__version__}  {t}", flush=True)
     rows, sph_rows = [], []

@@ -1,12 +1,18 @@
-"""`smem-to-reg`: split the block's tile over warps and compute it with mma.sync fragments.
+"""`smem-to-reg`: split the block's tiles over warps and compute them with mma.sync fragments.
 
-In the pipelined stream loop that `hbm-to-smem` built, the tile product
-`acc + contract(read A, read B)` becomes, for each 16-wide slice of the streamed axis,
-`reg.ldmatrix` of this warp's A and B fragments and a `reg.mma` into its accumulators;
-the f32 accumulator tile becomes a `!reg.frag<c, ...>` (zeros to start), and the cast and
-store after the loop become one `reg.store`. `warps="m:2,n:2"` says how many warps share
-each axis of the output tile; each warp's part must be a whole number of m16n8 tiles and
-the stream tile a multiple of 16.
+Every f32 tile the block computes becomes each warp's fragment of it (`!reg.frag<c, ...>`
+for rows by columns, `!reg.frag<row, ...>` for one value per row), loops carrying them
+included. A product `contract(read A, read B)` becomes, for each 16-wide slice of the
+contracted axis, `reg.ldmatrix` of this warp's A and B fragments and a `reg.mma`, onto
+zeros, or onto `acc` when the product is only added to it (`acc + contract`); the
+elementwise maps, the reductions along a fragment's columns and the masks that attention
+computes between its two products become the `reg` fragment math; an f32 tile rounded to
+bf16 or f16 for a product becomes `reg.to_a` slices (attention's P, reused in registers);
+the cast and store at the end become one `reg.store`. `warps="m:2,n:2"` says how many
+warps share each axis (attention: the query rows only, `warps="i:8"`, so that a row
+reduction stays within a warp); each warp's part must be a whole number of m16n8 tiles
+and a contracted tile a multiple of 16. An operand read before its loop (attention's Q)
+is loaded into fragments once (`hoist=true`, the default) or at each product.
 
 With `mma=wgmma` (sm_90a, after `hbm-to-smem{copy=tma}`) the tensor cores read both
 operands from the swizzled stages themselves: each 16-wide slice is one `reg.wgmma` per
@@ -42,6 +48,7 @@ class SmemToRegPass(ModulePass):
     name = "smem-to-reg"
     warps: str = "m:2,n:2"
     mma: str = "mma.sync"
+    hoist: bool = True
 
     def apply(self, ctx: Context, op: builtin.ModuleOp) -> None:
         if self.mma not in ("mma.sync", "wgmma"):
@@ -59,7 +66,7 @@ class SmemToRegPass(ModulePass):
             else:
                 if not loops:
                     raise _fail(kernel, "expects a pipelined stream loop (from hbm-to-smem), found none")
-                _Fragments(kernel, warps).lower()
+                _Fragments(kernel, warps, self.hoist).lower()
             kernel.attributes["reg.warps"] = hbm.format_labels(warps)
 
     def _match(self, kernel: hbm.KernelOp, loop: scf.ForOp):
@@ -172,10 +179,11 @@ class _Fragments:
     alone a `row` fragment (axes of one place, like a batch or a head, drop out). Shared
     memory tiles stay where they are and are read by `reg.ldmatrix` where a product needs
     them: an operand read outside the loop (attention's Q) is loaded into `a` fragments
-    once, right after its read."""
+    once, right after its read, or, with `hoist=false`, at each product (fewer registers,
+    more shared-memory reads)."""
 
-    def __init__(self, kernel: hbm.KernelOp, warps: dict[str, int]):
-        self.kernel, self.warps = kernel, warps
+    def __init__(self, kernel: hbm.KernelOp, warps: dict[str, int], hoist: bool = True):
+        self.kernel, self.warps, self.hoist = kernel, warps, hoist
         self.vals: dict[SSAValue, SSAValue | _Cast | smem.ReadOp] = {}
         self.dead: list[Operation] = []
         self.fused: dict[Operation, ncd.ContractOp] = {}  # an add that accumulates a product -> the product
@@ -334,7 +342,7 @@ class _Fragments:
         outside the product's loop, once after the read."""
         t = reg.FragType("a", {rows: n, k: 16}, read.result.type.element_type)  # type: ignore[attr-defined]
         load = reg.LdmatrixOp(read.source, read.stage, {k: kk}, t)
-        if read.parent is before.parent:
+        if read.parent is before.parent or not self.hoist:
             steps.append(load)
             return load.result
         key = (read, kk)

@@ -64,20 +64,22 @@ def test_attention_sm80_more_keys_than_queries(kind):
     assert reference.relative_error(out, ref) <= TOLERANCE["bf16"]
 
 
-CONFIGS = [  # query rows per block, keys per tile, warps, stages
-    (64, 64, 4, 3),
-    (128, 64, 4, 2),
-    (64, 32, 4, 4),
-    (128, 128, 8, 2),
+CONFIGS = [  # query rows per block, keys per tile, warps, stages, Q's fragments kept in registers
+    (64, 64, 4, 3, True),
+    (128, 64, 4, 2, False),
+    (64, 32, 4, 4, True),
+    (128, 128, 8, 2, False),
+    (128, 32, 4, 3, False),
 ]
 
 
-@pytest.mark.parametrize("config", CONFIGS, ids=lambda c: "b{}s{}w{}st{}".format(*c))
+@pytest.mark.parametrize("config", CONFIGS, ids=lambda c: "b{}s{}w{}st{}{}".format(*c[:4], "" if c[4] else "-qsmem"))
 @pytest.mark.parametrize("kind", ["softmax", "causal"])
 def test_attention_sm80_configs(kind, config):
     torch = pytest.importorskip("torch")
-    block, stream, warps, stages = config
-    out, ref = run_attention(torch, kind, 1, 4, 1000, 1000, 128, "bf16", block=block, stream=stream, warps=warps, stages=stages)
+    block, stream, warps, stages, q_in_registers = config
+    out, ref = run_attention(torch, kind, 1, 4, 1000, 1000, 128, "bf16", block=block, stream=stream, warps=warps, stages=stages,
+                             q_in_registers=q_in_registers)
     assert not np.isnan(out).any()
     assert reference.relative_error(out, ref) <= TOLERANCE["bf16"]
 

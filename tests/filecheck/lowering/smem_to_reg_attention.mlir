@@ -5,6 +5,7 @@
 // RUN: napkin-opt %examples/causal_attention.mlir -p 'ncd-relabel{grid="b,h,i:128" stream="j:64"},ncd-to-hbm,hbm-to-smem{stages=3 layout=pad8},smem-to-reg{warps="i:8"}' | filecheck %s
 // RUN: napkin-opt %examples/spherical_attention.mlir -p 'ncd-relabel{grid="b,h,i:64" stream="j:64"},ncd-to-hbm,hbm-to-smem{stages=2 layout=pad8},smem-to-reg{warps="i:4"}' | filecheck %s --check-prefix=SPH
 // RUN: sed -e 's/j=256/j=200/g' %examples/attention.mlir | napkin-opt -p 'ncd-relabel{grid="b,h,i:128" stream="j:64"},ncd-to-hbm,hbm-to-smem{stages=3 layout=pad8},smem-to-reg{warps="i:4"}' | filecheck %s --check-prefix=RAGGED
+// RUN: napkin-opt %examples/attention.mlir -p 'ncd-relabel{grid="b,h,i:128" stream="j:64"},ncd-to-hbm,hbm-to-smem{stages=3 layout=pad8},smem-to-reg{warps="i:4" hoist=false}' | filecheck %s --check-prefix=QSMEM
 // RUN: not napkin-opt %examples/attention.mlir -p 'ncd-relabel{grid="b,h,i:128" stream="j:64"},ncd-to-hbm,hbm-to-smem{stages=3 layout=pad8},smem-to-reg{warps="i:16"}' 2>&1 | filecheck %s --check-prefix=ROWS
 // RUN: not napkin-opt %examples/attention.mlir -p 'ncd-relabel{grid="b,h,i:128" stream="j:64"},ncd-to-hbm,hbm-to-smem{stages=3 layout=pad8},smem-to-reg{warps="i:4,j:2"}' 2>&1 | filecheck %s --check-prefix=SPLITJ
 
@@ -67,6 +68,14 @@
 // RAGGED:      reg.warps = ["i:4"]
 // RAGGED:      scf.for %j0_1 =
 // RAGGED:      reg.mask_bound {{%.+}} keep j < 200 fill -inf at [%j0_1] : !reg.frag<c, i=32, j=64 : f32>
+
+// With hoist=false Q stays in shared memory: its fragments are loaded at each product.
+// QSMEM:      smem.barrier
+// QSMEM-NEXT: scf.for
+// QSMEM:      [[Z:%.+]] = reg.zeros : !reg.frag<c, i=32, j=64 : f32>
+// QSMEM-NEXT: [[QA:%.+]] = reg.ldmatrix {{%.+}} {at = ["d:0"]} : !smem.buffer<b=1, h=1, i=128, d=64 : bf16, stages=1, layout=pad8> -> !reg.frag<a, i=32, d=16 : bf16>
+// QSMEM-NEXT: [[KB:%.+]] = reg.ldmatrix {{%.+}} {at = ["d:0"]} : !smem.buffer<b=1, h=1, j=64, d=64 : bf16, stages=3, layout=pad8> -> !reg.frag<b, d=16, j=64 : bf16>
+// QSMEM-NEXT: reg.mma [[QA]], [[KB]], [[Z]]
 
 // ROWS: napkin-opt: error: smem-to-reg: @attention: a 128-row tile over 16 warps leaves each warp 8 rows; mma.sync m16n8k16 needs a multiple of 16
 // SPLITJ: napkin-opt: error: smem-to-reg: @attention: warps share 'j': a reduction along it would cross warps (through shared memory)

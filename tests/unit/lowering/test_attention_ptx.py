@@ -74,6 +74,7 @@ CASES = [
     ("causal", 1, 1, 96, None, 128, {"block": 64, "stream": 32, "stages": 4}),
     ("spherical", 1, 1, 70, 130, 128, {"block": 64, "stream": 64, "stages": 3}),
     ("softmax", 1, 1, 64, 40, 128, {"block": 64, "stream": 32, "stages": 4, "warps": 2}),
+    ("causal", 1, 1, 150, None, 64, {"block": 128, "stream": 64, "stages": 2, "warps": 4, "q_in_registers": False}),
 ]
 
 
