@@ -19,6 +19,7 @@ from dataclasses import dataclass
 
 from xdsl.context import Context
 from xdsl.dialects import func
+from xdsl.dialects.builtin import StringAttr
 from xdsl.passes import ModulePass
 from xdsl.utils.exceptions import PassFailedException
 
@@ -103,21 +104,51 @@ def gemm_axes(module: ModuleOp, pipeline: str = "napkin-sm80") -> tuple[str, str
     return rows, cols, contracts[0].over_axes[0]
 
 
+def _autotile(module: ModuleOp, hw: str, target: str, pipeline: str):
+    """The napkin model's choice of tiles for `target`, said on stderr and kept on the function."""
+    import sys
+
+    from napkin_ir.errors import UserError
+    from napkin_ir.model.autotile import SearchSpace, autotile
+
+    try:
+        result = autotile(module.clone(), hw, space=SearchSpace(target=target, block_sizes=(64, 128, 256), stream_sizes=(32, 64)
+                                                                   if target == "sm80" else (64,)))
+    except UserError as e:
+        raise PassFailedException(f"{pipeline}: autotile: {e}") from None
+    print(f"{pipeline}: autotile {result.reason}", file=sys.stderr)
+    for f in module.walk():
+        if isinstance(f, func.FuncOp) and f.body.blocks:
+            f.attributes["ncd.autotile"] = StringAttr(result.reason)
+    return result
+
+
 @dataclass(frozen=True)
 class NapkinSm80Pass(ModulePass):
     """`napkin-sm80`: the whole way from a GEMM diagram to sm_80 PTX (cp.async, ldmatrix,
     mma.sync). `block="128,128,32"` is the block tile (rows, columns, stream), `warps="2,2"`
-    how many warps share the rows and the columns, `stages` the pipeline depth."""
+    how many warps share the rows and the columns, `stages` the pipeline depth;
+    `autotile=true` lets the napkin model choose all three for `hw` (h100, h200, a100)."""
 
     name = "napkin-sm80"
     block: str = "128,128,32"
     warps: str = "2,2"
     stages: int = 3
+    autotile: bool = False
+    hw: str = "h100"
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
-        block = _ints(self.block, 3, "block")
-        warps = _ints(self.warps, 2, "warps")
-        spec = sm80_gemm_pipeline(block, warps, self.stages, gemm_axes(op))  # type: ignore[arg-type]
+        axes = gemm_axes(op)
+        if self.autotile:
+            result = _autotile(op, self.hw, "sm80", self.name)
+            c = result.config
+            block = (c.grid[axes[0]], c.grid[axes[1]], c.stream[axes[2]])
+            warps = (c.warps.get(axes[0], 1), c.warps.get(axes[1], 1))
+            spec = sm80_gemm_pipeline(block, warps, c.stages, axes)
+        else:
+            block = _ints(self.block, 3, "block")
+            warps = _ints(self.warps, 2, "warps")
+            spec = sm80_gemm_pipeline(block, warps, self.stages, axes)  # type: ignore[arg-type]
         PassPipeline.parse_spec(available_passes(), spec, lambda *_: None).apply(ctx, op)
 
 
@@ -138,9 +169,15 @@ class NapkinSm90Pass(ModulePass):
     blocks_per_sm: int = 1
     persistent: bool = False
     cluster: int = 1
+    autotile: bool = False
+    hw: str = "h100"
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
-        block = _ints(self.block, 3, "block", self.name)
-        spec = sm90_gemm_pipeline(block, self.stages, gemm_axes(op, self.name), self.group, self.blocks_per_sm,  # type: ignore[arg-type]
+        axes = gemm_axes(op, self.name)
+        block, stages = _ints(self.block, 3, "block", self.name), self.stages
+        if self.autotile:
+            c = _autotile(op, self.hw, "sm90", self.name).config
+            block, stages = (c.grid[axes[0]], c.grid[axes[1]], c.stream[axes[2]]), c.stages
+        spec = sm90_gemm_pipeline(block, stages, axes, self.group, self.blocks_per_sm,  # type: ignore[arg-type]
                                   self.persistent, self.cluster)
         PassPipeline.parse_spec(available_passes(), spec, lambda *_: None).apply(ctx, op)

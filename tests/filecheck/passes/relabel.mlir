@@ -9,7 +9,6 @@
 // RUN: not napkin-opt %examples/matmul.mlir -p 'ncd-relabel{stream="m:32"}' 2>&1 | filecheck %s --check-prefix=STREAMOUT
 // RUN: not napkin-opt %examples/matmul.mlir -p 'ncd-relabel{grid="m:32" stream="m:32"}' 2>&1 | filecheck %s --check-prefix=BOTH
 // RUN: not napkin-opt %examples/matmul.mlir -p 'ncd-relabel{grid="m=32"}' 2>&1 | filecheck %s --check-prefix=SYNTAX
-// RUN: not napkin-opt %examples/matmul.mlir -p 'ncd-relabel' 2>&1 | filecheck %s --check-prefix=NONE
 // RUN: not napkin-opt %examples/matmul.mlir -p 'ncd-relabel{tile="m:32"}' 2>&1 | filecheck %s --check-prefix=OPTION
 
 // CHECK: func.func @matmul({{.*}}) -> !ncd.tensor<m=512, n=384 : bf16> attributes {ncd.grid = ["m:128", "n:64"], ncd.stream = ["k:32"]}
@@ -22,5 +21,4 @@
 // STREAMOUT: napkin-opt: error: ncd-relabel: axis 'm' is an axis of @matmul's output; stream only axes that are reduced
 // BOTH: napkin-opt: error: ncd-relabel: axis 'm' cannot be both spread over the grid and streamed
 // SYNTAX: napkin-opt: error: ncd-relabel: cannot read grid="m=32": 'm=32' should be axis:tile, e.g. m:128, or an axis alone for tiles of 1
-// NONE: napkin-opt: error: ncd-relabel: label at least one axis
 // OPTION: napkin-opt: error: {{.*}}tile
