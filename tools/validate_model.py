@@ -1,0 +1,230 @@
+#!/usr/bin/env python3
+"""Validate the napkin model on the GPU: predicted against measured time over tile configurations.
+
+    python3 tools/validate_model.py [--hw h200] [--ncu]
+
+For each configuration of the GEMM (sm_80 and sm_90a paths) and, where its kernels exist, of
+attention: lower to the `reg` level and predict with the napkin model (registers from
+ptxas where it can be run), compile to PTX, check against torch on random inputs, time it
+with CUDA events (warm-up, median of batches). Prints per configuration the predicted and
+measured time, then per family the Spearman rank correlation, the model's pick (the
+configuration it predicts fastest, and `autotile`'s choice) and how far that is from the
+best measured. With `--ncu`, reads the DRAM bytes of two configurations with Nsight Compute
+and compares them with the model's DRAM estimate. The tables are printed last and written
+to $OUT/validate_model.txt.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import shutil
+import statistics
+import subprocess
+import sys
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+
+GEMM_SHAPE = (4096, 4096, 4096)
+SM80 = [  # block, warps, stages
+    ((128, 128, 32), (2, 2), 3), ((128, 128, 32), (2, 2), 4), ((128, 128, 64), (2, 2), 3), ((128, 256, 32), (2, 4), 3),
+    ((128, 256, 32), (2, 4), 4), ((256, 128, 32), (4, 2), 3), ((256, 128, 64), (4, 2), 3), ((64, 64, 32), (2, 2), 4),
+    ((64, 128, 32), (2, 2), 4), ((128, 64, 32), (2, 2), 4),
+]
+SM90 = [((128, 256, 64), 4), ((128, 256, 64), 3), ((128, 128, 64), 5), ((256, 128, 64), 4), ((64, 256, 64), 4), ((128, 128, 64), 3),
+        ((64, 128, 64), 6), ((128, 64, 64), 6)]
+
+
+def spearman(xs: list[float], ys: list[float]) -> float:
+    def ranks(v: list[float]) -> list[float]:
+        order = sorted(range(len(v)), key=lambda i: v[i])
+        r = [0.0] * len(v)
+        for rank, i in enumerate(order):
+            r[i] = float(rank)
+        return r
+
+    rx, ry = ranks(xs), ranks(ys)
+    n = len(xs)
+    return 1 - 6 * sum((a - b) ** 2 for a, b in zip(rx, ry)) / (n * (n * n - 1))
+
+
+def time_ms(torch, fn, batches: int = 10, per_batch: int = 10) -> float:
+    for _ in range(3):
+        fn()
+    torch.cuda.synchronize()
+    times = []
+    for _ in range(batches):
+        start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+        start.record()
+        for _ in range(per_batch):
+            fn()
+        end.record()
+        end.synchronize()
+        times.append(start.elapsed_time(end) / per_batch)
+    return statistics.median(times)
+
+
+def predict(text: str, spec: str, hw, registers: int | None):
+    from napkin_ir.model.analysis import analyse_module
+    from napkin_ir.model.timing import predict as model_predict
+    from napkin_ir.pipelines import run_pipeline
+
+    (cost,) = analyse_module(run_pipeline(text, spec)).kernels
+    return cost, model_predict(cost, hw, registers=registers)
+
+
+def ptxas_registers(ptx: str) -> int | None:
+    from napkin_ir.errors import UserError
+    from napkin_ir.model.ptxas import ptxas_resources
+
+    try:
+        (res,) = ptxas_resources(ptx, "sm_90a").values()
+    except (UserError, ValueError):
+        return None
+    return res.registers
+
+
+def gemm_rows(torch, hw, args) -> list[dict]:
+    from napkin_ir.diagrams import gemm
+    from napkin_ir.pipelines import sm80_gemm_pipeline, sm90_gemm_pipeline
+    from napkin_ir.runtime.compiled import compile_kernel
+
+    m, n, k = GEMM_SHAPE
+    text = gemm(m, n, k, "bf16")
+    a = torch.randn(m, k, device="cuda").to(torch.bfloat16)
+    b = torch.randn(k, n, device="cuda").to(torch.bfloat16)
+    c = torch.empty(m, n, device="cuda", dtype=torch.bfloat16)
+    ref = torch.matmul(a, b).float()
+    rows = []
+    configs = [("sm80", f"{bl[0]}x{bl[1]}x{bl[2]} w{w[0]}x{w[1]} s{s}", sm80_gemm_pipeline(bl, w, s)) for bl, w, s in SM80]
+    configs += [("sm90", f"{bl[0]}x{bl[1]}x{bl[2]} s{s}", sm90_gemm_pipeline(bl, s, group=8)) for bl, s in SM90]
+    for family, label, spec in configs:
+        try:
+            kern = compile_kernel(text, spec)
+        except Exception as e:  # a configuration the passes refuse is reported, not fatal
+            print(f"  gemm {family} {label}: does not compile ({str(e).splitlines()[0][:100]})", flush=True)
+            continue
+        regs = ptxas_registers(kern.ptx) if family == "sm80" else None
+        cost, pred = predict(text, spec.removesuffix(",reg-to-ptx"), hw, regs)
+        bound = kern.bind({"a": a, "b": b, "out": c})
+        c.fill_(float("nan"))
+        kern(bound=bound)
+        err = ((c.float() - ref).norm() / ref.norm()).item()
+        ms = time_ms(torch, lambda: kern(sync=False, bound=bound))
+        dram = sum(pred.dram.values()) if isinstance(pred.dram, dict) else float("nan")
+        row = dict(family=f"gemm {family}", label=label, spec=spec, predicted_us=pred.seconds * 1e6, measured_us=ms * 1e3,
+                   bound=pred.bound, err=err, hbm_bytes=cost.hbm_bytes, dram_bytes=dram, kernel=kern)
+        print(f"  gemm {family} {label}: predicted {row['predicted_us']:.1f} us ({pred.bound}), measured {row['measured_us']:.1f} us, "
+              f"err {err:.1e}", flush=True)
+        if err < 1e-2:
+            rows.append(row)
+    return rows
+
+
+def ncu_dram(row: dict) -> tuple[float, float] | None:
+    """(bytes read, bytes written) of one launch, by Nsight Compute, or None."""
+    ncu = shutil.which("ncu") or next(iter(Path("/usr/local/cuda/bin").glob("ncu")), None)
+    if not ncu:
+        return None
+    script = ROOT / "tools" / "_ncu_one.py"
+    script.write_text(
+        "import sys, torch\n"
+        f"sys.path.insert(0, {str(ROOT)!r})\n"
+        "from napkin_ir.diagrams import gemm\nfrom napkin_ir.runtime.compiled import compile_kernel\n"
+        f"m, n, k = {GEMM_SHAPE}\n"
+        f"kern = compile_kernel(gemm(m, n, k, 'bf16'), {row['spec']!r})\n"
+        "a = torch.randn(m, k, device='cuda').to(torch.bfloat16); b = torch.randn(k, n, device='cuda').to(torch.bfloat16)\n"
+        "c = torch.empty(m, n, device='cuda', dtype=torch.bfloat16)\n"
+        "kern(a=a, b=b, out=c)\n")
+    out = subprocess.run([str(ncu), "--clock-control", "none", "--kernel-name", "matmul", "--metrics",
+                          "dram__bytes_read.sum,dram__bytes_write.sum", "--csv", sys.executable, str(script)],
+                         capture_output=True, text=True, timeout=300)
+    script.unlink()
+    vals = {}
+    for line in out.stdout.splitlines():
+        for metric in ("dram__bytes_read.sum", "dram__bytes_write.sum"):
+            if f'"{metric}"' in line:
+                cells = [x.strip('"') for x in line.split('","')]
+                unit, value = cells[-2], float(cells[-1].replace(",", ""))
+                scale = {"byte": 1, "Kbyte": 1e3, "Mbyte": 1e6, "Gbyte": 1e9, "KB": 1e3, "MB": 1e6, "GB": 1e9}.get(unit, 1)
+                vals[metric] = value * scale
+    if len(vals) != 2:
+        print(f"  ncu gave no DRAM counters: {(out.stderr or out.stdout).strip().splitlines()[-1:]}", flush=True)
+        return None
+    return vals["dram__bytes_read.sum"], vals["dram__bytes_write.sum"]
+
+
+def summary(rows: list[dict], picks: dict[str, str]) -> list[str]:
+    lines = []
+    for family in sorted({r["family"] for r in rows}):
+        rs = [r for r in rows if r["family"] == family]
+        if len(rs) < 2:
+            continue
+        rho = spearman([r["predicted_us"] for r in rs], [r["measured_us"] for r in rs])
+        best = min(rs, key=lambda r: r["measured_us"])
+        pick = min(rs, key=lambda r: r["predicted_us"])
+        lines.append(f"{family}: {len(rs)} configurations, Spearman rho {rho:.2f}; best measured {best['label']} "
+                     f"{best['measured_us']:.1f} us; model's fastest prediction {pick['label']} measures {pick['measured_us']:.1f} us "
+                     f"({pick['measured_us'] / best['measured_us'] - 1:+.1%} from the best)")
+        if family in picks:
+            chosen = [r for r in rs if r["label"] == picks[family]]
+            if chosen:
+                lines.append(f"  autotile chose {picks[family]}: {chosen[0]['measured_us']:.1f} us "
+                             f"({chosen[0]['measured_us'] / best['measured_us'] - 1:+.1%} from the best)")
+            else:
+                lines.append(f"  autotile chose {picks[family]} (not among the measured configurations)")
+    return lines
+
+
+def autotile_picks(hw_key: str) -> dict[str, str]:
+    from napkin_ir.diagrams import gemm
+    from napkin_ir.model.autotile import SearchSpace, autotile
+
+    m, n, k = GEMM_SHAPE
+    picks = {}
+    for family, space in (("gemm sm80", SearchSpace(target="sm80")), ("gemm sm90", SearchSpace(target="sm90", stream_sizes=(64,)))):
+        c = autotile(gemm(m, n, k, "bf16"), hw_key, space=space).config
+        bl = f"{c.grid['m']}x{c.grid['n']}x{c.stream['k']}"
+        picks[family] = f"{bl} w{c.warps.get('m', 1)}x{c.warps.get('n', 1)} s{c.stages}" if family.endswith("sm80") else f"{bl} s{c.stages}"
+    return picks
+
+
+def main() -> int:
+    import torch
+
+    from napkin_ir.model.hardware import hardware
+
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--hw", default="h200")
+    ap.add_argument("--ncu", action="store_true", help="read DRAM bytes with Nsight Compute for two configurations")
+    args = ap.parse_args()
+    hw = hardware(args.hw)
+    print(f"device: {torch.cuda.get_device_name()}  model: {hw.name}", flush=True)
+    picks = autotile_picks(args.hw)
+    print(f"autotile: {picks}", flush=True)
+    rows = gemm_rows(torch, hw, args)
+    lines = [f"{'family':<10} {'configuration':<22} {'predicted us':>12} {'measured us':>12} {'bound':<14} {'model DRAM MB':>13}"]
+    for r in rows:
+        lines.append(f"{r['family']:<10} {r['label']:<22} {r['predicted_us']:12.1f} {r['measured_us']:12.1f} {r['bound']:<14} "
+                     f"{r['dram_bytes'] / 1e6:13.1f}")
+    lines += [""] + summary(rows, picks)
+    if args.ncu:
+        for r in sorted(rows, key=lambda r: r["measured_us"])[:1] + [r for r in rows if "64x64" in r["label"]][:1]:
+            got = ncu_dram(r)
+            if got:
+                total = sum(got)
+                lines.append(f"ncu {r['family']} {r['label']}: DRAM read {got[0] / 1e6:.1f} MB, written {got[1] / 1e6:.1f} MB; "
+                             f"model {r['dram_bytes'] / 1e6:.1f} MB ({r['dram_bytes'] / total - 1:+.1%}); "
+                             f"HBM bytes without L2 reuse {r['hbm_bytes'] / 1e6:.1f} MB")
+    text = "\n".join(lines)
+    print("\n" + text)
+    out = os.environ.get("OUT")
+    if out:
+        Path(out, "validate_model.txt").write_text(text + "\n")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
