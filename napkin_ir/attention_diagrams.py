@@ -8,6 +8,8 @@ from __future__ import annotations
 
 import math
 
+from xdsl.dialects.builtin import ModuleOp
+
 KINDS = ("softmax", "causal", "spherical")
 NAMES = {"softmax": "attention", "causal": "causal_attention", "spherical": "spherical_attention"}
 
@@ -68,25 +70,62 @@ def fit_tiles(n_queries: int, n_keys: int, block: int = 128, stream: int = 64, w
     return {"block": fitted, "stream": stream, "warps": w if fitted == block else min(w, fitted // 16)}
 
 
+def attention_axes(module: ModuleOp) -> tuple[tuple[str, ...], str, str] | None:
+    """(batch axes, query axis, key axis) of a diagram that is attention, else None: one
+    function whose result is a contraction over an axis (the keys) of a tile of scores that
+    another contraction made; the query axis is the scores' axis that the values lack."""
+    from xdsl.dialects import func
+
+    from napkin_ir.dialects import ncd
+
+    funcs = [f for f in module.walk() if isinstance(f, func.FuncOp) and f.body.blocks]
+    contracts = [op for f in funcs for op in f.walk() if isinstance(op, ncd.ContractOp)]
+    if len(funcs) != 1 or len(contracts) != 2 or any(len(c.over_axes) != 1 for c in contracts):
+        return None
+    first, second = contracts
+    (j,) = second.over_axes
+    scores, values = second.lhs.type, second.rhs.type  # type: ignore[attr-defined]
+    if j not in first.result.type.shape or j in first.over_axes:  # type: ignore[attr-defined]
+        return None
+    queries = [a for a in scores.axis_names if a not in values.shape]
+    if len(queries) != 1:
+        return None
+    batch = tuple(a for a in second.result.type.axis_names if a in scores.shape and a in values.shape)  # type: ignore[attr-defined]
+    return batch, queries[0], j
+
+
+def sm80_attention_passes(module: ModuleOp, block: int = 128, stream: int = 64, warps: int | None = None, stages: int = 3,
+                          q_in_registers: bool = True) -> str | None:
+    """The passes that take `module`, if it is attention, to the register level on sm_80
+    (`sm80_attention_pipeline` with its axes, tiles fitted to them); None otherwise."""
+    from xdsl.dialects import func
+
+    from napkin_ir.passes.relabel import function_axes
+
+    axes = attention_axes(module)
+    if axes is None:
+        return None
+    batch, i, j = axes
+    (f,) = [op for op in module.walk() if isinstance(op, func.FuncOp) and op.body.blocks]
+    sizes = function_axes(f)
+    fitted = fit_tiles(sizes[i], sizes[j], block, stream, warps)
+    return sm80_attention_pipeline(fitted["block"], fitted["stream"], fitted["warps"], stages, q_in_registers, (i, j), batch)
+
+
 def compile_attention(text: str, **config) -> tuple[str, dict]:
     """PTX for an attention diagram and what its launch needs (`pipelines.launch_config`);
     the tiles shrink to fit short sequences (`fit_tiles`)."""
     import io
 
-    from xdsl.dialects import func
-
     from napkin_ir.dialects.ptx.printer import print_ptx
     from napkin_ir.lowering.reg_to_ptx_attention import lower_kernels
-    from napkin_ir.passes.relabel import function_axes
     from napkin_ir.pipelines import launch_config, run_pipeline
 
     module = run_pipeline(text)
-    (f,) = [op for op in module.walk() if isinstance(op, func.FuncOp)]
-    i, j = config.get("axes", ("i", "j"))
-    sizes = function_axes(f)
-    if i in sizes and j in sizes:
-        config.update(fit_tiles(sizes[i], sizes[j], config.get("block", 128), config.get("stream", 64), config.get("warps")))
-    module = run_pipeline(text, sm80_attention_pipeline(**config))
+    passes = sm80_attention_passes(module, **config)
+    if passes is None:
+        raise ValueError("compile_attention: the diagram is not attention (two contractions, the second over the first's keys)")
+    module = run_pipeline(text, passes)
     lower_kernels(module)
     module.verify()
     out = io.StringIO()

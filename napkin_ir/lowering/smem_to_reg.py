@@ -314,7 +314,7 @@ class _Fragments:
         bt = b.result.type
         tk = bt.shape[k]
         if tk % 16:
-            raise self.fail(f"the stream tile along '{k}' is {tk}; mma.sync m16n8k16 needs a multiple of 16")
+            raise self.fail(f"the contracted tile along '{k}' is {tk}; mma.sync m16n8k16 needs a multiple of 16")
         if bt.dtype not in ("bf16", "f16"):
             raise self.fail(f"mma.sync takes bf16 or f16 operands, got {bt.dtype}")
         frag_b = reg.FragType("b", {k: 16, cols: t.shape[cols]}, bt.element_type)

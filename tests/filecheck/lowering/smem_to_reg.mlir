@@ -20,7 +20,7 @@
 // CHECK-NOT: ncd.
 // CHECK-NOT: smem.read
 
-// K16: napkin-opt: error: smem-to-reg: @matmul: the stream tile along 'k' is 24; mma.sync m16n8k16 needs a multiple of 16
+// K16: napkin-opt: error: smem-to-reg: @matmul: the contracted tile along 'k' is 24; mma.sync m16n8k16 needs a multiple of 16
 // WARPS: napkin-opt: error: smem-to-reg: @matmul: a 96 x 128 tile over 4 x 1 warps leaves each warp 24 x 128; each warp's part must be a multiple of 16 x 8 (mma.sync m16n8k16)
 // NOPIPE: napkin-opt: error: smem-to-reg: @matmul: expects a pipelined stream loop (from hbm-to-smem), found none
 // AXIS: napkin-opt: error: smem-to-reg: @matmul: warps can share only the axes of the tiles computed in registers (m, n), not 'k'
