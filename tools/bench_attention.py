@@ -18,12 +18,14 @@ from __future__ import annotations
 
 import argparse
 import os
-import statistics
 import sys
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
+sys.path.insert(0, str(ROOT / "tools"))
+
+from bench_gemm import time_ms  # CUDA events after a warm-up, the median of batches
 
 TOKENS, HIDDEN = 16 * 1024, 2048
 SEQS = [1024, 4096, 16384]
@@ -37,22 +39,6 @@ CONFIGS = [  # query rows per block, keys per tile, warps, stages, Q's fragments
     (64, 64, 4, 3, True),
     (128, 128, 8, 2, False),
 ]
-
-
-def time_ms(torch, fn, batches: int = 10, per_batch: int = 5) -> float:
-    for _ in range(3):
-        fn()
-    torch.cuda.synchronize()
-    times = []
-    for _ in range(batches):
-        start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
-        start.record()
-        for _ in range(per_batch):
-            fn()
-        end.record()
-        end.synchronize()
-        times.append(start.elapsed_time(end) / per_batch)
-    return statistics.median(times)
 
 
 def napkin_kernel(kind: str, b: int, h: int, n: int, d: int, t: str, config):
@@ -145,14 +131,14 @@ def bench_shape(torch, F, sdpa_kernel, backends, n: int, d: int, t: str, configs
 
 
 def main() -> int:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--quick", action="store_true", help="sequence 4k only, head dim 128, three configurations")
+    ap.add_argument("--dtype", choices=["bf16", "f16"], default="bf16")
+    args = ap.parse_args()
     import torch
     import torch.nn.functional as F
     from torch.nn.attention import SDPBackend, sdpa_kernel
 
-    ap = argparse.ArgumentParser()
-    ap.add_argument("--quick", action="store_true", help="sequence 4k only, head dim 128, three configurations")
-    ap.add_argument("--dtype", choices=["bf16", "f16"], default="bf16")
-    args = ap.parse_args()
     t = args.dtype
     seqs = [4096] if args.quick else SEQS
     dims = [128] if args.quick else HEAD_DIMS
@@ -168,14 +154,14 @@ def main() -> int:
             torch.cuda.empty_cache()
     names = [name for name, _ in backends]
     lines = [f"attention, {t}, {TOKENS} tokens, hidden {HIDDEN}; TFLOP/s (4 B H N^2 D, halved when causal)",
-             f"{'seq':>6} {'d':>4} {'causal':>6} {'napkin config':<14} {'napkin':>7} " + " ".join(f"{x:>9}" for x in names) + f" {'vs flash':>8}"]
+             f"{'seq':>6} {'d':>4} {'causal':>6} {'napkin config':<18} {'napkin':>7} " + " ".join(f"{x:>9}" for x in names) + f" {'vs flash':>8}"]
     for n, d, causal, cfg, ours, tf in rows:
         cols = " ".join(f"{tf[x]:9.0f}" if x in tf else f"{'n/a':>9}" for x in names)
         ratio = ours / tf["flash"] if "flash" in tf else float("nan")
-        lines.append(f"{n:>6} {d:>4} {('yes' if causal else 'no'):>6} {cfg:<14} {ours:7.0f} {cols} {ratio:8.2f}")
+        lines.append(f"{n:>6} {d:>4} {('yes' if causal else 'no'):>6} {cfg:<18} {ours:7.0f} {cols} {ratio:8.2f}")
     lines += ["", "spherical attention against napkin's softmax kernel (not causal)",
-              f"{'seq':>6} {'d':>4} {'napkin config':<14} {'spherical':>9} {'softmax':>8} {'ratio':>6}"]
-    lines += [f"{n:>6} {d:>4} {cfg:<14} {s:9.0f} {m:8.0f} {s / m:6.2f}" for n, d, cfg, s, m in sph_rows]
+              f"{'seq':>6} {'d':>4} {'napkin config':<18} {'spherical':>9} {'softmax':>8} {'ratio':>6}"]
+    lines += [f"{n:>6} {d:>4} {cfg:<18} {s:9.0f} {m:8.0f} {s / m:6.2f}" for n, d, cfg, s, m in sph_rows]
     table = "\n".join(lines)
     print("\n" + table)
     out = os.environ.get("OUT")

@@ -51,12 +51,13 @@ from xdsl.irdl import (
     result_def,
     var_operand_def,
 )
-from xdsl.parser import AttrParser, Parser, UnresolvedOperand
+from xdsl.parser import AttrParser, Parser
 from xdsl.printer import Printer
 from xdsl.utils.exceptions import VerifyException
 
 from napkin_ir.dialects.hbm import GlobalType, parse_labels
-from napkin_ir.dialects.ncd import NamedAxesType, format_float
+from napkin_ir.dialects.ncd import MapOp as NcdMapOp
+from napkin_ir.dialects.ncd import NamedAxesType, NcdOp, _parse_float, format_float
 from napkin_ir.dialects.smem import BufferType
 from napkin_ir.dialects.utils import require
 
@@ -361,17 +362,6 @@ class WgmmaWaitOp(IRDLOperation):
 # -- fragment math: what attention does to its scores between the two products ----------
 
 
-def _parse_float(parser: Parser, what: str) -> float:
-    """A float literal, also `inf` and `-inf`."""
-    neg = parser.parse_optional_punctuation("-") is not None
-    if parser.parse_optional_keyword("inf") is not None:
-        return -math.inf if neg else math.inf
-    v = parser.parse_number(context_msg=f" ({what})")
-    if isinstance(v, bool):
-        parser.raise_error(f"expected a number for {what}")
-    return -float(v) if neg else float(v)
-
-
 def _math_frag(op: IRDLOperation, v: SSAValue, what: str) -> FragType:
     t = v.type
     require(isinstance(t, FragType) and t.role.data in ("c", "row"), op, f"{what} must be a 'c' or 'row' fragment (f32), got {t}")
@@ -379,25 +369,10 @@ def _math_frag(op: IRDLOperation, v: SSAValue, what: str) -> FragType:
 
 
 class FragMathOp(IRDLOperation):
-    """Shared syntax tail of the fragment math ops: `attr-dict : operand types -> result type`."""
+    """Shared syntax tail of the fragment math ops, as ncd's: `attr-dict : operand types -> result type`."""
 
-    def _print_tail(self, printer: Printer, operands: Sequence[SSAValue]) -> None:
-        printer.print_op_attributes(self.attributes)
-        printer.print_string(" : ")
-        printer.print_list([o.type for o in operands], printer.print_attribute)
-        printer.print_string(" -> ")
-        printer.print_attribute(self.results[0].type)
-
-    @staticmethod
-    def _parse_tail(parser: Parser, operands: Sequence[UnresolvedOperand]) -> tuple[list[SSAValue], Attribute, dict[str, Attribute]]:
-        attrs = parser.parse_optional_attr_dict()
-        parser.parse_punctuation(":", " before the operand types")
-        pos = parser.pos
-        types = parser.parse_comma_separated_list(parser.Delimiter.NONE, parser.parse_type)
-        if len(types) != len(operands):
-            parser.raise_error(f"expected {len(operands)} operand type(s), got {len(types)}", pos, parser.pos)
-        parser.parse_punctuation("->", " before the result type")
-        return parser.resolve_operands(operands, types, pos), parser.parse_type(), attrs
+    _print_tail = NcdOp._print_tail
+    _parse_tail = staticmethod(NcdOp._parse_tail)
 
 
 @irdl_op_definition
@@ -462,12 +437,7 @@ class MapOp(FragMathOp):
         want = cs.pop() if cs else ts[0]
         require(self.result.type == want, self, f"the result should be {want}, got {self.result.type}")
 
-    def print(self, printer: Printer) -> None:
-        printer.print_string(f" {self.fn.data} ")
-        printer.print_list(self.inputs, printer.print_operand)
-        if self.by is not None:
-            printer.print_string(f" by {format_float(self.by.value.data)}")
-        self._print_tail(printer, list(self.inputs))
+    print = NcdMapOp.print  # `fn operands [by c] : types -> type`, as ncd.map
 
     @classmethod
     def parse(cls, parser: Parser) -> MapOp:
@@ -566,6 +536,15 @@ class FragFillOutsideOp(FragMathOp):
         unresolved = parser.parse_comma_separated_list(parser.Delimiter.SQUARE, parser.parse_unresolved_operand)
         return fill, parser.resolve_operands(unresolved, [IndexType()] * len(unresolved), pos)
 
+    @classmethod
+    def _parse_rest(cls, parser: Parser, operand: Parser.UnresolvedOperand, props: dict[str, Attribute]) -> FragFillOutsideOp:
+        """`fill F at [offsets] attr-dict : type -> type`, after the op's own words."""
+        fill, offsets = cls._parse_fill(parser)
+        (inp,), rt, attrs = cls._parse_tail(parser, [operand])
+        op = cls.create(operands=[inp, *offsets], result_types=[rt], properties={**props, "fill": FloatAttr(fill, f32)})
+        op.attributes.update(attrs)
+        return op  # type: ignore[return-value]
+
 
 @irdl_op_definition
 class MaskOp(FragFillOutsideOp):
@@ -603,12 +582,7 @@ class MaskOp(FragFillOutsideOp):
         parser.parse_punctuation(">", " (the mask keeps row >= column)")
         parser.parse_punctuation("=", " (the mask keeps row >= column)")
         col = parser.parse_identifier(" (the column axis)")
-        fill, offsets = cls._parse_fill(parser)
-        (inp,), rt, attrs = cls._parse_tail(parser, [operand])
-        op = cls.create(operands=[inp, *offsets], result_types=[rt],
-                        properties={"row": StringAttr(row), "col": StringAttr(col), "fill": FloatAttr(fill, f32)})
-        op.attributes.update(attrs)
-        return op  # type: ignore[return-value]
+        return cls._parse_rest(parser, operand, {"row": StringAttr(row), "col": StringAttr(col)})  # type: ignore[return-value]
 
 
 @irdl_op_definition
@@ -643,12 +617,7 @@ class MaskBoundOp(FragFillOutsideOp):
         axis = parser.parse_identifier(" (the bounded axis)")
         parser.parse_punctuation("<", " (the mask keeps axis < bound)")
         bound = parser.parse_integer(allow_boolean=False, allow_negative=True, context_msg=" (the bound)")
-        fill, offsets = cls._parse_fill(parser)
-        (inp,), rt, attrs = cls._parse_tail(parser, [operand])
-        op = cls.create(operands=[inp, *offsets], result_types=[rt],
-                        properties={"axis": StringAttr(axis), "bound": IntAttr(bound), "fill": FloatAttr(fill, f32)})
-        op.attributes.update(attrs)
-        return op  # type: ignore[return-value]
+        return cls._parse_rest(parser, operand, {"axis": StringAttr(axis), "bound": IntAttr(bound)})  # type: ignore[return-value]
 
 
 @irdl_op_definition
