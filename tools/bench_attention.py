@@ -37,6 +37,7 @@ CONFIGS = [  # query rows per block, keys per tile, warps, stages, Q's fragments
     (128, 64, 4, 2, False),
     (128, 32, 4, 3, False),
     (64, 64, 4, 3, True),
+    (64, 64, 4, 2, True),
     (128, 128, 8, 2, False),
 ]
 
