@@ -24,6 +24,8 @@
 // RUN: %ptxas -arch=sm_80 %t.small.ptx -o %t.small.cubin
 // RUN: sed -e 's/d=64/d=128/g' %examples/attention.mlir | %python %S/../../../tools/attention_ptx.py --block 128 --warps 4 --stages 2 -o %t.w4.ptx
 // RUN: %ptxas -arch=sm_80 %t.w4.ptx -o %t.w4.cubin
+// RUN: sed -e 's/d=64/d=128/g' %examples/causal_attention.mlir | %python %S/../../../tools/attention_ptx.py --block 128 --warps 4 --stages 2 --q-in-shared -o %t.qs.ptx
+// RUN: %ptxas -arch=sm_90 %t.qs.ptx -o %t.qs.cubin
 // RUN: not %python %S/../../../tools/attention_ptx.py %examples/attention.mlir --block 128 --warps 16 2>&1 | filecheck %s --check-prefix=ROWS
 
 // REPORT: 0 bytes stack frame, 0 bytes spill stores, 0 bytes spill loads
