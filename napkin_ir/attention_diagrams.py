@@ -44,16 +44,18 @@ def attention_diagram(kind: str, b: int, h: int, n: int, d: int, dtype: str = "b
 
 def sm80_attention_pipeline(block: int = 128, stream: int = 64, warps: int | None = None, stages: int = 3,
                             q_in_registers: bool = True, axes: tuple[str, str] = ("i", "j"),
-                            batch: tuple[str, ...] = ("b", "h")) -> str:
+                            batch: tuple[str, ...] = ("b", "h"), blocks_per_sm: int = 1) -> str:
     """The passes from an attention diagram to the register level on sm_80: blocks of `block`
     query rows (one batch entry and head each), keys streamed `stream` at a time through
     `stages` shared-memory stages, `warps` warps sharing the rows (16 each by default), Q's
-    fragments loaded once (`q_in_registers`) or at each product."""
+    fragments loaded once (`q_in_registers`) or at each product, and registers left for
+    `blocks_per_sm` blocks on a multiprocessor."""
     i, j = axes
     w = warps or block // 16
     grid = ",".join([*batch, f"{i}:{block}"])
     hoist = "" if q_in_registers else " hoist=false"
-    return (f'ncd-relabel{{grid="{grid}" stream="{j}:{stream}"}},ncd-to-hbm,hbm-to-smem{{stages={stages} layout=pad8}},'
+    launch = f",hbm-launch{{blocks_per_sm={blocks_per_sm}}}" if blocks_per_sm > 1 else ""
+    return (f'ncd-relabel{{grid="{grid}" stream="{j}:{stream}"}},ncd-to-hbm{launch},hbm-to-smem{{stages={stages} layout=pad8}},'
             f'smem-to-reg{{warps="{i}:{w}"{hoist}}}')
 
 
@@ -95,7 +97,7 @@ def attention_axes(module: ModuleOp) -> tuple[tuple[str, ...], str, str] | None:
 
 
 def sm80_attention_passes(module: ModuleOp, block: int = 128, stream: int = 64, warps: int | None = None, stages: int = 3,
-                          q_in_registers: bool = True) -> str | None:
+                          q_in_registers: bool = True, blocks_per_sm: int = 1) -> str | None:
     """The passes that take `module`, if it is attention, to the register level on sm_80
     (`sm80_attention_pipeline` with its axes, tiles fitted to them); None otherwise."""
     from xdsl.dialects import func
@@ -109,7 +111,8 @@ def sm80_attention_passes(module: ModuleOp, block: int = 128, stream: int = 64, 
     (f,) = [op for op in module.walk() if isinstance(op, func.FuncOp) and op.body.blocks]
     sizes = function_axes(f)
     fitted = fit_tiles(sizes[i], sizes[j], block, stream, warps)
-    return sm80_attention_pipeline(fitted["block"], fitted["stream"], fitted["warps"], stages, q_in_registers, (i, j), batch)
+    return sm80_attention_pipeline(fitted["block"], fitted["stream"], fitted["warps"], stages, q_in_registers, (i, j), batch,
+                                   blocks_per_sm)
 
 
 def compile_attention(text: str, **config) -> tuple[str, dict]:

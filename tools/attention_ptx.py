@@ -2,7 +2,7 @@
 """Compile an attention diagram to sm_80 PTX with napkin's attention emitter.
 
     python3 tools/attention_ptx.py examples/attention.mlir [--block 128] [--stream 64]
-        [--warps 8] [--stages 3] [--q-in-shared] [-o out.ptx]
+        [--warps 8] [--stages 3] [--q-in-shared] [--blocks-per-sm 1] [-o out.ptx]
 
 What `napkin-opt FILE -p napkin-sm80 -t ptx` will do for attention once the named
 pipeline dispatches it (reg-to-ptx sends kernels that compute on fragments to
@@ -32,13 +32,14 @@ def main() -> int:
     ap.add_argument("--warps", type=int, default=None, help="warps sharing the rows (block / 16 by default)")
     ap.add_argument("--stages", type=int, default=3, help="shared-memory stages of the K/V pipeline")
     ap.add_argument("--q-in-shared", action="store_true", help="load Q's fragments at each product (fewer registers)")
+    ap.add_argument("--blocks-per-sm", type=int, default=1, help="blocks a multiprocessor should hold (.minnctapersm)")
     ap.add_argument("-o", "--output", default="-")
     ap.add_argument("--launch", action="store_true", help="print the launch configuration on stderr")
     args = ap.parse_args()
     text = sys.stdin.read() if args.file == "-" else Path(args.file).read_text()
     try:
         ptx, cfg = compile_attention(text, block=args.block, stream=args.stream, warps=args.warps, stages=args.stages,
-                                     q_in_registers=not args.q_in_shared)
+                                     q_in_registers=not args.q_in_shared, blocks_per_sm=args.blocks_per_sm)
     except DiagnosticException as e:
         print(f"attention_ptx: error: {e}", file=sys.stderr)
         return 1

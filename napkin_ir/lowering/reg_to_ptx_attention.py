@@ -187,8 +187,11 @@ class AttentionEmitter(PtxBuilder):
             self.warp_index[axis] = self.op2(P.RemOp, "u32", rest, count)
             rest = self.op2(P.DivOp, "u32", rest, count)
         self.lower_block(self.kernel.body.block)
+        # `hbm-launch{blocks_per_sm=n}`: ptxas keeps to the registers that n blocks leave each
+        per_sm = self.kernel.attributes.get("hbm.blocks_per_sm")
+        per_sm_n = per_sm.value.data if isinstance(per_sm, builtin.IntegerAttr) else 1
         kernel = P.KernelOp(self.name, params, Region(self.blocks), dynamic_shared=SHARED if self.smem_bytes else None,
-                            reqntid=[self.nthreads])
+                            reqntid=[self.nthreads], minnctapersm=per_sm_n if per_sm_n > 1 else None)
         kernel.attributes["napkin.grid"] = builtin.ArrayAttr([builtin.IntegerAttr(blocks[a], 32) for a in order])
         kernel.attributes["napkin.smem_bytes"] = builtin.IntegerAttr(self.smem_bytes, 32)
         return kernel

@@ -26,6 +26,9 @@
 // RUN: %ptxas -arch=sm_80 %t.w4.ptx -o %t.w4.cubin
 // RUN: sed -e 's/d=64/d=128/g' %examples/causal_attention.mlir | %python %S/../../../tools/attention_ptx.py --block 128 --warps 4 --stages 2 --q-in-shared -o %t.qs.ptx
 // RUN: %ptxas -arch=sm_90 %t.qs.ptx -o %t.qs.cubin
+// RUN: %python %S/../../../tools/attention_ptx.py %examples/attention.mlir --blocks-per-sm 2 -o %t.two.ptx
+// RUN: %ptxas -v -arch=sm_80 %t.two.ptx -o %t.two.cubin 2>&1 | filecheck %s --check-prefix=REPORT
+// RUN: filecheck %s --check-prefix=TWO < %t.two.ptx
 // RUN: not %python %S/../../../tools/attention_ptx.py %examples/attention.mlir --block 128 --warps 16 2>&1 | filecheck %s --check-prefix=ROWS
 
 // REPORT: 0 bytes stack frame, 0 bytes spill stores, 0 bytes spill loads
@@ -71,5 +74,8 @@
 
 // F16: mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32
 // F16: cvt.rn.f16x2.f32
+
+// TWO: .reqntid 256
+// TWO-NEXT: .minnctapersm 2
 
 // ROWS: attention_ptx: error: smem-to-reg: @attention: a 128-row tile over 16 warps leaves each warp 8 rows; mma.sync m16n8k16 needs a multiple of 16
