@@ -26,6 +26,7 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
+sys.path.insert(0, str(ROOT / "tools"))
 
 GEMM_SHAPE = (4096, 4096, 4096)
 SM80 = [  # block, warps, stages
@@ -123,6 +124,52 @@ def gemm_rows(torch, hw, args) -> list[dict]:
     return rows
 
 
+ATTENTION_SHAPE = (4, 16, 4096, 128)  # b, h, n, d: the FlashAttention-3 setting at 4k, not causal
+
+
+def attention_rows(torch, hw) -> list[dict]:
+    """Each configuration of bench_attention's list: predicted at the reg level, measured."""
+    from bench_attention import CONFIGS
+
+    from napkin_ir.attention_diagrams import attention_diagram, compile_attention, sm80_attention_passes
+    from napkin_ir.pipelines import run_pipeline
+    from napkin_ir.runtime import Param, load_ptx
+
+    b, h, n, d = ATTENTION_SHAPE
+    text = attention_diagram("softmax", b, h, n, d, "bf16")
+    q, k, v = (torch.randn(b, h, n, d, device="cuda").to(torch.bfloat16) for _ in range(3))
+    o = torch.empty_like(q)
+    ref = torch.nn.functional.scaled_dot_product_attention(q, k, v).float()
+    rows = []
+    for block, stream, warps, stages, q_regs, per_sm in CONFIGS:
+        label = f"b{block}s{stream}w{warps}st{stages}{'' if q_regs else '-qsmem'}{f'-x{per_sm}' if per_sm > 1 else ''}"
+        config = dict(block=block, stream=stream, warps=warps, stages=stages, q_in_registers=q_regs, blocks_per_sm=per_sm)
+        try:
+            ptx, cfg = compile_attention(text, **config)
+            spec = sm80_attention_passes(run_pipeline(text), **config)
+        except Exception as e:
+            print(f"  attention {label}: does not compile ({str(e).splitlines()[0][:100]})", flush=True)
+            continue
+        cost, pred = predict(text, spec, hw, ptxas_registers(ptx))
+        kern = load_ptx(ptx).kernel(cfg["name"], [Param.pointer("bf16", (b, h, n, d))] * 3 + [Param.pointer("bf16", (b, h, n, d), out=True)])
+
+        def launch(sync: bool, kern=kern, cfg=cfg) -> None:
+            kern.launch(grid=cfg["grid"], block=cfg["block"], smem=cfg["smem"], args=[q, k, v, o], sync=sync)
+
+        o.fill_(float("nan"))
+        launch(True)
+        err = ((o.float() - ref).norm() / ref.norm()).item()
+        ms = time_ms(torch, lambda: launch(False))
+        dram = sum(pred.dram.values()) if isinstance(pred.dram, dict) else float("nan")
+        row = dict(family="attention", label=label, spec=spec, predicted_us=pred.seconds * 1e6, measured_us=ms * 1e3,
+                   bound=pred.bound, err=err, hbm_bytes=cost.hbm_bytes, dram_bytes=dram)
+        print(f"  attention {label}: predicted {row['predicted_us']:.1f} us ({pred.bound}), measured {row['measured_us']:.1f} us, "
+              f"err {err:.1e}", flush=True)
+        if err < 2e-2:
+            rows.append(row)
+    return rows
+
+
 def ncu_dram(row: dict) -> tuple[float, float] | None:
     """(bytes read, bytes written) of one launch, by Nsight Compute, or None."""
     ncu = shutil.which("ncu") or next(iter(Path("/usr/local/cuda/bin").glob("ncu")), None)
@@ -199,19 +246,22 @@ def main() -> int:
     ap = argparse.ArgumentParser()
     ap.add_argument("--hw", default="h200")
     ap.add_argument("--ncu", action="store_true", help="read DRAM bytes with Nsight Compute for two configurations")
+    ap.add_argument("--only", choices=["gemm", "attention"], help="one family only")
     args = ap.parse_args()
     hw = hardware(args.hw)
     print(f"device: {torch.cuda.get_device_name()}  model: {hw.name}", flush=True)
-    picks = autotile_picks(args.hw)
+    picks = autotile_picks(args.hw) if args.only != "attention" else {}
     print(f"autotile: {picks}", flush=True)
-    rows = gemm_rows(torch, hw, args)
+    rows = gemm_rows(torch, hw, args) if args.only != "attention" else []
+    rows += attention_rows(torch, hw) if args.only != "gemm" else []
     lines = [f"{'family':<10} {'configuration':<22} {'predicted us':>12} {'measured us':>12} {'bound':<14} {'model DRAM MB':>13}"]
     for r in rows:
         lines.append(f"{r['family']:<10} {r['label']:<22} {r['predicted_us']:12.1f} {r['measured_us']:12.1f} {r['bound']:<14} "
                      f"{r['dram_bytes'] / 1e6:13.1f}")
     lines += [""] + summary(rows, picks)
     if args.ncu:
-        for r in sorted(rows, key=lambda r: r["measured_us"])[:1] + [r for r in rows if "64x64" in r["label"]][:1]:
+        gemms = [r for r in rows if r["family"].startswith("gemm")]
+        for r in sorted(gemms, key=lambda r: r["measured_us"])[:1] + [r for r in gemms if "64x64" in r["label"]][:1]:
             got = ncu_dram(r)
             if got:
                 total = sum(got)
