@@ -34,7 +34,7 @@ from xdsl.irdl import (
 )
 from xdsl.traits import IsolatedFromAbove, IsTerminator, SymbolOpInterface
 
-from napkin_ir.dialects.ncd import NamedAxesType, TensorType
+from napkin_ir.dialects.ncd import NamedAxesType, TensorType, parameters_hash, same_parameters
 from napkin_ir.dialects.utils import require
 
 
@@ -44,6 +44,8 @@ class GlobalType(NamedAxesType):
     the order of its axes."""
 
     name = "hbm.global"
+    __eq__ = same_parameters
+    __hash__ = parameters_hash
 
 
 def parse_labels(labels: ArrayAttr[StringAttr] | None) -> dict[str, int]:

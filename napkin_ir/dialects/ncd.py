@@ -61,6 +61,17 @@ def element_type_name(t: Attribute) -> str:
 # --------------------------------------------------------------------------------------
 
 
+def same_parameters(self: ParametrizedAttribute, other: object) -> bool:
+    """Equality over all parameters. The decorated subclasses of an undecorated base get a
+    generated equality that leaves the base's parameters out (so every `!ncd.tensor` would
+    equal every other); each such subclass takes this one, and `parameters_hash`."""
+    return type(other) is type(self) and other.parameters == self.parameters  # type: ignore[attr-defined]
+
+
+def parameters_hash(self: ParametrizedAttribute) -> int:
+    return hash((type(self), self.parameters))
+
+
 class NamedAxesType(ParametrizedAttribute, TypeAttribute):
     """Base of the types whose shape is a list of named axes with sizes and an element
     type, written `<b=4, h=16, i=4096, d=128 : bf16>` (`!ncd.tensor`, `!hbm.global`)."""
@@ -170,6 +181,8 @@ class TensorType(NamedAxesType):
     """
 
     name = "ncd.tensor"
+    __eq__ = same_parameters
+    __hash__ = parameters_hash
 
 
 def _tensor(v: SSAValue | Attribute, what: str) -> TensorType:

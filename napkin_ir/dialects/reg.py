@@ -57,7 +57,7 @@ from xdsl.utils.exceptions import VerifyException
 
 from napkin_ir.dialects.hbm import GlobalType, parse_labels
 from napkin_ir.dialects.ncd import MapOp as NcdMapOp
-from napkin_ir.dialects.ncd import NamedAxesType, NcdOp, _parse_float, format_float
+from napkin_ir.dialects.ncd import NamedAxesType, NcdOp, _parse_float, format_float, parameters_hash, same_parameters
 from napkin_ir.dialects.smem import BufferType
 from napkin_ir.dialects.utils import require
 
@@ -98,12 +98,8 @@ class FragType(NamedAxesType):
         if (role == "c") != (dt == "f32") or dt not in ("f32", "bf16", "f16"):
             raise VerifyException(f"!reg.frag: '{role}' fragments hold {'f32' if role == 'c' else 'bf16 or f16'}, got {dt}")
 
-    # the named shape is a base's parameters, which the generated dataclass equality leaves out
-    def __eq__(self, other: object) -> bool:
-        return type(other) is type(self) and other.parameters == self.parameters  # type: ignore[attr-defined]
-
-    def __hash__(self) -> int:
-        return hash((type(self), self.parameters))
+    __eq__ = same_parameters  # the base's parameters count (see same_parameters)
+    __hash__ = parameters_hash
 
     def values_per_lane(self) -> int:
         if self.role.data == "row":

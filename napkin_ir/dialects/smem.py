@@ -34,7 +34,7 @@ from xdsl.printer import Printer
 from xdsl.utils.exceptions import VerifyException
 
 from napkin_ir.dialects.hbm import GlobalType, check_tile_of_global
-from napkin_ir.dialects.ncd import NamedAxesType, TensorType
+from napkin_ir.dialects.ncd import NamedAxesType, TensorType, parameters_hash, same_parameters
 from napkin_ir.dialects.utils import require
 
 # row: the buffer's axis order, row-major; padN: each row padded by N elements;
@@ -57,12 +57,8 @@ class BufferType(NamedAxesType):
             element_type, IntAttr(stages), StringAttr(layout),
         )
 
-    # the named shape is a base's parameters, which the generated dataclass equality leaves out
-    def __eq__(self, other: object) -> bool:
-        return type(other) is type(self) and other.parameters == self.parameters  # type: ignore[attr-defined]
-
-    def __hash__(self) -> int:
-        return hash((type(self), self.parameters))
+    __eq__ = same_parameters  # the base's parameters count (see same_parameters)
+    __hash__ = parameters_hash
 
     @property
     def tile(self) -> TensorType:
