@@ -95,8 +95,8 @@ def gemm_axes(module: ModuleOp, pipeline: str = "napkin-sm80") -> tuple[str, str
     funcs = [f for f in module.walk() if isinstance(f, func.FuncOp) and f.body.blocks]
     contracts = [op for f in funcs for op in f.walk() if isinstance(op, ncd.ContractOp)]
     if len(funcs) != 1 or len(contracts) != 1 or len(contracts[0].over_axes) != 1:
-        raise PassFailedException(f"{pipeline}: compiles a diagram of one function with one contraction over one axis "
-                                  "(a GEMM) for now; attention comes with the online-softmax lowering")
+        raise PassFailedException(f"{pipeline}: compiles a GEMM (one function, one contraction over one axis)"
+                                  + (" or attention" if pipeline == "napkin-sm80" else " for now; attention takes napkin-sm80"))
     out = contracts[0].result.type
     if len(out.axis_names) != 2:  # type: ignore[attr-defined]
         raise PassFailedException(f"{pipeline}: the contraction's result must have two axes, got {out}")
@@ -128,7 +128,9 @@ class NapkinSm80Pass(ModulePass):
     """`napkin-sm80`: the whole way from a GEMM diagram to sm_80 PTX (cp.async, ldmatrix,
     mma.sync). `block="128,128,32"` is the block tile (rows, columns, stream), `warps="2,2"`
     how many warps share the rows and the columns, `stages` the pipeline depth;
-    `autotile=true` lets the napkin model choose all three for `hw` (h100, h200, a100)."""
+    `autotile=true` lets the napkin model choose all three for `hw` (h100, h200, a100).
+    Attention diagrams (softmax, causal, spherical) take `block="rows,keys"` (128,64 by
+    default), `warps="n"` (rows / 16 by default) and `stages`."""
 
     name = "napkin-sm80"
     block: str = "128,128,32"
@@ -138,6 +140,14 @@ class NapkinSm80Pass(ModulePass):
     hw: str = "h100"
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
+        from napkin_ir.attention_diagrams import attention_axes, sm80_attention_passes
+
+        if attention_axes(op) is not None:  # block="rows,keys", warps="n" (rows / 16 by default)
+            rows, keys = _ints(self.block, 2, "block") if self.block.count(",") == 1 else (128, 64)
+            warps = _ints(self.warps, 1, "warps")[0] if "," not in self.warps else None
+            spec = sm80_attention_passes(op, rows, keys, warps, self.stages)
+            PassPipeline.parse_spec(available_passes(), f"{spec},reg-to-ptx", lambda *_: None).apply(ctx, op)
+            return
         axes = gemm_axes(op)
         if self.autotile:
             result = _autotile(op, self.hw, "sm80", self.name)

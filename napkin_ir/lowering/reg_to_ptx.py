@@ -776,6 +776,7 @@ class RegToPtxPass(ModulePass):
         kernels = [k for k in op.walk() if isinstance(k, hbm.KernelOp)]
         if not kernels:
             raise PassFailedException("reg-to-ptx: the module has no hbm.kernel at the register level")
+        from napkin_ir.lowering.reg_to_ptx_attention import AttentionEmitter, uses_fragment_math
         from napkin_ir.lowering.reg_to_ptx_sm90 import Sm90Emitter, uses_wgmma
 
         hopper = False
@@ -783,5 +784,6 @@ class RegToPtxPass(ModulePass):
             if "reg.warps" not in k.attributes:
                 raise PassFailedException(f"reg-to-ptx: @{k.sym_name.data} has no reg.warps; run smem-to-reg first")
             hopper |= uses_wgmma(k)
-            Rewriter.replace_op(k, (Sm90Emitter if uses_wgmma(k) else _Emitter)(k).build())
+            emitter = Sm90Emitter if uses_wgmma(k) else AttentionEmitter if uses_fragment_math(k) else _Emitter
+            Rewriter.replace_op(k, emitter(k).build())
         op.attributes["ptx.target"] = StringAttr("sm_90a" if hopper else "sm_80")

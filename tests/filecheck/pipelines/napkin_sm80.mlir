@@ -11,12 +11,28 @@
 // RUN: sed -e 's/bf16/f16/g' %examples/matmul.mlir | napkin-opt -p napkin-sm80 -t ptx -o %t.f16.ptx
 // RUN: %ptxas -arch=sm_80 %t.f16.ptx -o %t.f16.cubin
 // RUN: filecheck %s --check-prefix=F16 < %t.f16.ptx
-// RUN: not napkin-opt %examples/attention.mlir -p napkin-sm80 -t ptx 2>&1 | filecheck %s --check-prefix=ATTN
+// Attention: the three examples at head dim 64, and 128, assemble without spills.
+// RUN: napkin-opt %examples/attention.mlir -p napkin-sm80 -t ptx -o %t.attn.ptx
+// RUN: %ptxas -v -arch=sm_80 %t.attn.ptx -o %t.attn.cubin 2>&1 | filecheck %s --check-prefix=NOSPILL
+// RUN: filecheck %s --check-prefix=ATTN < %t.attn.ptx
+// RUN: napkin-opt %examples/causal_attention.mlir -p napkin-sm80 -t ptx -o %t.causal.ptx
+// RUN: %ptxas -v -arch=sm_80 %t.causal.ptx -o %t.causal.cubin 2>&1 | filecheck %s --check-prefix=NOSPILL
+// RUN: napkin-opt %examples/spherical_attention.mlir -p napkin-sm80 -t ptx -o %t.sph.ptx
+// RUN: %ptxas -v -arch=sm_80 %t.sph.ptx -o %t.sph.cubin 2>&1 | filecheck %s --check-prefix=NOSPILL
+// RUN: sed -e 's/d=64/d=128/g; s/0.125/0.08838834764831845/' %examples/attention.mlir | napkin-opt -p napkin-sm80 -t ptx -o %t.d128.ptx
+// RUN: %ptxas -v -arch=sm_80 %t.d128.ptx -o %t.d128.cubin 2>&1 | filecheck %s --check-prefix=NOSPILL
+// RUN: sed -e 's/d=64/d=128/g' %examples/causal_attention.mlir | napkin-opt -p napkin-sm80 -t ptx -o %t.cd128.ptx
+// RUN: %ptxas -v -arch=sm_80 %t.cd128.ptx -o %t.cd128.cubin 2>&1 | filecheck %s --check-prefix=NOSPILL
+// RUN: sed -e 's/d=64/d=128/g' %examples/spherical_attention.mlir | napkin-opt -p napkin-sm80 -t ptx -o %t.sd128.ptx
+// RUN: %ptxas -v -arch=sm_80 %t.sd128.ptx -o %t.sd128.cubin 2>&1 | filecheck %s --check-prefix=NOSPILL
 // RUN: not napkin-opt %examples/matmul.mlir -p 'napkin-sm80{warps="2"}' 2>&1 | filecheck %s --check-prefix=OPTION
 
 // REPORT: Compiling entry function 'matmul' for 'sm_80'
 // REPORT: 0 bytes stack frame, 0 bytes spill stores, 0 bytes spill loads
 // F16: mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32
 // F16: cvt.rn.f16x2.f32
-// ATTN: napkin-opt: error: napkin-sm80: compiles a diagram of one function with one contraction over one axis (a GEMM) for now
+// NOSPILL: 0 bytes stack frame, 0 bytes spill stores, 0 bytes spill loads
+// ATTN: shfl.sync.bfly
+// ATTN: ex2.approx
+// ATTN: mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32
 // OPTION: napkin-opt: error: napkin-sm80: warps="2" should be 2 positive integers separated by commas
