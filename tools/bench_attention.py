@@ -136,14 +136,16 @@ def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--quick", action="store_true", help="sequence 4k only, head dim 128, three configurations")
     ap.add_argument("--dtype", choices=["bf16", "f16"], default="bf16")
+    ap.add_argument("--seqs", help="sequence lengths, e.g. 4096,16384 (default: 1024,4096,16384)")
+    ap.add_argument("--dims", help="head dims, e.g. 128 (default: 64,128)")
     args = ap.parse_args()
     import torch
     import torch.nn.functional as F
     from torch.nn.attention import SDPBackend, sdpa_kernel
 
     t = args.dtype
-    seqs = [4096] if args.quick else SEQS
-    dims = [128] if args.quick else HEAD_DIMS
+    seqs = [4096] if args.quick else [int(x) for x in args.seqs.split(",")] if args.seqs else SEQS
+    dims = [128] if args.quick else [int(x) for x in args.dims.split(",")] if args.dims else HEAD_DIMS
     configs = [CONFIGS[0], CONFIGS[3], CONFIGS[4]] if args.quick else CONFIGS
     backends = [("flash", SDPBackend.FLASH_ATTENTION), ("cudnn", SDPBackend.CUDNN_ATTENTION), ("efficient", SDPBackend.EFFICIENT_ATTENTION)]
     print(f"device: {torch.cuda.get_device_name()}  torch {torch.__version__}  {t}", flush=True)
