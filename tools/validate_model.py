@@ -161,7 +161,7 @@ def attention_rows(torch, hw) -> list[dict]:
         err = ((o.float() - ref).norm() / ref.norm()).item()
         ms = time_ms(torch, lambda: launch(False))
         dram = sum(pred.dram.values()) if isinstance(pred.dram, dict) else float("nan")
-        row = dict(family="attention", label=label, spec=spec, predicted_us=pred.seconds * 1e6, measured_us=ms * 1e3,
+        row = dict(family="attention", label=label, spec=spec, config=config, predicted_us=pred.seconds * 1e6, measured_us=ms * 1e3,
                    bound=pred.bound, err=err, hbm_bytes=cost.hbm_bytes, dram_bytes=dram)
         print(f"  attention {label}: predicted {row['predicted_us']:.1f} us ({pred.bound}), measured {row['measured_us']:.1f} us, "
               f"err {err:.1e}", flush=True)
@@ -171,21 +171,28 @@ def attention_rows(torch, hw) -> list[dict]:
 
 
 def ncu_dram(row: dict) -> tuple[float, float] | None:
-    """(bytes read, bytes written) of one launch, by Nsight Compute, or None."""
+    """(bytes read, bytes written) of one launch of the row's kernel, by Nsight Compute, or None."""
     ncu = shutil.which("ncu") or next(iter(Path("/usr/local/cuda/bin").glob("ncu")), None)
     if not ncu:
         return None
     script = ROOT / "tools" / "_ncu_one.py"
-    script.write_text(
-        "import sys, torch\n"
-        f"sys.path.insert(0, {str(ROOT)!r})\n"
-        "from napkin_ir.diagrams import gemm\nfrom napkin_ir.runtime.compiled import compile_kernel\n"
-        f"m, n, k = {GEMM_SHAPE}\n"
-        f"kern = compile_kernel(gemm(m, n, k, 'bf16'), {row['spec']!r})\n"
-        "a = torch.randn(m, k, device='cuda').to(torch.bfloat16); b = torch.randn(k, n, device='cuda').to(torch.bfloat16)\n"
-        "c = torch.empty(m, n, device='cuda', dtype=torch.bfloat16)\n"
-        "kern(a=a, b=b, out=c)\n")
-    out = subprocess.run([str(ncu), "--clock-control", "none", "--kernel-name", "matmul", "--metrics",
+    if row["family"].startswith("gemm"):
+        launch = (f"from napkin_ir.diagrams import gemm\nfrom napkin_ir.runtime.compiled import compile_kernel\n"
+                  f"m, n, k = {GEMM_SHAPE}\nkern = compile_kernel(gemm(m, n, k, 'bf16'), {row['spec']!r})\n"
+                  "a = torch.randn(m, k, device='cuda').to(torch.bfloat16); b = torch.randn(k, n, device='cuda').to(torch.bfloat16)\n"
+                  "c = torch.empty(m, n, device='cuda', dtype=torch.bfloat16)\nkern(a=a, b=b, out=c)\n")
+        name = "matmul"
+    else:
+        launch = ("from napkin_ir.attention_diagrams import attention_diagram, compile_attention\n"
+                  "from napkin_ir.runtime import Param, load_ptx\n"
+                  f"b, h, n, d = {ATTENTION_SHAPE}\n"
+                  f"ptx, cfg = compile_attention(attention_diagram('softmax', b, h, n, d, 'bf16'), **{row['config']!r})\n"
+                  "q, k, v = (torch.randn(b, h, n, d, device='cuda').to(torch.bfloat16) for _ in range(3)); o = torch.empty_like(q)\n"
+                  "kern = load_ptx(ptx).kernel(cfg['name'], [Param.pointer('bf16', (b, h, n, d))] * 3 + [Param.pointer('bf16', (b, h, n, d), out=True)])\n"
+                  "kern.launch(grid=cfg['grid'], block=cfg['block'], smem=cfg['smem'], args=[q, k, v, o])\n")
+        name = "attention"
+    script.write_text(f"import sys, torch\nsys.path.insert(0, {str(ROOT)!r})\n" + launch)
+    out = subprocess.run([str(ncu), "--clock-control", "none", "--kernel-name", name, "--metrics",
                           "dram__bytes_read.sum,dram__bytes_write.sum", "--csv", sys.executable, str(script)],
                          capture_output=True, text=True, timeout=300)
     script.unlink()
@@ -245,7 +252,7 @@ def main() -> int:
 
     ap = argparse.ArgumentParser()
     ap.add_argument("--hw", default="h200")
-    ap.add_argument("--ncu", action="store_true", help="read DRAM bytes with Nsight Compute for two configurations")
+    ap.add_argument("--ncu", action="store_true", help="read DRAM bytes with Nsight Compute for each family's fastest and slowest configuration")
     ap.add_argument("--only", choices=["gemm", "attention"], help="one family only")
     args = ap.parse_args()
     hw = hardware(args.hw)
@@ -260,8 +267,11 @@ def main() -> int:
                      f"{r['dram_bytes'] / 1e6:13.1f}")
     lines += [""] + summary(rows, picks)
     if args.ncu:
-        gemms = [r for r in rows if r["family"].startswith("gemm")]
-        for r in sorted(gemms, key=lambda r: r["measured_us"])[:1] + [r for r in gemms if "64x64" in r["label"]][:1]:
+        chosen = []
+        for family in sorted({r["family"] for r in rows}):  # each family's fastest and slowest
+            rs = sorted((r for r in rows if r["family"] == family), key=lambda r: r["measured_us"])
+            chosen += [rs[0], rs[-1]] if len(rs) > 1 else rs
+        for r in chosen:
             got = ncu_dram(r)
             if got:
                 total = sum(got)
