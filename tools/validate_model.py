@@ -19,7 +19,6 @@ from __future__ import annotations
 import argparse
 import os
 import shutil
-import statistics
 import subprocess
 import sys
 from pathlib import Path
@@ -27,6 +26,8 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(ROOT / "tools"))
+
+from bench_gemm import time_ms  # CUDA events after a warm-up, the median of batches
 
 GEMM_SHAPE = (4096, 4096, 4096)
 SM80 = [  # block, warps, stages
@@ -49,22 +50,6 @@ def spearman(xs: list[float], ys: list[float]) -> float:
     rx, ry = ranks(xs), ranks(ys)
     n = len(xs)
     return 1 - 6 * sum((a - b) ** 2 for a, b in zip(rx, ry)) / (n * (n * n - 1))
-
-
-def time_ms(torch, fn, batches: int = 10, per_batch: int = 10) -> float:
-    for _ in range(3):
-        fn()
-    torch.cuda.synchronize()
-    times = []
-    for _ in range(batches):
-        start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
-        start.record()
-        for _ in range(per_batch):
-            fn()
-        end.record()
-        end.synchronize()
-        times.append(start.elapsed_time(end) / per_batch)
-    return statistics.median(times)
 
 
 def predict(text: str, spec: str, hw, registers: int | None):

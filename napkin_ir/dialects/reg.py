@@ -34,10 +34,8 @@ from xdsl.dialects.builtin import (
     FloatAttr,
     IndexType,
     IntAttr,
-    IntegerAttr,
     StringAttr,
     f32,
-    i32,
 )
 from xdsl.ir import Attribute, Dialect, ParametrizedAttribute, SSAValue
 from xdsl.irdl import (
@@ -58,7 +56,7 @@ from xdsl.utils.exceptions import VerifyException
 from napkin_ir.dialects.hbm import GlobalType, parse_labels
 from napkin_ir.dialects.ncd import MapOp as NcdMapOp
 from napkin_ir.dialects.ncd import NamedAxesType, NcdOp, _parse_float, format_float, parameters_hash, same_parameters
-from napkin_ir.dialects.smem import BufferType
+from napkin_ir.dialects.smem import BufferType, PendingWaitOp
 from napkin_ir.dialects.utils import require
 
 ROLES = ("a", "b", "c", "row")
@@ -340,19 +338,10 @@ class WgmmaCommitOp(IRDLOperation):
 
 
 @irdl_op_definition
-class WgmmaWaitOp(IRDLOperation):
+class WgmmaWaitOp(PendingWaitOp):
     """Wait until at most `pending` committed wgmma groups are still running."""
 
     name = "reg.wgmma_wait"
-    pending = prop_def(IntegerAttr)
-    irdl_options = (ParsePropInAttrDict(),)
-    assembly_format = "attr-dict"
-
-    def __init__(self, pending: int):
-        super().__init__(properties={"pending": IntegerAttr(pending, i32)})
-
-    def verify_(self) -> None:
-        require(0 <= self.pending.value.data <= 7, self, f"pending must be in 0..7, got {self.pending.value.data}")
 
 
 # -- fragment math: what attention does to its scores between the two products ----------

@@ -150,11 +150,9 @@ class CommitOp(IRDLOperation):
     assembly_format = "attr-dict"
 
 
-@irdl_op_definition
-class WaitOp(IRDLOperation):
-    """Wait until at most `pending` committed groups are still in flight."""
+class PendingWaitOp(IRDLOperation):
+    """Base of the waits for committed groups: at most `pending` (0..7) still in flight."""
 
-    name = "smem.wait"
     pending = prop_def(IntegerAttr)
     irdl_options = (ParsePropInAttrDict(),)
     assembly_format = "attr-dict"
@@ -164,6 +162,13 @@ class WaitOp(IRDLOperation):
 
     def verify_(self) -> None:
         require(0 <= self.pending.value.data <= 7, self, f"pending must be in 0..7, got {self.pending.value.data}")
+
+
+@irdl_op_definition
+class WaitOp(PendingWaitOp):
+    """Wait until at most `pending` committed groups of copies are still in flight."""
+
+    name = "smem.wait"
 
 
 @irdl_op_definition
