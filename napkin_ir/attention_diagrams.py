@@ -54,7 +54,8 @@ def sm80_attention_pipeline(block: int = 128, stream: int = 64, warps: int | Non
     w = warps or block // 16
     grid = ",".join([*batch, f"{i}:{block}"])
     hoist = "" if q_in_registers else " hoist=false"
-    launch = f",hbm-launch{{blocks_per_sm={blocks_per_sm}}}" if blocks_per_sm > 1 else ""
+    # the query tiles of one head run together (they share its K and V in L2), longest first
+    launch = f",hbm-launch{{blocks_per_sm={blocks_per_sm} order=last}}"
     return (f'ncd-relabel{{grid="{grid}" stream="{j}:{stream}"}},ncd-to-hbm{launch},hbm-to-smem{{stages={stages} layout=pad8}},'
             f'smem-to-reg{{warps="{i}:{w}"{hoist}}}')
 

@@ -6,9 +6,10 @@ this one walks the kernel as it is: every index computation becomes its instruct
 every `scf.for` a loop of three PTX blocks (a head that tests the counter, the body, the
 exit; the carried fragments are block arguments), every `scf.if` around copies a guard
 predicate on them. What it relies on from the levels above:
-- global tensors are row-major, of any rank; grid axes map to %ctaid.x, .y, .z from the
-  last (the tiled one, so that the blocks of one head run together) to the first, and
-  the last is walked from its end (a causal stream's longest blocks start first);
+- global tensors are row-major, of any rank; with `hbm.order = "last"` (what napkin-sm80
+  asks for) grid axes map to %ctaid.x, .y, .z from the last (the tiled one, so that the
+  blocks of one head run together) to the first, and the last is walked from its end (a
+  causal stream's longest blocks start first); without it, from the first;
 - a buffer is a tile of its global with one axis of more than one place (its rows) and
   the global's last axis (its columns, whole, a multiple of 8 elements), in 16-byte
   chunks: `layout=pad8` pads each row by 16 bytes so that the 8 rows an ldmatrix reads
@@ -168,11 +169,13 @@ class AttentionEmitter(PtxBuilder):
         if len(grid) > 3:
             raise self.fail(f"at most 3 grid axes, got {len(grid)}")
         blocks = self.kernel.grid_shape()
-        order = list(reversed(grid))  # %ctaid.x for the last grid axis
+        attr = self.kernel.attributes.get("hbm.order")
+        last = isinstance(attr, builtin.StringAttr) and attr.data == "last"
+        order = list(reversed(grid)) if last else list(grid)  # the axis on %ctaid.x varies fastest
         firsts = dict(zip(grid, args[len(globs):]))
         for n, axis in enumerate(order):
             cta = self.r(P.SregOp(f"ctaid.{'xyz'[n]}"))
-            if n == 0 and blocks[axis] > 1:  # the last blocks first: a causal stream's longest
+            if last and n == 0 and blocks[axis] > 1:  # the last blocks first: a causal stream's longest
                 cta = self.op2(P.SubOp, "u32", self.u32(blocks[axis] - 1), cta)
             arg = firsts[axis]
             self.grid_args[arg] = axis

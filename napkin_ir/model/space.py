@@ -19,7 +19,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 from xdsl.dialects import arith, scf
-from xdsl.dialects.builtin import IntegerAttr
+from xdsl.dialects.builtin import IntegerAttr, StringAttr
 from xdsl.ir import Block, Operation, SSAValue
 
 from napkin_ir.dialects import hbm
@@ -61,6 +61,7 @@ class Space:
     mask: np.ndarray | None = None  # where it runs (broadcast to `shape`); None: everywhere
     values: dict[SSAValue, np.ndarray] = field(default_factory=dict)
     group: int = 0  # launch order in bands of `group` block rows (`hbm.group`); 0: plain
+    last_fastest: bool = False  # the last grid axis fastest, walked from its end (`hbm.order = "last"`)
 
     # -- values -------------------------------------------------------------------------
     def get(self, v: SSAValue) -> np.ndarray | None:
@@ -106,25 +107,28 @@ class Space:
     def block_ids(self) -> np.ndarray:
         """The linear launch index of each context's block: the first grid axis fastest, as
         `reg-to-ptx` maps grid axes to %ctaid.x, .y, .z; or, with `group`, bands of `group`
-        block rows swept column by column (`hbm-launch{group=...}`)."""
+        block rows swept column by column (`hbm-launch{group=...}`); or, with `order=last`,
+        the last grid axis fastest and walked from its end."""
         n = len(self.grid_axes)
         if self.group and n == 2:
             return self.full(_grouped_ids(self.shape[0], self.shape[1], self.group))
         ids = np.zeros(self.shape[:n], np.int64)
         stride = 1
-        for d in range(n):
-            idx = np.arange(self.shape[d]).reshape((1,) * d + (-1,) + (1,) * (n - d - 1))
-            ids = ids + idx * stride
+        for d in (reversed(range(n)) if self.last_fastest else range(n)):
+            idx = np.arange(self.shape[d])
+            if self.last_fastest and d == n - 1:
+                idx = idx[::-1]
+            ids = ids + idx.reshape((1,) * d + (-1,) + (1,) * (n - d - 1)) * stride
             stride *= self.shape[d]
         return self.full(ids)
 
     # -- nesting ------------------------------------------------------------------------
     def narrowed(self, cond: np.ndarray) -> Space:
         mask = cond if self.mask is None else np.logical_and(self.mask, cond)
-        return Space(self.shape, self.grid_axes, mask, dict(self.values), self.group)
+        return Space(self.shape, self.grid_axes, mask, dict(self.values), self.group, self.last_fastest)
 
     def with_loop(self, trips: int) -> Space:
-        return Space(self.shape + (trips,), self.grid_axes, self.mask, dict(self.values), self.group)
+        return Space(self.shape + (trips,), self.grid_axes, self.mask, dict(self.values), self.group, self.last_fastest)
 
 
 def _grouped_ids(rows: int, cols: int, group: int) -> np.ndarray:
@@ -142,7 +146,9 @@ def kernel_space(kernel: hbm.KernelOp) -> Space:
     grid, blocks = kernel.grid_tiles, kernel.grid_shape()
     axes = tuple(grid)
     group = kernel.attributes.get("hbm.group")
-    space = Space(tuple(blocks[a] for a in axes), axes, group=group.value.data if isinstance(group, IntegerAttr) else 0)
+    order = kernel.attributes.get("hbm.order")
+    space = Space(tuple(blocks[a] for a in axes), axes, group=group.value.data if isinstance(group, IntegerAttr) else 0,
+                  last_fastest=isinstance(order, StringAttr) and order.data == "last")
     origins = kernel.body.block.args[len(kernel.globals):]
     for d, (a, arg) in enumerate(zip(axes, origins)):
         shape = [1] * len(axes)

@@ -14,7 +14,10 @@ consumers finish the last. `cluster=2` pairs neighbouring blocks along the first
 axis into a thread-block cluster: a tile both need (one whose offsets do not move along
 that axis) is loaded half by each and multicast to both. They are written on each
 `hbm.kernel` as `hbm.group`, `hbm.blocks_per_sm`, `hbm.persistent` and `hbm.cluster`;
-`reg-to-ptx` emits them for sm_90a kernels.
+`reg-to-ptx` emits them for sm_90a kernels. `order=last` makes the last grid axis vary
+fastest, walked from its end (attention: the query tiles of one head run together, sharing
+its K and V in L2, and a causal stream's longest blocks start first); without it the first
+grid axis varies fastest. The napkin model follows the same order (`hbm.order`).
 """
 
 from __future__ import annotations
@@ -36,10 +39,13 @@ class HbmLaunchPass(ModulePass):
     blocks_per_sm: int = 1
     persistent: bool = False
     cluster: int = 1
+    order: str = "first"
 
     def apply(self, ctx: Context, op: builtin.ModuleOp) -> None:
         if self.group < 0:
             raise PassFailedException(f"hbm-launch: group must be 0 (plain order) or positive, got {self.group}")
+        if self.order not in ("first", "last"):
+            raise PassFailedException(f"hbm-launch: order must be first or last (the grid axis that varies fastest), got '{self.order}'")
         if self.cluster not in (1, 2):
             raise PassFailedException(f"hbm-launch: cluster must be 1 or 2 blocks, got {self.cluster}")
         if not 1 <= self.blocks_per_sm <= 4:
@@ -57,3 +63,5 @@ class HbmLaunchPass(ModulePass):
                 k.attributes["hbm.persistent"] = builtin.UnitAttr()
             if self.cluster > 1:
                 k.attributes["hbm.cluster"] = builtin.IntegerAttr(self.cluster, 32)
+            if self.order == "last":
+                k.attributes["hbm.order"] = builtin.StringAttr("last")
