@@ -345,6 +345,24 @@ class MbarrierWaitOp(IRDLOperation):
 
 
 @irdl_op_definition
+class RingPositionOp(IRDLOperation):
+    """How many stream steps this block's mbarrier rings have already taken before its
+    current tile: 0 for a block that computes one tile; a persistent block (one that loops
+    over tiles, `hbm-launch{persistent=true}`) has taken one per step of each earlier tile.
+    A step's stage and phase parity count from here.
+
+        %pos = smem.ring_position : index
+    """
+
+    name = "smem.ring_position"
+    result = result_def(IndexType)
+    assembly_format = "attr-dict `:` type($result)"
+
+    def __init__(self):
+        super().__init__(result_types=[IndexType()])
+
+
+@irdl_op_definition
 class ProducerOp(IRDLOperation):
     """The producer role: its region runs on its own `warps` (a warpgroup of 4 on sm_90a)
     alongside the rest of the kernel body, which the consumer warps run. They meet only
@@ -373,7 +391,7 @@ class ProducerOp(IRDLOperation):
 
 
 SMEM = Dialect("smem", [AllocOp, CopyOp, CommitOp, WaitOp, BarrierOp, ReadOp, MbarrierAllocOp, TmaCopyOp, ArriveExpectOp,
-                        ArriveOp, MbarrierWaitOp, ProducerOp], [BufferType, MbarrierType])
+                        ArriveOp, MbarrierWaitOp, RingPositionOp, ProducerOp], [BufferType, MbarrierType])
 
 __all__ = ["SMEM", "AllocOp", "ArriveExpectOp", "ArriveOp", "BarrierOp", "BufferType", "CommitOp", "CopyOp", "MbarrierAllocOp",
-           "MbarrierType", "MbarrierWaitOp", "ProducerOp", "ReadOp", "TmaCopyOp", "WaitOp"]
+           "MbarrierType", "MbarrierWaitOp", "ProducerOp", "RingPositionOp", "ReadOp", "TmaCopyOp", "WaitOp"]

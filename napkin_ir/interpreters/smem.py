@@ -176,6 +176,10 @@ class SmemFunctions(InterpreterFunctions):
         ring.releases = any(isinstance(u.operation, smem.ArriveOp) for u in op.result.uses)
         return (ring,)
 
+    @impl(smem.RingPositionOp)
+    def run_ring_position(self, interpreter: Interpreter, op: smem.RingPositionOp, args: tuple[Any, ...]):
+        return (0,)  # the interpreter runs each block's one tile
+
     @impl(smem.ProducerOp)
     def run_producer(self, interpreter: Interpreter, op: smem.ProducerOp, args: tuple[Any, ...]):
         child = Interpreter(interpreter.module)

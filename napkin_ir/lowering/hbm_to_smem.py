@@ -25,9 +25,10 @@ is split between roles that meet only at two rings of mbarriers: a `smem.produce
 region loops over the stream, waits until the consumers have released a stage
 (`empty`), announces the stage's bytes and starts the copies into it (`full`); the loop
 left in the kernel body (the consumers') waits for `full`, reads, computes and arrives on
-`empty`. Round r of stage s waits for phase r of `full` (parity r mod 2) and for phase
-r - 1 of `empty` (parity (r + 1) mod 2: a fresh barrier's phase before the first counts
-as done, so round 0 does not wait). Buffers are 128-byte swizzled (`layout=swizzle`).
+`empty`. Step i of the rings (the tile's step plus `smem.ring_position`, the steps
+taken before this tile) uses stage i mod stages in round r = i div stages; it waits for
+phase r of `full` (parity r mod 2) and for phase r - 1 of `empty` (parity (r + 1) mod 2:
+a fresh barrier's phase before the first counts as done, so round 0 does not wait). Buffers are 128-byte swizzled (`layout=swizzle`).
 """
 
 from __future__ import annotations
@@ -267,14 +268,17 @@ class HbmToSmemPass(ModulePass):
         full, empty = smem.MbarrierAllocOp(ring), smem.MbarrierAllocOp(ring)
         stage_bytes = sum(t.bytes() // t.stages.data for t in types)
 
+        position = smem.RingPositionOp()  # steps the rings took before this tile
+
         def round_of(iv: SSAValue) -> tuple[list[Operation], SSAValue, SSAValue]:
             """(ops, stage, parity of this round) for the stream position iv."""
             c_step, c_stages, c2 = _const(step), _const(self.stages), _const(2)
-            i = arith.DivUIOp(iv, c_step.result)
+            k = arith.DivUIOp(iv, c_step.result)
+            i = arith.AddiOp(k.result, position.result)
             s = arith.RemUIOp(i.result, c_stages.result)
             r = arith.DivUIOp(i.result, c_stages.result)
             p = arith.RemUIOp(r.result, c2.result)
-            return [c_step, c_stages, c2, i, s, r, p], s.result, p.result
+            return [c_step, c_stages, c2, k, i, s, r, p], s.result, p.result
 
         # the producer: its own loop over the stream
         body = Block(arg_types=[IndexType()])
@@ -289,7 +293,7 @@ class HbmToSmemPass(ModulePass):
         produce = scf.ForOp(loop.lb, loop.ub, loop.step, [], Region(body))
         produce.attributes["hbm.stream"] = loop.attributes["hbm.stream"]
         producer = smem.ProducerOp(4, Region(Block([produce])))
-        Rewriter.insert_op([*allocs, full, empty, producer], InsertPoint.before(loop))
+        Rewriter.insert_op([*allocs, full, empty, position, producer], InsertPoint.before(loop))
 
         # the consumers: wait for the stage, read it, compute, release it
         cbody = loop.body.block

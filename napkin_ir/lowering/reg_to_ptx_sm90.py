@@ -177,6 +177,8 @@ class Sm90Emitter(PtxBuilder):
         for op in setup:
             self.lower(op)
         self.init_barriers()
+        if not self.persistent:
+            self.bind_ring_position(self.u32(0))
         self.finish: Block | None = None
         if self.cluster > 1:
             self.start_cluster(counts)
@@ -197,7 +199,8 @@ class Sm90Emitter(PtxBuilder):
         self.check_registers()
         self.warp_row = self.op2(P.SubOp, "u32", self.op2(P.ShrOp, "u32", self.tid, 5), 4)  # consumer warp 0..W*4-1
         self.warpgroup = self.op2(P.ShrOp, "u32", self.warp_row, 2)
-        consumer_ops = [op for op in body.ops if op not in setup and op is not producers[0] and not isinstance(op, hbm.ReturnOp)]
+        consumer_ops = [op for op in body.ops if op not in setup and op is not producers[0]
+                        and not isinstance(op, hbm.ReturnOp | smem.RingPositionOp)]
         self.per_tile(lambda: [self.lower(op) for op in consumer_ops])
         self.leave()
         if self.finish is not None:  # no CTA leaves while a peer may still arrive on its barriers
@@ -271,6 +274,11 @@ class Sm90Emitter(PtxBuilder):
         for (axis, tile), b in zip(grid.items(), blocks):
             self.vals[self.origin_args[axis]] = self.mul(b, tile)
 
+    def bind_ring_position(self, value: SSAValue) -> None:
+        for op in self.kernel.walk():
+            if isinstance(op, smem.RingPositionOp):
+                self.vals[op.result] = value
+
     def per_tile(self, body) -> None:
         """Emit `body` once (for this block's tile) or, persistent, for tiles p = block,
         block + blocks, ... below the tile count."""
@@ -280,32 +288,33 @@ class Sm90Emitter(PtxBuilder):
         total = _prod(self.kernel.grid_shape().values())
         first = self.emit(P.SregOp("ctaid.x")).results[0]
         step = self.emit(P.SregOp("nctaid.x")).results[0]
-        head = Block(arg_types=[B32])
-        self.emit(P.BraOp(head, first))
+        head = Block(arg_types=[B32, B32])  # the tile, and the ring steps taken before it
+        self.emit(P.BraOp(head, first, self.u32(0)))
         self.blocks.append(head)
         self.cur = head
-        p = head.args[0]
+        p, taken = head.args
         work, done = self.branch(self.setp("lt", p, total))
         self.cur = work
         self.set_origins(p)
+        self.bind_ring_position(taken)
         body()
-        self.emit(P.BraOp(head, self.op2(P.AddOp, "u32", p, step)))
+        self.emit(P.BraOp(head, self.op2(P.AddOp, "u32", p, step), self.add(taken, self.trips)))
         self.cur = done
 
     def check_persistent(self) -> None:
-        """A persistent block runs tile after tile through the same rings; its rounds line up
-        with a fresh block's only if each tile's stream is a whole number of double rounds
-        (so every stage starts a tile in phase parity 0)."""
-        for loop in [o for o in self.kernel.body.block.ops if isinstance(o, scf.ForOp)]:
-            lb, ub, step = (_constant(v) for v in (loop.lb, loop.ub, loop.step))
-            stages = loop.attributes["smem.stages"].value.data  # type: ignore[union-attr]
-            trips = -(-(ub - lb) // step)  # type: ignore[operator]
-            if trips % (2 * stages):
-                raise self.fail(f"a persistent block needs the stream's {trips} tiles to be a multiple of twice the "
-                                f"{stages} stages; use another stream tile or stage count, or no persistence")
-            arrives = [o for o in loop.walk() if isinstance(o, smem.ArriveOp)]
-            if arrives:
-                self.late_release = (arrives[0].bars, stages - 1)
+        """A persistent block runs tile after tile through the same rings: each tile's steps
+        count on from the last's (`smem.ring_position`), and the stage its last step used is
+        released after its stream, for the next tile's producer."""
+        loops = [o for o in self.kernel.body.block.ops if isinstance(o, scf.ForOp)]
+        if len(loops) != 1:
+            raise self.fail(f"a persistent block streams one loop per tile, found {len(loops)}")
+        loop = loops[0]
+        lb, ub, step = (_constant(v) for v in (loop.lb, loop.ub, loop.step))
+        self.trips = -(-(ub - lb) // step)  # type: ignore[operator]
+        self.stages = loop.attributes["smem.stages"].value.data  # type: ignore[union-attr]
+        arrives = [o for o in loop.walk() if isinstance(o, smem.ArriveOp)]
+        if arrives:
+            self.late_release = (arrives[0].bars, 0)
 
     def grouped_tile(self, counts: dict[str, int], p: SSAValue) -> tuple[SSAValue, SSAValue]:
         """(row block, column block) of linear tile p: bands of `group` row blocks (the last
@@ -360,9 +369,11 @@ class Sm90Emitter(PtxBuilder):
         elif isinstance(op, reg.WgmmaWaitOp):
             self.emit(T.WgmmaWaitGroupOp(op.pending.value.data))
             if self.late_release and op.pending.value.data == 0 and isinstance(op.prev_op, scf.ForOp):
-                # persistent: the next tile's producer waits for the last stage too
-                ring, stage = self.late_release
-                self.emit(T.MbarrierArriveOp(self.add(self.vals[ring], 8 * stage)))
+                # persistent: the next tile's producer waits for the stage of this tile's last step too
+                ring, _ = self.late_release
+                (position,) = [o.result for o in self.kernel.walk() if isinstance(o, smem.RingPositionOp)]
+                last = self.op2(P.RemOp, "u32", self.add(self.vals[position], self.trips - 1), self.stages)
+                self.emit(T.MbarrierArriveOp(self.add(self.vals[ring], self.mul(last, 8))))
         elif isinstance(op, reg.StoreOp):
             self.store(op)
         elif isinstance(op, scf.ForOp):

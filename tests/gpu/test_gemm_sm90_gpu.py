@@ -83,13 +83,16 @@ def test_gemm_sm90_launch_orders(shape, config):
     assert reference.relative_error(out, ref) <= 1e-2
 
 
+@pytest.mark.parametrize("stages", [3, 4])
 @pytest.mark.parametrize("group", [0, 8])
-@pytest.mark.parametrize("shape", [(1000, 744, 512), (2048, 1536, 1024), (4096, 4096, 4096)])
-def test_gemm_sm90_persistent(shape, group):
-    """Fewer blocks than tiles, each looping over tiles through the same mbarrier rings."""
+@pytest.mark.parametrize("shape", [(1000, 744, 512), (2048, 1536, 1000), (4096, 4096, 4096), (3000, 2000, 520)])
+def test_gemm_sm90_persistent(shape, group, stages):
+    """Fewer blocks than tiles, each looping over tiles through the same mbarrier rings; the
+    rings' steps count on across tiles whatever the stream's length (9 or 16 steps a tile
+    against 3 or 4 stages)."""
     torch = pytest.importorskip("torch")
     _need_sm90()
-    out, ref = run_sm90(torch, *shape, "bf16", (128, 256, 64), 4, group=group, persistent=True)
+    out, ref = run_sm90(torch, *shape, "bf16", (128, 256, 64), stages, group=group, persistent=True)
     assert not np.isnan(out).any()
     assert reference.relative_error(out, ref) <= 1e-2
 

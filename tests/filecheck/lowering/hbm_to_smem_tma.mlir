@@ -9,9 +9,11 @@
 // CHECK-NEXT: %[[B:.*]] = smem.alloc : !smem.buffer<k=64, n=256 : bf16, stages=4, layout=swizzle>
 // CHECK-NEXT: %[[FULL:.*]] = smem.mbarrier_alloc : !smem.mbarrier<stages=4, arrivals=1>
 // CHECK-NEXT: %[[EMPTY:.*]] = smem.mbarrier_alloc : !smem.mbarrier<stages=4, arrivals=1>
+// CHECK-NEXT: %[[POS:.*]] = smem.ring_position : index
 // CHECK-NEXT: smem.producer attributes {warps = 4 : i32} {
 // CHECK-NEXT: scf.for %[[K:.*]] = %c0 to %{{.*}} step %{{.*}} {
-// CHECK: %[[I:.*]] = arith.divui %[[K]], %{{.*}} : index
+// CHECK: %[[T:.*]] = arith.divui %[[K]], %{{.*}} : index
+// CHECK-NEXT: %[[I:.*]] = arith.addi %[[T]], %[[POS]] : index
 // CHECK-NEXT: %[[S:.*]] = arith.remui %[[I]], %{{.*}} : index
 // CHECK-NEXT: %[[R:.*]] = arith.divui %[[I]], %{{.*}} : index
 // CHECK-NEXT: %[[P:.*]] = arith.remui %[[R]], %{{.*}} : index

@@ -26,3 +26,10 @@ hbm.kernel attributes {sym_name = "k", grid = ["m:128"], num_outputs = 1 : i32} 
   smem.arrive %empty[%c0] : !smem.mbarrier<stages=2, arrivals=1>
   hbm.return
 }
+
+// CHECK: %pos = smem.ring_position : index
+hbm.kernel attributes {sym_name = "k2", grid = ["m:128"], num_outputs = 1 : i32} {
+^bb0(%a: !hbm.global<m=300, k=64 : bf16>, %out: !hbm.global<m=300, k=64 : bf16>, %m0: index):
+  %pos = smem.ring_position : index
+  hbm.return
+}
