@@ -379,16 +379,21 @@ class CpAsyncBulkTensorLoadOp(PtxOp):
         super().__init__(operands=[dst, tmap, list(coords), mbar])
 
     def verify_(self) -> None:
-        require(1 <= len(self.coords) <= 5, self, f"copies a 1D to 5D box, got {len(self.coords)} coordinates")
-        _need_class(self, "the destination", self.dst, "b32")
-        _need_class(self, "the tensor map address", self.tmap, "b64")
-        _need_class(self, "the barrier", self.mbar, "b32")
-        for n, v in enumerate(self.coords):
-            _need_class(self, f"coordinate #{n}", v, "b32")
+        _verify_tensor_load(self)
 
     def ptx_lines(self, names: Namer) -> list[str]:
         return [f"cp.async.bulk.tensor.{len(self.coords)}d.shared::cluster.global.mbarrier::complete_tx::bytes "
                 f"[{names(self.dst)}], [{names(self.tmap)}, {_vec(names, self.coords)}], [{names(self.mbar)}];"]
+
+
+def _verify_tensor_load(op) -> None:
+    """What a TMA load and its multicast form check alike: box rank and register classes."""
+    require(1 <= len(op.coords) <= 5, op, f"copies a 1D to 5D box, got {len(op.coords)} coordinates")
+    _need_class(op, "the destination", op.dst, "b32")
+    _need_class(op, "the tensor map address", op.tmap, "b64")
+    _need_class(op, "the barrier", op.mbar, "b32")
+    for n, v in enumerate(op.coords):
+        _need_class(op, f"coordinate #{n}", v, "b32")
 
 
 @irdl_op_definition
@@ -618,13 +623,8 @@ class CpAsyncBulkTensorLoadMulticastOp(PtxOp):
         super().__init__(operands=[dst, tmap, list(coords), mbar, mask])
 
     def verify_(self) -> None:
-        require(1 <= len(self.coords) <= 5, self, f"copies a 1D to 5D box, got {len(self.coords)} coordinates")
-        _need_class(self, "the destination", self.dst, "b32")
-        _need_class(self, "the tensor map address", self.tmap, "b64")
-        _need_class(self, "the barrier", self.mbar, "b32")
+        _verify_tensor_load(self)
         _need_class(self, "the CTA mask", self.mask, "b16")
-        for n, v in enumerate(self.coords):
-            _need_class(self, f"coordinate #{n}", v, "b32")
 
     def ptx_lines(self, names: Namer) -> list[str]:
         return [f"cp.async.bulk.tensor.{len(self.coords)}d.shared::cluster.global.mbarrier::complete_tx::bytes.multicast::cluster "
