@@ -36,6 +36,7 @@ Index arithmetic goes through `convert-arith-to-ptx`'s rules (32-bit); addresses
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from typing import Any
 
 from xdsl.context import Context
 from xdsl.dialects import arith, builtin, scf
@@ -49,10 +50,43 @@ from napkin_ir.dialects import hbm, reg, smem
 from napkin_ir.dialects.ptx import ops as P
 from napkin_ir.dialects.ptx import tensor_ops as T
 from napkin_ir.dialects.ptx.registers import RegType
-from napkin_ir.lowering.ptx_builder import PtxBuilder
+from napkin_ir.lowering.arith_to_ptx import ArithLowering
 
 B32, B64, F32, PRED = RegType("b32"), RegType("b64"), RegType("f32"), RegType("pred")
 SHARED = "napkin_smem"
+
+
+class PtxBuilder:
+    """Emits into `self.cur`, a block of the kernel's `self.blocks`; `self.vals` maps the
+    register-level values (index values through `convert-arith-to-ptx`'s rules) to theirs."""
+
+    def __init__(self, kernel: hbm.KernelOp):
+        self.kernel = kernel
+        self.name = kernel.sym_name.data
+        self.blocks: list[Block] = [Block()]
+        self.cur = self.blocks[0]
+        self.arith = ArithLowering()
+        self.vals: dict[SSAValue, Any] = self.arith.values  # one map for index values and the rest
+
+    def fail(self, msg: str) -> PassFailedException:
+        return PassFailedException(f"reg-to-ptx: @{self.name}: {msg}")
+
+    def emit(self, op: Operation) -> Operation:
+        self.cur.add_op(op)
+        return op
+
+    def u32(self, v: int) -> SSAValue:
+        return self.emit(P.ConstOp("u32", v, B32)).results[0]
+
+    def op2(self, cls, ty: str, a: SSAValue, b: SSAValue | int, mods: str | None = None, result=B32) -> SSAValue:
+        bv = self.u32(b) if isinstance(b, int) else b
+        return self.emit(cls(ty, a, bv, result=result, mods=mods)).results[0]
+
+    def add(self, a: SSAValue, b: SSAValue | int) -> SSAValue:
+        return a if isinstance(b, int) and b == 0 else self.op2(P.AddOp, "u32", a, b)
+
+    def mul(self, a: SSAValue, b: SSAValue | int) -> SSAValue:
+        return self.op2(P.MulOp, "u32", a, b, mods="lo")
 COPY_IMMEDIATE = 2047  # the reach of the global address immediate of a cp.async in SASS (LDGSTS: 12 bits, signed)
 
 

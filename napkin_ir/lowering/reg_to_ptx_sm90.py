@@ -37,7 +37,7 @@ from napkin_ir.dialects import hbm, reg, smem
 from napkin_ir.dialects.ptx import ops as P
 from napkin_ir.dialects.ptx import tensor_ops as T
 from napkin_ir.dialects.ptx.registers import RegType
-from napkin_ir.lowering.ptx_builder import PtxBuilder
+from napkin_ir.lowering.reg_to_ptx import PtxBuilder
 
 B32, B64, F32, PRED = RegType("b32"), RegType("b64"), RegType("f32"), RegType("pred")
 SHARED = "napkin_smem"
