@@ -118,7 +118,7 @@ class Sm90Emitter(PtxBuilder):
         self.persistent = isinstance(kernel.attributes.get("hbm.persistent"), builtin.UnitAttr)
         attr = kernel.attributes.get("hbm.cluster")
         self.cluster = attr.value.data if isinstance(attr, builtin.IntegerAttr) else 1
-        self.late_release: tuple[SSAValue, int] | None = None  # (empty ring, stage) to release after the stream
+        self.late_release: SSAValue | None = None  # persistent: the empty ring whose last stage is released after the stream
 
     # -- small builders ----------------------------------------------------------------------
     def setp(self, cmp: str, a: SSAValue, b: SSAValue | int) -> SSAValue:
@@ -314,7 +314,7 @@ class Sm90Emitter(PtxBuilder):
         self.stages = loop.attributes["smem.stages"].value.data  # type: ignore[union-attr]
         arrives = [o for o in loop.walk() if isinstance(o, smem.ArriveOp)]
         if arrives:
-            self.late_release = (arrives[0].bars, 0)
+            self.late_release = arrives[0].bars
 
     def grouped_tile(self, counts: dict[str, int], p: SSAValue) -> tuple[SSAValue, SSAValue]:
         """(row block, column block) of linear tile p: bands of `group` row blocks (the last
@@ -370,7 +370,7 @@ class Sm90Emitter(PtxBuilder):
             self.emit(T.WgmmaWaitGroupOp(op.pending.value.data))
             if self.late_release and op.pending.value.data == 0 and isinstance(op.prev_op, scf.ForOp):
                 # persistent: the next tile's producer waits for the stage of this tile's last step too
-                ring, _ = self.late_release
+                ring = self.late_release
                 (position,) = [o.result for o in self.kernel.walk() if isinstance(o, smem.RingPositionOp)]
                 last = self.op2(P.RemOp, "u32", self.add(self.vals[position], self.trips - 1), self.stages)
                 self.emit(T.MbarrierArriveOp(self.add(self.vals[ring], self.mul(last, 8))))
