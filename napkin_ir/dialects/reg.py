@@ -6,7 +6,8 @@ Below `smem-to-reg`, the block's warps split each tile: the kernel's `reg.warps`
 layout the sm_80 `mma.sync.m16n8k16` instruction fixes for its role: `a` (rows x 16, bf16
 or f16), `b` (16 x columns), `c` (rows x columns, f32 accumulators). `reg.ldmatrix` loads
 a warp's fragment from a shared-memory stage, `reg.mma` multiplies and accumulates, and
-`reg.store` converts the accumulators to the global's type and writes the warp's tile.
+`reg.store` converts the accumulators to the global's type and writes the warp's tile
+(or `reg.stmatrix` writes them into a shared-memory stage, for a TMA store).
 `lane_layout` gives, for each role, which element every lane's every value holds: the
 interpreter computes through it, and `reg-to-ptx` addresses by it.
 
@@ -267,6 +268,43 @@ class StoreOp(IRDLOperation):
         require(tuple(a for a in g.axis_names if a in f.shape) == f.axis_names, self,
                 f"the fragment's axes {list(f.axis_names)} must be the global's {list(g.axis_names)}, in order")
         require(len(self.offsets) == len(g.axis_names), self, f"takes one offset per axis of the global ({len(g.axis_names)}), got {len(self.offsets)}")
+
+
+@irdl_op_definition
+class StmatrixOp(IRDLOperation):
+    """Round each warp's accumulators to the buffer's element type and write the window
+    `at` of them (the buffer's shape; 0 along axes not named) into one stage of a
+    shared-memory buffer, each warp at its place in the block's tile (its index along the
+    `reg.warps` axes times its fragment's size), with `stmatrix`. The stage must not be one
+    a `smem.tma_store` still reads.
+
+        reg.stmatrix %acc -> %c[%s] {at = ["n:64"]} : !reg.frag<c, m=16, n=256 : f32>, !smem.buffer<m=128, n=64 : bf16, stages=2, layout=swizzle>
+    """
+
+    name = "reg.stmatrix"
+    value = operand_def(FragType)
+    dest = operand_def(BufferType)
+    stage = operand_def(IndexType)
+    at = prop_def(ArrayAttr[StringAttr])
+    irdl_options = (ParsePropInAttrDict(),)
+    assembly_format = "$value `->` $dest `[` $stage `]` attr-dict `:` type($value) `,` type($dest)"
+
+    def __init__(self, value: SSAValue, dest: SSAValue, stage: SSAValue, at: dict[str, int]):
+        super().__init__(operands=[value, dest, stage], properties={"at": ArrayAttr([StringAttr(f"{k}:{o}") for k, o in at.items()])})
+
+    def verify_(self) -> None:
+        f, b = _frag(self.value), self.dest.type
+        assert isinstance(b, BufferType)
+        require(f.role.data == "c", self, f"stores accumulators (role c), got {f}")
+        require(b.dtype in ("bf16", "f16"), self, f"stmatrix writes 16-bit elements; the buffer holds {b.dtype}")
+        require(f.axis_names == b.axis_names, self, f"the fragment's axes {list(f.axis_names)} must be the buffer's {list(b.axis_names)}, in order")
+        at = parse_labels(self.at)
+        rows, cols = f.axis_names
+        require(rows not in at, self, f"each warp writes its own rows; `at` may name only the columns '{cols}'")
+        require(b.shape[rows] % f.shape[rows] == 0, self, f"the buffer's {b.shape[rows]} rows are not whole warps' {f.shape[rows]}")
+        o = at.get(cols, 0)
+        require(o % 8 == 0 and o + b.shape[cols] <= f.shape[cols] and b.shape[cols] % 16 == 0, self,
+                f"a window of {b.shape[cols]} columns (a multiple of 16) at {o} (a multiple of 8) must fit the fragment's {f.shape[cols]}")
 
 
 @irdl_op_definition
@@ -645,8 +683,8 @@ class ToAOp(IRDLOperation):
         return parse_labels(self.at)[_frag(self.input).axis_names[1]]
 
 
-REG = Dialect("reg", [ZerosOp, LdmatrixOp, MmaOp, StoreOp, WgmmaOp, WgmmaCommitOp, WgmmaWaitOp, FillOp, MapOp, RowReduceOp, MaskOp,
+REG = Dialect("reg", [ZerosOp, LdmatrixOp, MmaOp, StoreOp, StmatrixOp, WgmmaOp, WgmmaCommitOp, WgmmaWaitOp, FillOp, MapOp, RowReduceOp, MaskOp,
                       MaskBoundOp, ToAOp], [FragType])
 
-__all__ = ["REG", "FillOp", "FragType", "LdmatrixOp", "MapOp", "MaskBoundOp", "MaskOp", "MmaOp", "RowReduceOp", "StoreOp", "ToAOp",
+__all__ = ["REG", "FillOp", "FragType", "LdmatrixOp", "MapOp", "MaskBoundOp", "MaskOp", "MmaOp", "RowReduceOp", "StmatrixOp", "StoreOp", "ToAOp",
            "WgmmaCommitOp", "WgmmaOp", "WgmmaWaitOp", "ZerosOp", "lane_layout"]

@@ -8,6 +8,11 @@ the TMA on sm_90a), grouped by `smem.commit`, awaited with `smem.wait` (at most
 `smem.barrier`; `smem.read` hands the tile of one stage to the computation. The
 interpreter defers every copy until a wait completes its group, so a pipeline that
 reads a stage too early fails on the CPU, not only on the GPU.
+
+On the way out (sm_90a), `smem.write` puts a window of a computed tile into a stage and
+`smem.tma_store` copies the stage to global memory asynchronously, in a bulk group that
+`smem.tma_store_wait` retires before the stage is written again; the interpreter refuses a
+write into a stage a store still reads.
 """
 
 from __future__ import annotations
@@ -33,7 +38,7 @@ from xdsl.parser import AttrParser
 from xdsl.printer import Printer
 from xdsl.utils.exceptions import VerifyException
 
-from napkin_ir.dialects.hbm import GlobalType, check_tile_of_global
+from napkin_ir.dialects.hbm import GlobalType, check_tile_of_global, parse_labels
 from napkin_ir.dialects.ncd import NamedAxesType, TensorType, parameters_hash, same_parameters
 from napkin_ir.dialects.utils import require
 
@@ -362,6 +367,84 @@ class RingPositionOp(IRDLOperation):
         super().__init__(result_types=[IndexType()])
 
 
+# -- the sm_90a epilogue: tiles out through shared memory and TMA stores --
+
+
+def _window(op: IRDLOperation, at_attr: ArrayAttr, tile: NamedAxesType, buf: BufferType) -> dict[str, int]:
+    """The window of `tile` a buffer stage holds: the buffer's shape at `at` (axes not named start at 0)."""
+    require(tile.axis_names == buf.axis_names, op, f"the tile's axes {list(tile.axis_names)} must be the buffer's {list(buf.axis_names)}, in order")
+    at = parse_labels(at_attr)
+    for a, o in at.items():
+        require(a in tile.shape, op, f"`at` names '{a}', which the tile lacks")
+    for a, size in buf.shape.items():
+        o = at.get(a, 0)
+        require(0 <= o and o + size <= tile.shape[a], op, f"a window of {size} at {o} along '{a}' does not fit the tile's {tile.shape[a]}")
+    return at
+
+
+@irdl_op_definition
+class WriteOp(IRDLOperation):
+    """Write a window of a tile the block computed into one stage of a buffer, rounded to
+    the buffer's element type: the buffer's shape, starting at `at` along the axes named
+    (0 along the others). The stage must not be one a `smem.tma_store` still reads.
+
+        smem.write %t -> %c[%s] {at = ["n:64"]} : !ncd.tensor<m=128, n=256 : bf16>, !smem.buffer<m=128, n=64 : bf16, stages=2, layout=swizzle>
+    """
+
+    name = "smem.write"
+    value = operand_def(TensorType)
+    dest = operand_def(BufferType)
+    stage = operand_def(IndexType)
+    at = prop_def(ArrayAttr[StringAttr])
+    irdl_options = (ParsePropInAttrDict(),)
+    assembly_format = "$value `->` $dest `[` $stage `]` attr-dict `:` type($value) `,` type($dest)"
+
+    def __init__(self, value: SSAValue, dest: SSAValue, stage: SSAValue, at: dict[str, int]):
+        super().__init__(operands=[value, dest, stage], properties={"at": ArrayAttr([StringAttr(f"{k}:{o}") for k, o in at.items()])})
+
+    def verify_(self) -> None:
+        t, b = self.value.type, self.dest.type
+        assert isinstance(t, TensorType) and isinstance(b, BufferType)
+        require(t.element_type == b.element_type, self, f"writes {t.element_type} into a buffer of {b.element_type}; cast first")
+        _window(self, self.at, t, b)
+
+
+@irdl_op_definition
+class TmaStoreOp(IRDLOperation):
+    """Store one stage of a buffer to the tile of a global at the given offsets with the
+    tensor memory accelerator (elements past the global's edge are not written). It runs
+    asynchronously, as a bulk group of its own: the stage may be written again only after a
+    `smem.tma_store_wait` has retired the group. What the block wrote into the stage before
+    it (`smem.write`, `reg.stmatrix`) is what it stores.
+
+        smem.tma_store %c[%s] -> %out[%m0, %n1] : !smem.buffer<m=128, n=64 : bf16, stages=2, layout=swizzle>, !hbm.global<m=512, n=384 : bf16>
+    """
+
+    name = "smem.tma_store"
+    source = operand_def(BufferType)
+    stage = operand_def(IndexType)
+    dest = operand_def(GlobalType)
+    offsets = var_operand_def(IndexType)
+    assembly_format = "$source `[` $stage `]` `->` $dest `[` $offsets `]` attr-dict `:` type($source) `,` type($dest)"
+
+    def __init__(self, source: SSAValue, stage: SSAValue, dest: SSAValue, offsets: Sequence[SSAValue]):
+        super().__init__(operands=[source, stage, dest, list(offsets)])
+
+    def verify_(self) -> None:
+        b, g = self.source.type, self.dest.type
+        assert isinstance(g, GlobalType) and isinstance(b, BufferType)
+        check_tile_of_global(self, b, g, self.offsets, "buffer")
+        require(b.layout.data == "swizzle", self, f"TMA stores here read 128-byte swizzled buffers (layout=swizzle), got layout={b.layout.data}")
+
+
+@irdl_op_definition
+class TmaStoreWaitOp(PendingWaitOp):
+    """Wait until at most `pending` of the latest `smem.tma_store` groups still read their
+    stages; the stages of the others may be written again."""
+
+    name = "smem.tma_store_wait"
+
+
 @irdl_op_definition
 class ProducerOp(IRDLOperation):
     """The producer role: its region runs on its own `warps` (a warpgroup of 4 on sm_90a)
@@ -387,11 +470,13 @@ class ProducerOp(IRDLOperation):
         w = self.warps.value.data
         require(w in (1, 4), self, f"a producer is one warp or one warpgroup (4 warps), got {w}")
         for op in self.body.walk():
-            require(not isinstance(op, ReadOp | ProducerOp), self, f"a producer only copies and waits; {op.name} belongs to the consumers")
+            require(not isinstance(op, ReadOp | ProducerOp | WriteOp | TmaStoreOp), self, f"a producer only copies and waits; {op.name} belongs to the consumers")
 
 
 SMEM = Dialect("smem", [AllocOp, CopyOp, CommitOp, WaitOp, BarrierOp, ReadOp, MbarrierAllocOp, TmaCopyOp, ArriveExpectOp,
-                        ArriveOp, MbarrierWaitOp, RingPositionOp, ProducerOp], [BufferType, MbarrierType])
+                        ArriveOp, MbarrierWaitOp, RingPositionOp, ProducerOp, WriteOp, TmaStoreOp, TmaStoreWaitOp],
+               [BufferType, MbarrierType])
 
 __all__ = ["SMEM", "AllocOp", "ArriveExpectOp", "ArriveOp", "BarrierOp", "BufferType", "CommitOp", "CopyOp", "MbarrierAllocOp",
-           "MbarrierType", "MbarrierWaitOp", "ProducerOp", "RingPositionOp", "ReadOp", "TmaCopyOp", "WaitOp"]
+           "MbarrierType", "MbarrierWaitOp", "ProducerOp", "RingPositionOp", "ReadOp", "TmaCopyOp", "TmaStoreOp", "TmaStoreWaitOp",
+           "WaitOp", "WriteOp"]

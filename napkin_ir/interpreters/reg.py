@@ -144,6 +144,22 @@ class RegFunctions(InterpreterFunctions):
             g.data[src] = tile.reshape(dims)[dst]
         return ()
 
+    @impl(reg.StmatrixOp)
+    def run_stmatrix(self, interpreter: Interpreter, op: reg.StmatrixOp, args: tuple[Any, ...]):
+        value, buf, stage = args
+        buf.check_writable(stage, op.name)
+        t: reg.FragType = op.value.type  # type: ignore[assignment]
+        at = hbm.parse_labels(op.at)
+        rows, cols = t.axis_names
+        c0, width = at.get(cols, 0), buf.type.shape[cols]
+        tile = np.zeros(buf.type.dims, np.float32)
+        for w in warps_of(op):
+            r0 = warp_origin(t, w, {})[rows]
+            if r0 < buf.type.shape[rows]:
+                tile[r0 : r0 + t.shape[rows]] = scatter(t, value[_key(w)])[:, c0 : c0 + width]
+        buf.data[stage] = round_to(buf.type.dtype, tile)
+        return ()
+
     # -- fragment math -----------------------------------------------------------------------
     @impl(reg.FillOp)
     def run_fill(self, interpreter: Interpreter, op: reg.FillOp, args: tuple[Any, ...]):

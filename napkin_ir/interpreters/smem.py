@@ -12,7 +12,8 @@ phase completes when its arrivals and announced bytes are all in; TMA data lands
 buffer then, not before. The protocol is checked: a copy into a stage still held by the
 consumers (not yet released through its `empty` barrier), bytes beyond those announced,
 a read of a stage whose phase has not completed, a release while a wgmma still reads the
-stage, and a deadlock (every role waiting) each stop with the reason.
+stage, a write into a stage a TMA store still reads, and a deadlock (every role waiting)
+each stop with the reason.
 """
 
 from __future__ import annotations
@@ -27,8 +28,9 @@ from xdsl.utils.exceptions import InterpretationError
 from xdsl.utils.scoped_dict import ScopedDict
 
 from napkin_ir.dialects import smem
-from napkin_ir.interpreters.hbm import read_tile
-from napkin_ir.interpreters.tensors import NamedArray
+from napkin_ir.dialects.hbm import parse_labels
+from napkin_ir.interpreters.hbm import overlap, read_tile
+from napkin_ir.interpreters.tensors import NamedArray, round_to
 
 
 class Buffer:
@@ -39,6 +41,15 @@ class Buffer:
         self.unsynced: set[int] = set()  # stages written since the last barrier
         self.held: set[int] = set()  # TMA-filled stages the consumers have not released
         self.wgmma_reads: dict[int, int] = {}  # stage -> wgmma products not yet retired
+        self.storing: dict[int, int] = {}  # stage -> TMA stores not yet retired (still reading it)
+
+    def check_writable(self, stage: int, op_name: str) -> None:
+        """A stage may be written when no TMA store still reads it."""
+        if not 0 <= stage < self.type.stages.data:
+            raise InterpretationError(f"{op_name}: stage {stage} of a buffer with {self.type.stages.data} stages")
+        if self.storing.get(stage, 0):
+            raise InterpretationError(f"{op_name}: writes stage {stage} of {self.type} while a TMA store still reads it; "
+                                      "retire its group first (smem.tma_store_wait)")
 
 
 class Ring:
@@ -126,6 +137,7 @@ class SmemFunctions(InterpreterFunctions):
     groups: list[list[tuple[Buffer, int, np.ndarray]]] = field(default_factory=list)
     buffers: list[Buffer] = field(default_factory=list)
     roles: Roles = field(default_factory=Roles)
+    store_groups: list[tuple[Buffer, int]] = field(default_factory=list)  # TMA stores in flight, oldest first
 
     @impl(smem.AllocOp)
     def run_alloc(self, interpreter: Interpreter, op: smem.AllocOp, args: tuple[Any, ...]):
@@ -168,6 +180,34 @@ class SmemFunctions(InterpreterFunctions):
         check_readable(buf, stage, op.name)
         return (NamedArray(buf.type.axis_names, buf.data[stage].copy()),)
 
+
+    # -- the sm_90a epilogue ---------------------------------------------------------------
+    @impl(smem.WriteOp)
+    def run_write(self, interpreter: Interpreter, op: smem.WriteOp, args: tuple[Any, ...]):
+        value, buf, stage = args
+        buf.check_writable(stage, op.name)
+        at = parse_labels(op.at)
+        window = tuple(slice(at.get(a, 0), at.get(a, 0) + n) for a, n in buf.type.shape.items())
+        buf.data[stage] = round_to(buf.type.dtype, value.aligned(buf.type.axis_names)[window])
+        return ()
+
+    @impl(smem.TmaStoreOp)
+    def run_tma_store(self, interpreter: Interpreter, op: smem.TmaStoreOp, args: tuple[Any, ...]):
+        buf, stage, g, *offsets = args
+        check_readable(buf, stage, op.name)
+        # what lands is the stage as it is now: writing it before the group retires is refused
+        src, dst = overlap(g, offsets, buf.type.dims)
+        g.data[src] = buf.data[stage][dst]
+        buf.storing[stage] = buf.storing.get(stage, 0) + 1
+        self.store_groups.append((buf, stage))
+        return ()
+
+    @impl(smem.TmaStoreWaitOp)
+    def run_tma_store_wait(self, interpreter: Interpreter, op: smem.TmaStoreWaitOp, args: tuple[Any, ...]):
+        while len(self.store_groups) > op.pending.value.data:
+            buf, stage = self.store_groups.pop(0)
+            buf.storing[stage] -= 1
+        return ()
 
     # -- the sm_90a pipeline -------------------------------------------------------------
     @impl(smem.MbarrierAllocOp)
