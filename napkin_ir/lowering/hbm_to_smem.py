@@ -29,6 +29,12 @@ left in the kernel body (the consumers') waits for `full`, reads, computes and a
 taken before this tile) uses stage i mod stages in round r = i div stages; it waits for
 phase r of `full` (parity r mod 2) and for phase r - 1 of `empty` (parity (r + 1) mod 2:
 a fresh barrier's phase before the first counts as done, so round 0 does not wait). Buffers are 128-byte swizzled (`layout=swizzle`).
+
+With `store=tma` as well, a bf16 or f16 tile stored after the stream leaves through shared
+memory: a two-stage buffer of one 128-byte panel of columns (64 elements) by the tile's
+rows; for each panel, `smem.tma_store_wait {pending = 1}` (the store two panels back has
+read the stage), `smem.write` of the panel into the stage and `smem.tma_store` of the stage.
+The stores run on while the block goes on (a persistent block, to its next tile).
 """
 
 from __future__ import annotations
@@ -43,7 +49,9 @@ from xdsl.passes import ModulePass
 from xdsl.rewriter import InsertPoint, Rewriter
 from xdsl.utils.exceptions import PassFailedException
 
-from napkin_ir.dialects import hbm, smem
+from napkin_ir.dialects import hbm, ncd, smem
+
+ELEMENT_BYTES = {"bf16": 2, "f16": 2, "f32": 4}
 
 
 def _const(v: int) -> arith.ConstantOp:
@@ -102,6 +110,7 @@ class HbmToSmemPass(ModulePass):
     layout: str = ""
     smem_bytes: int = 227 * 1024
     copy: str = "cp.async"
+    store: str = "direct"
 
     def apply(self, ctx: Context, op: builtin.ModuleOp) -> None:
         tma = self.copy == "tma"
@@ -115,6 +124,10 @@ class HbmToSmemPass(ModulePass):
         layout = self.layout or ("swizzle" if tma else "row")
         if layout not in smem.LAYOUTS:
             raise PassFailedException(f"hbm-to-smem: unknown layout '{layout}'; expected one of {', '.join(smem.LAYOUTS)}")
+        if self.store not in ("direct", "tma"):
+            raise PassFailedException(f"hbm-to-smem: store must be direct or tma, got '{self.store}'")
+        if self.store == "tma" and not tma:
+            raise PassFailedException("hbm-to-smem: store=tma writes tiles out with the TMA of sm_90a; it needs copy=tma")
         if tma and layout != "swizzle":
             raise PassFailedException(f"hbm-to-smem: TMA copies fill 128-byte swizzled buffers; layout={layout} cannot be used with copy=tma")
         kernels = [k for k in op.walk() if isinstance(k, hbm.KernelOp)]
@@ -124,6 +137,8 @@ class HbmToSmemPass(ModulePass):
             loops = [o for o in kernel.walk() if isinstance(o, scf.ForOp) and "hbm.stream" in o.attributes]
             if tma:
                 buffers = [self._tma_pipeline(loop, layout) for loop in loops]
+                if self.store == "tma":
+                    buffers.append(self._tma_stores(kernel))
             else:
                 buffers = [self._pipeline(chain, layout) for chain in stream_chains(loops)]
                 buffers.append(self._one_time_copies(kernel, layout))
@@ -132,6 +147,45 @@ class HbmToSmemPass(ModulePass):
                 detail = ", ".join(f"{b}: {b.bytes()}" for bs in buffers for b in bs)
                 raise PassFailedException(f"hbm-to-smem: @{kernel.sym_name.data} needs {total} bytes of shared memory "
                                           f"({detail}), over the budget of {self.smem_bytes}; use fewer stages or smaller tiles")
+
+    def _tma_stores(self, kernel: hbm.KernelOp) -> list[smem.BufferType]:
+        """Each tile stored after the stream goes out through a two-stage buffer of one
+        128-byte panel of columns: per panel, wait until the store two panels back has read
+        the stage (`smem.tma_store_wait {pending = 1}`), write the panel into it, store it."""
+        types = []
+        for store in [o for o in kernel.body.block.ops if isinstance(o, hbm.StoreOp)]:
+            t: ncd.TensorType = store.value.type  # type: ignore[assignment]
+            g: hbm.GlobalType = store.dest.type  # type: ignore[assignment]
+            where = f"hbm-to-smem: @{kernel.sym_name.data}: store=tma"
+            if t.dtype not in ("bf16", "f16") or len(t.dims) != 2:
+                raise PassFailedException(f"{where} writes 2-D bf16 or f16 tiles (stmatrix moves 16-bit elements); got {t}")
+            rows, cols = t.axis_names
+            panel = 128 // 2
+            if t.shape[cols] % panel:
+                raise PassFailedException(f"{where} writes 128-byte panels of {panel} columns; the tile has {t.shape[cols]} along '{cols}'")
+            if (g.shape[cols] * ELEMENT_BYTES[g.dtype]) % 16:
+                raise PassFailedException(f"{where} needs the global's rows to be a multiple of 16 bytes (the TMA's stride); "
+                                          f"'{cols}' has {g.shape[cols]} elements")
+            buf_t = smem.BufferType({rows: t.shape[rows], cols: panel}, t.element_type, 2, "swizzle")
+            alloc = smem.AllocOp(buf_t)
+            Rewriter.insert_op([alloc], InsertPoint.at_start(kernel.body.block))
+            ops: list[Operation] = []
+            col_offset = store.offsets[list(g.axis_names).index(cols)]
+            for j in range(t.shape[cols] // panel):
+                stage = _const(j % 2)
+                ops.append(stage)
+                moved = col_offset
+                if j:
+                    shift = _const(j * panel)
+                    add = arith.AddiOp(col_offset, shift.result)
+                    ops += [shift, add]
+                    moved = add.result
+                offsets = [moved if a == cols else o for o, a in zip(store.offsets, g.axis_names)]
+                ops += [smem.TmaStoreWaitOp(1), smem.WriteOp(store.value, alloc.result, stage.result, {cols: j * panel}),
+                        smem.TmaStoreOp(alloc.result, stage.result, store.dest, offsets)]
+            Rewriter.replace_op(store, ops)
+            types.append(buf_t)
+        return types
 
     def _streamed_loads(self, loop: scf.ForOp, layout: str) -> tuple[int, list[hbm.LoadOp], list[smem.BufferType]]:
         if _constant_value(loop.lb, "lower bound") != 0:
@@ -259,6 +313,10 @@ class HbmToSmemPass(ModulePass):
         if not loads:
             return []
         for load, t in zip(loads, types):
+            g: hbm.GlobalType = load.source.type  # type: ignore[assignment]
+            if (g.dims[-1] * ELEMENT_BYTES[g.dtype]) % 16:
+                raise PassFailedException(f"hbm-to-smem: copy=tma needs each global's rows to be a multiple of 16 bytes (the TMA's "
+                                          f"stride); '{g.axis_names[-1]}' of {load.source.name_hint or 'an input'} has {g.dims[-1]} elements")
             inner = t.dims[-1] * (2 if t.dtype in ("bf16", "f16") else 4)
             if inner % 128:
                 raise PassFailedException(f"hbm-to-smem: a TMA tile with 128-byte swizzle needs rows of whole 128-byte panels; "

@@ -21,6 +21,8 @@ over all consumer warps, 16 rows each, and each warp's accumulators are 16 rows 
 whole tile's columns); the slices of one stage form a group that is committed; one group
 stays in flight: iteration i waits until only its own group runs, then releases the stage
 iteration i - 1 read (its products are complete), and after the loop all are awaited.
+The accumulators go out as `reg.store`, or, where `hbm-to-smem{store=tma}` writes the
+tile into shared memory for TMA stores, as one `reg.stmatrix` per `smem.write`.
 """
 
 from __future__ import annotations
@@ -156,6 +158,11 @@ class SmemToRegPass(ModulePass):
         if isinstance(user, ncd.MapOp) and user.fn.data == "cast":
             cast = user
             stores = [u.operation for u in user.result.uses]
+            if stores and all(isinstance(w, smem.WriteOp) for w in stores):  # out through shared memory (store=tma)
+                for w in stores:
+                    Rewriter.replace_op(w, reg.StmatrixOp(result, w.dest, w.stage, hbm.parse_labels(w.at)))  # type: ignore[attr-defined]
+                Rewriter.erase_op(cast)
+                return
             user = stores[0] if len(stores) == 1 else None
         if not isinstance(user, hbm.StoreOp):
             raise _fail(kernel, "only a cast may follow the accumulation for now; epilogues come later")

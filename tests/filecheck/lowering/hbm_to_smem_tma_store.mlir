@@ -1,0 +1,35 @@
+// hbm-to-smem{copy=tma store=tma}: the tile stored after the stream leaves through a
+// two-stage panel buffer, one 64-column panel at a time, each a TMA store.
+// RUN: napkin-opt %examples/matmul.mlir -p 'ncd-relabel{grid="m:128,n:256" stream="k:64"},ncd-to-hbm,hbm-to-smem{stages=4 copy=tma store=tma}' | filecheck %s
+// RUN: not napkin-opt %examples/matmul.mlir -p 'ncd-relabel{grid="m:128,n:256" stream="k:64"},ncd-to-hbm,hbm-to-smem{store=tma}' 2>&1 | filecheck %s --check-prefix=NOTMA
+// RUN: not napkin-opt %examples/matmul.mlir -p 'ncd-relabel{grid="m:128,n:256" stream="k:64"},ncd-to-hbm,hbm-to-smem{copy=tma store=global}' 2>&1 | filecheck %s --check-prefix=STORE
+// RUN: sed -e 's/bf16/f32/g' %examples/matmul.mlir | not napkin-opt -p 'ncd-relabel{grid="m:128,n:256" stream="k:64"},ncd-to-hbm,hbm-to-smem{copy=tma store=tma}' 2>&1 | filecheck %s --check-prefix=F32
+// RUN: sed -e 's/n=384/n=260/g' %examples/matmul.mlir | not napkin-opt -p 'ncd-relabel{grid="m:128,n:256" stream="k:64"},ncd-to-hbm,hbm-to-smem{copy=tma store=tma}' 2>&1 | filecheck %s --check-prefix=STRIDE
+// RUN: not napkin-opt %examples/matmul.mlir -p 'ncd-relabel{grid="m:128,n:256" stream="k:64"},ncd-to-hbm,hbm-to-smem{copy=tma store=tma stages=4 smem_bytes=200000}' 2>&1 | filecheck %s --check-prefix=BUDGET
+
+// CHECK: ^bb0(%a: {{.*}}, %out: {{.*}}, %m0: index, %n0: index):
+// CHECK-NEXT: %[[C:.*]] = smem.alloc : !smem.buffer<m=128, n=64 : bf16, stages=2, layout=swizzle>
+// CHECK: smem.producer
+// CHECK: %[[ACC:.*]] = scf.for
+// CHECK: %[[T:.*]] = ncd.map cast %[[ACC]] : !ncd.tensor<m=128, n=256 : f32> -> !ncd.tensor<m=128, n=256 : bf16>
+// CHECK-NEXT: %[[S0:.*]] = arith.constant 0 : index
+// CHECK-NEXT: smem.tma_store_wait {pending = 1 : i32}
+// CHECK-NEXT: smem.write %[[T]] -> %[[C]][%[[S0]]] {at = ["n:0"]}
+// CHECK-NEXT: smem.tma_store %[[C]][%[[S0]]] -> %out[%m0, %n0]
+// CHECK-NEXT: %[[S1:.*]] = arith.constant 1 : index
+// CHECK-NEXT: %[[D1:.*]] = arith.constant 64 : index
+// CHECK-NEXT: %[[N1:.*]] = arith.addi %n0, %[[D1]] : index
+// CHECK-NEXT: smem.tma_store_wait {pending = 1 : i32}
+// CHECK-NEXT: smem.write %[[T]] -> %[[C]][%[[S1]]] {at = ["n:64"]}
+// CHECK-NEXT: smem.tma_store %[[C]][%[[S1]]] -> %out[%m0, %[[N1]]]
+// CHECK: smem.write %[[T]] -> %[[C]][%{{.*}}] {at = ["n:128"]}
+// CHECK: smem.write %[[T]] -> %[[C]][%{{.*}}] {at = ["n:192"]}
+// CHECK-NEXT: smem.tma_store %[[C]]
+// CHECK-NEXT: hbm.return
+// CHECK-NOT: hbm.store
+
+// NOTMA: hbm-to-smem: store=tma writes tiles out with the TMA of sm_90a; it needs copy=tma
+// STORE: hbm-to-smem: store must be direct or tma, got 'global'
+// F32: hbm-to-smem: @matmul: store=tma writes 2-D bf16 or f16 tiles (stmatrix moves 16-bit elements); got !ncd.tensor<m=128, n=256 : f32>
+// STRIDE: hbm-to-smem: copy=tma needs each global's rows to be a multiple of 16 bytes (the TMA's stride); 'n' of b has 260 elements
+// BUDGET: hbm-to-smem: @matmul needs 229376 bytes of shared memory ({{.*}}!smem.buffer<m=128, n=64 : bf16, stages=2, layout=swizzle>: 32768), over the budget of 200000
