@@ -21,7 +21,13 @@ becomes one `ptx.kernel` of 1 + W warpgroups: warpgroup 0 produces, the W after 
   shared-memory descriptors (A K-major; B K-major or, for a [k, n] tile, N-major with
   `imm-trans-b`), the warpgroup's rows chosen by its index; `reg.wgmma_commit` and
   `reg.wgmma_wait` are the group ops; `smem.arrive` is each consumer thread's arrival;
-  `reg.store` converts pairs of accumulators and stores them straight to global memory.
+  `reg.store` converts pairs of accumulators and stores them straight to global memory;
+  or, after `hbm-to-smem{store=tma}`, `reg.stmatrix` rounds them into a swizzled panel
+  (`stmatrix.x4`), `smem.tma_store` fences them for the async proxy, meets the other
+  consumers at a named barrier and has one thread store the panel
+  (`cp.async.bulk.tensor` global <- shared, one bulk group), and `smem.tma_store_wait` is
+  that thread's `cp.async.bulk.wait_group.read` and the consumers' barrier; before the
+  consumers leave, that thread waits for all its stores.
 - a stream loop is emitted bottom-tested (it runs at least once, its bounds being
   constants), so the accumulators keep their registers from one iteration to the next.
 """
@@ -44,6 +50,7 @@ SHARED = "napkin_smem"
 PANEL = 128  # bytes of one swizzled panel row
 PRODUCER_REGS = 40
 REGISTER_FILE = 65536
+CONSUMER_BARRIER = 1  # the named barrier the consumer warpgroups meet at (0 is the whole block's)
 
 
 @dataclass
@@ -139,6 +146,8 @@ class Sm90Emitter(PtxBuilder):
         if len(producers) != 1:
             raise self.fail(f"expects one smem.producer region (from hbm-to-smem{{copy=tma}}), found {len(producers)}")
         tma_sources = {o.source for o in producers[0].walk() if isinstance(o, smem.TmaCopyOp)}
+        tma_sources |= {o.dest for o in body.walk() if isinstance(o, smem.TmaStoreOp)}
+        self.tma_stores = any(isinstance(o, smem.TmaStoreOp) for o in body.walk())
         params = []
         for n, g in enumerate(globs):
             t: hbm.GlobalType = g.type  # type: ignore[assignment]
@@ -199,9 +208,12 @@ class Sm90Emitter(PtxBuilder):
         self.check_registers()
         self.warp_row = self.op2(P.SubOp, "u32", self.op2(P.ShrOp, "u32", self.tid, 5), 4)  # consumer warp 0..W*4-1
         self.warpgroup = self.op2(P.ShrOp, "u32", self.warp_row, 2)
+        self.store_issuer = self.setp("eq", self.tid, 128)  # the first consumer thread starts the TMA stores
         consumer_ops = [op for op in body.ops if op not in setup and op is not producers[0]
                         and not isinstance(op, hbm.ReturnOp | smem.RingPositionOp)]
         self.per_tile(lambda: [self.lower(op) for op in consumer_ops])
+        if self.tma_stores:  # the stores must have read their stages before the block's shared memory goes
+            self.by_store_issuer(lambda: self.emit(T.CpAsyncBulkWaitGroupOp(0)))
         self.leave()
         if self.finish is not None:  # no CTA leaves while a peer may still arrive on its barriers
             self.blocks.append(self.finish)
@@ -376,6 +388,13 @@ class Sm90Emitter(PtxBuilder):
                 self.emit(T.MbarrierArriveOp(self.add(self.vals[ring], self.mul(last, 8))))
         elif isinstance(op, reg.StoreOp):
             self.store(op)
+        elif isinstance(op, smem.TmaStoreWaitOp):
+            self.by_store_issuer(lambda: self.emit(T.CpAsyncBulkWaitGroupOp(op.pending.value.data, read=True)))
+            self.emit(P.BarSyncOp(CONSUMER_BARRIER, 128 * self.consumers))
+        elif isinstance(op, reg.StmatrixOp):
+            self.stmatrix(op)
+        elif isinstance(op, smem.TmaStoreOp):
+            self.tma_store(op)
         elif isinstance(op, scf.ForOp):
             self.loop(op)
         elif isinstance(op, scf.IfOp):
@@ -533,6 +552,65 @@ class Sm90Emitter(PtxBuilder):
                 else:
                     packed = self.emit(P.CvtOp(f"{dt}x2", "f32", [hi, lo], RegType(f"{dt}x2"), mods="rn")).results[0]
                     self.emit(P.StOp("global", "b32", addr, [packed], guard=inside))
+
+    # -- the epilogue through shared memory and TMA stores ---------------------------------------
+    def by_store_issuer(self, body) -> None:
+        then, join = self.branch(self.store_issuer)
+        self.cur = then
+        body()
+        self.emit(P.BraOp(join))
+        self.cur = join
+
+    def stmatrix(self, op: reg.StmatrixOp) -> None:
+        """Each warp's 16 rows, rounded, into the 128-byte swizzled stage: one stmatrix.x4 per
+        two 8-column tiles (the rows 0-7 and 8-15 of each); lane l gives the address of row
+        l mod 8 of matrix l div 8."""
+        t: reg.FragType = op.value.type  # type: ignore[assignment]
+        buf: _Buffer = self.vals[op.dest]
+        rows, cols = t.axis_names
+        if t.dims[0] != 16 or buf.type.dims[1] * 2 != PANEL:
+            raise self.fail(f"stmatrix here writes wgmma accumulators (16 rows a warp) into one 128-byte panel, got {t} into {buf.type}")
+        c0 = hbm.parse_labels(op.at).get(cols, 0)
+        regs = self.vals[op.value]
+        dt = buf.type.dtype
+        matrix = self.op2(P.ShrOp, "u32", self.lane, 3)
+        row = self.add(self.add(self.mul(self.warp_row, 16), self.op2(P.AndOp, "b32", self.lane, 7)),
+                       self.mul(self.op2(P.AndOp, "b32", matrix, 1), 8))
+        row_addr = self.add(self.stage_base(buf, op.stage), self.mul(row, PANEL))
+        swz = self.op2(P.AndOp, "b32", self.lane, 7)  # row mod 8: the XOR of the 16-byte chunks
+        half = self.op2(P.ShrOp, "u32", matrix, 1)  # matrices 2, 3: the second 8-column tile
+
+        def packed(tn: int, h: int) -> SSAValue:
+            lo, hi = regs[4 * tn + 2 * h], regs[4 * tn + 2 * h + 1]
+            return self.emit(P.CvtOp(f"{dt}x2", "f32", [hi, lo], RegType(f"{dt}x2"), mods="rn")).results[0]
+
+        for chunk in range(0, buf.type.dims[1] // 8, 2):
+            tn = c0 // 8 + chunk
+            col_chunk = self.op2(P.XorOp, "b32", self.add(half, chunk), swz)
+            addr = self.add(row_addr, self.op2(P.ShlOp, "b32", col_chunk, 4))
+            self.emit(T.StmatrixOp(addr, [packed(tn, 0), packed(tn, 1), packed(tn + 1, 0), packed(tn + 1, 1)]))
+
+    def tma_store(self, op: smem.TmaStoreOp) -> None:
+        """Every consumer thread's writes are made visible to the async proxy, the consumers
+        meet, and one thread stores the stage panel by panel, as one bulk group."""
+        g: _Global = self.vals[op.dest]
+        buf: _Buffer = self.vals[op.source]
+        rows, cols = buf.type.dims
+        box = f"{op.dest.name_hint}:{rows}x{PANEL // 2}:128B"
+        if box not in self.tma:
+            self.tma.append(box)
+        self.emit(T.FenceOp("proxy.async.shared::cta"))
+        self.emit(P.BarSyncOp(CONSUMER_BARRIER, 128 * self.consumers))
+        o_r, o_c = (self.vals[o] for o in op.offsets)
+        base = self.stage_base(buf, op.stage)
+
+        def issue() -> None:
+            for p in range(cols // (PANEL // 2)):
+                src = self.add(base, p * rows * PANEL)
+                self.emit(T.CpAsyncBulkTensorStoreOp(g.tmap, [self.add(o_c, p * PANEL // 2), o_r], src))
+            self.emit(T.CpAsyncBulkCommitGroupOp())
+
+        self.by_store_issuer(issue)
 
     def if_(self, op: scf.IfOp) -> None:
         if op.results or op.false_region.blocks and any(not isinstance(o, scf.YieldOp) for o in op.false_region.block.ops):

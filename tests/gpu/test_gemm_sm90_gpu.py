@@ -114,3 +114,34 @@ def test_gemm_sm90_cluster_small():
     _need_sm90()
     out, ref = run_sm90(torch, 256, 264, 120, "bf16", (128, 256, 64), 2, group=0, cluster=2)
     assert reference.relative_error(out, ref) <= 1e-2
+
+
+EPILOGUES = [  # block, stages, launch options: the output through shared memory and TMA stores
+    ((128, 256, 64), 4, {}), ((128, 256, 64), 4, {"group": 8, "persistent": True}), ((128, 128, 64), 5, {}),
+    ((64, 256, 64), 4, {}), ((256, 128, 64), 3, {}), ((64, 128, 64), 4, {"group": 4, "blocks_per_sm": 2}),
+    ((128, 256, 64), 4, {"group": 0, "cluster": 2}),
+]
+
+
+@pytest.mark.parametrize("config", EPILOGUES, ids=lambda c: f"{c[0][0]}x{c[0][1]}s{c[1]}" + "".join(f"-{k}{v}" for k, v in c[2].items()))
+@pytest.mark.parametrize("shape", [(1024, 744, 520), (4096, 4096, 4096), (8192, 8192, 2048), (520, 264, 64)])
+def test_gemm_sm90_tma_store(shape, config):
+    """stmatrix into a swizzled two-stage panel, TMA stores out (clipped at ragged edges)."""
+    torch = pytest.importorskip("torch")
+    _need_sm90()
+    block, stages, launch = config
+    if launch.get("cluster") and (-(-shape[0] // block[0])) % 2:
+        pytest.skip("a cluster of 2 needs an even number of row blocks")
+    for t in ("bf16", "f16"):
+        out, ref = run_sm90(torch, *shape, t, block, stages, store="tma", **launch)
+        assert not np.isnan(out).any()
+        assert reference.relative_error(out, ref) <= (1e-2 if t == "bf16" else 2e-3)
+
+
+@pytest.mark.sanitize
+def test_gemm_sm90_tma_store_small():
+    torch = pytest.importorskip("torch")
+    _need_sm90()
+    out, ref = run_sm90(torch, 300, 264, 200, "bf16", (128, 256, 64), 3, group=2, persistent=True, store="tma")
+    assert not np.isnan(out).any()
+    assert reference.relative_error(out, ref) <= 1e-2
