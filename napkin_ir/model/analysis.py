@@ -199,6 +199,12 @@ class _Counter:
             self.cost.smem_read += space.count() * _wgmma_smem_bytes(op, self.cost.compute_warps)
         elif isinstance(op, reg.StoreOp):
             self._reg_store(op, space)
+        elif isinstance(op, smem.TmaStoreOp):  # the stage out to the global, clipped at its edge
+            buf: smem.BufferType = op.source.type  # type: ignore[assignment]
+            acc = self.access(op.dest, op.offsets, buf.dims, space, True)
+            self.cost.smem_read += space.total((acc.per_context_bytes() > 0) * type_bytes(buf.tile))
+        elif isinstance(op, smem.WriteOp | reg.StmatrixOp):  # a window of the tile into a stage
+            self.cost.smem_written += space.count() * type_bytes(op.dest.type.tile)  # type: ignore[attr-defined]
         self._work(op, space)
 
     def _reg_store(self, op: reg.StoreOp, space: Space) -> None:

@@ -151,15 +151,21 @@ def test_flash_attention_through_the_lowering_counts_the_same(below):
     assert kernel.work.tensor_flops == 4 * 2 * 4 * 256 * 256 * 64
 
 
-def test_sm90_gemm_counts_by_the_same_rules():
+@pytest.mark.parametrize("store", ["direct", "tma"])
+@pytest.mark.parametrize("m,n,k", [(512, 512, 256), (300, 264, 128)])
+def test_sm90_gemm_counts_by_the_same_rules(m, n, k, store):
     from napkin_ir.pipelines import sm90_gemm_pipeline
 
-    m, n, k, (bm, bn, bk) = 512, 512, 256, (128, 256, 64)
-    spec = sm90_gemm_pipeline((bm, bn, bk), 4).removesuffix(",reg-to-ptx")
+    bm, bn, bk = 128, 256, 64
+    spec = sm90_gemm_pipeline((bm, bn, bk), 4, store=store).removesuffix(",reg-to-ptx")
     (kernel,) = analyse_module(run_pipeline(gemm(m, n, k), spec)).kernels
     assert kernel.instruction == "wgmma"
-    assert kernel.hbm_read == {"a": BF16 * m * k * ceil(n / bn), "b": BF16 * k * n * ceil(m / bm)}  # TMA copies
-    assert kernel.hbm_written == {"out": BF16 * m * n}
-    assert kernel.work.tensor_flops == 2 * m * n * k
+    # TMA copies; a ragged edge's tiles are clipped (their zero fill costs no bytes)
+    assert kernel.hbm_read == {"a": BF16 * m * k * ceil(n / bn), "b": BF16 * k * n * ceil(m / bm)}
+    assert kernel.hbm_written == {"out": BF16 * m * n}  # straight from registers or by TMA stores, clipped alike
+    blocks, staged = ceil(m / bm) * ceil(n / bn), BF16 * bm * bn  # TMA stores: each block's tile into shared memory, panel by panel
+    copied = blocks * ceil(k / bk) * BF16 * (bm * bk + bk * bn)
+    assert kernel.smem_written == copied + (blocks * staged if store == "tma" else 0)
+    assert kernel.work.tensor_flops == blocks * ceil(k / bk) * 2 * bm * bn * bk  # whole tiles, as the tensor cores compute them
     # the consumers share the tile; a producer warpgroup runs beside them
     assert kernel.warps == kernel.compute_warps + 4
