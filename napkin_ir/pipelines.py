@@ -57,12 +57,18 @@ def sm80_gemm_pipeline(block: tuple[int, int, int] = (128, 128, 32), warps: tupl
 
 def sm90_gemm_pipeline(block: tuple[int, int, int] = (128, 256, 64), stages: int = 4,
                        axes: tuple[str, str, str] = ("m", "n", "k"), group: int = 0, blocks_per_sm: int = 1,
-                       persistent: bool = False, cluster: int = 1) -> str:
-    """The pass pipeline from a GEMM diagram to sm_90a PTX (TMA, mbarriers, wgmma; napkin-sm90)."""
+                       persistent: bool = False, cluster: int = 1, store: str = "auto") -> str:
+    """The pass pipeline from a GEMM diagram to sm_90a PTX (TMA, mbarriers, wgmma; napkin-sm90).
+    `store="tma"` writes the output through shared memory with TMA stores, `"direct"` from
+    registers to global memory; `"auto"` takes TMA stores where their two-stage panel buffer
+    (rows x 64 x 2 bytes, twice) fits beside the stages, as it is faster (docs/benchmarks.md)."""
     (m, n, k), (bm, bn, bk) = axes, block
     smem_budget = 227 * 1024 // blocks_per_sm - 1024 - 8 * 2 * stages  # the alignment slack and barriers
+    if store == "auto":
+        staged = stages * (bm * bk + bk * bn) * 2 + 2 * bm * 64 * 2
+        store = "tma" if bn % 64 == 0 and staged <= smem_budget else "direct"
     return (f'ncd-relabel{{grid="{m}:{bm},{n}:{bn}" stream="{k}:{bk}"}},ncd-to-hbm,hbm-launch{{group={group} blocks_per_sm={blocks_per_sm} persistent={str(persistent).lower()} cluster={cluster}}},'
-            f'hbm-to-smem{{stages={stages} copy=tma smem_bytes={smem_budget}}},smem-to-reg{{mma=wgmma}},reg-to-ptx')
+            f'hbm-to-smem{{stages={stages} copy=tma store={store} smem_bytes={smem_budget}}},smem-to-reg{{mma=wgmma}},reg-to-ptx')
 
 
 def launch_config(module: ModuleOp) -> dict[str, object]:
@@ -169,16 +175,19 @@ class NapkinSm90Pass(ModulePass):
     `block[0] / 64` consumer warpgroups issuing wgmma m64nNk16 from shared memory.
     `block="128,256,64"` is the block tile (rows, columns, stream), `stages` the ring depth,
     `group` the block-row groups of the launch order (L2 reuse; 0 = plain), `blocks_per_sm`
-    how many blocks share a multiprocessor, `persistent` a grid of as many blocks as fit,
-    each looping over tiles, `cluster=2` pairs of blocks sharing B's tiles by TMA multicast."""
+    how many blocks share a multiprocessor, `persistent` (on by default) a grid of as many
+    blocks as fit, each looping over tiles, `cluster=2` pairs of blocks sharing B's tiles by
+    TMA multicast (on a plain grid: no group, no persistence), `store` how the output leaves (`tma`: stmatrix into shared memory and TMA stores that
+    overlap the next tile; `direct`: from registers; `auto`: TMA where it fits)."""
 
     name = "napkin-sm90"
     block: str = "128,256,64"
     stages: int = 4
     group: int = 8
     blocks_per_sm: int = 1
-    persistent: bool = False
+    persistent: bool = True
     cluster: int = 1
+    store: str = "auto"
     autotile: bool = False
     hw: str = "h100"
 
@@ -188,6 +197,9 @@ class NapkinSm90Pass(ModulePass):
         if self.autotile:
             c = _autotile(op, self.hw, "sm90", self.name).config
             block, stages = (c.grid[axes[0]], c.grid[axes[1]], c.stream[axes[2]]), c.stages
-        spec = sm90_gemm_pipeline(block, stages, axes, self.group, self.blocks_per_sm,  # type: ignore[arg-type]
-                                  self.persistent, self.cluster)
+        if self.store not in ("auto", "tma", "direct"):
+            raise PassFailedException(f"{self.name}: store must be auto, tma or direct, got '{self.store}'")
+        plain = self.cluster > 1  # clusters run a plain grid: no group order, no persistence
+        spec = sm90_gemm_pipeline(block, stages, axes, 0 if plain else self.group, self.blocks_per_sm,  # type: ignore[arg-type]
+                                  self.persistent and not plain, self.cluster, self.store)
         PassPipeline.parse_spec(available_passes(), spec, lambda *_: None).apply(ctx, op)

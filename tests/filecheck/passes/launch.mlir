@@ -33,7 +33,7 @@
 // RUN: napkin-opt %examples/matmul.mlir -p 'napkin-sm90{group=0 cluster=2}' -t ptx -o %t.cluster.ptx
 // RUN: filecheck %s --check-prefix=CLUSTER < %t.cluster.ptx
 // RUN: %ptxas -v -arch=sm_90a %t.cluster.ptx -o %t.cluster.cubin 2>&1 | filecheck %s --check-prefix=REPORT
-// RUN: not napkin-opt %examples/matmul.mlir -p 'napkin-sm90{cluster=2}' 2>&1 | filecheck %s --check-prefix=CLUSTERGROUP
+// RUN: not napkin-opt %examples/matmul.mlir -p 'ncd-relabel{grid="m:128,n:256" stream="k:64"},ncd-to-hbm,hbm-launch{group=8 cluster=2},hbm-to-smem{stages=4 copy=tma},smem-to-reg{mma=wgmma},reg-to-ptx' 2>&1 | filecheck %s --check-prefix=CLUSTERGROUP
 // CLUSTER: barrier.cluster.arrive.release;
 // CLUSTER: mov.u32 %r{{[0-9]+}}, %cluster_ctarank;
 // CLUSTER: cp.async.bulk.tensor.2d.shared::cluster.global.mbarrier::complete_tx::bytes [

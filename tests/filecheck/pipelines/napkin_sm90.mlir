@@ -13,6 +13,15 @@
 // RUN: sed -e 's/bf16/f16/g' %examples/matmul.mlir | napkin-opt -p napkin-sm90 -t ptx -o %t.f16.ptx
 // RUN: %ptxas -arch=sm_90a %t.f16.ptx -o %t.f16.cubin
 // RUN: filecheck %s --check-prefix=F16 < %t.f16.ptx
+// RUN: filecheck %s --check-prefix=DEFAULT < %t.default.ptx
+// RUN: filecheck %s --check-prefix=DEFAULT < %t.n128.ptx
+// RUN: filecheck %s --check-prefix=DIRECT < %t.m256.ptx
+// RUN: napkin-opt %examples/matmul.mlir -p 'napkin-sm90{persistent=false store=direct}' -t ptx -o %t.direct.ptx
+// RUN: %ptxas -v -arch=sm_90a %t.direct.ptx -o %t.direct.cubin 2>&1 | filecheck %s --check-prefix=REPORT
+// RUN: filecheck %s --check-prefix=DIRECT < %t.direct.ptx
+// RUN: napkin-opt %examples/matmul.mlir -p 'napkin-sm90{cluster=2}' -t ptx -o %t.cluster.ptx
+// RUN: %ptxas -v -arch=sm_90a %t.cluster.ptx -o %t.cluster.cubin 2>&1 | filecheck %s --check-prefix=REPORT
+// RUN: not napkin-opt %examples/matmul.mlir -p 'napkin-sm90{store=global}' 2>&1 | filecheck %s --check-prefix=STORE
 // RUN: not napkin-opt %examples/attention.mlir -p napkin-sm90 -t ptx 2>&1 | filecheck %s --check-prefix=ATTN
 // RUN: not napkin-opt %examples/matmul.mlir -p 'napkin-sm90{block="128,256"}' 2>&1 | filecheck %s --check-prefix=OPTION
 // RUN: not napkin-opt %examples/matmul.mlir -p 'napkin-sm90{block="128,256,64" stages=1}' 2>&1 | filecheck %s --check-prefix=STAGES
@@ -24,3 +33,12 @@
 // ATTN: napkin-opt: error: napkin-sm90: compiles a GEMM (one function, one contraction over one axis) for now; attention takes napkin-sm80
 // OPTION: napkin-opt: error: napkin-sm90: block="128,256" should be 3 positive integers separated by commas
 // STAGES: napkin-opt: error: hbm-to-smem: stages must be at least 2 (one buffer cannot overlap copy and compute), got 1
+// The default: persistent blocks, the output out through shared memory by TMA stores
+// (where the panel buffer fits beside the stages; 256x128 with 4 stages leaves no room).
+// DEFAULT: nctaid.x
+// DEFAULT: stmatrix.sync.aligned.m8n8.x4.shared.b16
+// DEFAULT: cp.async.bulk.tensor.2d.global.shared::cta.bulk_group
+// DEFAULT-NOT: st.global
+// DIRECT-NOT: stmatrix
+// DIRECT: st.global.b32
+// STORE: napkin-opt: error: napkin-sm90: store must be auto, tma or direct, got 'global'
