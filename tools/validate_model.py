@@ -1,7 +1,8 @@
 #!/usr/bin/env python3
 """Validate the napkin model on the GPU: predicted against measured time over tile configurations.
 
-    python3 tools/validate_model.py [--hw h200] [--ncu]
+    python3 tools/validate_model.py [--hw h200] [--ncu | --ncu-all] [--only gemm|attention]
+    python3 tools/validate_model.py --model-only [--hw h200]     (no GPU, no torch)
 
 For each configuration of the GEMM (sm_80 and sm_90a paths) and, where its kernels exist, of
 attention: lower to the `reg` level and predict with the napkin model (registers from
@@ -9,9 +10,12 @@ ptxas where it can be run), compile to PTX, check against torch on random inputs
 with CUDA events (warm-up, median of batches). Prints per configuration the predicted and
 measured time, then per family the Spearman rank correlation, the model's pick (the
 configuration it predicts fastest, and `autotile`'s choice) and how far that is from the
-best measured. With `--ncu`, reads the DRAM bytes of two configurations with Nsight Compute
-and compares them with the model's DRAM estimate. The tables are printed last and written
-to $OUT/validate_model.txt.
+best measured. With `--ncu`, reads the DRAM bytes (and the occupancy limits) of each
+family's fastest and slowest configuration with Nsight Compute and compares them with the
+model's DRAM estimate; `--ncu-all` does so for every configuration. `--model-only` runs the
+model alone on the CPU (PTX and ptxas' registers, no launch) and compares its DRAM estimate
+with the Nsight Compute readings recorded in `NCU_RECORDED`. The tables are printed last and
+written to $OUT/validate_model.txt.
 """
 
 from __future__ import annotations
@@ -37,6 +41,87 @@ SM80 = [  # block, warps, stages
 ]
 SM90 = [((128, 256, 64), 4), ((128, 256, 64), 3), ((128, 128, 64), 5), ((256, 128, 64), 4), ((64, 256, 64), 4), ((128, 128, 64), 3),
         ((64, 128, 64), 6), ((128, 64, 64), 6)]
+
+
+# DRAM bytes read and written by one launch, read by Nsight Compute on an NVIDIA H200
+# (`--ncu`, `--clock-control none`; docs/model.md, "DRAM bytes against Nsight Compute"), MB.
+NCU_RECORDED = {
+    ("gemm sm90", "128x256x64 s4"): (186.6, 28.4),
+    ("gemm sm90", "128x256x64 s3"): (186.6, 28.3),
+    ("gemm sm90", "128x64x64 s6"): (168.2, 30.5),
+    ("gemm sm80", "128x256x32 w2x4 s4"): (174.0, 28.1),
+    ("gemm sm80", "64x64x32 w2x2 s4"): (308.0, 32.5),
+    ("attention", "b128s64w4st2-qsmem"): (201.5, 56.9),
+    ("attention", "b128s64w8st3-x2"): (201.7, 60.7),
+}
+
+
+def gemm_configs() -> list[tuple[str, str, str]]:
+    """(family, label, pipeline down to PTX) of each GEMM configuration."""
+    from napkin_ir.pipelines import sm80_gemm_pipeline, sm90_gemm_pipeline
+
+    configs = [("sm80", f"{bl[0]}x{bl[1]}x{bl[2]} w{w[0]}x{w[1]} s{s}", sm80_gemm_pipeline(bl, w, s)) for bl, w, s in SM80]
+    configs += [("sm90", f"{bl[0]}x{bl[1]}x{bl[2]} s{s}", sm90_gemm_pipeline(bl, s, group=8)) for bl, s in SM90]
+    return configs
+
+
+def attention_configs() -> list[tuple[str, dict]]:
+    """(label, compile_attention's keywords) of each of bench_attention's configurations."""
+    from bench_attention import CONFIGS
+
+    out = []
+    for block, stream, warps, stages, q_regs, per_sm in CONFIGS:
+        label = f"b{block}s{stream}w{warps}st{stages}{'' if q_regs else '-qsmem'}{f'-x{per_sm}' if per_sm > 1 else ''}"
+        out.append((label, {"block": block, "stream": stream, "warps": warps, "stages": stages, "q_in_registers": q_regs,
+                            "blocks_per_sm": per_sm}))
+    return out
+
+
+def model_fields(cost, pred) -> dict:
+    """What the tables show of a prediction."""
+    return {"predicted_us": pred.seconds * 1e6, "bound": pred.bound, "hbm_bytes": cost.hbm_bytes,
+            "dram_bytes": sum(pred.dram.values()), "blocks_per_sm": pred.occupancy.blocks_per_sm}
+
+
+def model_rows(hw, only: str | None) -> list[dict]:
+    """Every configuration predicted on the CPU as the GPU run predicts it (PTX compiled,
+    ptxas' registers for sm_80 and attention), without launching anything."""
+    from xdsl.utils.exceptions import DiagnosticException
+
+    from napkin_ir.attention_diagrams import (
+        attention_diagram,
+        compile_attention,
+        sm80_attention_passes,
+    )
+    from napkin_ir.diagrams import gemm
+    from napkin_ir.errors import UserError
+    from napkin_ir.pipelines import compile_to_ptx, run_pipeline
+
+    refused = (DiagnosticException, UserError, ValueError)  # a configuration the passes refuse is reported
+    rows = []
+    if only != "attention":
+        m, n, k = GEMM_SHAPE
+        text = gemm(m, n, k, "bf16")
+        for family, label, spec in gemm_configs():
+            try:
+                regs = ptxas_registers(compile_to_ptx(text, spec)) if family == "sm80" else None
+                cost, pred = predict(text, spec.removesuffix(",reg-to-ptx"), hw, regs)
+            except refused as e:
+                print(f"  gemm {family} {label}: does not compile ({str(e).splitlines()[0][:100]})", flush=True)
+                continue
+            rows.append(dict(family=f"gemm {family}", label=label, spec=spec, **model_fields(cost, pred)))
+    if only != "gemm":
+        b, h, n, d = ATTENTION_SHAPE
+        text = attention_diagram("softmax", b, h, n, d, "bf16")
+        for label, config in attention_configs():
+            try:
+                ptx, _ = compile_attention(text, **config)
+                cost, pred = predict(text, sm80_attention_passes(run_pipeline(text), **config), hw, ptxas_registers(ptx))
+            except refused as e:
+                print(f"  attention {label}: does not compile ({str(e).splitlines()[0][:100]})", flush=True)
+                continue
+            rows.append(dict(family="attention", label=label, config=config, **model_fields(cost, pred)))
+    return rows
 
 
 def spearman(xs: list[float], ys: list[float]) -> float:
@@ -74,7 +159,6 @@ def ptxas_registers(ptx: str) -> int | None:
 
 def gemm_rows(torch, hw, args) -> list[dict]:
     from napkin_ir.diagrams import gemm
-    from napkin_ir.pipelines import sm80_gemm_pipeline, sm90_gemm_pipeline
     from napkin_ir.runtime.compiled import compile_kernel
 
     m, n, k = GEMM_SHAPE
@@ -84,9 +168,7 @@ def gemm_rows(torch, hw, args) -> list[dict]:
     c = torch.empty(m, n, device="cuda", dtype=torch.bfloat16)
     ref = torch.matmul(a, b).float()
     rows = []
-    configs = [("sm80", f"{bl[0]}x{bl[1]}x{bl[2]} w{w[0]}x{w[1]} s{s}", sm80_gemm_pipeline(bl, w, s)) for bl, w, s in SM80]
-    configs += [("sm90", f"{bl[0]}x{bl[1]}x{bl[2]} s{s}", sm90_gemm_pipeline(bl, s, group=8)) for bl, s in SM90]
-    for family, label, spec in configs:
+    for family, label, spec in gemm_configs():
         try:
             kern = compile_kernel(text, spec)
         except Exception as e:  # a configuration the passes refuse is reported, not fatal
@@ -99,9 +181,8 @@ def gemm_rows(torch, hw, args) -> list[dict]:
         kern(bound=bound)
         err = ((c.float() - ref).norm() / ref.norm()).item()
         ms = time_ms(torch, lambda: kern(sync=False, bound=bound))
-        dram = sum(pred.dram.values()) if isinstance(pred.dram, dict) else float("nan")
-        row = dict(family=f"gemm {family}", label=label, spec=spec, predicted_us=pred.seconds * 1e6, measured_us=ms * 1e3,
-                   bound=pred.bound, err=err, hbm_bytes=cost.hbm_bytes, dram_bytes=dram, kernel=kern)
+        row = dict(family=f"gemm {family}", label=label, spec=spec, measured_us=ms * 1e3, err=err, kernel=kern,
+                   **model_fields(cost, pred))
         print(f"  gemm {family} {label}: predicted {row['predicted_us']:.1f} us ({pred.bound}), measured {row['measured_us']:.1f} us, "
               f"err {err:.1e}", flush=True)
         if err < 1e-2:
@@ -114,8 +195,6 @@ ATTENTION_SHAPE = (4, 16, 4096, 128)  # b, h, n, d: the FlashAttention-3 setting
 
 def attention_rows(torch, hw) -> list[dict]:
     """Each configuration of bench_attention's list: predicted at the reg level, measured."""
-    from bench_attention import CONFIGS
-
     from napkin_ir.attention_diagrams import attention_diagram, compile_attention, sm80_attention_passes
     from napkin_ir.pipelines import run_pipeline
     from napkin_ir.runtime import Param, load_ptx
@@ -126,9 +205,7 @@ def attention_rows(torch, hw) -> list[dict]:
     o = torch.empty_like(q)
     ref = torch.nn.functional.scaled_dot_product_attention(q, k, v).float()
     rows = []
-    for block, stream, warps, stages, q_regs, per_sm in CONFIGS:
-        label = f"b{block}s{stream}w{warps}st{stages}{'' if q_regs else '-qsmem'}{f'-x{per_sm}' if per_sm > 1 else ''}"
-        config = dict(block=block, stream=stream, warps=warps, stages=stages, q_in_registers=q_regs, blocks_per_sm=per_sm)
+    for label, config in attention_configs():
         try:
             ptx, cfg = compile_attention(text, **config)
             spec = sm80_attention_passes(run_pipeline(text), **config)
@@ -145,9 +222,8 @@ def attention_rows(torch, hw) -> list[dict]:
         launch(True)
         err = ((o.float() - ref).norm() / ref.norm()).item()
         ms = time_ms(torch, lambda: launch(False))
-        dram = sum(pred.dram.values()) if isinstance(pred.dram, dict) else float("nan")
-        row = dict(family="attention", label=label, spec=spec, config=config, predicted_us=pred.seconds * 1e6, measured_us=ms * 1e3,
-                   bound=pred.bound, err=err, hbm_bytes=cost.hbm_bytes, dram_bytes=dram)
+        row = dict(family="attention", label=label, spec=spec, config=config, measured_us=ms * 1e3, err=err,
+                   **model_fields(cost, pred))
         print(f"  attention {label}: predicted {row['predicted_us']:.1f} us ({pred.bound}), measured {row['measured_us']:.1f} us, "
               f"err {err:.1e}", flush=True)
         if err < 2e-2:
@@ -155,8 +231,30 @@ def attention_rows(torch, hw) -> list[dict]:
     return rows
 
 
-def ncu_dram(row: dict) -> tuple[float, float] | None:
-    """(bytes read, bytes written) of one launch of the row's kernel, by Nsight Compute, or None."""
+DRAM_METRICS = ("dram__bytes_read.sum", "dram__bytes_write.sum")
+# Static launch figures (no replay pass): what the hardware lets reside per SM, to compare
+# with the model's occupancy, which sets how many blocks share the L2 at once.
+LAUNCH_METRICS = ("launch__registers_per_thread", "launch__occupancy_limit_registers", "launch__occupancy_limit_shared_mem",
+                  "launch__occupancy_limit_warps", "launch__occupancy_limit_blocks")
+
+
+def _ncu_values(ncu: str, script: Path, name: str, metrics: tuple[str, ...]) -> tuple[dict[str, float], str]:
+    out = subprocess.run([ncu, "--clock-control", "none", "--kernel-name", name, "--metrics", ",".join(metrics), "--csv",
+                          sys.executable, str(script)], capture_output=True, text=True, timeout=300, check=False)
+    vals = {}
+    for line in out.stdout.splitlines():
+        for metric in metrics:
+            if f'"{metric}"' in line:
+                cells = [x.strip('"') for x in line.split('","')]
+                unit, value = cells[-2], float(cells[-1].replace(",", ""))
+                scale = {"byte": 1, "Kbyte": 1e3, "Mbyte": 1e6, "Gbyte": 1e9, "KB": 1e3, "MB": 1e6, "GB": 1e9}.get(unit, 1)
+                vals[metric] = value * scale
+    return vals, (out.stderr or out.stdout).strip()
+
+
+def ncu_dram(row: dict) -> dict[str, float] | None:
+    """Nsight Compute's readings for one launch of the row's kernel (DRAM bytes read and
+    written; the occupancy limits where ncu gives them), or None."""
     ncu = shutil.which("ncu") or next(iter(Path("/usr/local/cuda/bin").glob("ncu")), None)
     if not ncu:
         return None
@@ -177,22 +275,37 @@ def ncu_dram(row: dict) -> tuple[float, float] | None:
                   "kern.launch(grid=cfg['grid'], block=cfg['block'], smem=cfg['smem'], args=[q, k, v, o])\n")
         name = "attention"
     script.write_text(f"import sys, torch\nsys.path.insert(0, {str(ROOT)!r})\n" + launch)
-    out = subprocess.run([str(ncu), "--clock-control", "none", "--kernel-name", name, "--metrics",
-                          "dram__bytes_read.sum,dram__bytes_write.sum", "--csv", sys.executable, str(script)],
-                         capture_output=True, text=True, timeout=300)
-    script.unlink()
-    vals = {}
-    for line in out.stdout.splitlines():
-        for metric in ("dram__bytes_read.sum", "dram__bytes_write.sum"):
-            if f'"{metric}"' in line:
-                cells = [x.strip('"') for x in line.split('","')]
-                unit, value = cells[-2], float(cells[-1].replace(",", ""))
-                scale = {"byte": 1, "Kbyte": 1e3, "Mbyte": 1e6, "Gbyte": 1e9, "KB": 1e3, "MB": 1e6, "GB": 1e9}.get(unit, 1)
-                vals[metric] = value * scale
-    if len(vals) != 2:
-        print(f"  ncu gave no DRAM counters: {(out.stderr or out.stdout).strip().splitlines()[-1:]}", flush=True)
+    try:
+        vals, said = _ncu_values(str(ncu), script, name, DRAM_METRICS + LAUNCH_METRICS)
+        if not all(m in vals for m in DRAM_METRICS):  # an ncu that lacks a launch metric: the DRAM ones alone
+            vals, said = _ncu_values(str(ncu), script, name, DRAM_METRICS)
+    finally:
+        script.unlink()
+    if not all(m in vals for m in DRAM_METRICS):
+        print(f"  ncu gave no DRAM counters: {said.splitlines()[-1:]}", flush=True)
         return None
-    return vals["dram__bytes_read.sum"], vals["dram__bytes_write.sum"]
+    return vals
+
+
+def ncu_blocks_per_sm(vals: dict[str, float]) -> int | None:
+    limits = [vals[m] for m in LAUNCH_METRICS[1:] if m in vals]
+    return int(min(limits)) if len(limits) == len(LAUNCH_METRICS) - 1 else None
+
+
+def dram_comparison(rows: list[dict], measured: dict[tuple[str, str], tuple[float, float]], source: str) -> list[str]:
+    """Model DRAM estimate against ncu's bytes read + written, one line per measured row."""
+    lines = [f"DRAM bytes, model against Nsight Compute ({source}); ncu counts dirty lines still in L2 at the end as not written",
+             (f"{'family':<10} {'configuration':<22} {'ncu read':>9} {'written':>8} {'total':>8} {'model':>8} {'error':>7} "
+              f"{'no-L2 MB':>9} {'blocks/SM':>9}")]
+    for r in rows:
+        got = measured.get((r["family"], r["label"]))
+        if got is None:
+            continue
+        total = (got[0] + got[1]) * 1e6
+        sm = f"{r['blocks_per_sm']}" + (f" (ncu {got[2]})" if len(got) > 2 and got[2] is not None else "")
+        lines.append(f"{r['family']:<10} {r['label']:<22} {got[0]:9.1f} {got[1]:8.1f} {total / 1e6:8.1f} {r['dram_bytes'] / 1e6:8.1f} "
+                     f"{r['dram_bytes'] / total - 1:+7.1%} {r['hbm_bytes'] / 1e6:9.1f} {sm:>9}")
+    return lines
 
 
 def summary(rows: list[dict], picks: dict[str, str]) -> list[str]:
@@ -230,16 +343,45 @@ def autotile_picks(hw_key: str) -> dict[str, str]:
     return picks
 
 
+def model_only(hw_key: str, only: str | None) -> int:
+    """The model's predictions and DRAM estimates on the CPU, against the recorded ncu readings."""
+    from napkin_ir.model.hardware import hardware
+
+    hw = hardware(hw_key)
+    rows = model_rows(hw, only)
+    lines = [f"model on the {hw.name} (no GPU: nothing launched or timed)",
+             f"{'family':<10} {'configuration':<22} {'predicted us':>12} {'bound':<14} {'blocks/SM':>9} {'model DRAM MB':>13}"]
+    for r in rows:
+        lines.append(f"{r['family']:<10} {r['label']:<22} {r['predicted_us']:12.1f} {r['bound']:<14} {r['blocks_per_sm']:9d} "
+                     f"{r['dram_bytes'] / 1e6:13.1f}")
+    lines += [""] + dram_comparison(rows, NCU_RECORDED, "recorded in NCU_RECORDED")
+    _emit(lines)
+    return 0
+
+
+def _emit(lines: list[str]) -> None:
+    text = "\n".join(lines)
+    print("\n" + text)
+    out = os.environ.get("OUT")
+    if out:
+        Path(out, "validate_model.txt").write_text(text + "\n")
+
+
 def main() -> int:
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--hw", default="h200")
+    ap.add_argument("--ncu", action="store_true", help="read DRAM bytes with Nsight Compute for each family's fastest and slowest configuration")
+    ap.add_argument("--ncu-all", action="store_true", help="read DRAM bytes with Nsight Compute for every configuration")
+    ap.add_argument("--only", choices=["gemm", "attention"], help="one family only")
+    ap.add_argument("--model-only", action="store_true", help="the model alone, on the CPU, against the recorded ncu readings")
+    args = ap.parse_args()
+    if args.model_only:
+        return model_only(args.hw, args.only)
+
     import torch
 
     from napkin_ir.model.hardware import hardware
 
-    ap = argparse.ArgumentParser()
-    ap.add_argument("--hw", default="h200")
-    ap.add_argument("--ncu", action="store_true", help="read DRAM bytes with Nsight Compute for each family's fastest and slowest configuration")
-    ap.add_argument("--only", choices=["gemm", "attention"], help="one family only")
-    args = ap.parse_args()
     hw = hardware(args.hw)
     print(f"device: {torch.cuda.get_device_name()}  model: {hw.name}", flush=True)
     picks = autotile_picks(args.hw) if args.only != "attention" else {}
@@ -251,23 +393,22 @@ def main() -> int:
         lines.append(f"{r['family']:<10} {r['label']:<22} {r['predicted_us']:12.1f} {r['measured_us']:12.1f} {r['bound']:<14} "
                      f"{r['dram_bytes'] / 1e6:13.1f}")
     lines += [""] + summary(rows, picks)
-    if args.ncu:
+    if args.ncu or args.ncu_all:
         chosen = []
-        for family in sorted({r["family"] for r in rows}):  # each family's fastest and slowest
+        for family in sorted({r["family"] for r in rows}):  # each family's fastest and slowest, or all
             rs = sorted((r for r in rows if r["family"] == family), key=lambda r: r["measured_us"])
-            chosen += [rs[0], rs[-1]] if len(rs) > 1 else rs
+            chosen += rs if args.ncu_all else [rs[0], rs[-1]] if len(rs) > 1 else rs
+        measured = {}
         for r in chosen:
             got = ncu_dram(r)
             if got:
-                total = sum(got)
-                lines.append(f"ncu {r['family']} {r['label']}: DRAM read {got[0] / 1e6:.1f} MB, written {got[1] / 1e6:.1f} MB; "
-                             f"model {r['dram_bytes'] / 1e6:.1f} MB ({r['dram_bytes'] / total - 1:+.1%}); "
-                             f"HBM bytes without L2 reuse {r['hbm_bytes'] / 1e6:.1f} MB")
-    text = "\n".join(lines)
-    print("\n" + text)
-    out = os.environ.get("OUT")
-    if out:
-        Path(out, "validate_model.txt").write_text(text + "\n")
+                read, written = got["dram__bytes_read.sum"], got["dram__bytes_write.sum"]
+                measured[(r["family"], r["label"])] = (read / 1e6, written / 1e6, ncu_blocks_per_sm(got))
+                print(f"  ncu {r['family']} {r['label']}: DRAM read {read / 1e6:.1f} MB, written {written / 1e6:.1f} MB; "
+                      f"model {r['dram_bytes'] / 1e6:.1f} MB ({r['dram_bytes'] / (read + written) - 1:+.1%}); "
+                      f"launch {({k.removeprefix('launch__'): v for k, v in got.items() if k.startswith('launch__')})}", flush=True)
+        lines += [""] + dram_comparison(rows, measured, f"measured now, {torch.cuda.get_device_name()}")
+    _emit(lines)
     return 0
 
 

@@ -1,74 +1,265 @@
 """How much of a kernel's tile traffic reaches DRAM once the L2 cache serves repeats.
 
-The napkin count reads every tile from HBM each time a block asks for it. On the GPU
-those requests go through the L2: blocks that run at the same time and read the same
-tile (the blocks of one row of a GEMM's grid all read the same A tiles) fetch it from
-DRAM once. The estimate: blocks run in waves of `slots` (SMs x blocks per SM) in launch
-order; within a wave each distinct tile of a tensor is fetched once; across waves it is
-fetched again, unless the whole tensor fits in its share of the L2
-(`L2_FIT_FRACTION` of the cache split between the tensors read), in which case it is
-fetched once in all. Writes reach DRAM once each.
+The napkin count reads every tile from HBM each time a block asks for it; on the GPU the
+requests go through the L2, and a tile still there is not read again. `dram_bytes` (the
+HBM term of `napkin_ir.model.timing.predict`) replays the kernel's tile accesses in time
+order through an LRU cache of the L2's effective size:
+
+- **When blocks run.** Blocks start in launch order (`Space.block_ids`: the first grid axis
+  fastest, `hbm.group` bands, `hbm.order`), `slots` of them at a time (SMs x blocks per SM,
+  from the occupancy calculation); each later block takes the first slot to come free, as
+  the hardware's block scheduler does. A block lasts one step per iteration of its loops,
+  loops one after another in program order (a causal block's stream is shorter), so equal
+  blocks run in waves of `slots`. A persistent kernel (`hbm.persistent`) takes its tiles
+  in the same order, one per slot at a time, so it needs no case of its own.
+- **When a tile is touched.** An access in a loop happens at its block's start plus the
+  loop's start plus the iteration (the linear index over nested loops); one outside loops
+  at the end of the loop before it (the output tile), or at the block's start if none came
+  before (Q, the pipeline's first stages). The blocks of a wave go through their loops in
+  step, so what they touch at one step is one group: a tile many of them read at the same
+  step is fetched once.
+- **What the cache keeps.** A tile (an op's tile shape at an offset into a tensor, clipped
+  to its edge) touched at step t, last touched at step p, is still in an LRU cache of C
+  bytes exactly when the distinct tiles touched in steps p+1..t, itself included, add up to
+  at most C (its reuse distance). Reads that miss are fetched from DRAM; written tiles
+  occupy the cache like read ones, and reach DRAM once each time they become dirty. The
+  distances come from one 2-d histogram of (step, next step the tile is touched) over the
+  distinct (step, tile) pairs, so the replay is a few numpy passes, not a loop over accesses.
+
+The one constant is `L2_EFFECTIVE_FRACTION`, one half: the L2 of an A100, H100 or H200 is
+two partitions, and each caches the lines that the SMs attached to it read, whichever half
+of memory they live in (the A100 whitepaper, on its L2). A tile that blocks on both halves
+read (any tile of a GEMM or attention, whose blocks spread over all SMs) is then held
+twice, and the L2 holds half its size of distinct tiles. It is the same for every kernel
+and machine. Steps are merged evenly when a kernel has more than `MAX_STEPS` of them, which
+only puts tiles of neighbouring steps in one group.
+
+What it does not see: blocks that drift apart within a wave (it keeps them in step), two
+loops of equal trip counts one after the other (taken as one), the hashing of lines to L2
+slices and sets (the cache is fully associative), and sectors (a tile is all in or all
+out). Nsight Compute counts dirty lines still in L2 when the kernel ends as not written;
+the estimate counts every write.
 """
 
 from __future__ import annotations
+
+import heapq
+import math
+from dataclasses import dataclass
 
 import numpy as np
 
 from napkin_ir.model.analysis import Access, KernelCost
 
-# The share of the L2 the model lets resident tensors use: H100's and A100's L2 is two
-# partitions, and data resident in the far one still costs crossbar traffic.
-L2_FIT_FRACTION = 0.5
+# The share of the L2 that holds distinct tiles: two partitions, each keeping its own copy
+# of what its SMs read (see the module docstring).
+L2_EFFECTIVE_FRACTION = 0.5
+# The most time steps the replay resolves: its histogram is MAX_STEPS^2 numbers.
+MAX_STEPS = 2048
 _KEY_LIMIT = 1 << 62
 
 
-def _row_keys(columns: list[np.ndarray]) -> np.ndarray:
-    """One int64 per row, equal exactly when the rows are equal."""
-    key = np.zeros(len(columns[0]) if columns else 0, np.int64)
-    radix = 1
-    for col in columns:
-        values, codes = np.unique(col, return_inverse=True)
-        if radix * len(values) >= _KEY_LIMIT:
-            key = np.unique(key, return_inverse=True)[1].astype(np.int64)
-            radix = int(key.max()) + 1 if key.size else 1
-        key = key * len(values) + codes.reshape(-1)
-        radix *= len(values)
-    return key
+@dataclass
+class Trace:
+    """Every access of a kernel, one row per context that touches a tile: its time step,
+    its tile (a number, equal for the same tile of the same tensor), its bytes, its tensor
+    (a number into `names`), whether it writes."""
+
+    step: np.ndarray
+    key: np.ndarray
+    size: np.ndarray
+    tensor: np.ndarray
+    write: np.ndarray
+    names: list[str]
 
 
-def _distinct_tile_bytes(accesses: list[Access], slots: int) -> float:
-    """Bytes of the distinct tiles each wave reads (a tile: an op's tile shape at an offset)."""
-    keys, sizes = [], []
-    shapes = {t: n for n, t in enumerate(dict.fromkeys(a.tile for a in accesses))}
+@dataclass
+class Touches:
+    """The distinct (step, tile) pairs of a trace, in step order, and what the cache did."""
+
+    step: np.ndarray
+    tensor: np.ndarray
+    size: np.ndarray
+    read: np.ndarray  # some context reads the tile at this step
+    write: np.ndarray  # some context writes it
+    held: np.ndarray  # the cache still held the tile from its previous touch
+    dirtied: np.ndarray  # a write that makes the tile dirty anew: it will be written back once
+
+    def dram_bytes(self, n_tensors: int) -> np.ndarray:
+        """Per tensor, the bytes fetched for reads that miss plus the bytes written back."""
+        fetched = np.bincount(self.tensor, weights=self.size * (self.read & ~self.held), minlength=n_tensors)
+        return fetched + np.bincount(self.tensor, weights=self.size * self.dirtied, minlength=n_tensors)
+
+
+def block_schedule(durations: np.ndarray, slots: int) -> np.ndarray:
+    """Start step of each block, given in launch order with its duration in steps: the first
+    `slots` start at 0, each later one when the earliest running one ends."""
+    n = len(durations)
+    slots = max(1, min(slots, n))
+    if n == 0:
+        return np.zeros(0, np.int64)
+    if np.all(durations == durations[0]):  # waves
+        return (np.arange(n, dtype=np.int64) // slots) * int(durations[0])
+    start = np.zeros(n, np.int64)
+    free = [(int(d), i) for i, d in enumerate(durations[:slots])]
+    heapq.heapify(free)
+    for i in range(slots, n):
+        t, _ = heapq.heappop(free)
+        start[i] = t
+        heapq.heappush(free, (t + int(durations[i]), i))
+    return start
+
+
+def _iterations(a: Access) -> int:
+    return math.prod(a.space.shape[len(a.space.grid_axes):])
+
+
+def _block_clock(accesses: list[Access], n_blocks: int) -> tuple[list[np.ndarray], np.ndarray]:
+    """Per access, the step of each of its contexts counted from its block's start; and each
+    block's duration. Accesses come in program order: a run of accesses in loops of one shape
+    is one loop (its step: the linear index over the loops' iterations), which starts when
+    the loop before it ends; an access outside loops happens at the end of the loop before
+    it, or at the start."""
+    segment, shapes = [], []
     for a in accesses:
-        live = a.space.full_mask()
-        wave = a.space.block_ids()[live] // slots
-        offsets = [a.space.full(o)[live] for o in a.offsets]
-        shape_id = np.full(wave.shape, shapes[a.tile], np.int64)
-        keys.append(np.stack([wave, shape_id, *offsets], axis=1))
-        sizes.append(a.space.full(a.per_context_bytes())[live])
-    rows = np.concatenate(keys)
-    if not rows.size:
-        return 0.0
-    _, first = np.unique(_row_keys(list(rows.T)), return_index=True)
-    return float(np.concatenate(sizes)[first].sum())
+        loops = a.space.shape[len(a.space.grid_axes):]
+        if loops and (not shapes or shapes[-1] != loops):
+            shapes.append(loops)
+        segment.append(len(shapes) - 1)
+    length = np.zeros((len(shapes), n_blocks), np.int64)  # steps of each loop, per block
+    for a, seg in zip(accesses, segment):
+        if len(a.space.shape) > len(a.space.grid_axes):
+            live = a.space.full_mask().reshape(n_blocks, _iterations(a))
+            length[seg] = np.maximum(length[seg], np.where(live, np.arange(1, live.shape[1] + 1), 0).max(axis=1))
+    begin = np.concatenate([np.zeros((1, n_blocks), np.int64), length.cumsum(axis=0)])
+    clock = []
+    for a, seg in zip(accesses, segment):
+        iters = _iterations(a)
+        if len(a.space.shape) > len(a.space.grid_axes):
+            clock.append(begin[seg][:, None] + np.arange(iters))
+        elif seg < 0:
+            clock.append(np.zeros((n_blocks, 1), np.int64))
+        else:
+            clock.append(np.maximum(begin[seg + 1] - 1, 0)[:, None])
+    return clock, np.maximum(begin[-1], 1)
+
+
+def _trace(cost: KernelCost, slots: int) -> Trace | None:
+    accesses = [a for a in cost.accesses if a.space.count()]
+    if not accesses:
+        return None
+    first = accesses[0]
+    n_blocks = math.prod(first.space.shape[:len(first.space.grid_axes)])
+    launch = first.space.block_ids().reshape(n_blocks, _iterations(first))[:, 0]
+    clock, duration = _block_clock(accesses, n_blocks)
+    order = np.argsort(launch, kind="stable")
+    start = np.empty(n_blocks, np.int64)
+    start[order] = block_schedule(duration[order], slots)
+
+    tensors = {name: n for n, name in enumerate(dict.fromkeys(a.tensor for a in accesses))}
+    bases, radices = _key_space(accesses)
+    steps, keys, sizes, names, writes = [], [], [], [], []
+    for a, local in zip(accesses, clock):
+        size = a.space.full(a.per_context_bytes())
+        ctx = np.flatnonzero(a.space.full_mask() & (size > 0))
+        steps.append((start[:, None] + local).reshape(-1)[ctx])  # local: blocks x iterations (1 outside loops)
+        # the tile's number: its group's base plus its offsets in mixed radix
+        lows, strides = radices[(a.tensor, a.tile)]
+        key = np.array(bases[(a.tensor, a.tile)], np.int64)
+        for o, lo, stride in zip(a.offsets, lows, strides):
+            key = key + (o - lo) * stride
+        keys.append(a.space.full(key)[ctx])
+        sizes.append(size[ctx])
+        names.append(np.full(len(ctx), tensors[a.tensor], np.int64))
+        writes.append(np.full(len(ctx), a.write))
+    if not sum(len(k) for k in keys):
+        return None
+    return Trace(np.concatenate(steps), np.concatenate(keys), np.concatenate(sizes).astype(np.float64),
+                 np.concatenate(names), np.concatenate(writes), list(tensors))
+
+
+def _key_space(accesses: list[Access]) -> tuple[dict, dict]:
+    """Numbers for tiles: per (tensor, tile shape), a base and, per axis, the lowest offset
+    and a stride, so that distinct tiles get distinct numbers."""
+    lows: dict[tuple, list[int]] = {}
+    highs: dict[tuple, list[int]] = {}
+    for a in accesses:
+        g = (a.tensor, a.tile)
+        lo, hi = [int(np.min(o)) for o in a.offsets], [int(np.max(o)) for o in a.offsets]
+        lows[g] = [min(x, y) for x, y in zip(lows.get(g, lo), lo)]
+        highs[g] = [max(x, y) for x, y in zip(highs.get(g, hi), hi)]
+    bases, radices, base = {}, {}, 0
+    for g, low in lows.items():
+        strides, stride = [], 1
+        for lo, hi in zip(reversed(low), reversed(highs[g])):
+            strides.append(stride)
+            stride *= hi - lo + 1
+        bases[g], radices[g] = base, (low, strides[::-1])
+        base += stride
+    return bases, radices
+
+
+def replay(tr: Trace, capacity: float) -> Touches:
+    """The trace through an LRU cache of `capacity` bytes: per distinct (step, tile), whether
+    the cache still held the tile from the last step that touched it (never at its first
+    touch). Steps are merged evenly past `MAX_STEPS`."""
+    step = tr.step.astype(np.int64)
+    last = int(step.max())
+    if last >= MAX_STEPS:  # merge neighbouring steps evenly
+        step = step * (MAX_STEPS - 1) // last
+        last = int(step.max())
+    key = tr.key
+    n_keys = int(key.max()) + 1
+    if n_keys * (last + 1) >= _KEY_LIMIT:
+        key = np.unique(key, return_inverse=True)[1].reshape(-1)
+        n_keys = int(key.max()) + 1
+    events, inverse = np.unique(step * n_keys + key, return_inverse=True)
+    inverse = inverse.reshape(-1)
+    ev_step, ev_key = events // n_keys, events % n_keys
+    n = len(events)
+    reads = np.zeros(n, bool)
+    reads[inverse[~tr.write]] = True
+    writes = np.zeros(n, bool)
+    writes[inverse[tr.write]] = True
+    size = np.zeros(n)
+    size[inverse] = tr.size
+    tensor = np.zeros(n, np.int64)
+    tensor[inverse] = tr.tensor
+
+    # `events` is sorted by (step, key); the previous and next touch of the same tile
+    by_key = np.lexsort((ev_step, ev_key))
+    same = ev_key[by_key][1:] == ev_key[by_key][:-1]
+    prev = np.full(n, -1, np.int64)
+    nxt = np.full(n, last + 1, np.int64)  # last + 1: never again
+    prev[by_key[1:][same]] = ev_step[by_key[:-1][same]]
+    nxt[by_key[:-1][same]] = ev_step[by_key[1:][same]]
+
+    # reuse distance of a touch at t last touched at p: the bytes of the tiles whose last
+    # touch up to t lies in p+1..t, i.e. touches at s in (p, t] with next touch > t;
+    # w[a, b] = bytes of touches at s >= a with next touch >= b
+    side = last + 3
+    hist = np.bincount(ev_step * side + nxt, weights=size, minlength=side * side).reshape(side, side)
+    w = hist[::-1, ::-1].cumsum(axis=0).cumsum(axis=1)[::-1, ::-1]
+    again = prev >= 0
+    t, p = ev_step[again], prev[again]
+    distance = w[p + 1, t + 1] - w[t + 1, t + 1]
+    held = np.zeros(n, bool)
+    held[again] = distance <= capacity
+    # a write makes the tile dirty anew unless the cache held it from a write
+    written_before = np.zeros(n, bool)
+    written_before[by_key[1:][same]] = writes[by_key[:-1][same]]
+    return Touches(ev_step, tensor, size, reads, writes, held, writes & ~(held & written_before))
 
 
 def dram_bytes(cost: KernelCost, slots: int, l2_bytes: int) -> dict[str, float]:
-    """Per global tensor, the bytes read from or written to DRAM (estimated)."""
-    reads = {a.tensor for a in cost.accesses if not a.write}
-    share = L2_FIT_FRACTION * l2_bytes / max(len(reads), 1)
-    out: dict[str, float] = {}
-    for name in cost.globals:
-        mine = [a for a in cost.accesses if a.tensor == name]
-        if not mine:
-            continue
-        written = sum(a.bytes for a in mine if a.write)
-        read = [a for a in mine if not a.write]
-        if not read:
-            out[name] = written
-        elif cost.globals[name] <= share:
-            out[name] = written + min(cost.globals[name], sum(a.bytes for a in read))
-        else:
-            out[name] = written + _distinct_tile_bytes(read, slots)
+    """Per global tensor, the bytes read from or written to DRAM (estimated) when blocks run
+    `slots` at a time and the L2 holds `l2_bytes`."""
+    touched = [name for name in cost.globals if any(a.tensor == name for a in cost.accesses)]
+    out = {name: 0.0 for name in touched}
+    tr = _trace(cost, slots)
+    if tr is None:
+        return out
+    per_tensor = replay(tr, L2_EFFECTIVE_FRACTION * l2_bytes).dram_bytes(len(tr.names))
+    for n, name in enumerate(tr.names):
+        out[name] = float(per_tensor[n])
     return out

@@ -1,0 +1,188 @@
+"""The DRAM estimate: a kernel's tile accesses replayed in time order through an LRU cache.
+
+Closed forms on a GEMM small enough to follow by hand: 512 x 256 x 128 in bf16, 128 x 128
+blocks streaming k by 64, at the hbm level. The grid is 4 block rows by 2 block columns,
+the first axis fastest (block (m, n) is launched (m + 4 n)-th); each block takes two steps
+(k = 0, 64), reading A[m, k] and B[k, n] at each and writing its output tile at the second.
+An A or B tile is 16 KiB, an output tile 32 KiB. The tests set the cache's size directly
+(`L2_EFFECTIVE_FRACTION` 1), except the one that checks the fraction.
+"""
+
+import itertools
+
+import numpy as np
+import pytest
+
+from napkin_ir.attention_diagrams import attention_diagram
+from napkin_ir.diagrams import gemm
+from napkin_ir.model import l2
+from napkin_ir.model.analysis import analyse_module
+from napkin_ir.pipelines import run_pipeline
+
+KIB = 1024
+TILE = 16 * KIB  # an A or a B tile
+OUT_TILE = 32 * KIB
+A_BYTES, B_BYTES, OUT_BYTES = 512 * 128 * 2, 128 * 256 * 2, 512 * 256 * 2
+
+
+@pytest.fixture(scope="module")
+def gemm_cost():
+    (cost,) = analyse_module(run_pipeline(gemm(512, 256, 128), 'ncd-relabel{grid="m:128,n:128" stream="k:64"},ncd-to-hbm')).kernels
+    return cost
+
+
+@pytest.fixture
+def exact(monkeypatch):
+    """`dram_bytes` with an L2 of exactly `capacity` bytes for tiles."""
+    monkeypatch.setattr(l2, "L2_EFFECTIVE_FRACTION", 1.0)
+    return lambda cost, slots, capacity: l2.dram_bytes(cost, slots, capacity)
+
+
+def test_a_tiles_are_reused_by_the_next_wave_only_while_the_cache_holds_them(gemm_cost, exact):
+    # Waves of 4: block column 0 at steps 0-1, column 1 at steps 2-3. Column 1 reads the same
+    # A tiles two steps after column 0. Between A[m, 0] at step 0 and at step 2 the cache
+    # takes step 1 (4 A[m, 64], B[64, 0], 4 output tiles: 208 KiB) and step 2 (4 A[m, 0],
+    # B[0, 1]: 80 KiB): 288 KiB, A[m, 0] included. A[m, 64] (steps 1 and 3) likewise.
+    distance = 4 * TILE + TILE + 4 * OUT_TILE + 4 * TILE + TILE
+    assert distance == 288 * KIB
+    held = exact(gemm_cost, 4, distance)
+    assert held == {"a": A_BYTES, "b": B_BYTES, "out": OUT_BYTES}
+    # one byte less and the second column reads A again; without the output tiles in the
+    # cache the distance would be 160 KiB and this would still hit
+    assert exact(gemm_cost, 4, distance - 1) == {"a": 2 * A_BYTES, "b": B_BYTES, "out": OUT_BYTES}
+    # B[k, n] is read by one column only: once whatever the cache
+    assert exact(gemm_cost, 4, 0)["b"] == B_BYTES
+
+
+def test_a_working_set_over_the_capacity_is_read_again_by_every_block(gemm_cost, exact):
+    # One block at a time, in launch order: (0,0) (1,0) (2,0) (3,0) (0,1) ... two steps each.
+    # The next block of a column reads the same B[k, n] two steps later; between them: the
+    # block's other A and B tiles and its output, the next block's A tile, B[k, n] itself:
+    # 16 + 16 + 32 + 16 + 16 = 96 KiB.
+    distance = TILE + TILE + OUT_TILE + TILE + TILE
+    once = exact(gemm_cost, 1, distance)
+    assert once["b"] == B_BYTES
+    # A[m, k] comes back four blocks later, after every other A tile (128 KiB): gone
+    assert once["a"] == 2 * A_BYTES
+    # below the distance, every block fetches both its B tiles: 8 blocks x 2 tiles
+    assert exact(gemm_cost, 1, distance - 1)["b"] == 8 * 2 * TILE
+    # a cache that holds A, B and the output together: each read once
+    assert exact(gemm_cost, 1, A_BYTES + B_BYTES + OUT_BYTES) == {"a": A_BYTES, "b": B_BYTES, "out": OUT_BYTES}
+
+
+def test_the_cache_is_the_effective_fraction_of_the_l2(gemm_cost):
+    l2_bytes = int(288 * KIB / l2.L2_EFFECTIVE_FRACTION)
+    assert l2.dram_bytes(gemm_cost, 4, l2_bytes)["a"] == A_BYTES
+    assert l2.dram_bytes(gemm_cost, 4, l2_bytes - 4)["a"] == 2 * A_BYTES
+
+
+def test_merging_steps_keeps_the_estimate_between_one_read_and_every_read(gemm_cost, monkeypatch):
+    monkeypatch.setattr(l2, "MAX_STEPS", 3)  # 16 steps of one block at a time into 3
+    got = l2.dram_bytes(gemm_cost, 1, 2 * 96 * KIB)
+    assert A_BYTES <= got["a"] <= 2 * A_BYTES
+    assert B_BYTES <= got["b"] <= 8 * 2 * TILE
+    assert got["out"] == OUT_BYTES
+
+
+def test_blocks_take_the_first_slot_to_come_free():
+    # equal blocks: waves
+    assert l2.block_schedule(np.array([2] * 5), 2).tolist() == [0, 0, 2, 2, 4]
+    # a long block keeps its slot; the short ones follow each other in the other
+    assert l2.block_schedule(np.array([4, 1, 1, 1, 2]), 2).tolist() == [0, 0, 1, 2, 3]
+    assert l2.block_schedule(np.array([3, 1, 2]), 8).tolist() == [0, 0, 0]
+
+
+def test_a_causal_block_lasts_its_two_loops_one_after_the_other():
+    # query tile t (128 rows) streams 2t key tiles of 64 below the diagonal, then 2 on it
+    text = attention_diagram("causal", 1, 1, 512, 64, "bf16")
+    (cost,) = analyse_module(run_pipeline(text, 'ncd-relabel{grid="b,h,i:128" stream="j:64"},ncd-to-hbm')).kernels
+    accesses = [a for a in cost.accesses if a.space.count()]
+    clock, duration = l2._block_clock(accesses, 4)
+    assert duration.tolist() == [2, 4, 6, 8]
+    stores = [c for a, c in zip(accesses, clock) if a.write]
+    assert all(c[:, 0].tolist() == [1, 3, 5, 7] for c in stores)  # at the block's last step
+
+
+def _definition(trace: l2.Trace, capacity: float) -> dict[tuple[int, int], bool]:
+    """LRU by its definition: a tile touched at step t, last touched at p, is held when the
+    distinct tiles touched in steps p+1..t weigh at most `capacity`."""
+    touched: dict[int, set[int]] = {}
+    size = {}
+    for s, k, b in zip(trace.step.tolist(), trace.key.tolist(), trace.size.tolist()):
+        touched.setdefault(s, set()).add(k)
+        size[k] = b
+    last: dict[int, int] = {}
+    held = {}
+    for s in sorted(touched):
+        for k in sorted(touched[s]):
+            if k in last:
+                between = set().union(*(touched.get(x, set()) for x in range(last[k] + 1, s + 1)))
+                held[(s, k)] = sum(size[x] for x in between) <= capacity
+            else:
+                held[(s, k)] = False
+        for k in touched[s]:
+            last[k] = s
+    return held
+
+
+@pytest.mark.parametrize("seed", range(6))
+def test_the_replay_is_lru_by_its_definition(seed):
+    rng = np.random.default_rng(seed)
+    n, keys = 400, 30
+    key = rng.integers(0, keys, n)
+    tile_size = rng.integers(1, 9, keys).astype(np.float64)
+    trace = l2.Trace(step=np.sort(rng.integers(0, 60, n)), key=key, size=tile_size[key], tensor=key % 3,
+                     write=rng.random(n) < 0.2, names=["x", "y", "z"])
+    for capacity in (0, 10, 25, 60):
+        touches = l2.replay(trace, capacity)
+        want = _definition(trace, capacity)
+        got = {(int(s), int(k)): bool(h) for s, k, h in zip(touches.step, _event_keys(trace), touches.held)}
+        assert got == want
+
+
+def _event_keys(trace: l2.Trace) -> list[int]:
+    """The tiles of the distinct (step, tile) pairs, in the replay's order (by step, then tile)."""
+    return [k for _, k in sorted(set(zip(trace.step.tolist(), trace.key.tolist())))]
+
+
+def test_a_write_reaches_dram_once_while_its_tile_stays_dirty():
+    # one tile written at steps 0, 1 and 5 with other 8-byte tiles read at 2, 3, 4
+    trace = l2.Trace(step=np.array([0, 1, 2, 3, 4, 5]), key=np.array([0, 0, 1, 2, 3, 0]), size=np.full(6, 8.0),
+                     tensor=np.array([0, 0, 1, 1, 1, 0]), write=np.array([True, True, False, False, False, True]),
+                     names=["out", "in"])
+    big = l2.replay(trace, 64).dram_bytes(2)  # all held: written back once
+    assert big.tolist() == [8, 24]
+    small = l2.replay(trace, 16).dram_bytes(2)  # evicted between step 1 and step 5: twice
+    assert small.tolist() == [16, 24]
+
+
+def test_query_tiles_of_a_head_cut_by_a_wave_keep_its_keys_in_the_cache():
+    # 2 x 4 heads of 16 query tiles, launched head by head, 132 x 6 blocks at a time at the
+    # hbm level: with the cache at its H200 size each head's K and V come once
+    from napkin_ir.model.hardware import hardware
+    from napkin_ir.model.timing import predict
+
+    b, h, n, d = 2, 4, 2048, 64
+    text = attention_diagram("softmax", b, h, n, d, "bf16")
+    spec = 'ncd-relabel{grid="b,h,i:128" stream="j:64"},ncd-to-hbm,hbm-launch{order=last}'
+    (cost,) = analyse_module(run_pipeline(text, spec)).kernels
+    for slots in (24, 40):  # 1.5 and 2.5 heads a wave: every wave boundary cuts a head
+        dram = l2.dram_bytes(cost, slots, hardware("h200").l2_bytes)
+        assert dram == {name: b * h * n * d * 2 for name in ("q", "k", "v", "out")}
+    assert predict(cost, hardware("h200")).dram["k"] == b * h * n * d * 2
+    # a cache too small to keep a head's keys from one wave to the next: the query tiles of a
+    # head in one wave share each key tile (they stream in step), and the 3 heads that a
+    # boundary of the waves of 24 cuts (at 24, 72 and 120 of 128 blocks) read theirs twice
+    tiny = l2.dram_bytes(cost, 24, 64 * KIB)
+    head = n * d * 2
+    assert tiny["k"] == (b * h + 3) * head and tiny["v"] == (b * h + 3) * head
+
+
+def test_every_tile_of_an_uneven_grid_is_read_at_least_once(exact):
+    # 3 x 3 blocks of 128 over 320 x 320: edge tiles are clipped, every byte read at least once
+    (cost,) = analyse_module(run_pipeline(gemm(320, 320, 128), 'ncd-relabel{grid="m:128,n:128" stream="k:64"},ncd-to-hbm')).kernels
+    for slots, capacity in itertools.product((1, 4, 9), (0, 1 << 30)):
+        got = exact(cost, slots, capacity)
+        assert got["a"] >= 320 * 128 * 2 and got["b"] >= 128 * 320 * 2
+        assert got["out"] == 320 * 320 * 2
+    assert exact(cost, 9, 1 << 30) == {"a": 320 * 128 * 2, "b": 128 * 320 * 2, "out": 320 * 320 * 2}
