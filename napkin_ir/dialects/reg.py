@@ -57,7 +57,7 @@ from xdsl.utils.exceptions import VerifyException
 from napkin_ir.dialects.hbm import GlobalType, parse_labels
 from napkin_ir.dialects.ncd import MapOp as NcdMapOp
 from napkin_ir.dialects.ncd import NamedAxesType, NcdOp, _parse_float, format_float, parameters_hash, same_parameters
-from napkin_ir.dialects.smem import BufferType, PendingWaitOp
+from napkin_ir.dialects.smem import BufferType, PendingWaitOp, WindowWriteOp
 from napkin_ir.dialects.utils import require
 
 ROLES = ("a", "b", "c", "row")
@@ -271,7 +271,7 @@ class StoreOp(IRDLOperation):
 
 
 @irdl_op_definition
-class StmatrixOp(IRDLOperation):
+class StmatrixOp(WindowWriteOp):
     """Round each warp's accumulators to the buffer's element type and write the window
     `at` of them (the buffer's shape; 0 along axes not named) into one stage of a
     shared-memory buffer, each warp at its place in the block's tile (its index along the
@@ -283,14 +283,6 @@ class StmatrixOp(IRDLOperation):
 
     name = "reg.stmatrix"
     value = operand_def(FragType)
-    dest = operand_def(BufferType)
-    stage = operand_def(IndexType)
-    at = prop_def(ArrayAttr[StringAttr])
-    irdl_options = (ParsePropInAttrDict(),)
-    assembly_format = "$value `->` $dest `[` $stage `]` attr-dict `:` type($value) `,` type($dest)"
-
-    def __init__(self, value: SSAValue, dest: SSAValue, stage: SSAValue, at: dict[str, int]):
-        super().__init__(operands=[value, dest, stage], properties={"at": ArrayAttr([StringAttr(f"{k}:{o}") for k, o in at.items()])})
 
     def verify_(self) -> None:
         f, b = _frag(self.value), self.dest.type

@@ -382,8 +382,22 @@ def _window(op: IRDLOperation, at_attr: ArrayAttr, tile: NamedAxesType, buf: Buf
     return at
 
 
+class WindowWriteOp(IRDLOperation):
+    """Base of the writes of a window (`at`) of a value into one stage of a buffer; the
+    subclass names the value's type."""
+
+    dest = operand_def(BufferType)
+    stage = operand_def(IndexType)
+    at = prop_def(ArrayAttr[StringAttr])
+    irdl_options = (ParsePropInAttrDict(),)
+    assembly_format = "$value `->` $dest `[` $stage `]` attr-dict `:` type($value) `,` type($dest)"
+
+    def __init__(self, value: SSAValue, dest: SSAValue, stage: SSAValue, at: dict[str, int]):
+        super().__init__(operands=[value, dest, stage], properties={"at": ArrayAttr([StringAttr(f"{k}:{o}") for k, o in at.items()])})
+
+
 @irdl_op_definition
-class WriteOp(IRDLOperation):
+class WriteOp(WindowWriteOp):
     """Write a window of a tile the block computed into one stage of a buffer, rounded to
     the buffer's element type: the buffer's shape, starting at `at` along the axes named
     (0 along the others). The stage must not be one a `smem.tma_store` still reads.
@@ -393,14 +407,6 @@ class WriteOp(IRDLOperation):
 
     name = "smem.write"
     value = operand_def(TensorType)
-    dest = operand_def(BufferType)
-    stage = operand_def(IndexType)
-    at = prop_def(ArrayAttr[StringAttr])
-    irdl_options = (ParsePropInAttrDict(),)
-    assembly_format = "$value `->` $dest `[` $stage `]` attr-dict `:` type($value) `,` type($dest)"
-
-    def __init__(self, value: SSAValue, dest: SSAValue, stage: SSAValue, at: dict[str, int]):
-        super().__init__(operands=[value, dest, stage], properties={"at": ArrayAttr([StringAttr(f"{k}:{o}") for k, o in at.items()])})
 
     def verify_(self) -> None:
         t, b = self.value.type, self.dest.type

@@ -567,7 +567,7 @@ class Sm90Emitter(PtxBuilder):
         l mod 8 of matrix l div 8."""
         t: reg.FragType = op.value.type  # type: ignore[assignment]
         buf: _Buffer = self.vals[op.dest]
-        rows, cols = t.axis_names
+        cols = t.axis_names[1]
         if t.dims[0] != 16 or buf.type.dims[1] * 2 != PANEL:
             raise self.fail(f"stmatrix here writes wgmma accumulators (16 rows a warp) into one 128-byte panel, got {t} into {buf.type}")
         c0 = hbm.parse_labels(op.at).get(cols, 0)
