@@ -39,7 +39,7 @@ from xdsl.printer import Printer
 from xdsl.utils.exceptions import VerifyException
 
 from napkin_ir.dialects.hbm import GlobalType, check_tile_of_global, parse_labels
-from napkin_ir.dialects.ncd import NamedAxesType, TensorType, parameters_hash, same_parameters
+from napkin_ir.dialects.ncd import ELEMENT_BYTES, NamedAxesType, TensorType, parameters_hash, same_parameters
 from napkin_ir.dialects.utils import require
 
 # row: the buffer's axis order, row-major; padN: each row padded by N elements;
@@ -70,7 +70,7 @@ class BufferType(NamedAxesType):
         return TensorType(self.shape, self.element_type)
 
     def bytes(self) -> int:
-        per = {"bf16": 2, "f16": 2, "f32": 4}[self.dtype]
+        per = ELEMENT_BYTES[self.dtype]
         rows = 1
         for s in self.dims[:-1]:
             rows *= s

@@ -50,8 +50,7 @@ from xdsl.rewriter import InsertPoint, Rewriter
 from xdsl.utils.exceptions import PassFailedException
 
 from napkin_ir.dialects import hbm, ncd, smem
-
-ELEMENT_BYTES = {"bf16": 2, "f16": 2, "f32": 4}
+from napkin_ir.dialects.ncd import ELEMENT_BYTES
 
 
 def _const(v: int) -> arith.ConstantOp:

@@ -203,7 +203,7 @@ class _Counter:
             buf: smem.BufferType = op.source.type  # type: ignore[assignment]
             acc = self.access(op.dest, op.offsets, buf.dims, space, True)
             self.cost.smem_read += space.total((acc.per_context_bytes() > 0) * type_bytes(buf.tile))
-        elif isinstance(op, smem.WriteOp | reg.StmatrixOp):  # a window of the tile into a stage
+        elif isinstance(op, smem.WindowWriteOp):  # a window of the tile into a stage
             self.cost.smem_written += space.count() * type_bytes(op.dest.type.tile)  # type: ignore[attr-defined]
         self._work(op, space)
 

@@ -24,9 +24,8 @@ from xdsl.dialects.builtin import StringAttr
 from xdsl.ir import Attribute, Operation
 
 from napkin_ir.dialects import hbm, ncd, reg, smem
-from napkin_ir.dialects.ncd import NamedAxesType
+from napkin_ir.dialects.ncd import ELEMENT_BYTES, NamedAxesType  # ELEMENT_BYTES: the model imports it from here too
 
-ELEMENT_BYTES = {"bf16": 2, "f16": 2, "f32": 4}
 TENSOR_CORE_TYPES = ("bf16", "f16")
 
 # per element of the input, and per row (an element of the input without the axis)
