@@ -87,6 +87,7 @@ class PtxBuilder:
 
     def mul(self, a: SSAValue, b: SSAValue | int) -> SSAValue:
         return self.op2(P.MulOp, "u32", a, b, mods="lo")
+LINE_CHUNKS = 8  # 16-byte chunks in a 128-byte L2 line
 COPY_IMMEDIATE = 2047  # the reach of the global address immediate of a cp.async in SASS (LDGSTS: 12 bits, signed)
 
 
@@ -590,12 +591,15 @@ class _Emitter(PtxBuilder):
         if gcols % 8:
             raise self.fail(f"cp.async copies 16 bytes: the rows of {g.type} must be a multiple of 8 elements")
         per_row, threads = cols // 8, self.nthreads
-        # g threads share a row, each taking every g-th chunk: the smallest g (at least 2, for
-        # 32-byte runs) that splits the tile evenly keeps the fewest rows (pointers) per thread
+        # g threads share a row, each taking every g-th chunk. A warp's copy then reads runs of
+        # 16 g bytes: g = 8 (whole 128-byte lines, or whole rows when they are shorter) asks the
+        # L2 for the fewest lines, which is what binds a cp.async GEMM on sm_90 (its tag
+        # lookups, not its bytes); a larger g would only cost more rows (pointers) per thread
         choices = [k for k in range(1, per_row + 1) if per_row % k == 0 and threads % k == 0 and (rows * k) % threads == 0]
         if not choices:
             raise self.fail(f"a {rows} x {cols} tile is {rows * per_row} chunks of 16 bytes, which {threads} threads cannot share evenly")
-        gk = min([k for k in choices if k >= 2] or choices)
+        line = min(per_row, LINE_CHUNKS)
+        gk = min([k for k in choices if k >= line] or [max(choices)])
         row_t = self.op2(P.DivOp, "u32", self.tid, gk)
         chunk_t = self.op2(P.RemOp, "u32", self.tid, gk)
         perm = _phase_rows(gk, buf.row_bytes) if (threads // gk) % 8 == 0 else None

@@ -21,8 +21,13 @@
 // CHECK-NOT:  min.u32
 // The prologue: tiles 0 and 1, each thread's chunks at immediates from one shared and
 // one global address per row it copies. 8 tiles over 3 stages: tile 0 goes to stage 1.
+// A's 64-byte rows are copied by 4 threads each (a warp reads 8 whole rows), so a thread
+// takes one chunk in 4 rows 32 apart (2560 bytes in the padded buffer); B's 256-byte rows
+// by 8 threads (a warp reads whole 128-byte lines), two chunks 128 bytes apart.
 // CHECK:      cp.async.cg.shared.global [%r[[A:[0-9]+]]+10240], [%rd[[ROW:[0-9]+]]], 16;
-// CHECK-NEXT: cp.async.cg.shared.global [%r[[A]]+10272], [%rd[[ROW]]+32], 16;
+// CHECK-NEXT: cp.async.cg.shared.global [%r[[A]]+12800], [%rd{{[0-9]+}}], 16;
+// CHECK:      cp.async.cg.shared.global [%r[[B:[0-9]+]]+8704], [%rd[[BROW:[0-9]+]]], 16;
+// CHECK-NEXT: cp.async.cg.shared.global [%r[[B]]+8832], [%rd[[BROW]]+128], 16;
 // CHECK:      cp.async.commit_group;
 // CHECK:      cp.async.commit_group;
 // CHECK-NEXT: cp.async.wait_group 1;
