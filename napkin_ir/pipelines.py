@@ -48,11 +48,15 @@ def compile_to_ptx(text: str, pipeline: str = "", *, arch: str | None = None, na
 
 
 def sm80_gemm_pipeline(block: tuple[int, int, int] = (128, 128, 32), warps: tuple[int, int] = (2, 2), stages: int = 3,
-                       axes: tuple[str, str, str] = ("m", "n", "k")) -> str:
-    """The pass pipeline from a labelled-able GEMM diagram to sm_80 PTX (the start of napkin-sm80)."""
+                       axes: tuple[str, str, str] = ("m", "n", "k"), layout: str = "auto") -> str:
+    """The pass pipeline from a labelled-able GEMM diagram to sm_80 PTX (the start of napkin-sm80).
+    `layout="auto"` swizzles the stages where their rows allow it (64 bytes or a multiple of
+    128: A's rows are the stream tile, B's the column tile), else pads them (`pad8`)."""
     (m, n, k), (bm, bn, bk) = axes, block
+    if layout == "auto":
+        layout = "swizzle" if all(2 * x == 64 or 2 * x % 128 == 0 for x in (bk, bn)) else "pad8"
     return (f'ncd-relabel{{grid="{m}:{bm},{n}:{bn}" stream="{k}:{bk}"}},ncd-to-hbm,'
-            f'hbm-to-smem{{stages={stages} layout=pad8}},smem-to-reg{{warps="{m}:{warps[0]},{n}:{warps[1]}"}},reg-to-ptx')
+            f'hbm-to-smem{{stages={stages} layout={layout}}},smem-to-reg{{warps="{m}:{warps[0]},{n}:{warps[1]}"}},reg-to-ptx')
 
 
 def sm90_gemm_pipeline(block: tuple[int, int, int] = (128, 256, 64), stages: int = 4,
@@ -134,8 +138,9 @@ class NapkinSm80Pass(ModulePass):
     """`napkin-sm80`: the whole way from a GEMM diagram to sm_80 PTX (cp.async, ldmatrix,
     mma.sync). `block="128,128,32"` is the block tile (rows, columns, stream), `warps="2,2"`
     how many warps share the rows and the columns, `stages` the pipeline depth;
-    `autotile=true` lets the napkin model choose all three for `hw` (h100, h200, a100).
-    Attention diagrams (softmax, causal, spherical) take `block="rows,keys"` (128,64 by
+    `autotile=true` lets the napkin model choose all three for `hw` (h100, h200, a100);
+    `layout` the stages' layout (`swizzle`, `pad8`, or `auto`: swizzled where the tile's
+    rows allow). Attention diagrams (softmax, causal, spherical) take `block="rows,keys"` (128,64 by
     default), `warps="n"` (rows / 16 by default) and `stages`."""
 
     name = "napkin-sm80"
@@ -144,6 +149,7 @@ class NapkinSm80Pass(ModulePass):
     stages: int = 3
     autotile: bool = False
     hw: str = "h100"
+    layout: str = "auto"
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
         from napkin_ir.attention_diagrams import attention_axes, sm80_attention_passes
@@ -155,16 +161,18 @@ class NapkinSm80Pass(ModulePass):
             PassPipeline.parse_spec(available_passes(), f"{spec},reg-to-ptx", lambda *_: None).apply(ctx, op)
             return
         axes = gemm_axes(op)
+        if self.layout not in ("auto", "swizzle", "pad8", "row"):
+            raise PassFailedException(f"{self.name}: layout must be auto, swizzle, pad8 or row, got '{self.layout}'")
         if self.autotile:
             result = _autotile(op, self.hw, "sm80", self.name)
             c = result.config
             block = (c.grid[axes[0]], c.grid[axes[1]], c.stream[axes[2]])
             warps = (c.warps.get(axes[0], 1), c.warps.get(axes[1], 1))
-            spec = sm80_gemm_pipeline(block, warps, c.stages, axes)
+            spec = sm80_gemm_pipeline(block, warps, c.stages, axes, self.layout)
         else:
             block = _ints(self.block, 3, "block")
             warps = _ints(self.warps, 2, "warps")
-            spec = sm80_gemm_pipeline(block, warps, self.stages, axes)  # type: ignore[arg-type]
+            spec = sm80_gemm_pipeline(block, warps, self.stages, axes, self.layout)  # type: ignore[arg-type]
         PassPipeline.parse_spec(available_passes(), spec, lambda *_: None).apply(ctx, op)
 
 

@@ -98,6 +98,28 @@ class _Buffer:
     row_bytes: int  # the stride between rows, padding included
     stage_bytes: int
 
+    @property
+    def swizzled(self) -> bool:
+        return self.type.layout.data == "swizzle"
+
+    @property
+    def key_rows(self) -> int:
+        """Rows that share a swizzle key: those of one 128-byte line (2 for 64-byte rows)."""
+        return max(1, 128 // self.row_bytes)
+
+    def place(self, row: int, col_bytes: int) -> int:
+        """Where byte `col_bytes` of row `row` lies in a stage."""
+        plain = row * self.row_bytes + col_bytes
+        return plain ^ (_swizzle_key(row, self.key_rows) << 4) if self.swizzled else plain
+
+
+def _swizzle_key(row: int, key_rows: int) -> int:
+    """`layout=swizzle`: the 16-byte chunks of each 128-byte line are permuted by XOR with
+    the line's row (its pair of rows, for 64-byte rows) mod 8, so that the 8 rows an
+    ldmatrix reads at one column lie in 8 different bank groups, and a line copied whole
+    stays in one 128-byte line of shared memory (one wavefront: no padding to straddle)."""
+    return (row // key_rows) % 8
+
 
 @dataclass
 class _Global:
@@ -265,6 +287,15 @@ class _Emitter(PtxBuilder):
             return p or q
         return self.emit(P.AndOp("pred", p, q, result=PRED)).results[0]
 
+    def placed(self, buf: _Buffer, row: SSAValue, col_bytes: SSAValue) -> SSAValue:
+        """A register holding `buf.place(row, col_bytes)` (the offset within a stage)."""
+        plain = self.add(self.mul(row, buf.row_bytes), col_bytes)
+        if not buf.swizzled:
+            return plain
+        line = row if buf.key_rows == 1 else self.op2(P.ShrOp, "u32", row, buf.key_rows.bit_length() - 1)
+        key = self.op2(P.ShlOp, "b32", self.op2(P.AndOp, "b32", line, 7), 4)
+        return self.op2(P.XorOp, "b32", plain, key)
+
     def affine_reg(self, a: _Affine) -> SSAValue | None:
         """The symbolic part of an index (its grid offsets) in a register; None when there is none."""
         out = None
@@ -363,11 +394,12 @@ class _Emitter(PtxBuilder):
         t: smem.BufferType = op.result.type  # type: ignore[assignment]
         if len(t.dims) != 2 or t.dtype not in ("bf16", "f16"):
             raise self.fail(f"shared buffers are 2-D bf16 or f16 for now, got {t}")
-        if t.layout.data == "swizzle":
-            raise self.fail("the swizzled layout is not emitted yet; use layout=pad8 or row")
         rows, cols = t.dims
         if cols % 8:
             raise self.fail(f"a buffer's rows must be a multiple of 8 elements (16 bytes), got {cols}")
+        if t.layout.data == "swizzle" and 2 * cols != 64 and 2 * cols % 128:
+            raise self.fail(f"layout=swizzle permutes 16-byte chunks within 128-byte lines: a buffer's rows must be 64 bytes or "
+                            f"a multiple of 128 bytes, got {2 * cols} ({t}); use layout=pad8")
         row_bytes = 2 * cols + (16 if t.layout.data == "pad8" else 0)
         # buffers share the dynamic shared array (a block may use more than 48 KiB of it)
         offset = -(-self.smem_bytes // 128) * 128
@@ -481,7 +513,8 @@ class _Emitter(PtxBuilder):
         self.emit(P.BarSyncOp(0))
         for loads, _ in pl.steps:  # the ldmatrix base registers, before the loop
             for ld in loads:
-                self.ld_base(ld)
+                for row, col_bytes, _, _ in self.ld_pieces(ld):
+                    self.ld_address(ld, row, col_bytes)
         first = self.load_step(pl.steps[0], j0)
 
         loop = pl.loop
@@ -602,14 +635,22 @@ class _Emitter(PtxBuilder):
         gk = min([k for k in choices if k >= line] or [max(choices)])
         row_t = self.op2(P.DivOp, "u32", self.tid, gk)
         chunk_t = self.op2(P.RemOp, "u32", self.tid, gk)
-        perm = _phase_rows(gk, buf.row_bytes) if (threads // gk) % 8 == 0 else None
+        perm = _phase_rows(gk, buf.row_bytes) if (threads // gk) % 8 == 0 and not buf.swizzled else None
         if perm is not None:  # row 8a + b is copied by the threads of row 8a + perm[b]
             table = self.u32(sum(r << (4 * b) for b, r in enumerate(perm)))
             shift = self.op2(P.ShlOp, "b32", self.op2(P.AndOp, "b32", row_t, 7), 2)
             picked = self.op2(P.AndOp, "b32", self.op2(P.ShrOp, "u32", table, shift), 7)
             row_t = self.op2(P.OrOp, "b32", self.op2(P.AndOp, "b32", row_t, ~7 & 0xFFFFFFFF), picked)
-        dst = self.add(buf.base, self.add(self.mul(row_t, buf.row_bytes), self.mul(chunk_t, 16)))
+        dst = self.add(buf.base, self.placed(buf, row_t, self.mul(chunk_t, 16)))
         c = _StreamCopies(s, g, buf, gk, threads // gk, rows * gk // threads, per_row // gk, row_t, chunk_t, dst)
+        if buf.swizzled:  # each thread's chunks must lie at fixed distances from its first
+            for t in range(threads):
+                r, k = divmod(t, gk)
+                first = buf.place(r, 16 * k)
+                if any(buf.place(r + p * c.row_pass, 16 * (k + i * gk)) - first != p * c.row_pass * buf.row_bytes + 16 * i * gk
+                       for p in range(c.rows) for i in range(c.width)):
+                    raise self.fail(f"a {rows} x {cols} tile copied by {threads} threads, {gk} a row, does not keep its "
+                                    f"swizzle at fixed offsets; use layout=pad8")
         # the rows the tile does not stream along stay inside: grid offsets moved in at the edges
         origin = list(s.origin)
         origin[s.dim] = _Affine(-pad)
@@ -657,42 +698,57 @@ class _Emitter(PtxBuilder):
         """A warp's fragment from one stage: base register (this lane's row, this warp's
         place) plus immediates (the stage, the 16-row or 8-column tile, `at`)."""
         buf: _Buffer = self.vals[op.source]
+        regs: list[SSAValue] = []
+        for row, col_bytes, num, trans in self.ld_pieces(op):
+            base, imm = self.ld_address(op, row, col_bytes)
+            regs += self.emit(T.LdmatrixOp(base, num, trans=trans, offset=stage * buf.stage_bytes + imm)).results
+        return regs
+
+    def ld_pieces(self, op: reg.LdmatrixOp) -> list[tuple[int, int, int, bool]]:
+        """(row, byte in the row, matrices, transposed) of each ldmatrix a fragment takes,
+        relative to the warp's lane base."""
+        buf: _Buffer = self.vals[op.source]
         t: reg.FragType = op.result.type  # type: ignore[assignment]
         at = hbm.parse_labels(op.at)
         if buf.type.axis_names != t.axis_names:
             raise self.fail(f"ldmatrix from a buffer laid out as {list(buf.type.axis_names)} into {t} is not emitted yet")
         r_axis, c_axis = t.axis_names
-        base = self.ld_base(op)
         r0 = 0 if r_axis in self.warp_index else at.get(r_axis, 0)
         c0 = 0 if c_axis in self.warp_index else at.get(c_axis, 0)
-        off = stage * buf.stage_bytes + r0 * buf.row_bytes + 2 * c0
-        regs: list[SSAValue] = []
         rows, cols = t.dims
         if t.role.data == "a":  # per 16 rows: matrices (rows 0-7 | 8-15) x (k 0-7 | 8-15)
-            for tm in range(rows // 16):
-                regs += self.emit(T.LdmatrixOp(base, 4, offset=off + 16 * tm * buf.row_bytes)).results
-        else:  # b, k-major in shared memory: transposed loads, two 8-column tiles at a time
-            for tn in range(0, cols // 8, 2):
-                num = 4 if tn + 1 < cols // 8 else 2
-                regs += self.emit(T.LdmatrixOp(base, num, trans=True, offset=off + 16 * tn)).results
-        return regs
+            return [(r0 + 16 * tm, 2 * c0, 4, False) for tm in range(rows // 16)]
+        # b, k-major in shared memory: transposed loads, two 8-column tiles at a time
+        return [(r0, 2 * c0 + 16 * tn, 4 if tn + 1 < cols // 8 else 2, True) for tn in range(0, cols // 8, 2)]
 
-    def ld_base(self, op: reg.LdmatrixOp) -> SSAValue:
+    def ld_address(self, op: reg.LdmatrixOp, row: int, col_bytes: int) -> tuple[SSAValue, int]:
+        """Base register and immediate of an ldmatrix `row` rows and `col_bytes` bytes from
+        the lane's place. In a swizzled buffer only whole swizzle periods (8 key rows down,
+        128 bytes along) move as immediates; what lies within one is in the base register."""
+        buf: _Buffer = self.vals[op.source]
+        if not buf.swizzled:
+            return self.ld_base(op), row * buf.row_bytes + col_bytes
+        period = 8 * buf.key_rows
+        r_in, c_in = row % period, col_bytes % 128 if buf.row_bytes > 128 else col_bytes
+        return self.ld_base(op, r_in, c_in), (row - r_in) * buf.row_bytes + col_bytes - c_in
+
+    def ld_base(self, op: reg.LdmatrixOp, row_in: int = 0, col_in: int = 0) -> SSAValue:
         """This lane's row address for a warp's fragments of one buffer (one per buffer and
-        fragment shape; the pipeline makes them before its loop)."""
+        fragment shape, and in a swizzled buffer per place within a swizzle period; the
+        pipeline makes them before its loop)."""
         buf: _Buffer = self.vals[op.source]
         t: reg.FragType = op.result.type  # type: ignore[assignment]
         r_axis, c_axis = t.axis_names
-        key = (op.source, r_axis, t.shape[r_axis], c_axis, t.shape[c_axis])
+        key = (op.source, r_axis, t.shape[r_axis], c_axis, t.shape[c_axis], row_in, col_in)
         if key not in self.ld_bases:
             # lanes 0-15 give rows 0-15, lanes 16-31 the same rows 8 columns on
             row = self.op2(P.AndOp, "b32", self.lane, 15)
-            col = self.mul(self.op2(P.ShrOp, "u32", self.lane, 4), 8)
+            col = self.mul(self.op2(P.ShrOp, "u32", self.lane, 4), 16)
             if r_axis in self.warp_index:
                 row = self.add(row, self.mul(self.warp_index[r_axis], t.shape[r_axis]))
             if c_axis in self.warp_index:
-                col = self.add(col, self.mul(self.warp_index[c_axis], t.shape[c_axis]))
-            self.ld_bases[key] = self.add(buf.base, self.add(self.mul(row, buf.row_bytes), self.mul(col, 2)))
+                col = self.add(col, self.mul(self.warp_index[c_axis], 2 * t.shape[c_axis]))
+            self.ld_bases[key] = self.add(buf.base, self.placed(buf, self.add(row, row_in), self.add(col, col_in)))
         return self.ld_bases[key]
 
     def mma(self, op: reg.MmaOp, a: list[SSAValue], b: list[SSAValue]) -> None:

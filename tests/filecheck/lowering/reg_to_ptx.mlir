@@ -6,7 +6,11 @@
 // RUN: sed -e 's/512/500/g' -e 's/k=256/k=200/g' %examples/matmul.mlir | napkin-opt -p 'ncd-relabel{grid="m:128,n:128" stream="k:32"},ncd-to-hbm,hbm-to-smem{stages=3 layout=pad8},smem-to-reg{warps="m:2,n:2"},reg-to-ptx' -t ptx -o %t.ragged.ptx
 // RUN: filecheck %s --check-prefix=RAGGED < %t.ragged.ptx
 // RUN: %ptxas -arch=sm_80 %t.ragged.ptx -o %t.ragged.cubin
-// RUN: not napkin-opt %examples/matmul.mlir -p 'ncd-relabel{grid="m:128,n:128" stream="k:32"},ncd-to-hbm,hbm-to-smem{stages=3 layout=swizzle},smem-to-reg,reg-to-ptx' 2>&1 | filecheck %s --check-prefix=SWIZZLE
+// Swizzled stages: the same kernel with 16-byte chunks XOR-permuted within 128-byte lines.
+// RUN: napkin-opt %examples/matmul.mlir -p 'ncd-relabel{grid="m:128,n:128" stream="k:32"},ncd-to-hbm,hbm-to-smem{stages=3 layout=swizzle},smem-to-reg{warps="m:2,n:2"},reg-to-ptx' -t ptx -o %t.swizzle.ptx
+// RUN: filecheck %s --check-prefix=SWIZZLE < %t.swizzle.ptx
+// RUN: %ptxas -arch=sm_80 %t.swizzle.ptx -o %t.swizzle.cubin
+// RUN: not napkin-opt %examples/matmul.mlir -p 'ncd-relabel{grid="m:128,n:128" stream="k:16"},ncd-to-hbm,hbm-to-smem{stages=3 layout=swizzle},smem-to-reg,reg-to-ptx' 2>&1 | filecheck %s --check-prefix=SWIZZLE-ROWS
 // RUN: not napkin-opt %examples/matmul.mlir -p 'ncd-relabel{grid="m:128,n:128" stream="k:32"},ncd-to-hbm,reg-to-ptx' 2>&1 | filecheck %s --check-prefix=NOREG
 
 // CHECK:      .target sm_80
@@ -90,5 +94,31 @@
 // RAGGED:      setp.ge.s32 %p[[ROW:[0-9]+]],
 // RAGGED:      @%p[[ROW]] st.global.b32 [%rd{{[0-9]+}}], %bhh{{[0-9]+}};
 
-// SWIZZLE: napkin-opt: error: reg-to-ptx: @matmul: the swizzled layout is not emitted yet; use layout=pad8 or row
+// Each thread's first chunk: its row times the row's bytes plus its chunk, XOR its line's
+// row mod 8 (shifted to the chunk bits); the other chunks at immediates, as unswizzled. A's
+// rows are 64 bytes (two a line, so the key is the row pair), stages 8192 bytes: tile 0 goes
+// to stage 1; a thread's 4 rows are 32 apart (2048 bytes, whole swizzle periods).
+// SWIZZLE:      mov.u32 %r{{[0-9]+}}, 1;
+// SWIZZLE-NEXT: shr.u32 %r[[PAIR:[0-9]+]], %r{{[0-9]+}}, %r{{[0-9]+}};
+// SWIZZLE-NEXT: mov.u32 %r[[SEVEN:[0-9]+]], 7;
+// SWIZZLE-NEXT: and.b32 %r[[LINE:[0-9]+]], %r[[PAIR]], %r[[SEVEN]];
+// SWIZZLE-NEXT: mov.u32 %r[[FOUR:[0-9]+]], 4;
+// SWIZZLE-NEXT: shl.b32 %r[[KEY:[0-9]+]], %r[[LINE]], %r[[FOUR]];
+// SWIZZLE-NEXT: xor.b32 %r[[PLACE:[0-9]+]], %r{{[0-9]+}}, %r[[KEY]];
+// SWIZZLE-NEXT: add.u32 %r{{[0-9]+}}, %r{{[0-9]+}}, %r[[PLACE]];
+// SWIZZLE:      cp.async.cg.shared.global [%r[[A:[0-9]+]]+8192], [%rd{{[0-9]+}}], 16;
+// SWIZZLE-NEXT: cp.async.cg.shared.global [%r[[A]]+10240], [%rd{{[0-9]+}}], 16;
+// B's 256-byte rows (key: the row mod 8): two chunks a row, 128 bytes apart.
+// SWIZZLE:      cp.async.cg.shared.global [%r[[B:[0-9]+]]+8192], [%rd[[BROW:[0-9]+]]], 16;
+// SWIZZLE-NEXT: cp.async.cg.shared.global [%r[[B]]+8320], [%rd[[BROW]]+128], 16;
+// The fragments: a chunk's place within a line is in the base register, so each 16-deep
+// step of A and each 16 columns of B has its own; rows 16 apart stay immediates.
+// SWIZZLE:      ldmatrix.sync.aligned.m8n8.x4.shared.b16 {{{.*}}}, [%r[[LA0:[0-9]+]]+8192];
+// SWIZZLE-NEXT: ldmatrix.sync.aligned.m8n8.x4.shared.b16 {{{.*}}}, [%r[[LA0]]+9216];
+// SWIZZLE:      ldmatrix.sync.aligned.m8n8.x4.trans.shared.b16 {{{.*}}}, [%r[[LB0:[0-9]+]]+8192];
+// SWIZZLE-NEXT: ldmatrix.sync.aligned.m8n8.x4.trans.shared.b16 {{{.*}}}, [%r[[LB1:[0-9]+]]+8192];
+// SWIZZLE:      ldmatrix.sync.aligned.m8n8.x4.shared.b16 {{{.*}}}, [%r[[LA1:[0-9]+]]+8192];
+// SWIZZLE:      mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32
+// SWIZZLE:      ret;
+// SWIZZLE-ROWS: napkin-opt: error: reg-to-ptx: @matmul: layout=swizzle permutes 16-byte chunks within 128-byte lines: a buffer's rows must be 64 bytes or a multiple of 128 bytes, got 32
 // NOREG: napkin-opt: error: reg-to-ptx: @matmul has no reg.warps; run smem-to-reg first

@@ -17,10 +17,15 @@ from napkin_ir.pipelines import compile_to_ptx, run_pipeline, sm80_gemm_pipeline
 EXAMPLES = Path(__file__).parents[3] / "examples"
 
 
-def _reg_level(block=(128, 128, 32), warps=(2, 2), stages=3, shape=(512, 384, 256)):
-    spec = sm80_gemm_pipeline(block, warps, stages).removesuffix(",reg-to-ptx")
+def _reg_level(block=(128, 128, 32), warps=(2, 2), stages=3, shape=(512, 384, 256), layout="pad8"):
+    spec = sm80_gemm_pipeline(block, warps, stages, layout=layout).removesuffix(",reg-to-ptx")
     (kernel,) = analyse_module(run_pipeline(gemm(*shape), spec)).kernels
     return kernel
+
+
+def test_shared_memory_of_a_swizzled_three_stage_pipeline():
+    kernel = _reg_level(layout="swizzle")
+    assert kernel.smem_per_block == 3 * (128 * 32 * 2 + 32 * 128 * 2)  # no padding: rows of 64 and 256 bytes
 
 
 def test_hardware_headline_figures():
