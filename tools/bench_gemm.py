@@ -25,16 +25,16 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 SHAPES = [(4096, 4096, 4096), (8192, 8192, 8192), (8192, 8192, 2048), (16384, 4096, 4096)]
-CONFIGS = [  # block tile (m, n, k), warps (m, n), stages; 64 x 64 warp tiles (smaller ones read more shared memory per mma)
-    ((128, 128, 32), (2, 2), 3),
-    ((128, 128, 32), (2, 2), 4),
-    ((128, 128, 64), (2, 2), 3),
-    ((128, 256, 32), (2, 4), 3),
-    ((128, 256, 32), (2, 4), 4),
-    ((256, 128, 32), (4, 2), 3),
-    ((256, 128, 32), (4, 2), 4),
-    ((128, 256, 64), (2, 4), 3),
-    ((256, 128, 64), (4, 2), 3),
+CONFIGS = [  # block tile (m, n, k), warps (m, n), stages, layout; 64 x 64 warp tiles (smaller ones read more shared memory per mma)
+    ((128, 128, 32), (2, 2), 4, "auto"),
+    ((128, 128, 64), (2, 2), 3, "auto"),
+    ((128, 256, 32), (2, 4), 4, "auto"),
+    ((256, 128, 32), (4, 2), 4, "auto"),
+    ((128, 256, 64), (2, 4), 3, "auto"),
+    ((128, 256, 64), (2, 4), 4, "auto"),
+    ((256, 128, 64), (4, 2), 3, "auto"),
+    ((256, 128, 64), (4, 2), 4, "auto"),
+    ((256, 128, 64), (4, 2), 3, "pad8"),  # the padded layout, for comparison
 ]
 
 
@@ -124,13 +124,14 @@ def main() -> int:
             for path in paths:
                 results = []
                 if path == "sm80":
-                    for block, warps, stages in CONFIGS:
-                        module = run_pipeline(gemm(m, n, k, t), sm80_gemm_pipeline(block, warps, stages))
+                    for block, warps, stages, layout in CONFIGS:
+                        module = run_pipeline(gemm(m, n, k, t), sm80_gemm_pipeline(block, warps, stages, layout=layout))
                         text = io.StringIO()
                         print_ptx(module, text)
                         cfg = launch_config(module)
                         kern = load_ptx(text.getvalue()).kernel(cfg["name"], [Param.pointer(t, (m, k)), Param.pointer(t, (k, n)), Param.pointer(t, (m, n), out=True)])
-                        results.append(measure(f"{block[0]}x{block[1]}x{block[2]} w{warps[0]}x{warps[1]} s{stages}",
+                        results.append(measure(f"{block[0]}x{block[1]}x{block[2]} w{warps[0]}x{warps[1]} s{stages}"
+                                               + ("" if layout == "auto" else f" {layout}"),
                                                lambda sync, kern=kern, cfg=cfg: kern.launch(grid=cfg["grid"], block=cfg["block"], smem=cfg["smem"], args=[a, b, c], sync=sync)))
                 else:
                     for block, stages, group, persistent, cluster, store in SM90_CONFIGS:
