@@ -43,16 +43,38 @@ SM90 = [((128, 256, 64), 4), ((128, 256, 64), 3), ((128, 128, 64), 5), ((256, 12
         ((64, 128, 64), 6), ((128, 64, 64), 6)]
 
 
-# DRAM bytes read and written by one launch, read by Nsight Compute on an NVIDIA H200
-# (`--ncu`, `--clock-control none`; docs/model.md, "DRAM bytes against Nsight Compute"), MB.
+# DRAM bytes read and written by one launch, MB, read by Nsight Compute on an NVIDIA H200
+# on 2026-11-23 with `python3 tools/validate_model.py --hw h200 --ncu-all` (`--clock-control
+# none`; docs/model.md, "DRAM bytes against Nsight Compute"). ncu counts dirty lines still in
+# L2 at the end as not written.
 NCU_RECORDED = {
-    ("gemm sm90", "128x256x64 s4"): (186.6, 28.4),
+    ("gemm sm80", "128x128x32 w2x2 s3"): (175.4, 28.4),
+    ("gemm sm80", "128x128x32 w2x2 s4"): (181.0, 29.6),
+    ("gemm sm80", "128x128x64 w2x2 s3"): (184.8, 29.2),
+    ("gemm sm80", "128x256x32 w2x4 s3"): (174.4, 28.3),
+    ("gemm sm80", "128x256x32 w2x4 s4"): (174.2, 28.4),
+    ("gemm sm80", "256x128x32 w4x2 s3"): (171.1, 28.1),
+    ("gemm sm80", "256x128x64 w4x2 s3"): (171.1, 28.1),
+    ("gemm sm80", "64x64x32 w2x2 s4"): (247.0, 31.3),
+    ("gemm sm80", "64x128x32 w2x2 s4"): (199.6, 30.3),
+    ("gemm sm80", "128x64x32 w2x2 s4"): (215.9, 29.6),
+    ("gemm sm90", "128x256x64 s4"): (186.6, 28.3),
     ("gemm sm90", "128x256x64 s3"): (186.6, 28.3),
-    ("gemm sm90", "128x64x64 s6"): (168.2, 30.5),
-    ("gemm sm80", "128x256x32 w2x4 s4"): (174.0, 28.1),
-    ("gemm sm80", "64x64x32 w2x2 s4"): (308.0, 32.5),
-    ("attention", "b128s64w4st2-qsmem"): (201.5, 56.9),
-    ("attention", "b128s64w8st3-x2"): (201.7, 60.7),
+    ("gemm sm90", "128x128x64 s5"): (186.5, 28.9),
+    ("gemm sm90", "256x128x64 s4"): (149.7, 28.1),
+    ("gemm sm90", "64x256x64 s4"): (315.5, 31.4),
+    ("gemm sm90", "128x128x64 s3"): (178.3, 29.1),
+    ("gemm sm90", "64x128x64 s6"): (278.9, 31.3),
+    ("gemm sm90", "128x64x64 s6"): (169.0, 30.4),
+    ("attention", "b128s64w8st3"): (201.4, 58.6),
+    ("attention", "b128s64w8st2"): (201.5, 58.9),
+    ("attention", "b128s64w8st3-x2"): (202.4, 60.3),
+    ("attention", "b128s64w8st3-qsmem"): (201.6, 58.6),
+    ("attention", "b128s64w4st2-qsmem"): (201.8, 57.3),
+    ("attention", "b128s32w4st3-qsmem"): (204.5, 57.4),
+    ("attention", "b64s64w4st3"): (201.4, 60.0),
+    ("attention", "b64s64w4st2"): (201.5, 59.0),
+    ("attention", "b128s128w8st2-qsmem"): (201.5, 58.6),
 }
 
 
