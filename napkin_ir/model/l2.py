@@ -10,14 +10,19 @@ order through an LRU cache of the L2's effective size:
   from the occupancy calculation); each later block takes the first slot to come free, as
   the hardware's block scheduler does. A block lasts one step per iteration of its loops,
   loops one after another in program order (a causal block's stream is shorter), so equal
-  blocks run in waves of `slots`. A persistent kernel (`hbm.persistent`) takes its tiles
+  blocks run in waves of `slots`. The blocks of a wave do not start together: the block at
+  position p of its wave starts `WAVE_SPREAD` x its duration x p / slots steps after its
+  slot frees (the one constant besides the cache's size, one half). The block that next
+  takes the slot has the same position, so a slot's blocks still follow each other. A
+  tile that blocks all over a wave share is then last read late in one wave and first
+  read early in the next, so the gap between waves that the cache must bridge is shorter
+  than a whole block. A persistent kernel (`hbm.persistent`) takes its tiles
   in the same order, one per slot at a time, so it needs no case of its own.
 - **When a tile is touched.** An access in a loop happens at its block's start plus the
   loop's start plus the iteration (the linear index over nested loops); one outside loops
   at the end of the loop before it (the output tile), or at the block's start if none came
-  before (Q, the pipeline's first stages). The blocks of a wave go through their loops in
-  step, so what they touch at one step is one group: a tile many of them read at the same
-  step is fetched once.
+  before (Q, the pipeline's first stages). What blocks touch at one step is one group: a
+  tile several of them read at the same step is fetched once.
 - **What the cache keeps.** A tile (an op's tile shape at an offset into a tensor, clipped
   to its edge) touched at step t, last touched at step p, is still in an LRU cache of C
   bytes exactly when the distinct tiles touched in steps p+1..t, itself included, add up to
@@ -34,7 +39,15 @@ twice, and the L2 holds half its size of distinct tiles. It is the same for ever
 and machine. Steps are merged evenly when a kernel has more than `MAX_STEPS` of them, which
 only puts tiles of neighbouring steps in one group.
 
-What it does not see: blocks that drift apart within a wave (it keeps them in step), two
+Why the spread: blocks of equal work do not stay in step on the GPU (SMs finish at
+different times, and a freed slot is refilled by the next block in launch order), and with
+the wave in lockstep the replay missed by 15-27% on kernels of small tiles, whose tiles
+are shared by blocks of several waves (Nsight Compute, H200, 2026-11-23; docs/model.md).
+One half is a round figure, not a fit per kernel: 0.4-0.6 give the same 26 of 27 within
+10%, 0.75 and more break the sharing within a wave. The spread is resolved in steps
+(rounded down), so blocks of a few steps stay in step.
+
+What it does not see: drift that differs from block to block (the spread is one ramp), two
 loops of equal trip counts one after the other (taken as one), the hashing of lines to L2
 slices and sets (the cache is fully associative), and sectors (a tile is all in or all
 out). Nsight Compute counts dirty lines still in L2 when the kernel ends as not written;
@@ -54,6 +67,10 @@ from napkin_ir.model.analysis import Access, KernelCost
 # The share of the L2 that holds distinct tiles: two partitions, each keeping its own copy
 # of what its SMs read (see the module docstring).
 L2_EFFECTIVE_FRACTION = 0.5
+# How far apart the blocks of a wave start, as a share of a block's duration: the block at
+# position p of a wave of `slots` starts WAVE_SPREAD * duration * p / slots steps after the
+# first (see the module docstring).
+WAVE_SPREAD = 0.5
 # The most time steps the replay resolves: its histogram is MAX_STEPS^2 numbers.
 MAX_STEPS = 2048
 _KEY_LIMIT = 1 << 62
@@ -110,6 +127,16 @@ def block_schedule(durations: np.ndarray, slots: int) -> np.ndarray:
     return start
 
 
+def wave_ramp(durations: np.ndarray, slots: int) -> np.ndarray:
+    """The steps by which each block, given in launch order, starts after its slot frees:
+    `WAVE_SPREAD` of its duration times its position in its wave over the wave's size,
+    rounded down. The block that follows it in its slot has the same position, so a slot's
+    blocks still follow each other without overlap."""
+    slots = max(1, min(slots, len(durations)))
+    position = np.arange(len(durations), dtype=np.int64) % slots
+    return np.floor(WAVE_SPREAD * durations * position / slots).astype(np.int64)
+
+
 def _iterations(a: Access) -> int:
     return math.prod(a.space.shape[len(a.space.grid_axes):])
 
@@ -154,7 +181,7 @@ def _trace(cost: KernelCost, slots: int) -> Trace | None:
     clock, duration = _block_clock(accesses, n_blocks)
     order = np.argsort(launch, kind="stable")
     start = np.empty(n_blocks, np.int64)
-    start[order] = block_schedule(duration[order], slots)
+    start[order] = block_schedule(duration[order], slots) + wave_ramp(duration[order], slots)
 
     tensors = {name: n for n, name in enumerate(dict.fromkeys(a.tensor for a in accesses))}
     bases, radices = _key_space(accesses)

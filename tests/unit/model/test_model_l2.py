@@ -156,7 +156,7 @@ def test_a_write_reaches_dram_once_while_its_tile_stays_dirty():
     assert small.tolist() == [16, 24]
 
 
-def test_query_tiles_of_a_head_cut_by_a_wave_keep_its_keys_in_the_cache():
+def test_query_tiles_of_a_head_cut_by_a_wave_keep_its_keys_in_the_cache(monkeypatch):
     # 2 x 4 heads of 16 query tiles, launched head by head, 132 x 6 blocks at a time at the
     # hbm level: with the cache at its H200 size each head's K and V come once
     from napkin_ir.model.hardware import hardware
@@ -170,12 +170,48 @@ def test_query_tiles_of_a_head_cut_by_a_wave_keep_its_keys_in_the_cache():
         dram = l2.dram_bytes(cost, slots, hardware("h200").l2_bytes)
         assert dram == {name: b * h * n * d * 2 for name in ("q", "k", "v", "out")}
     assert predict(cost, hardware("h200")).dram["k"] == b * h * n * d * 2
-    # a cache too small to keep a head's keys from one wave to the next: the query tiles of a
-    # head in one wave share each key tile (they stream in step), and the 3 heads that a
+    # a cache too small to keep a head's keys from one wave to the next: with the blocks of a
+    # wave started together, the query tiles of a head in one wave share each key tile (they
+    # stream in step), and the 3 heads that a
     # boundary of the waves of 24 cuts (at 24, 72 and 120 of 128 blocks) read theirs twice
+    monkeypatch.setattr(l2, "WAVE_SPREAD", 0.0)
     tiny = l2.dram_bytes(cost, 24, 64 * KIB)
     head = n * d * 2
     assert tiny["k"] == (b * h + 3) * head and tiny["v"] == (b * h + 3) * head
+
+
+def test_the_blocks_of_a_wave_start_spread_over_half_a_block():
+    # waves of 4 blocks of 8 steps: positions 0-3 start 0, 1, 2, 3 steps after their slot
+    # frees (8 x p / 4 / 2), the next wave's at 8 plus the same: a slot's blocks never overlap
+    durations = np.array([8] * 8)
+    start = l2.block_schedule(durations, 4) + l2.wave_ramp(durations, 4)
+    assert start.tolist() == [0, 1, 2, 3, 8, 9, 10, 11]
+    # blocks of 2 steps spread over one step: rounded down, still in step
+    assert l2.wave_ramp(np.array([2] * 8), 4).tolist() == [0] * 8
+
+
+def test_a_tile_that_a_wave_shares_is_kept_over_the_shorter_gap_between_waves(exact, monkeypatch):
+    # 512 x 256 x 512: blocks of 8 steps (k by 64), 2 at a time: waves (0,0) (1,0) | (2,0)
+    # (3,0) | (0,1) (1,1) | (2,1) (3,1). Both blocks of a wave read B[k, n].
+    (cost,) = analyse_module(run_pipeline(gemm(512, 256, 512), 'ncd-relabel{grid="m:128,n:128" stream="k:64"},ncd-to-hbm')).kernels
+    b_bytes = 512 * 256 * 2
+    # In step, B[k, 0] at k and 8 + k; between: 8 B tiles, A[0..1, k+1..7] and A[2..3, 0..k]
+    # (16 tiles) and 2 output tiles: 24 x 16 + 2 x 32 = 448 KiB, for every k. Below that
+    # each wave fetches its B again: twice in all.
+    lockstep = 24 * TILE + 2 * OUT_TILE
+    assert lockstep == 448 * KIB
+    monkeypatch.setattr(l2, "WAVE_SPREAD", 0.0)
+    assert exact(cost, 2, lockstep)["b"] == b_bytes
+    assert exact(cost, 2, lockstep - 1)["b"] == 2 * b_bytes
+    # Spread: the second block of a wave starts 2 steps late (0.5 x 8 x 1/2), so B[0, 0] is
+    # last read at step 2 by (1,0) and next at step 8 by (2,0). Between (steps 3-8): (0,0)'s
+    # A[0, 3..7], B[3..7] and output; (1,0)'s A[1, 1..6], B[1..6]; (2,0)'s A[2, 0], B[0]:
+    # 12 A and 8 B tiles and one output, 20 x 16 + 32 = 352 KiB: now held at 448 KiB - 1.
+    monkeypatch.setattr(l2, "WAVE_SPREAD", 0.5)
+    assert 20 * TILE + OUT_TILE == 352 * KIB
+    assert exact(cost, 2, lockstep - 1)["b"] < 2 * b_bytes
+    # no cache: apart, the two blocks of a wave each fetch B[k, n] (in step they shared it)
+    assert exact(cost, 2, 0)["b"] == 4 * b_bytes
 
 
 def test_every_tile_of_an_uneven_grid_is_read_at_least_once(exact):
