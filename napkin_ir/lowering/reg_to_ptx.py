@@ -799,6 +799,8 @@ class _Emitter(PtxBuilder):
                 local = self.add(local, self.mul(self.warp_index[axis], t.shape[axis]))
             at.append(local)
             skips.append(self.moved_by.get(self.vals[offset]))
+        if dt != "f32" and gcols % 8 == 0 and (2 * cols) % 128 == 0 and self.stage_output(op, regs, skips):
+            return
         o_r, o_c = (self.vals[o] for o in op.offsets)
         index = self.add(self.mul(self.add(o_r, at[0]), gcols), self.add(o_c, at[1]))
         base = self.emit(P.AddOp("u64", g.ptr, self.wide(index, g.esize), result=B64)).results[0]
@@ -820,6 +822,70 @@ class _Emitter(PtxBuilder):
                     else:
                         packed = self.emit(P.CvtOp(f"{dt}x2", "f32", [hi, lo], RegType(f"{dt}x2"), mods="rn")).results[0]
                         self.emit(P.StOp("global", "b32", base, [packed], offset=off, guard=inside))
+
+
+    def stage_output(self, op: reg.StoreOp, regs: list[SSAValue], skips: list[SSAValue | None]) -> bool:
+        """The tile through shared memory, so that it leaves in whole lines: each warp writes
+        its rounded accumulators into its own swizzled region (the drained stages: after the
+        pipeline, once every warp is past its last ldmatrix), then each 8 (or 16) lanes read a
+        row's 128 (256) bytes back 16 at a time and store them with one `st.global.v4`, where
+        from registers a warp writes 16 bytes of each of 8 rows (half sectors) per store.
+        False, emitting nothing, where the tile is not a whole number of 16-byte chunks."""
+        t: reg.FragType = op.value.type  # type: ignore[assignment]
+        g: _Global = self.vals[op.dest]
+        rows, cols = t.dims
+        row_bytes = 2 * cols  # a multiple of 128: the chunk swizzle's key is the row alone
+        region = rows * row_bytes
+        nwarps = self.nthreads // 32
+        if self.smem_base is None:
+            self.smem_base = self.emit(P.AddrOfOp(SHARED, B32)).results[0]
+        self.smem_bytes = max(self.smem_bytes, nwarps * region)
+        dt, gcols = g.type.dtype, g.type.dims[1]
+        self.emit(P.BarSyncOp(0))  # every warp has read its last stage
+        mine = self.add(self.smem_base, self.mul(self.op2(P.ShrOp, "u32", self.tid, 5), region))
+        quad = self.op2(P.ShrOp, "u32", self.lane, 2)  # the row of the lane's accumulators, 0..7
+        key = self.op2(P.ShlOp, "b32", quad, 4)  # = (row mod 8) << 4 for rows 8 apart
+        at = self.add(mine, self.add(self.mul(quad, row_bytes), self.mul(self.op2(P.AndOp, "b32", self.lane, 3), 4)))
+        nt = cols // 8
+        # per 8-column tile tn: its chunk (tn, XOR the row's key) within the row
+        chunk = [self.add(at, key if tn == 0 else self.op2(P.XorOp, "b32", self.u32(16 * tn), key)) for tn in range(nt)]
+        for tm in range(rows // 16):
+            for tn in range(nt):
+                k = 4 * (tm * nt + tn)
+                for h in (0, 1):
+                    lo, hi = regs[k + 2 * h], regs[k + 2 * h + 1]
+                    packed = self.emit(P.CvtOp(f"{dt}x2", "f32", [hi, lo], RegType(f"{dt}x2"), mods="rn")).results[0]
+                    self.emit(P.StOp("shared", "b32", chunk[tn], [packed], offset=(16 * tm + 8 * h) * row_bytes))
+        self.emit(P.BarSyncOp(0))
+        # read back: lane l takes chunk l mod L of row l / L, L = the lanes a row needs
+        per_row = row_bytes // 16
+        lanes_row = min(per_row, 32)
+        rows_per = 32 // lanes_row
+        r_l = self.op2(P.DivOp, "u32", self.lane, lanes_row)
+        c_l = self.op2(P.RemOp, "u32", self.lane, lanes_row)
+        variants = max(1, 8 // rows_per)  # reads whose rows differ in their key
+        bases = []
+        for v in range(variants):
+            row = self.add(r_l, v * rows_per)
+            swz = self.op2(P.XorOp, "b32", c_l, self.op2(P.AndOp, "b32", row, 7))  # only the chunk's low 3 bits change
+            bases.append(self.add(mine, self.add(self.mul(row, row_bytes), self.mul(swz, 16))))
+        # where each lane's chunk goes, and whether it is this block's to store
+        local = [self.add(r_l, self.mul(self.warp_index[t.axis_names[0]], rows)) if t.axis_names[0] in self.warp_index else r_l,
+                 self.mul(c_l, 8)]
+        if t.axis_names[1] in self.warp_index:
+            local[1] = self.add(local[1], self.mul(self.warp_index[t.axis_names[1]], cols))
+        o_r, o_c = (self.vals[o] for o in op.offsets)
+        index = self.add(self.mul(self.add(o_r, local[0]), gcols), self.add(o_c, local[1]))
+        gptr = self.emit(P.AddOp("u64", g.ptr, self.wide(index, g.esize), result=B64)).results[0]
+        rel = [self.op2(P.SubOp, "s32", a, sk) if sk is not None else None for a, sk in zip(local, skips)]
+        col_ok = self.setp("ge", "s32", rel[1], 0) if rel[1] is not None else None
+        for it in range(rows // rows_per):
+            r0 = it * rows_per
+            v = (r0 // rows_per) % variants
+            vals = self.emit(P.LdOp("shared", "b32", bases[v], [B32] * 4, offset=(r0 - v * rows_per) * row_bytes)).results
+            row_ok = self.setp("ge", "s32", rel[0], -r0) if rel[0] is not None else None
+            self.emit(P.StOp("global", "b32", gptr, list(vals), offset=r0 * gcols * g.esize, guard=self.both(row_ok, col_ok)))
+        return True
 
 
 def _phase_rows(g: int, row_bytes: int) -> list[int] | None:

@@ -70,12 +70,24 @@
 // CHECK-NOT:  cp.async.cg
 // CHECK:      bar.sync 0;
 // CHECK-NOT:  {{cp.async.cg|bar.sync}}
-// The epilogue: pairs to bf16, stored at immediates from one address; no edge, no predicates.
+// The epilogue through shared memory: once every warp is past its last ldmatrix, each
+// writes its pairs, rounded to bf16, into its own 64 x 128-byte region (swizzled: chunk tn
+// of row r at tn XOR r mod 8; rows 8 apart at immediates), then reads 16 bytes a lane back,
+// 4 rows of 8 lanes at a time, and stores them whole. No edge, no predicates.
 // CHECK:      cp.async.wait_group 0;
+// CHECK:      bar.sync 0;
 // CHECK:      cvt.rn.bf16x2.f32 %bhh{{[0-9]+}}, %f{{[0-9]+}}, %f{{[0-9]+}};
-// CHECK-NEXT: st.global.b32 [%rd[[OUT:[0-9]+]]], %bhh{{[0-9]+}};
+// CHECK-NEXT: st.shared.b32 [%r[[T0:[0-9]+]]], %bhh{{[0-9]+}};
 // CHECK-NEXT: cvt.rn.bf16x2.f32
-// CHECK-NEXT: st.global.b32 [%rd[[OUT]]+6144], %bhh{{[0-9]+}};
+// CHECK-NEXT: st.shared.b32 [%r[[T0]]+1024], %bhh{{[0-9]+}};
+// CHECK:      bar.sync 0;
+// CHECK:      ld.shared.v4.b32 {%r[[V:[0-9]+]], %r{{[0-9]+}}, %r{{[0-9]+}}, %r{{[0-9]+}}}, [%r[[R0:[0-9]+]]];
+// CHECK-NEXT: st.global.v4.b32 [%rd[[OUT:[0-9]+]]], {%r[[V]], %r{{[0-9]+}}, %r{{[0-9]+}}, %r{{[0-9]+}}};
+// CHECK-NEXT: ld.shared.v4.b32 {{{.*}}}, [%r[[R1:[0-9]+]]];
+// CHECK-NEXT: st.global.v4.b32 [%rd[[OUT]]+3072], {{{.*}}};
+// CHECK-NEXT: ld.shared.v4.b32 {{{.*}}}, [%r[[R0]]+1024];
+// CHECK-NEXT: st.global.v4.b32 [%rd[[OUT]]+6144], {{{.*}}};
+// CHECK-NOT:  @%p
 // CHECK:      ret;
 
 // The last block along m starts at 500 - 128 and stores only the rows past 384.
@@ -92,7 +104,7 @@
 // RAGGED:      bar.sync 0;
 // RAGGED:      cp.async.wait_group 0;
 // RAGGED:      setp.ge.s32 %p[[ROW:[0-9]+]],
-// RAGGED:      @%p[[ROW]] st.global.b32 [%rd{{[0-9]+}}], %bhh{{[0-9]+}};
+// RAGGED:      @%p[[ROW]] st.global.v4.b32 [%rd{{[0-9]+}}], {{{.*}}};
 
 // Each thread's first chunk: its row times the row's bytes plus its chunk, XOR its line's
 // row mod 8 (shifted to the chunk bits); the other chunks at immediates, as unswizzled. A's

@@ -95,7 +95,7 @@ class Block:
     ctaid: tuple[int, int, int]
     smem: np.ndarray
     lazy: bool
-    conflicts: dict[str, int] = field(default_factory=lambda: {"cp.async": 0, "ldmatrix": 0, "cp.async lines": 0})
+    conflicts: dict[str, int] = field(default_factory=lambda: {"cp.async": 0, "ldmatrix": 0, "cp.async lines": 0, "st.shared": 0, "ld.shared": 0})
 
     def banks(self, what: str, addrs: list[int]) -> None:
         """16-byte shared accesses are served 8 lanes at a time: count the extra passes that
@@ -107,6 +107,17 @@ class Block:
         self.conflicts[what] += max(groups.count(g) for g in groups) - 1 if groups else 0
         if what == "cp.async" and addrs:
             self.conflicts["cp.async lines"] += len({a // 128 for a in addrs}) - 1
+
+    def words(self, what: str, addrs: list[int], size: int) -> None:
+        """A warp's shared access of `size` bytes a lane, served 128 / size lanes at a time:
+        the extra passes where two lanes of one pass hit one bank in different words."""
+        per = 128 // size
+        for p in range(0, len(addrs), per):
+            banks: dict[int, set[int]] = {}
+            for a in addrs[p:p + per]:
+                for w in range(a // 4, (a + size) // 4):
+                    banks.setdefault(w % 32, set()).add(w)
+            self.conflicts[what] = self.conflicts.get(what, 0) + max(len(v) for v in banks.values()) - 1
 
 
 @dataclass
@@ -220,6 +231,8 @@ class Warp:
             res = self.mma(op)
         elif isinstance(op, P.StOp):
             self.st(op)
+        elif isinstance(op, P.LdOp):
+            res = self.ld_shared(op)
         else:
             raise NotImplementedError(f"the emulator does not know {op.name}")
         if res is not None:
@@ -316,13 +329,30 @@ class Warp:
         return [D[gi + dr, 2 * ci + dc] for dr, dc in [(0, 0), (0, 1), (8, 0), (8, 1)]]
 
     def st(self, op) -> None:
-        assert op.space.data == "global"
         addr = self.get(op.addr).astype(np.int64) + _prop(op, "offset")
         on = self.get(op.guard) if op.guard is not None else np.ones(32, bool)
         vals = [self.get(v) for v in op.values]
+        size = 4 * len(vals)
+        assert not (addr % size).any(), f"a misaligned {size}-byte store"
+        if op.space.data == "shared":
+            self.block.words("st.shared", [int(a) for a in addr], size)
         for l in range(32):
             if on[l]:
-                self.mem.write(int(addr[l]), b"".join(np.asarray(v[l]).tobytes() for v in vals))
+                data = b"".join(np.asarray(v[l]).tobytes() for v in vals)
+                if op.space.data == "shared":
+                    self.block.smem[self.shared(int(addr[l]), size)] = np.frombuffer(data, np.uint8)
+                else:
+                    assert op.space.data == "global"
+                    self.mem.write(int(addr[l]), data)
+
+    def ld_shared(self, op) -> list[np.ndarray]:
+        assert op.space.data == "shared" and op.guard is None
+        addr = self.get(op.addr).astype(np.int64) + _prop(op, "offset")
+        n = len(op.dsts)
+        assert not (addr % (4 * n)).any(), "a misaligned shared load"
+        self.block.words("ld.shared", [int(a) for a in addr], 4 * n)
+        words = np.stack([np.frombuffer(self.block.smem[self.shared(int(a), 4 * n)].tobytes(), np.uint32) for a in addr])
+        return [words[:, i].copy() for i in range(n)]
 
 
 def run_kernel(module, args: list[np.ndarray], *, lazy: bool, reverse: bool) -> dict[str, int]:
@@ -333,7 +363,7 @@ def run_kernel(module, args: list[np.ndarray], *, lazy: bool, reverse: bool) -> 
     params = {name: mem.alloc(a) for (name, _), a in zip(kernel.param_list(), args)}
     grid = list(cfg["grid"]) + [1] * (3 - len(cfg["grid"]))
     nwarps = cfg["block"][0] // 32
-    conflicts = {"cp.async": 0, "ldmatrix": 0, "cp.async lines": 0}
+    conflicts = {"cp.async": 0, "ldmatrix": 0, "cp.async lines": 0, "st.shared": 0, "ld.shared": 0}
     for z in range(grid[2]):
         for y in range(grid[1]):
             for x in range(grid[0]):
@@ -404,7 +434,7 @@ def test_shared_memory_accesses_are_free_of_bank_conflicts(block, warps):
     # swizzled stages (the default where rows are 64 or 128k bytes): ldmatrix's 8 rows lie in
     # 8 bank groups, and each 8 threads of a copy fill one 128-byte line of shared memory
     *_, conflicts = emulate_gemm(block[0], block[1], 2 * block[2], "bf16", block, warps, 3, lazy=False, reverse=False)
-    assert conflicts == {"cp.async": 0, "ldmatrix": 0, "cp.async lines": 0}
+    assert conflicts == {"cp.async": 0, "ldmatrix": 0, "cp.async lines": 0, "st.shared": 0, "ld.shared": 0}
 
 
 def test_padded_rows_straddle_lines():
