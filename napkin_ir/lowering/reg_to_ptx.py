@@ -7,8 +7,7 @@ little else:
 - addresses are a base register plus an immediate. Each thread computes once where its
   chunks of each tile and its ldmatrix rows lie; the loop is unrolled by the stage count,
   so that every stage offset is a constant, and a global pointer moves by one add (once a
-  trip where the tile step fits the 12-bit immediate of a copy, else once a tile), just
-  before its first copy (after it, the add would wait for the copies to read it). A tile
+  trip where the tile step fits the 12-bit immediate of a copy, else once a tile). A tile
   count the stage count does not divide enters the unrolled loop part way through (tile 0
   in the sub-iteration that makes the last tile end a trip); the last trip, whose later
   tiles have nothing left to copy, follows the loop unrolled.
@@ -520,9 +519,7 @@ class _Emitter(PtxBuilder):
 
         loop = pl.loop
         counter = self.s32(-j0)
-        # a pointer moves on just before its first copy of a tile (its last copy, a tile ago,
-        # has long read it): it starts one move back
-        ptrs = [self.add64(b, ((-S if j0 == 0 else 0) if c.in_immediate else S - 2) * c.delta) for c in plans for b in c.base]
+        ptrs = [self.add64(b, 0 if c.in_immediate else (S - 1) * c.delta) for c in plans for b in c.base]
         state = (counter, ptrs, [self.vals[v] for v in loop.iter_args], first)
         # trips of S tiles; the last one, whose later sub-iterations copy nothing, is emitted
         # after the loop, so that the loop needs no guards
@@ -571,25 +568,17 @@ class _Emitter(PtxBuilder):
             self.vals[arg] = v
         chunks = []
         k = 0
-        ptrs = list(ptrs)
-        moves: dict[int, int] = {}  # pointer -> how far it moves before its first copy here
         for c in plans:
             tile_imm = (j + S - 1 - (-n) % S) * c.delta if c.in_immediate else 0
             for p, dst_off, src_off in c.chunk_offsets() if copies else []:
-                chunks.append((c, k + p, (j - 1) % S, dst_off, src_off + tile_imm))
-            for p in range(c.rows) if copies else []:
-                step = S * c.delta if c.in_immediate and j == 0 else 0 if c.in_immediate else c.delta
-                if step:
-                    moves[k + p] = step
+                chunks.append((c, ptrs[k + p], (j - 1) % S, dst_off, src_off + tile_imm))
             k += c.rows
         nsteps = len(pl.steps)
         for s, (_, mmas) in enumerate(pl.steps):
             final = s + 1 == nsteps
             nxt = self.load_step(pl.steps[s + 1], j) if not final else None
-            for c, at, stage, dst_off, src_off in chunks[s * len(chunks) // nsteps:(s + 1) * len(chunks) // nsteps]:
-                if at in moves:
-                    ptrs[at] = self.add64(ptrs[at], moves.pop(at))
-                self.emit(T.CpAsyncOp(c.dst, ptrs[at], 16, dst_offset=stage * c.buf.stage_bytes + dst_off, src_offset=src_off))
+            for c, ptr, stage, dst_off, src_off in chunks[s * len(chunks) // nsteps:(s + 1) * len(chunks) // nsteps]:
+                self.emit(T.CpAsyncOp(c.dst, ptr, 16, dst_offset=stage * c.buf.stage_bytes + dst_off, src_offset=src_off))
             if final and not last:
                 self.emit(T.CpAsyncCommitGroupOp())
                 self.emit(T.CpAsyncWaitGroupOp(S - 2))
@@ -601,8 +590,13 @@ class _Emitter(PtxBuilder):
         yielded = body.last_op
         assert isinstance(yielded, scf.YieldOp)
         accs = [self.vals[v] for v in yielded.operands]
-        assert not moves, "every pointer that moves has a copy in the tile"
-        return counter, ptrs, accs, frags
+        k, moved = 0, []
+        for c in plans:
+            for p in range(c.rows):
+                step = c.delta if not c.in_immediate else S * c.delta if j == S - 1 else 0
+                moved.append(self.add64(ptrs[k + p], step) if copies else ptrs[k + p])
+            k += c.rows
+        return counter, moved, accs, frags
 
     def stream_pad(self, pl: _Pipeline) -> int:
         """How far before 0 the first tile starts, so that the last one ends at the edge."""
