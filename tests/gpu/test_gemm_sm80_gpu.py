@@ -44,3 +44,34 @@ def test_gemm_sm80_matches_float64(shape, t):
     assert not np.isnan(out).any()
     ref = reference.matmul(a.float().cpu().numpy(), b.float().cpu().numpy())
     assert reference.relative_error(out, ref) <= (1e-2 if t == "bf16" else 2e-3)
+
+
+SWEEP = [(s, s, s) for s in (128, 256, 512, 1024, 2048, 4096, 8192)] + [(8192, 8192, 2048), (16384, 4096, 4096), (4096, 1024, 8192),
+                                                                           (1000, 3000, 520), (4000, 8000, 136)]
+
+
+@pytest.mark.parametrize("config", [{}, {"block": (256, 128, 64), "warps": (4, 2), "stages": 3},
+                                    {"block": (128, 256, 32), "warps": (2, 4), "stages": 4}], ids=["default", "256x128x64", "128x256x32"])
+@pytest.mark.parametrize("shape", SWEEP, ids=[f"{m}x{n}x{k}" for m, n, k in SWEEP])
+def test_gemm_sm80_sweep(shape, config):
+    """Square 128 .. 8192, rectangular and ragged, the default and the fastest configurations,
+    bf16: against a float64 product on the GPU, fresh inputs and a poisoned output each time."""
+    torch = pytest.importorskip("torch")
+    from napkin_ir.runtime import Param, load_ptx
+
+    m, n, k = shape
+    block = config.get("block", (128, 128, 32))
+    if block[0] > m or block[1] > n:  # a tile longer than its axis is refused, with a diagnostic
+        with pytest.raises(Exception, match="does not fit axis"):
+            compile_gemm(m, n, k, "bf16", **config)
+        return
+    ptx, cfg = compile_gemm(m, n, k, "bf16", **config)
+    a = torch.randn(m, k, device="cuda").to(torch.bfloat16)
+    b = torch.randn(k, n, device="cuda").to(torch.bfloat16)
+    c = torch.full((m, n), float("nan"), device="cuda", dtype=torch.bfloat16)
+    kernel = load_ptx(ptx).kernel(cfg["name"], [Param.pointer("bf16", (m, k)), Param.pointer("bf16", (k, n)), Param.pointer("bf16", (m, n), out=True)])
+    kernel.launch(grid=cfg["grid"], block=cfg["block"], smem=cfg["smem"], args=[a, b, c])
+    out = c.double()
+    assert not out.isnan().any(), "some output was not written"
+    ref = a.double() @ b.double()
+    assert ((out - ref).norm() / ref.norm()).item() <= 1e-2
