@@ -1,15 +1,18 @@
 #!/usr/bin/env python3
 """Time napkin's GEMM kernels against cuBLAS (torch.matmul) in the same run.
 
-    python3 tools/bench_gemm.py [--quick]
+    python3 tools/bench_gemm.py [--quick] [--path sm80|sm90|both] [--sustained SECONDS]
 
 For each shape and dtype: compile the GEMM diagram through napkin's sm_80 and sm_90a
 pipelines for a few tile configurations, check each against torch.matmul on random
 inputs, time it and cuBLAS with CUDA events (warm-up, then batches of launches, median of
 the batches). The fastest configuration of each shape is timed again with its batches
 alternating with cuBLAS's (same clocks, same heat): the table's TFLOP/s and `ratio` are
-that paired run's medians; `sweep` is the ratio from the first, separate timings. The
-table is printed last and written to $OUT.
+that paired run's medians; `sweep` is the ratio from the first, separate timings. With
+`--sustained`, the fastest configuration and cuBLAS also run back to back for that long
+each (twice, alternating), with the SM clock and board power: short batches let a kernel
+run above the clock the power limit allows for longer. The tables are printed last and
+written to $OUT.
 """
 
 from __future__ import annotations
@@ -84,6 +87,51 @@ def time_paired(torch, ours, theirs, rounds: int = 15, per_batch: int = 10) -> t
     return statistics.median(mine), statistics.median(peer), statistics.median(p / m for m, p in zip(mine, peer))
 
 
+def time_sustained(torch, fn, seconds: float) -> tuple[float, float, float]:
+    """Launch `fn` back to back for `seconds` (after a warm-up), as a training step keeps the
+    GPU busy; returns (ms a launch, median SM clock in MHz, median board power in W), the
+    clock and power sampled by NVML every 50 ms (NaN where NVML is missing). Long enough
+    runs reach the board's power limit, where the clock settles."""
+    import threading
+    import time
+
+    try:
+        import pynvml
+
+        pynvml.nvmlInit()
+        dev = pynvml.nvmlDeviceGetHandleByIndex(torch.cuda.current_device())
+    except Exception:  # no NVML: times only
+        dev = None
+    for _ in range(10):
+        fn()
+    torch.cuda.synchronize()
+    samples: list[tuple[float, float]] = []
+    stop = threading.Event()
+
+    def sample() -> None:
+        while dev is not None and not stop.is_set():
+            samples.append((pynvml.nvmlDeviceGetClockInfo(dev, pynvml.NVML_CLOCK_SM), pynvml.nvmlDeviceGetPowerUsage(dev) / 1000))
+            time.sleep(0.05)
+
+    thread = threading.Thread(target=sample)
+    thread.start()
+    start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+    launches, t0 = 0, time.time()
+    start.record()
+    while time.time() - t0 < seconds:
+        for _ in range(10):
+            fn()
+        launches += 10
+        torch.cuda.synchronize()
+    end.record()
+    end.synchronize()
+    stop.set()
+    thread.join()
+    mhz = statistics.median(x for x, _ in samples) if samples else float("nan")
+    watts = statistics.median(w for _, w in samples) if samples else float("nan")
+    return start.elapsed_time(end) / launches, mhz, watts
+
+
 def main() -> int:
     import torch
 
@@ -96,13 +144,15 @@ def main() -> int:
     ap = argparse.ArgumentParser()
     ap.add_argument("--quick", action="store_true", help="the first two shapes, bf16 only")
     ap.add_argument("--path", choices=["sm80", "sm90", "both"], default="both", help="which napkin pipeline to time")
+    ap.add_argument("--sustained", type=float, default=0.0, metavar="SECONDS",
+                    help="also run each shape's fastest configuration and cuBLAS back to back for SECONDS each, twice, alternating")
     args = ap.parse_args()
     paths = ["sm80", "sm90"] if args.path == "both" else [args.path]
     if torch.cuda.get_device_capability() < (9, 0) and "sm90" in paths:
         paths.remove("sm90")
     shapes = SHAPES[:2] if args.quick else SHAPES
     dtypes = ["bf16"] if args.quick else ["bf16", "f16"]
-    rows = []
+    rows, sustained = [], []
     print(f"device: {torch.cuda.get_device_name()}  torch {torch.__version__}", flush=True)
     for (m, n, k) in shapes:
         for t in dtypes:
@@ -150,8 +200,20 @@ def main() -> int:
                 mine, peer, ratio = time_paired(torch, lambda launch=best[2]: launch(False), lambda: torch.matmul(a, b, out=c))
                 rows.append((f"{m}x{n}x{k}", t, path, best[1], flop / mine / 1e9, flop / peer / 1e9, ratio,
                              cublas / best[0]))
+                if args.sustained:
+                    runs = [time_sustained(torch, fn, args.sustained)
+                            for fn in (lambda launch=best[2]: launch(False), lambda: torch.matmul(a, b, out=c)) * 2]
+                    ours_ms, theirs_ms = (statistics.mean(r[0] for r in runs[i::2]) for i in (0, 1))
+                    sustained.append((f"{m}x{n}x{k}", t, path, best[1], flop / ours_ms / 1e9, flop / theirs_ms / 1e9, theirs_ms / ours_ms,
+                                      statistics.mean(r[1] for r in runs[0::2]), statistics.mean(r[1] for r in runs[1::2]),
+                                      statistics.mean(r[2] for r in runs[0::2]), statistics.mean(r[2] for r in runs[1::2])))
     lines = [f"{'shape':<18} {'dtype':<5} {'path':<5} {'napkin config':<24} {'napkin':>8} {'cuBLAS':>8} {'ratio':>6} {'sweep':>6}"]
     lines += [f"{s:<18} {t:<5} {p:<5} {cfg:<24} {o:8.0f} {c:8.0f} {r:6.2f} {q:6.2f}" for s, t, p, cfg, o, c, r, q in rows]
+    if sustained:
+        lines += ["", f"sustained: {args.sustained:.0f} s back to back each, alternating twice (clock MHz and power W: napkin / cuBLAS)",
+                  f"{'shape':<18} {'dtype':<5} {'path':<5} {'napkin config':<24} {'napkin':>8} {'cuBLAS':>8} {'ratio':>6} {'MHz':>11} {'W':>9}"]
+        lines += [f"{s_:<18} {t:<5} {p:<5} {cfg:<24} {o:8.0f} {c_:8.0f} {r:6.2f} {f'{mo:.0f}/{mc:.0f}':>11} {f'{wo:.0f}/{wc:.0f}':>9}"
+                  for s_, t, p, cfg, o, c_, r, mo, mc, wo, wc in sustained]
     table = "\n".join(lines)
     print("\n" + table)
     out = os.environ.get("OUT")
