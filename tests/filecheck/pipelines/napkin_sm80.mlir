@@ -26,6 +26,15 @@
 // RUN: sed -e 's/d=64/d=128/g' %examples/spherical_attention.mlir | napkin-opt -p napkin-sm80 -t ptx -o %t.sd128.ptx
 // RUN: %ptxas -v -arch=sm_80 %t.sd128.ptx -o %t.sd128.cubin 2>&1 | filecheck %s --check-prefix=NOSPILL
 // RUN: not napkin-opt %examples/matmul.mlir -p 'napkin-sm80{warps="2"}' 2>&1 | filecheck %s --check-prefix=OPTION
+// The stages' layout: swizzled where the rows allow (the default), padded on request; a
+// 16-deep stream tile (32-byte rows) falls back to padding by itself.
+// RUN: napkin-opt %examples/matmul.mlir -p 'napkin-sm80{block="256,128,64" warps="4,2"}' -t mlir | filecheck %s --check-prefix=SWIZZLE
+// RUN: napkin-opt %examples/matmul.mlir -p 'napkin-sm80{block="256,128,64" warps="4,2" layout=pad8}' -t ptx -o %t.pad.ptx
+// RUN: %ptxas -v -arch=sm_80 %t.pad.ptx -o %t.pad.cubin 2>&1 | filecheck %s --check-prefix=REPORT
+// RUN: filecheck %s --check-prefix=PAD < %t.pad.ptx
+// RUN: napkin-opt %examples/matmul.mlir -p 'napkin-sm80{block="64,64,16" warps="2,2"}' -t ptx -o %t.k16.ptx
+// RUN: %ptxas -arch=sm_80 %t.k16.ptx -o %t.k16.cubin
+// RUN: not napkin-opt %examples/matmul.mlir -p 'napkin-sm80{layout=tiled}' 2>&1 | filecheck %s --check-prefix=LAYOUT
 
 // REPORT: Compiling entry function 'matmul' for 'sm_80'
 // REPORT: 0 bytes stack frame, 0 bytes spill stores, 0 bytes spill loads
@@ -36,3 +45,9 @@
 // ATTN: ex2.approx
 // ATTN: mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32
 // OPTION: napkin-opt: error: napkin-sm80: warps="2" should be 2 positive integers separated by commas
+// SWIZZLE: ptx.kernel
+// SWIZZLE: ptx.xor
+// SWIZZLE: ptx.ld {{.*}}space = "shared"
+// PAD-NOT: xor.b32
+// PAD: cp.async.cg.shared.global
+// LAYOUT: napkin-opt: error: napkin-sm80: layout must be auto, swizzle, pad8 or row, got 'tiled'
