@@ -8,7 +8,11 @@ mma's result reuses its accumulators' registers, a loop's results those it carri
 the A and B operands loaded for the mma steps of one block, ptxas keeps about two steps'
 worth live (the step it computes and the one it prefetches), so the estimate counts the
 two largest. On top of the
-fragments, `OVERHEAD` registers hold addresses, loop counters and predicates.
+fragments, `OVERHEAD` registers hold addresses, loop counters and predicates, and one more
+for each extra ldmatrix base a swizzled buffer needs: reg-to-ptx keeps a chunk's place
+within its 128-byte line in the base register (XOR does not add), so each distinct 32-byte
+column within a line that a warp's fragments start at has its own (4 for A with 64-deep
+stream tiles, 4 for B with 64-column warp tiles, where a padded buffer needs one each).
 
 Calibrated against `ptxas -v` on napkin-sm80's GEMM (sm_80, reg-to-ptx with base +
 immediate addresses and fragments a step ahead, commit 65427c4): 64x64 warp tiles: 212
@@ -24,7 +28,7 @@ from dataclasses import dataclass
 
 from xdsl.ir import Block, Operation, SSAValue
 
-from napkin_ir.dialects import hbm, reg
+from napkin_ir.dialects import hbm, reg, smem
 
 OVERHEAD = 20
 PREFETCHED_STEPS = 2
@@ -82,9 +86,27 @@ def _block_fragments(block: Block) -> int:
     return sum(_regs(v) for v in live_in) + sum(_regs(v) for v in defined) + window
 
 
+def _swizzle_bases(kernel: hbm.KernelOp) -> int:
+    """The ldmatrix base registers swizzled buffers need beyond one each."""
+    warps = hbm.parse_labels(kernel.attributes.get("reg.warps")) if "reg.warps" in kernel.attributes else {}  # type: ignore[arg-type]
+    columns: dict[SSAValue, set[int]] = {}
+    for op in kernel.walk():
+        if not isinstance(op, reg.LdmatrixOp):
+            continue
+        buf, t = op.source.type, op.result.type
+        if not isinstance(buf, smem.BufferType) or buf.layout.data != "swizzle" or not isinstance(t, reg.FragType):
+            continue
+        col_axis = t.axis_names[-1]
+        c0 = 0 if col_axis in warps else hbm.parse_labels(op.at).get(col_axis, 0)
+        starts = [2 * c0] if t.role.data == "a" else [2 * c0 + 32 * j for j in range(max(1, t.dims[-1] // 16))]
+        row_bytes = 2 * buf.dims[-1]
+        columns.setdefault(op.source, set()).update(c % 128 if row_bytes > 128 else c for c in starts)
+    return sum(len(c) - 1 for c in columns.values())
+
+
 def estimate_registers(kernel: hbm.KernelOp) -> RegisterEstimate | None:
     """The estimate for a kernel at the `reg` level; None above it (no fragments yet)."""
     blocks = [b for op in kernel.walk() for r in op.regions for b in r.blocks]
     if not any(isinstance(op.results[0].type, reg.FragType) for op in kernel.walk() if op.results):
         return None
-    return RegisterEstimate(max(_block_fragments(b) for b in blocks))
+    return RegisterEstimate(max(_block_fragments(b) for b in blocks), OVERHEAD + _swizzle_bases(kernel))

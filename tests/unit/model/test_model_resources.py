@@ -17,7 +17,7 @@ from napkin_ir.pipelines import compile_to_ptx, run_pipeline, sm80_gemm_pipeline
 EXAMPLES = Path(__file__).parents[3] / "examples"
 
 
-def _reg_level(block=(128, 128, 32), warps=(2, 2), stages=3, shape=(512, 384, 256), layout="pad8"):
+def _reg_level(block=(128, 128, 32), warps=(2, 2), stages=3, shape=(512, 384, 256), layout="auto"):
     spec = sm80_gemm_pipeline(block, warps, stages, layout=layout).removesuffix(",reg-to-ptx")
     (kernel,) = analyse_module(run_pipeline(gemm(*shape), spec)).kernels
     return kernel
@@ -40,10 +40,18 @@ def test_hardware_headline_figures():
 
 
 def test_shared_memory_of_a_padded_three_stage_pipeline():
-    kernel = _reg_level()
+    kernel = _reg_level(layout="pad8")
     a_stage = 128 * (32 + 8) * 2  # m=128 rows of k=32, padded by 8 elements, bf16
     b_stage = 32 * (128 + 8) * 2
     assert kernel.smem_per_block == 3 * (a_stage + b_stage)
+
+
+def test_swizzled_buffers_need_an_ldmatrix_base_per_column_in_a_line():
+    # 128x128x32 on 2x2 warps: A's 64-byte rows are read from 2 column places (k 0 and 16: 0
+    # and 32 bytes), B's 256-byte rows from 4 (the warp's 64 columns, 16 at a time: 0, 32,
+    # 64, 96 bytes into a line): 1 + 3 registers more than padded buffers need
+    swizzled, padded = _reg_level(layout="swizzle"), _reg_level(layout="pad8")
+    assert swizzled.registers.overhead - padded.registers.overhead == 1 + 3
 
 
 def test_register_estimate_of_a_64x64_warp_tile():
