@@ -47,10 +47,27 @@ One half is a round figure, not a fit per kernel: 0.4-0.6 give the same 26 of 27
 10%, 0.75 and more break the sharing within a wave. The spread is resolved in steps
 (rounded down), so blocks of a few steps stay in step.
 
+Sets: the L2 hashes each line to one set of `L2_WAYS` (16) lines and evicts within the set,
+so the edge is soft, not the cliff of one fully associative LRU. A line survives d bytes of
+other distinct lines when fewer than 16 of them fell into its set; with lines hashed evenly
+their number is Poisson with mean 16 d / C, and a tile counts the expected share of its
+lines held (`survival`). A line 60% of the way to C is lost 3% of the time, at C half.
+
+Lookahead: the spread is the full `WAVE_SPREAD` only for kernels whose SMs keep at least
+`FULL_SPREAD_LOOKAHEAD` (1/25) of a block's tiles in flight (blocks per SM x the tiles a
+block has requested ahead, `inflight_per_block`), in proportion below. The reason offered: the
+block that leads a tile's sharers misses and waits on DRAM unless its SM has enough other
+loads in flight to keep working; a short lookahead stalls the leader and keeps a wave
+bunched, a long one lets it drift to its natural spread. The figure is fitted to the sm_80
+rows of NCU_RECORDED (Nsight Compute, H200, 2026-11-23): 128x128x32 with 3 stages on 2
+blocks an SM (lookahead 1/32) read 206 MB, with 4 stages (3/64) 276 MB. 0.038-0.05 give
+the same 26 of 27 within 10%; the 16 ways are the only count that does (8-12 and 24-32
+give 19-25); see docs/model.md.
+
 What it does not see: drift that differs from block to block (the spread is one ramp), two
-loops of equal trip counts one after the other (taken as one), the hashing of lines to L2
-slices and sets (the cache is fully associative), and sectors (a tile is all in or all
-out). Nsight Compute counts dirty lines still in L2 when the kernel ends as not written;
+loops of equal trip counts one after the other (taken as one), slices and the real hash
+(sets are filled evenly at random), and sectors (a tile's lines are held or lost alike
+within a set's chance). Nsight Compute counts dirty lines still in L2 when the kernel ends as not written;
 the estimate counts every write.
 """
 
@@ -71,6 +88,14 @@ L2_EFFECTIVE_FRACTION = 0.5
 # position p of a wave of `slots` starts WAVE_SPREAD * duration * p / slots steps after the
 # first (see the module docstring).
 WAVE_SPREAD = 0.5
+# The associativity of the L2: a line is hashed to one set of L2_WAYS lines and evicted when
+# L2_WAYS other distinct lines of its set came after it (see the module docstring); None: one
+# fully associative LRU.
+L2_WAYS: int | None = 16
+# The lookahead at which a wave spreads fully: the tiles an SM keeps in flight (blocks per SM x
+# the tiles one block has requested ahead) as a share of the tiles a block reads; below it the
+# spread shrinks in proportion (see the module docstring).
+FULL_SPREAD_LOOKAHEAD = 0.04
 # The most time steps the replay resolves: its histogram is MAX_STEPS^2 numbers.
 MAX_STEPS = 2048
 _KEY_LIMIT = 1 << 62
@@ -99,12 +124,12 @@ class Touches:
     size: np.ndarray
     read: np.ndarray  # some context reads the tile at this step
     write: np.ndarray  # some context writes it
-    held: np.ndarray  # the cache still held the tile from its previous touch
-    dirtied: np.ndarray  # a write that makes the tile dirty anew: it will be written back once
+    held: np.ndarray  # the share of the tile's lines the cache still held from its previous touch
+    dirtied: np.ndarray  # the share a write makes dirty anew: written back once
 
     def dram_bytes(self, n_tensors: int) -> np.ndarray:
         """Per tensor, the bytes fetched for reads that miss plus the bytes written back."""
-        fetched = np.bincount(self.tensor, weights=self.size * (self.read & ~self.held), minlength=n_tensors)
+        fetched = np.bincount(self.tensor, weights=self.size * self.read * (1 - self.held), minlength=n_tensors)
         return fetched + np.bincount(self.tensor, weights=self.size * self.dirtied, minlength=n_tensors)
 
 
@@ -127,14 +152,43 @@ def block_schedule(durations: np.ndarray, slots: int) -> np.ndarray:
     return start
 
 
-def wave_ramp(durations: np.ndarray, slots: int) -> np.ndarray:
+def wave_ramp(durations: np.ndarray, slots: int, lookahead: float | None = None) -> np.ndarray:
     """The steps by which each block, given in launch order, starts after its slot frees:
-    `WAVE_SPREAD` of its duration times its position in its wave over the wave's size,
-    rounded down. The block that follows it in its slot has the same position, so a slot's
-    blocks still follow each other without overlap."""
+    the spread (`spread_of(lookahead)`, `WAVE_SPREAD` where no lookahead is given) of its
+    duration times its position in its wave over the wave's size, rounded down. The block
+    that follows it in its slot has the same position, so a slot's blocks still follow each
+    other without overlap."""
     slots = max(1, min(slots, len(durations)))
     position = np.arange(len(durations), dtype=np.int64) % slots
-    return np.floor(WAVE_SPREAD * durations * position / slots).astype(np.int64)
+    spread = WAVE_SPREAD if lookahead is None else spread_of(lookahead)
+    return np.floor(spread * durations * position / slots).astype(np.int64)
+
+
+def spread_of(lookahead: float) -> float:
+    """How far apart the blocks of a wave start, as a share of a block's duration, when each
+    SM keeps `lookahead` of a block's tiles in flight: `WAVE_SPREAD` from
+    `FULL_SPREAD_LOOKAHEAD` on, in proportion below it."""
+    return WAVE_SPREAD * min(1.0, lookahead / FULL_SPREAD_LOOKAHEAD)
+
+
+def survival(distance: np.ndarray, capacity: float) -> np.ndarray:
+    """The share of a tile's lines still in the cache after `distance` bytes of other distinct
+    lines: all of them up to `capacity` in a fully associative LRU (`L2_WAYS` None); in a
+    cache of `L2_WAYS`-way sets that lines are hashed to evenly, the chance that fewer than
+    L2_WAYS of those lines fell into the line's set, their count being Poisson with mean
+    L2_WAYS x distance / capacity."""
+    distance = np.asarray(distance, np.float64)
+    if capacity <= 0:
+        return np.zeros(distance.shape)
+    if L2_WAYS is None:
+        return (distance <= capacity).astype(np.float64)
+    mean = L2_WAYS * distance / capacity
+    term = np.exp(-mean)
+    total = term.copy()
+    for j in range(1, L2_WAYS):
+        term = term * mean / j
+        total += term
+    return np.minimum(total, 1.0)
 
 
 def _iterations(a: Access) -> int:
@@ -171,7 +225,7 @@ def _block_clock(accesses: list[Access], n_blocks: int) -> tuple[list[np.ndarray
     return clock, np.maximum(begin[-1], 1)
 
 
-def _trace(cost: KernelCost, slots: int) -> Trace | None:
+def _trace(cost: KernelCost, slots: int, per_sm: int | None = None) -> Trace | None:
     accesses = [a for a in cost.accesses if a.space.count()]
     if not accesses:
         return None
@@ -180,8 +234,12 @@ def _trace(cost: KernelCost, slots: int) -> Trace | None:
     launch = first.space.block_ids().reshape(n_blocks, _iterations(first))[:, 0]
     clock, duration = _block_clock(accesses, n_blocks)
     order = np.argsort(launch, kind="stable")
+    lookahead = None
+    if per_sm is not None:  # the tiles an SM has in flight over the tiles a block reads
+        read = sum(float(np.sum(a.space.full(a.per_context_bytes())[a.space.full_mask()])) for a in accesses if not a.write)
+        lookahead = per_sm * cost.inflight_per_block / (read / n_blocks) if read else 1.0
     start = np.empty(n_blocks, np.int64)
-    start[order] = block_schedule(duration[order], slots) + wave_ramp(duration[order], slots)
+    start[order] = block_schedule(duration[order], slots) + wave_ramp(duration[order], slots, lookahead)
 
     tensors = {name: n for n, name in enumerate(dict.fromkeys(a.tensor for a in accesses))}
     bases, radices = _key_space(accesses)
@@ -270,20 +328,21 @@ def replay(tr: Trace, capacity: float) -> Touches:
     again = prev >= 0
     t, p = ev_step[again], prev[again]
     distance = w[p + 1, t + 1] - w[t + 1, t + 1]
-    held = np.zeros(n, bool)
-    held[again] = distance <= capacity
+    held = np.zeros(n)
+    held[again] = survival(distance, capacity)
     # a write makes the tile dirty anew unless the cache held it from a write
     written_before = np.zeros(n, bool)
     written_before[by_key[1:][same]] = writes[by_key[:-1][same]]
-    return Touches(ev_step, tensor, size, reads, writes, held, writes & ~(held & written_before))
+    return Touches(ev_step, tensor, size, reads, writes, held, writes * (1 - held * written_before))
 
 
-def dram_bytes(cost: KernelCost, slots: int, l2_bytes: int) -> dict[str, float]:
+def dram_bytes(cost: KernelCost, slots: int, l2_bytes: int, per_sm: int | None = None) -> dict[str, float]:
     """Per global tensor, the bytes read from or written to DRAM (estimated) when blocks run
-    `slots` at a time and the L2 holds `l2_bytes`."""
+    `slots` at a time, `per_sm` of them on each SM, and the L2 holds `l2_bytes`. Without
+    `per_sm` the wave spreads by `WAVE_SPREAD` whatever the kernel keeps in flight."""
     touched = [name for name in cost.globals if any(a.tensor == name for a in cost.accesses)]
     out = {name: 0.0 for name in touched}
-    tr = _trace(cost, slots)
+    tr = _trace(cost, slots, per_sm)
     if tr is None:
         return out
     per_tensor = replay(tr, L2_EFFECTIVE_FRACTION * l2_bytes).dram_bytes(len(tr.names))

@@ -5,7 +5,8 @@ blocks streaming k by 64, at the hbm level. The grid is 4 block rows by 2 block 
 the first axis fastest (block (m, n) is launched (m + 4 n)-th); each block takes two steps
 (k = 0, 64), reading A[m, k] and B[k, n] at each and writing its output tile at the second.
 An A or B tile is 16 KiB, an output tile 32 KiB. The tests set the cache's size directly
-(`L2_EFFECTIVE_FRACTION` 1), except the one that checks the fraction.
+(`L2_EFFECTIVE_FRACTION` 1), except the one that checks the fraction, and make it fully
+associative (`L2_WAYS` None), LRU by its definition, except the tests of the sets.
 """
 
 import itertools
@@ -23,6 +24,11 @@ KIB = 1024
 TILE = 16 * KIB  # an A or a B tile
 OUT_TILE = 32 * KIB
 A_BYTES, B_BYTES, OUT_BYTES = 512 * 128 * 2, 128 * 256 * 2, 512 * 256 * 2
+
+
+@pytest.fixture(autouse=True)
+def fully_associative(monkeypatch):
+    monkeypatch.setattr(l2, "L2_WAYS", None)
 
 
 @pytest.fixture(scope="module")
@@ -222,3 +228,39 @@ def test_every_tile_of_an_uneven_grid_is_read_at_least_once(exact):
         assert got["a"] >= 320 * 128 * 2 and got["b"] >= 128 * 320 * 2
         assert got["out"] == 320 * 320 * 2
     assert exact(cost, 9, 1 << 30) == {"a": 320 * 128 * 2, "b": 128 * 320 * 2, "out": 320 * 320 * 2}
+
+
+def test_a_set_associative_cache_keeps_a_line_while_fewer_than_its_ways_came_into_its_set(monkeypatch):
+    # 2 ways: a line survives d bytes of other lines when at most one of them fell into its
+    # set; their count is Poisson with mean 2 d / C, so the chance is e^-m (1 + m)
+    monkeypatch.setattr(l2, "L2_WAYS", 2)
+    got = l2.survival(np.array([0.0, 0.5, 1.0, 2.0]), 1.0)
+    assert got.tolist() == pytest.approx([1.0, 2 * np.exp(-1), 3 * np.exp(-2), 5 * np.exp(-4)])
+    # 16 ways: the edge softens around the capacity; a line 60% of the way is mostly held, one
+    # past it mostly not, nothing is held by a cache of no size
+    monkeypatch.setattr(l2, "L2_WAYS", 16)
+    soft = l2.survival(np.array([0.6, 1.0, 1.5]), 1.0)
+    assert soft[0] > 0.9 and 0.4 < soft[1] < 0.6 and soft[2] < 0.1
+    assert l2.survival(np.array([0.0]), 0).tolist() == [0.0]
+
+
+def test_the_replay_fetches_the_share_of_a_tile_that_its_set_lost(monkeypatch):
+    # one 4-byte tile touched at steps 0 and 2, another of 4 bytes at step 1: at the second
+    # touch 8 bytes (both tiles) came since, so with 2 ways and a cache of 8 bytes the mean
+    # is 2 and the tile was held with chance 3 e^-2; the rest is fetched again
+    monkeypatch.setattr(l2, "L2_WAYS", 2)
+    trace = l2.Trace(np.array([0, 1, 2]), np.array([0, 1, 0]), np.array([4.0, 4.0, 4.0]), np.zeros(3, np.int64),
+                     np.zeros(3, bool), ["x"])
+    got = l2.replay(trace, 8).dram_bytes(1)
+    assert got[0] == pytest.approx(8 + 4 * (1 - 3 * np.exp(-2)))
+
+
+def test_a_wave_spreads_in_proportion_to_what_its_sms_keep_in_flight(monkeypatch):
+    # full spread (half a block) from FULL_SPREAD_LOOKAHEAD on, in proportion below it:
+    # waves of 4 blocks of 8 steps start 0, 1, 2, 3 steps apart at full spread, 0, 0, 1, 1
+    # at half of it (8 x p / 4 / 4, rounded down)
+    monkeypatch.setattr(l2, "FULL_SPREAD_LOOKAHEAD", 0.04)
+    durations = np.array([8] * 4)
+    assert l2.wave_ramp(durations, 4, 0.08).tolist() == [0, 1, 2, 3]
+    assert l2.wave_ramp(durations, 4, 0.02).tolist() == [0, 0, 1, 1]
+    assert l2.spread_of(0.01) == pytest.approx(l2.WAVE_SPREAD / 4)
