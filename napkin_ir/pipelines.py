@@ -54,7 +54,9 @@ def sm80_gemm_pipeline(block: tuple[int, int, int] = (128, 128, 32), warps: tupl
     128: A's rows are the stream tile, B's the column tile), else pads them (`pad8`)."""
     (m, n, k), (bm, bn, bk) = axes, block
     if layout == "auto":
-        layout = "swizzle" if all(2 * x == 64 or 2 * x % 128 == 0 for x in (bk, bn)) else "pad8"
+        from napkin_ir.dialects.smem import swizzle_fits
+
+        layout = "swizzle" if swizzle_fits(2 * bk) and swizzle_fits(2 * bn) else "pad8"
     return (f'ncd-relabel{{grid="{m}:{bm},{n}:{bn}" stream="{k}:{bk}"}},ncd-to-hbm,'
             f'hbm-to-smem{{stages={stages} layout={layout}}},smem-to-reg{{warps="{m}:{warps[0]},{n}:{warps[1]}"}},reg-to-ptx')
 

@@ -43,8 +43,14 @@ from napkin_ir.dialects.ncd import ELEMENT_BYTES, NamedAxesType, TensorType, par
 from napkin_ir.dialects.utils import require
 
 # row: the buffer's axis order, row-major; padN: each row padded by N elements;
-# swizzle: 16-byte chunks XOR-permuted within 128-byte rows (conflict-free ldmatrix)
+# swizzle: 16-byte chunks XOR-permuted within 128-byte lines (conflict-free ldmatrix)
 LAYOUTS = ("row", "pad8", "swizzle")
+
+
+def swizzle_fits(row_bytes: int) -> bool:
+    """Whether `layout=swizzle` can permute rows of `row_bytes`: the chunks of a 128-byte
+    line, so rows of 64 bytes (two a line) or of whole lines."""
+    return row_bytes == 64 or row_bytes % 128 == 0
 
 
 @irdl_attr_definition

@@ -287,12 +287,14 @@ class _Emitter(PtxBuilder):
             return p or q
         return self.emit(P.AndOp("pred", p, q, result=PRED)).results[0]
 
-    def placed(self, buf: _Buffer, row: SSAValue, col_bytes: SSAValue) -> SSAValue:
-        """A register holding `buf.place(row, col_bytes)` (the offset within a stage)."""
-        plain = self.add(self.mul(row, buf.row_bytes), col_bytes)
-        if not buf.swizzled:
+    def placed(self, row: SSAValue, col_bytes: SSAValue, row_bytes: int, swizzled: bool) -> SSAValue:
+        """A register holding where byte `col_bytes` of row `row` lies in rows of `row_bytes`,
+        swizzled or not (`_Buffer.place` with registers)."""
+        plain = self.add(self.mul(row, row_bytes), col_bytes)
+        if not swizzled:
             return plain
-        line = row if buf.key_rows == 1 else self.op2(P.ShrOp, "u32", row, buf.key_rows.bit_length() - 1)
+        key_rows = max(1, 128 // row_bytes)
+        line = row if key_rows == 1 else self.op2(P.ShrOp, "u32", row, key_rows.bit_length() - 1)
         key = self.op2(P.ShlOp, "b32", self.op2(P.AndOp, "b32", line, 7), 4)
         return self.op2(P.XorOp, "b32", plain, key)
 
@@ -397,7 +399,7 @@ class _Emitter(PtxBuilder):
         rows, cols = t.dims
         if cols % 8:
             raise self.fail(f"a buffer's rows must be a multiple of 8 elements (16 bytes), got {cols}")
-        if t.layout.data == "swizzle" and 2 * cols != 64 and 2 * cols % 128:
+        if t.layout.data == "swizzle" and not smem.swizzle_fits(2 * cols):
             raise self.fail(f"layout=swizzle permutes 16-byte chunks within 128-byte lines: a buffer's rows must be 64 bytes or "
                             f"a multiple of 128 bytes, got {2 * cols} ({t}); use layout=pad8")
         row_bytes = 2 * cols + (16 if t.layout.data == "pad8" else 0)
@@ -641,7 +643,7 @@ class _Emitter(PtxBuilder):
             shift = self.op2(P.ShlOp, "b32", self.op2(P.AndOp, "b32", row_t, 7), 2)
             picked = self.op2(P.AndOp, "b32", self.op2(P.ShrOp, "u32", table, shift), 7)
             row_t = self.op2(P.OrOp, "b32", self.op2(P.AndOp, "b32", row_t, ~7 & 0xFFFFFFFF), picked)
-        dst = self.add(buf.base, self.placed(buf, row_t, self.mul(chunk_t, 16)))
+        dst = self.add(buf.base, self.placed(row_t, self.mul(chunk_t, 16), buf.row_bytes, buf.swizzled))
         c = _StreamCopies(s, g, buf, gk, threads // gk, rows * gk // threads, per_row // gk, row_t, chunk_t, dst)
         if buf.swizzled:  # each thread's chunks must lie at fixed distances from its first
             for t in range(threads):
@@ -748,7 +750,7 @@ class _Emitter(PtxBuilder):
                 row = self.add(row, self.mul(self.warp_index[r_axis], t.shape[r_axis]))
             if c_axis in self.warp_index:
                 col = self.add(col, self.mul(self.warp_index[c_axis], 2 * t.shape[c_axis]))
-            self.ld_bases[key] = self.add(buf.base, self.placed(buf, self.add(row, row_in), self.add(col, col_in)))
+            self.ld_bases[key] = self.add(buf.base, self.placed(self.add(row, row_in), self.add(col, col_in), buf.row_bytes, buf.swizzled))
         return self.ld_bases[key]
 
     def mma(self, op: reg.MmaOp, a: list[SSAValue], b: list[SSAValue]) -> None:
@@ -793,7 +795,8 @@ class _Emitter(PtxBuilder):
                 local = self.add(local, self.mul(self.warp_index[axis], t.shape[axis]))
             at.append(local)
             skips.append(self.moved_by.get(self.vals[offset]))
-        if dt != "f32" and gcols % 8 == 0 and (2 * cols) % 128 == 0 and self.stage_output(op, regs, skips):
+        if dt != "f32" and gcols % 8 == 0 and (2 * cols) % 128 == 0:  # 16-byte chunks of whole lines
+            self.stage_output(op, regs, skips)
             return
         o_r, o_c = (self.vals[o] for o in op.offsets)
         index = self.add(self.mul(self.add(o_r, at[0]), gcols), self.add(o_c, at[1]))
@@ -817,32 +820,30 @@ class _Emitter(PtxBuilder):
                         packed = self.emit(P.CvtOp(f"{dt}x2", "f32", [hi, lo], RegType(f"{dt}x2"), mods="rn")).results[0]
                         self.emit(P.StOp("global", "b32", base, [packed], offset=off, guard=inside))
 
-
-    def stage_output(self, op: reg.StoreOp, regs: list[SSAValue], skips: list[SSAValue | None]) -> bool:
+    def stage_output(self, op: reg.StoreOp, regs: list[SSAValue], skips: list[SSAValue | None]) -> None:
         """The tile through shared memory, so that it leaves in whole lines: each warp writes
         its rounded accumulators into its own swizzled region (the drained stages: after the
         pipeline, once every warp is past its last ldmatrix), then each 8 (or 16) lanes read a
         row's 128 (256) bytes back 16 at a time and store them with one `st.global.v4`, where
         from registers a warp writes 16 bytes of each of 8 rows (half sectors) per store.
-        False, emitting nothing, where the tile is not a whole number of 16-byte chunks."""
+        The tile's rows must be whole 128-byte lines (`store` checks)."""
         t: reg.FragType = op.value.type  # type: ignore[assignment]
         g: _Global = self.vals[op.dest]
         rows, cols = t.dims
-        row_bytes = 2 * cols  # a multiple of 128: the chunk swizzle's key is the row alone
+        row_bytes = 2 * cols
         region = rows * row_bytes
-        nwarps = self.nthreads // 32
         if self.smem_base is None:
             self.smem_base = self.emit(P.AddrOfOp(SHARED, B32)).results[0]
-        self.smem_bytes = max(self.smem_bytes, nwarps * region)
+        self.smem_bytes = max(self.smem_bytes, self.nthreads // 32 * region)
         dt, gcols = g.type.dtype, g.type.dims[1]
         self.emit(P.BarSyncOp(0))  # every warp has read its last stage
         mine = self.add(self.smem_base, self.mul(self.op2(P.ShrOp, "u32", self.tid, 5), region))
-        quad = self.op2(P.ShrOp, "u32", self.lane, 2)  # the row of the lane's accumulators, 0..7
-        key = self.op2(P.ShlOp, "b32", quad, 4)  # = (row mod 8) << 4 for rows 8 apart
-        at = self.add(mine, self.add(self.mul(quad, row_bytes), self.mul(self.op2(P.AndOp, "b32", self.lane, 3), 4)))
+        # a lane holds rows quad + 8h + 16tm (one swizzle key: rows 8 apart share it) at bytes
+        # 16tn + 4 (lane mod 4): one register per 8-column tile tn, the rows in immediates
+        quad = self.op2(P.ShrOp, "u32", self.lane, 2)
+        pair = self.mul(self.op2(P.AndOp, "b32", self.lane, 3), 4)
         nt = cols // 8
-        # per 8-column tile tn: its chunk (tn, XOR the row's key) within the row
-        chunk = [self.add(at, key if tn == 0 else self.op2(P.XorOp, "b32", self.u32(16 * tn), key)) for tn in range(nt)]
+        chunk = [self.add(mine, self.placed(quad, self.add(pair, 16 * tn), row_bytes, True)) for tn in range(nt)]
         for tm in range(rows // 16):
             for tn in range(nt):
                 k = 4 * (tm * nt + tn)
@@ -851,35 +852,30 @@ class _Emitter(PtxBuilder):
                     packed = self.emit(P.CvtOp(f"{dt}x2", "f32", [hi, lo], RegType(f"{dt}x2"), mods="rn")).results[0]
                     self.emit(P.StOp("shared", "b32", chunk[tn], [packed], offset=(16 * tm + 8 * h) * row_bytes))
         self.emit(P.BarSyncOp(0))
-        # read back: lane l takes chunk l mod L of row l / L, L = the lanes a row needs
-        per_row = row_bytes // 16
-        lanes_row = min(per_row, 32)
+        # read back: lane l takes chunk l mod L of row l / L, L = the lanes a row needs; reads
+        # rows_per rows apart differ in their key until 8 rows on, so each of the first few
+        # has its own base register and the rest are immediates from them
+        lanes_row = min(row_bytes // 16, 32)
         rows_per = 32 // lanes_row
         r_l = self.op2(P.DivOp, "u32", self.lane, lanes_row)
         c_l = self.op2(P.RemOp, "u32", self.lane, lanes_row)
-        variants = max(1, 8 // rows_per)  # reads whose rows differ in their key
-        bases = []
-        for v in range(variants):
-            row = self.add(r_l, v * rows_per)
-            swz = self.op2(P.XorOp, "b32", c_l, self.op2(P.AndOp, "b32", row, 7))  # only the chunk's low 3 bits change
-            bases.append(self.add(mine, self.add(self.mul(row, row_bytes), self.mul(swz, 16))))
+        variants = max(1, 8 // rows_per)
+        bases = [self.add(mine, self.placed(self.add(r_l, v * rows_per), self.mul(c_l, 16), row_bytes, True)) for v in range(variants)]
         # where each lane's chunk goes, and whether it is this block's to store
-        local = [self.add(r_l, self.mul(self.warp_index[t.axis_names[0]], rows)) if t.axis_names[0] in self.warp_index else r_l,
-                 self.mul(c_l, 8)]
-        if t.axis_names[1] in self.warp_index:
-            local[1] = self.add(local[1], self.mul(self.warp_index[t.axis_names[1]], cols))
+        local = [r_l, self.mul(c_l, 8)]
+        for d, (axis, size) in enumerate(zip(t.axis_names, (rows, cols))):
+            if axis in self.warp_index:
+                local[d] = self.add(local[d], self.mul(self.warp_index[axis], size))
         o_r, o_c = (self.vals[o] for o in op.offsets)
         index = self.add(self.mul(self.add(o_r, local[0]), gcols), self.add(o_c, local[1]))
         gptr = self.emit(P.AddOp("u64", g.ptr, self.wide(index, g.esize), result=B64)).results[0]
         rel = [self.op2(P.SubOp, "s32", a, sk) if sk is not None else None for a, sk in zip(local, skips)]
         col_ok = self.setp("ge", "s32", rel[1], 0) if rel[1] is not None else None
         for it in range(rows // rows_per):
-            r0 = it * rows_per
-            v = (r0 // rows_per) % variants
-            vals = self.emit(P.LdOp("shared", "b32", bases[v], [B32] * 4, offset=(r0 - v * rows_per) * row_bytes)).results
-            row_ok = self.setp("ge", "s32", rel[0], -r0) if rel[0] is not None else None
-            self.emit(P.StOp("global", "b32", gptr, list(vals), offset=r0 * gcols * g.esize, guard=self.both(row_ok, col_ok)))
-        return True
+            v = it % variants
+            vals = self.emit(P.LdOp("shared", "b32", bases[v], [B32] * 4, offset=(it - v) * rows_per * row_bytes)).results
+            row_ok = self.setp("ge", "s32", rel[0], -it * rows_per) if rel[0] is not None else None
+            self.emit(P.StOp("global", "b32", gptr, list(vals), offset=it * rows_per * gcols * g.esize, guard=self.both(row_ok, col_ok)))
 
 
 def _phase_rows(g: int, row_bytes: int) -> list[int] | None:
