@@ -67,7 +67,7 @@ def kernel_dict(r: KernelReport) -> dict:
         "name": c.name, "level": c.level, "grid": c.grid, "blocks": c.blocks, "n_blocks": c.n_blocks,
         "warps_per_block": c.warps, "warps_assumed": c.warps_assumed,
         "hbm": {"read": c.hbm_read, "written": c.hbm_written, "total": c.hbm_bytes,
-                "dram_estimate": p.dram, "dram_total": dram},
+                "dram_estimate": p.dram, "dram_total": dram, "dirty_at_end": p.dirty_at_end},
         "work": {"tensor_flops": c.work.tensor_flops, "alu_ops": c.work.alu_ops, "sfu_ops": c.work.sfu_ops,
                  "instruction": p.instruction, "instruction_assumed": p.instruction_assumed},
         "smem": {"per_block": c.smem_per_block, "assumed": c.smem_assumed, "read": c.smem_read, "written": c.smem_written},
@@ -143,9 +143,13 @@ def _kernel_text(r: KernelReport) -> list[str]:
     lines.append(f"  grid {grid}: {shape} = {c.n_blocks} blocks of {c.warps} warps{assumed}")
     rows: list[list[object]] = [["HBM traffic (bytes)", "napkin", "DRAM est."]]
     rows += [[f"{name} read", _n(v), _n(p.dram.get(name))] for name, v in c.hbm_read.items()]
-    rows += [[f"{name} written", _n(v), ""] for name, v in c.hbm_written.items()]
+    rows += [[f"{name} written", _n(v), "" if name in c.hbm_read else _n(p.dram.get(name))] for name, v in c.hbm_written.items()]
     rows.append(["total", _n(c.hbm_bytes), _n(d["hbm"]["dram_total"])])
     lines += _table(rows)
+    dirty = {name: v for name, v in p.dirty_at_end.items() if v >= 0.5}
+    if dirty:
+        held = ", ".join(f"{name} {_n(v)}" for name, v in dirty.items())
+        lines.append(f"  still dirty in the L2 when the kernel ends (bytes; written back after it, not in the estimate): {held}")
     instr = f"{p.instruction}{', assumed' if p.instruction_assumed else ''}"
     lines += _table([["work", "count"], [f"tensor-core FLOPs ({instr})", _n(c.work.tensor_flops)],
                      ["other f32 ops", _n(c.work.alu_ops)], ["special functions", _n(c.work.sfu_ops)]])

@@ -26,12 +26,12 @@ number of waves, ceil(blocks / (SMs x blocks per SM)), is reported with it.
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from napkin_ir.errors import UserError
 from napkin_ir.model.analysis import FunctionCost, KernelCost, OpCost
 from napkin_ir.model.hardware import Hardware
-from napkin_ir.model.l2 import dram_bytes
+from napkin_ir.model.l2 import dram_estimate
 from napkin_ir.model.work import Work
 
 # A device-to-device copy sustains about 4.2 of an H200's 4.8 TB/s (measured on the lent
@@ -96,10 +96,11 @@ class Prediction:
     instruction: str
     instruction_assumed: bool
     registers: int | None
-    dram: dict[str, float]
+    dram: dict[str, float]  # per tensor, the bytes moved while the kernel runs
     times: dict[str, float]
     waves: int
     tail: float
+    dirty_at_end: dict[str, float] = field(default_factory=dict)  # per tensor, left dirty in the L2
 
     @property
     def seconds(self) -> float:
@@ -127,7 +128,8 @@ def predict(cost: KernelCost, hw: Hardware, registers: int | None = None, instru
     tail = math.ceil(blocks / hw.sms) * hw.sms / blocks
     fill = min(1.0, occ.warps_per_sm / WARPS_PER_SM_TO_FILL)
     sm_side = tail / fill
-    dram = dram_bytes(cost, slots, hw.l2_bytes, occ.blocks_per_sm)
+    estimate = dram_estimate(cost, slots, hw.l2_bytes, occ.blocks_per_sm)
+    dram = estimate.moved
     in_flight = min(blocks, slots) * cost.inflight_per_block
     hbm_rate = min(sustained_hbm(hw), in_flight / DRAM_LATENCY_S) if in_flight else sustained_hbm(hw)
     times = {k: t * sm_side for k, t in work_times(cost.work, hw, mma).items()}
@@ -136,7 +138,8 @@ def predict(cost: KernelCost, hw: Hardware, registers: int | None = None, instru
         "l2": cost.hbm_bytes / hw.l2_bytes_per_s,
         "hbm": sum(dram.values()) / hbm_rate,
     })
-    return Prediction(hw, occ, mma, cost.instruction is None, regs, dram, times, math.ceil(blocks / slots), tail)
+    return Prediction(hw, occ, mma, cost.instruction is None, regs, dram, times, math.ceil(blocks / slots), tail,
+                      estimate.dirty_at_end)
 
 
 def sustained_hbm(hw: Hardware) -> float:

@@ -11,8 +11,10 @@
 // HBM-NEXT: HBM traffic (bytes) {{ +}}napkin{{ +}}DRAM est.
 // HBM-NEXT: a read {{ +}}786432{{ +}}262144
 // HBM-NEXT: b read {{ +}}786432{{ +}}196608
-// HBM-NEXT: out written {{ +}}393216
-// HBM-NEXT: total {{ +}}1966080{{ +}}851968
+// HBM-NEXT: out written {{ +}}393216{{ +}}0
+// HBM-NEXT: total {{ +}}1966080{{ +}}458752
+// The whole 384 KiB output fits in the L2: still dirty there when the kernel ends.
+// HBM-NEXT: still dirty in the L2 when the kernel ends (bytes; written back after it, not in the estimate): out 393216
 // HBM: tensor-core FLOPs (wgmma, assumed) {{ +}}100663296
 // HBM: shared memory: 16384 bytes per block (assumed: each loaded tile staged once)
 // HBM: registers: not known above the reg level
@@ -23,7 +25,7 @@
 // SMEM: total {{ +}}1966080
 // SMEM: shared memory: 56832 bytes per block; 1572864 bytes written, 1572864 read
 // SMEM: occupancy: 4 blocks (16 warps) per SM, limited by smem (smem 4, registers 32, warps 16, blocks 32)
-// SMEM: intensity (FLOP/byte): HBM 52.1, DRAM 120.2, smem 32.6
+// SMEM: intensity (FLOP/byte): HBM 52.1, DRAM 223.3, smem 32.6
 
 // REG: @matmul: reg level, on the H200 SXM 141GB (132 SMs)
 // REG-NEXT: grid m:128, n:128: 4 x 3 = 12 blocks of 4 warps
