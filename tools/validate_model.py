@@ -2,7 +2,8 @@
 """Validate the napkin model on the GPU: predicted against measured time over tile configurations.
 
     python3 tools/validate_model.py [--hw h200] [--ncu | --ncu-all] [--only gemm|attention]
-    python3 tools/validate_model.py --model-only [--hw h200]     (no GPU, no torch)
+                                    [--gemm-shape M,N,K] [--attention-shape B,H,N,D]
+    python3 tools/validate_model.py --model-only [--hw h200] [shapes as above]   (no GPU, no torch)
 
 For each configuration of the GEMM (sm_80 and sm_90a paths) and, where its kernels exist, of
 attention: lower to the `reg` level and predict with the napkin model (registers from
@@ -11,16 +12,18 @@ with CUDA events (warm-up, median of batches). Prints per configuration the pred
 measured time, then per family the Spearman rank correlation, the model's pick (the
 configuration it predicts fastest, and `autotile`'s choice) and how far that is from the
 best measured. With `--ncu`, reads the DRAM bytes (and the occupancy limits) of each
-family's fastest and slowest configuration with Nsight Compute and compares them with the
-model's DRAM estimate; `--ncu-all` does so for every configuration. `--model-only` runs the
-model alone on the CPU (PTX and ptxas' registers, no launch) and compares its DRAM estimate
-with the Nsight Compute readings recorded in `NCU_RECORDED`. The tables are printed last and
+family's fastest and slowest configuration with Nsight Compute (one profiled process that
+launches each once) and compares them with the model's DRAM estimate; `--ncu-all` does so
+for every configuration. `--model-only` runs the model alone on the CPU (PTX and ptxas'
+registers, no launch) and compares its DRAM estimate with the Nsight Compute readings
+recorded in `NCU_RECORDED` for the shapes asked for. The tables are printed last and
 written to $OUT/validate_model.txt.
 """
 
 from __future__ import annotations
 
 import argparse
+import csv
 import os
 import shutil
 import subprocess
@@ -33,7 +36,9 @@ sys.path.insert(0, str(ROOT / "tools"))
 
 from bench_gemm import time_ms  # CUDA events after a warm-up, the median of batches
 
-GEMM_SHAPE = (4096, 4096, 4096)
+DEFAULT_GEMM_SHAPE = (4096, 4096, 4096)  # M, N, K
+DEFAULT_ATTENTION_SHAPE = (4, 16, 4096, 128)  # b, h, n, d: the FlashAttention-3 setting at 4k, not causal
+GEMM_SHAPE, ATTENTION_SHAPE = DEFAULT_GEMM_SHAPE, DEFAULT_ATTENTION_SHAPE  # --gemm-shape, --attention-shape
 SM80 = [  # block, warps, stages
     ((128, 128, 32), (2, 2), 3), ((128, 128, 32), (2, 2), 4), ((128, 128, 64), (2, 2), 3), ((128, 256, 32), (2, 4), 3),
     ((128, 256, 32), (2, 4), 4), ((256, 128, 32), (4, 2), 3), ((256, 128, 64), (4, 2), 3), ((64, 64, 32), (2, 2), 4),
@@ -43,12 +48,13 @@ SM90 = [((128, 256, 64), 4), ((128, 256, 64), 3), ((128, 128, 64), 5), ((256, 12
         ((64, 128, 64), 6), ((128, 64, 64), 6)]
 
 
-# DRAM bytes read and written by one launch, MB, read by Nsight Compute on an NVIDIA H200
-# on 2026-11-23 with `python3 tools/validate_model.py --hw h200 --ncu-all` (`--clock-control
-# none`; docs/model.md, "DRAM bytes against Nsight Compute"). ncu counts dirty lines still in
-# L2 at the end as not written. The sm_80 rows are of its swizzled stages and staged output
-# (reg-to-ptx as of 2026-11-23 afternoon; read by `--ncu-all --only gemm`).
-NCU_RECORDED = {
+# DRAM bytes read and written by one launch, MB, read by Nsight Compute on an NVIDIA H200,
+# per problem shape (GEMM M, N, K; attention B, H, N, D), with `python3
+# tools/validate_model.py --hw h200 --ncu-all` (`--clock-control none`; docs/model.md, "DRAM
+# bytes against Nsight Compute"). ncu counts dirty lines still in L2 at the end as not
+# written. At the default shapes, 2026-11-23; the sm_80 rows are of its swizzled stages and
+# staged output (reg-to-ptx as of 2026-11-23 afternoon; read by `--ncu-all --only gemm`).
+NCU_AT_DEFAULT_SHAPES = {
     ("gemm sm80", "128x128x32 w2x2 s3"): (177.9, 28.1),
     ("gemm sm80", "128x128x32 w2x2 s4"): (246.6, 29.8),
     ("gemm sm80", "128x128x64 w2x2 s3"): (242.8, 29.4),
@@ -76,6 +82,10 @@ NCU_RECORDED = {
     ("attention", "b64s64w4st3"): (201.4, 60.0),
     ("attention", "b64s64w4st2"): (201.5, 59.0),
     ("attention", "b128s128w8st2-qsmem"): (201.5, 58.6),
+}
+NCU_RECORDED: dict[tuple[int, ...], dict[tuple[str, str], tuple[float, float]]] = {
+    DEFAULT_GEMM_SHAPE: {key: v for key, v in NCU_AT_DEFAULT_SHAPES.items() if key[0].startswith("gemm")},
+    DEFAULT_ATTENTION_SHAPE: {key: v for key, v in NCU_AT_DEFAULT_SHAPES.items() if key[0] == "attention"},
 }
 
 
@@ -213,8 +223,6 @@ def gemm_rows(torch, hw, args) -> list[dict]:
     return rows
 
 
-ATTENTION_SHAPE = (4, 16, 4096, 128)  # b, h, n, d: the FlashAttention-3 setting at 4k, not causal
-
 
 def attention_rows(torch, hw) -> list[dict]:
     """Each configuration of bench_attention's list: predicted at the reg level, measured."""
@@ -261,53 +269,72 @@ LAUNCH_METRICS = ("launch__registers_per_thread", "launch__occupancy_limit_regis
                   "launch__occupancy_limit_warps", "launch__occupancy_limit_blocks")
 
 
-def _ncu_values(ncu: str, script: Path, name: str, metrics: tuple[str, ...]) -> tuple[dict[str, float], str]:
-    out = subprocess.run([ncu, "--clock-control", "none", "--kernel-name", name, "--metrics", ",".join(metrics), "--csv",
-                          sys.executable, str(script)], capture_output=True, text=True, timeout=300, check=False)
-    vals = {}
-    for line in out.stdout.splitlines():
-        for metric in metrics:
-            if f'"{metric}"' in line:
-                cells = [x.strip('"') for x in line.split('","')]
-                unit, value = cells[-2], float(cells[-1].replace(",", ""))
-                scale = {"byte": 1, "Kbyte": 1e3, "Mbyte": 1e6, "Gbyte": 1e9, "KB": 1e3, "MB": 1e6, "GB": 1e9}.get(unit, 1)
-                vals[metric] = value * scale
-    return vals, (out.stderr or out.stdout).strip()
+def _ncu_launches(ncu: str, script: Path, metrics: tuple[str, ...]) -> tuple[list[dict[str, float]], str]:
+    """Per profiled launch of a kernel named matmul or attention, in launch order, the
+    metrics Nsight Compute read; and what it said."""
+    out = subprocess.run([ncu, "--clock-control", "none", "--kernel-name", "regex:^(matmul|attention)$", "--metrics",
+                          ",".join(metrics), "--csv", sys.executable, str(script)], capture_output=True, text=True, timeout=540,
+                         check=False)
+    scale = {"byte": 1, "Kbyte": 1e3, "Mbyte": 1e6, "Gbyte": 1e9, "KB": 1e3, "MB": 1e6, "GB": 1e9}
+    launches: dict[int, dict[str, float]] = {}
+    header = None
+    for cells in csv.reader(line for line in out.stdout.splitlines() if line.startswith('"')):
+        if header is None:
+            header = {name: i for i, name in enumerate(cells)}
+            continue
+        if cells[header["Metric Name"]] in metrics:
+            value = float(cells[header["Metric Value"]].replace(",", ""))
+            launches.setdefault(int(cells[header["ID"]]), {})[cells[header["Metric Name"]]] = (
+                value * scale.get(cells[header["Metric Unit"]], 1))
+    return [launches[i] for i in sorted(launches)], (out.stderr or out.stdout).strip()
 
 
-def ncu_dram(row: dict) -> dict[str, float] | None:
-    """Nsight Compute's readings for one launch of the row's kernel (DRAM bytes read and
-    written; the occupancy limits where ncu gives them), or None."""
+def _launch_script(rows: list[dict]) -> str:
+    """A program that compiles and launches each row's kernel once, in order, on random inputs."""
+    lines = ["import sys, torch", f"sys.path.insert(0, {str(ROOT)!r})"]
+    gemms = [r for r in rows if r["family"].startswith("gemm")]
+    if gemms:
+        lines += ["from napkin_ir.diagrams import gemm", "from napkin_ir.runtime.compiled import compile_kernel",
+                  f"m, n, k = {GEMM_SHAPE}",
+                  "a = torch.randn(m, k, device='cuda').to(torch.bfloat16); b = torch.randn(k, n, device='cuda').to(torch.bfloat16)",
+                  "c = torch.empty(m, n, device='cuda', dtype=torch.bfloat16)",
+                  f"for spec in {[r['spec'] for r in gemms]!r}:",
+                  "    compile_kernel(gemm(m, n, k, 'bf16'), spec)(a=a, b=b, out=c)",
+                  "    torch.cuda.synchronize()"]
+    attention = [r for r in rows if r["family"] == "attention"]
+    if attention:
+        lines += ["from napkin_ir.attention_diagrams import attention_diagram, compile_attention",
+                  "from napkin_ir.runtime import Param, load_ptx", f"b, h, n, d = {ATTENTION_SHAPE}",
+                  "q, k, v = (torch.randn(b, h, n, d, device='cuda').to(torch.bfloat16) for _ in range(3)); o = torch.empty_like(q)",
+                  f"for config in {[r['config'] for r in attention]!r}:",
+                  "    ptx, cfg = compile_attention(attention_diagram('softmax', b, h, n, d, 'bf16'), **config)",
+                  "    kern = load_ptx(ptx).kernel(cfg['name'], [Param.pointer('bf16', (b, h, n, d))] * 3 + [Param.pointer('bf16', (b, h, n, d), out=True)])",
+                  "    kern.launch(grid=cfg['grid'], block=cfg['block'], smem=cfg['smem'], args=[q, k, v, o])"]
+    return "\n".join(lines) + "\n"
+
+
+def ncu_dram(rows: list[dict]) -> list[dict[str, float] | None]:
+    """Nsight Compute's readings for one launch of each row's kernel (DRAM bytes read and
+    written; the occupancy limits where ncu gives them), all from one profiled process in
+    which GEMM rows launch before attention rows; None for each where ncu is missing or
+    gave no DRAM counters."""
     ncu = shutil.which("ncu") or next(iter(Path("/usr/local/cuda/bin").glob("ncu")), None)
-    if not ncu:
-        return None
-    script = ROOT / "tools" / "_ncu_one.py"
-    if row["family"].startswith("gemm"):
-        launch = (f"from napkin_ir.diagrams import gemm\nfrom napkin_ir.runtime.compiled import compile_kernel\n"
-                  f"m, n, k = {GEMM_SHAPE}\nkern = compile_kernel(gemm(m, n, k, 'bf16'), {row['spec']!r})\n"
-                  "a = torch.randn(m, k, device='cuda').to(torch.bfloat16); b = torch.randn(k, n, device='cuda').to(torch.bfloat16)\n"
-                  "c = torch.empty(m, n, device='cuda', dtype=torch.bfloat16)\nkern(a=a, b=b, out=c)\n")
-        name = "matmul"
-    else:
-        launch = ("from napkin_ir.attention_diagrams import attention_diagram, compile_attention\n"
-                  "from napkin_ir.runtime import Param, load_ptx\n"
-                  f"b, h, n, d = {ATTENTION_SHAPE}\n"
-                  f"ptx, cfg = compile_attention(attention_diagram('softmax', b, h, n, d, 'bf16'), **{row['config']!r})\n"
-                  "q, k, v = (torch.randn(b, h, n, d, device='cuda').to(torch.bfloat16) for _ in range(3)); o = torch.empty_like(q)\n"
-                  "kern = load_ptx(ptx).kernel(cfg['name'], [Param.pointer('bf16', (b, h, n, d))] * 3 + [Param.pointer('bf16', (b, h, n, d), out=True)])\n"
-                  "kern.launch(grid=cfg['grid'], block=cfg['block'], smem=cfg['smem'], args=[q, k, v, o])\n")
-        name = "attention"
-    script.write_text(f"import sys, torch\nsys.path.insert(0, {str(ROOT)!r})\n" + launch)
+    if not ncu or not rows:
+        return [None] * len(rows)
+    ordered = [r for r in rows if r["family"].startswith("gemm")] + [r for r in rows if r["family"] == "attention"]
+    script = ROOT / "tools" / "_ncu_launches.py"
+    script.write_text(_launch_script(ordered))
     try:
-        vals, said = _ncu_values(str(ncu), script, name, DRAM_METRICS + LAUNCH_METRICS)
-        if not all(m in vals for m in DRAM_METRICS):  # an ncu that lacks a launch metric: the DRAM ones alone
-            vals, said = _ncu_values(str(ncu), script, name, DRAM_METRICS)
+        got, said = _ncu_launches(str(ncu), script, DRAM_METRICS + LAUNCH_METRICS)
+        if len(got) == len(ordered) and not all(m in g for g in got for m in DRAM_METRICS):
+            got, said = _ncu_launches(str(ncu), script, DRAM_METRICS)  # an ncu that lacks a launch metric
     finally:
         script.unlink()
-    if not all(m in vals for m in DRAM_METRICS):
-        print(f"  ncu gave no DRAM counters: {said.splitlines()[-1:]}", flush=True)
-        return None
-    return vals
+    if len(got) != len(ordered) or not all(m in g for g in got for m in DRAM_METRICS):
+        print(f"  ncu profiled {len(got)} launches of {len(ordered)}, or gave no DRAM counters: {said.splitlines()[-3:]}", flush=True)
+        return [None] * len(rows)
+    by_row = {id(r): g for r, g in zip(ordered, got)}
+    return [by_row[id(r)] for r in rows]
 
 
 def ncu_blocks_per_sm(vals: dict[str, float]) -> int | None:
@@ -377,9 +404,27 @@ def model_only(hw_key: str, only: str | None) -> int:
     for r in rows:
         lines.append(f"{r['family']:<10} {r['label']:<22} {r['predicted_us']:12.1f} {r['bound']:<14} {r['blocks_per_sm']:9d} "
                      f"{r['dram_bytes'] / 1e6:13.1f}")
-    lines += [""] + dram_comparison(rows, NCU_RECORDED, "recorded in NCU_RECORDED")
+    recorded = {**NCU_RECORDED.get(GEMM_SHAPE, {}), **NCU_RECORDED.get(ATTENTION_SHAPE, {})}
+    if any((r["family"], r["label"]) in recorded for r in rows):
+        lines += [""] + dram_comparison(rows, recorded, "recorded in NCU_RECORDED")
+    else:
+        lines += ["", f"no Nsight Compute readings recorded for GEMM {_shape(GEMM_SHAPE)} or attention {_shape(ATTENTION_SHAPE)}"]
     _emit(lines)
     return 0
+
+
+def _shape(shape: tuple[int, ...]) -> str:
+    return "x".join(map(str, shape))
+
+
+def _parse_shape(text: str, n: int) -> tuple[int, ...]:
+    try:
+        shape = tuple(int(x) for x in text.replace("x", ",").split(","))
+    except ValueError:
+        shape = ()
+    if len(shape) != n or min(shape) <= 0:
+        raise argparse.ArgumentTypeError(f"expected {n} positive integers separated by commas, got {text!r}")
+    return shape
 
 
 def _emit(lines: list[str]) -> None:
@@ -397,7 +442,12 @@ def main() -> int:
     ap.add_argument("--ncu-all", action="store_true", help="read DRAM bytes with Nsight Compute for every configuration")
     ap.add_argument("--only", choices=["gemm", "attention"], help="one family only")
     ap.add_argument("--model-only", action="store_true", help="the model alone, on the CPU, against the recorded ncu readings")
+    ap.add_argument("--gemm-shape", type=lambda t: _parse_shape(t, 3), default=DEFAULT_GEMM_SHAPE, help="M,N,K of the GEMM")
+    ap.add_argument("--attention-shape", type=lambda t: _parse_shape(t, 4), default=DEFAULT_ATTENTION_SHAPE, help="B,H,N,D of attention")
     args = ap.parse_args()
+    global GEMM_SHAPE, ATTENTION_SHAPE  # noqa: PLW0603 (the shapes every function here uses)
+    GEMM_SHAPE, ATTENTION_SHAPE = args.gemm_shape, args.attention_shape
+    print(f"GEMM {_shape(GEMM_SHAPE)}, attention {_shape(ATTENTION_SHAPE)} (B, H, N, D), bf16", flush=True)
     if args.model_only:
         return model_only(args.hw, args.only)
 
@@ -422,8 +472,7 @@ def main() -> int:
             rs = sorted((r for r in rows if r["family"] == family), key=lambda r: r["measured_us"])
             chosen += rs if args.ncu_all else [rs[0], rs[-1]] if len(rs) > 1 else rs
         measured = {}
-        for r in chosen:
-            got = ncu_dram(r)
+        for r, got in zip(chosen, ncu_dram(chosen)):
             if got:
                 read, written = got["dram__bytes_read.sum"], got["dram__bytes_write.sum"]
                 measured[(r["family"], r["label"])] = (read / 1e6, written / 1e6, ncu_blocks_per_sm(got))
