@@ -293,3 +293,16 @@ def test_a_wave_spreads_in_proportion_to_what_its_sms_keep_in_flight(monkeypatch
     assert l2.wave_ramp(durations, 4, 0.08).tolist() == [0, 1, 2, 3]
     assert l2.wave_ramp(durations, 4, 0.02).tolist() == [0, 0, 1, 1]
     assert l2.spread_of(0.01) == pytest.approx(l2.WAVE_SPREAD / 4)
+
+
+def test_a_measured_schedule_replaces_the_modelled_one(gemm_cost, monkeypatch):
+    # (start, end) per block in launch order, in nanoseconds: waves of 4 blocks of two steps
+    # (2 us) as block_schedule lays them out; the replay over them is the modelled one in step
+    monkeypatch.setattr(l2, "L2_EFFECTIVE_FRACTION", 1.0)
+    monkeypatch.setattr(l2, "WAVE_SPREAD", 0.0)
+    waves = np.array([[(i // 4) * 2000, (i // 4) * 2000 + 2000] for i in range(8)])
+    capacity = 288 * KIB  # column 1 finds column 0's A tiles (the first test)
+    assert l2.dram_estimate(gemm_cost, 1, capacity, ran=waves).moved == l2.dram_bytes(gemm_cost, 4, capacity)
+    # one block at a time, 2 us each: the schedule of one slot, whatever `slots` says
+    serial = np.array([[i * 2000, i * 2000 + 2000] for i in range(8)])
+    assert l2.dram_estimate(gemm_cost, 4, 96 * KIB, ran=serial).moved == l2.dram_bytes(gemm_cost, 1, 96 * KIB)
