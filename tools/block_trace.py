@@ -2,6 +2,7 @@
 """When each block of a napkin kernel ran, and on which SM: the schedule the L2 replay models.
 
     python3 tools/block_trace.py [--gemm-shape M,N,K] [--attention-shape B,H,N,D] [--only gemm|attention]
+    python3 tools/block_trace.py --replay block_trace.npz [--hw h200]     (CPU: the model's cache on them)
 
 For each of validate_model's configurations (or those named with `--config LABEL`, repeatable),
 the kernel's PTX gets one more parameter, a buffer of four u64 per block, and its thread
@@ -13,6 +14,11 @@ apart the blocks of each wave start, as a share of a block's duration.
 
 The timer costs each kernel three registers and two stores per block; the schedule it
 measures is that of the instrumented kernel.
+
+`--replay` runs on the CPU: for each recorded configuration, the L2 replay of the napkin
+model (`napkin_ir.model.l2`) over the measured schedule instead of its own, next to the
+modelled one and Nsight Compute's DRAM bytes where `validate_model.NCU_RECORDED` has them,
+which tells the cache's error from the schedule's.
 """
 
 from __future__ import annotations
@@ -150,13 +156,53 @@ def describe(trace: np.ndarray, slots_hint: int | None = None) -> str:
             f"corr(launch index, start) {launch_lag:.3f}")
 
 
+def replay(path: Path, hw_key: str) -> int:
+    from napkin_ir.attention_diagrams import attention_diagram, sm80_attention_passes
+    from napkin_ir.diagrams import gemm
+    from napkin_ir.model.analysis import analyse_module
+    from napkin_ir.model.hardware import hardware
+    from napkin_ir.model.l2 import dram_estimate
+    from napkin_ir.model.timing import predict
+    from napkin_ir.pipelines import run_pipeline
+
+    hw = hardware(hw_key)
+    traces = np.load(path)
+    specs = {(f"gemm {f}", label): spec for f, label, spec in vm.gemm_configs()}
+    configs = dict(vm.attention_configs())
+    lines = [f"DRAM MB: ncu, the model's schedule, the measured one ({hw.name} L2)",
+             f"{'family':<10} {'configuration':<22} {'shape':<18} {'ncu':>8} {'model':>8} {'error':>7} {'measured':>8} {'error':>7}"]
+    for key in traces.files:
+        family, label, shape_text = key.split("|")
+        shape = tuple(int(x) for x in shape_text.split("x"))
+        if family == "attention":
+            text = attention_diagram("softmax", *shape, "bf16")
+            spec = sm80_attention_passes(run_pipeline(text), **configs[label])
+        else:
+            text, spec = gemm(*shape, "bf16"), specs[(family, label)].removesuffix(",reg-to-ptx")
+        (cost,) = analyse_module(run_pipeline(text, spec)).kernels
+        pred = predict(cost, hw)
+        modelled = sum(pred.dram.values())
+        measured = sum(dram_estimate(cost, 1, hw.l2_bytes, ran=traces[key][:, :2]).moved.values())
+        got = vm.NCU_RECORDED.get(shape, {}).get((family, label))
+        ncu = (got[0] + got[1]) * 1e6 if got else float("nan")
+        lines.append(f"{family:<10} {label:<22} {shape_text:<18} {ncu / 1e6:8.1f} {modelled / 1e6:8.1f} {modelled / ncu - 1:+7.1%} "
+                     f"{measured / 1e6:8.1f} {measured / ncu - 1:+7.1%}")
+        print(lines[-1], flush=True)
+    print("\n" + "\n".join(lines))
+    return 0
+
+
 def main() -> int:
     ap = argparse.ArgumentParser()
     ap.add_argument("--gemm-shape", type=lambda t: vm._parse_shape(t, 3), default=vm.DEFAULT_GEMM_SHAPE)
     ap.add_argument("--attention-shape", type=lambda t: vm._parse_shape(t, 4), default=vm.DEFAULT_ATTENTION_SHAPE)
     ap.add_argument("--only", choices=["gemm", "attention"])
     ap.add_argument("--config", action="append", help="a configuration's label (as validate_model prints it); repeatable")
+    ap.add_argument("--replay", type=Path, help="a block_trace.npz to replay through the model's L2 (no GPU)")
+    ap.add_argument("--hw", default="h200")
     args = ap.parse_args()
+    if args.replay:
+        return replay(args.replay, args.hw)
 
     import torch
 
