@@ -395,7 +395,7 @@ def dram_estimate(cost: KernelCost, slots: int, l2_bytes: int, per_sm: int | Non
         return DramEstimate(moved, dirty)
     touches = replay(tr, L2_EFFECTIVE_FRACTION * l2_bytes)
     for n, (m, d) in enumerate(zip(touches.dram_bytes(len(tr.names)), touches.dirty_at_end(len(tr.names)))):
-        moved[tr.names[n]], dirty[tr.names[n]] = float(m), float(d)
+        moved[tr.names[n]], dirty[tr.names[n]] = float(round(m)), float(round(d))  # whole bytes: no float residue
     return DramEstimate(moved, dirty)
 
 

@@ -42,6 +42,11 @@
 // JSON: "read": {
 // JSON-NEXT: "a": 786432.0,
 // JSON-NEXT: "b": 786432.0
+// The output tile is written in the kernel's last steps: all of it still dirty in the L2.
+// JSON: "dram_estimate": {
+// JSON: "out": 0.0
+// JSON: "dirty_at_end": {
+// JSON: "out": 393216.0
 // JSON: "registers": {
 // JSON-NEXT: "estimate": 212,
 // JSON: "limiter": "registers"
