@@ -3,85 +3,68 @@
 The napkin count reads every tile from HBM each time a block asks for it; on the GPU the
 requests go through the L2, and a tile still there is not read again. `dram_bytes` (the
 HBM term of `napkin_ir.model.timing.predict`) replays the kernel's tile accesses in time
-order through an LRU cache of the L2's effective size:
+order through a cache of the L2's effective size:
 
 - **When blocks run.** Blocks start in launch order (`Space.block_ids`: the first grid axis
-  fastest, `hbm.group` bands, `hbm.order`), `slots` of them at a time (SMs x blocks per SM,
-  from the occupancy calculation); each later block takes the first slot to come free, as
-  the hardware's block scheduler does. A block lasts one step per iteration of its loops,
-  loops one after another in program order (a causal block's stream is shorter), so equal
-  blocks run in waves of `slots`. The blocks of a wave do not start together: the block at
-  position p of its wave starts `WAVE_SPREAD` x its duration x p / slots steps after its
-  slot frees (the one constant besides the cache's size, one half). The block that next
-  takes the slot has the same position, so a slot's blocks still follow each other. A
-  tile that blocks all over a wave share is then last read late in one wave and first
-  read early in the next, so the gap between waves that the cache must bridge is shorter
-  than a whole block. A persistent kernel (`hbm.persistent`) takes its tiles
-  in the same order, one per slot at a time, so it needs no case of its own.
+  fastest, `hbm.group` bands, `hbm.order`) on `slots` slots (SMs x blocks per SM, from the
+  occupancy calculation); each takes the slot that frees first, as the hardware's block
+  scheduler does. A block lasts one step per iteration of its loops, loops one after
+  another in program order (a causal block's stream is shorter). The slots of one SM are
+  staggered: with k blocks an SM, the j-th slot of each SM first frees at j/k of a block's
+  duration (`block_schedule`), so equal blocks start one per SM at a time, every 1/k of a
+  block. This is what the GPU settles into: tools/block_trace.py, which records when each
+  block starts and on which SM, finds consecutive starts on one SM 0.35-0.65 of a block
+  apart with 2 blocks an SM, 0.2-0.35 with 3, 0.05-0.35 with 5, and whole blocks with one
+  (H200, 2026-11-23; docs/model.md). Across SMs, the blocks that start together stay in
+  step. A persistent kernel (`hbm.persistent`) takes its tiles in the same order, one per
+  slot at a time, so it needs no case of its own.
 - **When a tile is touched.** An access in a loop happens at its block's start plus the
   loop's start plus the iteration (the linear index over nested loops); one outside loops
   at the end of the loop before it (the output tile), or at the block's start if none came
   before (Q, the pipeline's first stages). What blocks touch at one step is one group: a
   tile several of them read at the same step is fetched once.
 - **What the cache keeps.** A tile (an op's tile shape at an offset into a tensor, clipped
-  to its edge) touched at step t, last touched at step p, is still in an LRU cache of C
-  bytes exactly when the distinct tiles touched in steps p+1..t, itself included, add up to
-  at most C (its reuse distance). Reads that miss are fetched from DRAM; written tiles
-  occupy the cache like read ones, and reach DRAM once each time they become dirty, except
-  the lines still dirty when the kernel ends (the tiles written at its last touch whose
-  distance to a touch after the last step is within C): the L2 writes them back later, as
-  the next kernel's lines displace them, not while this one runs. The
-  distances come from one 2-d histogram of (step, next step the tile is touched) over the
-  distinct (step, tile) pairs, so the replay is a few numpy passes, not a loop over accesses.
+  to its edge) touched at step t, last touched at step p, has d bytes of other distinct
+  tiles touched in steps p+1..t before it (its reuse distance, itself included). The L2
+  hashes each line to one set of `L2_WAYS` (16) lines and evicts within the set, so a line
+  survives d bytes when fewer than 16 of them fell into its set: with lines hashed evenly
+  their number is Poisson with mean 16 d / C, and a tile counts the expected share of its
+  lines held (`survival`; a soft edge, not the cliff of one fully associative LRU). Reads
+  that miss are fetched from DRAM; written tiles occupy the cache like read ones, and reach
+  DRAM once each time they become dirty, except the lines still dirty when the kernel ends
+  (the tiles written at their last touch whose distance to a touch after the last step
+  keeps them): the L2 writes them back later, as the next kernel's lines displace them, not
+  while this one runs (Nsight Compute's DRAM bytes written fall 4-9 MB short of each output
+  by as much). The distances come from one 2-d histogram of (step, next step the tile is
+  touched) over the distinct (step, tile) pairs, so the replay is a few numpy passes, not a
+  loop over accesses.
 
-The one constant is `L2_EFFECTIVE_FRACTION`, one half: the L2 of an A100, H100 or H200 is
-two partitions, and each caches the lines that the SMs attached to it read, whichever half
-of memory they live in (the A100 whitepaper, on its L2). A tile that blocks on both halves
-read (any tile of a GEMM or attention, whose blocks spread over all SMs) is then held
-twice, and the L2 holds half its size of distinct tiles. It is the same for every kernel
-and machine. Steps are merged evenly when a kernel has more than `MAX_STEPS` of them, which
-only puts tiles of neighbouring steps in one group.
+C is `L2_EFFECTIVE_FRACTION`, one half, of the L2: an A100, H100 or H200's L2 is two
+partitions, and each caches the lines that the SMs attached to it read, whichever half of
+memory they live in (the A100 whitepaper, on its L2). A tile that blocks on both halves read
+(any tile of a GEMM or attention, whose blocks spread over all SMs) is held twice. Measured
+(tools/l2_probe.cu, H200, 2026-11-23): a buffer every SM reads is kept whole between passes
+up to 28 MiB of the 60 MiB and lost from 32 MiB on; one each SM reads its own slice of is
+kept up to 40 MiB (half its lines are far from their reader and held twice). Steps are
+merged evenly when a kernel has more than `MAX_STEPS` of them, which only puts tiles of
+neighbouring steps in one group.
 
-Why the spread: blocks of equal work do not stay in step on the GPU (SMs finish at
-different times, and a freed slot is refilled by the next block in launch order), and with
-the wave in lockstep the replay missed by 15-27% on kernels of small tiles, whose tiles
-are shared by blocks of several waves (Nsight Compute, H200, 2026-11-23; docs/model.md).
-One half is a round figure, not a fit per kernel: 0.4-0.6 give the same 26 of 27 within
-10%, 0.75 and more break the sharing within a wave. The spread is resolved in steps
-(rounded down), so blocks of a few steps stay in step.
+How far to trust it (docs/model.md, "The schedule measured"): against Nsight Compute's DRAM
+bytes for 72 configurations (GEMMs of both paths at 4096^3, 8192^3 and 16384x4096x4096,
+attention at 4 and 16 thousand tokens, H200), 59 are within 10%. Those off are sm_80
+kernels with several blocks an SM early in short kernels (4096^3: up to +106%), where the
+blocks of one SM start together and fall into their stagger over the first waves, and
+sm_90a kernels of small tiles whose SMs drift apart over many waves (+14..+24%). The
+constants here are the cache's size (measured), its associativity (16 ways: what
+microbenchmarks report for earlier NVIDIA L2s, not measured here) and nothing about the
+schedule; an earlier spread of the waves fitted to the 4096^3 rows missed by up to +153% on
+the shapes it was not fitted on and was removed.
 
-Sets: the L2 hashes each line to one set of `L2_WAYS` (16) lines and evicts within the set,
-so the edge is soft, not the cliff of one fully associative LRU. A line survives d bytes of
-other distinct lines when fewer than 16 of them fell into its set; with lines hashed evenly
-their number is Poisson with mean 16 d / C, and a tile counts the expected share of its
-lines held (`survival`). A line 60% of the way to C is lost 3% of the time, at C half.
-
-Lookahead: the spread is the full `WAVE_SPREAD` only for kernels whose SMs keep at least
-`FULL_SPREAD_LOOKAHEAD` (1/25) of a block's tiles in flight (blocks per SM x the tiles a
-block has requested ahead, `inflight_per_block`), in proportion below. The reason offered: the
-block that leads a tile's sharers misses and waits on DRAM unless its SM has enough other
-loads in flight to keep working; a short lookahead stalls the leader and keeps a wave
-bunched, a long one lets it drift to its natural spread. The figure is fitted to the sm_80
-rows of NCU_RECORDED (Nsight Compute, H200, 2026-11-23): 128x128x32 with 3 stages on 2
-blocks an SM (lookahead 1/32) read 206 MB, with 4 stages (3/64) 276 MB. 0.038-0.05 give
-the same 26 of 27 within 10%; the 16 ways are the only count that does (8-12 and 24-32
-give 19-25); see docs/model.md.
-
-How far to trust it: the constants were chosen on 4096^3 GEMMs and 4x16x4096x128 attention,
-where 27 of 27 configurations come within 10% of Nsight Compute. At shapes they never saw
-(8192^3 and 16384x4096x4096 GEMMs, attention at 16k tokens) 28 of 45 do: the sm_90a GEMMs
-(14 of 16) but not the sm_80 ones at 8192^3 (up to +153%) nor attention at 16k (+6..+17%).
-Replayed over measured start times (`dram_estimate(..., ran=...)`, tools/block_trace.py) the
-one-block-per-SM GEMMs come within 8%: the waves stay closer to lockstep on the GPU than the
-spread says. docs/model.md has the tables.
-
-What it does not see: drift that differs from block to block (the spread is one ramp), two
-loops of equal trip counts one after the other (taken as one), slices and the real hash
-(sets are filled evenly at random), and sectors (a tile's lines are held or lost alike
-within a set's chance). Why the dirty lines at the end: Nsight Compute's DRAM bytes written were
-4-9 MB short of each output (GEMM 28-32 MB of 33.5, attention 57-60 of 67; H200, 2026-11-23),
-about what a cache of half the L2 keeps of the last waves' output tiles; counting them
-took the estimate from -6..+10.5% of ncu to -6..+8% with no constant added.
+What it does not see: blocks of one SM progressing at different rates within a block (a
+block moves one step per iteration), drift that differs from SM to SM, two loops of equal
+trip counts one after the other (taken as one), slices and the real hash (sets are filled
+evenly at random), and sectors (a tile's lines are held or lost alike within a set's
+chance).
 """
 
 from __future__ import annotations
@@ -97,18 +80,10 @@ from napkin_ir.model.analysis import Access, KernelCost
 # The share of the L2 that holds distinct tiles: two partitions, each keeping its own copy
 # of what its SMs read (see the module docstring).
 L2_EFFECTIVE_FRACTION = 0.5
-# How far apart the blocks of a wave start, as a share of a block's duration: the block at
-# position p of a wave of `slots` starts WAVE_SPREAD * duration * p / slots steps after the
-# first (see the module docstring).
-WAVE_SPREAD = 0.5
 # The associativity of the L2: a line is hashed to one set of L2_WAYS lines and evicted when
 # L2_WAYS other distinct lines of its set came after it (see the module docstring); None: one
 # fully associative LRU.
 L2_WAYS: int | None = 16
-# The lookahead at which a wave spreads fully: the tiles an SM keeps in flight (blocks per SM x
-# the tiles one block has requested ahead) as a share of the tiles a block reads; below it the
-# spread shrinks in proportion (see the module docstring).
-FULL_SPREAD_LOOKAHEAD = 0.04
 # The most time steps the replay resolves: its histogram is MAX_STEPS^2 numbers.
 MAX_STEPS = 2048
 _KEY_LIMIT = 1 << 62
@@ -153,42 +128,29 @@ class Touches:
         return np.bincount(self.tensor, weights=self.size * self.left_dirty, minlength=n_tensors)
 
 
-def block_schedule(durations: np.ndarray, slots: int) -> np.ndarray:
-    """Start step of each block, given in launch order with its duration in steps: the first
-    `slots` start at 0, each later one when the earliest running one ends."""
+def block_schedule(durations: np.ndarray, slots: int, per_sm: int = 1) -> np.ndarray:
+    """Start step of each block, given in launch order with its duration in steps, on `slots`
+    slots, `per_sm` of them on each SM: each block takes the slot that frees first. The
+    slots of one SM are staggered: the j-th of an SM's `per_sm` slots first frees at j x the
+    mean duration / `per_sm`, so equal blocks start `slots / per_sm` at a time (one per SM)
+    every duration / `per_sm` steps."""
     n = len(durations)
     slots = max(1, min(slots, n))
     if n == 0:
         return np.zeros(0, np.int64)
-    if np.all(durations == durations[0]):  # waves
-        return (np.arange(n, dtype=np.int64) // slots) * int(durations[0])
+    k = max(1, min(per_sm, slots))
+    sms = max(1, slots // k)
+    if np.all(durations == durations[0]):  # waves of one block an SM, duration / k apart
+        return (np.arange(n, dtype=np.int64) // sms) * int(durations[0]) // k
     start = np.zeros(n, np.int64)
-    free = [(int(d), i) for i, d in enumerate(durations[:slots])]
+    mean = float(np.mean(durations))
+    free = [(int((s // sms) * mean / k), s) for s in range(slots)]
     heapq.heapify(free)
-    for i in range(slots, n):
-        t, _ = heapq.heappop(free)
+    for i in range(n):
+        t, s = heapq.heappop(free)
         start[i] = t
-        heapq.heappush(free, (t + int(durations[i]), i))
+        heapq.heappush(free, (t + int(durations[i]), s))
     return start
-
-
-def wave_ramp(durations: np.ndarray, slots: int, lookahead: float | None = None) -> np.ndarray:
-    """The steps by which each block, given in launch order, starts after its slot frees:
-    the spread (`spread_of(lookahead)`, `WAVE_SPREAD` where no lookahead is given) of its
-    duration times its position in its wave over the wave's size, rounded down. The block
-    that follows it in its slot has the same position, so a slot's blocks still follow each
-    other without overlap."""
-    slots = max(1, min(slots, len(durations)))
-    position = np.arange(len(durations), dtype=np.int64) % slots
-    spread = WAVE_SPREAD if lookahead is None else spread_of(lookahead)
-    return np.floor(spread * durations * position / slots).astype(np.int64)
-
-
-def spread_of(lookahead: float) -> float:
-    """How far apart the blocks of a wave start, as a share of a block's duration, when each
-    SM keeps `lookahead` of a block's tiles in flight: `WAVE_SPREAD` from
-    `FULL_SPREAD_LOOKAHEAD` on, in proportion below it."""
-    return WAVE_SPREAD * min(1.0, lookahead / FULL_SPREAD_LOOKAHEAD)
 
 
 def survival(distance: np.ndarray, capacity: float) -> np.ndarray:
@@ -245,7 +207,7 @@ def _block_clock(accesses: list[Access], n_blocks: int) -> tuple[list[np.ndarray
     return clock, np.maximum(begin[-1], 1)
 
 
-def _trace(cost: KernelCost, slots: int, per_sm: int | None = None, ran: np.ndarray | None = None) -> Trace | None:
+def _trace(cost: KernelCost, slots: int, per_sm: int = 1, ran: np.ndarray | None = None) -> Trace | None:
     accesses = [a for a in cost.accesses if a.space.count()]
     if not accesses:
         return None
@@ -254,12 +216,8 @@ def _trace(cost: KernelCost, slots: int, per_sm: int | None = None, ran: np.ndar
     launch = first.space.block_ids().reshape(n_blocks, _iterations(first))[:, 0]
     clock, duration = _block_clock(accesses, n_blocks)
     order = np.argsort(launch, kind="stable")
-    lookahead = None
-    if per_sm is not None:  # the tiles an SM has in flight over the tiles a block reads
-        read = sum(float(np.sum(a.space.full(a.per_context_bytes())[a.space.full_mask()])) for a in accesses if not a.write)
-        lookahead = per_sm * cost.inflight_per_block / (read / n_blocks) if read else 1.0
     start = np.empty(n_blocks, np.int64)
-    start[order] = block_schedule(duration[order], slots) + wave_ramp(duration[order], slots, lookahead)
+    start[order] = block_schedule(duration[order], slots, per_sm)
     if ran is not None:  # measured: (start, end) per block in launch order, any time unit
         start = _measured_starts(ran, launch, duration)
 
@@ -382,12 +340,12 @@ class DramEstimate:
     dirty_at_end: dict[str, float]
 
 
-def dram_estimate(cost: KernelCost, slots: int, l2_bytes: int, per_sm: int | None = None,
+def dram_estimate(cost: KernelCost, slots: int, l2_bytes: int, per_sm: int = 1,
                   ran: np.ndarray | None = None) -> DramEstimate:
     """The DRAM traffic of `cost` when blocks run `slots` at a time, `per_sm` of them on each
-    SM, and the L2 holds `l2_bytes`. Without `per_sm` the wave spreads by `WAVE_SPREAD`
-    whatever the kernel keeps in flight. `ran`, (start, end) per block in launch order (as
-    tools/block_trace.py measures them), replaces the modelled start times."""
+    SM (whose slots are staggered: `block_schedule`), and the L2 holds `l2_bytes`. `ran`,
+    (start, end) per block in launch order (as tools/block_trace.py measures them), replaces
+    the modelled start times."""
     touched = [name for name in cost.globals if any(a.tensor == name for a in cost.accesses)]
     moved, dirty = {name: 0.0 for name in touched}, {name: 0.0 for name in touched}
     tr = _trace(cost, slots, per_sm, ran)
@@ -399,7 +357,7 @@ def dram_estimate(cost: KernelCost, slots: int, l2_bytes: int, per_sm: int | Non
     return DramEstimate(moved, dirty)
 
 
-def dram_bytes(cost: KernelCost, slots: int, l2_bytes: int, per_sm: int | None = None) -> dict[str, float]:
+def dram_bytes(cost: KernelCost, slots: int, l2_bytes: int, per_sm: int = 1) -> dict[str, float]:
     """Per global tensor, the bytes read from or written to DRAM while the kernel runs
     (`dram_estimate`)."""
     return dram_estimate(cost, slots, l2_bytes, per_sm).moved

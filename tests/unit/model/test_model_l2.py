@@ -205,48 +205,37 @@ def test_query_tiles_of_a_head_cut_by_a_wave_keep_its_keys_in_the_cache(monkeypa
         # the 2 MiB output is still dirty in the cache when the kernel ends
         assert dram == {"q": b * h * n * d * 2, "k": b * h * n * d * 2, "v": b * h * n * d * 2, "out": 0}
     assert predict(cost, hardware("h200")).dram["k"] == b * h * n * d * 2
-    # a cache too small to keep a head's keys from one wave to the next: with the blocks of a
-    # wave started together, the query tiles of a head in one wave share each key tile (they
-    # stream in step), and the 3 heads that a
-    # boundary of the waves of 24 cuts (at 24, 72 and 120 of 128 blocks) read theirs twice
-    monkeypatch.setattr(l2, "WAVE_SPREAD", 0.0)
+    # a cache too small to keep a head's keys from one wave to the next: the blocks of a wave
+    # start together (one block an SM), so the query tiles of a head in one wave share each
+    # key tile (they stream in step), and the 3 heads that a boundary of the waves of 24 cuts
+    # (at 24, 72 and 120 of 128 blocks) read theirs twice
     tiny = l2.dram_bytes(cost, 24, 64 * KIB)
     head = n * d * 2
     assert tiny["k"] == (b * h + 3) * head and tiny["v"] == (b * h + 3) * head
 
 
-def test_the_blocks_of_a_wave_start_spread_over_half_a_block():
-    # waves of 4 blocks of 8 steps: positions 0-3 start 0, 1, 2, 3 steps after their slot
-    # frees (8 x p / 4 / 2), the next wave's at 8 plus the same: a slot's blocks never overlap
+def test_the_slots_of_one_sm_are_staggered():
+    # 8 blocks of 8 steps on 4 slots: 4 SMs of one slot start theirs in waves; 2 SMs of two
+    # slots start one block per SM every half block
     durations = np.array([8] * 8)
-    start = l2.block_schedule(durations, 4) + l2.wave_ramp(durations, 4)
-    assert start.tolist() == [0, 1, 2, 3, 8, 9, 10, 11]
-    # blocks of 2 steps spread over one step: rounded down, still in step
-    assert l2.wave_ramp(np.array([2] * 8), 4).tolist() == [0] * 8
+    assert l2.block_schedule(durations, 4).tolist() == [0, 0, 0, 0, 8, 8, 8, 8]
+    assert l2.block_schedule(durations, 4, per_sm=2).tolist() == [0, 0, 4, 4, 8, 8, 12, 12]
+    # unequal blocks: each SM's second slot first frees at half the mean duration (10/3,
+    # so step 1), then each block takes the slot that frees first
+    assert l2.block_schedule(np.array([4, 4, 4, 4, 2, 2]), 4, per_sm=2).tolist() == [0, 0, 1, 1, 4, 4]
 
 
-def test_a_tile_that_a_wave_shares_is_kept_over_the_shorter_gap_between_waves(exact, monkeypatch):
-    # 512 x 256 x 512: blocks of 8 steps (k by 64), 2 at a time: waves (0,0) (1,0) | (2,0)
-    # (3,0) | (0,1) (1,1) | (2,1) (3,1). Both blocks of a wave read B[k, n].
+def test_blocks_that_start_together_share_a_fetch_and_staggered_ones_do_not(exact):
+    # 512 x 256 x 512: blocks of 8 steps (k by 64), 2 slots. Block (m, 0) and (m + 1, 0) read
+    # B[k, 0] each. On 2 SMs of one slot they start together and read it at the same step:
+    # with no cache, fetched once a wave, twice in all. On one SM of two slots the second
+    # starts half a block later: each fetches it.
     (cost,) = analyse_module(run_pipeline(gemm(512, 256, 512), 'ncd-relabel{grid="m:128,n:128" stream="k:64"},ncd-to-hbm')).kernels
     b_bytes = 512 * 256 * 2
-    # In step, B[k, 0] at k and 8 + k; between: 8 B tiles, A[0..1, k+1..7] and A[2..3, 0..k]
-    # (16 tiles) and 2 output tiles: 24 x 16 + 2 x 32 = 448 KiB, for every k. Below that
-    # each wave fetches its B again: twice in all.
-    lockstep = 24 * TILE + 2 * OUT_TILE
-    assert lockstep == 448 * KIB
-    monkeypatch.setattr(l2, "WAVE_SPREAD", 0.0)
-    assert exact(cost, 2, lockstep)["b"] == b_bytes
-    assert exact(cost, 2, lockstep - 1)["b"] == 2 * b_bytes
-    # Spread: the second block of a wave starts 2 steps late (0.5 x 8 x 1/2), so B[0, 0] is
-    # last read at step 2 by (1,0) and next at step 8 by (2,0). Between (steps 3-8): (0,0)'s
-    # A[0, 3..7], B[3..7] and output; (1,0)'s A[1, 1..6], B[1..6]; (2,0)'s A[2, 0], B[0]:
-    # 12 A and 8 B tiles and one output, 20 x 16 + 32 = 352 KiB: now held at 448 KiB - 1.
-    monkeypatch.setattr(l2, "WAVE_SPREAD", 0.5)
-    assert 20 * TILE + OUT_TILE == 352 * KIB
-    assert exact(cost, 2, lockstep - 1)["b"] < 2 * b_bytes
-    # no cache: apart, the two blocks of a wave each fetch B[k, n] (in step they shared it)
-    assert exact(cost, 2, 0)["b"] == 4 * b_bytes
+    assert exact(cost, 2, 0)["b"] == 2 * b_bytes
+    assert l2.dram_bytes(cost, 2, 0, per_sm=2)["b"] == 4 * b_bytes
+    # a cache that holds everything: each read once either way
+    assert l2.dram_bytes(cost, 2, 1 << 30, per_sm=2)["b"] == b_bytes
 
 
 def test_every_tile_of_an_uneven_grid_is_read_at_least_once(exact):
@@ -284,22 +273,10 @@ def test_the_replay_fetches_the_share_of_a_tile_that_its_set_lost(monkeypatch):
     assert got[0] == pytest.approx(8 + 4 * (1 - 3 * np.exp(-2)))
 
 
-def test_a_wave_spreads_in_proportion_to_what_its_sms_keep_in_flight(monkeypatch):
-    # full spread (half a block) from FULL_SPREAD_LOOKAHEAD on, in proportion below it:
-    # waves of 4 blocks of 8 steps start 0, 1, 2, 3 steps apart at full spread, 0, 0, 1, 1
-    # at half of it (8 x p / 4 / 4, rounded down)
-    monkeypatch.setattr(l2, "FULL_SPREAD_LOOKAHEAD", 0.04)
-    durations = np.array([8] * 4)
-    assert l2.wave_ramp(durations, 4, 0.08).tolist() == [0, 1, 2, 3]
-    assert l2.wave_ramp(durations, 4, 0.02).tolist() == [0, 0, 1, 1]
-    assert l2.spread_of(0.01) == pytest.approx(l2.WAVE_SPREAD / 4)
-
-
 def test_a_measured_schedule_replaces_the_modelled_one(gemm_cost, monkeypatch):
     # (start, end) per block in launch order, in nanoseconds: waves of 4 blocks of two steps
     # (2 us) as block_schedule lays them out; the replay over them is the modelled one in step
     monkeypatch.setattr(l2, "L2_EFFECTIVE_FRACTION", 1.0)
-    monkeypatch.setattr(l2, "WAVE_SPREAD", 0.0)
     waves = np.array([[(i // 4) * 2000, (i // 4) * 2000 + 2000] for i in range(8)])
     capacity = 288 * KIB  # column 1 finds column 0's A tiles (the first test)
     assert l2.dram_estimate(gemm_cost, 1, capacity, ran=waves).moved == l2.dram_bytes(gemm_cost, 4, capacity)

@@ -1,0 +1,106 @@
+// How much data the L2 keeps between reads, for data every SM reads and for data one SM reads.
+//
+//   nvcc -O3 -arch=sm_90a -o /tmp/l2_probe tools/l2_probe.cu
+//   ncu --clock-control none --kernel-name regex:'^(all_read|own_read)$' \
+//       --metrics dram__bytes_read.sum,lts__t_sectors_srcunit_tex_op_read.sum --csv /tmp/l2_probe
+//
+// For each size S (MiB, the arguments; 4 to 64 by default) two kernels run, each reading a
+// buffer of S bytes REPS times through the L2 only (ld.global.cg: the L1 keeps nothing):
+//   all_read: every block (one per SM) reads the whole buffer, from its own rotated start, so
+//             at any time the SMs read different parts of it: every line is read by all SMs;
+//   own_read: block b reads only its own 1/blocks slice: every line is read by one SM.
+// DRAM bytes read over S tell how much of the buffer survived between passes: 1 while the L2
+// keeps all of it, towards REPS once it keeps none. The napkin model's L2 replay takes the
+// cache for tiles every SM reads as half the L2 (napkin_ir/model/l2.py); this measures it.
+// Without ncu the program still runs each kernel and prints its time and bandwidth.
+
+#include <cstdio>
+#include <cstdlib>
+#include <vector>
+#include <cuda_runtime.h>
+
+#define CHECK(x)                                                                                   \
+    do {                                                                                           \
+        cudaError_t e = (x);                                                                       \
+        if (e != cudaSuccess) {                                                                    \
+            fprintf(stderr, "%s:%d: %s: %s\n", __FILE__, __LINE__, #x, cudaGetErrorString(e));    \
+            exit(1);                                                                               \
+        }                                                                                          \
+    } while (0)
+
+constexpr int REPS = 4;
+constexpr int THREADS = 1024;
+
+__global__ void fill(float4* buf, size_t n) {
+    for (size_t i = blockIdx.x * (size_t)blockDim.x + threadIdx.x; i < n; i += (size_t)gridDim.x * blockDim.x) {
+        unsigned h = (unsigned)(i * 2654435761u) ^ 0x9e3779b9u;  // not zeros: nothing a compressor could shrink
+        buf[i] = make_float4((h & 0xffff) * 1e-5f + 1.f, (h >> 16) * 1e-5f + 1.f, (float)(i & 1023) + 1.f, 1.5f);
+    }
+}
+
+__global__ void all_read(const float4* __restrict__ buf, size_t n, float* out) {
+    float acc = 0.f;
+    size_t start = (size_t)blockIdx.x * (n / gridDim.x);  // rotated: blocks read different parts at once
+    for (int r = 0; r < REPS; r++) {
+        for (size_t i = threadIdx.x; i < n; i += THREADS) {
+            size_t j = start + i;
+            if (j >= n) j -= n;
+            float4 v = __ldcg(buf + j);
+            acc += v.x + v.y + v.z + v.w;
+        }
+    }
+    if (acc == 1234.5f) out[blockIdx.x] = acc;  // keeps the loads; never true: the sums are far larger
+}
+
+__global__ void own_read(const float4* __restrict__ buf, size_t n, float* out) {
+    float acc = 0.f;
+    size_t per = n / gridDim.x, begin = (size_t)blockIdx.x * per;
+    for (int r = 0; r < REPS; r++) {
+        for (size_t i = threadIdx.x; i < per; i += THREADS) {
+            float4 v = __ldcg(buf + begin + i);
+            acc += v.x + v.y + v.z + v.w;
+        }
+    }
+    if (acc == 1234.5f) out[blockIdx.x] = acc;
+}
+
+int main(int argc, char** argv) {
+    std::vector<int> sizes;
+    for (int i = 1; i < argc; i++) sizes.push_back(atoi(argv[i]));
+    if (sizes.empty()) sizes = {4, 8, 12, 16, 20, 24, 28, 32, 36, 40, 48, 56, 64};
+    int sms = 0, l2 = 0;
+    CHECK(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, 0));
+    CHECK(cudaDeviceGetAttribute(&l2, cudaDevAttrL2CacheSize, 0));
+    size_t most = (size_t)64 << 20;
+    for (int s : sizes) most = std::max(most, (size_t)s << 20);
+    float4* buf;
+    float* out;
+    CHECK(cudaMalloc(&buf, most));
+    CHECK(cudaMalloc(&out, sms * sizeof(float)));
+    fill<<<sms * 4, 256>>>(buf, most / sizeof(float4));  // positive values: the sums stay far above the sentinel
+    CHECK(cudaGetLastError());
+    CHECK(cudaDeviceSynchronize());
+    cudaEvent_t a, b;
+    CHECK(cudaEventCreate(&a));
+    CHECK(cudaEventCreate(&b));
+    printf("SMs %d, L2 %d MiB, %d passes, %d threads a block\n", sms, l2 >> 20, REPS, THREADS);
+    printf("%8s %14s %14s\n", "MiB", "all_read GB/s", "own_read GB/s");
+    for (int s : sizes) {
+        size_t n = ((size_t)s << 20) / sizeof(float4);
+        float ms[2];
+        for (int k = 0; k < 2; k++) {
+            CHECK(cudaEventRecord(a));
+            if (k == 0) all_read<<<sms, THREADS>>>(buf, n, out);
+            else own_read<<<sms, THREADS>>>(buf, n, out);
+            CHECK(cudaGetLastError());
+            CHECK(cudaEventRecord(b));
+            CHECK(cudaEventSynchronize(b));
+            CHECK(cudaEventElapsedTime(&ms[k], a, b));
+        }
+        double all_bytes = (double)sms * REPS * n * sizeof(float4), own_bytes = (double)REPS * n * sizeof(float4);
+        printf("%8d %14.0f %14.0f\n", s, all_bytes / ms[0] / 1e6, own_bytes / ms[1] / 1e6);
+    }
+    CHECK(cudaFree(buf));
+    CHECK(cudaFree(out));
+    return 0;
+}
