@@ -18,14 +18,8 @@
 #include <cstdlib>
 #include <cuda_runtime.h>
 
-#define CHECK(x)                                                                                   \
-    do {                                                                                           \
-        cudaError_t e = (x);                                                                       \
-        if (e != cudaSuccess) {                                                                    \
-            fprintf(stderr, "%s:%d: %s: %s\n", __FILE__, __LINE__, #x, cudaGetErrorString(e));    \
-            exit(1);                                                                               \
-        }                                                                                          \
-    } while (0)
+#include "l2_common.cuh"
+
 
 constexpr int REPS = 4;
 constexpr int THREADS = 1024;
@@ -34,13 +28,6 @@ __device__ unsigned smid() {
     unsigned id;
     asm volatile("mov.u32 %0, %%smid;" : "=r"(id));
     return id;
-}
-
-__global__ void fill(float4* buf, size_t n) {
-    for (size_t i = blockIdx.x * (size_t)blockDim.x + threadIdx.x; i < n; i += (size_t)gridDim.x * blockDim.x) {
-        unsigned h = (unsigned)(i * 2654435761u) ^ 0x9e3779b9u;
-        buf[i] = make_float4((h & 0xffff) * 1e-5f + 1.f, (h >> 16) * 1e-5f + 1.f, (float)(i & 1023) + 1.f, 1.5f);
-    }
 }
 
 __global__ void pair_read(const float4* __restrict__ buf, size_t n, unsigned first, unsigned other, float* out,

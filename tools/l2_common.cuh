@@ -1,0 +1,23 @@
+// What tools/l2_probe.cu and tools/l2_partition.cu share: a checked CUDA call and a buffer
+// filled with positive values that are not zeros (nothing a compressor could shrink).
+#pragma once
+
+#include <cstdio>
+#include <cstdlib>
+#include <cuda_runtime.h>
+
+#define CHECK(x)                                                                                   \
+    do {                                                                                           \
+        cudaError_t e = (x);                                                                       \
+        if (e != cudaSuccess) {                                                                    \
+            fprintf(stderr, "%s:%d: %s: %s\n", __FILE__, __LINE__, #x, cudaGetErrorString(e));    \
+            exit(1);                                                                               \
+        }                                                                                          \
+    } while (0)
+
+__global__ void fill(float4* buf, size_t n) {
+    for (size_t i = blockIdx.x * (size_t)blockDim.x + threadIdx.x; i < n; i += (size_t)gridDim.x * blockDim.x) {
+        unsigned h = (unsigned)(i * 2654435761u) ^ 0x9e3779b9u;
+        buf[i] = make_float4((h & 0xffff) * 1e-5f + 1.f, (h >> 16) * 1e-5f + 1.f, (float)(i & 1023) + 1.f, 1.5f);
+    }
+}
