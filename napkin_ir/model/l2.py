@@ -49,16 +49,17 @@ kept up to 40 MiB (half its lines are far from their reader and held twice). Ste
 merged evenly when a kernel has more than `MAX_STEPS` of them, which only puts tiles of
 neighbouring steps in one group.
 
-How far to trust it (docs/model.md, "The schedule measured"): against Nsight Compute's DRAM
-bytes for 72 configurations (GEMMs of both paths at 4096^3, 8192^3 and 16384x4096x4096,
-attention at 4 and 16 thousand tokens, H200), 59 are within 10%. Those off are sm_80
-kernels with several blocks an SM early in short kernels (4096^3: up to +106%), where the
-blocks of one SM start together and fall into their stagger over the first waves, and
-sm_90a kernels of small tiles whose SMs drift apart over many waves (+14..+24%). The
-constants here are the cache's size (measured), its associativity (16 ways: what
-microbenchmarks report for earlier NVIDIA L2s, not measured here) and nothing about the
-schedule; an earlier spread of the waves fitted to the 4096^3 rows missed by up to +153% on
-the shapes it was not fitted on and was removed.
+How far to trust it (docs/model.md, "GPU validation"): against Nsight Compute's DRAM bytes
+for 117 configurations (GEMMs of both paths at five shapes, attention at three; H200), 91
+are within 10%, 32 of the 45 at shapes predicted before they were measured. Attention is
+27 of 27, sm_90a 33 of 40, sm_80 with one block an SM 20 of 20. Those off are sm_80 kernels
+with several blocks an SM where A is 32 MiB, at the cache's edge (up to +459%: the GPU keeps
+A, the replay does not, even over measured start times), and sm_90a kernels of narrow tiles
+whose SMs drift apart over many waves (+11..+24%). The constants here are the cache's size
+and share (measured), its associativity (16 ways; 32 or 64 give the same count, a fully
+associative LRU three fewer) and nothing about the schedule: an earlier spread of the waves
+fitted to the 4096^3 rows missed by up to +153% on shapes it was not fitted on and was
+removed.
 
 What it does not see: blocks of one SM progressing at different rates within a block (a
 block moves one step per iteration), drift that differs from SM to SM, two loops of equal
