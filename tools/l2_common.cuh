@@ -1,5 +1,6 @@
-// What tools/l2_probe.cu and tools/l2_partition.cu share: a checked CUDA call and a buffer
-// filled with positive values that are not zeros (nothing a compressor could shrink).
+// What tools/l2_probe.cu and tools/l2_partition.cu share: a checked CUDA call, a buffer
+// filled with positive values that are not zeros (nothing a compressor could shrink), and
+// a block's passes over a buffer through the L2 alone.
 #pragma once
 
 #include <cstdio>
@@ -20,4 +21,20 @@ __global__ void fill(float4* buf, size_t n) {
         unsigned h = (unsigned)(i * 2654435761u) ^ 0x9e3779b9u;
         buf[i] = make_float4((h & 0xffff) * 1e-5f + 1.f, (h >> 16) * 1e-5f + 1.f, (float)(i & 1023) + 1.f, 1.5f);
     }
+}
+
+// The block reads all n chunks of `buf` `reps` times through the L2 only (ld.global.cg: the
+// L1 keeps nothing), from chunk `start` round to it, `threads` threads a block; returns
+// this thread's sum, which the caller must keep alive.
+__device__ float read_passes(const float4* __restrict__ buf, size_t n, size_t start, int reps, int threads) {
+    float acc = 0.f;
+    for (int r = 0; r < reps; r++) {
+        for (size_t i = threadIdx.x; i < n; i += threads) {
+            size_t j = start + i;
+            if (j >= n) j -= n;
+            float4 v = __ldcg(buf + j);
+            acc += v.x + v.y + v.z + v.w;
+        }
+    }
+    return acc;
 }

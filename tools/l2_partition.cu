@@ -36,16 +36,8 @@ __global__ void pair_read(const float4* __restrict__ buf, size_t n, unsigned fir
     unsigned sm = smid();
     if (threadIdx.x == 0) atomicOr(seen + sm / 32, 1u << (sm % 32));
     if (sm != first && sm != other) return;
-    float acc = 0.f;
     size_t start = sm == first ? 0 : n / 2;  // the two read different parts at once
-    for (int r = 0; r < REPS; r++) {
-        for (size_t i = threadIdx.x; i < n; i += THREADS) {
-            size_t j = start + i;
-            if (j >= n) j -= n;
-            float4 v = __ldcg(buf + j);
-            acc += v.x + v.y + v.z + v.w;
-        }
-    }
+    float acc = read_passes(buf, n, start, REPS, THREADS);
     pad[threadIdx.x] = acc;
     if (acc == 1234.5f) out[sm] = pad[(threadIdx.x + 1) % THREADS];  // never true: the sums are far larger
 }
