@@ -217,10 +217,11 @@ def _trace(cost: KernelCost, slots: int, per_sm: int = 1, ran: np.ndarray | None
     launch = first.space.block_ids().reshape(n_blocks, _iterations(first))[:, 0]
     clock, duration = _block_clock(accesses, n_blocks)
     order = np.argsort(launch, kind="stable")
-    start = np.empty(n_blocks, np.int64)
-    start[order] = block_schedule(duration[order], slots, per_sm)
     if ran is not None:  # measured: (start, end) per block in launch order, any time unit
         start = _measured_starts(ran, launch, duration)
+    else:
+        start = np.empty(n_blocks, np.int64)
+        start[order] = block_schedule(duration[order], slots, per_sm)
 
     tensors = {name: n for n, name in enumerate(dict.fromkeys(a.tensor for a in accesses))}
     bases, radices = _key_space(accesses)

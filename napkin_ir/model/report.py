@@ -146,7 +146,7 @@ def _kernel_text(r: KernelReport) -> list[str]:
     rows += [[f"{name} written", _n(v), "" if name in c.hbm_read else _n(p.dram.get(name))] for name, v in c.hbm_written.items()]
     rows.append(["total", _n(c.hbm_bytes), _n(d["hbm"]["dram_total"])])
     lines += _table(rows)
-    dirty = {name: v for name, v in p.dirty_at_end.items() if v >= 0.5}
+    dirty = {name: v for name, v in p.dirty_at_end.items() if v}  # whole bytes (l2.dram_estimate)
     if dirty:
         held = ", ".join(f"{name} {_n(v)}" for name, v in dirty.items())
         lines.append(f"  still dirty in the L2 when the kernel ends (bytes; written back after it, not in the estimate): {held}")
