@@ -136,24 +136,36 @@ def trace_attention(torch, config: dict, shape: tuple[int, int, int, int]) -> np
     return trace.cpu().numpy()
 
 
-def describe(trace: np.ndarray, slots_hint: int | None = None) -> str:
-    """How the blocks ran: their duration, and how far apart in start the blocks of the first
-    wave (the first `slots` to start) and of a middle one are, as a share of a duration."""
+GAP_BINS = (0, 0.05, 0.2, 0.35, 0.65, 0.8, 0.95, 1.05, np.inf)  # consecutive starts on an SM, in blocks
+
+
+def sm_gaps(trace: np.ndarray) -> np.ndarray:
+    """The gaps between consecutive block starts on each SM, as shares of the median block's
+    duration: about 1/k with k blocks an SM staggered (napkin_ir.model.l2.block_schedule),
+    about 1 with one block an SM."""
     start, end, sm = trace[:, 0].astype(np.float64), trace[:, 1].astype(np.float64), trace[:, 2]
-    t0 = start.min()
-    dur = end - start
+    dur = float(np.median(end - start))
+    gaps = [np.diff(np.sort(start[sm == q])) for q in np.unique(sm)]
+    return np.concatenate(gaps) / dur if gaps else np.zeros(0)
+
+
+def describe(trace: np.ndarray) -> str:
+    """How the blocks ran: their duration; the blocks an SM started with (k); how far apart
+    in start the SMs' blocks of a middle group of one block an SM are; and the histogram of
+    consecutive starts on one SM (`sm_gaps`, bins `GAP_BINS`)."""
+    start, end, sm = trace[:, 0].astype(np.float64), trace[:, 1].astype(np.float64), trace[:, 2]
+    t0, dur = start.min(), end - start
     sms = len(np.unique(sm))
+    k = int(np.bincount(sm[start <= t0 + 0.01 * np.median(dur)].astype(np.int64)).max())
     order = np.argsort(start, kind="stable")
-    slots = slots_hint or sms
-    waves = []
-    for w in (0, len(order) // slots // 2):
-        chunk = start[order[w * slots:(w + 1) * slots]]
-        if len(chunk) > 1:
-            waves.append(f"wave {w}: starts span {(chunk.max() - chunk.min()) / np.median(dur):.2f}")
-    launch_lag = np.corrcoef(np.arange(len(start)), start)[0, 1] if len(start) > 2 else 1.0
-    return (f"{len(start)} blocks on {sms} SMs, {(end.max() - t0) / 1e3:.1f} us; a block {np.median(dur) / 1e3:.1f} us "
-            f"(p10 {np.percentile(dur, 10) / 1e3:.1f}, p90 {np.percentile(dur, 90) / 1e3:.1f}); {'; '.join(waves)}; "
-            f"corr(launch index, start) {launch_lag:.3f}")
+    mid = len(order) // sms // 2
+    group = start[order[mid * sms:(mid + 1) * sms]]
+    span = (group.max() - group.min()) / np.median(dur) if len(group) > 1 else 0.0
+    gaps = np.histogram(sm_gaps(trace), bins=GAP_BINS)[0]
+    return (f"{len(start)} blocks on {sms} SMs, {k} an SM at first, {(end.max() - t0) / 1e3:.1f} us; a block "
+            f"{np.median(dur) / 1e3:.1f} us (p10 {np.percentile(dur, 10) / 1e3:.1f}, p90 {np.percentile(dur, 90) / 1e3:.1f}); "
+            f"group {mid} of one block an SM starts over {span:.2f} of a block; starts on one SM apart by "
+            f"{'/'.join(f'{b:g}' for b in GAP_BINS[1:-1])} blocks: {gaps.tolist()}")
 
 
 def replay(path: Path, hw_key: str) -> int:
@@ -194,8 +206,8 @@ def replay(path: Path, hw_key: str) -> int:
 
 def main() -> int:
     ap = argparse.ArgumentParser()
-    ap.add_argument("--gemm-shape", type=lambda t: vm._parse_shape(t, 3), default=vm.DEFAULT_GEMM_SHAPE)
-    ap.add_argument("--attention-shape", type=lambda t: vm._parse_shape(t, 4), default=vm.DEFAULT_ATTENTION_SHAPE)
+    ap.add_argument("--gemm-shape", type=lambda t: vm.parse_shape(t, 3), default=vm.DEFAULT_GEMM_SHAPE)
+    ap.add_argument("--attention-shape", type=lambda t: vm.parse_shape(t, 4), default=vm.DEFAULT_ATTENTION_SHAPE)
     ap.add_argument("--only", choices=["gemm", "attention"])
     ap.add_argument("--config", action="append", help="a configuration's label (as validate_model prints it); repeatable")
     ap.add_argument("--replay", type=Path, help="a block_trace.npz to replay through the model's L2 (no GPU)")
@@ -215,7 +227,7 @@ def main() -> int:
         for family, label, spec in vm.gemm_configs():
             if wanted and label not in wanted:
                 continue
-            key = f"gemm {family}|{label}|{vm._shape(gshape)}"
+            key = f"gemm {family}|{label}|{vm.shape_text(gshape)}"
             try:
                 saved[key] = trace_gemm(torch, label, spec, gshape)
             except ValueError as e:
@@ -226,7 +238,7 @@ def main() -> int:
         for label, config in vm.attention_configs():
             if wanted and label not in wanted:
                 continue
-            key = f"attention|{label}|{vm._shape(ashape)}"
+            key = f"attention|{label}|{vm.shape_text(ashape)}"
             try:
                 saved[key] = trace_attention(torch, config, ashape)
             except ValueError as e:

@@ -517,16 +517,16 @@ def model_only(hw_key: str, only: str | None) -> int:
     if any((r["family"], r["label"]) in recorded for r in rows):
         lines += [""] + dram_comparison(rows, recorded, "recorded in NCU_RECORDED")
     else:
-        lines += ["", f"no Nsight Compute readings recorded for GEMM {_shape(GEMM_SHAPE)} or attention {_shape(ATTENTION_SHAPE)}"]
+        lines += ["", f"no Nsight Compute readings recorded for GEMM {shape_text(GEMM_SHAPE)} or attention {shape_text(ATTENTION_SHAPE)}"]
     _emit(lines)
     return 0
 
 
-def _shape(shape: tuple[int, ...]) -> str:
+def shape_text(shape: tuple[int, ...]) -> str:
     return "x".join(map(str, shape))
 
 
-def _parse_shape(text: str, n: int) -> tuple[int, ...]:
+def parse_shape(text: str, n: int) -> tuple[int, ...]:
     try:
         shape = tuple(int(x) for x in text.replace("x", ",").split(","))
     except ValueError:
@@ -551,12 +551,12 @@ def main() -> int:
     ap.add_argument("--ncu-all", action="store_true", help="read DRAM bytes with Nsight Compute for every configuration")
     ap.add_argument("--only", choices=["gemm", "attention"], help="one family only")
     ap.add_argument("--model-only", action="store_true", help="the model alone, on the CPU, against the recorded ncu readings")
-    ap.add_argument("--gemm-shape", type=lambda t: _parse_shape(t, 3), default=DEFAULT_GEMM_SHAPE, help="M,N,K of the GEMM")
-    ap.add_argument("--attention-shape", type=lambda t: _parse_shape(t, 4), default=DEFAULT_ATTENTION_SHAPE, help="B,H,N,D of attention")
+    ap.add_argument("--gemm-shape", type=lambda t: parse_shape(t, 3), default=DEFAULT_GEMM_SHAPE, help="M,N,K of the GEMM")
+    ap.add_argument("--attention-shape", type=lambda t: parse_shape(t, 4), default=DEFAULT_ATTENTION_SHAPE, help="B,H,N,D of attention")
     args = ap.parse_args()
     global GEMM_SHAPE, ATTENTION_SHAPE  # noqa: PLW0603 (the shapes every function here uses)
     GEMM_SHAPE, ATTENTION_SHAPE = args.gemm_shape, args.attention_shape
-    print(f"GEMM {_shape(GEMM_SHAPE)}, attention {_shape(ATTENTION_SHAPE)} (B, H, N, D), bf16", flush=True)
+    print(f"GEMM {shape_text(GEMM_SHAPE)}, attention {shape_text(ATTENTION_SHAPE)} (B, H, N, D), bf16", flush=True)
     if args.model_only:
         return model_only(args.hw, args.only)
 

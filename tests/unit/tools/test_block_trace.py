@@ -48,3 +48,17 @@ def test_the_block_timer_keeps_the_kernel_whole(which, ptx, name, tmp_path):
 def test_a_missing_entry_is_named():
     with pytest.raises(ValueError, match="no .entry nothing"):
         block_trace.instrument(".visible .entry matmul(\n\t.param .u64 a\n)\n{\n\tret;\n}\n", "nothing")
+
+
+def test_the_gaps_between_starts_on_an_sm_show_the_stagger():
+    import numpy as np
+
+    # two SMs, blocks of 10 time units: SM 0 staggers its two slots (starts 5 apart), SM 1
+    # runs one block at a time (starts 10 apart); rows (start, end, SM, unused)
+    staggered = [(t, t + 10, 0, 0) for t in (0, 5, 10, 15)]
+    serial = [(t, t + 10, 1, 0) for t in (0, 10, 20)]
+    gaps = block_trace.sm_gaps(np.array(staggered + serial))
+    assert sorted(gaps.tolist()) == [0.5, 0.5, 0.5, 1.0, 1.0]
+    # two blocks on each SM at first
+    together = np.array([(t, t + 10, q, 0) for q in (0, 1) for t in (0, 0, 10, 10)])
+    assert "2 an SM at first" in block_trace.describe(together)
