@@ -194,7 +194,7 @@ def replay(path: Path, hw_key: str) -> int:
         (cost,) = analyse_module(run_pipeline(text, spec)).kernels
         pred = predict(cost, hw)
         modelled = sum(pred.dram.values())
-        measured = sum(dram_estimate(cost, 1, hw.l2_bytes, ran=traces[key][:, :2]).moved.values())
+        measured = sum(dram_estimate(cost, 1, hw.l2_bytes, ran=traces[key][:, :3]).moved.values())
         got = vm.NCU_RECORDED.get(shape, {}).get((family, label))
         ncu = (got[0] + got[1]) * 1e6 if got else float("nan")
         lines.append(f"{family:<10} {label:<22} {shape_text:<18} {ncu / 1e6:8.1f} {modelled / 1e6:8.1f} {modelled / ncu - 1:+7.1%} "

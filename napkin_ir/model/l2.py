@@ -28,7 +28,7 @@ order through a cache of the L2's effective size:
   tiles touched in steps p+1..t before it (its reuse distance, itself included). The L2
   hashes each line to one set of `L2_WAYS` (16) lines and evicts within the set, so a line
   survives d bytes when fewer than 16 of them fell into its set: with lines hashed evenly
-  their number is Poisson with mean 16 d / C, and a tile counts the expected share of its
+  their number is Poisson with mean 16 d / C (C: the partition's size, below), and a tile counts the expected share of its
   lines held (`survival`; a soft edge, not the cliff of one fully associative LRU). Reads
   that miss are fetched from DRAM; written tiles occupy the cache like read ones, and reach
   DRAM once each time they become dirty, except the lines still dirty when the kernel ends
@@ -39,32 +39,46 @@ order through a cache of the L2's effective size:
   touched) over the distinct (step, tile) pairs, so the replay is a few numpy passes, not a
   loop over accesses.
 
-C is `L2_EFFECTIVE_FRACTION`, one half, of the L2: an A100, H100 or H200's L2 is two
-partitions, and each caches the lines that the SMs attached to it read, whichever half of
-memory they live in (the A100 whitepaper, on its L2). A tile that blocks on both halves read
-(any tile of a GEMM or attention, whose blocks spread over all SMs) is held twice. Measured
-(tools/l2_probe.cu, H200, 2026-11-23): a buffer every SM reads is kept whole between passes
-up to 28 MiB of the 60 MiB and lost from 32 MiB on; one each SM reads its own slice of is
-kept up to 40 MiB (half its lines are far from their reader and held twice). Steps are
-merged evenly when a kernel has more than `MAX_STEPS` of them, which only puts tiles of
-neighbouring steps in one group.
+- **Where a line is held.** An A100, H100 or H200's L2 is two partitions (`L2_PARTITIONS`),
+  each half of it, each attached to half of the SMs (the A100 whitepaper, on its L2). A line
+  has a home partition (lines are hashed over them, so each tile is half homed in each); a
+  partition also keeps a copy of a line homed in the other when its own SMs read it. So the
+  replay (`replay_partitioned`) is one LRU replay per partition, of the accesses it sees:
+  its own SMs' reads of every line, and every access of the other SMs to the lines homed in
+  it (a read its own partition missed looks there next; writes go to the home). A read
+  reaches DRAM when the home missed and the reader needed it: a reader on the home
+  partition always, one on the other when its own partition missed too. Which SMs are on
+  which partition is not known (tools/l2_partition.cu finds no two-way split of the SM
+  numbers), so the replay deals the SMs evenly at random (`PARTITION_SEED`), uncorrelated
+  with the launch order. Measured (tools/l2_probe.cu, H200, 2026-11-23), and what this gives
+  with no constant: a buffer every SM reads is kept whole between passes up to 28 MiB of
+  the 60 MiB and lost from 32 MiB on (each partition sees every line: kept up to 30 MiB);
+  one of which each SM reads its own slice is kept up to 40 MiB (a partition sees its own
+  SMs' half of the buffer and the other SMs' lines homed in it, a quarter: kept up to 4/3 x
+  30 MiB). A tile read by blocks on both partitions is held twice; one read by a few SMs,
+  like a GEMM's B tile that one block of each block row reads in turn, is held 1.5 times
+  on average. Steps are merged evenly when a kernel has more than `MAX_STEPS` of them,
+  which only puts tiles of neighbouring steps in one group.
 
 How far to trust it (docs/model.md, "GPU validation"): against Nsight Compute's DRAM bytes
-for 117 configurations (GEMMs of both paths at five shapes, attention at three; H200), 91
-are within 10%, 32 of the 45 at shapes predicted before they were measured. Attention is
-27 of 27, sm_90a 33 of 40, sm_80 with one block an SM 20 of 20. Those off are sm_80 kernels
-with several blocks an SM where A is 32 MiB, at the cache's edge (up to +459%: the GPU keeps
-A, the replay does not, even over measured start times), and sm_90a kernels of narrow tiles
-whose SMs drift apart over many waves (+11..+24%). The constants here are the cache's size
-and share (measured), its associativity (16 ways; 32 or 64 give the same count, a fully
-associative LRU three fewer) and nothing about the schedule: an earlier spread of the waves
+for 117 configurations (GEMMs of both paths at five shapes, attention at three; H200), 95
+are within 10% (93-96 with the SMs dealt to partitions by other seeds), and the mean error
+is 6.4% (one cache of half the L2, which took every tile as held twice: 91 and 16.5%, up to
++459% on sm_80 kernels with several blocks an SM where A is 32 MiB, at the cache's edge).
+Attention is 27 of 27, sm_90a 36 of 40, sm_80 with one block an SM 16 of 20, with several
+16 of 30. Those off: the several-blocks-an-SM sm_80 kernels still, by less (up to +77% at
+8192x8192x2048, and -15..-22% at 8192^3, where blocks sharing an SM drift apart), the one-
+block sm_80 ones at 8192x8192x2048 under by 11-19% (the replay now keeps some of B that
+the GPU does not), and sm_90a kernels of narrow tiles whose SMs drift apart over many waves
+(+12..+22%). The constants here are the cache's size and its partitions (measured), its
+associativity (16 ways) and nothing about the schedule: an earlier spread of the waves
 fitted to the 4096^3 rows missed by up to +153% on shapes it was not fitted on and was
 removed.
 
 What it does not see: blocks of one SM progressing at different rates within a block (a
 block moves one step per iteration), drift that differs from SM to SM, two loops of equal
-trip counts one after the other (taken as one), slices and the real hash (sets are filled
-evenly at random), and sectors (a tile's lines are held or lost alike within a set's
+trip counts one after the other (taken as one), which SM is on which partition, slices and
+the real hash (sets are filled evenly at random), and sectors (a tile's lines are held or lost alike within a set's
 chance).
 """
 
@@ -78,9 +92,14 @@ import numpy as np
 
 from napkin_ir.model.analysis import Access, KernelCost
 
-# The share of the L2 that holds distinct tiles: two partitions, each keeping its own copy
-# of what its SMs read (see the module docstring).
-L2_EFFECTIVE_FRACTION = 0.5
+# The L2's partitions: each holds 1/L2_PARTITIONS of it, the lines of its half of memory
+# (their home) and copies of the other half's that its SMs read (see the module docstring).
+# 1: one cache of the whole L2.
+L2_PARTITIONS = 2
+# Which partition an SM is attached to is not known (tools/l2_partition.cu finds no clean
+# two-way split of the SM numbers): the replay takes a fixed pseudo-random half of the SMs,
+# drawn with this seed, so that the split is uncorrelated with the launch order.
+PARTITION_SEED = 0
 # The associativity of the L2: a line is hashed to one set of L2_WAYS lines and evicted when
 # L2_WAYS other distinct lines of its set came after it (see the module docstring); None: one
 # fully associative LRU.
@@ -102,6 +121,7 @@ class Trace:
     tensor: np.ndarray
     write: np.ndarray
     names: list[str]
+    sm: np.ndarray | None = None  # the SM of the access's block (any numbering); None: one SM
 
 
 @dataclass
@@ -116,6 +136,7 @@ class Touches:
     held: np.ndarray  # the share of the tile's lines the cache still held from its previous touch
     dirtied: np.ndarray  # the share a write makes dirty anew: written back once
     left_dirty: np.ndarray  # the share a tile's last touch, a write, leaves dirty in the cache at the end
+    event: np.ndarray  # per access of the trace: its (step, tile) pair, an index into the arrays above
 
     def dram_bytes(self, n_tensors: int) -> np.ndarray:
         """Per tensor, the bytes fetched for reads that miss plus the bytes written back
@@ -135,23 +156,30 @@ def block_schedule(durations: np.ndarray, slots: int, per_sm: int = 1) -> np.nda
     slots of one SM are staggered: the j-th of an SM's `per_sm` slots first frees at j x the
     mean duration / `per_sm`, so equal blocks start `slots / per_sm` at a time (one per SM)
     every duration / `per_sm` steps."""
+    return block_placement(durations, slots, per_sm)[0]
+
+
+def block_placement(durations: np.ndarray, slots: int, per_sm: int = 1) -> tuple[np.ndarray, np.ndarray]:
+    """`block_schedule`'s start steps, and the SM each block runs on (slot s is on SM s mod
+    the number of SMs)."""
     n = len(durations)
     slots = max(1, min(slots, n))
     if n == 0:
-        return np.zeros(0, np.int64)
+        return np.zeros(0, np.int64), np.zeros(0, np.int64)
     k = max(1, min(per_sm, slots))
     sms = max(1, slots // k)
     if np.all(durations == durations[0]):  # waves of one block an SM, duration / k apart
-        return (np.arange(n, dtype=np.int64) // sms) * int(durations[0]) // k
-    start = np.zeros(n, np.int64)
+        i = np.arange(n, dtype=np.int64)
+        return (i // sms) * int(durations[0]) // k, i % sms
+    start, sm = np.zeros(n, np.int64), np.zeros(n, np.int64)
     mean = float(np.mean(durations))
     free = [(int((s // sms) * mean / k), s) for s in range(slots)]
     heapq.heapify(free)
     for i in range(n):
         t, s = heapq.heappop(free)
-        start[i] = t
+        start[i], sm[i] = t, s % sms
         heapq.heappush(free, (t + int(durations[i]), s))
-    return start
+    return start, sm
 
 
 def survival(distance: np.ndarray, capacity: float) -> np.ndarray:
@@ -217,19 +245,22 @@ def _trace(cost: KernelCost, slots: int, per_sm: int = 1, ran: np.ndarray | None
     launch = first.space.block_ids().reshape(n_blocks, _iterations(first))[:, 0]
     clock, duration = _block_clock(accesses, n_blocks)
     order = np.argsort(launch, kind="stable")
-    if ran is not None:  # measured: (start, end) per block in launch order, any time unit
+    if ran is not None:  # measured: (start, end[, SM]) per block in launch order, any time unit
         start = _measured_starts(ran, launch, duration)
+        ran = np.asarray(ran)
+        sm = ran[launch, 2].astype(np.int64) if ran.shape[1] > 2 else np.arange(n_blocks) % max(1, slots // per_sm)
     else:
-        start = np.empty(n_blocks, np.int64)
-        start[order] = block_schedule(duration[order], slots, per_sm)
+        start, sm = np.empty(n_blocks, np.int64), np.empty(n_blocks, np.int64)
+        start[order], sm[order] = block_placement(duration[order], slots, per_sm)
 
     tensors = {name: n for n, name in enumerate(dict.fromkeys(a.tensor for a in accesses))}
     bases, radices = _key_space(accesses)
-    steps, keys, sizes, names, writes = [], [], [], [], []
+    steps, keys, sizes, names, writes, sms = [], [], [], [], [], []
     for a, local in zip(accesses, clock):
         size = a.space.full(a.per_context_bytes())
         ctx = np.flatnonzero(a.space.full_mask() & (size > 0))
         steps.append((start[:, None] + local).reshape(-1)[ctx])  # local: blocks x iterations (1 outside loops)
+        sms.append(np.broadcast_to(sm[:, None], local.shape).reshape(-1)[ctx])
         # the tile's number: its group's base plus its offsets in mixed radix
         lows, strides = radices[(a.tensor, a.tile)]
         key = np.array(bases[(a.tensor, a.tile)], np.int64)
@@ -242,7 +273,7 @@ def _trace(cost: KernelCost, slots: int, per_sm: int = 1, ran: np.ndarray | None
     if not sum(len(k) for k in keys):
         return None
     return Trace(np.concatenate(steps), np.concatenate(keys), np.concatenate(sizes).astype(np.float64),
-                 np.concatenate(names), np.concatenate(writes), list(tensors))
+                 np.concatenate(names), np.concatenate(writes), list(tensors), np.concatenate(sms))
 
 
 def _measured_starts(ran: np.ndarray, launch: np.ndarray, duration: np.ndarray) -> np.ndarray:
@@ -275,15 +306,16 @@ def _key_space(accesses: list[Access]) -> tuple[dict, dict]:
     return bases, radices
 
 
-def replay(tr: Trace, capacity: float) -> Touches:
+def replay(tr: Trace, capacity: float, last: int | None = None) -> Touches:
     """The trace through an LRU cache of `capacity` bytes: per distinct (step, tile), whether
     the cache still held the tile from the last step that touched it (never at its first
-    touch). Steps are merged evenly past `MAX_STEPS`."""
+    touch). Steps are merged evenly past `MAX_STEPS`; `last`, the last step of a trace this
+    one is part of (one partition's share), merges them as that trace's are."""
     step = tr.step.astype(np.int64)
-    last = int(step.max())
+    last = int(step.max()) if last is None else last
     if last >= MAX_STEPS:  # merge neighbouring steps evenly
         step = step * (MAX_STEPS - 1) // last
-        last = int(step.max())
+        last = MAX_STEPS - 1
     key = tr.key
     n_keys = int(key.max()) + 1
     if n_keys * (last + 1) >= _KEY_LIMIT:
@@ -330,7 +362,58 @@ def replay(tr: Trace, capacity: float) -> Touches:
     final = writes & (nxt == last + 1)
     left_dirty = np.zeros(n)
     left_dirty[final] = survival(w[ev_step[final] + 1, last + 1] + size[final], capacity)
-    return Touches(ev_step, tensor, size, reads, writes, held, writes * (1 - held * written_before), left_dirty)
+    return Touches(ev_step, tensor, size, reads, writes, held, writes * (1 - held * written_before), left_dirty, inverse)
+
+
+def partition_of(sm: np.ndarray) -> np.ndarray:
+    """The L2 partition (0 .. L2_PARTITIONS - 1) each SM is attached to: SMs numbered 0 .. n-1
+    dealt evenly at random (`PARTITION_SEED`)."""
+    sm = np.asarray(sm, np.int64)
+    n = int(sm.max()) + 1 if len(sm) else 1
+    table = np.random.default_rng(PARTITION_SEED).permutation(n) * L2_PARTITIONS // n
+    return table[sm]
+
+
+def replay_partitioned(tr: Trace, capacity: float, part: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Per tensor, the DRAM bytes moved while the kernel runs and those left dirty at its end,
+    when the L2 is `L2_PARTITIONS` caches of `capacity` bytes and access i comes from an SM
+    attached to partition part[i]. A tile's lines are homed evenly over the partitions (the
+    hash spreads every tile's lines over all of them). A partition sees its own SMs' reads of
+    every line, and every access of another SM to a line homed in it (a read that its own
+    partition missed looks there next; writes go to the home); each is one LRU replay. A
+    read is fetched from DRAM when its home misses and its reader needs it: a reader on the
+    home partition always, another when its own partition missed too. Writes are written
+    back from the home, as `replay` counts them."""
+    parts = L2_PARTITIONS
+    last = int(tr.step.max())
+    n_tensors = len(tr.names)
+    moved, dirty = np.zeros(n_tensors), np.zeros(n_tensors)
+    share = tr.size / parts
+    reads = ~tr.write
+    streams = []
+    for p in range(parts):
+        own = np.flatnonzero(reads & (part == p))  # read by p's SMs: every home's share
+        home = np.flatnonzero((part != p) | tr.write)  # the share homed here of the others' accesses and all writes
+        rows = np.concatenate([np.tile(own, parts), home])
+        homes = np.concatenate([np.repeat(np.arange(parts), len(own)), np.full(len(home), p)])
+        sub = Trace(tr.step[rows], tr.key[rows] * parts + homes, share[rows], tr.tensor[rows], tr.write[rows], tr.names)
+        streams.append((own, rows, homes, replay(sub, capacity, last)))
+    for p, (_, rows, homes, t) in enumerate(streams):
+        at_home = homes == p
+        need = np.ones(len(rows))
+        far = at_home & (part[rows] != p) & reads[rows]
+        for q, (own_q, _, _, t_q) in enumerate(streams):  # a far reader needs the line when its own partition missed
+            from_q = far & (part[rows] == q)
+            local = p * len(own_q) + np.searchsorted(own_q, rows[from_q])  # its read of the share homed at p in q's stream
+            need[from_q] = 1 - t_q.held[t_q.event[local]]
+        needed = np.zeros(len(t.held))
+        np.maximum.at(needed, t.event[at_home], need[at_home])
+        homed = np.zeros(len(t.held), bool)
+        homed[t.event[at_home]] = True
+        moved += np.bincount(t.tensor, weights=homed * t.size * (t.read * (1 - t.held) * needed + t.dirtied - t.left_dirty),
+                             minlength=n_tensors)
+        dirty += np.bincount(t.tensor, weights=homed * t.size * t.left_dirty, minlength=n_tensors)
+    return moved, dirty
 
 
 @dataclass(frozen=True)
@@ -345,16 +428,21 @@ class DramEstimate:
 def dram_estimate(cost: KernelCost, slots: int, l2_bytes: int, per_sm: int = 1,
                   ran: np.ndarray | None = None) -> DramEstimate:
     """The DRAM traffic of `cost` when blocks run `slots` at a time, `per_sm` of them on each
-    SM (whose slots are staggered: `block_schedule`), and the L2 holds `l2_bytes`. `ran`,
-    (start, end) per block in launch order (as tools/block_trace.py measures them), replaces
-    the modelled start times."""
+    SM (whose slots are staggered: `block_schedule`), and the L2 holds `l2_bytes` in
+    `L2_PARTITIONS` partitions. `ran`, (start, end) per block in launch order and optionally
+    its SM (as tools/block_trace.py measures them), replaces the modelled start times (and
+    SMs)."""
     touched = [name for name in cost.globals if any(a.tensor == name for a in cost.accesses)]
     moved, dirty = {name: 0.0 for name in touched}, {name: 0.0 for name in touched}
     tr = _trace(cost, slots, per_sm, ran)
     if tr is None:
         return DramEstimate(moved, dirty)
-    touches = replay(tr, L2_EFFECTIVE_FRACTION * l2_bytes)
-    for n, (m, d) in enumerate(zip(touches.dram_bytes(len(tr.names)), touches.dirty_at_end(len(tr.names)))):
+    if L2_PARTITIONS > 1:
+        got = replay_partitioned(tr, l2_bytes / L2_PARTITIONS, partition_of(tr.sm))
+    else:
+        touches = replay(tr, l2_bytes)
+        got = touches.dram_bytes(len(tr.names)), touches.dirty_at_end(len(tr.names))
+    for n, (m, d) in enumerate(zip(*got)):
         moved[tr.names[n]], dirty[tr.names[n]] = float(round(m)), float(round(d))  # whole bytes: no float residue
     return DramEstimate(moved, dirty)
 

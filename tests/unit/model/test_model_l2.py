@@ -4,8 +4,8 @@ Closed forms on a GEMM small enough to follow by hand: 512 x 256 x 128 in bf16, 
 blocks streaming k by 64, at the hbm level. The grid is 4 block rows by 2 block columns,
 the first axis fastest (block (m, n) is launched (m + 4 n)-th); each block takes two steps
 (k = 0, 64), reading A[m, k] and B[k, n] at each and writing its output tile at the second.
-An A or B tile is 16 KiB, an output tile 32 KiB. The tests set the cache's size directly
-(`L2_EFFECTIVE_FRACTION` 1), except the one that checks the fraction, and make it fully
+An A or B tile is 16 KiB, an output tile 32 KiB. The tests make the L2 one cache
+(`L2_PARTITIONS` 1) of the size they give, except those of the partitions, and fully
 associative (`L2_WAYS` None), LRU by its definition, except the tests of the sets. Output
 tiles the cache still holds dirty when the kernel ends are not written while it runs.
 """
@@ -28,8 +28,9 @@ A_BYTES, B_BYTES, OUT_BYTES = 512 * 128 * 2, 128 * 256 * 2, 512 * 256 * 2
 
 
 @pytest.fixture(autouse=True)
-def fully_associative(monkeypatch):
+def one_fully_associative_cache(monkeypatch):
     monkeypatch.setattr(l2, "L2_WAYS", None)
+    monkeypatch.setattr(l2, "L2_PARTITIONS", 1)
 
 
 @pytest.fixture(scope="module")
@@ -39,9 +40,8 @@ def gemm_cost():
 
 
 @pytest.fixture
-def exact(monkeypatch):
+def exact():
     """`dram_bytes` with an L2 of exactly `capacity` bytes for tiles."""
-    monkeypatch.setattr(l2, "L2_EFFECTIVE_FRACTION", 1.0)
     return lambda cost, slots, capacity: l2.dram_bytes(cost, slots, capacity)
 
 
@@ -79,12 +79,6 @@ def test_a_working_set_over_the_capacity_is_read_again_by_every_block(gemm_cost,
     # a cache that holds A, B and the output together: each read once, and every output tile
     # still dirty in it when the kernel ends
     assert exact(gemm_cost, 1, A_BYTES + B_BYTES + OUT_BYTES) == {"a": A_BYTES, "b": B_BYTES, "out": 0}
-
-
-def test_the_cache_is_the_effective_fraction_of_the_l2(gemm_cost):
-    l2_bytes = int(288 * KIB / l2.L2_EFFECTIVE_FRACTION)
-    assert l2.dram_bytes(gemm_cost, 4, l2_bytes)["a"] == A_BYTES
-    assert l2.dram_bytes(gemm_cost, 4, l2_bytes - 4)["a"] == 2 * A_BYTES
 
 
 def test_merging_steps_keeps_the_estimate_between_one_read_and_every_read(gemm_cost, monkeypatch):
@@ -273,13 +267,69 @@ def test_the_replay_fetches_the_share_of_a_tile_that_its_set_lost(monkeypatch):
     assert got[0] == pytest.approx(8 + 4 * (1 - 3 * np.exp(-2)))
 
 
-def test_a_measured_schedule_replaces_the_modelled_one(gemm_cost, monkeypatch):
+def test_a_measured_schedule_replaces_the_modelled_one(gemm_cost):
     # (start, end) per block in launch order, in nanoseconds: waves of 4 blocks of two steps
     # (2 us) as block_schedule lays them out; the replay over them is the modelled one in step
-    monkeypatch.setattr(l2, "L2_EFFECTIVE_FRACTION", 1.0)
     waves = np.array([[(i // 4) * 2000, (i // 4) * 2000 + 2000] for i in range(8)])
     capacity = 288 * KIB  # column 1 finds column 0's A tiles (the first test)
     assert l2.dram_estimate(gemm_cost, 1, capacity, ran=waves).moved == l2.dram_bytes(gemm_cost, 4, capacity)
     # one block at a time, 2 us each: the schedule of one slot, whatever `slots` says
     serial = np.array([[i * 2000, i * 2000 + 2000] for i in range(8)])
     assert l2.dram_estimate(gemm_cost, 4, 96 * KIB, ran=serial).moved == l2.dram_bytes(gemm_cost, 1, 96 * KIB)
+
+
+def _passes(readers: list[list[int]], part: list[int], size: float, passes: int = 2) -> l2.Trace:
+    """SM q reads tiles readers[q] (one a step, all SMs at once), `passes` times over; tile
+    i is `size` bytes. part[q]: SM q's partition."""
+    rows = [(p * 1000 + j, tile, q) for p in range(passes) for q, tiles in enumerate(readers) for j, tile in enumerate(tiles)]
+    step, key, sm = (np.array(c) for c in zip(*rows))
+    return l2.Trace(step, key, np.full(len(rows), size), np.zeros(len(rows), np.int64), np.zeros(len(rows), bool), ["x"],
+                    np.array(part)[sm])
+
+
+@pytest.fixture
+def two_partitions(monkeypatch):
+    monkeypatch.setattr(l2, "L2_PARTITIONS", 2)
+
+
+def test_a_buffer_every_sm_reads_is_kept_while_it_fits_one_partition(two_partitions):
+    # tools/l2_probe.cu's all_read: 4 SMs, two on each partition, each read all 10 tiles of 8
+    # bytes (80) twice. Each partition holds its own SMs' reads of every line (80 bytes
+    # between two touches of a line): kept by partitions of 80 bytes, not of 79. The first
+    # pass fetches each line once: its home, then the other partition, finds it there.
+    trace = _passes([list(range(10))] * 4, [0, 0, 1, 1], 8.0)
+    assert l2.replay_partitioned(trace, 80, trace.sm)[0].tolist() == [80]
+    assert l2.replay_partitioned(trace, 79, trace.sm)[0].tolist() == [160]
+
+
+def test_a_buffer_each_sm_reads_its_own_slice_of_is_kept_up_to_two_thirds_of_the_l2(two_partitions):
+    # l2_probe's own_read: 4 SMs read their own 4 of 16 tiles of 8 bytes (128) twice. A
+    # partition sees its own two SMs' 64 bytes and the half homed in it of the other two's
+    # (32): 96 bytes between two touches of a line, so partitions of 96 bytes keep it (an L2
+    # of 192, 1.5 x the buffer: the H200's 60 MiB keep 40) and of 95 lose it
+    slices = [list(range(q * 4, q * 4 + 4)) for q in range(4)]
+    trace = _passes(slices, [0, 1, 0, 1], 8.0)
+    assert l2.replay_partitioned(trace, 96, trace.sm)[0].tolist() == [128]
+    assert l2.replay_partitioned(trace, 95, trace.sm)[0].tolist() == [256]
+    # one cache of 128 (`L2_PARTITIONS` 1) keeps the same buffer, held once
+    assert l2.replay(trace, 128).dram_bytes(1).tolist() == [128]
+
+
+def test_a_reader_on_the_far_partition_is_served_by_the_home_or_its_own_copy(two_partitions):
+    # tile 0 (8 bytes) read by SM 0 (partition 0) at step 0, by SM 1 (partition 1) at step 2;
+    # 3 other tiles of 8 read by SM 0 at step 1. Each tile is two halves of 4 bytes, one
+    # homed in each partition. At step 2 partition 1 has never seen the half homed in 0; it
+    # looks there, where SM 0's 24 bytes of step 1 and the half itself came since (28). The
+    # half homed in partition 1 was put there at step 0 (SM 0's miss went to its home), and
+    # only the halves of step 1 homed there came since (12, and itself: 16).
+    trace = l2.Trace(np.array([0, 1, 1, 1, 2]), np.array([0, 1, 2, 3, 0]), np.full(5, 8.0), np.zeros(5, np.int64),
+                     np.zeros(5, bool), ["x"], np.array([0, 0, 0, 0, 1]))
+    assert l2.replay_partitioned(trace, 28, trace.sm)[0].tolist() == [32]  # every tile fetched once
+    assert l2.replay_partitioned(trace, 27, trace.sm)[0].tolist() == [36]  # the half homed in partition 0 again
+    assert l2.replay_partitioned(trace, 15, trace.sm)[0].tolist() == [40]  # both halves again
+
+
+def test_partitions_split_the_sms_evenly(two_partitions):
+    part = l2.partition_of(np.arange(132))
+    assert sorted(np.bincount(part).tolist()) == [66, 66]
+    assert l2.partition_of(np.array([5, 5, 131])).tolist() == part[[5, 5, 131]].tolist()
