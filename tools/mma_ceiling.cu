@@ -1,15 +1,16 @@
 // The sm_80 path's ceilings on this GPU, without global memory: how fast mma.sync
 // m16n8k16 (bf16 in, f32 accumulate) runs, alone and with the shared-memory reads and
 // barriers of napkin-sm80's 64x64 warp tile (8 ldmatrix.x4 per 32 mma.sync, one barrier
-// per 64-deep tile).
+// per 32- or 64-deep tile), and what one block barrier costs the tensor pipe.
 //     nvcc -O3 -arch=sm_90a tools/mma_ceiling.cu -o /tmp/mma_ceiling && /tmp/mma_ceiling
 #include <cstdio>
 #include <cuda_runtime.h>
 
-#define CHECK(x) do { cudaError_t e = (x); if (e != cudaSuccess) { printf("%s: %s\n", #x, cudaGetErrorString(e)); return 1; } } while (0)
+#define CHECK(x) do { cudaError_t e = (x); if (e != cudaSuccess) { printf("%s: %s\n", #x, cudaGetErrorString(e)); return -1.f; } } while (0)
 
-// LDSM: ldmatrix reads per 16-deep step (0 or 8); BAR: a block barrier every 4 steps
-template <int LDSM, bool BAR>
+// LDSM: ldmatrix reads per 16-deep step (0 or 8); BAR: a block barrier every BAR steps (0:
+// none; 2: a 32-deep tile; 4: 64-deep)
+template <int LDSM, int BAR>
 __global__ void __launch_bounds__(256, 1) kern(float *out, int steps) {
   extern __shared__ __align__(16) unsigned char smem[];
   float acc[32][4];
@@ -44,15 +45,15 @@ __global__ void __launch_bounds__(256, 1) kern(float *out, int steps) {
                        : "r"(a[h][m][0]), "r"(a[h][m][1]), "r"(a[h][m][2]), "r"(a[h][m][3]), "r"(b[h][n][0]), "r"(b[h][n][1]));
         }
     }
-    if (BAR && (s & 3) == 2) __syncthreads();
+    if (BAR == 2 || (BAR == 4 && (s & 3) == 2)) __syncthreads();
   }
   float t = 0.f;
   for (int i = 0; i < 32; i++) for (int j = 0; j < 4; j++) t += acc[i][j];
   out[blockIdx.x * blockDim.x + threadIdx.x] = t;
 }
 
-template <int LDSM, bool BAR>
-int run(const char *name, int sms, int warps) {
+template <int LDSM, int BAR>
+float run(const char *name, int sms, int warps, float base_ms = 0.f) {
   float *out;
   CHECK(cudaMalloc(&out, sms * 2 * warps * 32 * sizeof(float)));
   int smem = 64 * 1024;
@@ -75,18 +76,23 @@ int run(const char *name, int sms, int warps) {
     best = ms < best ? ms : best;
   }
   double flop = 2.0 * 16 * 8 * 16 * 32 * (double)steps * warps * sms;
-  printf("%-34s %2d warps/SM: %6.0f TFLOP/s\n", name, warps, flop / best / 1e9);
+  printf("%-34s %2d warps/SM: %6.0f TFLOP/s", name, warps, flop / best / 1e9);
+  if (BAR && base_ms > 0.f)  // the time the barriers added, per barrier a block passes
+    printf("   %5.1f ns a barrier", (best - base_ms) * 1e6 / (steps / (BAR ? BAR : 1)));
+  printf("\n");
   CHECK(cudaFree(out));
-  return 0;
+  return best;
 }
 
 int main() {
   int sms;
-  CHECK(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, 0));
+  if (cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, 0) != cudaSuccess) return 1;
   for (int w : {4, 8}) {
-    if (run<0, false>("mma.sync alone", sms, w)) return 1;
-    if (run<8, false>("mma.sync + 8 ldmatrix.x4 / 32", sms, w)) return 1;
-    if (run<8, true>("  + a barrier every 4 steps", sms, w)) return 1;
+    if (run<0, 0>("mma.sync alone", sms, w) < 0) return 1;
+    float base = run<8, 0>("mma.sync + 8 ldmatrix.x4 / 32", sms, w);
+    if (base < 0 || run<8, 4>("  + a barrier every 4 steps (64 deep)", sms, w, base) < 0 ||
+        run<8, 2>("  + a barrier every 2 steps (32 deep)", sms, w, base) < 0)
+      return 1;
   }
   return 0;
 }
