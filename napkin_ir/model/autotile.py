@@ -258,10 +258,17 @@ def _below_smem(smem_mod: ModuleOp, cfg: TileConfig, roles: AxisRoles, hw: Hardw
         yield _judge(Candidate(cfg), smem_mod, "smem", hw, instruction)
 
 
+def preference(seconds: float, best: float, hbm_bytes: float, stages: int) -> tuple:
+    """Sort key of a candidate predicted at `seconds` when the fastest prediction is `best`:
+    the faster first, except that near-ties (within `TIE_TOLERANCE`) go to fewer HBM bytes
+    (the napkin count), then to more stages."""
+    near = seconds <= best * (1 + TIE_TOLERANCE)
+    return (not near, seconds if not near else 0.0, hbm_bytes, -stages, seconds)
+
+
 def _rank_key(c: Candidate, best: float) -> tuple:
     assert c.prediction is not None and c.cost is not None
-    near = c.prediction.seconds <= best * (1 + TIE_TOLERANCE)
-    return (not near, c.prediction.seconds if not near else 0.0, c.cost.hbm_bytes, -c.config.stages, c.prediction.seconds)
+    return preference(c.prediction.seconds, best, c.cost.hbm_bytes, c.config.stages)
 
 
 def autotile(module: ModuleOp | str, hw: Hardware | str = "h100", *, space: SearchSpace = SearchSpace(),

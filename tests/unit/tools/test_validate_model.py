@@ -1,0 +1,36 @@
+"""tools/validate_model.py's choice of the model's pick among measured configurations: the
+fastest prediction, near-ties broken as autotile breaks them."""
+
+import sys
+from pathlib import Path
+
+import pytest
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[3] / "tools"))
+import validate_model  # noqa: E402
+
+
+@pytest.mark.parametrize("label,stages", [("128x256x32 w2x4 s3", 3), ("128x256x64 s4", 4), ("b128s64w8st3-qsmem", 3),
+                                          ("b128s64w8st2-x2", 2), ("b64s64w4st2", 2)])
+def test_stages_are_read_off_every_family_s_label(label, stages):
+    assert validate_model.stages_of(label) == stages
+
+
+def test_a_label_without_stages_is_refused():
+    with pytest.raises(ValueError, match="no stages"):
+        validate_model.stages_of("128x256x32 w2x4")
+
+
+def _row(label, predicted, hbm, measured):
+    return dict(label=label, predicted_us=predicted, hbm_bytes=hbm, measured_us=measured)
+
+
+def test_the_pick_breaks_near_ties_by_hbm_bytes_then_stages():
+    # three predicted alike (within 1%): the two of fewer napkin HBM bytes beat the third,
+    # and of those the one of more stages; a clearly slower prediction never wins
+    rows = [_row("a s3", 430.0, 3.0e9, 630.0), _row("b s4", 431.0, 3.0e9, 587.0), _row("c s5", 432.0, 4.0e9, 500.0),
+            _row("d s6", 480.0, 1.0e9, 400.0)]
+    assert validate_model.model_pick(rows)["label"] == "b s4"
+    # outside the tolerance the faster prediction wins whatever its bytes or stages
+    rows[1]["predicted_us"] = 440.0
+    assert validate_model.model_pick(rows)["label"] == "a s3"
