@@ -2,7 +2,10 @@
 """The SM clock and board power while one GEMM runs back to back, for napkin's sm_80 and
 sm_90a kernels and cuBLAS: whether a kernel is held back by the power limit.
 
-    python3 tools/clock_probe.py [--seconds 3] [--size 4096]
+    python3 tools/clock_probe.py [--seconds 3] [--size 4096 | --shape M,N,K] [--sm80 BM,BN,BK/WM,WN/STAGES ...]
+
+`--sm80` replaces the sm_80 configuration (256x128x64, warps 4x2, 3 stages) with the ones
+given, to compare their clocks and power side by side.
 
 Each kernel runs for the given time after a warm-up (twice, in turn) while NVML is sampled
 every 50 ms (bench_gemm's `time_sustained`); prints the median clock, power and TFLOP/s.
@@ -30,22 +33,29 @@ def main() -> int:
 
     ap = argparse.ArgumentParser()
     ap.add_argument("--seconds", type=float, default=3.0)
-    ap.add_argument("--size", type=int, default=4096)
+    ap.add_argument("--size", type=int, default=4096, help="M = N = K")
+    ap.add_argument("--shape", type=lambda t: tuple(int(x) for x in t.split(",")), help="M,N,K (instead of --size)")
+    ap.add_argument("--sm80", nargs="+", default=["256,128,64/4,2/3"], help="BM,BN,BK/WM,WN/STAGES")
     args = ap.parse_args()
-    m = args.size
-    a, b = (torch.randn(m, m, device="cuda").bfloat16() for _ in range(2))
-    c = torch.empty(m, m, device="cuda", dtype=torch.bfloat16)
-    text = gemm(m, m, m, "bf16")
+    m, n, k = args.shape or (args.size,) * 3
+    a, b = torch.randn(m, k, device="cuda").bfloat16(), torch.randn(k, n, device="cuda").bfloat16()
+    c = torch.empty(m, n, device="cuda", dtype=torch.bfloat16)
+    text = gemm(m, n, k, "bf16")
     runs = {"cuBLAS": lambda: torch.matmul(a, b, out=c)}
-    for name, spec in (("napkin sm80 256x128x64", sm80_gemm_pipeline((256, 128, 64), (4, 2), 3)),
-                       ("napkin sm90 128x256x64", sm90_gemm_pipeline((128, 256, 64), 4, group=8, persistent=True))):
+    configs = []
+    for cfg in args.sm80:
+        block, warps, stages = cfg.split("/")
+        bl, wp = tuple(int(x) for x in block.split(",")), tuple(int(x) for x in warps.split(","))
+        configs.append((f"napkin sm80 {'x'.join(map(str, bl))} s{stages}", sm80_gemm_pipeline(bl, wp, int(stages))))
+    configs.append(("napkin sm90 128x256x64", sm90_gemm_pipeline((128, 256, 64), 4, group=8, persistent=True)))
+    for name, spec in configs:
         kern = compile_kernel(text, spec)
         bound = kern.bind({"a": a, "b": b, "out": c})
         runs[name] = lambda kern=kern, bound=bound: kern(sync=False, bound=bound)
-    print(f"\n{'kernel':<26} {'SM MHz':>7} {'power W':>8} {'TFLOP/s':>8}")
+    print(f"\nGEMM {m}x{n}x{k}\n{'kernel':<26} {'SM MHz':>7} {'power W':>8} {'TFLOP/s':>8}")
     for name, fn in list(runs.items()) * 2:
         ms, mhz, watts = time_sustained(torch, fn, args.seconds)
-        print(f"{name:<26} {mhz:7.0f} {watts:8.0f} {2 * m**3 / ms / 1e9:8.0f}", flush=True)
+        print(f"{name:<26} {mhz:7.0f} {watts:8.0f} {2 * m * n * k / ms / 1e9:8.0f}", flush=True)
     return 0
 
 
