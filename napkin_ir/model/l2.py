@@ -63,10 +63,11 @@ order through a cache of the L2's effective size:
 How far to trust it (docs/model.md, "GPU validation"): against Nsight Compute's DRAM bytes
 for 117 configurations (GEMMs of both paths at five shapes, attention at three; H200), 95
 are within 10% (93-96 with the SMs dealt to partitions by other seeds), and the mean error
-is 6.4% (one cache of half the L2, which took every tile as held twice: 91 and 16.5%, up to
-+459% on sm_80 kernels with several blocks an SM where A is 32 MiB, at the cache's edge).
-Attention is 27 of 27, sm_90a 36 of 40, sm_80 with one block an SM 16 of 20, with several
-16 of 30. Those off: the several-blocks-an-SM sm_80 kernels still, by less (up to +77% at
+is 6.4% (one cache of half the L2, which took every tile as held twice: 91 and 16.5%, up
+to +459% on sm_80 kernels with several blocks an SM where A is 32 MiB, at the cache's
+edge); of 45 more at three shapes predicted before they were measured, 41 (mean 4.5%; the
+single cache: 39 and 10.0%). Of the 117, attention is 27 of 27, sm_90a 36 of 40, sm_80
+with one block an SM 16 of 20, with several 16 of 30. Those off: the several-blocks-an-SM sm_80 kernels still, by less (up to +77% at
 8192x8192x2048, and -15..-22% at 8192^3, where blocks sharing an SM drift apart), the one-
 block sm_80 ones at 8192x8192x2048 under by 11-19% (the replay now keeps some of B that
 the GPU does not), and sm_90a kernels of narrow tiles whose SMs drift apart over many waves
