@@ -3,24 +3,24 @@
 The napkin count reads every tile from HBM each time a block asks for it; on the GPU the
 requests go through the L2, and a tile still there is not read again. `dram_bytes` (the
 HBM term of `napkin_ir.model.timing.predict`) replays the kernel's tile accesses in time
-order through a cache of the L2's effective size:
+order through the L2's two partitions:
 
 - **When blocks run.** Blocks start in launch order (`Space.block_ids`: the first grid axis
   fastest, `hbm.group` bands, `hbm.order`) on `slots` slots (SMs x blocks per SM, from the
   occupancy calculation); each takes the slot that frees first, as the hardware's block
-  scheduler does. A block lasts one step per iteration of its loops, loops one after
-  another in program order (a causal block's stream is shorter). The slots of one SM are
-  staggered: with k blocks an SM, the j-th slot of each SM first frees at j/k of a block's
-  duration (`block_schedule`), so equal blocks start one per SM at a time, every 1/k of a
-  block. This is what the GPU settles into: tools/block_trace.py, which records when each
-  block starts and on which SM, finds consecutive starts on one SM 0.35-0.65 of a block
-  apart with 2 blocks an SM, 0.2-0.35 with 3, 0.05-0.35 with 5, and whole blocks with one
-  (H200, 2026-11-23; docs/model.md). Across SMs, the blocks that start together stay in
-  step. A persistent kernel (`hbm.persistent`) takes its tiles in the same order, one per
-  slot at a time, so it needs no case of its own.
+  scheduler does. A block lasts one step per iteration of its loops, loops one after another
+  in program order (a causal block's stream is shorter). The slots of one SM are staggered:
+  with k blocks an SM, the j-th slot of each SM first frees at j/k of a block's duration
+  (`block_schedule`), so equal blocks start one per SM at a time, every 1/k of a block. This
+  is what the GPU settles into: tools/block_trace.py, which records when each block starts
+  and on which SM, finds consecutive starts on one SM 0.35-0.65 of a block apart with 2
+  blocks an SM, 0.2-0.35 with 3, 0.05-0.35 with 5, and whole blocks with one (H200,
+  2026-11-23; docs/model.md). Across SMs, the blocks that start together stay in step. A
+  persistent kernel (`hbm.persistent`) takes its tiles in the same order, one per slot at a
+  time, so it needs no case of its own.
 - **When a tile is touched.** An access in a loop happens at its block's start plus the
-  loop's start plus the iteration (the linear index over nested loops); one outside loops
-  at the end of the loop before it (the output tile), or at the block's start if none came
+  loop's start plus the iteration (the linear index over nested loops); one outside loops at
+  the end of the loop before it (the output tile), or at the block's start if none came
   before (Q, the pipeline's first stages). What blocks touch at one step is one group: a
   tile several of them read at the same step is fetched once.
 - **What the cache keeps.** A tile (an op's tile shape at an offset into a tensor, clipped
@@ -28,16 +28,16 @@ order through a cache of the L2's effective size:
   tiles touched in steps p+1..t before it (its reuse distance, itself included). The L2
   hashes each line to one set of `L2_WAYS` (16) lines and evicts within the set, so a line
   survives d bytes when fewer than 16 of them fell into its set: with lines hashed evenly
-  their number is Poisson with mean 16 d / C (C: the partition's size, below), and a tile counts the expected share of its
-  lines held (`survival`; a soft edge, not the cliff of one fully associative LRU). Reads
-  that miss are fetched from DRAM; written tiles occupy the cache like read ones, and reach
-  DRAM once each time they become dirty, except the lines still dirty when the kernel ends
-  (the tiles written at their last touch whose distance to a touch after the last step
-  keeps them): the L2 writes them back later, as the next kernel's lines displace them, not
-  while this one runs (Nsight Compute's DRAM bytes written fall 4-9 MB short of each output
-  by as much). The distances come from one 2-d histogram of (step, next step the tile is
-  touched) over the distinct (step, tile) pairs, so the replay is a few numpy passes, not a
-  loop over accesses.
+  their number is Poisson with mean 16 d / C (C: the partition's size, below), and a tile
+  counts the expected share of its lines held (`survival`; a soft edge, not the cliff of one
+  fully associative LRU). Reads that miss are fetched from DRAM; written tiles occupy the
+  cache like read ones, and reach DRAM once each time they become dirty, except the lines
+  still dirty when the kernel ends (the tiles written at their last touch whose distance to
+  a touch after the last step keeps them): the L2 writes them back later, as the next
+  kernel's lines displace them, not while this one runs (Nsight Compute's DRAM bytes written
+  fall 4-9 MB short of each output by as much). The distances come from one 2-d histogram of
+  (step, next step the tile is touched) over the distinct (step, tile) pairs, so the replay
+  is a few numpy passes, not a loop over accesses.
 
 - **Where a line is held.** An A100, H100 or H200's L2 is two partitions (`L2_PARTITIONS`),
   each half of it, each attached to half of the SMs (the A100 whitepaper, on its L2). A line
@@ -63,25 +63,24 @@ order through a cache of the L2's effective size:
 How far to trust it (docs/model.md, "GPU validation"): against Nsight Compute's DRAM bytes
 for 117 configurations (GEMMs of both paths at five shapes, attention at three; H200), 95
 are within 10% (93-96 with the SMs dealt to partitions by other seeds), and the mean error
-is 6.4% (one cache of half the L2, which took every tile as held twice: 91 and 16.5%, up
-to +459% on sm_80 kernels with several blocks an SM where A is 32 MiB, at the cache's
-edge); of 45 more at three shapes predicted before they were measured, 41 (mean 4.5%; the
-single cache: 39 and 10.0%). Of the 117, attention is 27 of 27, sm_90a 36 of 40, sm_80
-with one block an SM 16 of 20, with several 16 of 30. Those off: the several-blocks-an-SM sm_80 kernels still, by less (up to +77% at
-8192x8192x2048, and -15..-22% at 8192^3, where blocks sharing an SM drift apart), the one-
-block sm_80 ones at 8192x8192x2048 under by 11-19% (the replay now keeps some of B that
-the GPU does not), and sm_90a kernels of narrow tiles whose SMs drift apart over many waves
-(+12..+22%). The constants here are the cache's size and its partitions (measured), its
-associativity (16 ways) and nothing about the schedule: an earlier spread of the waves
-fitted to the 4096^3 rows missed by up to +153% on shapes it was not fitted on and was
-removed.
+is 6.4% (one cache of half the L2, which took every tile as held twice: 91 and 16.5%, up to
++459% on sm_80 kernels with several blocks an SM where A is 32 MiB, at the cache's edge); of
+45 more at three shapes predicted before they were measured, 41 (mean 4.5%; the single
+cache: 39 and 10.0%). Of the 117, attention is 27 of 27, sm_90a 36 of 40, sm_80 with one
+block an SM 16 of 20, with several 16 of 30. Those off: the several-blocks-an-SM sm_80
+kernels still, by less (up to +77% at 8192x8192x2048, and -15..-22% at 8192^3, where blocks
+sharing an SM drift apart), the one-block sm_80 ones at 8192x8192x2048 under by 11-19% (the
+replay now keeps some of B that the GPU does not), and sm_90a kernels of narrow tiles whose
+SMs drift apart over many waves (+12..+22%). The constants here are the cache's size and its
+partitions (measured), its associativity (16 ways) and nothing about the schedule: an
+earlier spread of the waves fitted to the 4096^3 rows missed by up to +153% on shapes it was
+not fitted on and was removed.
 
 What it does not see: blocks of one SM progressing at different rates within a block (a
 block moves one step per iteration), drift that differs from SM to SM, two loops of equal
 trip counts one after the other (taken as one), which SM is on which partition, slices and
-the real hash (sets are filled evenly at random), and sectors (a tile's lines are held or lost alike within a set's
-chance).
-"""
+the real hash (sets are filled evenly at random), and sectors (a tile's lines are held or
+lost alike within a set's chance)."""
 
 from __future__ import annotations
 
