@@ -67,23 +67,39 @@ def time_ms(torch, fn, batches: int = 10, per_batch: int = 10) -> float:
     return statistics.median(times)
 
 
-def time_paired(torch, ours, theirs, rounds: int = 15, per_batch: int = 10) -> tuple[float, float, float]:
-    """Alternate batches of `ours` and `theirs` so both see the same clocks and heat; returns
-    (median ms of ours, median ms of theirs, median of the per-round ratios theirs/ours)."""
+def time_interleaved(torch, fns: list, rounds: int = 15, per_batch: int = 10, warm_s: float = 1.0) -> list[list[float]]:
+    """Per function, the ms a launch took in each of `rounds` rounds; a round runs a batch of
+    `per_batch` launches of every function, starting one further along the list each round,
+    so all of them see the same clocks and heat. Rounds run for `warm_s` seconds first, not
+    counted, to bring the GPU to the clock it sustains under this load."""
+    import time
+
     for _ in range(3):
-        ours()
-        theirs()
+        for fn in fns:
+            fn()
     torch.cuda.synchronize()
-    mine, peer = [], []
-    for r in range(rounds):
-        for fn, acc in ((ours, mine), (theirs, peer)) if r % 2 == 0 else ((theirs, peer), (ours, mine)):
+    times: list[list[float]] = [[] for _ in fns]
+    begin, counted = time.perf_counter(), 0
+    while counted < rounds:
+        warm = time.perf_counter() - begin < warm_s
+        for j in range(len(fns)):
+            i = (j + counted) % len(fns)
             start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
             start.record()
             for _ in range(per_batch):
-                fn()
+                fns[i]()
             end.record()
             end.synchronize()
-            acc.append(start.elapsed_time(end) / per_batch)
+            if not warm:
+                times[i].append(start.elapsed_time(end) / per_batch)
+        counted += not warm
+    return times
+
+
+def time_paired(torch, ours, theirs, rounds: int = 15, per_batch: int = 10) -> tuple[float, float, float]:
+    """Alternate batches of `ours` and `theirs` so both see the same clocks and heat; returns
+    (median ms of ours, median ms of theirs, median of the per-round ratios theirs/ours)."""
+    mine, peer = time_interleaved(torch, [ours, theirs], rounds, per_batch, warm_s=0.0)
     return statistics.median(mine), statistics.median(peer), statistics.median(p / m for m, p in zip(mine, peer))
 
 

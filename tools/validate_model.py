@@ -7,11 +7,14 @@
 
 For each configuration of the GEMM (sm_80 and sm_90a paths) and, where its kernels exist, of
 attention: lower to the `reg` level and predict with the napkin model (registers from
-ptxas where it can be run), compile to PTX, check against torch on random inputs, time it
-with CUDA events (warm-up, median of batches). Prints per configuration the predicted and
-measured time, then per family the Spearman rank correlation, the model's pick (the
-configuration it predicts fastest, and `autotile`'s choice) and how far that is from the
-best measured. With `--ncu`, reads the DRAM bytes (and the occupancy limits) of each
+ptxas where it can be run), compile to PTX, check against torch on random inputs; then
+time a family's configurations in turn with CUDA events, a batch of each a round, after a
+second of rounds to reach the clock the GPU sustains (the median of 15 rounds: all of them
+meet the same clock, where one timed after another would meet whatever clock the last left).
+Prints per configuration the predicted and measured time, then per family the Spearman rank
+correlation, the model's pick (the configuration it predicts fastest, near-ties broken as
+`autotile` breaks them, and `autotile`'s own choice) and how far that is from the best
+measured. With `--ncu`, reads the DRAM bytes (and the occupancy limits) of each
 family's fastest and slowest configuration with Nsight Compute (one profiled process that
 launches each once) and compares them with the model's DRAM estimate; `--ncu-all` does so
 for every configuration. `--model-only` runs the model alone on the CPU (PTX and ptxas'
@@ -27,6 +30,7 @@ import csv
 import os
 import re
 import shutil
+import statistics
 import subprocess
 import sys
 from pathlib import Path
@@ -35,7 +39,7 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(ROOT / "tools"))
 
-from bench_gemm import time_ms  # CUDA events after a warm-up, the median of batches
+from bench_gemm import time_interleaved  # CUDA events, every configuration in turn, the median of rounds
 
 DEFAULT_GEMM_SHAPE = (4096, 4096, 4096)  # M, N, K
 DEFAULT_ATTENTION_SHAPE = (4, 16, 4096, 128)  # b, h, n, d: the FlashAttention-3 setting at 4k, not causal
@@ -378,15 +382,24 @@ def gemm_rows(torch, hw, args) -> list[dict]:
         c.fill_(float("nan"))
         kern(bound=bound)
         err = ((c.float() - ref).norm() / ref.norm()).item()
-        ms = time_ms(torch, lambda: kern(sync=False, bound=bound))
-        row = dict(family=f"gemm {family}", label=label, spec=spec, measured_us=ms * 1e3, err=err, kernel=kern,
-                   **model_fields(cost, pred))
-        print(f"  gemm {family} {label}: predicted {row['predicted_us']:.1f} us ({pred.bound}), measured {row['measured_us']:.1f} us, "
-              f"err {err:.1e}", flush=True)
+        row = dict(family=f"gemm {family}", label=label, spec=spec, err=err, kernel=kern, bound_as=pred.bound,
+                   run=lambda kern=kern, bound=bound: kern(sync=False, bound=bound), **model_fields(cost, pred))
         if err < 1e-2:
             rows.append(row)
-    return rows
+        else:
+            print(f"  gemm {family} {label}: wrong (relative error {err:.1e}), not timed", flush=True)
+    return timed(torch, rows)
 
+
+def timed(torch, rows: list[dict]) -> list[dict]:
+    """`rows` with `measured_us`: their kernels timed in turn, batch by batch
+    (`bench_gemm.time_interleaved`), the median of the rounds, so that all of them meet the
+    clock the GPU sustains and no configuration is measured at a boost another missed."""
+    for row, times in zip(rows, time_interleaved(torch, [r.pop("run") for r in rows])):
+        row["measured_us"] = statistics.median(times) * 1e3
+        print(f"  {row['family']} {row['label']}: predicted {row['predicted_us']:.1f} us ({row.pop('bound_as')}), "
+              f"measured {row['measured_us']:.1f} us, err {row['err']:.1e}", flush=True)
+    return rows
 
 
 def attention_rows(torch, hw) -> list[dict]:
@@ -417,14 +430,13 @@ def attention_rows(torch, hw) -> list[dict]:
         o.fill_(float("nan"))
         launch(True)
         err = ((o.float() - ref).norm() / ref.norm()).item()
-        ms = time_ms(torch, lambda: launch(False))
-        row = dict(family="attention", label=label, spec=spec, config=config, measured_us=ms * 1e3, err=err,
-                   **model_fields(cost, pred))
-        print(f"  attention {label}: predicted {row['predicted_us']:.1f} us ({pred.bound}), measured {row['measured_us']:.1f} us, "
-              f"err {err:.1e}", flush=True)
+        row = dict(family="attention", label=label, spec=spec, config=config, err=err, bound_as=pred.bound,
+                   run=lambda launch=launch: launch(False), **model_fields(cost, pred))
         if err < 2e-2:
             rows.append(row)
-    return rows
+        else:
+            print(f"  attention {label}: wrong (relative error {err:.1e}), not timed", flush=True)
+    return timed(torch, rows)
 
 
 DRAM_METRICS = ("dram__bytes_read.sum", "dram__bytes_write.sum")
