@@ -335,7 +335,7 @@ def replay(tr: Trace, capacity: float, last: int | None = None) -> Touches:
     tensor[inverse] = tr.tensor
 
     # `events` is sorted by (step, key); the previous and next touch of the same tile
-    by_key = np.lexsort((ev_step, ev_key))
+    by_key = np.argsort(ev_key, kind="stable")  # events come by step: stable keeps that within a tile
     same = ev_key[by_key][1:] == ev_key[by_key][:-1]
     prev = np.full(n, -1, np.int64)
     nxt = np.full(n, last + 1, np.int64)  # last + 1: never again
@@ -374,6 +374,22 @@ def partition_of(sm: np.ndarray) -> np.ndarray:
     return table[sm]
 
 
+def _distinct(tr: Trace, part: np.ndarray) -> tuple[Trace, np.ndarray]:
+    """The trace's accesses with steps merged as `replay` merges them, one per distinct (step,
+    tile, partition, read or write): accesses that agree on all four are one to the cache."""
+    step = tr.step.astype(np.int64)
+    last = int(step.max())
+    if last >= MAX_STEPS:
+        step = step * (MAX_STEPS - 1) // last
+    key = tr.key
+    n_keys = int(key.max()) + 1
+    if (int(step.max()) + 1) * n_keys * 2 * L2_PARTITIONS >= _KEY_LIMIT:
+        key = np.unique(key, return_inverse=True)[1].reshape(-1)
+        n_keys = int(key.max()) + 1
+    _, first = np.unique(((step * n_keys + key) * L2_PARTITIONS + part) * 2 + tr.write, return_index=True)
+    return Trace(step[first], tr.key[first], tr.size[first], tr.tensor[first], tr.write[first], tr.names), part[first]
+
+
 def replay_partitioned(tr: Trace, capacity: float, part: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """Per tensor, the DRAM bytes moved while the kernel runs and those left dirty at its end,
     when the L2 is `L2_PARTITIONS` caches of `capacity` bytes and access i comes from an SM
@@ -385,6 +401,7 @@ def replay_partitioned(tr: Trace, capacity: float, part: np.ndarray) -> tuple[np
     home partition always, another when its own partition missed too. Writes are written
     back from the home, as `replay` counts them."""
     parts = L2_PARTITIONS
+    tr, part = _distinct(tr, np.asarray(part, np.int64))
     last = int(tr.step.max())
     n_tensors = len(tr.names)
     moved, dirty = np.zeros(n_tensors), np.zeros(n_tensors)
