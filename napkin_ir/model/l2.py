@@ -365,11 +365,12 @@ def replay(tr: Trace, capacity: float, last: int | None = None) -> Touches:
     return Touches(ev_step, tensor, size, reads, writes, held, writes * (1 - held * written_before), left_dirty, inverse)
 
 
-def partition_of(sm: np.ndarray) -> np.ndarray:
-    """The L2 partition (0 .. L2_PARTITIONS - 1) each SM is attached to: SMs numbered 0 .. n-1
-    dealt evenly at random (`PARTITION_SEED`)."""
+def partition_of(sm: np.ndarray, sms: int = 0) -> np.ndarray:
+    """The L2 partition (0 .. L2_PARTITIONS - 1) each SM is attached to: the GPU's `sms` SMs
+    (at least as many as the numbers given) dealt evenly at random (`PARTITION_SEED`), so an
+    SM's partition does not depend on how many of them a kernel uses."""
     sm = np.asarray(sm, np.int64)
-    n = int(sm.max()) + 1 if len(sm) else 1
+    n = max(sms, int(sm.max()) + 1 if len(sm) else 1)
     table = np.random.default_rng(PARTITION_SEED).permutation(n) * L2_PARTITIONS // n
     return table[sm]
 
@@ -455,7 +456,7 @@ def dram_estimate(cost: KernelCost, slots: int, l2_bytes: int, per_sm: int = 1,
     if tr is None:
         return DramEstimate(moved, dirty)
     if L2_PARTITIONS > 1:
-        got = replay_partitioned(tr, l2_bytes / L2_PARTITIONS, partition_of(tr.sm))
+        got = replay_partitioned(tr, l2_bytes / L2_PARTITIONS, partition_of(tr.sm, slots // max(1, per_sm)))
     else:
         touches = replay(tr, l2_bytes)
         got = touches.dram_bytes(len(tr.names)), touches.dirty_at_end(len(tr.names))
