@@ -334,3 +334,23 @@ def test_partitions_split_the_sms_evenly(two_partitions):
     assert sorted(np.bincount(part).tolist()) == [66, 66]
     # an SM's partition is the GPU's, whichever SMs a kernel uses
     assert l2.partition_of(np.array([5, 5, 7]), 132).tolist() == part[[5, 5, 7]].tolist()
+
+
+@pytest.mark.parametrize("seed", range(3))
+def test_accesses_repeated_on_one_partition_are_one_to_the_partitions(two_partitions, seed):
+    # several blocks of one partition reading a tile at one step fetch it once: the replay
+    # over a trace with every access repeated (and interleaved with the others) is the same
+    rng = np.random.default_rng(seed)
+    n, keys = 300, 25
+    key = rng.integers(0, keys, n)
+    tile = rng.integers(1, 9, keys).astype(np.float64)
+    trace = l2.Trace(np.sort(rng.integers(0, 50, n)), key, tile[key], key % 2, rng.random(n) < 0.2, ["x", "y"],
+                     rng.integers(0, 4, n))
+    twice = np.repeat(np.arange(n), 2)
+    doubled = l2.Trace(trace.step[twice], trace.key[twice], trace.size[twice], trace.tensor[twice], trace.write[twice],
+                       trace.names, trace.sm[twice])
+    part = np.array([0, 1, 1, 0])
+    for capacity in (0, 12, 40):
+        once = l2.replay_partitioned(trace, capacity, part[trace.sm])
+        again = l2.replay_partitioned(doubled, capacity, part[doubled.sm])
+        assert np.allclose(once[0], again[0]) and np.allclose(once[1], again[1])
