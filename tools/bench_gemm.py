@@ -52,19 +52,8 @@ SM90_CONFIGS = [  # block tile (m, n, k), stages, block-row group, persistent, c
 
 
 def time_ms(torch, fn, batches: int = 10, per_batch: int = 10) -> float:
-    for _ in range(3):
-        fn()
-    torch.cuda.synchronize()
-    times = []
-    for _ in range(batches):
-        start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
-        start.record()
-        for _ in range(per_batch):
-            fn()
-        end.record()
-        end.synchronize()
-        times.append(start.elapsed_time(end) / per_batch)
-    return statistics.median(times)
+    """The median over `batches` batches of `per_batch` launches of the ms a launch took."""
+    return statistics.median(time_interleaved(torch, [fn], batches, per_batch, warm_s=0.0)[0])
 
 
 def time_interleaved(torch, fns: list, rounds: int = 15, per_batch: int = 10, warm_s: float = 1.0) -> list[list[float]]:
