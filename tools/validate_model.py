@@ -382,8 +382,8 @@ def gemm_rows(torch, hw, args) -> list[dict]:
         c.fill_(float("nan"))
         kern(bound=bound)
         err = ((c.float() - ref).norm() / ref.norm()).item()
-        row = dict(family=f"gemm {family}", label=label, spec=spec, err=err, kernel=kern, bound_as=pred.bound,
-                   run=lambda kern=kern, bound=bound: kern(sync=False, bound=bound), **model_fields(cost, pred))
+        row = dict(family=f"gemm {family}", label=label, spec=spec, err=err, run=lambda kern=kern, bound=bound: kern(sync=False, bound=bound),
+                   **model_fields(cost, pred))
         if err < 1e-2:
             rows.append(row)
         else:
@@ -397,7 +397,7 @@ def timed(torch, rows: list[dict]) -> list[dict]:
     clock the GPU sustains and no configuration is measured at a boost another missed."""
     for row, times in zip(rows, time_interleaved(torch, [r.pop("run") for r in rows])):
         row["measured_us"] = statistics.median(times) * 1e3
-        print(f"  {row['family']} {row['label']}: predicted {row['predicted_us']:.1f} us ({row.pop('bound_as')}), "
+        print(f"  {row['family']} {row['label']}: predicted {row['predicted_us']:.1f} us ({row['bound']}), "
               f"measured {row['measured_us']:.1f} us, err {row['err']:.1e}", flush=True)
     return rows
 
@@ -430,8 +430,8 @@ def attention_rows(torch, hw) -> list[dict]:
         o.fill_(float("nan"))
         launch(True)
         err = ((o.float() - ref).norm() / ref.norm()).item()
-        row = dict(family="attention", label=label, spec=spec, config=config, err=err, bound_as=pred.bound,
-                   run=lambda launch=launch: launch(False), **model_fields(cost, pred))
+        row = dict(family="attention", label=label, spec=spec, config=config, err=err, run=lambda launch=launch: launch(False),
+                   **model_fields(cost, pred))
         if err < 2e-2:
             rows.append(row)
         else:
