@@ -171,10 +171,8 @@ def describe(trace: np.ndarray) -> str:
 def replay(path: Path, hw_key: str) -> int:
     from napkin_ir.attention_diagrams import attention_diagram, sm80_attention_passes
     from napkin_ir.diagrams import gemm
-    from napkin_ir.model.analysis import analyse_module
     from napkin_ir.model.hardware import hardware
     from napkin_ir.model.l2 import dram_estimate
-    from napkin_ir.model.timing import predict
     from napkin_ir.pipelines import run_pipeline
 
     hw = hardware(hw_key)
@@ -191,8 +189,7 @@ def replay(path: Path, hw_key: str) -> int:
             spec = sm80_attention_passes(run_pipeline(text), **configs[label])
         else:
             text, spec = gemm(*shape, "bf16"), specs[(family, label)].removesuffix(",reg-to-ptx")
-        (cost,) = analyse_module(run_pipeline(text, spec)).kernels
-        pred = predict(cost, hw)
+        cost, pred = vm.predict(text, spec, hw, None)
         modelled = sum(pred.dram.values())
         measured = sum(dram_estimate(cost, 1, hw.l2_bytes, ran=traces[key][:, :3]).moved.values())
         got = vm.NCU_RECORDED.get(shape, {}).get((family, label))
