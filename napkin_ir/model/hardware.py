@@ -133,7 +133,8 @@ H100 = Hardware(
 # [H200-DS]: the same GH100 with the H100 SXM's SMs, clocks and rates; HBM3e at 4.8 TB/s.
 # Its L2 is larger: the CUDA driver reports 60 MiB (cudaDevAttrL2CacheSize, read on a lent
 # H200 on 2026-11-23 by tools/l2_probe.cu, which also finds data every SM reads kept up to
-# 28 MiB and lost from 32 MiB on: half of it, as napkin_ir.model.l2 takes it).
+# 28 MiB and lost from 32 MiB on: what one of its two partitions holds, as
+# napkin_ir.model.l2 replays them).
 H200 = replace(H100, key="h200", name="H200 SXM 141GB", hbm_bytes_per_s=4.8e12, l2_bytes=60 * KB * KB)
 
 HARDWARE: dict[str, Hardware] = {hw.key: hw for hw in (A100, H100, H200)}
