@@ -354,3 +354,14 @@ def test_accesses_repeated_on_one_partition_are_one_to_the_partitions(two_partit
         once = l2.replay_partitioned(trace, capacity, part[trace.sm])
         again = l2.replay_partitioned(doubled, capacity, part[doubled.sm])
         assert np.allclose(once[0], again[0]) and np.allclose(once[1], again[1])
+
+
+def test_a_kernel_whose_tiles_fit_a_partition_reads_each_once_however_its_blocks_are_dealt(gemm_cost, two_partitions):
+    # the hand-worked GEMM through dram_estimate with both partitions: with room for all of it
+    # in each, every tile is fetched once whichever partition its blocks' SMs are on, and the
+    # output stays dirty; with no room, blocks one at a time each fetch their tiles, and all
+    # eight at once fetch a tile they read at one step once, across the partitions too
+    for slots in (1, 4, 8):
+        assert l2.dram_bytes(gemm_cost, slots, 2 << 20) == {"a": A_BYTES, "b": B_BYTES, "out": 0}
+    assert l2.dram_bytes(gemm_cost, 1, 0) == {"a": 8 * 2 * TILE, "b": 8 * 2 * TILE, "out": OUT_BYTES}
+    assert l2.dram_bytes(gemm_cost, 8, 0) == {"a": A_BYTES, "b": B_BYTES, "out": OUT_BYTES}
