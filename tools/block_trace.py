@@ -191,7 +191,7 @@ def replay(path: Path, hw_key: str) -> int:
             text, spec = gemm(*shape, "bf16"), specs[(family, label)].removesuffix(",reg-to-ptx")
         cost, pred = vm.predict(text, spec, hw, None)
         modelled = sum(pred.dram.values())
-        measured = sum(dram_estimate(cost, 1, hw.l2_bytes, ran=traces[key][:, :3]).moved.values())
+        measured = sum(dram_estimate(cost, 1, hw.l2_bytes, ran=traces[key][:, :3], partition=hw.l2_partition).moved.values())
         got = vm.NCU_RECORDED.get(shape, {}).get((family, label))
         ncu = (got[0] + got[1]) * 1e6 if got else float("nan")
         lines.append(f"{family:<10} {label:<22} {shape_text:<18} {ncu / 1e6:8.1f} {modelled / 1e6:8.1f} {modelled / ncu - 1:+7.1%} "

@@ -1,18 +1,21 @@
-// Which SMs share an L2 partition: two SMs read one buffer, and the L2 keeps it only if
-// they hold one copy of it.
+// Two SMs read one buffer at once: what the L2's partitions keep of it, with the two on one
+// partition or on both.
 //
 //   nvcc -O3 -arch=sm_90a -o /tmp/l2_partition tools/l2_partition.cu
 //   ncu --clock-control none --kernel-name pair_read --metrics dram__bytes_read.sum --csv /tmp/l2_partition [MiB]
 //
 // One block per SM (each asks for most of the SM's shared memory); the block on SM `first`
 // and the one on SM `other` read a buffer of S MiB (default 36) REPS times through the L2,
-// the others exit at once; `other` runs over every SM in turn, one launch each. An L2
-// partition keeps its own copy of the lines its SMs read (l2_probe.cu: a buffer every SM
-// reads is kept up to 28 MiB of the H200's 60, one each SM reads its own slice of up to 40).
-// So with S between 30 and 40 MiB the buffer is kept, and DRAM bytes read stay near S,
-// when the two SMs are on one partition, and it is read about REPS times when they are not.
-// The program prints the SM pairs in launch order; ncu's DRAM bytes per launch, in the same
-// order, give each SM's side relative to `first` (SM 0).
+// from its start and from its middle at once; the others exit at once; `other` runs over
+// every SM in turn, one launch each. The program prints the SM pairs in launch order; ncu's
+// DRAM bytes per launch, in the same order, go with them.
+//
+// What it finds (H200, 2026-11-23; docs/model.md): SM 0 alone reads a 36 MiB buffer 2.50
+// times from DRAM, with an SM of its own partition 4.4-4.5 times, with one of the other
+// 1.25-1.9 times (the partitions as tools/l2_latency.cu measures them). A partition keeps a
+// copy of every line its SMs read, so two readers on one partition make it hold the whole
+// buffer, more than its 30 MiB, while two on different partitions each fill their own; the
+// L2 replay of napkin_ir.model.l2 gives 2.5, 4.5 and 1 (tests/unit/model/test_model_l2.py).
 
 #include <cstdio>
 #include <cstdlib>

@@ -45,6 +45,11 @@ class Hardware:
     fp32_flops: float  # non-tensor f32, an FMA counted as two
     sfu_ops_per_s: float  # MUFU: ex2, rcp, rsqrt, sqrt, lg2 (one result each)
     smem_bytes_per_clock_per_sm: int
+    # The L2 partition (0 or 1) each SM reads through, by its number (%smid), and the SMs in
+    # the order a launch hands them its first blocks: measured where given (see H200), and
+    # napkin_ir.model.l2 deals the SMs at random where not.
+    l2_partition: tuple[int, ...] | None = None
+    dispatch_order: tuple[int, ...] | None = None
 
     @property
     def best_mma(self) -> str:
@@ -135,7 +140,31 @@ H100 = Hardware(
 # H200 on 2026-11-23 by tools/l2_probe.cu, which also finds data every SM reads kept up to
 # 28 MiB and lost from 32 MiB on: what one of its two partitions holds, as
 # napkin_ir.model.l2 replays them).
-H200 = replace(H100, key="h200", name="H200 SXM 141GB", hbm_bytes_per_s=4.8e12, l2_bytes=60 * KB * KB)
+#
+# Which SMs read through which partition, measured on a lent H200 on 2026-11-23 by
+# tools/l2_latency.cu: a line another SM read is in a partition's copy or only in its far
+# home, and a read from the far one takes about 470 cycles against 270. Read by SM i, SM
+# 0's lines are all near for 66 SMs and half far for the other 66 (agreement of the near
+# sets with SM 0's: 0.85-1.0 against 0.12-0.18, nothing between); the split follows pairs of
+# SMs (a TPC each).
+_H200_PARTITION = tuple(int(c) for c in (
+    "001111110000001100111111000000110011111100000011001111110000001111"
+    "111100000011111111000000111111110000001111111100000011001100000000"))
+# The order a launch hands blocks to SMs, from %smid of each block of the first wave of
+# one-block-an-SM kernels (tools/block_trace.py, H200, 2026-11-23): in all 49 kernels SMs
+# 124-131 first, then eight rows of SM pairs (0,1,16,17,32,33,48,49; 2,3,18,19,...; of 8 to
+# 18 SMs) in this order, from a row that moves from launch to launch (here the first). Each
+# row lies on one partition, so consecutive blocks share one in runs of 8 to 50.
+_H200_DISPATCH = (
+    124, 125, 126, 127, 128, 129, 130, 131, 0, 1, 16, 17, 32, 33, 48, 49, 2, 3, 18, 19, 34, 35, 50, 51,
+    64, 65, 78, 79, 92, 93, 106, 107, 4, 5, 20, 21, 36, 37, 52, 53, 66, 67, 80, 81, 94, 95, 108, 109,
+    6, 7, 22, 23, 38, 39, 54, 55, 68, 69, 82, 83, 96, 97, 110, 111, 8, 9, 24, 25, 40, 41, 56, 57,
+    70, 71, 84, 85, 98, 99, 112, 113, 10, 11, 26, 27, 42, 43, 58, 59, 72, 73, 86, 87, 100, 101, 114, 115,
+    12, 13, 28, 29, 44, 45, 60, 61, 74, 75, 88, 89, 102, 103, 116, 117, 120, 121, 14, 15, 30, 31, 46, 47,
+    62, 63, 76, 77, 90, 91, 104, 105, 118, 119, 122, 123,
+)
+H200 = replace(H100, key="h200", name="H200 SXM 141GB", hbm_bytes_per_s=4.8e12, l2_bytes=60 * KB * KB,
+               l2_partition=_H200_PARTITION, dispatch_order=_H200_DISPATCH)
 
 HARDWARE: dict[str, Hardware] = {hw.key: hw for hw in (A100, H100, H200)}
 

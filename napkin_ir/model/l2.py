@@ -23,64 +23,75 @@ order through the L2's two partitions:
   the end of the loop before it (the output tile), or at the block's start if none came
   before (Q, the pipeline's first stages). What blocks touch at one step is one group: a
   tile several of them read at the same step is fetched once.
-- **What the cache keeps.** A tile (an op's tile shape at an offset into a tensor, clipped
-  to its edge) touched at step t, last touched at step p, has d bytes of other distinct
-  tiles touched in steps p+1..t before it (its reuse distance, itself included). The L2
-  hashes each line to one set of `L2_WAYS` (16) lines and evicts within the set, so a line
-  survives d bytes when fewer than 16 of them fell into its set: with lines hashed evenly
-  their number is Poisson with mean 16 d / C (C: the partition's size, below), and a tile
-  counts the expected share of its lines held (`survival`; a soft edge, not the cliff of one
-  fully associative LRU). Reads that miss are fetched from DRAM; written tiles occupy the
-  cache like read ones, and reach DRAM once each time they become dirty, except the lines
-  still dirty when the kernel ends (the tiles written at their last touch whose distance to
-  a touch after the last step keeps them): the L2 writes them back later, as the next
-  kernel's lines displace them, not while this one runs (Nsight Compute's DRAM bytes written
-  fall 4-9 MB short of each output by as much). The distances come from one 2-d histogram of
-  (step, next step the tile is touched) over the distinct (step, tile) pairs, so the replay
-  is a few numpy passes, not a loop over accesses.
+- **What the cache keeps.** A tile (an op's tile shape at an offset into a tensor,
+  clipped to its edge) touched at step t, last touched at step p, has d bytes of other
+  distinct tiles touched in steps p+1..t before it (its reuse distance, itself included),
+  and counts the share of its lines still held (`survival`). Where the schedule is known
+  (one block an SM, whose waves start and run in step, or a measured one), the distance is
+  known to `L2_EDGE_SPREAD` (5%) and the cache's edge is that sharp: tools/l2_probe.cu
+  finds a buffer kept whole to 28 MiB and lost from 32, about a partition's 30, and the
+  pair probe (below) fits an LRU. With several blocks an SM the blocks sharing one start
+  in step and drift apart (tools/block_trace.py: the first two end at 0.89 and 1.14 of a
+  block, later ones start about half a block apart), which the schedule here does not
+  follow; there the replay takes the softer edge of `L2_WAYS` (16)-way sets filled at
+  random, a line surviving d bytes when fewer than 16 of them fell into its set (their
+  number Poisson with mean 16 d / C, C the partition's size). That edge stands for the
+  spread of the distances, not for the cache (whose sets the probes find filled evenly),
+  and was chosen by its fit to Nsight Compute's readings (docs/model.md). Reads that miss
+  are fetched from DRAM; written tiles occupy the cache like read ones, and reach DRAM
+  once each time they become dirty, except the lines still dirty when the kernel ends (the
+  tiles written at their last touch whose distance to a touch after the last step keeps
+  them): the L2 writes them back later, as the next kernel's lines displace them, not
+  while this one runs (Nsight Compute's DRAM bytes written fall 4-9 MB short of each
+  output by as much). The distances come from one 2-d histogram of (step, next step the
+  tile is touched) over the distinct (step, tile) pairs, so the replay is a few numpy
+  passes, not a loop over accesses.
 
-- **Where a line is held.** An A100, H100 or H200's L2 is two partitions (`L2_PARTITIONS`),
-  each half of it, each attached to half of the SMs (the A100 whitepaper, on its L2). A line
-  has a home partition (lines are hashed over them, so each tile is half homed in each); a
-  partition also keeps a copy of a line homed in the other when its own SMs read it. So the
-  replay (`replay_partitioned`) is one LRU replay per partition, of the accesses it sees:
-  its own SMs' reads of every line, and every access of the other SMs to the lines homed in
-  it (a read its own partition missed looks there next; writes go to the home). A read
-  reaches DRAM when the home missed and the reader needed it: a reader on the home
-  partition always, one on the other when its own partition missed too. Which SMs are on
-  which partition is not known (tools/l2_partition.cu finds no two-way split of the SM
-  numbers), so the replay deals the SMs evenly at random (`PARTITION_SEED`), uncorrelated
-  with the launch order. Measured (tools/l2_probe.cu, H200, 2026-11-23), and what this gives
-  with no constant: a buffer every SM reads is kept whole between passes up to 28 MiB of
-  the 60 MiB and lost from 32 MiB on (each partition sees every line: kept up to 30 MiB);
-  one of which each SM reads its own slice is kept up to 40 MiB (a partition sees its own
-  SMs' half of the buffer and the other SMs' lines homed in it, a quarter: kept up to 4/3 x
-  30 MiB). A tile read by blocks on both partitions is held twice; one read by a few SMs,
-  like a GEMM's B tile that one block of each block row reads in turn, is held 1.5 times
-  on average. Steps are merged evenly when a kernel has more than `MAX_STEPS` of them,
-  which only puts tiles of neighbouring steps in one group.
+- **Where a line is held.** An A100, H100 or H200's L2 is two partitions
+  (`L2_PARTITIONS`), each half of it, each attached to half of the SMs (the A100
+  whitepaper, on its L2). A line has a home partition (lines are hashed over them, so each
+  tile is half homed in each); a partition also keeps a copy of a line homed in the other
+  when its own SMs read it. So the replay (`replay_partitioned`) is one LRU replay per
+  partition, of the accesses it sees: its own SMs' reads of every line, and every access
+  of the other SMs to the lines homed in it (a read its own partition missed looks there
+  next; writes go to the home). A read reaches DRAM when the home missed and the reader
+  needed it: a reader on the home partition always, one on the other when its own
+  partition missed too. Which SMs are on which partition is measured on the H200
+  (tools/l2_latency.cu; `Hardware.l2_partition`: 66 and 66, by pairs of SMs), and so is
+  the order a launch hands its blocks to SMs (tools/block_trace.py;
+  `Hardware.dispatch_order`): the schedule's i-th SM is the i-th a launch fills, so
+  consecutive blocks share a partition in runs of 16 to 50. Where the hardware table has
+  neither, the SMs are dealt evenly at random (`PARTITION_SEED`). The pair probe
+  (tools/l2_partition.cu) follows from this rule and the measured partitions: two SMs
+  reading one 36 MiB buffer four times, from its start and its middle, thrash one
+  partition (4.5 x the buffer from DRAM; measured 4.4-4.5) and share two (1 x; measured
+  1.25-1.9), and one SM alone reads it 2.5 x (measured 2.50). Measured (tools/l2_probe.cu,
+  H200, 2026-11-23), and what this gives with no constant: a buffer every SM reads is kept
+  whole between passes up to 28 MiB of the 60 MiB and lost from 32 MiB on (each partition
+  sees every line: kept up to 30 MiB); one of which each SM reads its own slice is kept up
+  to 40 MiB (a partition sees its own SMs' half of the buffer and the other SMs' lines
+  homed in it, a quarter: kept up to 4/3 x 30 MiB). A tile read by blocks on both
+  partitions is held twice; one read by a few SMs, like a GEMM's B tile that one block of
+  each block row reads in turn, is held 1.5 times on average. Steps are merged evenly when
+  a kernel has more than `MAX_STEPS` of them, which only puts tiles of neighbouring steps
+  in one group.
 
 How far to trust it (docs/model.md, "GPU validation"): against Nsight Compute's DRAM bytes
-for 117 configurations (GEMMs of both paths at five shapes, attention at three; H200), 95
-are within 10% (93-96 with the SMs dealt to partitions by other seeds), and the mean error
-is 6.4% (one cache of half the L2, which took every tile as held twice: 91 and 16.5%, up to
-+459% on sm_80 kernels with several blocks an SM where A is 32 MiB, at the cache's edge); of
-45 more at three shapes predicted before they were measured, 41 (mean 4.5%; the single
-cache: 39 and 10.0%). Of the 117, attention is 27 of 27, sm_90a 36 of 40, sm_80 with one
-block an SM 16 of 20, with several 16 of 30. Those off: the several-blocks-an-SM sm_80
-kernels still, by less (up to +77% at 8192x8192x2048, and -15..-22% at 8192^3, where blocks
-sharing an SM drift apart), the one-block sm_80 ones at 8192x8192x2048 under by 11-19% (the
-replay now keeps some of B that the GPU does not), and sm_90a kernels of narrow tiles whose
-SMs drift apart over many waves (+12..+22%). The constants here are the cache's size and its
-partitions (measured), its associativity (16 ways) and nothing about the schedule: an
-earlier spread of the waves fitted to the 4096^3 rows missed by up to +153% on shapes it was
-not fitted on and was removed.
+for 162 configurations (GEMMs of both paths at seven shapes, attention at four; H200), 140
+are within 10% and the mean error is 6.0% (the SMs dealt at random and the 16-way edge
+everywhere, as before the partitions were measured: 136 and 5.9%). Attention is 36 of 36,
+sm_90a 53 of 56, sm_80 with one block an SM 28 of 28, with several 23 of 42: those are
+what is off, up to +72% (64x64 tiles at 8192x8192x2048) and -22% (8192^3), as their
+blocks drift on an SM in ways the schedule does not follow. The constants are the cache's
+size, its partitions and the dispatch order (measured), the edge's spread (the probe's and
+the blocks' durations) and, for several blocks an SM, the 16 ways (fitted).
 
 What it does not see: blocks of one SM progressing at different rates within a block (a
-block moves one step per iteration), drift that differs from SM to SM, two loops of equal
-trip counts one after the other (taken as one), which SM is on which partition, slices and
-the real hash (sets are filled evenly at random), and sectors (a tile's lines are held or
-lost alike within a set's chance)."""
+block moves one step per iteration), drift that differs from SM to SM, which SM takes a
+block after the first wave (the schedule keeps each slot on its SM, where the GPU gives it
+to the SM that frees first), the row a launch's dispatch starts from (it moves from launch
+to launch; the table's first is taken), two loops of equal trip counts one after the other
+(taken as one), slices, and sectors (a tile's lines are held or lost alike)."""
 
 from __future__ import annotations
 
@@ -96,14 +107,22 @@ from napkin_ir.model.analysis import Access, KernelCost
 # (their home) and copies of the other half's that its SMs read (see the module docstring).
 # 1: one cache of the whole L2.
 L2_PARTITIONS = 2
-# Which partition an SM is attached to is not known (tools/l2_partition.cu finds no clean
-# two-way split of the SM numbers): the replay takes a fixed pseudo-random half of the SMs,
-# drawn with this seed, so that the split is uncorrelated with the launch order.
+# Which partition an SM is attached to, when the hardware table does not say (only the H200's
+# is measured: `Hardware.l2_partition`): the replay takes a fixed pseudo-random half of the
+# SMs, drawn with this seed.
 PARTITION_SEED = 0
 # The associativity of the L2: a line is hashed to one set of L2_WAYS lines and evicted when
-# L2_WAYS other distinct lines of its set came after it (see the module docstring); None: one
-# fully associative LRU.
+# L2_WAYS other distinct lines of its set came after it; with lines falling into sets at
+# random, a soft edge (`survival`). The replay uses it where it does not know the schedule
+# well: kernels with several blocks an SM (see the module docstring). None: one fully
+# associative LRU, everywhere (the tests' exact cache).
 L2_WAYS: int | None = 16
+# Where the schedule is known (one block an SM, or a measured one), a tile's reuse distance
+# is known to this relative spread, and the cache's edge is that sharp: tools/l2_probe.cu
+# finds a buffer every SM reads kept whole up to 28 MiB and lost from 32 (an edge of about
+# +-2 MiB about the partition's 30), and tools/block_trace.py one-block-an-SM blocks lasting
+# within 2-6% of each other ((p90 - p10) / 2.56 of the median; H200, 2026-11-23).
+L2_EDGE_SPREAD = 0.05
 # The most time steps the replay resolves: its histogram is MAX_STEPS^2 numbers.
 MAX_STEPS = 2048
 _KEY_LIMIT = 1 << 62
@@ -122,6 +141,9 @@ class Trace:
     write: np.ndarray
     names: list[str]
     sm: np.ndarray | None = None  # the SM of the access's block (any numbering); None: one SM
+    # the relative spread of its reuse distances: the cache's edge (`survival`); None: the
+    # chance of L2_WAYS-way sets
+    spread: float | None = None
 
 
 @dataclass
@@ -182,17 +204,20 @@ def block_placement(durations: np.ndarray, slots: int, per_sm: int = 1) -> tuple
     return start, sm
 
 
-def survival(distance: np.ndarray, capacity: float) -> np.ndarray:
+def survival(distance: np.ndarray, capacity: float, spread: float | None = None) -> np.ndarray:
     """The share of a tile's lines still in the cache after `distance` bytes of other distinct
-    lines: all of them up to `capacity` in a fully associative LRU (`L2_WAYS` None); in a
-    cache of `L2_WAYS`-way sets that lines are hashed to evenly, the chance that fewer than
-    L2_WAYS of those lines fell into the line's set, their count being Poisson with mean
-    L2_WAYS x distance / capacity."""
+    lines. A fully associative LRU (`L2_WAYS` None) keeps them all up to `capacity`. With a
+    `spread`, the distance is known to that relative (normal) spread: the chance that it
+    falls within the capacity. Otherwise, in a cache of `L2_WAYS`-way sets that lines are
+    hashed to at random, the chance that fewer than L2_WAYS of those lines fell into the
+    line's set, their count being Poisson with mean L2_WAYS x distance / capacity."""
     distance = np.asarray(distance, np.float64)
     if capacity <= 0:
         return np.zeros(distance.shape)
     if L2_WAYS is None:
         return (distance <= capacity).astype(np.float64)
+    if spread is not None:
+        return _normal_cdf((capacity - distance) / np.maximum(spread * distance, 1e-300))
     mean = L2_WAYS * distance / capacity
     term = np.exp(-mean)
     total = term.copy()
@@ -200,6 +225,15 @@ def survival(distance: np.ndarray, capacity: float) -> np.ndarray:
         term = term * mean / j
         total += term
     return np.minimum(total, 1.0)
+
+
+def _normal_cdf(z: np.ndarray) -> np.ndarray:
+    """The standard normal distribution function, to 1e-7 (Abramowitz and Stegun 7.1.26)."""
+    x = np.abs(z) / math.sqrt(2.0)
+    t = 1.0 / (1.0 + 0.3275911 * x)
+    poly = t * (0.254829592 + t * (-0.284496736 + t * (1.421413741 + t * (-1.453152027 + t * 1.061405429))))
+    erf = 1.0 - poly * np.exp(-x * x)
+    return 0.5 * (1.0 + np.sign(z) * erf)
 
 
 def _iterations(a: Access) -> int:
@@ -236,7 +270,8 @@ def _block_clock(accesses: list[Access], n_blocks: int) -> tuple[list[np.ndarray
     return clock, np.maximum(begin[-1], 1)
 
 
-def _trace(cost: KernelCost, slots: int, per_sm: int = 1, ran: np.ndarray | None = None) -> Trace | None:
+def _trace(cost: KernelCost, slots: int, per_sm: int = 1, ran: np.ndarray | None = None,
+           dispatch: tuple[int, ...] | None = None) -> Trace | None:
     accesses = [a for a in cost.accesses if a.space.count()]
     if not accesses:
         return None
@@ -252,6 +287,8 @@ def _trace(cost: KernelCost, slots: int, per_sm: int = 1, ran: np.ndarray | None
     else:
         start, sm = np.empty(n_blocks, np.int64), np.empty(n_blocks, np.int64)
         start[order], sm[order] = block_placement(duration[order], slots, per_sm)
+        if dispatch:  # the model's SM i is the i-th a launch hands a block to
+            sm = np.asarray(dispatch, np.int64)[sm % len(dispatch)]
 
     tensors = {name: n for n, name in enumerate(dict.fromkeys(a.tensor for a in accesses))}
     bases, radices = _key_space(accesses)
@@ -272,8 +309,10 @@ def _trace(cost: KernelCost, slots: int, per_sm: int = 1, ran: np.ndarray | None
         writes.append(np.full(len(ctx), a.write))
     if not sum(len(k) for k in keys):
         return None
+    known = ran is not None or per_sm == 1  # measured, or blocks of a wave that run in step
     return Trace(np.concatenate(steps), np.concatenate(keys), np.concatenate(sizes).astype(np.float64),
-                 np.concatenate(names), np.concatenate(writes), list(tensors), np.concatenate(sms))
+                 np.concatenate(names), np.concatenate(writes), list(tensors), np.concatenate(sms),
+                 L2_EDGE_SPREAD if known else None)
 
 
 def _measured_starts(ran: np.ndarray, launch: np.ndarray, duration: np.ndarray) -> np.ndarray:
@@ -352,7 +391,7 @@ def replay(tr: Trace, capacity: float, last: int | None = None) -> Touches:
     t, p = ev_step[again], prev[again]
     distance = w[p + 1, t + 1] - w[t + 1, t + 1]
     held = np.zeros(n)
-    held[again] = survival(distance, capacity)
+    held[again] = survival(distance, capacity, tr.spread)
     # a write makes the tile dirty anew unless the cache held it from a write
     written_before = np.zeros(n, bool)
     written_before[by_key[1:][same]] = writes[by_key[:-1][same]]
@@ -361,18 +400,22 @@ def replay(tr: Trace, capacity: float, last: int | None = None) -> Touches:
     # after the last step
     final = writes & (nxt == last + 1)
     left_dirty = np.zeros(n)
-    left_dirty[final] = survival(w[ev_step[final] + 1, last + 1] + size[final], capacity)
+    left_dirty[final] = survival(w[ev_step[final] + 1, last + 1] + size[final], capacity, tr.spread)
     return Touches(ev_step, tensor, size, reads, writes, held, writes * (1 - held * written_before), left_dirty, inverse)
 
 
-def partition_of(sm: np.ndarray, sms: int = 0) -> np.ndarray:
-    """The L2 partition (0 .. L2_PARTITIONS - 1) each SM is attached to: the GPU's `sms` SMs
-    (at least as many as the numbers given) dealt evenly at random (`PARTITION_SEED`), so an
-    SM's partition does not depend on how many of them a kernel uses."""
+def partition_of(sm: np.ndarray, sms: int = 0, table: tuple[int, ...] | None = None) -> np.ndarray:
+    """The L2 partition (0 .. L2_PARTITIONS - 1) each SM is attached to: `table[sm]`, the
+    hardware's (`Hardware.l2_partition`, by %smid), where it is known; otherwise the GPU's
+    `sms` SMs (at least as many as the numbers given) dealt evenly at random
+    (`PARTITION_SEED`), so an SM's partition does not depend on how many of them a kernel
+    uses."""
     sm = np.asarray(sm, np.int64)
+    if table:
+        return np.asarray(table, np.int64)[sm % len(table)]
     n = max(sms, int(sm.max()) + 1 if len(sm) else 1)
-    table = np.random.default_rng(PARTITION_SEED).permutation(n) * L2_PARTITIONS // n
-    return table[sm]
+    dealt = np.random.default_rng(PARTITION_SEED).permutation(n) * L2_PARTITIONS // n
+    return dealt[sm]
 
 
 def _distinct(tr: Trace, part: np.ndarray) -> tuple[Trace, np.ndarray]:
@@ -388,7 +431,8 @@ def _distinct(tr: Trace, part: np.ndarray) -> tuple[Trace, np.ndarray]:
         key = np.unique(key, return_inverse=True)[1].reshape(-1)
         n_keys = int(key.max()) + 1
     _, first = np.unique(((step * n_keys + key) * L2_PARTITIONS + part) * 2 + tr.write, return_index=True)
-    return Trace(step[first], tr.key[first], tr.size[first], tr.tensor[first], tr.write[first], tr.names), part[first]
+    return (Trace(step[first], tr.key[first], tr.size[first], tr.tensor[first], tr.write[first], tr.names,
+                  spread=tr.spread), part[first])
 
 
 def replay_partitioned(tr: Trace, capacity: float, part: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
@@ -414,7 +458,8 @@ def replay_partitioned(tr: Trace, capacity: float, part: np.ndarray) -> tuple[np
         home = np.flatnonzero((part != p) | tr.write)  # the share homed here of the others' accesses and all writes
         rows = np.concatenate([np.tile(own, parts), home])
         homes = np.concatenate([np.repeat(np.arange(parts), len(own)), np.full(len(home), p)])
-        sub = Trace(tr.step[rows], tr.key[rows] * parts + homes, share[rows], tr.tensor[rows], tr.write[rows], tr.names)
+        sub = Trace(tr.step[rows], tr.key[rows] * parts + homes, share[rows], tr.tensor[rows], tr.write[rows], tr.names,
+                    spread=tr.spread)
         streams.append((own, rows, homes, replay(sub, capacity, last)))
     for p, (_, rows, homes, t) in enumerate(streams):
         at_home = homes == p
@@ -444,19 +489,23 @@ class DramEstimate:
 
 
 def dram_estimate(cost: KernelCost, slots: int, l2_bytes: int, per_sm: int = 1,
-                  ran: np.ndarray | None = None) -> DramEstimate:
+                  ran: np.ndarray | None = None, partition: tuple[int, ...] | None = None,
+                  dispatch: tuple[int, ...] | None = None) -> DramEstimate:
     """The DRAM traffic of `cost` when blocks run `slots` at a time, `per_sm` of them on each
     SM (whose slots are staggered: `block_schedule`), and the L2 holds `l2_bytes` in
-    `L2_PARTITIONS` partitions. `ran`, (start, end) per block in launch order and optionally
-    its SM (as tools/block_trace.py measures them), replaces the modelled start times (and
-    SMs)."""
+    `L2_PARTITIONS` partitions. `partition`: the partition of each SM by its number, and
+    `dispatch`: the SMs in the order a launch hands them blocks, where the hardware table
+    has them (`Hardware.l2_partition`, `Hardware.dispatch_order`). `ran`, (start, end) per
+    block in launch order and optionally its SM (as tools/block_trace.py measures them),
+    replaces the modelled start times (and SMs)."""
     touched = [name for name in cost.globals if any(a.tensor == name for a in cost.accesses)]
     moved, dirty = {name: 0.0 for name in touched}, {name: 0.0 for name in touched}
-    tr = _trace(cost, slots, per_sm, ran)
+    tr = _trace(cost, slots, per_sm, ran, dispatch)
     if tr is None:
         return DramEstimate(moved, dirty)
     if L2_PARTITIONS > 1:
-        got = replay_partitioned(tr, l2_bytes / L2_PARTITIONS, partition_of(tr.sm, slots // max(1, per_sm)))
+        part = partition_of(tr.sm, slots // max(1, per_sm), partition)
+        got = replay_partitioned(tr, l2_bytes / L2_PARTITIONS, part)
     else:
         touches = replay(tr, l2_bytes)
         got = touches.dram_bytes(len(tr.names)), touches.dirty_at_end(len(tr.names))

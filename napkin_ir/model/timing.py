@@ -128,7 +128,8 @@ def predict(cost: KernelCost, hw: Hardware, registers: int | None = None, instru
     tail = math.ceil(blocks / hw.sms) * hw.sms / blocks
     fill = min(1.0, occ.warps_per_sm / WARPS_PER_SM_TO_FILL)
     sm_side = tail / fill
-    estimate = dram_estimate(cost, slots, hw.l2_bytes, occ.blocks_per_sm)
+    estimate = dram_estimate(cost, slots, hw.l2_bytes, occ.blocks_per_sm, partition=hw.l2_partition,
+                             dispatch=hw.dispatch_order)
     dram = estimate.moved
     in_flight = min(blocks, slots) * cost.inflight_per_block
     hbm_rate = min(sustained_hbm(hw), in_flight / DRAM_LATENCY_S) if in_flight else sustained_hbm(hw)

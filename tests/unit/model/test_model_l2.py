@@ -11,6 +11,7 @@ tiles the cache still holds dirty when the kernel ends are not written while it 
 """
 
 import itertools
+import math
 
 import numpy as np
 import pytest
@@ -18,6 +19,7 @@ import pytest
 from napkin_ir.attention_diagrams import attention_diagram
 from napkin_ir.diagrams import gemm
 from napkin_ir.model import l2
+from napkin_ir.model.hardware import hardware
 from napkin_ir.model.analysis import analyse_module
 from napkin_ir.pipelines import run_pipeline
 
@@ -187,7 +189,6 @@ def test_a_tile_still_dirty_when_the_kernel_ends_is_not_written_while_it_runs():
 def test_query_tiles_of_a_head_cut_by_a_wave_keep_its_keys_in_the_cache(monkeypatch):
     # 2 x 4 heads of 16 query tiles, launched head by head, 132 x 6 blocks at a time at the
     # hbm level: with the cache at its H200 size each head's K and V come once
-    from napkin_ir.model.hardware import hardware
     from napkin_ir.model.timing import predict
 
     b, h, n, d = 2, 4, 2048, 64
@@ -365,3 +366,83 @@ def test_a_kernel_whose_tiles_fit_a_partition_reads_each_once_however_its_blocks
         assert l2.dram_bytes(gemm_cost, slots, 2 << 20) == {"a": A_BYTES, "b": B_BYTES, "out": 0}
     assert l2.dram_bytes(gemm_cost, 1, 0) == {"a": 8 * 2 * TILE, "b": 8 * 2 * TILE, "out": OUT_BYTES}
     assert l2.dram_bytes(gemm_cost, 8, 0) == {"a": A_BYTES, "b": B_BYTES, "out": OUT_BYTES}
+
+
+def _pair_probe(readers: list[int], part: list[int], lines: int = 36, passes: int = 4) -> l2.Trace:
+    """tools/l2_partition.cu: SM q reads a buffer of `lines` one-byte lines `passes` times,
+    starting at line readers[q] (the SMs at once, a line a step); part[q]: its partition."""
+    rows = [(p * lines + j, (start + j) % lines, q) for q, start in enumerate(readers)
+            for p in range(passes) for j in range(lines)]
+    step, key, sm = (np.array(c) for c in zip(*rows))
+    return l2.Trace(step, key, np.ones(len(rows)), np.zeros(len(rows), np.int64), np.zeros(len(rows), bool), ["x"],
+                    np.array(part)[sm])
+
+
+def test_two_readers_of_one_buffer_share_it_across_the_partitions_and_not_within_one(two_partitions):
+    # l2_partition.cu on an H200 (docs/model.md): a 36 MiB buffer read four times, partitions
+    # of 30 MiB. Here 36 lines, partitions of 30.
+    # - SM 0 alone: its partition sees all 36 lines between two reads of one, so it holds
+    #   none; the 18 homed there come from DRAM on each of the 4 passes, the 18 homed in the
+    #   other partition (which sees only those) once: 90 = 2.5 x the buffer (measured 2.50).
+    alone = _pair_probe([0], [0])
+    assert l2.replay_partitioned(alone, 30, alone.sm)[0].tolist() == [90]
+    # - with a second SM on its partition, reading from the middle: between SM 0's read of a
+    #   line and SM 1's, half a pass of each, all 36 lines again; each of the two reads the
+    #   18 lines homed there from DRAM on every pass (144), the other 18 once: 162 = 4.5 x
+    #   (measured 4.4-4.5 for SMs 1, 8-11, 70-75, 125, all on SM 0's partition).
+    same = _pair_probe([0, 18], [0, 0])
+    assert l2.replay_partitioned(same, 30, same.sm)[0].tolist() == [162]
+    # - with it on the other partition: between SM 0's read of a line homed in partition 0
+    #   and SM 1's, partition 0 sees SM 0's 18 lines and SM 1's 9 of those homed there: 27,
+    #   kept; the same for SM 1's copy in partition 1: each line is read from DRAM once, 36 =
+    #   1 x (measured 1.25-1.9 for SMs 2-7, 14-15, 64-69, 76-77, all on the other partition)
+    other = _pair_probe([0, 18], [0, 1])
+    assert l2.replay_partitioned(other, 30, other.sm)[0].tolist() == [36]
+    # the partitions as the H200's table has them: SM 0 with SMs 1 and 2
+    h200 = hardware("h200")
+    assert l2.partition_of(np.array([0, 1, 2]), 132, h200.l2_partition).tolist() == [0, 0, 1]
+
+
+def test_the_h200_tables_split_its_sms_by_pairs_and_dispatch_in_runs_on_one_partition():
+    h200 = hardware("h200")
+    part, order = np.array(h200.l2_partition), np.array(h200.dispatch_order)
+    assert len(part) == len(order) == h200.sms
+    assert np.bincount(part).tolist() == [66, 66]
+    assert (part[0::2] == part[1::2]).all()  # an SM pair (a TPC) is on one partition
+    assert sorted(order.tolist()) == list(range(h200.sms))
+    # in launch order, the partition changes five times: runs of 16, 48, 50 and 18 blocks
+    along = part[order]
+    changes = np.flatnonzero(along[1:] != along[:-1]) + 1
+    assert np.diff(np.concatenate([[0], changes, [h200.sms]])).tolist() == [16, 48, 50, 18]
+    # the random dealing stands in where the table is missing
+    assert hardware("h100").l2_partition is None and hardware("h100").dispatch_order is None
+
+
+def test_a_launch_hands_its_blocks_to_the_sms_in_dispatch_order(gemm_cost):
+    plain = l2._trace(gemm_cost, 8)
+    reversed_order = l2._trace(gemm_cost, 8, dispatch=tuple(range(7, -1, -1)))
+    assert (reversed_order.sm == 7 - plain.sm).all()
+    assert (reversed_order.step == plain.step).all() and (reversed_order.key == plain.key).all()
+
+
+def test_the_edge_is_sharp_where_the_schedule_is_known(gemm_cost, monkeypatch):
+    monkeypatch.setattr(l2, "L2_WAYS", 16)
+    # one block an SM, or a measured schedule: a reuse distance known to L2_EDGE_SPREAD
+    assert l2._trace(gemm_cost, 8, 1).spread == l2.L2_EDGE_SPREAD
+    ran = np.array([[0, 2], [0, 2], [2, 4], [2, 4], [4, 6], [4, 6], [6, 8], [6, 8]])
+    assert l2._trace(gemm_cost, 4, 2, ran).spread == l2.L2_EDGE_SPREAD
+    # several blocks an SM, modelled: the chance of the 16-way sets
+    assert l2._trace(gemm_cost, 8, 2).spread is None
+
+    def normal(z):
+        return 0.5 * (1 + math.erf(z / math.sqrt(2)))
+
+    c, s = 100.0, 0.05
+    got = l2.survival(np.array([90.0, 100.0, 110.0]), c, s)
+    want = [normal(10 / (s * 90)), 0.5, normal(-10 / (s * 110))]  # 0.987, 0.5, 0.035
+    assert got == pytest.approx(want, abs=1e-6)
+    # the sets' chance at 90% of the capacity: P(Poisson(14.4) < 16) = 0.65, far softer
+    mean = 16 * 0.9
+    poisson = sum(math.exp(-mean) * mean**j / math.factorial(j) for j in range(16))
+    assert l2.survival(np.array([90.0]), c)[0] == pytest.approx(poisson, abs=1e-9)
+    assert poisson < 0.7 < got[0]
