@@ -23,29 +23,30 @@ order through the L2's two partitions:
   the end of the loop before it (the output tile), or at the block's start if none came
   before (Q, the pipeline's first stages). What blocks touch at one step is one group: a
   tile several of them read at the same step is fetched once.
-- **What the cache keeps.** A tile (an op's tile shape at an offset into a tensor,
-  clipped to its edge) touched at step t, last touched at step p, has d bytes of other
-  distinct tiles touched in steps p+1..t before it (its reuse distance, itself included),
-  and counts the share of its lines still held (`survival`). Where the schedule is known
-  (one block an SM, whose waves start and run in step, or a measured one), the distance is
-  known to `L2_EDGE_SPREAD` (5%) and the cache's edge is that sharp: tools/l2_probe.cu
-  finds a buffer kept whole to 28 MiB and lost from 32, about a partition's 30, and the
-  pair probe (below) fits an LRU. With several blocks an SM the blocks sharing one start
-  in step and drift apart (tools/block_trace.py: the first two end at 0.89 and 1.14 of a
-  block, later ones start about half a block apart), which the schedule here does not
-  follow; there the replay takes the softer edge of `L2_WAYS` (16)-way sets filled at
-  random, a line surviving d bytes when fewer than 16 of them fell into its set (their
-  number Poisson with mean 16 d / C, C the partition's size). That edge stands for the
-  spread of the distances, not for the cache (whose sets the probes find filled evenly),
-  and was chosen by its fit to Nsight Compute's readings (docs/model.md). Reads that miss
-  are fetched from DRAM; written tiles occupy the cache like read ones, and reach DRAM
-  once each time they become dirty, except the lines still dirty when the kernel ends (the
-  tiles written at their last touch whose distance to a touch after the last step keeps
-  them): the L2 writes them back later, as the next kernel's lines displace them, not
-  while this one runs (Nsight Compute's DRAM bytes written fall 4-9 MB short of each
-  output by as much). The distances come from one 2-d histogram of (step, next step the
-  tile is touched) over the distinct (step, tile) pairs, so the replay is a few numpy
-  passes, not a loop over accesses.
+- **What the cache keeps.** A tile (an op's tile shape at an offset into a tensor, clipped
+  to its edge) touched at step t, last touched at step p, has d bytes of other distinct
+  tiles touched in steps p+1..t before it (its reuse distance, itself included), and
+  counts the share of its lines still held (`survival`). Where the schedule is known (one
+  block an SM, whose waves start and run in step, on a GPU whose SMs' partitions are
+  measured; or a measured schedule), the distance is known to `L2_EDGE_SPREAD` (5%) and
+  the cache's edge is that sharp: tools/l2_probe.cu finds a buffer kept whole to 28 MiB
+  and lost from 32, about a partition's 30, and the pair probe (below) fits an LRU. With
+  several blocks an SM the blocks sharing one start in step and drift apart
+  (tools/block_trace.py: the first two end at 0.89 and 1.14 of a block, later ones start
+  about half a block apart), which the schedule here does not follow, and where the
+  partitions are not known the SMs are dealt to them at random; there the replay takes the
+  softer edge of `L2_WAYS` (16)-way sets filled at random, a line surviving d bytes when
+  fewer than 16 of them fell into its set (their number Poisson with mean 16 d / C, C the
+  partition's size). That edge stands for the spread of the distances, not for the cache
+  (whose sets the probes find filled evenly), and was chosen by its fit to Nsight
+  Compute's readings (docs/model.md). Reads that miss are fetched from DRAM; written tiles
+  occupy the cache like read ones, and reach DRAM once each time they become dirty, except
+  the lines still dirty when the kernel ends (the tiles written at their last touch whose
+  distance to a touch after the last step keeps them): the L2 writes them back later, as
+  the next kernel's lines displace them, not while this one runs (Nsight Compute's DRAM
+  bytes written fall 4-9 MB short of each output by as much). The distances come from one
+  2-d histogram of (step, next step the tile is touched) over the distinct (step, tile)
+  pairs, so the replay is a few numpy passes, not a loop over accesses.
 
 - **Where a line is held.** An A100, H100 or H200's L2 is two partitions
   (`L2_PARTITIONS`), each half of it, each attached to half of the SMs (the A100
@@ -97,7 +98,7 @@ from __future__ import annotations
 
 import heapq
 import math
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import numpy as np
 
@@ -114,14 +115,16 @@ PARTITION_SEED = 0
 # The associativity of the L2: a line is hashed to one set of L2_WAYS lines and evicted when
 # L2_WAYS other distinct lines of its set came after it; with lines falling into sets at
 # random, a soft edge (`survival`). The replay uses it where it does not know the schedule
-# well: kernels with several blocks an SM (see the module docstring). None: one fully
-# associative LRU, everywhere (the tests' exact cache).
+# well: kernels with several blocks an SM, and any on a GPU whose SMs' partitions are not
+# measured (see the module docstring). None: one fully associative LRU, everywhere (the
+# tests' exact cache).
 L2_WAYS: int | None = 16
-# Where the schedule is known (one block an SM, or a measured one), a tile's reuse distance
-# is known to this relative spread, and the cache's edge is that sharp: tools/l2_probe.cu
-# finds a buffer every SM reads kept whole up to 28 MiB and lost from 32 (an edge of about
-# +-2 MiB about the partition's 30), and tools/block_trace.py one-block-an-SM blocks lasting
-# within 2-6% of each other ((p90 - p10) / 2.56 of the median; H200, 2026-11-23).
+# Where the schedule is known (one block an SM on a GPU whose SMs' partitions are measured,
+# or a measured schedule), a tile's reuse distance is known to this relative spread, and the
+# cache's edge is that sharp: tools/l2_probe.cu finds a buffer every SM reads kept whole up
+# to 28 MiB and lost from 32 (an edge of about +-2 MiB about the partition's 30), and
+# tools/block_trace.py one-block-an-SM blocks lasting within 2-6% of each other ((p90 -
+# p10) / 2.56 of the median; H200, 2026-11-23).
 L2_EDGE_SPREAD = 0.05
 # The most time steps the replay resolves: its histogram is MAX_STEPS^2 numbers.
 MAX_STEPS = 2048
@@ -495,7 +498,9 @@ def dram_estimate(cost: KernelCost, slots: int, l2_bytes: int, per_sm: int = 1,
     SM (whose slots are staggered: `block_schedule`), and the L2 holds `l2_bytes` in
     `L2_PARTITIONS` partitions. `partition`: the partition of each SM by its number, and
     `dispatch`: the SMs in the order a launch hands them blocks, where the hardware table
-    has them (`Hardware.l2_partition`, `Hardware.dispatch_order`). `ran`, (start, end) per
+    has them (`Hardware.l2_partition`, `Hardware.dispatch_order`); without `partition`,
+    the SMs are dealt at random and the replay keeps the 16-way edge, which then stands for
+    the partitions not known as well (`survival`). `ran`, (start, end) per
     block in launch order and optionally its SM (as tools/block_trace.py measures them),
     replaces the modelled start times (and SMs)."""
     touched = [name for name in cost.globals if any(a.tensor == name for a in cost.accesses)]
@@ -503,6 +508,8 @@ def dram_estimate(cost: KernelCost, slots: int, l2_bytes: int, per_sm: int = 1,
     tr = _trace(cost, slots, per_sm, ran, dispatch)
     if tr is None:
         return DramEstimate(moved, dirty)
+    if partition is None and ran is None:  # SMs dealt at random: the soft edge stands for that too
+        tr = replace(tr, spread=None)
     if L2_PARTITIONS > 1:
         part = partition_of(tr.sm, slots // max(1, per_sm), partition)
         got = replay_partitioned(tr, l2_bytes / L2_PARTITIONS, part)

@@ -446,3 +446,22 @@ def test_the_edge_is_sharp_where_the_schedule_is_known(gemm_cost, monkeypatch):
     poisson = sum(math.exp(-mean) * mean**j / math.factorial(j) for j in range(16))
     assert l2.survival(np.array([90.0]), c)[0] == pytest.approx(poisson, abs=1e-9)
     assert poisson < 0.7 < got[0]
+
+
+def test_without_the_partitions_the_replay_keeps_the_soft_edge(gemm_cost, two_partitions, monkeypatch):
+    # a GPU whose table has no partitions: the SMs dealt at random, and the 16-way edge, as
+    # if the schedule were not known; with the table, one block an SM takes the sharp edge
+    monkeypatch.setattr(l2, "L2_WAYS", 16)
+    capacity = 3 * TILE
+
+    def by_hand(spread, part):
+        tr = l2._trace(gemm_cost, 8)
+        tr.spread = spread
+        return l2.replay_partitioned(tr, capacity / 2, part(tr.sm))[0].sum()
+
+    dealt = by_hand(None, lambda sm: l2.partition_of(sm, 8))
+    table = (0, 1, 1, 0, 0, 1, 1, 0)
+    measured = by_hand(l2.L2_EDGE_SPREAD, lambda sm: np.array(table)[sm])
+    assert sum(l2.dram_estimate(gemm_cost, 8, capacity).moved.values()) == pytest.approx(dealt, abs=1)
+    assert sum(l2.dram_estimate(gemm_cost, 8, capacity, partition=table).moved.values()) == pytest.approx(measured, abs=1)
+    assert dealt != pytest.approx(measured, abs=1)  # the two differ here
