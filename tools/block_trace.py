@@ -17,7 +17,7 @@ measures is that of the instrumented kernel.
 
 `--replay` runs on the CPU: for each recorded configuration, the L2 replay of the napkin
 model (`napkin_ir.model.l2`) over the measured schedule instead of its own, next to the
-modelled one and Nsight Compute's DRAM bytes where `validate_model.NCU_RECORDED` has them,
+modelled one and Nsight Compute's DRAM bytes where `validate_model.recorded` has them,
 which tells the cache's error from the schedule's.
 """
 
@@ -192,7 +192,7 @@ def replay(path: Path, hw_key: str) -> int:
         cost, pred = vm.predict(text, spec, hw, None)
         modelled = sum(pred.dram.values())
         measured = sum(dram_estimate(cost, 1, hw.l2_bytes, ran=traces[key][:, :3], partition=hw.l2_partition).moved.values())
-        got = vm.NCU_RECORDED.get(shape, {}).get((family, label))
+        got = vm.recorded(hw.key, shape).get((family, label))
         ncu = (got[0] + got[1]) * 1e6 if got else float("nan")
         lines.append(f"{family:<10} {label:<22} {shape_text:<18} {ncu / 1e6:8.1f} {modelled / 1e6:8.1f} {modelled / ncu - 1:+7.1%} "
                      f"{measured / 1e6:8.1f} {measured / ncu - 1:+7.1%}")

@@ -110,6 +110,30 @@ A100 = Hardware(
     smem_bytes_per_clock_per_sm=_SMEM_BYTES_PER_CLOCK,
 )
 
+# Which SMs of a GH100 with 132 SMs read through which of its two L2 partitions, measured
+# on a lent H200 and a lent H100 on 2026-11-23 by tools/l2_latency.cu (the same table on
+# both): a line another SM read is in a partition's copy or only in its far home, and a read
+# from the far one takes about 470 cycles against 270. Read by SM i, SM 0's lines are all
+# near for 66 SMs and half far for the other 66 (agreement of the near sets with SM 0's:
+# 0.85-1.0 against 0.10-0.18, nothing between); the split follows pairs of SMs (a TPC each).
+_GH100_PARTITION = tuple(int(c) for c in (
+    "001111110000001100111111000000110011111100000011001111110000001111"
+    "111100000011111111000000111111110000001111111100000011001100000000"))
+# The order a launch hands blocks to SMs, from %smid of each block of the first wave of
+# one-block-an-SM kernels (tools/block_trace.py, 2026-11-23: 49 on the H200, 12 on the
+# H100, the same order on both): SMs 124-131 first, then eight rows of SM pairs
+# (0,1,16,17,32,33,48,49; 2,3,18,19,...; of 8 to 18 SMs) in this order, from a row that
+# moves from launch to launch (here the first). Each row lies on one partition, so
+# consecutive blocks share one in runs of 8 to 50.
+_GH100_DISPATCH = (
+    124, 125, 126, 127, 128, 129, 130, 131, 0, 1, 16, 17, 32, 33, 48, 49, 2, 3, 18, 19, 34, 35, 50, 51,
+    64, 65, 78, 79, 92, 93, 106, 107, 4, 5, 20, 21, 36, 37, 52, 53, 66, 67, 80, 81, 94, 95, 108, 109,
+    6, 7, 22, 23, 38, 39, 54, 55, 68, 69, 82, 83, 96, 97, 110, 111, 8, 9, 24, 25, 40, 41, 56, 57,
+    70, 71, 84, 85, 98, 99, 112, 113, 10, 11, 26, 27, 42, 43, 58, 59, 72, 73, 86, 87, 100, 101, 114, 115,
+    12, 13, 28, 29, 44, 45, 60, 61, 74, 75, 88, 89, 102, 103, 116, 117, 120, 121, 14, 15, 30, 31, 46, 47,
+    62, 63, 76, 77, 90, 91, 104, 105, 118, 119, 122, 123,
+)
+
 H100 = Hardware(
     key="h100",
     name="H100 SXM5 80GB",
@@ -124,7 +148,7 @@ H100 = Hardware(
     max_warps_per_sm=64,  # [CUDA-PG 9.0]: 2048 threads
     max_blocks_per_sm=32,  # [CUDA-PG 9.0]
     hbm_bytes_per_s=3.35e12,  # [H100-DS]: HBM3 3.35 TB/s
-    l2_bytes=50 * KB * KB,  # [H100-WP]: 50 MB
+    l2_bytes=50 * KB * KB,  # [H100-WP]: 50 MB (the lent H100 reports 50 MiB, 2026-11-23)
     l2_bytes_per_s=_L2_BYTES_PER_CLOCK * H100_CLOCK,
     # mma.sync on Hopper reaches about two thirds of the tensor cores' peak, which only the
     # asynchronous wgmma attains ([FA3] section 2.2).
@@ -133,6 +157,8 @@ H100 = Hardware(
     fp32_flops=66.9e12,  # [H100-DS]: FP32 67 TFLOPS
     sfu_ops_per_s=132 * _SFU_PER_CLOCK_PER_SM * H100_CLOCK,  # 3.9 T [FA3]
     smem_bytes_per_clock_per_sm=_SMEM_BYTES_PER_CLOCK,
+    l2_partition=_GH100_PARTITION,
+    dispatch_order=_GH100_DISPATCH,
 )
 
 # [H200-DS]: the same GH100 with the H100 SXM's SMs, clocks and rates; HBM3e at 4.8 TB/s.
@@ -140,31 +166,7 @@ H100 = Hardware(
 # H200 on 2026-11-23 by tools/l2_probe.cu, which also finds data every SM reads kept up to
 # 28 MiB and lost from 32 MiB on: what one of its two partitions holds, as
 # napkin_ir.model.l2 replays them).
-#
-# Which SMs read through which partition, measured on a lent H200 on 2026-11-23 by
-# tools/l2_latency.cu: a line another SM read is in a partition's copy or only in its far
-# home, and a read from the far one takes about 470 cycles against 270. Read by SM i, SM
-# 0's lines are all near for 66 SMs and half far for the other 66 (agreement of the near
-# sets with SM 0's: 0.85-1.0 against 0.12-0.18, nothing between); the split follows pairs of
-# SMs (a TPC each).
-_H200_PARTITION = tuple(int(c) for c in (
-    "001111110000001100111111000000110011111100000011001111110000001111"
-    "111100000011111111000000111111110000001111111100000011001100000000"))
-# The order a launch hands blocks to SMs, from %smid of each block of the first wave of
-# one-block-an-SM kernels (tools/block_trace.py, H200, 2026-11-23): in all 49 kernels SMs
-# 124-131 first, then eight rows of SM pairs (0,1,16,17,32,33,48,49; 2,3,18,19,...; of 8 to
-# 18 SMs) in this order, from a row that moves from launch to launch (here the first). Each
-# row lies on one partition, so consecutive blocks share one in runs of 8 to 50.
-_H200_DISPATCH = (
-    124, 125, 126, 127, 128, 129, 130, 131, 0, 1, 16, 17, 32, 33, 48, 49, 2, 3, 18, 19, 34, 35, 50, 51,
-    64, 65, 78, 79, 92, 93, 106, 107, 4, 5, 20, 21, 36, 37, 52, 53, 66, 67, 80, 81, 94, 95, 108, 109,
-    6, 7, 22, 23, 38, 39, 54, 55, 68, 69, 82, 83, 96, 97, 110, 111, 8, 9, 24, 25, 40, 41, 56, 57,
-    70, 71, 84, 85, 98, 99, 112, 113, 10, 11, 26, 27, 42, 43, 58, 59, 72, 73, 86, 87, 100, 101, 114, 115,
-    12, 13, 28, 29, 44, 45, 60, 61, 74, 75, 88, 89, 102, 103, 116, 117, 120, 121, 14, 15, 30, 31, 46, 47,
-    62, 63, 76, 77, 90, 91, 104, 105, 118, 119, 122, 123,
-)
-H200 = replace(H100, key="h200", name="H200 SXM 141GB", hbm_bytes_per_s=4.8e12, l2_bytes=60 * KB * KB,
-               l2_partition=_H200_PARTITION, dispatch_order=_H200_DISPATCH)
+H200 = replace(H100, key="h200", name="H200 SXM 141GB", hbm_bytes_per_s=4.8e12, l2_bytes=60 * KB * KB)
 
 HARDWARE: dict[str, Hardware] = {hw.key: hw for hw in (A100, H100, H200)}
 
