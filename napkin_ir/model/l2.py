@@ -57,14 +57,14 @@ order through the L2's two partitions:
   of the other SMs to the lines homed in it (a read its own partition missed looks there
   next; writes go to the home). A read reaches DRAM when the home missed and the reader
   needed it: a reader on the home partition always, one on the other when its own
-  partition missed too. Which SMs are on which partition is measured on the H200
-  (tools/l2_latency.cu; `Hardware.l2_partition`: 66 and 66, by pairs of SMs), and so is
-  the order a launch hands its blocks to SMs (tools/block_trace.py;
+  partition missed too. Which SMs are on which partition is measured on the H200 and the
+  H100, alike (tools/l2_latency.cu; `Hardware.l2_partition`: 66 and 66, by pairs of SMs),
+  and so is the order a launch hands its blocks to SMs (tools/block_trace.py;
   `Hardware.dispatch_order`): the schedule's i-th SM is the i-th a launch fills, so
   consecutive blocks share a partition in runs of 16 to 50. Where the hardware table has
-  neither, the SMs are dealt evenly at random (`PARTITION_SEED`). The pair probe
-  (tools/l2_partition.cu) follows from this rule and the measured partitions: two SMs
-  reading one 36 MiB buffer four times, from its start and its middle, thrash one
+  neither (the A100), the SMs are dealt evenly at random (`PARTITION_SEED`). The pair
+  probe (tools/l2_partition.cu) follows from this rule and the measured partitions: two
+  SMs reading one 36 MiB buffer four times, from its start and its middle, thrash one
   partition (4.5 x the buffer from DRAM; measured 4.4-4.5) and share two (1 x; measured
   1.25-1.9), and one SM alone reads it 2.5 x (measured 2.50). Measured (tools/l2_probe.cu,
   H200, 2026-11-23), and what this gives with no constant: a buffer every SM reads is kept
@@ -108,9 +108,9 @@ from napkin_ir.model.analysis import Access, KernelCost
 # (their home) and copies of the other half's that its SMs read (see the module docstring).
 # 1: one cache of the whole L2.
 L2_PARTITIONS = 2
-# Which partition an SM is attached to, when the hardware table does not say (only the H200's
-# is measured: `Hardware.l2_partition`): the replay takes a fixed pseudo-random half of the
-# SMs, drawn with this seed.
+# Which partition an SM is attached to, when the hardware table does not say (the H100's and
+# H200's are measured, `Hardware.l2_partition`; the A100's is not): the replay takes a fixed
+# pseudo-random half of the SMs, drawn with this seed.
 PARTITION_SEED = 0
 # The associativity of the L2: a line is hashed to one set of L2_WAYS lines and evicted when
 # L2_WAYS other distinct lines of its set came after it; with lines falling into sets at
