@@ -34,3 +34,15 @@ def test_the_pick_breaks_near_ties_by_hbm_bytes_then_stages():
     # outside the tolerance the faster prediction wins whatever its bytes or stages
     rows[1]["predicted_us"] = 440.0
     assert validate_model.model_pick(rows)["label"] == "a s3"
+
+
+def test_readings_are_looked_up_by_the_gpu_they_were_taken_on():
+    # 4096^3 was read on both GPUs, each its own readings (128x256x64 s4: 186.7 + 26.0 MB on
+    # the H100, 186.6 + 28.3 on the H200); a GPU or shape with none recorded gets none
+    key = ("gemm sm90", "128x256x64 s4")
+    h100, h200 = (validate_model.recorded(hw, (4096, 4096, 4096))[key] for hw in ("h100", "h200"))
+    assert h100 == validate_model.NCU_RECORDED_H100[(4096, 4096, 4096)][key]
+    assert h200 == validate_model.NCU_RECORDED[(4096, 4096, 4096)][key]
+    assert h100 != h200
+    assert validate_model.recorded("a100", (4096, 4096, 4096)) == {}
+    assert validate_model.recorded("h200", (1, 2, 3)) == {}
