@@ -80,12 +80,14 @@ order through the L2's two partitions:
 How far to trust it (docs/model.md, "GPU validation"): against Nsight Compute's DRAM bytes
 for 162 configurations (GEMMs of both paths at seven shapes, attention at four; H200), 140
 are within 10% and the mean error is 6.0% (the SMs dealt at random and the 16-way edge
-everywhere, as before the partitions were measured: 136 and 5.9%). Attention is 36 of 36,
-sm_90a 53 of 56, sm_80 with one block an SM 28 of 28, with several 23 of 42: those are
-what is off, up to +72% (64x64 tiles at 8192x8192x2048) and -22% (8192^3), as their
-blocks drift on an SM in ways the schedule does not follow. The constants are the cache's
-size, its partitions and the dispatch order (measured), the edge's spread (the probe's and
-the blocks' durations) and, for several blocks an SM, the 16 ways (fitted).
+everywhere, as before the partitions were measured: 136 and 5.9%); of 45 more at three
+shapes predicted before they were measured, 41 (mean 3.6%); on the H100, 24 of 27 at one
+GEMM and one attention shape (mean 3.5%). Of the 162, attention is 36 of 36, sm_90a 53 of
+56, sm_80 with one block an SM 28 of 28, with several 23 of 42: those are what is off, up
+to +72% (64x64 tiles at 8192x8192x2048) and -22% (8192^3), as their blocks drift on an SM
+in ways the schedule does not follow. The constants are the cache's size, its partitions
+and the dispatch order (measured), the edge's spread (the probe's and the blocks'
+durations) and, for several blocks an SM, the 16 ways (fitted).
 
 What it does not see: blocks of one SM progressing at different rates within a block (a
 block moves one step per iteration), drift that differs from SM to SM, which SM takes a
