@@ -347,6 +347,28 @@ NCU_RECORDED_H100: dict[tuple[int, ...], dict[tuple[str, str], tuple[float, floa
         ("attention", "b64s64w4st2"): (201.5, 58.7),
         ("attention", "b128s128w8st2-qsmem"): (201.7, 58.4),
     },
+    # held out: read after the predictions with the GH100 tables were committed (681f5b5);
+    # `--hw h100 --ncu-all --only gemm --gemm-shape 8192,8192,2048`
+    (8192, 8192, 2048): {
+        ("gemm sm80", "128x128x32 w2x2 s3"): (574.2, 129.4),
+        ("gemm sm80", "128x128x32 w2x2 s4"): (900.3, 127.2),
+        ("gemm sm80", "128x128x64 w2x2 s3"): (891.7, 129.3),
+        ("gemm sm80", "128x256x32 w2x4 s3"): (582.4, 129.0),
+        ("gemm sm80", "128x256x32 w2x4 s4"): (579.1, 128.4),
+        ("gemm sm80", "256x128x32 w4x2 s3"): (577.7, 130.0),
+        ("gemm sm80", "256x128x64 w4x2 s3"): (576.6, 129.5),
+        ("gemm sm80", "64x64x32 w2x2 s4"): (963.7, 130.2),
+        ("gemm sm80", "64x128x32 w2x2 s4"): (739.7, 128.3),
+        ("gemm sm80", "128x64x32 w2x2 s4"): (1154.8, 129.8),
+        ("gemm sm90", "128x256x64 s4"): (322.8, 121.8),
+        ("gemm sm90", "128x256x64 s3"): (347.6, 121.8),
+        ("gemm sm90", "128x128x64 s5"): (302.2, 125.0),
+        ("gemm sm90", "256x128x64 s4"): (175.4, 123.3),
+        ("gemm sm90", "64x256x64 s4"): (561.9, 127.4),
+        ("gemm sm90", "128x128x64 s3"): (302.3, 124.7),
+        ("gemm sm90", "64x128x64 s6"): (569.9, 128.3),
+        ("gemm sm90", "128x64x64 s6"): (302.0, 125.8),
+    },
 }
 NCU_BY_HW = {"h200": NCU_RECORDED, "h100": NCU_RECORDED_H100}
 
