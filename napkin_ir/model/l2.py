@@ -186,15 +186,25 @@ def block_schedule(durations: np.ndarray, slots: int, per_sm: int = 1) -> np.nda
     return block_placement(durations, slots, per_sm)[0]
 
 
+def resident(n_blocks: int, slots: int, per_sm: int = 1) -> tuple[int, int]:
+    """The SMs a launch of `n_blocks` uses and the blocks each holds at once, on `slots`
+    slots, `per_sm` of them an SM: a launch gives every SM a block before any SM a second
+    (tools/block_trace.py), so a grid of fewer blocks than slots is spread over all the SMs,
+    not packed onto a few."""
+    per_sm = max(1, per_sm)
+    sms = max(1, slots // per_sm)
+    k = max(1, min(per_sm, -(-n_blocks // sms)))
+    return max(1, min(sms, n_blocks)), k
+
+
 def block_placement(durations: np.ndarray, slots: int, per_sm: int = 1) -> tuple[np.ndarray, np.ndarray]:
     """`block_schedule`'s start steps, and the SM each block runs on (slot s is on SM s mod
     the number of SMs)."""
     n = len(durations)
-    slots = max(1, min(slots, n))
     if n == 0:
         return np.zeros(0, np.int64), np.zeros(0, np.int64)
-    k = max(1, min(per_sm, slots))
-    sms = max(1, slots // k)
+    sms, k = resident(n, slots, per_sm)
+    slots = sms * k
     if np.all(durations == durations[0]):  # waves of one block an SM, duration / k apart
         i = np.arange(n, dtype=np.int64)
         return (i // sms) * int(durations[0]) // k, i % sms
@@ -314,7 +324,7 @@ def _trace(cost: KernelCost, slots: int, per_sm: int = 1, ran: np.ndarray | None
         writes.append(np.full(len(ctx), a.write))
     if not sum(len(k) for k in keys):
         return None
-    known = ran is not None or per_sm == 1  # measured, or blocks of a wave that run in step
+    known = ran is not None or resident(n_blocks, slots, per_sm)[1] == 1  # measured, or waves that run in step
     return Trace(np.concatenate(steps), np.concatenate(keys), np.concatenate(sizes).astype(np.float64),
                  np.concatenate(names), np.concatenate(writes), list(tensors), np.concatenate(sms),
                  L2_EDGE_SPREAD if known else None)
