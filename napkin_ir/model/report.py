@@ -14,10 +14,12 @@ from xdsl.dialects.builtin import ModuleOp
 
 from napkin_ir.model.analysis import FunctionCost, KernelCost, analyse_module
 from napkin_ir.model.hardware import Hardware
+from napkin_ir.model import l2
 from napkin_ir.model.l2 import resident
 from napkin_ir.model.timing import (
     BOUND_NAMES,
     Prediction,
+    dram_at_the_edge,
     fused_floor,
     op_times,
     predict,
@@ -60,9 +62,15 @@ def _ratio(a: float, b: float) -> float | None:
     return a / b if b else None
 
 
-def dram_caveats(c: KernelCost, p: Prediction) -> list[str]:
-    """Where the DRAM estimate (`napkin_ir.model.l2`) is least sure, for this kernel on this GPU."""
+def dram_caveats(c: KernelCost, p: Prediction, edge: tuple[float, float]) -> list[str]:
+    """Where the DRAM estimate (`napkin_ir.model.l2`) is least sure, for this kernel on this
+    GPU; `edge`: the estimate with an L2 `L2_EDGE_SPREAD` smaller and larger (`dram_at_the_edge`)."""
     notes = []
+    total = sum(p.dram.values())
+    smaller, larger = edge
+    if total and smaller - larger > 0.1 * total:
+        notes.append(f"with an L2 {l2.L2_EDGE_SPREAD:.0%} smaller or larger the DRAM estimate is {_n(smaller)} or {_n(larger)} bytes: "
+                     "the kernel's reuse sits at the cache's edge, and the estimate is no surer than that")
     per_sm = p.occupancy.blocks_per_sm
     _, k = resident(c.n_blocks, p.hardware.sms * per_sm, per_sm)  # a small grid holds fewer
     if k > 1:
@@ -78,12 +86,14 @@ def kernel_dict(r: KernelReport) -> dict:
     c, p = r.cost, r.prediction
     smem_traffic = c.smem_read + c.smem_written
     dram = sum(p.dram.values())
+    edge = dram_at_the_edge(c, p)
     return {
         "name": c.name, "level": c.level, "grid": c.grid, "blocks": c.blocks, "n_blocks": c.n_blocks,
         "warps_per_block": c.warps, "warps_assumed": c.warps_assumed,
         "hbm": {"read": c.hbm_read, "written": c.hbm_written, "total": c.hbm_bytes,
                 "dram_estimate": p.dram, "dram_total": dram, "dirty_at_end": p.dirty_at_end,
-                "dram_caveats": dram_caveats(c, p)},
+                "dram_edge": {"l2_change": l2.L2_EDGE_SPREAD, "l2_smaller": edge[0], "l2_larger": edge[1]},
+                "dram_caveats": dram_caveats(c, p, edge)},
         "work": {"tensor_flops": c.work.tensor_flops, "alu_ops": c.work.alu_ops, "sfu_ops": c.work.sfu_ops,
                  "instruction": p.instruction, "instruction_assumed": p.instruction_assumed},
         "smem": {"per_block": c.smem_per_block, "assumed": c.smem_assumed, "read": c.smem_read, "written": c.smem_written},
@@ -166,7 +176,7 @@ def _kernel_text(r: KernelReport) -> list[str]:
     if dirty:
         held = ", ".join(f"{name} {_n(v)}" for name, v in dirty.items())
         lines.append(f"  still dirty in the L2 when the kernel ends (bytes; written back after it, not in the estimate): {held}")
-    lines += [f"  note: {note}" for note in dram_caveats(c, p)]
+    lines += [f"  note: {note}" for note in d["hbm"]["dram_caveats"]]
     instr = f"{p.instruction}{', assumed' if p.instruction_assumed else ''}"
     lines += _table([["work", "count"], [f"tensor-core FLOPs ({instr})", _n(c.work.tensor_flops)],
                      ["other f32 ops", _n(c.work.alu_ops)], ["special functions", _n(c.work.sfu_ops)]])

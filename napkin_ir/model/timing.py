@@ -31,7 +31,8 @@ from dataclasses import dataclass, field
 from napkin_ir.errors import UserError
 from napkin_ir.model.analysis import FunctionCost, KernelCost, OpCost
 from napkin_ir.model.hardware import Hardware
-from napkin_ir.model.l2 import dram_estimate
+import napkin_ir.model.l2 as l2_model
+from napkin_ir.model.l2 import DramEstimate, dram_estimate
 from napkin_ir.model.work import Work
 
 # A device-to-device copy sustains about 4.2 of an H200's 4.8 TB/s (measured on the lent
@@ -128,8 +129,7 @@ def predict(cost: KernelCost, hw: Hardware, registers: int | None = None, instru
     tail = math.ceil(blocks / hw.sms) * hw.sms / blocks
     fill = min(1.0, occ.warps_per_sm / WARPS_PER_SM_TO_FILL)
     sm_side = tail / fill
-    estimate = dram_estimate(cost, slots, hw.l2_bytes, occ.blocks_per_sm, partition=hw.l2_partition,
-                             dispatch=hw.dispatch_order)
+    estimate = _dram(cost, hw, occ.blocks_per_sm, hw.l2_bytes)
     dram = estimate.moved
     in_flight = min(blocks, slots) * cost.inflight_per_block
     hbm_rate = min(sustained_hbm(hw), in_flight / DRAM_LATENCY_S) if in_flight else sustained_hbm(hw)
@@ -141,6 +141,19 @@ def predict(cost: KernelCost, hw: Hardware, registers: int | None = None, instru
     })
     return Prediction(hw, occ, mma, cost.instruction is None, regs, dram, times, math.ceil(blocks / slots), tail,
                       estimate.dirty_at_end)
+
+
+def _dram(cost: KernelCost, hw: Hardware, per_sm: int, l2_bytes: float) -> DramEstimate:
+    return dram_estimate(cost, hw.sms * per_sm, l2_bytes, per_sm, partition=hw.l2_partition, dispatch=hw.dispatch_order)
+
+
+def dram_at_the_edge(cost: KernelCost, p: Prediction) -> tuple[float, float]:
+    """The DRAM estimate's total with an L2 `L2_EDGE_SPREAD` (5%) smaller and larger than
+    the table's: far apart where the kernel's reuse sits at the cache's edge, which is where
+    the estimate misses most (docs/model.md, "How sure the DRAM estimate is")."""
+    per_sm = p.occupancy.blocks_per_sm
+    return tuple(sum(_dram(cost, p.hardware, per_sm, p.hardware.l2_bytes * f).moved.values())
+                 for f in (1 - l2_model.L2_EDGE_SPREAD, 1 + l2_model.L2_EDGE_SPREAD))
 
 
 def sustained_hbm(hw: Hardware) -> float:
