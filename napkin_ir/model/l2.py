@@ -81,14 +81,14 @@ How far to trust it (docs/model.md, "GPU validation"): against Nsight Compute's 
 for 162 configurations (GEMMs of both paths at seven shapes, attention at four; H200), 140
 are within 10% and the mean error is 6.0% (the SMs dealt at random and the 16-way edge
 everywhere, as before the partitions were measured: 136 and 5.9%); of 45 more at three
-shapes predicted before they were measured, 41 (mean 3.6%); on the H100, 24 of 27 at one
-GEMM and one attention shape (mean 3.5%). Of the 162, attention is 36 of 36, sm_90a 53 of
-56, sm_80 with one block an SM 28 of 28, with several 23 of 42: those are what is off, up
-to +72% (64x64 tiles at 8192x8192x2048) and -22% (8192^3), as their blocks drift on an SM
-in ways the schedule does not follow. The constants are the cache's size, its partitions
-and the dispatch order (measured), the edge's spread (the probe's and the blocks'
-durations) and, for several blocks an SM, the 16 ways (fitted). napkin-model notes where
-the estimate is least sure: several blocks an SM, and reuse at the cache's edge (the
+shapes predicted before they were measured, 41 (mean 3.6%); on the H100, 37 of 45 at two
+GEMM shapes (one held out) and one attention shape. Of the 162, attention is 36 of 36,
+sm_90a 53 of 56, sm_80 with one block an SM 28 of 28, with several 23 of 42: those are
+what is off, up to +72% (64x64 tiles at 8192x8192x2048) and -22% (8192^3), as their blocks
+drift on an SM in ways the schedule does not follow. The constants are the cache's size,
+its partitions and the dispatch order (measured), the edge's spread (the probe's and the
+blocks' durations) and, for several blocks an SM, the 16 ways (fitted). napkin-model notes
+where the estimate is least sure: several blocks an SM, and reuse at the cache's edge (the
 estimate moving by more than 10% with the L2 5% smaller or larger:
 `timing.dram_at_the_edge`); where it gives no note, the estimate was within 10% for 159 of
 161 readings on both GPUs.
