@@ -90,7 +90,7 @@ its partitions and the dispatch order (measured), the edge's spread (the probe's
 blocks' durations) and, for several blocks an SM, the 16 ways (fitted). napkin-model notes
 where the estimate is least sure: several blocks an SM, and reuse at the cache's edge (the
 estimate moving by more than 10% with the L2 5% smaller or larger:
-`timing.dram_at_the_edge`); where it gives no note, the estimate was within 10% for 159 of
+`timing.predict(edge=True)`); where it gives no note, the estimate was within 10% for 159 of
 161 readings on both GPUs.
 
 What it does not see: blocks of one SM progressing at different rates within a block (a
@@ -364,11 +364,26 @@ def _key_space(accesses: list[Access]) -> tuple[dict, dict]:
     return bases, radices
 
 
-def replay(tr: Trace, capacity: float, last: int | None = None) -> Touches:
-    """The trace through an LRU cache of `capacity` bytes: per distinct (step, tile), whether
-    the cache still held the tile from the last step that touched it (never at its first
-    touch). Steps are merged evenly past `MAX_STEPS`; `last`, the last step of a trace this
-    one is part of (one partition's share), merges them as that trace's are."""
+@dataclass
+class _Reuse:
+    """What `replay` finds of a trace whatever the cache's size: its distinct (step, tile)
+    pairs and, for each touched again, its reuse distance."""
+
+    step: np.ndarray
+    tensor: np.ndarray
+    size: np.ndarray
+    read: np.ndarray
+    write: np.ndarray
+    again: np.ndarray  # touched before
+    distance: np.ndarray  # of those touched before, the bytes since
+    final: np.ndarray  # the last touch is a write
+    final_distance: np.ndarray  # of those, the bytes after it, itself included
+    written_before: np.ndarray  # the touch before was a write
+    event: np.ndarray
+    spread: float | None
+
+
+def _reuse(tr: Trace, last: int | None = None) -> _Reuse:
     step = tr.step.astype(np.int64)
     last = int(step.max()) if last is None else last
     if last >= MAX_STEPS:  # merge neighbouring steps evenly
@@ -409,8 +424,6 @@ def replay(tr: Trace, capacity: float, last: int | None = None) -> Touches:
     again = prev >= 0
     t, p = ev_step[again], prev[again]
     distance = w[p + 1, t + 1] - w[t + 1, t + 1]
-    held = np.zeros(n)
-    held[again] = survival(distance, capacity, tr.spread)
     # a write makes the tile dirty anew unless the cache held it from a write
     written_before = np.zeros(n, bool)
     written_before[by_key[1:][same]] = writes[by_key[:-1][same]]
@@ -418,9 +431,26 @@ def replay(tr: Trace, capacity: float, last: int | None = None) -> Touches:
     # tiles touched after it, itself included, pushed it out: its reuse distance to a touch
     # after the last step
     final = writes & (nxt == last + 1)
-    left_dirty = np.zeros(n)
-    left_dirty[final] = survival(w[ev_step[final] + 1, last + 1] + size[final], capacity, tr.spread)
-    return Touches(ev_step, tensor, size, reads, writes, held, writes * (1 - held * written_before), left_dirty, inverse)
+    final_distance = w[ev_step[final] + 1, last + 1] + size[final]
+    return _Reuse(ev_step, tensor, size, reads, writes, again, distance, final, final_distance, written_before,
+                  inverse, tr.spread)
+
+
+def _touches(r: _Reuse, capacity: float) -> Touches:
+    held = np.zeros(len(r.step))
+    held[r.again] = survival(r.distance, capacity, r.spread)
+    left_dirty = np.zeros(len(r.step))
+    left_dirty[r.final] = survival(r.final_distance, capacity, r.spread)
+    return Touches(r.step, r.tensor, r.size, r.read, r.write, held, r.write * (1 - held * r.written_before), left_dirty,
+                   r.event)
+
+
+def replay(tr: Trace, capacity: float, last: int | None = None) -> Touches:
+    """The trace through an LRU cache of `capacity` bytes: per distinct (step, tile), whether
+    the cache still held the tile from the last step that touched it (never at its first
+    touch). Steps are merged evenly past `MAX_STEPS`; `last`, the last step of a trace this
+    one is part of (one partition's share), merges them as that trace's are."""
+    return _touches(_reuse(tr, last), capacity)
 
 
 def partition_of(sm: np.ndarray, sms: int = 0, table: tuple[int, ...] | None = None) -> np.ndarray:
@@ -464,11 +494,15 @@ def replay_partitioned(tr: Trace, capacity: float, part: np.ndarray) -> tuple[np
     read is fetched from DRAM when its home misses and its reader needs it: a reader on the
     home partition always, another when its own partition missed too. Writes are written
     back from the home, as `replay` counts them."""
+    return replay_partitioned_at(tr, [capacity], part)[0]
+
+
+def replay_partitioned_at(tr: Trace, capacities: list[float], part: np.ndarray) -> list[tuple[np.ndarray, np.ndarray]]:
+    """`replay_partitioned` for each of `capacities`, the reuse distances found once."""
     parts = L2_PARTITIONS
     tr, part = _distinct(tr, np.asarray(part, np.int64))
     last = int(tr.step.max())
     n_tensors = len(tr.names)
-    moved, dirty = np.zeros(n_tensors), np.zeros(n_tensors)
     share = tr.size / parts
     reads = ~tr.write
     streams = []
@@ -479,23 +513,28 @@ def replay_partitioned(tr: Trace, capacity: float, part: np.ndarray) -> tuple[np
         homes = np.concatenate([np.repeat(np.arange(parts), len(own)), np.full(len(home), p)])
         sub = Trace(tr.step[rows], tr.key[rows] * parts + homes, share[rows], tr.tensor[rows], tr.write[rows], tr.names,
                     spread=tr.spread)
-        streams.append((own, rows, homes, replay(sub, capacity, last)))
-    for p, (_, rows, homes, t) in enumerate(streams):
-        at_home = homes == p
-        need = np.ones(len(rows))
-        far = at_home & (part[rows] != p) & reads[rows]
-        for q, (own_q, _, _, t_q) in enumerate(streams):  # a far reader needs the line when its own partition missed
-            from_q = far & (part[rows] == q)
-            local = p * len(own_q) + np.searchsorted(own_q, rows[from_q])  # its read of the share homed at p in q's stream
-            need[from_q] = 1 - t_q.held[t_q.event[local]]
-        needed = np.zeros(len(t.held))
-        np.maximum.at(needed, t.event[at_home], need[at_home])
-        homed = np.zeros(len(t.held), bool)
-        homed[t.event[at_home]] = True
-        moved += np.bincount(t.tensor, weights=homed * t.size * (t.read * (1 - t.held) * needed + t.dirtied - t.left_dirty),
-                             minlength=n_tensors)
-        dirty += np.bincount(t.tensor, weights=homed * t.size * t.left_dirty, minlength=n_tensors)
-    return moved, dirty
+        streams.append((own, rows, homes, _reuse(sub, last)))
+    results = []
+    for capacity in capacities:
+        touches = [_touches(reuse, capacity) for *_, reuse in streams]
+        moved, dirty = np.zeros(n_tensors), np.zeros(n_tensors)
+        for p, ((_, rows, homes, _), t) in enumerate(zip(streams, touches)):
+            at_home = homes == p
+            need = np.ones(len(rows))
+            far = at_home & (part[rows] != p) & reads[rows]
+            for q, ((own_q, *_), t_q) in enumerate(zip(streams, touches)):  # a far reader needs the line when its own partition missed
+                from_q = far & (part[rows] == q)
+                local = p * len(own_q) + np.searchsorted(own_q, rows[from_q])  # its read of the share homed at p in q's stream
+                need[from_q] = 1 - t_q.held[t_q.event[local]]
+            needed = np.zeros(len(t.held))
+            np.maximum.at(needed, t.event[at_home], need[at_home])
+            homed = np.zeros(len(t.held), bool)
+            homed[t.event[at_home]] = True
+            moved += np.bincount(t.tensor, weights=homed * t.size * (t.read * (1 - t.held) * needed + t.dirtied - t.left_dirty),
+                                 minlength=n_tensors)
+            dirty += np.bincount(t.tensor, weights=homed * t.size * t.left_dirty, minlength=n_tensors)
+        results.append((moved, dirty))
+    return results
 
 
 @dataclass(frozen=True)
@@ -507,7 +546,7 @@ class DramEstimate:
     dirty_at_end: dict[str, float]
 
 
-def dram_estimate(cost: KernelCost, slots: int, l2_bytes: int, per_sm: int = 1,
+def dram_estimate(cost: KernelCost, slots: int, l2_bytes: float, per_sm: int = 1,
                   ran: np.ndarray | None = None, partition: tuple[int, ...] | None = None,
                   dispatch: tuple[int, ...] | None = None) -> DramEstimate:
     """The DRAM traffic of `cost` when blocks run `slots` at a time, `per_sm` of them on each
@@ -516,25 +555,36 @@ def dram_estimate(cost: KernelCost, slots: int, l2_bytes: int, per_sm: int = 1,
     `dispatch`: the SMs in the order a launch hands them blocks, where the hardware table
     has them (`Hardware.l2_partition`, `Hardware.dispatch_order`); without `partition`,
     the SMs are dealt at random and the replay keeps the 16-way edge, which then stands for
-    the partitions not known as well (`survival`). `ran`, (start, end) per
-    block in launch order and optionally its SM (as tools/block_trace.py measures them),
-    replaces the modelled start times (and SMs)."""
+    the partitions not known as well (`survival`). `ran`, (start, end) per block in launch
+    order and optionally its SM (as tools/block_trace.py measures them), replaces the
+    modelled start times (and SMs)."""
+    return dram_estimates(cost, slots, [l2_bytes], per_sm, ran, partition, dispatch)[0]
+
+
+def dram_estimates(cost: KernelCost, slots: int, l2_sizes: list[float], per_sm: int = 1,
+                   ran: np.ndarray | None = None, partition: tuple[int, ...] | None = None,
+                   dispatch: tuple[int, ...] | None = None) -> list[DramEstimate]:
+    """`dram_estimate` for each of `l2_sizes`, the trace and its reuse distances found once."""
     touched = [name for name in cost.globals if any(a.tensor == name for a in cost.accesses)]
-    moved, dirty = {name: 0.0 for name in touched}, {name: 0.0 for name in touched}
     tr = _trace(cost, slots, per_sm, ran, dispatch)
     if tr is None:
-        return DramEstimate(moved, dirty)
+        return [DramEstimate({name: 0.0 for name in touched}, {name: 0.0 for name in touched}) for _ in l2_sizes]
     if partition is None and ran is None:  # SMs dealt at random: the soft edge stands for that too
         tr = replace(tr, spread=None)
     if L2_PARTITIONS > 1:
         part = partition_of(tr.sm, slots // max(1, per_sm), partition)
-        got = replay_partitioned(tr, l2_bytes / L2_PARTITIONS, part)
+        results = replay_partitioned_at(tr, [size / L2_PARTITIONS for size in l2_sizes], part)
     else:
-        touches = replay(tr, l2_bytes)
-        got = touches.dram_bytes(len(tr.names)), touches.dirty_at_end(len(tr.names))
-    for n, (m, d) in enumerate(zip(*got)):
-        moved[tr.names[n]], dirty[tr.names[n]] = float(round(m)), float(round(d))  # whole bytes: no float residue
-    return DramEstimate(moved, dirty)
+        reuse = _reuse(tr)
+        results = [(t.dram_bytes(len(tr.names)), t.dirty_at_end(len(tr.names)))
+                   for t in (_touches(reuse, size) for size in l2_sizes)]
+    estimates = []
+    for got in results:
+        moved, dirty = {name: 0.0 for name in touched}, {name: 0.0 for name in touched}
+        for n, (m, d) in enumerate(zip(*got)):
+            moved[tr.names[n]], dirty[tr.names[n]] = float(round(m)), float(round(d))  # whole bytes: no float residue
+        estimates.append(DramEstimate(moved, dirty))
+    return estimates
 
 
 def dram_bytes(cost: KernelCost, slots: int, l2_bytes: int, per_sm: int = 1) -> dict[str, float]:

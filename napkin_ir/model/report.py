@@ -19,7 +19,6 @@ from napkin_ir.model.l2 import resident
 from napkin_ir.model.timing import (
     BOUND_NAMES,
     Prediction,
-    dram_at_the_edge,
     fused_floor,
     op_times,
     predict,
@@ -49,7 +48,8 @@ def model_report(module: ModuleOp, hw: Hardware, instruction: str | None = None,
     (kernel name -> registers) replaces the estimate where ptxas has counted them."""
     cost = analyse_module(module)
     measured = ptxas_registers or {}
-    kernels = [KernelReport(k, predict(k, hw, measured.get(k.name), instruction), measured.get(k.name)) for k in cost.kernels]
+    kernels = [KernelReport(k, predict(k, hw, measured.get(k.name), instruction, edge=True), measured.get(k.name))
+               for k in cost.kernels]
     return Report(hw, cost.level, kernels, cost.functions)
 
 
@@ -64,7 +64,7 @@ def _ratio(a: float, b: float) -> float | None:
 
 def dram_caveats(c: KernelCost, p: Prediction, edge: tuple[float, float]) -> list[str]:
     """Where the DRAM estimate (`napkin_ir.model.l2`) is least sure, for this kernel on this
-    GPU; `edge`: the estimate with an L2 `L2_EDGE_SPREAD` smaller and larger (`dram_at_the_edge`)."""
+    GPU; `edge`: the estimate with an L2 `L2_EDGE_SPREAD` smaller and larger (`Prediction.dram_edge`)."""
     notes = []
     total = sum(p.dram.values())
     smaller, larger = edge
@@ -86,7 +86,7 @@ def kernel_dict(r: KernelReport) -> dict:
     c, p = r.cost, r.prediction
     smem_traffic = c.smem_read + c.smem_written
     dram = sum(p.dram.values())
-    edge = dram_at_the_edge(c, p)
+    edge = p.dram_edge if p.dram_edge is not None else (dram, dram)
     return {
         "name": c.name, "level": c.level, "grid": c.grid, "blocks": c.blocks, "n_blocks": c.n_blocks,
         "warps_per_block": c.warps, "warps_assumed": c.warps_assumed,

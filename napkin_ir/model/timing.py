@@ -32,7 +32,7 @@ from napkin_ir.errors import UserError
 from napkin_ir.model.analysis import FunctionCost, KernelCost, OpCost
 from napkin_ir.model.hardware import Hardware
 import napkin_ir.model.l2 as l2_model
-from napkin_ir.model.l2 import DramEstimate, dram_estimate
+from napkin_ir.model.l2 import dram_estimates
 from napkin_ir.model.work import Work
 
 # A device-to-device copy sustains about 4.2 of an H200's 4.8 TB/s (measured on the lent
@@ -102,6 +102,8 @@ class Prediction:
     waves: int
     tail: float
     dirty_at_end: dict[str, float] = field(default_factory=dict)  # per tensor, left dirty in the L2
+    # the DRAM estimate's total with the L2 L2_EDGE_SPREAD smaller and larger (`predict`'s `edge`)
+    dram_edge: tuple[float, float] | None = None
 
     @property
     def seconds(self) -> float:
@@ -112,10 +114,14 @@ class Prediction:
         return max(self.times, key=lambda k: self.times[k])
 
 
-def predict(cost: KernelCost, hw: Hardware, registers: int | None = None, instruction: str | None = None) -> Prediction:
+def predict(cost: KernelCost, hw: Hardware, registers: int | None = None, instruction: str | None = None,
+            edge: bool = False) -> Prediction:
     """Occupancy and predicted time of a kernel on `hw`. `registers` overrides the estimate
     (e.g. ptxas' count); `instruction` the tensor-core instruction where the level has not
-    decided it (default: the fastest the machine has)."""
+    decided it (default: the fastest the machine has). With `edge`, also the DRAM estimate
+    with the L2 `L2_EDGE_SPREAD` (5%) smaller and larger (`Prediction.dram_edge`): far apart
+    where the kernel's reuse sits at the cache's edge, which is where the estimate misses
+    most (docs/model.md, "How sure the DRAM estimate is")."""
     regs = registers if registers is not None else (cost.registers.total if cost.registers else None)
     occ = occupancy(hw, cost.smem_per_block, cost.warps, regs)
     if cost.smem_per_block > hw.smem_per_block:
@@ -129,7 +135,10 @@ def predict(cost: KernelCost, hw: Hardware, registers: int | None = None, instru
     tail = math.ceil(blocks / hw.sms) * hw.sms / blocks
     fill = min(1.0, occ.warps_per_sm / WARPS_PER_SM_TO_FILL)
     sm_side = tail / fill
-    estimate = _dram(cost, hw, occ.blocks_per_sm, hw.l2_bytes)
+    spread = l2_model.L2_EDGE_SPREAD
+    sizes = [hw.l2_bytes] + ([hw.l2_bytes * (1 - spread), hw.l2_bytes * (1 + spread)] if edge else [])
+    estimate, *edges = dram_estimates(cost, slots, sizes, occ.blocks_per_sm, partition=hw.l2_partition,
+                                      dispatch=hw.dispatch_order)
     dram = estimate.moved
     in_flight = min(blocks, slots) * cost.inflight_per_block
     hbm_rate = min(sustained_hbm(hw), in_flight / DRAM_LATENCY_S) if in_flight else sustained_hbm(hw)
@@ -139,21 +148,9 @@ def predict(cost: KernelCost, hw: Hardware, registers: int | None = None, instru
         "l2": cost.hbm_bytes / hw.l2_bytes_per_s,
         "hbm": sum(dram.values()) / hbm_rate,
     })
+    dram_edge = tuple(sum(e.moved.values()) for e in edges) if edge else None
     return Prediction(hw, occ, mma, cost.instruction is None, regs, dram, times, math.ceil(blocks / slots), tail,
-                      estimate.dirty_at_end)
-
-
-def _dram(cost: KernelCost, hw: Hardware, per_sm: int, l2_bytes: float) -> DramEstimate:
-    return dram_estimate(cost, hw.sms * per_sm, l2_bytes, per_sm, partition=hw.l2_partition, dispatch=hw.dispatch_order)
-
-
-def dram_at_the_edge(cost: KernelCost, p: Prediction) -> tuple[float, float]:
-    """The DRAM estimate's total with an L2 `L2_EDGE_SPREAD` (5%) smaller and larger than
-    the table's: far apart where the kernel's reuse sits at the cache's edge, which is where
-    the estimate misses most (docs/model.md, "How sure the DRAM estimate is")."""
-    per_sm = p.occupancy.blocks_per_sm
-    return tuple(sum(_dram(cost, p.hardware, per_sm, p.hardware.l2_bytes * f).moved.values())
-                 for f in (1 - l2_model.L2_EDGE_SPREAD, 1 + l2_model.L2_EDGE_SPREAD))
+                      estimate.dirty_at_end, dram_edge)
 
 
 def sustained_hbm(hw: Hardware) -> float:

@@ -481,3 +481,35 @@ def test_a_launch_gives_every_sm_a_block_before_any_sm_a_second(gemm_cost):
     assert start[132:].tolist() == [5] * 68 and sm[132:].tolist() == list(range(68))  # half a block on: 2 an SM
     # so the one-block-an-SM edge applies to a small grid whatever its occupancy allows
     assert l2._trace(gemm_cost, 132 * 4, 4).spread == l2.L2_EDGE_SPREAD  # its 8 blocks
+
+
+@pytest.mark.parametrize("parts", [1, 2])
+def test_estimates_at_several_sizes_are_each_size_s_own(gemm_cost, monkeypatch, parts):
+    # the reuse distances are found once for all the sizes; each estimate is the one made alone
+    monkeypatch.setattr(l2, "L2_PARTITIONS", parts)
+    monkeypatch.setattr(l2, "L2_WAYS", 16)
+    sizes = [0, 2 * TILE, 3 * TILE, 5 * TILE, 1 << 20]
+    table = (0, 1, 1, 0, 0, 1, 1, 0)
+    together = l2.dram_estimates(gemm_cost, 4, sizes, partition=table)
+    for size, got in zip(sizes, together):
+        assert got == l2.dram_estimate(gemm_cost, 4, size, partition=table)
+    assert len({sum(e.moved.values()) for e in together}) > 2  # the sizes do differ here
+
+
+def test_the_prediction_s_edge_is_the_estimate_with_the_l2_5_percent_smaller_and_larger(monkeypatch):
+    from napkin_ir.model.timing import predict
+
+    monkeypatch.setattr(l2, "L2_PARTITIONS", 2)
+    monkeypatch.setattr(l2, "L2_WAYS", 16)
+    (cost,) = analyse_module(run_pipeline(gemm(2048, 2048, 512), 'ncd-relabel{grid="m:128,n:128" stream="k:64"},ncd-to-hbm')).kernels
+    hw = hardware("h200")
+    p = predict(cost, hw, edge=True)
+    slots = hw.sms * p.occupancy.blocks_per_sm
+
+    def alone(size):
+        return sum(l2.dram_estimate(cost, slots, size, p.occupancy.blocks_per_sm, partition=hw.l2_partition,
+                                    dispatch=hw.dispatch_order).moved.values())
+
+    assert p.dram_edge == (alone(hw.l2_bytes * 0.95), alone(hw.l2_bytes * 1.05))
+    assert sum(p.dram.values()) == alone(hw.l2_bytes)
+    assert predict(cost, hw).dram_edge is None  # only when asked: autotile does not pay for it
