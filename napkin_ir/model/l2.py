@@ -1,7 +1,7 @@
 """How much of a kernel's tile traffic reaches DRAM once the L2 cache serves repeats.
 
 The napkin count reads every tile from HBM each time a block asks for it; on the GPU the
-requests go through the L2, and a tile still there is not read again. `dram_bytes` (the
+requests go through the L2, and a tile still there is not read again. `dram_estimate` (the
 HBM term of `napkin_ir.model.timing.predict`) replays the kernel's tile accesses in time
 order through the L2's two partitions:
 
@@ -104,7 +104,7 @@ from __future__ import annotations
 
 import heapq
 import math
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 
 import numpy as np
 
@@ -290,7 +290,7 @@ def _block_clock(accesses: list[Access], n_blocks: int) -> tuple[list[np.ndarray
 
 
 def _trace(cost: KernelCost, slots: int, per_sm: int = 1, ran: np.ndarray | None = None,
-           dispatch: tuple[int, ...] | None = None) -> Trace | None:
+           dispatch: tuple[int, ...] | None = None, partitions_known: bool = True) -> Trace | None:
     accesses = [a for a in cost.accesses if a.space.count()]
     if not accesses:
         return None
@@ -328,7 +328,9 @@ def _trace(cost: KernelCost, slots: int, per_sm: int = 1, ran: np.ndarray | None
         writes.append(np.full(len(ctx), a.write))
     if not sum(len(k) for k in keys):
         return None
-    known = ran is not None or resident(n_blocks, slots, per_sm)[1] == 1  # measured, or waves that run in step
+    # the schedule is measured, or its waves run in step on SMs whose partitions are known:
+    # the sharp edge; otherwise the 16-way one, which also stands for SMs dealt at random
+    known = ran is not None or (partitions_known and resident(n_blocks, slots, per_sm)[1] == 1)
     return Trace(np.concatenate(steps), np.concatenate(keys), np.concatenate(sizes).astype(np.float64),
                  np.concatenate(names), np.concatenate(writes), list(tensors), np.concatenate(sms),
                  L2_EDGE_SPREAD if known else None)
@@ -566,11 +568,9 @@ def dram_estimates(cost: KernelCost, slots: int, l2_sizes: list[float], per_sm: 
                    dispatch: tuple[int, ...] | None = None) -> list[DramEstimate]:
     """`dram_estimate` for each of `l2_sizes`, the trace and its reuse distances found once."""
     touched = [name for name in cost.globals if any(a.tensor == name for a in cost.accesses)]
-    tr = _trace(cost, slots, per_sm, ran, dispatch)
+    tr = _trace(cost, slots, per_sm, ran, dispatch, partition is not None)
     if tr is None:
         return [DramEstimate({name: 0.0 for name in touched}, {name: 0.0 for name in touched}) for _ in l2_sizes]
-    if partition is None and ran is None:  # SMs dealt at random: the soft edge stands for that too
-        tr = replace(tr, spread=None)
     if L2_PARTITIONS > 1:
         part = partition_of(tr.sm, slots // max(1, per_sm), partition)
         results = replay_partitioned_at(tr, [size / L2_PARTITIONS for size in l2_sizes], part)

@@ -15,7 +15,6 @@ from xdsl.dialects.builtin import ModuleOp
 from napkin_ir.model.analysis import FunctionCost, KernelCost, analyse_module
 from napkin_ir.model.hardware import Hardware
 from napkin_ir.model import l2
-from napkin_ir.model.l2 import resident
 from napkin_ir.model.timing import (
     BOUND_NAMES,
     Prediction,
@@ -62,17 +61,18 @@ def _ratio(a: float, b: float) -> float | None:
     return a / b if b else None
 
 
-def dram_caveats(c: KernelCost, p: Prediction, edge: tuple[float, float]) -> list[str]:
+def dram_caveats(c: KernelCost, p: Prediction) -> list[str]:
     """Where the DRAM estimate (`napkin_ir.model.l2`) is least sure, for this kernel on this
-    GPU; `edge`: the estimate with an L2 `L2_EDGE_SPREAD` smaller and larger (`Prediction.dram_edge`)."""
+    GPU: its reuse at the cache's edge (`Prediction.dram_edge`, where predicted), several
+    blocks an SM, the partitions not measured."""
     notes = []
     total = sum(p.dram.values())
-    smaller, larger = edge
+    smaller, larger = p.dram_edge or (total, total)
     if total and smaller - larger > 0.1 * total:
         notes.append(f"with an L2 {l2.L2_EDGE_SPREAD:.0%} smaller or larger the DRAM estimate is {_n(smaller)} or {_n(larger)} bytes: "
                      "the kernel's reuse sits at the cache's edge, and the estimate is no surer than that")
     per_sm = p.occupancy.blocks_per_sm
-    _, k = resident(c.n_blocks, p.hardware.sms * per_sm, per_sm)  # a small grid holds fewer
+    _, k = l2.resident(c.n_blocks, p.hardware.sms * per_sm, per_sm)  # a small grid holds fewer
     if k > 1:
         notes.append(f"{k} blocks an SM drift apart in ways the replay's schedule does not follow: "
                      "the DRAM estimate is least certain for such kernels (docs/model.md)")
@@ -86,14 +86,14 @@ def kernel_dict(r: KernelReport) -> dict:
     c, p = r.cost, r.prediction
     smem_traffic = c.smem_read + c.smem_written
     dram = sum(p.dram.values())
-    edge = p.dram_edge if p.dram_edge is not None else (dram, dram)
     return {
         "name": c.name, "level": c.level, "grid": c.grid, "blocks": c.blocks, "n_blocks": c.n_blocks,
         "warps_per_block": c.warps, "warps_assumed": c.warps_assumed,
         "hbm": {"read": c.hbm_read, "written": c.hbm_written, "total": c.hbm_bytes,
                 "dram_estimate": p.dram, "dram_total": dram, "dirty_at_end": p.dirty_at_end,
-                "dram_edge": {"l2_change": l2.L2_EDGE_SPREAD, "l2_smaller": edge[0], "l2_larger": edge[1]},
-                "dram_caveats": dram_caveats(c, p, edge)},
+                "dram_edge": ({"l2_change": l2.L2_EDGE_SPREAD, "l2_smaller": p.dram_edge[0], "l2_larger": p.dram_edge[1]}
+                              if p.dram_edge else None),
+                "dram_caveats": dram_caveats(c, p)},
         "work": {"tensor_flops": c.work.tensor_flops, "alu_ops": c.work.alu_ops, "sfu_ops": c.work.sfu_ops,
                  "instruction": p.instruction, "instruction_assumed": p.instruction_assumed},
         "smem": {"per_block": c.smem_per_block, "assumed": c.smem_assumed, "read": c.smem_read, "written": c.smem_written},

@@ -31,8 +31,7 @@ from dataclasses import dataclass, field
 from napkin_ir.errors import UserError
 from napkin_ir.model.analysis import FunctionCost, KernelCost, OpCost
 from napkin_ir.model.hardware import Hardware
-import napkin_ir.model.l2 as l2_model
-from napkin_ir.model.l2 import dram_estimates
+from napkin_ir.model import l2 as l2_model
 from napkin_ir.model.work import Work
 
 # A device-to-device copy sustains about 4.2 of an H200's 4.8 TB/s (measured on the lent
@@ -137,7 +136,7 @@ def predict(cost: KernelCost, hw: Hardware, registers: int | None = None, instru
     sm_side = tail / fill
     spread = l2_model.L2_EDGE_SPREAD
     sizes = [hw.l2_bytes] + ([hw.l2_bytes * (1 - spread), hw.l2_bytes * (1 + spread)] if edge else [])
-    estimate, *edges = dram_estimates(cost, slots, sizes, occ.blocks_per_sm, partition=hw.l2_partition,
+    estimate, *edges = l2_model.dram_estimates(cost, slots, sizes, occ.blocks_per_sm, partition=hw.l2_partition,
                                       dispatch=hw.dispatch_order)
     dram = estimate.moved
     in_flight = min(blocks, slots) * cost.inflight_per_block
