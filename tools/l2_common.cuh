@@ -1,6 +1,7 @@
-// What tools/l2_probe.cu and tools/l2_partition.cu share: a checked CUDA call, a buffer
-// filled with positive values that are not zeros (nothing a compressor could shrink), and
-// a block's passes over a buffer through the L2 alone.
+// What tools/l2_probe.cu, tools/l2_partition.cu and tools/l2_latency.cu share: a checked
+// CUDA call, a buffer filled with positive values that are not zeros (nothing a compressor
+// could shrink), a block's passes over a buffer through the L2 alone, and which SMs ran a
+// block of a launch.
 #pragma once
 
 #include <cstdio>
@@ -37,4 +38,31 @@ __device__ float read_passes(const float4* __restrict__ buf, size_t n, size_t st
         }
     }
     return acc;
+}
+
+// The SM this block runs on.
+__device__ unsigned smid() {
+    unsigned id;
+    asm volatile("mov.u32 %0, %%smid;" : "=r"(id));
+    return id;
+}
+
+constexpr int SEEN_WORDS = 32;  // a bit per SM, up to 1024 SMs
+
+// Thread 0 of the block sets its SM's bit in `seen` (SEEN_WORDS words).
+__device__ void mark_ran(unsigned* seen) {
+    if (threadIdx.x == 0) {
+        unsigned sm = smid();
+        atomicOr(seen + sm / 32, 1u << (sm % 32));
+    }
+}
+
+// How many SMs set their bit in the device's `seen` since it was last cleared; clears it.
+inline int count_ran(unsigned* seen) {
+    unsigned host[SEEN_WORDS];
+    CHECK(cudaMemcpy(host, seen, sizeof(host), cudaMemcpyDeviceToHost));
+    CHECK(cudaMemset(seen, 0, sizeof(host)));
+    int count = 0;
+    for (int i = 0; i < SEEN_WORDS; i++) count += __builtin_popcount(host[i]);
+    return count;
 }

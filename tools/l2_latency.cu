@@ -28,20 +28,13 @@
 
 constexpr int LINE_WORDS = 32;  // 128 bytes of unsigned
 
-__device__ unsigned smid() {
-    unsigned id;
-    asm volatile("mov.u32 %0, %%smid;" : "=r"(id));
-    return id;
-}
-
 // Thread 0 of the block on SM `target` reads the lines in the order `next` chains them
 // (each line's first word holds the index of the line to read after it), timing each read.
 __global__ void chase(const unsigned* __restrict__ lines, int count, unsigned target, unsigned* cycles,
                       unsigned* seen) {
     extern __shared__ unsigned pad[];  // one block an SM
-    unsigned sm = smid();
-    if (threadIdx.x == 0) atomicOr(seen + sm / 32, 1u << (sm % 32));
-    if (sm != target || threadIdx.x != 0) return;
+    mark_ran(seen);
+    if (smid() != target || threadIdx.x != 0) return;
     unsigned at = 0;
     for (int i = 0; i < count; i++) {
         long long t0 = clock64();
@@ -101,7 +94,8 @@ int main(int argc, char** argv) {
     size_t big_n = (size_t)4 * l2 / sizeof(float4);
     CHECK(cudaMalloc(&lines, host.size() * sizeof(unsigned)));
     CHECK(cudaMalloc(&cycles, (size_t)count * sizeof(unsigned)));
-    CHECK(cudaMalloc(&seen, 32 * sizeof(unsigned)));
+    CHECK(cudaMalloc(&seen, SEEN_WORDS * sizeof(unsigned)));
+    CHECK(cudaMemset(seen, 0, SEEN_WORDS * sizeof(unsigned)));
     CHECK(cudaMalloc(&big, big_n * sizeof(float4)));
     CHECK(cudaMalloc(&sink, sizeof(float)));
     CHECK(cudaMemcpy(lines, host.data(), host.size() * sizeof(unsigned), cudaMemcpyHostToDevice));
@@ -117,15 +111,11 @@ int main(int argc, char** argv) {
     std::vector<unsigned> row(count);
     int ran = 0;
     auto run = [&](unsigned target) {
-        CHECK(cudaMemset(seen, 0, 32 * sizeof(unsigned)));
         CHECK(cudaMemset(cycles, 0xff, (size_t)count * sizeof(unsigned)));
         chase<<<sms, 32, smem>>>(lines, count, target, cycles, seen);
         CHECK(cudaGetLastError());
         CHECK(cudaDeviceSynchronize());
-        unsigned mask[32];
-        CHECK(cudaMemcpy(mask, seen, sizeof(mask), cudaMemcpyDeviceToHost));
-        ran = 0;
-        for (int i = 0; i < 32; i++) ran += __builtin_popcount(mask[i]);
+        ran = count_ran(seen);
         CHECK(cudaMemcpy(row.data(), cycles, (size_t)count * sizeof(unsigned), cudaMemcpyDeviceToHost));
     };
     auto cold = [&]() {

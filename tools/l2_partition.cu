@@ -27,17 +27,11 @@
 constexpr int REPS = 4;
 constexpr int THREADS = 1024;
 
-__device__ unsigned smid() {
-    unsigned id;
-    asm volatile("mov.u32 %0, %%smid;" : "=r"(id));
-    return id;
-}
-
 __global__ void pair_read(const float4* __restrict__ buf, size_t n, unsigned first, unsigned other, float* out,
                           unsigned* seen) {
     extern __shared__ float pad[];  // one block an SM
     unsigned sm = smid();
-    if (threadIdx.x == 0) atomicOr(seen + sm / 32, 1u << (sm % 32));
+    mark_ran(seen);
     if (sm != first && sm != other) return;
     size_t start = sm == first ? 0 : n / 2;  // the two read different parts at once
     float acc = read_passes(buf, n, start, REPS, THREADS);
@@ -57,21 +51,17 @@ int main(int argc, char** argv) {
     unsigned* seen;
     CHECK(cudaMalloc(&buf, n * sizeof(float4)));
     CHECK(cudaMalloc(&out, 1024 * sizeof(float)));
-    CHECK(cudaMalloc(&seen, 32 * sizeof(unsigned)));
+    CHECK(cudaMalloc(&seen, SEEN_WORDS * sizeof(unsigned)));
+    CHECK(cudaMemset(seen, 0, SEEN_WORDS * sizeof(unsigned)));
     fill<<<sms * 4, 256>>>(buf, n);
     CHECK(cudaGetLastError());
     CHECK(cudaDeviceSynchronize());
     printf("SMs %d, buffer %d MiB, %d passes\n", sms, mib, REPS);
     for (int other = 0; other < sms; other++) {
-        CHECK(cudaMemset(seen, 0, 32 * sizeof(unsigned)));
         pair_read<<<sms, THREADS, smem>>>(buf, n, 0, other, out, seen);
         CHECK(cudaGetLastError());
         CHECK(cudaDeviceSynchronize());
-        unsigned host[32];
-        CHECK(cudaMemcpy(host, seen, sizeof(host), cudaMemcpyDeviceToHost));
-        int count = 0;
-        for (int i = 0; i < 32; i++) count += __builtin_popcount(host[i]);
-        printf("pair 0 %d (SMs that ran a block: %d)\n", other, count);
+        printf("pair 0 %d (SMs that ran a block: %d)\n", other, count_ran(seen));
     }
     return 0;
 }
