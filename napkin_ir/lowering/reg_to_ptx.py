@@ -87,6 +87,19 @@ class PtxBuilder:
 
     def mul(self, a: SSAValue, b: SSAValue | int) -> SSAValue:
         return self.op2(P.MulOp, "u32", a, b, mods="lo")
+
+    def grouped_tile(self, rows: int, cols: int, group: int, p: SSAValue) -> tuple[SSAValue, SSAValue]:
+        """(row block, column block) of linear block p of a `rows` x `cols` grid launched in
+        groups (`hbm.group`): bands of `group` row blocks (the last band may be shorter), each
+        swept column by column, `group` rows at a time."""
+        band_blocks = group * cols
+        band = self.op2(P.DivOp, "u32", p, band_blocks)
+        first = self.mul(band, group)
+        height = self.emit(P.MinOp("u32", self.u32(group), self.op2(P.SubOp, "u32", self.u32(rows), first), result=B32)).results[0]
+        within = self.op2(P.RemOp, "u32", p, band_blocks)
+        row = self.add(first, self.op2(P.RemOp, "u32", within, height))
+        col = self.op2(P.DivOp, "u32", within, height)
+        return row, col
 LINE_CHUNKS = 8  # 16-byte chunks in a 128-byte L2 line
 COPY_IMMEDIATE = 2047  # the reach of the global address immediate of a cp.async in SASS (LDGSTS: 12 bits, signed)
 
@@ -322,8 +335,19 @@ class _Emitter(PtxBuilder):
         grid = self.kernel.grid_tiles
         if len(grid) > 3:
             raise self.fail("at most 3 grid axes")
-        for n, (axis, tile) in enumerate(grid.items()):
-            cta = self.emit(P.SregOp(f"ctaid.{'xyz'[n]}")).results[0]
+        for unsupported in ("hbm.persistent", "hbm.cluster", "hbm.order"):
+            if unsupported in self.kernel.attributes:
+                raise self.fail(f"this lowering launches a plain or grouped grid (hbm-launch{{group=G}}); "
+                                f"'{unsupported.removeprefix('hbm.')}' launches are not taken here")
+        group = self.kernel.attributes.get("hbm.group")
+        group = group.value.data if isinstance(group, builtin.IntegerAttr) else 0
+        blocks = self.kernel.grid_shape()
+        if group:  # one grid axis; the tile's row and column blocks from its linear index
+            rows, cols = (blocks[a] for a in grid)
+            ctas = list(self.grouped_tile(rows, cols, group, self.emit(P.SregOp("ctaid.x")).results[0]))
+        else:
+            ctas = [self.emit(P.SregOp(f"ctaid.{'xyz'[n]}")).results[0] for n in range(len(grid))]
+        for n, ((axis, tile), cta) in enumerate(zip(grid.items(), ctas)):
             start, extent = self.mul(cta, tile), self.sizes[axis]
             arg = args[len(globs) + n]
             self.grid_args[arg] = axis
@@ -352,9 +376,9 @@ class _Emitter(PtxBuilder):
             self.lower(op)
         kernel = P.KernelOp(self.name, params, Region(self.blocks), dynamic_shared=SHARED if self.smem_bytes else None,
                             reqntid=[self.nthreads])
-        blocks = self.kernel.grid_shape()
-        # what a launch needs: blocks along x, y, z and the dynamic shared memory
-        kernel.attributes["napkin.grid"] = builtin.ArrayAttr([builtin.IntegerAttr(blocks[a], 32) for a in grid])
+        # what a launch needs: blocks along x, y, z (grouped: all along x) and the dynamic shared memory
+        launch = [_prod(blocks.values())] if group else [blocks[a] for a in grid]
+        kernel.attributes["napkin.grid"] = builtin.ArrayAttr([builtin.IntegerAttr(n, 32) for n in launch])
         kernel.attributes["napkin.smem_bytes"] = builtin.IntegerAttr(self.smem_bytes, 32)
         return kernel
 

@@ -276,7 +276,8 @@ class Sm90Emitter(PtxBuilder):
         grid = self.kernel.grid_tiles
         counts = self.kernel.grid_shape()
         if self.group:
-            blocks = self.grouped_tile(counts, p)
+            rows, cols = counts.values()
+            blocks = list(self.grouped_tile(rows, cols, self.group, p))
         else:
             blocks, rest = [], p
             for n, axis in enumerate(grid):
@@ -327,20 +328,6 @@ class Sm90Emitter(PtxBuilder):
         arrives = [o for o in loop.walk() if isinstance(o, smem.ArriveOp)]
         if arrives:
             self.late_release = arrives[0].bars
-
-    def grouped_tile(self, counts: dict[str, int], p: SSAValue) -> tuple[SSAValue, SSAValue]:
-        """(row block, column block) of linear tile p: bands of `group` row blocks (the last
-        band may be shorter), each swept column by column, `group` rows at a time."""
-        rows, cols = counts.values()
-        g = self.group
-        band_blocks = g * cols
-        band = self.op2(P.DivOp, "u32", p, band_blocks)
-        first = self.mul(band, g)
-        height = self.emit(P.MinOp("u32", self.u32(g), self.op2(P.SubOp, "u32", self.u32(rows), first), result=B32)).results[0]
-        within = self.op2(P.RemOp, "u32", p, band_blocks)
-        row = self.add(first, self.op2(P.RemOp, "u32", within, height))
-        col = self.op2(P.DivOp, "u32", within, height)
-        return row, col
 
     def init_barriers(self) -> None:
         first, rest = self.branch(self.setp("eq", self.tid, 0))

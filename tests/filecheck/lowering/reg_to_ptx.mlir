@@ -12,6 +12,12 @@
 // RUN: %ptxas -arch=sm_80 %t.swizzle.ptx -o %t.swizzle.cubin
 // RUN: not napkin-opt %examples/matmul.mlir -p 'ncd-relabel{grid="m:128,n:128" stream="k:16"},ncd-to-hbm,hbm-to-smem{stages=3 layout=swizzle},smem-to-reg,reg-to-ptx' 2>&1 | filecheck %s --check-prefix=SWIZZLE-ROWS
 // RUN: not napkin-opt %examples/matmul.mlir -p 'ncd-relabel{grid="m:128,n:128" stream="k:32"},ncd-to-hbm,reg-to-ptx' 2>&1 | filecheck %s --check-prefix=NOREG
+// Grouped launch (hbm-launch{group=2}): one grid axis, block p's tile found from bands of
+// two block rows swept column by column (4 x 3 blocks: bands of 6).
+// RUN: napkin-opt %examples/matmul.mlir -p 'ncd-relabel{grid="m:128,n:128" stream="k:32"},ncd-to-hbm,hbm-launch{group=2},hbm-to-smem{stages=3 layout=swizzle},smem-to-reg{warps="m:2,n:2"},reg-to-ptx' -t ptx -o %t.group.ptx
+// RUN: filecheck %s --check-prefix=GROUP < %t.group.ptx
+// RUN: %ptxas -arch=sm_80 %t.group.ptx -o %t.group.cubin
+// RUN: not napkin-opt %examples/matmul.mlir -p 'ncd-relabel{grid="m:128,n:128" stream="k:32"},ncd-to-hbm,hbm-launch{persistent=true},hbm-to-smem{stages=3},smem-to-reg{warps="m:2,n:2"},reg-to-ptx' 2>&1 | filecheck %s --check-prefix=PERSISTENT
 
 // CHECK:      .target sm_80
 // CHECK:      .extern .shared .align 128 .b8 napkin_smem[];
@@ -134,3 +140,16 @@
 // SWIZZLE:      ret;
 // SWIZZLE-ROWS: napkin-opt: error: reg-to-ptx: @matmul: layout=swizzle permutes 16-byte chunks within 128-byte lines: a buffer's rows must be 64 bytes or a multiple of 128 bytes, got 32
 // NOREG: napkin-opt: error: reg-to-ptx: @matmul has no reg.warps; run smem-to-reg first
+
+// GROUP:      mov.u32 %r[[P:[0-9]+]], %ctaid.x;
+// GROUP-NEXT: mov.u32 %r[[SIX:[0-9]+]], 6;
+// GROUP-NEXT: div.u32 %r[[BAND:[0-9]+]], %r[[P]], %r[[SIX]];
+// GROUP:      mul.lo.u32 %r[[FIRST:[0-9]+]], %r[[BAND]], %r{{[0-9]+}};
+// GROUP:      sub.u32 %r[[LEFT:[0-9]+]], %r{{[0-9]+}}, %r[[FIRST]];
+// GROUP-NEXT: min.u32 %r[[HEIGHT:[0-9]+]], %r{{[0-9]+}}, %r[[LEFT]];
+// GROUP:      rem.u32 %r[[WITHIN:[0-9]+]], %r[[P]], %r{{[0-9]+}};
+// GROUP-NEXT: rem.u32 %r[[R:[0-9]+]], %r[[WITHIN]], %r[[HEIGHT]];
+// GROUP-NEXT: add.u32 %r{{[0-9]+}}, %r[[FIRST]], %r[[R]];
+// GROUP-NEXT: div.u32 %r{{[0-9]+}}, %r[[WITHIN]], %r[[HEIGHT]];
+// GROUP-NOT:  %ctaid.y
+// PERSISTENT: napkin-opt: error: reg-to-ptx: @matmul: this lowering launches a plain or grouped grid (hbm-launch{group=G}); 'persistent' launches are not taken here

@@ -355,37 +355,38 @@ class Warp:
         return [words[:, i].copy() for i in range(n)]
 
 
-def run_kernel(module, args: list[np.ndarray], *, lazy: bool, reverse: bool) -> dict[str, int]:
-    """Run every block; return the shared-memory bank conflicts counted over all of them."""
+def run_kernel(module, args: list[np.ndarray], *, lazy: bool, reverse: bool, mem: Memory | None = None,
+               only: list[tuple[int, int, int]] | None = None) -> dict[str, int]:
+    """Run every block (or those of `only`, in that order); return the shared-memory bank
+    conflicts counted over all of them."""
     (kernel,) = [op for op in module.walk() if isinstance(op, P.KernelOp)]
     cfg = launch_config(module)
-    mem = Memory()
+    mem = mem or Memory()
     params = {name: mem.alloc(a) for (name, _), a in zip(kernel.param_list(), args)}
     grid = list(cfg["grid"]) + [1] * (3 - len(cfg["grid"]))
     nwarps = cfg["block"][0] // 32
     conflicts = {"cp.async": 0, "ldmatrix": 0, "cp.async lines": 0, "st.shared": 0, "ld.shared": 0}
-    for z in range(grid[2]):
-        for y in range(grid[1]):
-            for x in range(grid[0]):
-                block = Block((x, y, z), np.full(cfg["smem"], 0xFF, np.uint8), lazy)  # NaN-filled shared memory
-                warps = [Warp(w, block, mem, params) for w in range(nwarps)]
-                runs = [w.run(kernel) for w in warps]
-                order = list(range(nwarps))[::-1] if reverse else list(range(nwarps))
-                while runs:
-                    states = []
-                    for w in order:
-                        states.append(next(runs[w], "done"))
-                    assert len(set(states)) == 1, f"warps disagree at a barrier: {states}"
-                    if states[0] == "done":
-                        break
-                for k, v in block.conflicts.items():
-                    conflicts[k] += v
+    everyone = [(x, y, z) for z in range(grid[2]) for y in range(grid[1]) for x in range(grid[0])]
+    for ctaid in everyone if only is None else only:
+        block = Block(ctaid, np.full(cfg["smem"], 0xFF, np.uint8), lazy)  # NaN-filled shared memory
+        warps = [Warp(w, block, mem, params) for w in range(nwarps)]
+        runs = [w.run(kernel) for w in warps]
+        order = list(range(nwarps))[::-1] if reverse else list(range(nwarps))
+        while runs:
+            states = []
+            for w in order:
+                states.append(next(runs[w], "done"))
+            assert len(set(states)) == 1, f"warps disagree at a barrier: {states}"
+            if states[0] == "done":
+                break
+        for k, v in block.conflicts.items():
+            conflicts[k] += v
     return conflicts
 
 
 def emulate_gemm(m: int, n: int, k: int, dtype: str, block, warps, stages, *, lazy: bool, reverse: bool, seed: int = 0,
-                 layout: str = "auto"):
-    module = run_pipeline(gemm(m, n, k, dtype), sm80_gemm_pipeline(block, warps, stages, layout=layout))
+                 layout: str = "auto", group: int = 0):
+    module = run_pipeline(gemm(m, n, k, dtype), sm80_gemm_pipeline(block, warps, stages, layout=layout, group=group))
     rng = np.random.default_rng(seed)
     half = HALF[dtype]
     a = rng.standard_normal((m, k)).astype(half)
@@ -452,3 +453,46 @@ def test_padded_rows_straddle_lines():
 def test_emulated_gemm_either_layout(shape, block, warps, stages, layout):
     a, b, out, _ = emulate_gemm(*shape, "bf16", block, warps, stages, lazy=True, reverse=True, layout=layout)
     assert reference.relative_error(out, reference.matmul(a, b)) <= reference.TOLERANCE["bf16"]
+
+
+@pytest.mark.parametrize("shape,block,group", [
+    ((200, 136, 104), (64, 64, 32), 2),  # 4 x 3 blocks in two bands of two rows, the last row moved in
+    ((264, 200, 72), (64, 64, 32), 3),  # 5 x 4 blocks: a band of three rows, then a shorter one of two
+    ((136, 264, 72), (128, 64, 32), 16),  # a band taller than the grid: column by column
+])
+def test_emulated_grouped_launch_keeps_the_numbers(shape, block, group):
+    # hbm-launch{group=G}: one grid axis, each block's row and column found from its index
+    m, n, k = shape
+    module = run_pipeline(gemm(m, n, k, "bf16"), sm80_gemm_pipeline(block, (2, 2), 3, group=group))
+    rows, cols = -(-m // block[0]), -(-n // block[1])
+    assert launch_config(module)["grid"] == [rows * cols]
+    a, b, out, _ = emulate_gemm(m, n, k, "bf16", block, (2, 2), 3, lazy=True, reverse=True, group=group)
+    assert np.isfinite(out.astype(np.float64)).all(), "some output was not written"
+    assert reference.relative_error(out, reference.matmul(a, b)) <= reference.TOLERANCE["bf16"]
+
+
+def test_grouped_launch_visits_each_tile_once_in_bands():
+    # block p of the launch writes the output tile the band order gives it: bands of `group`
+    # block rows (the last one shorter), each column by column
+    m, n, block, group = 5 * 64, 4 * 64, (64, 64, 32), 3
+    module = run_pipeline(gemm(m, n, 32, "bf16"), sm80_gemm_pipeline(block, (2, 2), 2, group=group))
+    half = HALF["bf16"]
+    out = np.zeros((m, n), half)
+
+    class Writes(Memory):
+        def __init__(self):
+            super().__init__()
+            self.written: list[int] = []
+
+        def write(self, addr: int, data: bytes) -> None:
+            super().write(addr, data)
+            self.written.append(addr)
+
+    a, b = np.ones((m, 32), half), np.ones((32, n), half)
+    seen = []
+    for p in range(20):
+        mem = Writes()
+        run_kernel(module, [a, b, out], lazy=False, reverse=False, mem=mem, only=[(p, 0, 0)])
+        first = (min(mem.written) - mem.blocks[2][0]) // 2  # the tile's first element
+        seen.append((first // n // 64, first % n // 64))
+    assert seen == [(r, c) for band in (0, 3) for c in range(4) for r in range(band, min(band + 3, 5))]
