@@ -48,16 +48,20 @@ def compile_to_ptx(text: str, pipeline: str = "", *, arch: str | None = None, na
 
 
 def sm80_gemm_pipeline(block: tuple[int, int, int] = (128, 128, 32), warps: tuple[int, int] = (2, 2), stages: int = 3,
-                       axes: tuple[str, str, str] = ("m", "n", "k"), layout: str = "auto") -> str:
+                       axes: tuple[str, str, str] = ("m", "n", "k"), layout: str = "auto", group: int = 0) -> str:
     """The pass pipeline from a labelled-able GEMM diagram to sm_80 PTX (the start of napkin-sm80).
     `layout="auto"` swizzles the stages where their rows allow it (64 bytes or a multiple of
-    128: A's rows are the stream tile, B's the column tile), else pads them (`pad8`)."""
+    128: A's rows are the stream tile, B's the column tile), else pads them (`pad8`).
+    `group` launches the blocks in bands of that many block rows, column by column
+    (`hbm-launch{group=G}`: the tiles the blocks running at once read stay in the L2); 0 the
+    plain order, the first axis fastest."""
     (m, n, k), (bm, bn, bk) = axes, block
     if layout == "auto":
         from napkin_ir.dialects.smem import swizzle_fits
 
         layout = "swizzle" if swizzle_fits(2 * bk) and swizzle_fits(2 * bn) else "pad8"
-    return (f'ncd-relabel{{grid="{m}:{bm},{n}:{bn}" stream="{k}:{bk}"}},ncd-to-hbm,'
+    launch = f"hbm-launch{{group={group}}}," if group else ""
+    return (f'ncd-relabel{{grid="{m}:{bm},{n}:{bn}" stream="{k}:{bk}"}},ncd-to-hbm,{launch}'
             f'hbm-to-smem{{stages={stages} layout={layout}}},smem-to-reg{{warps="{m}:{warps[0]},{n}:{warps[1]}"}},reg-to-ptx')
 
 
@@ -116,7 +120,7 @@ def gemm_axes(module: ModuleOp, pipeline: str = "napkin-sm80") -> tuple[str, str
     return rows, cols, contracts[0].over_axes[0]
 
 
-def _autotile(module: ModuleOp, hw: str, target: str, pipeline: str):
+def _autotile(module: ModuleOp, hw: str, target: str, pipeline: str, group: int = 0):
     """The napkin model's choice of tiles for `target`, said on stderr and kept on the function."""
     import sys
 
@@ -125,7 +129,7 @@ def _autotile(module: ModuleOp, hw: str, target: str, pipeline: str):
 
     try:
         result = autotile(module.clone(), hw, space=SearchSpace(target=target, block_sizes=(64, 128, 256), stream_sizes=(32, 64)
-                                                                   if target == "sm80" else (64,)))
+                                                                   if target == "sm80" else (64,), group=group))
     except UserError as e:
         raise PassFailedException(f"{pipeline}: autotile: {e}") from None
     print(f"{pipeline}: autotile {result.reason}", file=sys.stderr)
@@ -135,6 +139,9 @@ def _autotile(module: ModuleOp, hw: str, target: str, pipeline: str):
     return result
 
 
+SM80_GROUP = 16  # napkin-sm80's launch order: bands of 16 block rows (docs/model.md, "Grouped launches on sm_80")
+
+
 @dataclass(frozen=True)
 class NapkinSm80Pass(ModulePass):
     """`napkin-sm80`: the whole way from a GEMM diagram to sm_80 PTX (cp.async, ldmatrix,
@@ -142,7 +149,8 @@ class NapkinSm80Pass(ModulePass):
     how many warps share the rows and the columns, `stages` the pipeline depth;
     `autotile=true` lets the napkin model choose all three for `hw` (h100, h200, a100);
     `layout` the stages' layout (`swizzle`, `pad8`, or `auto`: swizzled where the tile's
-    rows allow). Attention diagrams (softmax, causal, spherical) take `block="rows,keys"` (128,64 by
+    rows allow); `group` the block-row bands of the launch order (L2 reuse; 0 = plain).
+    Attention diagrams (softmax, causal, spherical) take `block="rows,keys"` (128,64 by
     default), `warps="n"` (rows / 16 by default) and `stages`."""
 
     name = "napkin-sm80"
@@ -152,6 +160,7 @@ class NapkinSm80Pass(ModulePass):
     autotile: bool = False
     hw: str = "h100"
     layout: str = "auto"
+    group: int = SM80_GROUP
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
         from napkin_ir.attention_diagrams import attention_axes, sm80_attention_passes
@@ -163,18 +172,20 @@ class NapkinSm80Pass(ModulePass):
             PassPipeline.parse_spec(available_passes(), f"{spec},reg-to-ptx", lambda *_: None).apply(ctx, op)
             return
         axes = gemm_axes(op)
+        if self.group < 0:
+            raise PassFailedException(f"{self.name}: group must be 0 (plain launch order) or a positive band height, got {self.group}")
         if self.layout not in ("auto", "swizzle", "pad8", "row"):
             raise PassFailedException(f"{self.name}: layout must be auto, swizzle, pad8 or row, got '{self.layout}'")
         if self.autotile:
-            result = _autotile(op, self.hw, "sm80", self.name)
+            result = _autotile(op, self.hw, "sm80", self.name, self.group)
             c = result.config
             block = (c.grid[axes[0]], c.grid[axes[1]], c.stream[axes[2]])
             warps = (c.warps.get(axes[0], 1), c.warps.get(axes[1], 1))
-            spec = sm80_gemm_pipeline(block, warps, c.stages, axes, self.layout)
+            spec = sm80_gemm_pipeline(block, warps, c.stages, axes, self.layout, self.group)
         else:
             block = _ints(self.block, 3, "block")
             warps = _ints(self.warps, 2, "warps")
-            spec = sm80_gemm_pipeline(block, warps, self.stages, axes, self.layout)  # type: ignore[arg-type]
+            spec = sm80_gemm_pipeline(block, warps, self.stages, axes, self.layout, self.group)  # type: ignore[arg-type]
         PassPipeline.parse_spec(available_passes(), spec, lambda *_: None).apply(ctx, op)
 
 
@@ -205,7 +216,7 @@ class NapkinSm90Pass(ModulePass):
         axes = gemm_axes(op, self.name)
         block, stages = _ints(self.block, 3, "block", self.name), self.stages
         if self.autotile:
-            c = _autotile(op, self.hw, "sm90", self.name).config
+            c = _autotile(op, self.hw, "sm90", self.name, 0 if self.cluster > 1 else self.group).config
             block, stages = (c.grid[axes[0]], c.grid[axes[1]], c.stream[axes[2]]), c.stages
         if self.store not in ("auto", "tma", "direct"):
             raise PassFailedException(f"{self.name}: store must be auto, tma or direct, got '{self.store}'")

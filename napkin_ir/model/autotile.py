@@ -47,6 +47,7 @@ class SearchSpace:
     # sm80: cp.async copies and mma.sync, warps searched; sm90: TMA copies and wgmma, the
     # warpgroups chosen by smem-to-reg
     target: str = "sm80"
+    group: int = 0  # the launch order every candidate gets (hbm-launch{group=G}; 0 = plain)
 
 
 @dataclass(frozen=True)
@@ -66,6 +67,7 @@ class TileConfig:
     stages: int
     layout: str = "pad8"
     target: str = "sm80"
+    group: int = 0
 
     def relabel_options(self) -> str:
         return f'grid="{_labels(self.grid)}" stream="{_labels(self.stream)}"'
@@ -80,12 +82,13 @@ class TileConfig:
 
     def pipeline(self, level: str = "reg") -> str:
         """The pass pipeline from the ncd function down to `level` with this configuration."""
-        steps = [f"ncd-relabel{{{self.relabel_options()}}}", "ncd-to-hbm", self.smem_pass(), self.reg_pass()]
-        return ",".join(steps[: LEVELS.index(level) + 2])
+        hbm_steps = [f"ncd-relabel{{{self.relabel_options()}}}", "ncd-to-hbm"] + ([f"hbm-launch{{group={self.group}}}"] if self.group else [])
+        return ",".join(hbm_steps + [self.smem_pass(), self.reg_pass()][: LEVELS.index(level)])
 
     def describe(self) -> str:
         warps = f", warps {_labels(self.warps)}" if self.warps else ""
-        return f"grid {_labels(self.grid)}, stream {_labels(self.stream)}{warps}, {self.stages} stages"
+        group = f", launched in bands of {self.group} block rows" if self.group else ""
+        return f"grid {_labels(self.grid)}, stream {_labels(self.stream)}{warps}, {self.stages} stages{group}"
 
 
 @dataclass
@@ -230,7 +233,8 @@ def _step(module: ModuleOp, cfg: TileConfig, spec: str, level: str) -> tuple[Mod
 
 def _candidates(fmodule: ModuleOp, roles: AxisRoles, hw: Hardware, space: SearchSpace, instruction: str | None) -> Iterator[Candidate]:
     for grid, stream in _label_choices(roles, space):
-        first = TileConfig(grid, stream, {}, space.stages[0], space.layout, space.target)
+        group = space.group if len(roles.tiled) == 2 and not roles.batch else 0  # grouping orders a two-axis grid
+        first = TileConfig(grid, stream, {}, space.stages[0], space.layout, space.target, group)
         hbm_mod, refused = _step(fmodule, first, first.pipeline("hbm"), "ncd")
         if hbm_mod is None:
             yield refused  # type: ignore[misc]

@@ -51,11 +51,13 @@ SWEEP = [(s, s, s) for s in (128, 256, 512, 1024, 2048, 4096, 8192)] + [(8192, 8
 
 
 @pytest.mark.parametrize("config", [{}, {"block": (256, 128, 64), "warps": (4, 2), "stages": 3},
-                                    {"block": (128, 256, 32), "warps": (2, 4), "stages": 4}], ids=["default", "256x128x64", "128x256x32"])
+                                    {"block": (128, 256, 32), "warps": (2, 4), "stages": 4}, {"group": 16},
+                                    {"block": (64, 64, 32), "warps": (2, 2), "stages": 4, "group": 3}],
+                         ids=["default", "256x128x64", "128x256x32", "grouped16", "64x64x32-grouped3"])
 @pytest.mark.parametrize("shape", SWEEP, ids=[f"{m}x{n}x{k}" for m, n, k in SWEEP])
 def test_gemm_sm80_sweep(shape, config):
     """Square 128 .. 8192, rectangular and ragged, the default and the fastest configurations,
-    bf16: against a float64 product on the GPU, fresh inputs and a poisoned output each time."""
+    plain and grouped launches (bands of 16 and of 3 block rows), bf16: against a float64 product on the GPU, fresh inputs and a poisoned output each time."""
     torch = pytest.importorskip("torch")
     from napkin_ir.runtime import Param, load_ptx
 

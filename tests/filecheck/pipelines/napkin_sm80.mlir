@@ -35,6 +35,11 @@
 // RUN: napkin-opt %examples/matmul.mlir -p 'napkin-sm80{block="64,64,16" warps="2,2"}' -t ptx -o %t.k16.ptx
 // RUN: %ptxas -arch=sm_80 %t.k16.ptx -o %t.k16.cubin
 // RUN: not napkin-opt %examples/matmul.mlir -p 'napkin-sm80{layout=tiled}' 2>&1 | filecheck %s --check-prefix=LAYOUT
+// The launch order: bands of 16 block rows by default (4 x 3 blocks on one grid axis), the
+// plain grid with group=0.
+// RUN: napkin-opt %examples/matmul.mlir -p napkin-sm80 -t mlir | filecheck %s --check-prefix=GROUPED
+// RUN: napkin-opt %examples/matmul.mlir -p 'napkin-sm80{group=0}' -t mlir | filecheck %s --check-prefix=PLAIN
+// RUN: not napkin-opt %examples/matmul.mlir -p 'napkin-sm80{group=-2}' 2>&1 | filecheck %s --check-prefix=NEGATIVE
 
 // REPORT: Compiling entry function 'matmul' for 'sm_80'
 // REPORT: 0 bytes stack frame, 0 bytes spill stores, 0 bytes spill loads
@@ -51,3 +56,6 @@
 // PAD-NOT: xor.b32
 // PAD: cp.async.cg.shared.global
 // LAYOUT: napkin-opt: error: napkin-sm80: layout must be auto, swizzle, pad8 or row, got 'tiled'
+// GROUPED: napkin.grid = [12 : i32]
+// PLAIN: napkin.grid = [4 : i32, 3 : i32]
+// NEGATIVE: napkin-opt: error: napkin-sm80: group must be 0 (plain launch order) or a positive band height, got -2
