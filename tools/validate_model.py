@@ -3,6 +3,7 @@
 
     python3 tools/validate_model.py [--hw h200] [--ncu | --ncu-all] [--only gemm|attention]
                                     [--gemm-shape M,N,K] [--attention-shape B,H,N,D]
+                                    [--configs REGEX] [--no-autotile]
     python3 tools/validate_model.py --model-only [--hw h200] [shapes as above]   (no GPU, no torch)
 
 For each configuration of the GEMM (sm_80 and sm_90a paths) and, where its kernels exist, of
@@ -45,6 +46,7 @@ from bench_gemm import time_interleaved  # CUDA events, every configuration in t
 DEFAULT_GEMM_SHAPE = (4096, 4096, 4096)  # M, N, K
 DEFAULT_ATTENTION_SHAPE = (4, 16, 4096, 128)  # b, h, n, d: the FlashAttention-3 setting at 4k, not causal
 GEMM_SHAPE, ATTENTION_SHAPE = DEFAULT_GEMM_SHAPE, DEFAULT_ATTENTION_SHAPE  # --gemm-shape, --attention-shape
+CONFIGS = ""  # --configs: a regular expression the GEMM configurations' "gemm family label" must match
 SM80 = [  # block, warps, stages
     ((128, 128, 32), (2, 2), 3), ((128, 128, 32), (2, 2), 4), ((128, 128, 64), (2, 2), 3), ((128, 256, 32), (2, 4), 3),
     ((128, 256, 32), (2, 4), 4), ((256, 128, 32), (4, 2), 3), ((256, 128, 64), (4, 2), 3), ((64, 64, 32), (2, 2), 4),
@@ -379,12 +381,16 @@ def recorded(hw_key: str, shape: tuple[int, ...]) -> dict[tuple[str, str], tuple
 
 
 def gemm_configs() -> list[tuple[str, str, str]]:
-    """(family, label, pipeline down to PTX) of each GEMM configuration."""
-    from napkin_ir.pipelines import sm80_gemm_pipeline, sm90_gemm_pipeline
+    """(family, label, pipeline down to PTX) of each GEMM configuration (those `--configs`
+    matches). The sm_80 ones in the plain launch order (family `sm80`) and in napkin-sm80's
+    bands of 16 block rows (`sm80 g16`)."""
+    from napkin_ir.pipelines import SM80_GROUP, sm80_gemm_pipeline, sm90_gemm_pipeline
 
     configs = [("sm80", f"{bl[0]}x{bl[1]}x{bl[2]} w{w[0]}x{w[1]} s{s}", sm80_gemm_pipeline(bl, w, s)) for bl, w, s in SM80]
+    configs += [(f"sm80 g{SM80_GROUP}", f"{bl[0]}x{bl[1]}x{bl[2]} w{w[0]}x{w[1]} s{s}", sm80_gemm_pipeline(bl, w, s, group=SM80_GROUP))
+                for bl, w, s in SM80]
     configs += [("sm90", f"{bl[0]}x{bl[1]}x{bl[2]} s{s}", sm90_gemm_pipeline(bl, s, group=8)) for bl, s in SM90]
-    return configs
+    return [c for c in configs if re.search(CONFIGS, f"gemm {c[0]} {c[1]}")]
 
 
 def attention_configs() -> list[tuple[str, dict]]:
@@ -426,7 +432,7 @@ def model_rows(hw, only: str | None) -> list[dict]:
         text = gemm(m, n, k, "bf16")
         for family, label, spec in gemm_configs():
             try:
-                regs = ptxas_registers(compile_to_ptx(text, spec)) if family == "sm80" else None
+                regs = ptxas_registers(compile_to_ptx(text, spec)) if family.startswith("sm80") else None
                 cost, pred = predict(text, spec.removesuffix(",reg-to-ptx"), hw, regs)
             except refused as e:
                 print(f"  gemm {family} {label}: does not compile ({str(e).splitlines()[0][:100]})", flush=True)
@@ -496,7 +502,7 @@ def gemm_rows(torch, hw, args) -> list[dict]:
         except Exception as e:  # a configuration the passes refuse is reported, not fatal
             print(f"  gemm {family} {label}: does not compile ({str(e).splitlines()[0][:100]})", flush=True)
             continue
-        regs = ptxas_registers(kern.ptx) if family == "sm80" else None
+        regs = ptxas_registers(kern.ptx) if family.startswith("sm80") else None
         cost, pred = predict(text, spec.removesuffix(",reg-to-ptx"), hw, regs)
         bound = kern.bind({"a": a, "b": b, "out": c})
         c.fill_(float("nan"))
@@ -642,7 +648,7 @@ def ncu_blocks_per_sm(vals: dict[str, float]) -> int | None:
 def dram_comparison(rows: list[dict], measured: dict[tuple[str, str], tuple[float, float]], source: str) -> list[str]:
     """Model DRAM estimate against ncu's bytes read + written, one line per measured row."""
     lines = [f"DRAM bytes, model against Nsight Compute ({source}); ncu counts dirty lines still in L2 at the end as not written",
-             (f"{'family':<10} {'configuration':<22} {'ncu read':>9} {'written':>8} {'total':>8} {'model':>8} {'error':>7} "
+             (f"{'family':<14} {'configuration':<22} {'ncu read':>9} {'written':>8} {'total':>8} {'model':>8} {'error':>7} "
               f"{'no-L2 MB':>9} {'blocks/SM':>9}")]
     for r in rows:
         got = measured.get((r["family"], r["label"]))
@@ -650,7 +656,7 @@ def dram_comparison(rows: list[dict], measured: dict[tuple[str, str], tuple[floa
             continue
         total = (got[0] + got[1]) * 1e6
         sm = f"{r['blocks_per_sm']}" + (f" (ncu {got[2]})" if len(got) > 2 and got[2] is not None else "")
-        lines.append(f"{r['family']:<10} {r['label']:<22} {got[0]:9.1f} {got[1]:8.1f} {total / 1e6:8.1f} {r['dram_bytes'] / 1e6:8.1f} "
+        lines.append(f"{r['family']:<14} {r['label']:<22} {got[0]:9.1f} {got[1]:8.1f} {total / 1e6:8.1f} {r['dram_bytes'] / 1e6:8.1f} "
                      f"{r['dram_bytes'] / total - 1:+7.1%} {r['hbm_bytes'] / 1e6:9.1f} {sm:>9}")
     return lines
 
@@ -697,13 +703,15 @@ def summary(rows: list[dict], picks: dict[str, str]) -> list[str]:
 def autotile_picks(hw_key: str) -> dict[str, str]:
     from napkin_ir.diagrams import gemm
     from napkin_ir.model.autotile import SearchSpace, autotile
+    from napkin_ir.pipelines import SM80_GROUP
 
     m, n, k = GEMM_SHAPE
     picks = {}
-    for family, space in (("gemm sm80", SearchSpace(target="sm80")), ("gemm sm90", SearchSpace(target="sm90", stream_sizes=(64,)))):
+    for family, space in (("gemm sm80", SearchSpace(target="sm80")), (f"gemm sm80 g{SM80_GROUP}", SearchSpace(target="sm80", group=SM80_GROUP)),
+                          ("gemm sm90", SearchSpace(target="sm90", stream_sizes=(64,), group=8))):
         c = autotile(gemm(m, n, k, "bf16"), hw_key, space=space).config
         bl = f"{c.grid['m']}x{c.grid['n']}x{c.stream['k']}"
-        picks[family] = f"{bl} w{c.warps.get('m', 1)}x{c.warps.get('n', 1)} s{c.stages}" if family.endswith("sm80") else f"{bl} s{c.stages}"
+        picks[family] = f"{bl} w{c.warps.get('m', 1)}x{c.warps.get('n', 1)} s{c.stages}" if "sm80" in family else f"{bl} s{c.stages}"
     return picks
 
 
@@ -714,9 +722,9 @@ def model_only(hw_key: str, only: str | None) -> int:
     hw = hardware(hw_key)
     rows = model_rows(hw, only)
     lines = [f"model on the {hw.name} (no GPU: nothing launched or timed)",
-             f"{'family':<10} {'configuration':<22} {'predicted us':>12} {'bound':<14} {'blocks/SM':>9} {'model DRAM MB':>13}"]
+             f"{'family':<14} {'configuration':<22} {'predicted us':>12} {'bound':<14} {'blocks/SM':>9} {'model DRAM MB':>13}"]
     for r in rows:
-        lines.append(f"{r['family']:<10} {r['label']:<22} {r['predicted_us']:12.1f} {r['bound']:<14} {r['blocks_per_sm']:9d} "
+        lines.append(f"{r['family']:<14} {r['label']:<22} {r['predicted_us']:12.1f} {r['bound']:<14} {r['blocks_per_sm']:9d} "
                      f"{r['dram_bytes'] / 1e6:13.1f}")
     readings = {**recorded(hw.key, GEMM_SHAPE), **recorded(hw.key, ATTENTION_SHAPE)}
     if any((r["family"], r["label"]) in readings for r in rows):
@@ -747,6 +755,7 @@ def _emit(lines: list[str]) -> None:
     print("\n" + text)
     out = os.environ.get("OUT")
     if out:
+        Path(out).mkdir(parents=True, exist_ok=True)
         Path(out, "validate_model.txt").write_text(text + "\n")
 
 
@@ -759,9 +768,11 @@ def main() -> int:
     ap.add_argument("--model-only", action="store_true", help="the model alone, on the CPU, against the recorded ncu readings")
     ap.add_argument("--gemm-shape", type=lambda t: parse_shape(t, 3), default=DEFAULT_GEMM_SHAPE, help="M,N,K of the GEMM")
     ap.add_argument("--attention-shape", type=lambda t: parse_shape(t, 4), default=DEFAULT_ATTENTION_SHAPE, help="B,H,N,D of attention")
+    ap.add_argument("--no-autotile", action="store_true", help="skip autotile's own picks (a CPU search; run it with --model-only)")
+    ap.add_argument("--configs", default="", help="only the GEMM configurations whose 'gemm family label' this regular expression matches")
     args = ap.parse_args()
-    global GEMM_SHAPE, ATTENTION_SHAPE  # noqa: PLW0603 (the shapes every function here uses)
-    GEMM_SHAPE, ATTENTION_SHAPE = args.gemm_shape, args.attention_shape
+    global GEMM_SHAPE, ATTENTION_SHAPE, CONFIGS  # noqa: PLW0603 (the shapes every function here uses)
+    GEMM_SHAPE, ATTENTION_SHAPE, CONFIGS = args.gemm_shape, args.attention_shape, args.configs
     print(f"GEMM {shape_text(GEMM_SHAPE)}, attention {shape_text(ATTENTION_SHAPE)} (B, H, N, D), bf16", flush=True)
     if args.model_only:
         return model_only(args.hw, args.only)
@@ -772,13 +783,13 @@ def main() -> int:
 
     hw = hardware(args.hw)
     print(f"device: {torch.cuda.get_device_name()}  model: {hw.name}", flush=True)
-    picks = autotile_picks(args.hw) if args.only != "attention" else {}
+    picks = autotile_picks(args.hw) if args.only != "attention" and not args.no_autotile else {}
     print(f"autotile: {picks}", flush=True)
     rows = gemm_rows(torch, hw, args) if args.only != "attention" else []
     rows += attention_rows(torch, hw) if args.only != "gemm" else []
-    lines = [f"{'family':<10} {'configuration':<22} {'predicted us':>12} {'measured us':>12} {'bound':<14} {'model DRAM MB':>13}"]
+    lines = [f"{'family':<14} {'configuration':<22} {'predicted us':>12} {'measured us':>12} {'bound':<14} {'model DRAM MB':>13}"]
     for r in rows:
-        lines.append(f"{r['family']:<10} {r['label']:<22} {r['predicted_us']:12.1f} {r['measured_us']:12.1f} {r['bound']:<14} "
+        lines.append(f"{r['family']:<14} {r['label']:<22} {r['predicted_us']:12.1f} {r['measured_us']:12.1f} {r['bound']:<14} "
                      f"{r['dram_bytes'] / 1e6:13.1f}")
     lines += [""] + summary(rows, picks)
     if args.ncu or args.ncu_all:
