@@ -3,7 +3,7 @@
 
     python3 tools/validate_model.py [--hw h200] [--ncu | --ncu-all] [--only gemm|attention]
                                     [--gemm-shape M,N,K] [--attention-shape B,H,N,D]
-                                    [--configs REGEX] [--no-autotile]
+                                    [--configs REGEX] [--sm80-groups G,...] [--no-autotile]
     python3 tools/validate_model.py --model-only [--hw h200] [shapes as above]   (no GPU, no torch)
 
 For each configuration of the GEMM (sm_80 and sm_90a paths) and, where its kernels exist, of
@@ -47,6 +47,7 @@ DEFAULT_GEMM_SHAPE = (4096, 4096, 4096)  # M, N, K
 DEFAULT_ATTENTION_SHAPE = (4, 16, 4096, 128)  # b, h, n, d: the FlashAttention-3 setting at 4k, not causal
 GEMM_SHAPE, ATTENTION_SHAPE = DEFAULT_GEMM_SHAPE, DEFAULT_ATTENTION_SHAPE  # --gemm-shape, --attention-shape
 CONFIGS = ""  # --configs: a regular expression the GEMM configurations' "gemm family label" must match
+SM80_GROUPS: tuple[int, ...] = ()  # --sm80-groups: the sm_80 launch orders (0: plain); () for 0 and napkin-sm80's
 SM80 = [  # block, warps, stages
     ((128, 128, 32), (2, 2), 3), ((128, 128, 32), (2, 2), 4), ((128, 128, 64), (2, 2), 3), ((128, 256, 32), (2, 4), 3),
     ((128, 256, 32), (2, 4), 4), ((256, 128, 32), (4, 2), 3), ((256, 128, 64), (4, 2), 3), ((64, 64, 32), (2, 2), 4),
@@ -383,12 +384,11 @@ def recorded(hw_key: str, shape: tuple[int, ...]) -> dict[tuple[str, str], tuple
 def gemm_configs() -> list[tuple[str, str, str]]:
     """(family, label, pipeline down to PTX) of each GEMM configuration (those `--configs`
     matches). The sm_80 ones in the plain launch order (family `sm80`) and in napkin-sm80's
-    bands of 16 block rows (`sm80 g16`)."""
+    bands of 16 block rows (`sm80 g16`), or in the orders `--sm80-groups` names."""
     from napkin_ir.pipelines import SM80_GROUP, sm80_gemm_pipeline, sm90_gemm_pipeline
 
-    configs = [("sm80", f"{bl[0]}x{bl[1]}x{bl[2]} w{w[0]}x{w[1]} s{s}", sm80_gemm_pipeline(bl, w, s)) for bl, w, s in SM80]
-    configs += [(f"sm80 g{SM80_GROUP}", f"{bl[0]}x{bl[1]}x{bl[2]} w{w[0]}x{w[1]} s{s}", sm80_gemm_pipeline(bl, w, s, group=SM80_GROUP))
-                for bl, w, s in SM80]
+    configs = [(f"sm80 g{g}" if g else "sm80", f"{bl[0]}x{bl[1]}x{bl[2]} w{w[0]}x{w[1]} s{s}", sm80_gemm_pipeline(bl, w, s, group=g))
+               for g in SM80_GROUPS or (0, SM80_GROUP) for bl, w, s in SM80]
     configs += [("sm90", f"{bl[0]}x{bl[1]}x{bl[2]} s{s}", sm90_gemm_pipeline(bl, s, group=8)) for bl, s in SM90]
     return [c for c in configs if re.search(CONFIGS, f"gemm {c[0]} {c[1]}")]
 
@@ -750,6 +750,16 @@ def parse_shape(text: str, n: int) -> tuple[int, ...]:
     return shape
 
 
+def parse_groups(text: str) -> tuple[int, ...]:
+    try:
+        groups = tuple(int(x) for x in text.split(","))
+    except ValueError:
+        groups = ()
+    if not groups or min(groups) < 0:
+        raise argparse.ArgumentTypeError(f"expected band heights (0: plain) separated by commas, got {text!r}")
+    return groups
+
+
 def _emit(lines: list[str]) -> None:
     text = "\n".join(lines)
     print("\n" + text)
@@ -769,10 +779,12 @@ def main() -> int:
     ap.add_argument("--gemm-shape", type=lambda t: parse_shape(t, 3), default=DEFAULT_GEMM_SHAPE, help="M,N,K of the GEMM")
     ap.add_argument("--attention-shape", type=lambda t: parse_shape(t, 4), default=DEFAULT_ATTENTION_SHAPE, help="B,H,N,D of attention")
     ap.add_argument("--no-autotile", action="store_true", help="skip autotile's own picks (a CPU search; run it with --model-only)")
+    ap.add_argument("--sm80-groups", type=parse_groups, default=(),
+                    help="the sm_80 launch orders to run, bands of block rows (0: plain); default 0 and napkin-sm80's")
     ap.add_argument("--configs", default="", help="only the GEMM configurations whose 'gemm family label' this regular expression matches")
     args = ap.parse_args()
-    global GEMM_SHAPE, ATTENTION_SHAPE, CONFIGS  # noqa: PLW0603 (the shapes every function here uses)
-    GEMM_SHAPE, ATTENTION_SHAPE, CONFIGS = args.gemm_shape, args.attention_shape, args.configs
+    global GEMM_SHAPE, ATTENTION_SHAPE, CONFIGS, SM80_GROUPS  # noqa: PLW0603 (the shapes every function here uses)
+    GEMM_SHAPE, ATTENTION_SHAPE, CONFIGS, SM80_GROUPS = args.gemm_shape, args.attention_shape, args.configs, args.sm80_groups
     print(f"GEMM {shape_text(GEMM_SHAPE)}, attention {shape_text(ATTENTION_SHAPE)} (B, H, N, D), bf16", flush=True)
     if args.model_only:
         return model_only(args.hw, args.only)

@@ -35,10 +35,10 @@
 // RUN: napkin-opt %examples/matmul.mlir -p 'napkin-sm80{block="64,64,16" warps="2,2"}' -t ptx -o %t.k16.ptx
 // RUN: %ptxas -arch=sm_80 %t.k16.ptx -o %t.k16.cubin
 // RUN: not napkin-opt %examples/matmul.mlir -p 'napkin-sm80{layout=tiled}' 2>&1 | filecheck %s --check-prefix=LAYOUT
-// The launch order: bands of 16 block rows by default (4 x 3 blocks on one grid axis), the
-// plain grid with group=0.
-// RUN: napkin-opt %examples/matmul.mlir -p napkin-sm80 -t mlir | filecheck %s --check-prefix=GROUPED
-// RUN: napkin-opt %examples/matmul.mlir -p 'napkin-sm80{group=0}' -t mlir | filecheck %s --check-prefix=PLAIN
+// The launch order: the plain grid by default (4 x 3 blocks), bands of block rows on one
+// grid axis with group=G.
+// RUN: napkin-opt %examples/matmul.mlir -p napkin-sm80 -t mlir | filecheck %s --check-prefix=PLAIN
+// RUN: napkin-opt %examples/matmul.mlir -p 'napkin-sm80{group=16}' -t mlir | filecheck %s --check-prefix=GROUPED
 // RUN: not napkin-opt %examples/matmul.mlir -p 'napkin-sm80{group=-2}' 2>&1 | filecheck %s --check-prefix=NEGATIVE
 
 // REPORT: Compiling entry function 'matmul' for 'sm_80'
