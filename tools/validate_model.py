@@ -373,12 +373,84 @@ NCU_RECORDED_H100: dict[tuple[int, ...], dict[tuple[str, str], tuple[float, floa
         ("gemm sm90", "128x64x64 s6"): (302.0, 125.8),
     },
 }
+# The sm_80 GEMMs launched in bands of 16 block rows (family "gemm sm80 g16", reg-to-ptx with
+# hbm.group as of 2026-11-24), read by Nsight Compute after the model's estimates for them were
+# run on the CPU (`--model-only --configs "sm80 g16"`): on the H200 with `--hw h200 --ncu-all
+# --only gemm --configs "sm80 g16" --gemm-shape S` (at 8192,8192,2048 `--configs "gemm sm80"`),
+# on the H100 `--hw h100 --ncu-all --only gemm --configs "gemm sm80" --gemm-shape 8192,8192,2048`;
+# 2026-11-24.
+NCU_GROUPED: dict[str, dict[tuple[int, ...], dict[tuple[str, str], tuple[float, float]]]] = {
+    "h200": {
+        (8192, 8192, 2048): {
+            ("gemm sm80 g16", "128x128x32 w2x2 s3"): (168.5, 119.4),
+            ("gemm sm80 g16", "128x128x32 w2x2 s4"): (168.1, 119.4),
+            ("gemm sm80 g16", "128x128x64 w2x2 s3"): (168.3, 119.2),
+            ("gemm sm80 g16", "128x256x32 w2x4 s3"): (175.2, 119.2),
+            ("gemm sm80 g16", "128x256x32 w2x4 s4"): (182.3, 118.7),
+            ("gemm sm80 g16", "256x128x32 w4x2 s3"): (170.1, 120.6),
+            ("gemm sm80 g16", "256x128x64 w4x2 s3"): (160.5, 120.5),
+            ("gemm sm80 g16", "64x64x32 w2x2 s4"): (302.0, 124.0),
+            ("gemm sm80 g16", "64x128x32 w2x2 s4"): (301.9, 122.8),
+            ("gemm sm80 g16", "128x64x32 w2x2 s4"): (167.8, 120.8),
+        },
+        (6144, 6144, 3072): {
+            ("gemm sm80 g16", "128x128x32 w2x2 s3"): (164.5, 65.0),
+            ("gemm sm80 g16", "128x128x32 w2x2 s4"): (162.2, 64.8),
+            ("gemm sm80 g16", "128x128x64 w2x2 s3"): (163.7, 67.2),
+            ("gemm sm80 g16", "128x256x32 w2x4 s3"): (215.3, 64.3),
+            ("gemm sm80 g16", "128x256x32 w2x4 s4"): (215.5, 63.7),
+            ("gemm sm80 g16", "256x128x32 w4x2 s3"): (257.5, 64.3),
+            ("gemm sm80 g16", "256x128x64 w4x2 s3"): (253.2, 63.9),
+            ("gemm sm80 g16", "64x64x32 w2x2 s4"): (264.2, 68.1),
+            ("gemm sm80 g16", "64x128x32 w2x2 s4"): (264.2, 67.0),
+            ("gemm sm80 g16", "128x64x32 w2x2 s4"): (151.4, 66.4),
+        },
+        (10240, 10240, 2048): {
+            ("gemm sm80 g16", "128x128x32 w2x2 s3"): (252.2, 195.3),
+            ("gemm sm80 g16", "128x128x32 w2x2 s4"): (252.2, 194.8),
+            ("gemm sm80 g16", "128x128x64 w2x2 s3"): (252.2, 196.7),
+            ("gemm sm80 g16", "128x256x32 w2x4 s3"): (260.7, 194.5),
+            ("gemm sm80 g16", "128x256x32 w2x4 s4"): (270.1, 193.5),
+            ("gemm sm80 g16", "256x128x32 w4x2 s3"): (267.5, 194.8),
+            ("gemm sm80 g16", "256x128x64 w4x2 s3"): (248.1, 192.9),
+            ("gemm sm80 g16", "64x64x32 w2x2 s4"): (461.4, 199.5),
+            ("gemm sm80 g16", "64x128x32 w2x2 s4"): (461.4, 198.4),
+            ("gemm sm80 g16", "128x64x32 w2x2 s4"): (251.8, 196.5),
+        },
+        (4096, 4096, 4096): {
+            ("gemm sm80 g16", "128x128x32 w2x2 s3"): (139.0, 25.5),
+            ("gemm sm80 g16", "128x128x32 w2x2 s4"): (141.4, 25.5),
+            ("gemm sm80 g16", "128x128x64 w2x2 s3"): (141.5, 25.5),
+            ("gemm sm80 g16", "128x256x32 w2x4 s3"): (146.5, 25.5),
+            ("gemm sm80 g16", "128x256x32 w2x4 s4"): (145.9, 25.3),
+            ("gemm sm80 g16", "256x128x32 w4x2 s3"): (170.9, 26.0),
+            ("gemm sm80 g16", "256x128x64 w4x2 s3"): (170.9, 28.0),
+            ("gemm sm80 g16", "64x64x32 w2x2 s4"): (167.6, 28.0),
+            ("gemm sm80 g16", "64x128x32 w2x2 s4"): (170.0, 27.1),
+            ("gemm sm80 g16", "128x64x32 w2x2 s4"): (112.5, 26.9),
+        },
+    },
+    "h100": {
+        (8192, 8192, 2048): {
+            ("gemm sm80 g16", "128x128x32 w2x2 s3"): (169.2, 122.1),
+            ("gemm sm80 g16", "128x128x32 w2x2 s4"): (168.9, 121.6),
+            ("gemm sm80 g16", "128x128x64 w2x2 s3"): (169.1, 121.5),
+            ("gemm sm80 g16", "128x256x32 w2x4 s3"): (211.4, 121.8),
+            ("gemm sm80 g16", "128x256x32 w2x4 s4"): (201.1, 121.2),
+            ("gemm sm80 g16", "256x128x32 w4x2 s3"): (265.2, 125.0),
+            ("gemm sm80 g16", "256x128x64 w4x2 s3"): (230.7, 123.6),
+            ("gemm sm80 g16", "64x64x32 w2x2 s4"): (302.0, 125.2),
+            ("gemm sm80 g16", "64x128x32 w2x2 s4"): (302.0, 124.5),
+            ("gemm sm80 g16", "128x64x32 w2x2 s4"): (167.8, 123.3),
+        },
+    },
+}
 NCU_BY_HW = {"h200": NCU_RECORDED, "h100": NCU_RECORDED_H100}
 
 
 def recorded(hw_key: str, shape: tuple[int, ...]) -> dict[tuple[str, str], tuple[float, float]]:
     """Nsight Compute's (read, written) DRAM MB per (family, label) recorded on that GPU at that shape."""
-    return NCU_BY_HW.get(hw_key, {}).get(shape, {})
+    return {**NCU_BY_HW.get(hw_key, {}).get(shape, {}), **NCU_GROUPED.get(hw_key, {}).get(shape, {})}
 
 
 def gemm_configs() -> list[tuple[str, str, str]]:

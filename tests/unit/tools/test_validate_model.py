@@ -46,3 +46,25 @@ def test_readings_are_looked_up_by_the_gpu_they_were_taken_on():
     assert h100 != h200
     assert validate_model.recorded("a100", (4096, 4096, 4096)) == {}
     assert validate_model.recorded("h200", (1, 2, 3)) == {}
+
+
+def test_grouped_readings_join_the_plain_ones_of_their_gpu_and_shape():
+    # the sm_80 kernels in bands of 16 block rows are a family of their own beside the plain
+    # ones: 128x128x32 s3 at 8192x8192x2048 read 168.5 + 119.4 MB grouped on the H200
+    got = validate_model.recorded("h200", (8192, 8192, 2048))
+    assert got[("gemm sm80 g16", "128x128x32 w2x2 s3")] == (168.5, 119.4)
+    assert ("gemm sm80", "128x128x32 w2x2 s3") in got
+    assert ("gemm sm80 g16", "128x128x32 w2x2 s3") in validate_model.recorded("h100", (8192, 8192, 2048))
+    assert not any(f == "gemm sm80 g16" for f, _ in validate_model.recorded("h200", (8192, 8192, 8192)))
+
+
+def test_sm80_launch_orders_and_the_configuration_filter(monkeypatch):
+    monkeypatch.setattr(validate_model, "SM80_GROUPS", (0, 4))
+    monkeypatch.setattr(validate_model, "CONFIGS", r"sm80.*128x128x32 w2x2 s3")
+    assert [(f, label) for f, label, _ in validate_model.gemm_configs()] == [("sm80", "128x128x32 w2x2 s3"),
+                                                                              ("sm80 g4", "128x128x32 w2x2 s3")]
+    spec = validate_model.gemm_configs()[1][2]
+    assert "hbm-launch{group=4}" in spec
+    assert validate_model.parse_groups("0,8,16") == (0, 8, 16)
+    with pytest.raises(Exception, match="band heights"):
+        validate_model.parse_groups("8,-1")
