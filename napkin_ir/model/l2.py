@@ -181,13 +181,14 @@ class Touches:
         return np.bincount(self.tensor, weights=self.size * self.left_dirty, minlength=n_tensors)
 
 
-def block_schedule(durations: np.ndarray, slots: int, per_sm: int = 1) -> np.ndarray:
+def block_schedule(durations: np.ndarray, slots: int, per_sm: int = 1, stagger: bool = True) -> np.ndarray:
     """Start step of each block, given in launch order with its duration in steps, on `slots`
     slots, `per_sm` of them on each SM: each block takes the slot that frees first. The
     slots of one SM are staggered: the j-th of an SM's `per_sm` slots first frees at j x the
     mean duration / `per_sm`, so equal blocks start `slots / per_sm` at a time (one per SM)
-    every duration / `per_sm` steps."""
-    return block_placement(durations, slots, per_sm)[0]
+    every duration / `per_sm` steps. Without `stagger`, all of an SM's slots first free at 0:
+    the blocks sharing an SM start, and run, in step."""
+    return block_placement(durations, slots, per_sm, stagger)[0]
 
 
 def resident(n_blocks: int, slots: int, per_sm: int = 1) -> tuple[int, int]:
@@ -201,7 +202,7 @@ def resident(n_blocks: int, slots: int, per_sm: int = 1) -> tuple[int, int]:
     return max(1, min(sms, n_blocks)), k
 
 
-def block_placement(durations: np.ndarray, slots: int, per_sm: int = 1) -> tuple[np.ndarray, np.ndarray]:
+def block_placement(durations: np.ndarray, slots: int, per_sm: int = 1, stagger: bool = True) -> tuple[np.ndarray, np.ndarray]:
     """`block_schedule`'s start steps, and the SM each block runs on (slot s is on SM s mod
     the number of SMs)."""
     n = len(durations)
@@ -209,12 +210,12 @@ def block_placement(durations: np.ndarray, slots: int, per_sm: int = 1) -> tuple
         return np.zeros(0, np.int64), np.zeros(0, np.int64)
     sms, k = resident(n, slots, per_sm)
     slots = sms * k
-    if np.all(durations == durations[0]):  # waves of one block an SM, duration / k apart
+    if np.all(durations == durations[0]):  # waves of one block an SM, duration / k apart (or k at once)
         i = np.arange(n, dtype=np.int64)
-        return (i // sms) * int(durations[0]) // k, i % sms
+        return ((i // sms) * int(durations[0]) // k if stagger else (i // slots) * int(durations[0])), i % sms
     start, sm = np.zeros(n, np.int64), np.zeros(n, np.int64)
     mean = float(np.mean(durations))
-    free = [(int((s // sms) * mean / k), s) for s in range(slots)]
+    free = [(int((s // sms) * mean / k) if stagger else 0, s) for s in range(slots)]
     heapq.heapify(free)
     for i in range(n):
         t, s = heapq.heappop(free)
@@ -290,7 +291,7 @@ def _block_clock(accesses: list[Access], n_blocks: int) -> tuple[list[np.ndarray
 
 
 def _trace(cost: KernelCost, slots: int, per_sm: int = 1, ran: np.ndarray | None = None,
-           dispatch: tuple[int, ...] | None = None, partitions_known: bool = True) -> Trace | None:
+           dispatch: tuple[int, ...] | None = None, partitions_known: bool = True, stagger: bool = True) -> Trace | None:
     accesses = [a for a in cost.accesses if a.space.count()]
     if not accesses:
         return None
@@ -305,7 +306,7 @@ def _trace(cost: KernelCost, slots: int, per_sm: int = 1, ran: np.ndarray | None
         sm = ran[launch, 2].astype(np.int64) if ran.shape[1] > 2 else np.arange(n_blocks) % max(1, slots // per_sm)
     else:
         start, sm = np.empty(n_blocks, np.int64), np.empty(n_blocks, np.int64)
-        start[order], sm[order] = block_placement(duration[order], slots, per_sm)
+        start[order], sm[order] = block_placement(duration[order], slots, per_sm, stagger)
         if dispatch:  # the model's SM i is the i-th a launch hands a block to
             sm = np.asarray(dispatch, np.int64)[sm % len(dispatch)]
 
@@ -565,10 +566,11 @@ def dram_estimate(cost: KernelCost, slots: int, l2_bytes: float, per_sm: int = 1
 
 def dram_estimates(cost: KernelCost, slots: int, l2_sizes: list[float], per_sm: int = 1,
                    ran: np.ndarray | None = None, partition: tuple[int, ...] | None = None,
-                   dispatch: tuple[int, ...] | None = None) -> list[DramEstimate]:
-    """`dram_estimate` for each of `l2_sizes`, the trace and its reuse distances found once."""
+                   dispatch: tuple[int, ...] | None = None, stagger: bool = True) -> list[DramEstimate]:
+    """`dram_estimate` for each of `l2_sizes`, the trace and its reuse distances found once.
+    Without `stagger`, the blocks sharing an SM run in step (`block_schedule`)."""
     touched = [name for name in cost.globals if any(a.tensor == name for a in cost.accesses)]
-    tr = _trace(cost, slots, per_sm, ran, dispatch, partition is not None)
+    tr = _trace(cost, slots, per_sm, ran, dispatch, partition is not None, stagger)
     if tr is None:
         return [DramEstimate({name: 0.0 for name in touched}, {name: 0.0 for name in touched}) for _ in l2_sizes]
     if L2_PARTITIONS > 1:

@@ -64,7 +64,8 @@ def _ratio(a: float, b: float) -> float | None:
 def dram_caveats(c: KernelCost, p: Prediction) -> list[str]:
     """Where the DRAM estimate (`napkin_ir.model.l2`) is least sure, for this kernel on this
     GPU: its reuse at the cache's edge (`Prediction.dram_edge`, where predicted), several
-    blocks an SM, the partitions not measured."""
+    blocks an SM whose estimate moves with how they share it (`Prediction.dram_in_step`),
+    the partitions not measured."""
     notes = []
     total = sum(p.dram.values())
     smaller, larger = p.dram_edge or (total, total)
@@ -73,9 +74,13 @@ def dram_caveats(c: KernelCost, p: Prediction) -> list[str]:
                      "the kernel's reuse sits at the cache's edge, and the estimate is no surer than that")
     per_sm = p.occupancy.blocks_per_sm
     _, k = l2.resident(c.n_blocks, p.hardware.sms * per_sm, per_sm)  # a small grid holds fewer
-    if k > 1:
+    if k > 1 and p.dram_in_step is None:
         notes.append(f"{k} blocks an SM drift apart in ways the replay's schedule does not follow: "
                      "the DRAM estimate is least certain for such kernels (docs/model.md)")
+    elif k > 1 and abs(p.dram_in_step - total) > 0.1 * total:
+        notes.append(f"with the {k} blocks of an SM in step rather than staggered the DRAM estimate is {_n(p.dram_in_step)} "
+                     "bytes: which the GPU settles into is not read off the kernel, and the estimate is no surer than that "
+                     "(docs/model.md)")
     if p.hardware.l2_partition is None:
         notes.append(f"which L2 partition each SM of the {p.hardware.name} reads through is not measured: "
                      "the DRAM estimate deals the SMs to them at random")
@@ -93,6 +98,7 @@ def kernel_dict(r: KernelReport) -> dict:
                 "dram_estimate": p.dram, "dram_total": dram, "dirty_at_end": p.dirty_at_end,
                 "dram_edge": ({"l2_change": l2.L2_EDGE_SPREAD, "l2_smaller": p.dram_edge[0], "l2_larger": p.dram_edge[1]}
                               if p.dram_edge else None),
+                "dram_in_step": p.dram_in_step,
                 "dram_caveats": dram_caveats(c, p)},
         "work": {"tensor_flops": c.work.tensor_flops, "alu_ops": c.work.alu_ops, "sfu_ops": c.work.sfu_ops,
                  "instruction": p.instruction, "instruction_assumed": p.instruction_assumed},

@@ -103,6 +103,9 @@ class Prediction:
     dirty_at_end: dict[str, float] = field(default_factory=dict)  # per tensor, left dirty in the L2
     # the DRAM estimate's total with the L2 L2_EDGE_SPREAD smaller and larger (`predict`'s `edge`)
     dram_edge: tuple[float, float] | None = None
+    # with several blocks an SM, the DRAM estimate's total with them in step rather than
+    # staggered (`predict`'s `edge`)
+    dram_in_step: float | None = None
 
     @property
     def seconds(self) -> float:
@@ -120,7 +123,10 @@ def predict(cost: KernelCost, hw: Hardware, registers: int | None = None, instru
     decided it (default: the fastest the machine has). With `edge`, also the DRAM estimate
     with the L2 `L2_EDGE_SPREAD` (5%) smaller and larger (`Prediction.dram_edge`): far apart
     where the kernel's reuse sits at the cache's edge, which is where the estimate misses
-    most (docs/model.md, "How sure the DRAM estimate is")."""
+    most (docs/model.md, "How sure the DRAM estimate is"); and, with several blocks an SM,
+    the estimate with an SM's blocks in step rather than staggered (`Prediction.dram_in_step`):
+    which of the two the GPU settles into is not read off the kernel, and far apart they say
+    the estimate is no surer than that."""
     regs = registers if registers is not None else (cost.registers.total if cost.registers else None)
     occ = occupancy(hw, cost.smem_per_block, cost.warps, regs)
     if cost.smem_per_block > hw.smem_per_block:
@@ -148,8 +154,13 @@ def predict(cost: KernelCost, hw: Hardware, registers: int | None = None, instru
         "hbm": sum(dram.values()) / hbm_rate,
     })
     dram_edge = tuple(sum(e.moved.values()) for e in edges) if edge else None
+    in_step = None
+    if edge and l2_model.resident(blocks, slots, occ.blocks_per_sm)[1] > 1:
+        (together,) = l2_model.dram_estimates(cost, slots, [hw.l2_bytes], occ.blocks_per_sm, partition=hw.l2_partition,
+                                              dispatch=hw.dispatch_order, stagger=False)
+        in_step = sum(together.moved.values())
     return Prediction(hw, occ, mma, cost.instruction is None, regs, dram, times, math.ceil(blocks / slots), tail,
-                      estimate.dirty_at_end, dram_edge)
+                      estimate.dirty_at_end, dram_edge, in_step)
 
 
 def sustained_hbm(hw: Hardware) -> float:

@@ -218,6 +218,21 @@ def test_the_slots_of_one_sm_are_staggered():
     # unequal blocks: each SM's second slot first frees at half the mean duration (10/3,
     # so step 1), then each block takes the slot that frees first
     assert l2.block_schedule(np.array([4, 4, 4, 4, 2, 2]), 4, per_sm=2).tolist() == [0, 0, 1, 1, 4, 4]
+    # in step: an SM's two slots free at 0, so the 4 slots start blocks 4 at a time
+    assert l2.block_schedule(durations, 4, per_sm=2, stagger=False).tolist() == [0, 0, 0, 0, 8, 8, 8, 8]
+    assert l2.block_placement(durations, 4, per_sm=2, stagger=False)[1].tolist() == [0, 1, 0, 1, 0, 1, 0, 1]
+    assert l2.block_schedule(np.array([4, 4, 4, 4, 2, 2]), 4, per_sm=2, stagger=False).tolist() == [0, 0, 0, 0, 4, 4]
+
+
+def test_blocks_of_one_sm_in_step_share_a_fetch():
+    # the 512 x 256 x 512 GEMM below on one SM of two slots: in step, blocks (m, 0) and
+    # (m + 1, 0) read B[k, 0] at the same step and fetch it once (as two SMs of one slot do);
+    # staggered, each fetches it
+    (cost,) = analyse_module(run_pipeline(gemm(512, 256, 512), 'ncd-relabel{grid="m:128,n:128" stream="k:64"},ncd-to-hbm')).kernels
+    b_bytes = 512 * 256 * 2
+    together, = l2.dram_estimates(cost, 2, [0], per_sm=2, stagger=False)
+    apart, = l2.dram_estimates(cost, 2, [0], per_sm=2)
+    assert together.moved["b"] == 2 * b_bytes and apart.moved["b"] == 4 * b_bytes
 
 
 def test_blocks_that_start_together_share_a_fetch_and_staggered_ones_do_not(exact):
@@ -513,3 +528,23 @@ def test_the_prediction_s_edge_is_the_estimate_with_the_l2_5_percent_smaller_and
     assert p.dram_edge == (alone(hw.l2_bytes * 0.95), alone(hw.l2_bytes * 1.05))
     assert sum(p.dram.values()) == alone(hw.l2_bytes)
     assert predict(cost, hw).dram_edge is None  # only when asked: autotile does not pay for it
+
+
+def test_the_prediction_gives_the_estimate_in_step_where_blocks_share_an_sm(monkeypatch):
+    from napkin_ir.model.timing import predict
+
+    monkeypatch.setattr(l2, "L2_PARTITIONS", 2)
+    monkeypatch.setattr(l2, "L2_WAYS", 16)
+    hw = hardware("h200")
+    # 64 x 64 blocks of a 4096^3 GEMM at the hbm level: several an SM (4 warps assumed)
+    (cost,) = analyse_module(run_pipeline(gemm(4096, 4096, 1024), 'ncd-relabel{grid="m:64,n:64" stream="k:64"},ncd-to-hbm')).kernels
+    p = predict(cost, hw, edge=True)
+    per_sm = p.occupancy.blocks_per_sm
+    assert per_sm > 1
+    (together,) = l2.dram_estimates(cost, hw.sms * per_sm, [hw.l2_bytes], per_sm, partition=hw.l2_partition,
+                                    dispatch=hw.dispatch_order, stagger=False)
+    assert p.dram_in_step == sum(together.moved.values())
+    assert predict(cost, hw).dram_in_step is None  # only when asked
+    # 64 blocks on 132 SMs: one an SM whatever the occupancy allows, nothing to put in step
+    (one,) = analyse_module(run_pipeline(gemm(1024, 1024, 512), 'ncd-relabel{grid="m:128,n:128" stream="k:64"},ncd-to-hbm')).kernels
+    assert predict(one, hw, edge=True).dram_in_step is None
