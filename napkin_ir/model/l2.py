@@ -78,20 +78,20 @@ order through the L2's two partitions:
   in one group.
 
 How far to trust it (docs/model.md, "GPU validation"): against Nsight Compute's DRAM bytes
-for 162 configurations (GEMMs of both paths at seven shapes, attention at four; H200), 140
-are within 10% and the mean error is 6.0% (the SMs dealt at random and the 16-way edge
-everywhere, as before the partitions were measured: 136 and 5.9%); of 45 more at three
-shapes predicted before they were measured, 41 (mean 3.6%); on the H100, 37 of 45 at two
-GEMM shapes (one held out) and one attention shape. Of the 162, attention is 36 of 36,
-sm_90a 53 of 56, sm_80 with one block an SM 28 of 28, with several 23 of 42: those are
-what is off, up to +72% (64x64 tiles at 8192x8192x2048) and -22% (8192^3), as their blocks
-drift on an SM in ways the schedule does not follow. The constants are the cache's size,
-its partitions and the dispatch order (measured), the edge's spread (the probe's and the
-blocks' durations) and, for several blocks an SM, the 16 ways (fitted). napkin-model notes
-where the estimate is least sure: several blocks an SM, and reuse at the cache's edge (the
-estimate moving by more than 10% with the L2 5% smaller or larger:
-`timing.predict(edge=True)`); where it gives no note, the estimate was within 10% for 159 of
-161 readings on both GPUs.
+for 302 configurations (GEMMs of both paths at nine shapes, attention at five; H200 and
+H100), 258 are within 10%: attention 54 of 54, sm_90a 84 of 88, sm_80 with one block an SM
+55 of 64, sm_80 with several blocks an SM launched in bands of block rows (`hbm.group`) 29
+of 30 and in the plain order 36 of 66, up to +125% (64x64 tiles at 8192x8192x2048 on the
+H100): whether the blocks of an SM run in step or staggered changes their traffic by up to
+2x, and the kernel does not say which (tools/block_trace.py: 128x128x32 tiles in step with 3
+stages, staggered with 4; over the measured schedule the replay has both within 7%). The
+constants are the cache's size, its partitions and the dispatch order (measured), the edge's
+spread (the probe's and the blocks' durations) and, for several blocks an SM, the 16 ways
+(fitted). napkin-model notes where the estimate is least sure: reuse at the cache's edge (the
+estimate moving by more than 10% with the L2 5% smaller or larger), and several blocks an SM
+whose estimate moves by more than 10% with them in step (`timing.predict(edge=True)`,
+`block_schedule(stagger=False)`); where it gives no note, the estimate was within 10% for 207
+of 214 readings.
 
 What it does not see: blocks of one SM progressing at different rates within a block (a
 block moves one step per iteration), drift that differs from SM to SM, which SM takes a
