@@ -52,10 +52,13 @@ order through the L2's two partitions:
   (`L2_PARTITIONS`), each half of it, each attached to half of the SMs (the A100
   whitepaper, on its L2). A line has a home partition (lines are hashed over them, so each
   tile is half homed in each); a partition also keeps a copy of a line homed in the other
-  when its own SMs read it. So the replay (`replay_partitioned`) is one LRU replay per
-  partition, of the accesses it sees: its own SMs' reads of every line, and every access
-  of the other SMs to the lines homed in it (a read its own partition missed looks there
-  next; writes go to the home). A read reaches DRAM when the home missed and the reader
+  when its own SMs read or write it. So the replay (`replay_partitioned`) is one LRU replay
+  per partition, of the accesses it sees: its own SMs' reads and writes of every line, and
+  every access of the other SMs to the lines homed in it (a read its own partition missed
+  looks there next; a write reaches the home, which writes it back). That a written line
+  takes room in the writer's partition as a read one does is measured (tools/l2_stream.cu,
+  H200, 2026-11-24: a stream of fresh lines pushes a reused buffer out of the L2 as much
+  written as read, at every size tried). A read reaches DRAM when the home missed and the reader
   needed it: a reader on the home partition always, one on the other when its own
   partition missed too. Which SMs are on which partition is measured on the H200 and the
   H100, alike (tools/l2_latency.cu; `Hardware.l2_partition`: 66 and 66, by pairs of SMs),
@@ -491,9 +494,9 @@ def replay_partitioned(tr: Trace, capacity: float, part: np.ndarray) -> tuple[np
     """Per tensor, the DRAM bytes moved while the kernel runs and those left dirty at its end,
     when the L2 is `L2_PARTITIONS` caches of `capacity` bytes and access i comes from an SM
     attached to partition part[i]. A tile's lines are homed evenly over the partitions (the
-    hash spreads every tile's lines over all of them). A partition sees its own SMs' reads of
-    every line, and every access of another SM to a line homed in it (a read that its own
-    partition missed looks there next; writes go to the home); each is one LRU replay. A
+    hash spreads every tile's lines over all of them). A partition sees its own SMs' reads and
+    writes of every line, and every access of another SM to a line homed in it (a read that
+    its own partition missed looks there next; a write reaches the home); each is one LRU replay. A
     read is fetched from DRAM when its home misses and its reader needs it: a reader on the
     home partition always, another when its own partition missed too. Writes are written
     back from the home, as `replay` counts them."""
@@ -510,7 +513,7 @@ def replay_partitioned_at(tr: Trace, capacities: list[float], part: np.ndarray) 
     reads = ~tr.write
     streams = []
     for p in range(parts):
-        own = np.flatnonzero(reads & (part == p))  # read by p's SMs: every home's share
+        own = np.flatnonzero(part == p)  # read or written by p's SMs: every home's share
         home = np.flatnonzero((part != p) | tr.write)  # the share homed here of the others' accesses and all writes
         rows = np.concatenate([np.tile(own, parts), home])
         homes = np.concatenate([np.repeat(np.arange(parts), len(own)), np.full(len(home), p)])

@@ -318,6 +318,31 @@ def test_a_buffer_every_sm_reads_is_kept_while_it_fits_one_partition(two_partiti
     assert l2.replay_partitioned(trace, 79, trace.sm)[0].tolist() == [160]
 
 
+def _reuse_and_stream(write: bool) -> l2.Trace:
+    """tools/l2_stream.cu in small: 4 SMs, two on each partition, each read all 10 tiles of 8
+    bytes of R (80) at step p, then at step p + 1 touch 2 fresh tiles of 8 bytes each (64 in
+    all), reading or writing them; three passes."""
+    rows = []
+    for p in range(3):
+        rows += [(10 * p, tile, q, False) for q in range(4) for tile in range(10)]
+        rows += [(10 * p + 1, 100 + 8 * p + 2 * q + j, q, write) for q in range(4) for j in range(2)]
+    step, key, sm, wr = (np.array(c) for c in zip(*rows))
+    tensor = (key >= 100).astype(np.int64)
+    return l2.Trace(step, key, np.full(len(rows), 8.0), tensor, wr, ["r", "s"], np.array([0, 0, 1, 1])[sm])
+
+
+def test_written_lines_push_a_reused_buffer_out_as_read_ones_do(two_partitions):
+    # tools/l2_stream.cu on an H200: a stream of fresh lines each pass pushes a reused buffer
+    # out of the L2 as much when it is written as when it is read. A partition holds R whole
+    # (80) and, between two passes, its own two SMs' 32 streamed bytes and the half homed in
+    # it of the other two's (16): 128. Partitions of 128 keep R either way, of 127 lose it
+    # either way (R read three times: 240).
+    for capacity, r_bytes in ((128, 80), (127, 240)):
+        got = [l2.replay_partitioned(_reuse_and_stream(write), capacity, _reuse_and_stream(write).sm)[0][0]
+               for write in (False, True)]
+        assert got == [r_bytes, r_bytes]
+
+
 def test_a_buffer_each_sm_reads_its_own_slice_of_is_kept_up_to_two_thirds_of_the_l2(two_partitions):
     # l2_probe's own_read: 4 SMs read their own 4 of 16 tiles of 8 bytes (128) twice. A
     # partition sees its own two SMs' 64 bytes and the half homed in it of the other two's
