@@ -82,19 +82,20 @@ order through the L2's two partitions:
 
 How far to trust it (docs/model.md, "GPU validation"): against Nsight Compute's DRAM bytes
 for 302 configurations (GEMMs of both paths at nine shapes, attention at five; H200 and
-H100), 258 are within 10%: attention 54 of 54, sm_90a 84 of 88, sm_80 with one block an SM
-55 of 64, sm_80 with several blocks an SM launched in bands of block rows (`hbm.group`) 29
-of 30 and in the plain order 36 of 66, up to +125% (64x64 tiles at 8192x8192x2048 on the
+H100), 263 are within 10%: attention 54 of 54, sm_90a 86 of 88, sm_80 with one block an SM
+60 of 64, sm_80 with several blocks an SM launched in bands of block rows (`hbm.group`) 29
+of 30 and in the plain order 34 of 66, up to +125% (64x64 tiles at 8192x8192x2048 on the
 H100): whether the blocks of an SM run in step or staggered changes their traffic by up to
 2x, and the kernel does not say which (tools/block_trace.py: 128x128x32 tiles in step with 3
-stages, staggered with 4; over the measured schedule the replay has both within 7%). The
-constants are the cache's size, its partitions and the dispatch order (measured), the edge's
-spread (the probe's and the blocks' durations) and, for several blocks an SM, the 16 ways
-(fitted). napkin-model notes where the estimate is least sure: reuse at the cache's edge (the
-estimate moving by more than 10% with the L2 5% smaller or larger), and several blocks an SM
-whose estimate moves by more than 10% with them in step (`timing.predict(edge=True)`,
-`block_schedule(stagger=False)`); where it gives no note, the estimate was within 10% for 207
-of 214 readings.
+stages, staggered with 4). Past the cache's edge the hardware keeps data read again in part
+while other data streams past (tools/l2_stream.cu: half of a reused buffer kept where an LRU
+keeps none), which the replay's edge does not model. The constants are the cache's size, its
+partitions and the dispatch order (measured), the edge's spread (the probe's and the blocks'
+durations) and, for several blocks an SM, the 16 ways (fitted). napkin-model notes where the
+estimate is least sure: reuse at the cache's edge (the estimate moving by more than 10% with
+the L2 5% smaller or larger), and several blocks an SM whose estimate moves by more than 10%
+with them in step (`timing.predict(edge=True)`, `block_schedule(stagger=False)`); where it
+gives no note, the estimate was within 10% for 211 of 214 readings.
 
 What it does not see: blocks of one SM progressing at different rates within a block (a
 block moves one step per iteration), drift that differs from SM to SM, which SM takes a
