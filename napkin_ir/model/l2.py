@@ -82,7 +82,8 @@ order through the L2's two partitions:
 
 How far to trust it (docs/model.md, "GPU validation"): against Nsight Compute's DRAM bytes
 for 302 configurations (GEMMs of both paths at nine shapes, attention at five; H200 and
-H100), 263 are within 10%: attention 54 of 54, sm_90a 86 of 88, sm_80 with one block an SM
+H100), 263 are within 10% (and 27 of 37 at a fifth set of shapes, predicted before they
+were measured): attention 54 of 54, sm_90a 86 of 88, sm_80 with one block an SM
 60 of 64, sm_80 with several blocks an SM launched in bands of block rows (`hbm.group`) 29
 of 30 and in the plain order 34 of 66, up to +125% (64x64 tiles at 8192x8192x2048 on the
 H100): whether the blocks of an SM run in step or staggered changes their traffic by up to
