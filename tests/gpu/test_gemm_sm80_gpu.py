@@ -46,6 +46,24 @@ def test_gemm_sm80_matches_float64(shape, t):
     assert reference.relative_error(out, ref) <= (1e-2 if t == "bf16" else 2e-3)
 
 
+def _run_bf16(torch, m, n, k, **config) -> dict:
+    """Compile with `config`, run on fresh random bf16 inputs into a NaN-poisoned output,
+    check every element written and the product within 1e-2 of float64; the launch config."""
+    from napkin_ir.runtime import Param, load_ptx
+
+    ptx, cfg = compile_gemm(m, n, k, "bf16", **config)
+    a = torch.randn(m, k, device="cuda").to(torch.bfloat16)
+    b = torch.randn(k, n, device="cuda").to(torch.bfloat16)
+    c = torch.full((m, n), float("nan"), device="cuda", dtype=torch.bfloat16)
+    kernel = load_ptx(ptx).kernel(cfg["name"], [Param.pointer("bf16", (m, k)), Param.pointer("bf16", (k, n)), Param.pointer("bf16", (m, n), out=True)])
+    kernel.launch(grid=cfg["grid"], block=cfg["block"], smem=cfg["smem"], args=[a, b, c])
+    out = c.double()
+    assert not out.isnan().any(), "some output was not written"
+    ref = a.double() @ b.double()
+    assert ((out - ref).norm() / ref.norm()).item() <= 1e-2
+    return cfg
+
+
 SWEEP = [(s, s, s) for s in (128, 256, 512, 1024, 2048, 4096, 8192)] + [(8192, 8192, 2048), (16384, 4096, 4096), (4096, 1024, 8192),
                                                                            (1000, 3000, 520), (4000, 8000, 136)]
 
@@ -57,26 +75,16 @@ SWEEP = [(s, s, s) for s in (128, 256, 512, 1024, 2048, 4096, 8192)] + [(8192, 8
 @pytest.mark.parametrize("shape", SWEEP, ids=[f"{m}x{n}x{k}" for m, n, k in SWEEP])
 def test_gemm_sm80_sweep(shape, config):
     """Square 128 .. 8192, rectangular and ragged, the default and the fastest configurations,
-    plain and grouped launches (bands of 16 and of 3 block rows), bf16: against a float64 product on the GPU, fresh inputs and a poisoned output each time."""
+    plain and grouped launches (bands of 16 and of 3 block rows), bf16: against a float64
+    product on the GPU, fresh inputs and a poisoned output each time."""
     torch = pytest.importorskip("torch")
-    from napkin_ir.runtime import Param, load_ptx
-
     m, n, k = shape
     block = config.get("block", (128, 128, 32))
     if block[0] > m or block[1] > n:  # a tile longer than its axis is refused, with a diagnostic
         with pytest.raises(Exception, match="does not fit axis"):
             compile_gemm(m, n, k, "bf16", **config)
         return
-    ptx, cfg = compile_gemm(m, n, k, "bf16", **config)
-    a = torch.randn(m, k, device="cuda").to(torch.bfloat16)
-    b = torch.randn(k, n, device="cuda").to(torch.bfloat16)
-    c = torch.full((m, n), float("nan"), device="cuda", dtype=torch.bfloat16)
-    kernel = load_ptx(ptx).kernel(cfg["name"], [Param.pointer("bf16", (m, k)), Param.pointer("bf16", (k, n)), Param.pointer("bf16", (m, n), out=True)])
-    kernel.launch(grid=cfg["grid"], block=cfg["block"], smem=cfg["smem"], args=[a, b, c])
-    out = c.double()
-    assert not out.isnan().any(), "some output was not written"
-    ref = a.double() @ b.double()
-    assert ((out - ref).norm() / ref.norm()).item() <= 1e-2
+    _run_bf16(torch, m, n, k, **config)
 
 
 @pytest.mark.sanitize
@@ -85,17 +93,5 @@ def test_gemm_sm80_grouped_small(shape, group):
     """A grouped launch small enough for compute-sanitizer: ragged edges, and a last band of
     block rows shorter than the others (5 rows of 64 in bands of 3; 9 in bands of 2)."""
     torch = pytest.importorskip("torch")
-    from napkin_ir.runtime import Param, load_ptx
-
-    m, n, k = shape
-    ptx, cfg = compile_gemm(m, n, k, "bf16", block=(64, 64, 32), warps=(2, 2), stages=3, group=group)
+    cfg = _run_bf16(torch, *shape, block=(64, 64, 32), warps=(2, 2), stages=3, group=group)
     assert len(cfg["grid"]) == 1
-    a = torch.randn(m, k, device="cuda").to(torch.bfloat16)
-    b = torch.randn(k, n, device="cuda").to(torch.bfloat16)
-    c = torch.full((m, n), float("nan"), device="cuda", dtype=torch.bfloat16)
-    kernel = load_ptx(ptx).kernel(cfg["name"], [Param.pointer("bf16", (m, k)), Param.pointer("bf16", (k, n)), Param.pointer("bf16", (m, n), out=True)])
-    kernel.launch(grid=cfg["grid"], block=cfg["block"], smem=cfg["smem"], args=[a, b, c])
-    out = c.double()
-    assert not out.isnan().any(), "some output was not written"
-    ref = a.double() @ b.double()
-    assert ((out - ref).norm() / ref.norm()).item() <= 1e-2
