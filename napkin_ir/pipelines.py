@@ -139,13 +139,6 @@ def _autotile(module: ModuleOp, hw: str, target: str, pipeline: str, group: int 
     return result
 
 
-# napkin-sm80's launch order is the plain one (group=0): bands of block rows cut the DRAM
-# traffic of its GEMMs 2-4x but measured no faster, and up to 6% slower on an H100 at
-# 8192x8192x2048 (docs/model.md, "Grouped launches on sm_80"). SM80_GROUP is the band height
-# tools/validate_model.py measures grouped kernels at.
-SM80_GROUP = 16
-
-
 @dataclass(frozen=True)
 class NapkinSm80Pass(ModulePass):
     """`napkin-sm80`: the whole way from a GEMM diagram to sm_80 PTX (cp.async, ldmatrix,
@@ -164,6 +157,8 @@ class NapkinSm80Pass(ModulePass):
     autotile: bool = False
     hw: str = "h100"
     layout: str = "auto"
+    # plain by default: bands of block rows cut the GEMMs' DRAM traffic but measured no
+    # faster, up to 5.4% slower (docs/benchmarks.md, "the launch order")
     group: int = 0
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:

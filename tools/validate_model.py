@@ -47,7 +47,8 @@ DEFAULT_GEMM_SHAPE = (4096, 4096, 4096)  # M, N, K
 DEFAULT_ATTENTION_SHAPE = (4, 16, 4096, 128)  # b, h, n, d: the FlashAttention-3 setting at 4k, not causal
 GEMM_SHAPE, ATTENTION_SHAPE = DEFAULT_GEMM_SHAPE, DEFAULT_ATTENTION_SHAPE  # --gemm-shape, --attention-shape
 CONFIGS = ""  # --configs: a regular expression the GEMM configurations' "gemm family label" must match
-SM80_GROUPS: tuple[int, ...] = ()  # --sm80-groups: the sm_80 launch orders (0: plain); () for 0 and napkin-sm80's
+SM80_GROUP = 16  # the band height of the grouped sm_80 family, "gemm sm80 g16"
+SM80_GROUPS: tuple[int, ...] = ()  # --sm80-groups: the sm_80 launch orders (0: plain); () for 0 and SM80_GROUP
 SM80 = [  # block, warps, stages
     ((128, 128, 32), (2, 2), 3), ((128, 128, 32), (2, 2), 4), ((128, 128, 64), (2, 2), 3), ((128, 256, 32), (2, 4), 3),
     ((128, 256, 32), (2, 4), 4), ((256, 128, 32), (4, 2), 3), ((256, 128, 64), (4, 2), 3), ((64, 64, 32), (2, 2), 4),
@@ -63,6 +64,11 @@ SM90 = [((128, 256, 64), 4), ((128, 256, 64), 3), ((128, 128, 64), 5), ((256, 12
 # bytes against Nsight Compute"). ncu counts dirty lines still in L2 at the end as not
 # written. At the default shapes, 2026-11-23; the sm_80 rows are of its swizzled stages and
 # staged output (reg-to-ptx as of 2026-11-23 afternoon; read by `--ncu-all --only gemm`).
+# "gemm sm80 g16": the sm_80 GEMMs launched in bands of 16 block rows (reg-to-ptx with
+# hbm.group, 2026-11-24), read after the model's estimates for them were run on the CPU, with
+# `--ncu-all --only gemm --configs "sm80 g16" --gemm-shape S` (at 8192,8192,2048 and on the
+# H100, `--configs "gemm sm80"`: plain and grouped in one call; at 12288,6144,2048 the fifth
+# held-out set's call).
 NCU_AT_DEFAULT_SHAPES = {
     ("gemm sm80", "128x128x32 w2x2 s3"): (177.9, 28.1),
     ("gemm sm80", "128x128x32 w2x2 s4"): (246.6, 29.8),
@@ -91,6 +97,17 @@ NCU_AT_DEFAULT_SHAPES = {
     ("attention", "b64s64w4st3"): (201.4, 60.0),
     ("attention", "b64s64w4st2"): (201.5, 59.0),
     ("attention", "b128s128w8st2-qsmem"): (201.5, 58.6),
+    # in bands of 16 block rows (the note above)
+    ("gemm sm80 g16", "128x128x32 w2x2 s3"): (139.0, 25.5),
+    ("gemm sm80 g16", "128x128x32 w2x2 s4"): (141.4, 25.5),
+    ("gemm sm80 g16", "128x128x64 w2x2 s3"): (141.5, 25.5),
+    ("gemm sm80 g16", "128x256x32 w2x4 s3"): (146.5, 25.5),
+    ("gemm sm80 g16", "128x256x32 w2x4 s4"): (145.9, 25.3),
+    ("gemm sm80 g16", "256x128x32 w4x2 s3"): (170.9, 26.0),
+    ("gemm sm80 g16", "256x128x64 w4x2 s3"): (170.9, 28.0),
+    ("gemm sm80 g16", "64x64x32 w2x2 s4"): (167.6, 28.0),
+    ("gemm sm80 g16", "64x128x32 w2x2 s4"): (170.0, 27.1),
+    ("gemm sm80 g16", "128x64x32 w2x2 s4"): (112.5, 26.9),
 }
 NCU_RECORDED: dict[tuple[int, ...], dict[tuple[str, str], tuple[float, float]]] = {
     DEFAULT_GEMM_SHAPE: {key: v for key, v in NCU_AT_DEFAULT_SHAPES.items() if key[0].startswith("gemm")},
@@ -172,6 +189,17 @@ NCU_RECORDED: dict[tuple[int, ...], dict[tuple[str, str], tuple[float, float]]] 
         ("gemm sm90", "128x128x64 s3"): (301.6, 122.9),
         ("gemm sm90", "64x128x64 s6"): (506.3, 127.5),
         ("gemm sm90", "128x64x64 s6"): (302.0, 124.1),
+        # in bands of 16 block rows (see the note on "gemm sm80 g16" above NCU_AT_DEFAULT_SHAPES)
+        ("gemm sm80 g16", "128x128x32 w2x2 s3"): (168.5, 119.4),
+        ("gemm sm80 g16", "128x128x32 w2x2 s4"): (168.1, 119.4),
+        ("gemm sm80 g16", "128x128x64 w2x2 s3"): (168.3, 119.2),
+        ("gemm sm80 g16", "128x256x32 w2x4 s3"): (175.2, 119.2),
+        ("gemm sm80 g16", "128x256x32 w2x4 s4"): (182.3, 118.7),
+        ("gemm sm80 g16", "256x128x32 w4x2 s3"): (170.1, 120.6),
+        ("gemm sm80 g16", "256x128x64 w4x2 s3"): (160.5, 120.5),
+        ("gemm sm80 g16", "64x64x32 w2x2 s4"): (302.0, 124.0),
+        ("gemm sm80 g16", "64x128x32 w2x2 s4"): (301.9, 122.8),
+        ("gemm sm80 g16", "128x64x32 w2x2 s4"): (167.8, 120.8),
     },
     (2, 32, 8192, 128): {
         ("attention", "b128s64w8st3"): (403.5, 124.3),
@@ -227,6 +255,17 @@ NCU_RECORDED: dict[tuple[int, ...], dict[tuple[str, str], tuple[float, float]]] 
         ("gemm sm90", "128x128x64 s3"): (264.8, 67.2),
         ("gemm sm90", "64x128x64 s6"): (479.9, 70.3),
         ("gemm sm90", "128x64x64 s6"): (264.3, 68.2),
+        # in bands of 16 block rows (see the note on "gemm sm80 g16" above NCU_AT_DEFAULT_SHAPES)
+        ("gemm sm80 g16", "128x128x32 w2x2 s3"): (164.5, 65.0),
+        ("gemm sm80 g16", "128x128x32 w2x2 s4"): (162.2, 64.8),
+        ("gemm sm80 g16", "128x128x64 w2x2 s3"): (163.7, 67.2),
+        ("gemm sm80 g16", "128x256x32 w2x4 s3"): (215.3, 64.3),
+        ("gemm sm80 g16", "128x256x32 w2x4 s4"): (215.5, 63.7),
+        ("gemm sm80 g16", "256x128x32 w4x2 s3"): (257.5, 64.3),
+        ("gemm sm80 g16", "256x128x64 w4x2 s3"): (253.2, 63.9),
+        ("gemm sm80 g16", "64x64x32 w2x2 s4"): (264.2, 68.1),
+        ("gemm sm80 g16", "64x128x32 w2x2 s4"): (264.2, 67.0),
+        ("gemm sm80 g16", "128x64x32 w2x2 s4"): (151.4, 66.4),
     },
     (8, 16, 2048, 128): {
         ("attention", "b128s64w8st3"): (201.4, 57.5),
@@ -282,6 +321,17 @@ NCU_RECORDED: dict[tuple[int, ...], dict[tuple[str, str], tuple[float, float]]] 
         ("gemm sm90", "128x128x64 s3"): (461.4, 198.3),
         ("gemm sm90", "64x128x64 s6"): (879.6, 202.8),
         ("gemm sm90", "128x64x64 s6"): (461.4, 199.8),
+        # in bands of 16 block rows (see the note on "gemm sm80 g16" above NCU_AT_DEFAULT_SHAPES)
+        ("gemm sm80 g16", "128x128x32 w2x2 s3"): (252.2, 195.3),
+        ("gemm sm80 g16", "128x128x32 w2x2 s4"): (252.2, 194.8),
+        ("gemm sm80 g16", "128x128x64 w2x2 s3"): (252.2, 196.7),
+        ("gemm sm80 g16", "128x256x32 w2x4 s3"): (260.7, 194.5),
+        ("gemm sm80 g16", "128x256x32 w2x4 s4"): (270.1, 193.5),
+        ("gemm sm80 g16", "256x128x32 w4x2 s3"): (267.5, 194.8),
+        ("gemm sm80 g16", "256x128x64 w4x2 s3"): (248.1, 192.9),
+        ("gemm sm80 g16", "64x64x32 w2x2 s4"): (461.4, 199.5),
+        ("gemm sm80 g16", "64x128x32 w2x2 s4"): (461.4, 198.4),
+        ("gemm sm80 g16", "128x64x32 w2x2 s4"): (251.8, 196.5),
     },
     (16, 16, 1024, 128): {
         ("attention", "b128s64w8st3"): (201.3, 56.4),
@@ -335,6 +385,17 @@ NCU_RECORDED: dict[tuple[int, ...], dict[tuple[str, str], tuple[float, float]]] 
         ("gemm sm90", "128x128x64 s3"): (339.0, 139.7),
         ("gemm sm90", "64x128x64 s6"): (300.8, 143.4),
         ("gemm sm90", "128x64x64 s6"): (348.6, 140.8),
+        # in bands of 16 block rows (see the note on "gemm sm80 g16" above NCU_AT_DEFAULT_SHAPES)
+        ("gemm sm80 g16", "128x128x32 w2x2 s3"): (201.6, 136.1),
+        ("gemm sm80 g16", "128x128x32 w2x2 s4"): (201.6, 135.7),
+        ("gemm sm80 g16", "128x128x64 w2x2 s3"): (201.6, 135.7),
+        ("gemm sm80 g16", "128x256x32 w2x4 s3"): (213.7, 135.7),
+        ("gemm sm80 g16", "128x256x32 w2x4 s4"): (214.8, 135.2),
+        ("gemm sm80 g16", "256x128x32 w4x2 s3"): (219.1, 137.8),
+        ("gemm sm80 g16", "256x128x64 w4x2 s3"): (199.5, 137.6),
+        ("gemm sm80 g16", "64x64x32 w2x2 s4"): (349.7, 140.6),
+        ("gemm sm80 g16", "64x128x32 w2x2 s4"): (345.9, 139.4),
+        ("gemm sm80 g16", "128x64x32 w2x2 s4"): (201.4, 137.4),
     },
     (4, 32, 2048, 128): {
         ("attention", "b128s64w8st3"): (201.5, 56.8),
@@ -404,90 +465,17 @@ NCU_RECORDED_H100: dict[tuple[int, ...], dict[tuple[str, str], tuple[float, floa
         ("gemm sm90", "128x128x64 s3"): (302.3, 124.7),
         ("gemm sm90", "64x128x64 s6"): (569.9, 128.3),
         ("gemm sm90", "128x64x64 s6"): (302.0, 125.8),
-    },
-}
-# The sm_80 GEMMs launched in bands of 16 block rows (family "gemm sm80 g16", reg-to-ptx with
-# hbm.group as of 2026-11-24), read by Nsight Compute after the model's estimates for them were
-# run on the CPU (`--model-only --configs "sm80 g16"`): on the H200 with `--hw h200 --ncu-all
-# --only gemm --configs "sm80 g16" --gemm-shape S` (at 8192,8192,2048 `--configs "gemm sm80"`),
-# on the H100 `--hw h100 --ncu-all --only gemm --configs "gemm sm80" --gemm-shape 8192,8192,2048`;
-# 2026-11-24.
-NCU_GROUPED: dict[str, dict[tuple[int, ...], dict[tuple[str, str], tuple[float, float]]]] = {
-    "h200": {
-        (12288, 6144, 2048): {  # the fifth held-out set (above)
-            ("gemm sm80 g16", "128x128x32 w2x2 s3"): (201.6, 136.1),
-            ("gemm sm80 g16", "128x128x32 w2x2 s4"): (201.6, 135.7),
-            ("gemm sm80 g16", "128x128x64 w2x2 s3"): (201.6, 135.7),
-            ("gemm sm80 g16", "128x256x32 w2x4 s3"): (213.7, 135.7),
-            ("gemm sm80 g16", "128x256x32 w2x4 s4"): (214.8, 135.2),
-            ("gemm sm80 g16", "256x128x32 w4x2 s3"): (219.1, 137.8),
-            ("gemm sm80 g16", "256x128x64 w4x2 s3"): (199.5, 137.6),
-            ("gemm sm80 g16", "64x64x32 w2x2 s4"): (349.7, 140.6),
-            ("gemm sm80 g16", "64x128x32 w2x2 s4"): (345.9, 139.4),
-            ("gemm sm80 g16", "128x64x32 w2x2 s4"): (201.4, 137.4),
-        },
-        (8192, 8192, 2048): {
-            ("gemm sm80 g16", "128x128x32 w2x2 s3"): (168.5, 119.4),
-            ("gemm sm80 g16", "128x128x32 w2x2 s4"): (168.1, 119.4),
-            ("gemm sm80 g16", "128x128x64 w2x2 s3"): (168.3, 119.2),
-            ("gemm sm80 g16", "128x256x32 w2x4 s3"): (175.2, 119.2),
-            ("gemm sm80 g16", "128x256x32 w2x4 s4"): (182.3, 118.7),
-            ("gemm sm80 g16", "256x128x32 w4x2 s3"): (170.1, 120.6),
-            ("gemm sm80 g16", "256x128x64 w4x2 s3"): (160.5, 120.5),
-            ("gemm sm80 g16", "64x64x32 w2x2 s4"): (302.0, 124.0),
-            ("gemm sm80 g16", "64x128x32 w2x2 s4"): (301.9, 122.8),
-            ("gemm sm80 g16", "128x64x32 w2x2 s4"): (167.8, 120.8),
-        },
-        (6144, 6144, 3072): {
-            ("gemm sm80 g16", "128x128x32 w2x2 s3"): (164.5, 65.0),
-            ("gemm sm80 g16", "128x128x32 w2x2 s4"): (162.2, 64.8),
-            ("gemm sm80 g16", "128x128x64 w2x2 s3"): (163.7, 67.2),
-            ("gemm sm80 g16", "128x256x32 w2x4 s3"): (215.3, 64.3),
-            ("gemm sm80 g16", "128x256x32 w2x4 s4"): (215.5, 63.7),
-            ("gemm sm80 g16", "256x128x32 w4x2 s3"): (257.5, 64.3),
-            ("gemm sm80 g16", "256x128x64 w4x2 s3"): (253.2, 63.9),
-            ("gemm sm80 g16", "64x64x32 w2x2 s4"): (264.2, 68.1),
-            ("gemm sm80 g16", "64x128x32 w2x2 s4"): (264.2, 67.0),
-            ("gemm sm80 g16", "128x64x32 w2x2 s4"): (151.4, 66.4),
-        },
-        (10240, 10240, 2048): {
-            ("gemm sm80 g16", "128x128x32 w2x2 s3"): (252.2, 195.3),
-            ("gemm sm80 g16", "128x128x32 w2x2 s4"): (252.2, 194.8),
-            ("gemm sm80 g16", "128x128x64 w2x2 s3"): (252.2, 196.7),
-            ("gemm sm80 g16", "128x256x32 w2x4 s3"): (260.7, 194.5),
-            ("gemm sm80 g16", "128x256x32 w2x4 s4"): (270.1, 193.5),
-            ("gemm sm80 g16", "256x128x32 w4x2 s3"): (267.5, 194.8),
-            ("gemm sm80 g16", "256x128x64 w4x2 s3"): (248.1, 192.9),
-            ("gemm sm80 g16", "64x64x32 w2x2 s4"): (461.4, 199.5),
-            ("gemm sm80 g16", "64x128x32 w2x2 s4"): (461.4, 198.4),
-            ("gemm sm80 g16", "128x64x32 w2x2 s4"): (251.8, 196.5),
-        },
-        (4096, 4096, 4096): {
-            ("gemm sm80 g16", "128x128x32 w2x2 s3"): (139.0, 25.5),
-            ("gemm sm80 g16", "128x128x32 w2x2 s4"): (141.4, 25.5),
-            ("gemm sm80 g16", "128x128x64 w2x2 s3"): (141.5, 25.5),
-            ("gemm sm80 g16", "128x256x32 w2x4 s3"): (146.5, 25.5),
-            ("gemm sm80 g16", "128x256x32 w2x4 s4"): (145.9, 25.3),
-            ("gemm sm80 g16", "256x128x32 w4x2 s3"): (170.9, 26.0),
-            ("gemm sm80 g16", "256x128x64 w4x2 s3"): (170.9, 28.0),
-            ("gemm sm80 g16", "64x64x32 w2x2 s4"): (167.6, 28.0),
-            ("gemm sm80 g16", "64x128x32 w2x2 s4"): (170.0, 27.1),
-            ("gemm sm80 g16", "128x64x32 w2x2 s4"): (112.5, 26.9),
-        },
-    },
-    "h100": {
-        (8192, 8192, 2048): {
-            ("gemm sm80 g16", "128x128x32 w2x2 s3"): (169.2, 122.1),
-            ("gemm sm80 g16", "128x128x32 w2x2 s4"): (168.9, 121.6),
-            ("gemm sm80 g16", "128x128x64 w2x2 s3"): (169.1, 121.5),
-            ("gemm sm80 g16", "128x256x32 w2x4 s3"): (211.4, 121.8),
-            ("gemm sm80 g16", "128x256x32 w2x4 s4"): (201.1, 121.2),
-            ("gemm sm80 g16", "256x128x32 w4x2 s3"): (265.2, 125.0),
-            ("gemm sm80 g16", "256x128x64 w4x2 s3"): (230.7, 123.6),
-            ("gemm sm80 g16", "64x64x32 w2x2 s4"): (302.0, 125.2),
-            ("gemm sm80 g16", "64x128x32 w2x2 s4"): (302.0, 124.5),
-            ("gemm sm80 g16", "128x64x32 w2x2 s4"): (167.8, 123.3),
-        },
+        # bands of 16 block rows, 2026-11-24 (`--hw h100 --ncu-all --only gemm --configs "gemm sm80" --gemm-shape 8192,8192,2048`)
+        ("gemm sm80 g16", "128x128x32 w2x2 s3"): (169.2, 122.1),
+        ("gemm sm80 g16", "128x128x32 w2x2 s4"): (168.9, 121.6),
+        ("gemm sm80 g16", "128x128x64 w2x2 s3"): (169.1, 121.5),
+        ("gemm sm80 g16", "128x256x32 w2x4 s3"): (211.4, 121.8),
+        ("gemm sm80 g16", "128x256x32 w2x4 s4"): (201.1, 121.2),
+        ("gemm sm80 g16", "256x128x32 w4x2 s3"): (265.2, 125.0),
+        ("gemm sm80 g16", "256x128x64 w4x2 s3"): (230.7, 123.6),
+        ("gemm sm80 g16", "64x64x32 w2x2 s4"): (302.0, 125.2),
+        ("gemm sm80 g16", "64x128x32 w2x2 s4"): (302.0, 124.5),
+        ("gemm sm80 g16", "128x64x32 w2x2 s4"): (167.8, 123.3),
     },
 }
 NCU_BY_HW = {"h200": NCU_RECORDED, "h100": NCU_RECORDED_H100}
@@ -495,14 +483,14 @@ NCU_BY_HW = {"h200": NCU_RECORDED, "h100": NCU_RECORDED_H100}
 
 def recorded(hw_key: str, shape: tuple[int, ...]) -> dict[tuple[str, str], tuple[float, float]]:
     """Nsight Compute's (read, written) DRAM MB per (family, label) recorded on that GPU at that shape."""
-    return {**NCU_BY_HW.get(hw_key, {}).get(shape, {}), **NCU_GROUPED.get(hw_key, {}).get(shape, {})}
+    return NCU_BY_HW.get(hw_key, {}).get(shape, {})
 
 
 def gemm_configs() -> list[tuple[str, str, str]]:
     """(family, label, pipeline down to PTX) of each GEMM configuration (those `--configs`
-    matches). The sm_80 ones in the plain launch order (family `sm80`) and in napkin-sm80's
-    bands of 16 block rows (`sm80 g16`), or in the orders `--sm80-groups` names."""
-    from napkin_ir.pipelines import SM80_GROUP, sm80_gemm_pipeline, sm90_gemm_pipeline
+    matches). The sm_80 ones in the plain launch order (family `sm80`) and in bands of
+    SM80_GROUP block rows (`sm80 g16`), or in the orders `--sm80-groups` names."""
+    from napkin_ir.pipelines import sm80_gemm_pipeline, sm90_gemm_pipeline
 
     configs = [(f"sm80 g{g}" if g else "sm80", f"{bl[0]}x{bl[1]}x{bl[2]} w{w[0]}x{w[1]} s{s}", sm80_gemm_pipeline(bl, w, s, group=g))
                for g in SM80_GROUPS or (0, SM80_GROUP) for bl, w, s in SM80]
@@ -820,7 +808,6 @@ def summary(rows: list[dict], picks: dict[str, str]) -> list[str]:
 def autotile_picks(hw_key: str) -> dict[str, str]:
     from napkin_ir.diagrams import gemm
     from napkin_ir.model.autotile import SearchSpace, autotile
-    from napkin_ir.pipelines import SM80_GROUP
 
     m, n, k = GEMM_SHAPE
     picks = {}
@@ -897,7 +884,7 @@ def main() -> int:
     ap.add_argument("--attention-shape", type=lambda t: parse_shape(t, 4), default=DEFAULT_ATTENTION_SHAPE, help="B,H,N,D of attention")
     ap.add_argument("--no-autotile", action="store_true", help="skip autotile's own picks (a CPU search; run it with --model-only)")
     ap.add_argument("--sm80-groups", type=parse_groups, default=(),
-                    help="the sm_80 launch orders to run, bands of block rows (0: plain); default 0 and napkin-sm80's")
+                    help="the sm_80 launch orders to run, bands of block rows (0: plain); default 0 and 16")
     ap.add_argument("--configs", default="", help="only the GEMM configurations whose 'gemm family label' this regular expression matches")
     args = ap.parse_args()
     global GEMM_SHAPE, ATTENTION_SHAPE, CONFIGS, SM80_GROUPS  # noqa: PLW0603 (the shapes every function here uses)
