@@ -78,8 +78,9 @@ def measured(text: str) -> tuple[int, list[tuple[str, int, float, float]]]:
             _, kernel, mib = line.split()
             launches.append((kernel, int(mib)))
     rows: dict[str, dict[str, float]] = {}
+    header: list[str] = []
     for cells in csv.reader(line for line in text.splitlines() if line.startswith('"')):
-        if cells[0] == "ID" or len(cells) < 3:
+        if cells[0] == "ID":
             header = cells
             continue
         rec = dict(zip(header, cells))

@@ -100,6 +100,8 @@ class PtxBuilder:
         row = self.add(first, self.op2(P.RemOp, "u32", within, height))
         col = self.op2(P.DivOp, "u32", within, height)
         return row, col
+
+
 LINE_CHUNKS = 8  # 16-byte chunks in a 128-byte L2 line
 COPY_IMMEDIATE = 2047  # the reach of the global address immediate of a cp.async in SASS (LDGSTS: 12 bits, signed)
 

@@ -232,8 +232,8 @@ def _step(module: ModuleOp, cfg: TileConfig, spec: str, level: str) -> tuple[Mod
 
 
 def _candidates(fmodule: ModuleOp, roles: AxisRoles, hw: Hardware, space: SearchSpace, instruction: str | None) -> Iterator[Candidate]:
+    group = space.group if len(roles.tiled) == 2 and not roles.batch else 0  # grouping orders a two-axis grid
     for grid, stream in _label_choices(roles, space):
-        group = space.group if len(roles.tiled) == 2 and not roles.batch else 0  # grouping orders a two-axis grid
         first = TileConfig(grid, stream, {}, space.stages[0], space.layout, space.target, group)
         hbm_mod, refused = _step(fmodule, first, first.pipeline("hbm"), "ncd")
         if hbm_mod is None:
