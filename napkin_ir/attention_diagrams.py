@@ -122,16 +122,13 @@ def compile_attention(text: str, **config) -> tuple[str, dict]:
     import io
 
     from napkin_ir.dialects.ptx.printer import print_ptx
-    from napkin_ir.lowering.reg_to_ptx_attention import lower_kernels
     from napkin_ir.pipelines import launch_config, run_pipeline
 
     module = run_pipeline(text)
     passes = sm80_attention_passes(module, **config)
     if passes is None:
         raise ValueError("compile_attention: the diagram is not attention (two contractions, the second over the first's keys)")
-    module = run_pipeline(text, passes)
-    lower_kernels(module)
-    module.verify()
+    module = run_pipeline(text, passes + ",reg-to-ptx")
     out = io.StringIO()
     print_ptx(module, out)
     return out.getvalue(), launch_config(module)

@@ -1,13 +1,11 @@
 #!/usr/bin/env python3
-"""Compile an attention diagram to sm_80 PTX with napkin's attention emitter.
+"""Compile an attention diagram to sm_80 PTX with chosen tiles.
 
     python3 tools/attention_ptx.py examples/attention.mlir [--block 128] [--stream 64]
         [--warps 8] [--stages 3] [--q-in-shared] [--blocks-per-sm 1] [-o out.ptx]
 
-What `napkin-opt FILE -p napkin-sm80 -t ptx` will do for attention once the named
-pipeline dispatches it (reg-to-ptx sends kernels that compute on fragments to
-napkin_ir/lowering/reg_to_ptx_attention.py). Reads stdin for `-`. Prints the launch
-configuration on stderr with --launch.
+What `napkin-opt FILE -p napkin-sm80 -t ptx` does for attention, with the tiles as
+options. Reads stdin for `-`. Prints the launch configuration on stderr with --launch.
 """
 
 from __future__ import annotations

@@ -129,8 +129,37 @@ class SmemToRegPass(ModulePass):
         add = prev.operands[0].owner
         first = arith.CmpiOp(body.args[0], loop.lb, "ne")
         release = scf.IfOp(first.result, [], [smem.ArriveOp(arrive.bars, prev.result), scf.YieldOp()])
+        last_stage = arrive.stage
         Rewriter.replace_op(arrive, [c_prev, c_stages, add, prev, first, release])  # type: ignore[list-item]
-        Rewriter.insert_op([reg.WgmmaWaitOp(0)], InsertPoint.after(loop))
+        done = reg.WgmmaWaitOp(0)
+        Rewriter.insert_op([done], InsertPoint.after(loop))
+        kernel = loop.parent_op()
+        while kernel is not None and not isinstance(kernel, hbm.KernelOp):
+            kernel = kernel.parent_op()
+        if kernel is not None and "hbm.persistent" in kernel.attributes:
+            # the next tile's producer waits for the stage of this tile's last step too
+            Rewriter.insert_op(self._stage_at_last_step(loop, last_stage, arrive.bars), InsertPoint.after(done))
+
+    @staticmethod
+    def _stage_at_last_step(loop: scf.ForOp, stage: SSAValue, bars: SSAValue) -> list[Operation]:
+        """`smem.arrive bars[stage]` after the loop, with `stage` as the last iteration
+        computes it (the ops it depends on cloned, the counter a constant)."""
+        body = loop.body.block
+        lb, ub, step = (v.owner.value.value.data for v in (loop.lb, loop.ub, loop.step))  # type: ignore[union-attr]
+        last = arith.ConstantOp.from_int_and_width(lb + (-(-(ub - lb) // step) - 1) * step, IndexType())
+        needed: set[Operation] = set()
+        todo = [stage]
+        while todo:
+            owner = todo.pop().owner
+            if isinstance(owner, Operation) and owner.parent_block() is body and owner not in needed:
+                needed.add(owner)
+                todo += owner.operands
+        mapping: dict[SSAValue, SSAValue] = {body.args[0]: last.result}
+        clones: list[Operation] = [last]
+        for o in body.ops:
+            if o in needed:
+                clones.append(o.clone(value_mapper=mapping))
+        return [*clones, smem.ArriveOp(bars, mapping.get(stage, stage))]
 
     def _accumulator(self, kernel: hbm.KernelOp, loop: scf.ForOp, acc_arg, frag_c: reg.FragType):
         """Zeros before the loop, a fragment through it."""

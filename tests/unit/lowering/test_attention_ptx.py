@@ -1,4 +1,4 @@
-"""The sm_80 attention kernels keep the numbers: the PTX that reg_to_ptx_attention emits
+"""The sm_80 attention kernels keep the numbers: the PTX that reg-to-ptx emits
 for softmax, causal and spherical attention runs on the CPU in the warp-level emulator of
 test_reg_to_ptx (extended here with the instructions fragment math uses: shuffles, ex2,
 max, reciprocals, square roots) on ragged shapes and matches float64; and the claim
@@ -21,7 +21,6 @@ from napkin_ir.attention_diagrams import (
 )
 from napkin_ir.dialects.ptx import ops as P
 from napkin_ir.dialects.reg import lane_layout
-from napkin_ir.lowering.reg_to_ptx_attention import lower_kernels
 from napkin_ir.pipelines import run_pipeline
 
 F32_OPS = {
@@ -48,8 +47,7 @@ class FragmentWarp(Warp):
 
 def emulate(kind: str, b: int, h: int, n: int, d: int, dtype: str, *, n_keys: int | None = None, lazy: bool = False,
             reverse: bool = False, seed: int = 0, **config):
-    module = run_pipeline(attention_diagram(kind, b, h, n, d, dtype, n_keys=n_keys), sm80_attention_pipeline(**config))
-    lower_kernels(module)
+    module = run_pipeline(attention_diagram(kind, b, h, n, d, dtype, n_keys=n_keys), sm80_attention_pipeline(**config) + ",reg-to-ptx")
     module.verify()
     rng = np.random.default_rng(seed)
     half = HALF[dtype]

@@ -1,0 +1,336 @@
+"""The shared state of `reg-to-ptx` while it lowers one kernel, and the table of op rules.
+
+A rule lowers one op class: `@lowers(smem.CommitOp) def commit(k, op): ...` registers it,
+and `KernelLowering.lower` dispatches on the op's class. Rules meet only through what this
+context holds:
+- `vals`: what each register-level value became (a register, a list of a fragment's
+  registers, a `Global`, a `Buffer`, or a pending `Scaled` fragment); index arithmetic
+  goes through `convert-arith-to-ptx`'s rules and shares the map;
+- the blocks of the kernel being built (`cur` is where instructions go), with `branch`,
+  `jump` and `once` (a per-thread value computed once, where it dominates its uses);
+- the thread's place: `tid`, `lane`, the lane's row group and quad in an m16n8 tile, and
+  the warp's index along each `reg.warps` axis (counted among the consumer warps when a
+  producer warpgroup runs beside them);
+- the kernel-wide facts the IR carries: the grid and its launch order, the producer role,
+  shared memory taken so far.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+from xdsl.dialects import arith, builtin
+from xdsl.ir import Block, Operation, SSAValue
+from xdsl.utils.exceptions import PassFailedException
+
+from napkin_ir.dialects import hbm, reg, smem
+from napkin_ir.dialects.ptx import ops as P
+from napkin_ir.dialects.ptx.registers import RegType
+from napkin_ir.lowering.arith_to_ptx import ArithLowering
+
+B32, B64, F32, PRED = RegType("b32"), RegType("b64"), RegType("f32"), RegType("pred")
+SHARED = "napkin_smem"
+PANEL = 128  # bytes of one row of a TMA-swizzled panel
+
+Rule = Callable[["KernelLowering", Any], None]
+RULES: dict[type[Operation], Rule] = {}
+
+
+def lowers(*classes: type[Operation]) -> Callable[[Rule], Rule]:
+    """Register a rule for the given op classes."""
+
+    def register(rule: Rule) -> Rule:
+        for c in classes:
+            if c in RULES:
+                raise AssertionError(f"two reg-to-ptx rules for {c.name}")
+            RULES[c] = rule
+        return rule
+
+    return register
+
+
+@dataclass
+class Global:
+    """A global tensor: its generic address (stored or copied with cp.async) or the
+    generic address of its tensor-map parameter (TMA)."""
+
+    type: hbm.GlobalType
+    ptr: SSAValue | None = None
+    tmap: SSAValue | None = None
+
+    @property
+    def esize(self) -> int:
+        return 4 if self.type.dtype == "f32" else 2
+
+    @property
+    def strides(self) -> dict[str, int]:
+        out, s = {}, 1
+        for a, n in reversed(list(self.type.shape.items())):
+            out[a] = s
+            s *= n
+        return out
+
+
+@dataclass
+class Buffer:
+    """A shared-memory buffer: stage 0's address and how a tile lies in a stage. A plain
+    buffer holds rows of `cols` elements (`row_bytes` apart: `layout=pad8` adds 16); a
+    panel buffer (filled or read by the TMA and wgmma) holds 128-byte-wide panels of
+    its innermost axis, one after the other, each row-major and 128-byte swizzled."""
+
+    base: SSAValue
+    type: smem.BufferType
+    rows_axis: str
+    cols_axis: str
+    rows: int
+    cols: int
+    row_bytes: int
+    stage_bytes: int
+    panels: bool
+
+
+@dataclass
+class Scaled:
+    """A `c` fragment times a positive constant, not yet multiplied out."""
+
+    regs: list[SSAValue]
+    by: float
+
+
+def prod(xs) -> int:
+    out = 1
+    for x in xs:
+        out *= x
+    return out
+
+
+def constant(v: SSAValue) -> int | None:
+    op = v.owner
+    if isinstance(op, arith.ConstantOp) and isinstance(op.value, builtin.IntegerAttr):
+        return op.value.value.data
+    return None
+
+
+def int_attr(kernel: hbm.KernelOp, name: str, default: int) -> int:
+    attr = kernel.attributes.get(name)
+    return attr.value.data if isinstance(attr, builtin.IntegerAttr) else default
+
+
+class KernelLowering:
+    """One kernel on its way to a `ptx.kernel` (see the module's docstring)."""
+
+    def __init__(self, kernel: hbm.KernelOp):
+        self.kernel = kernel
+        self.name = kernel.sym_name.data
+        self.blocks: list[Block] = [Block()]
+        self.cur = self.entry = self.blocks[0]
+        self.arith = ArithLowering()
+        self.vals: dict[SSAValue, Any] = self.arith.values
+        self.cache: dict[tuple, SSAValue] = {}
+        self.warps = hbm.parse_labels(kernel.attributes.get("reg.warps"))  # type: ignore[arg-type]
+        producers = [o for o in kernel.body.block.ops if isinstance(o, smem.ProducerOp)]
+        self.producer_warps = producers[0].warps.value.data if producers else 0
+        self.consumer_threads = 32 * prod(self.warps.values())
+        # a producer warpgroup runs beside the consumers (warp-specialised, sm_90a)
+        self.nthreads = self.consumer_threads + (128 if producers else 0)
+        self.panels = any(isinstance(o, smem.TmaCopyOp | smem.TmaStoreOp | reg.WgmmaOp) for o in kernel.walk())
+        self.smem_bytes = 0
+        self.smem_base: SSAValue | None = None
+        self.grid_args: dict[SSAValue, str] = {}
+        self.persistent = isinstance(kernel.attributes.get("hbm.persistent"), builtin.UnitAttr)
+        self.group = int_attr(kernel, "hbm.group", 0)
+        self.cluster = int_attr(kernel, "hbm.cluster", 1)
+        self.blocks_per_sm = int_attr(kernel, "hbm.blocks_per_sm", 1)
+        self.tma_boxes: list[str] = []
+        self.barrier_rings: list[tuple[SSAValue, int, int]] = []  # (address, stages, arrivals per barrier)
+        self.wgmma_fence = True  # registers written since the last wgmma.fence
+        self.finish: Block | None = None  # a cluster's common exit (no block leaves while its peer may arrive)
+        self.tid: SSAValue = None  # type: ignore[assignment]  (%tid.x, read at the kernel's start)
+        self.origin_args: dict[str, SSAValue] = {}  # grid axis -> the kernel's block argument for its origin
+        self.ring_positions: list[SSAValue] = []  # smem.ring_position results, bound per tile when persistent
+        self.trips = 0  # stream steps a tile takes (persistent: how far the rings move per tile)
+        self.rank = self.peer = self.cluster_mask = None  # this block's and its peer's rank in a cluster, the multicast mask
+
+    def fail(self, msg: str) -> PassFailedException:
+        return PassFailedException(f"reg-to-ptx: @{self.name}: {msg}")
+
+    # -- emitting -------------------------------------------------------------------------
+    def emit(self, op: Operation) -> Operation:
+        self.cur.add_op(op)
+        return op
+
+    def r(self, op: Operation) -> SSAValue:
+        return self.emit(op).results[0]
+
+    def lower(self, op: Operation) -> None:
+        rule = RULES.get(type(op))
+        if rule is None:
+            raise self.fail(f"{op.name} has no lowering to PTX; lower it first (smem-to-reg)")
+        rule(self, op)
+
+    def lower_ops(self, ops) -> None:
+        for op in ops:
+            self.lower(op)
+
+    def new_block(self, arg_types=()) -> Block:
+        b = Block(arg_types=list(arg_types))
+        self.blocks.append(b)
+        return b
+
+    def branch(self, cond: SSAValue) -> tuple[Block, Block]:
+        """End the current block on `cond`; returns (taken, not taken), both new."""
+        yes, no = Block(), Block()
+        self.emit(P.CondBraOp(cond, yes, [], no, []))
+        self.blocks += [yes, no]
+        return yes, no
+
+    def jump(self, to: Block, *args: SSAValue) -> None:
+        self.emit(P.BraOp(to, *args))
+
+    def once(self, key: tuple, make: Callable[[], SSAValue]) -> SSAValue:
+        """A per-thread value computed once, at the end of `entry` (which dominates every
+        block emitted after it: the kernel's start, or a role's)."""
+        if key not in self.cache:
+            saved, self.cur = self.cur, self.entry
+            term = self.entry.last_op if isinstance(self.entry.last_op, P.BraOp | P.CondBraOp) else None
+            if term is not None:
+                self.entry.detach_op(term)
+            self.cache[key] = make()
+            if term is not None:
+                self.entry.add_op(term)
+            self.cur = saved
+        return self.cache[key]
+
+    # -- small builders -------------------------------------------------------------------
+    def u32(self, v: int) -> SSAValue:
+        return self.r(P.ConstOp("u32", v, B32))
+
+    def s32(self, v: int) -> SSAValue:
+        return self.r(P.ConstOp("s32", v, B32))
+
+    def f32(self, v: float) -> SSAValue:
+        return self.r(P.ConstOp("f32", v, F32))
+
+    def op2(self, cls, ty: str, a: SSAValue, b: SSAValue | int, mods: str | None = None, result=B32) -> SSAValue:
+        bv = self.u32(b) if isinstance(b, int) else b
+        return self.r(cls(ty, a, bv, result=result, mods=mods))
+
+    def add(self, a: SSAValue, b: SSAValue | int) -> SSAValue:
+        return a if isinstance(b, int) and b == 0 else self.op2(P.AddOp, "u32", a, b)
+
+    def mul(self, a: SSAValue, b: SSAValue | int) -> SSAValue:
+        return self.op2(P.MulOp, "u32", a, b, mods="lo")
+
+    def add64(self, a: SSAValue, b: int) -> SSAValue:
+        return a if b == 0 else self.r(P.AddOp("s64", a, self.r(P.ConstOp("s64", b, B64)), result=B64))
+
+    def wide_address(self, ptr: SSAValue, elem: SSAValue, esize: int) -> SSAValue:
+        """ptr + elem * esize, the index widened to 64 bits."""
+        return self.r(P.AddOp("u64", ptr, self.op2(P.MulOp, "u32", elem, esize, mods="wide", result=B64), result=B64))
+
+    def setp(self, cmp: str, a: SSAValue, b: SSAValue | int, ty: str = "s32") -> SSAValue:
+        return self.r(P.SetpOp(cmp, ty, a, (self.s32(b) if ty == "s32" else self.u32(b)) if isinstance(b, int) else b))
+
+    def both(self, p: SSAValue | None, q: SSAValue | None) -> SSAValue | None:
+        if p is None or q is None:
+            return p or q
+        return self.r(P.AndOp("pred", p, q, result=PRED))
+
+    def index(self, v: SSAValue) -> SSAValue:
+        return self.arith.get(v)
+
+    def pack(self, dt: str, lo: SSAValue, hi: SSAValue) -> SSAValue:
+        """Two f32 values rounded into one register of two bf16 or f16 (lo in the low half)."""
+        return self.r(P.CvtOp(f"{dt}x2", "f32", [hi, lo], RegType(f"{dt}x2"), mods="rn"))
+
+    # -- the thread's place -----------------------------------------------------------------
+    @property
+    def lane(self) -> SSAValue:
+        return self.once(("lane",), lambda: self.op2(P.AndOp, "b32", self.tid, 31))
+
+    @property
+    def lane_row(self) -> SSAValue:
+        """g: the lane's row in an m16n8 tile (lane / 4)."""
+        return self.once(("lane_row",), lambda: self.op2(P.ShrOp, "u32", self.lane, 2))
+
+    @property
+    def lane_pair(self) -> SSAValue:
+        """t: the lane's pair of columns in an m16n8 tile (lane mod 4)."""
+        return self.once(("lane_pair",), lambda: self.op2(P.AndOp, "b32", self.lane, 3))
+
+    def warp_index(self, axis: str) -> SSAValue | None:
+        """The warp's index along a `reg.warps` axis (the first axis varies slowest), among
+        the consumer warps; None for an axis warps do not share."""
+        if axis not in self.warps:
+            return None
+        if ("warp", axis) not in self.cache:
+            self.once(("warps",), self._warp_indices)
+        return self.cache[("warp", axis)]
+
+    def _warp_indices(self) -> SSAValue:
+        rest = self.op2(P.ShrOp, "u32", self.tid, 5)
+        if self.producer_warps:
+            rest = self.op2(P.SubOp, "u32", rest, 4)  # warpgroup 0 produces
+        first = list(self.warps)[0]
+        for a, count in reversed(list(self.warps.items())):
+            if a == first:
+                self.cache[("warp", a)] = rest
+                break
+            self.cache[("warp", a)] = self.op2(P.RemOp, "u32", rest, count)
+            rest = self.op2(P.DivOp, "u32", rest, count)
+        return rest
+
+    def warp_place(self, axis: str, size: int) -> SSAValue | None:
+        """Where this warp's part of `size` along `axis` starts in the block's tile."""
+        w = self.warp_index(axis)
+        return None if w is None else self.once(("warp_place", axis, size), lambda: self.mul(w, size))
+
+    # -- shared memory ----------------------------------------------------------------------
+    def reserve(self, nbytes: int, align: int) -> SSAValue:
+        """`nbytes` of the dynamic shared array; its start is rounded up to 1024 bytes where
+        panels live in it (a 128-byte swizzle repeats every 1024 bytes, and TMA and wgmma
+        descriptors assume whole repeats)."""
+        if self.smem_base is None:
+            def make() -> SSAValue:
+                raw = self.r(P.AddrOfOp(SHARED, B32))
+                return self.op2(P.AndOp, "b32", self.add(raw, 1023), ~1023 & 0xFFFFFFFF) if self.panels else raw
+
+            self.smem_base = self.once(("smem_base",), make)
+        offset = -(-self.smem_bytes // align) * align
+        self.smem_bytes = offset + nbytes
+        return self.once(("smem", offset), lambda: self.add(self.smem_base, offset))  # type: ignore[arg-type]
+
+    @property
+    def shared_size(self) -> int:
+        return self.smem_bytes + (1024 if self.panels and self.smem_bytes else 0)
+
+    def stage_addr(self, buf: Buffer, stage: SSAValue) -> SSAValue:
+        if buf.type.stages.data == 1:
+            return buf.base
+        k = constant(stage)
+        if k is not None:
+            return self.add(buf.base, k * buf.stage_bytes)
+        return self.add(buf.base, self.mul(self.index(stage), buf.stage_bytes))
+
+    # -- fragments ----------------------------------------------------------------------------
+    def carried(self, v: SSAValue):
+        """What a loop carries for `v`: a fragment's registers, or an index register."""
+        x = self.vals[v]
+        return self.frag(v) if isinstance(x, list | Scaled) else x
+
+    def frag(self, v: SSAValue) -> list[SSAValue]:
+        """The registers of a fragment, a scaling left pending done now."""
+        x = self.vals[v]
+        if isinstance(x, Scaled):
+            k = self.f32(x.by)
+            x = self.vals[v] = [self.r(P.MulOp("f32", r, k)) for r in x.regs]
+        return x
+
+    def provably_inside(self, v: SSAValue, extent: int) -> bool:
+        """Whether an offset lies before `extent` in every block: a grid offset or a constant."""
+        if v in self.grid_args:
+            return True
+        k = constant(v)
+        return k is not None and k < extent

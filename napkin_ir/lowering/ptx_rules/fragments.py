@@ -1,0 +1,154 @@
+"""Fragment math: what attention computes on its scores between its two products.
+
+Every op works lane by lane through the `c` layout of `reg.lane_layout` (value v of a
+lane lies in m16n8 tile v / 4, at row g + 8 ((v mod 4) / 2) and column 2 t + v mod 2 of it;
+a `row` fragment holds rows g and g + 8 of each 16):
+- `reg.zeros`, `reg.fill`: one constant register, shared by every value;
+- `reg.map`: one instruction per value (`exp2` is `ex2.approx.ftz.f32`); a `row` operand
+  is read at the row of each value; a division by a `row` fragment multiplies by its
+  reciprocal (`rcp.rn`). A scaling by a positive constant is left pending (`Scaled`), so
+  that a row max scales its result instead of every value and `scaled - max` is one `fma`
+  (the online softmax's exp2(s c - m));
+- `reg.row_reduce`: a tree within the lane, then `shfl.sync.bfly` 1 and 2 across its quad;
+- `reg.mask`, `reg.mask_bound`: one comparison and one select per value, against a
+  difference computed once per lane;
+- `reg.to_a`: pairs of values packed with `cvt.rn.bf16x2.f32` (columns at .. at + 15 are
+  the c tiles 2s and 2s + 1, whose pairs are the a registers in order: nothing moves
+  between lanes).
+"""
+
+from __future__ import annotations
+
+from napkin_ir.dialects import reg
+from napkin_ir.dialects.ptx import ops as P
+from napkin_ir.lowering.ptx_rules.context import KernelLowering, Scaled, lowers
+
+FRAGMENT_MATH = (reg.FillOp, reg.MapOp, reg.RowReduceOp, reg.MaskOp, reg.MaskBoundOp, reg.ToAOp)
+
+
+@lowers(reg.ZerosOp, reg.FillOp)
+def _fill(k: KernelLowering, op: reg.ZerosOp | reg.FillOp) -> None:
+    value = op.value.value.data if isinstance(op, reg.FillOp) else 0.0
+    k.vals[op.result] = [k.f32(value)] * op.result.type.values_per_lane()  # type: ignore[attr-defined]
+
+
+def row_of(t: reg.FragType, v: int) -> int:
+    """The `row` fragment value that holds the row of value v of a `c` fragment."""
+    nt = t.dims[1] // 8
+    return 2 * (v // 4 // nt) + (v % 4) // 2
+
+
+@lowers(reg.MapOp)
+def _map(k: KernelLowering, op: reg.MapOp) -> None:
+    k.vals[op.result] = _map_values(k, op)
+
+
+def _map_values(k: KernelLowering, op: reg.MapOp):
+    fn = op.fn.data
+    t: reg.FragType = op.result.type  # type: ignore[assignment]
+    if fn == "scale" and op.by.value.data > 0 and t.role.data == "c":  # type: ignore[union-attr]
+        # left pending: a row max takes it after the reduction, x - m becomes fma(x, c, -m)
+        return Scaled(k.frag(op.inputs[0]), op.by.value.data)  # type: ignore[union-attr]
+    first = k.vals[op.inputs[0]]
+    if fn == "sub" and isinstance(first, Scaled) and op.inputs[1].type.role.data == "row":  # type: ignore[attr-defined]
+        negs = [k.r(P.NegOp("f32", m)) for m in k.frag(op.inputs[1])]
+        c = k.f32(first.by)
+        return [k.r(P.FmaOp("f32", first.regs[v], c, negs[row_of(t, v)], mods="rn")) for v in range(t.values_per_lane())]
+    ins = [(k.frag(v), v.type) for v in op.inputs]
+
+    def arg(i: int, v: int):
+        regs, it = ins[i]
+        return regs[row_of(t, v)] if it.role.data == "row" and t.role.data == "c" else regs[v]  # type: ignore[attr-defined]
+
+    n = t.values_per_lane()
+    if fn == "div" and ins[1][1].role.data == "row":  # type: ignore[attr-defined]
+        ins[1] = ([k.r(P.RcpOp("f32", x, mods="rn")) for x in ins[1][0]], ins[1][1])
+        fn = "mul"
+    if fn == "scale":
+        c = k.f32(op.by.value.data)  # type: ignore[union-attr]
+        return [k.r(P.MulOp("f32", arg(0, v), c)) for v in range(n)]
+    unary = {"exp2": (P.Ex2Op, "approx.ftz"), "sqrt": (P.SqrtOp, "rn"), "neg": (P.NegOp, None)}
+    if fn in unary:
+        cls, mods = unary[fn]
+        return [k.r(cls("f32", arg(0, v), mods=mods)) for v in range(n)]
+    binary = {"add": (P.AddOp, None), "sub": (P.SubOp, None), "mul": (P.MulOp, None), "div": (P.DivOp, "rn"), "max": (P.MaxOp, None)}
+    cls, mods = binary[fn]
+    return [k.r(cls("f32", arg(0, v), arg(1, v), mods=mods)) for v in range(n)]
+
+
+@lowers(reg.RowReduceOp)
+def _row_reduce(k: KernelLowering, op: reg.RowReduceOp) -> None:
+    t: reg.FragType = op.input.type  # type: ignore[assignment]
+    x = k.vals[op.input]
+    if isinstance(x, Scaled):  # max(c x) = c max(x) for c > 0, sum(c x) = c sum(x)
+        k.vals[op.result] = [k.r(P.MulOp("f32", m, k.f32(x.by))) for m in _reduce_rows(k, op.kind.data, t, x.regs)]
+    else:
+        k.vals[op.result] = _reduce_rows(k, op.kind.data, t, x)
+
+
+def _reduce_rows(k: KernelLowering, kind: str, t: reg.FragType, x: list) -> list:
+    cls = P.MaxOp if kind == "max" else P.AddOp
+    nt = t.dims[1] // 8
+    out = []
+    for tm in range(t.dims[0] // 16):
+        for h in range(2):  # rows g and g + 8
+            vals = [x[4 * (tm * nt + tn) + 2 * h + q] for tn in range(nt) for q in range(2)]
+            while len(vals) > 1:  # a tree within the lane
+                vals = [k.r(cls("f32", vals[i], vals[i + 1])) if i + 1 < len(vals) else vals[i] for i in range(0, len(vals), 2)]
+            acc = vals[0]
+            for lanes in (1, 2):  # across the quad of lanes that hold the row
+                acc = k.r(cls("f32", acc, k.r(P.ShflSyncOp("bfly", acc, lanes))))
+            out.append(acc)
+    return out
+
+
+@lowers(reg.MaskOp, reg.MaskBoundOp)
+def _mask(k: KernelLowering, op: reg.MaskOp | reg.MaskBoundOp) -> None:
+    """keep(value) compares a per-lane difference with a constant per value."""
+    t: reg.FragType = op.input.type  # type: ignore[assignment]
+    x = k.frag(op.input)
+    r_axis, c_axis = t.axis_names
+    nt = t.dims[1] // 8
+    offs = [k.index(o) for o in op.offsets]
+
+    def place(axis: str):
+        """This lane's first position along `axis` in the block's tile."""
+        p = k.lane_row if axis == r_axis else k.mul(k.lane_pair, 2)
+        w = k.warp_place(axis, t.shape[axis])
+        return p if w is None else k.add(p, w)
+
+    def within(v: int) -> tuple[int, int]:
+        """Value v's row and column past this lane's first ones."""
+        tile, q = divmod(v, 4)
+        tm, tn = divmod(tile, nt)
+        return 16 * tm + 8 * (q // 2), 8 * tn + q % 2
+
+    fill = k.f32(op.fill.value.data)
+    out = []
+    if isinstance(op, reg.MaskOp):  # keep row >= col: (r0 + row) - (c0 + col) >= dc - dr
+        diff = k.op2(P.SubOp, "s32", k.add(offs[0], place(r_axis)), k.add(offs[1], place(c_axis)))
+        for v in range(t.values_per_lane()):
+            dr, dc = within(v)
+            out.append(k.r(P.SelpOp("f32", x[v], fill, k.setp("ge", diff, dc - dr))))
+    else:  # keep pos < bound: bound - (o + place) > d
+        axis = op.axis.data
+        room = k.op2(P.SubOp, "s32", k.s32(op.bound.data), k.add(offs[0], place(axis)))
+        for v in range(t.values_per_lane()):
+            d = within(v)[0 if axis == r_axis else 1]
+            out.append(k.r(P.SelpOp("f32", x[v], fill, k.setp("gt", room, d))))
+    k.vals[op.result] = out
+
+
+@lowers(reg.ToAOp)
+def _to_a(k: KernelLowering, op: reg.ToAOp) -> None:
+    t: reg.FragType = op.input.type  # type: ignore[assignment]
+    a: reg.FragType = op.result.type  # type: ignore[assignment]
+    x = k.frag(op.input)
+    nt, s = t.dims[1] // 8, op.start // 16
+    out = []
+    for tm in range(t.dims[0] // 16):
+        for tn in (2 * s, 2 * s + 1):
+            i = 4 * (tm * nt + tn)
+            for h in range(2):
+                out.append(k.pack(a.dtype, x[i + 2 * h], x[i + 2 * h + 1]))
+    k.vals[op.result] = out

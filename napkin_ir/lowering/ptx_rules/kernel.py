@@ -1,0 +1,286 @@
+"""The kernel around the ops: parameters, where each block's tile lies, and warp roles.
+
+- Each global tensor is a parameter: a tensor map (`.param .align 64 .b8 [128]`) where
+  the TMA copies it, else a `.u64` generic address.
+- Grid origins follow the launch order `hbm-launch` chose (the kernel's properties): a
+  plain grid maps the grid axes to %ctaid.x, .y, .z in order; `order = "last"` maps them
+  from the last (walked from its end: a causal stream's longest blocks first); grouped
+  (`hbm.group`) and persistent launches number tiles along %ctaid.x alone.
+- `smem.producer` splits the warps: warpgroup 0 runs its region on one thread, after
+  `setmaxnreg` gives its registers to the consumers, which run the rest of the kernel
+  body. With `hbm.persistent` each role loops over tiles p = block, block + blocks, ...;
+  the rings' positions (`smem.ring_position`) count on from tile to tile.
+"""
+
+from __future__ import annotations
+
+from xdsl.dialects import builtin, scf
+from xdsl.ir import Block, Region, SSAValue
+
+from napkin_ir.dialects import hbm, reg, smem
+from napkin_ir.dialects.ptx import ops as P
+from napkin_ir.dialects.ptx import tensor_ops as T
+from napkin_ir.dialects.ptx.registers import RegType
+from napkin_ir.lowering.ptx_rules.context import B32, B64, SHARED, Global, KernelLowering, constant, lowers, prod
+
+PRODUCER_REGS = 40
+REGISTER_FILE = 65536
+CONSUMER_BARRIER = 1  # the named barrier the consumer warpgroups meet at (0 is the whole block's)
+
+
+def consumer_registers(threads: int, blocks_per_sm: int = 1) -> int:
+    """Registers per consumer thread once the producer warpgroup drops to PRODUCER_REGS.
+
+    `setmaxnreg` moves registers within the block's pool, which is what the launch gave
+    it: `threads` times the count at entry, the cap `.maxntid` and `.minnctapersm 1`
+    impose (the register file over the threads, in steps of 8, at most 255). What the
+    producer frees is shared by the consumers, in steps of 8, at most 256.
+    """
+    at_entry = min(255, REGISTER_FILE // blocks_per_sm // threads) // 8 * 8
+    pool = threads * at_entry - 128 * PRODUCER_REGS
+    return min(256, pool // (threads - 128) // 8 * 8)
+
+
+def build_kernel(k: KernelLowering) -> P.KernelOp:
+    kernel = k.kernel
+    body = kernel.body.block
+    globs = kernel.globals
+    grid = kernel.grid_tiles
+    if len(grid) > 3:
+        raise k.fail(f"at most 3 grid axes, got {len(grid)}")
+    tma = {o.source for o in kernel.walk() if isinstance(o, smem.TmaCopyOp)} | {o.dest for o in kernel.walk() if isinstance(o, smem.TmaStoreOp)}
+    params = []
+    for n, g in enumerate(globs):
+        t: hbm.GlobalType = g.type  # type: ignore[assignment]
+        if prod(t.dims) >= 1 << 31:
+            raise k.fail(f"{t} has 2^31 elements or more; indices are 32-bit")
+        pname = f"{k.name}_{g.name_hint or f'arg{n}'}"
+        if g in tma:
+            params.append((pname, "tensormap"))
+            k.vals[g] = Global(t, tmap=k.r(P.CvtaOp("param", k.r(P.AddrOfOp(pname, B64)), to=False)))
+        else:
+            params.append((pname, "u64"))
+            k.vals[g] = Global(t, ptr=k.r(P.CvtaOp("global", k.r(P.LdParamOp(pname, "u64", B64)))))
+    k.origin_args = dict(zip(grid, body.args[len(globs):]))
+    for arg, axis in zip(body.args[len(globs):], grid):
+        k.grid_args[arg] = axis
+    attr = kernel.attributes.get("hbm.order")
+    last = isinstance(attr, builtin.StringAttr) and attr.data == "last"
+    counts = kernel.grid_shape()
+    order = list(reversed(grid)) if last else list(grid)  # the axis on %ctaid.x varies fastest
+    if k.persistent:
+        if not k.producer_warps:
+            raise k.fail("a persistent launch loops over tiles in a warp-specialised kernel (smem.producer); this one has none")
+    elif k.group:
+        set_origins(k, k.r(P.SregOp("ctaid.x")))
+    else:
+        for n, axis in enumerate(order):
+            cta = k.r(P.SregOp(f"ctaid.{'xyz'[n]}"))
+            if last and n == 0 and counts[axis] > 1:  # the last blocks first: a causal stream's longest
+                cta = k.op2(P.SubOp, "u32", k.u32(counts[axis] - 1), cta)
+            k.vals[k.origin_args[axis]] = k.mul(cta, grid[axis])
+    k.tid = k.r(P.SregOp("tid.x"))
+    ops = list(body.ops)
+    for n, op in enumerate(ops):
+        if isinstance(op, smem.ProducerOp):
+            roles(k, op, [o for o in ops[n + 1:] if not isinstance(o, hbm.ReturnOp)])
+            break
+        k.lower(op)
+
+    attrs = {}
+    if k.producer_warps:
+        out = P.KernelOp(k.name, params, Region(k.blocks), dynamic_shared=SHARED if k.smem_bytes else None, maxntid=[k.nthreads],
+                         minnctapersm=k.blocks_per_sm)
+    else:
+        out = P.KernelOp(k.name, params, Region(k.blocks), dynamic_shared=SHARED if k.smem_bytes else None, reqntid=[k.nthreads],
+                         minnctapersm=k.blocks_per_sm if k.blocks_per_sm > 1 else None)
+    launch = [counts[a] for a in order]
+    if k.group or k.persistent:
+        launch = [prod(launch)]
+    if k.cluster > 1:
+        attrs["napkin.cluster"] = builtin.ArrayAttr([builtin.IntegerAttr(k.cluster, 32)])
+    if k.persistent:  # the launch takes min(tiles, multiprocessors x blocks_per_sm) blocks
+        attrs["napkin.persistent"] = builtin.IntegerAttr(k.blocks_per_sm, 32)
+    attrs["napkin.grid"] = builtin.ArrayAttr([builtin.IntegerAttr(n, 32) for n in launch])
+    attrs["napkin.block"] = builtin.ArrayAttr([builtin.IntegerAttr(k.nthreads, 32)])
+    attrs["napkin.smem_bytes"] = builtin.IntegerAttr(k.shared_size, 32)
+    if k.tma_boxes:
+        attrs["napkin.tma"] = builtin.ArrayAttr([builtin.StringAttr(s) for s in k.tma_boxes])
+    out.attributes.update(attrs)
+    return out
+
+
+@lowers(hbm.ReturnOp)
+def _return(k: KernelLowering, op: hbm.ReturnOp) -> None:
+    k.emit(P.RetOp())
+
+
+def grouped_tile(k: KernelLowering, rows: int, cols: int, group: int, p: SSAValue) -> tuple[SSAValue, SSAValue]:
+    """(row block, column block) of linear block p of a `rows` x `cols` grid launched in
+    groups (`hbm.group`): bands of `group` row blocks (the last band may be shorter), each
+    swept column by column, `group` rows at a time."""
+    band_blocks = group * cols
+    band = k.op2(P.DivOp, "u32", p, band_blocks)
+    first = k.mul(band, group)
+    height = k.r(P.MinOp("u32", k.u32(group), k.op2(P.SubOp, "u32", k.u32(rows), first), result=B32))
+    within = k.op2(P.RemOp, "u32", p, band_blocks)
+    row = k.add(first, k.op2(P.RemOp, "u32", within, height))
+    col = k.op2(P.DivOp, "u32", within, height)
+    return row, col
+
+
+def set_origins(k: KernelLowering, p: SSAValue) -> None:
+    """The grid origins of linear tile p: grouped, or the first axis fastest."""
+    grid = k.kernel.grid_tiles
+    counts = k.kernel.grid_shape()
+    if k.group:
+        if len(grid) != 2:
+            raise k.fail(f"a grouped launch orders a two-axis grid, got {list(grid)}")
+        rows, cols = counts.values()
+        blocks = list(grouped_tile(k, rows, cols, k.group, p))
+    else:
+        blocks, rest = [], p
+        for n, axis in enumerate(grid):
+            final = n == len(grid) - 1
+            blocks.append(rest if final else k.op2(P.RemOp, "u32", rest, counts[axis]))
+            rest = rest if final else k.op2(P.DivOp, "u32", rest, counts[axis])
+    for (axis, tile), b in zip(grid.items(), blocks):
+        k.vals[k.origin_args[axis]] = k.mul(b, tile)
+
+
+@lowers(smem.RingPositionOp)
+def _ring_position(k: KernelLowering, op: smem.RingPositionOp) -> None:
+    """How many ring steps this block took before its tile: 0, or (persistent) bound by
+    each role's tile loop."""
+    k.ring_positions.append(op.result)
+    if not k.persistent:
+        k.vals[op.result] = k.u32(0)
+
+
+# -- warp roles ----------------------------------------------------------------------------
+def roles(k: KernelLowering, producer: smem.ProducerOp, consumer_ops: list) -> None:
+    """Warpgroup 0 produces (one thread issues its region), the others consume."""
+    if k.producer_warps != 4:
+        raise k.fail(f"a producer here is one warpgroup (4 warps), got {k.producer_warps}")
+    if k.consumer_threads % 128:
+        raise k.fail(f"{k.consumer_threads // 32} consumer warps are not whole warpgroups of 4")
+    k.trips = trips_per_tile(k) if k.persistent else 0
+    init_barriers(k)
+    if k.cluster > 1:
+        start_cluster(k)
+    produce, consume = k.branch(k.setp("lt", k.tid, 128, "u32"))
+    k.cur = produce
+    k.emit(T.SetmaxnregOp("dec", PRODUCER_REGS))
+    issuer, idle = k.branch(k.setp("eq", k.tid, 0, "u32"))
+    k.cur = idle
+    leave(k)
+    k.cur = issuer
+    per_tile(k, lambda: k.lower_ops(producer.body.block.ops))
+    leave(k)
+
+    k.cur = k.entry = consume  # per-thread values of the consumers are made here
+    k.emit(T.SetmaxnregOp("inc", consumer_registers(k.nthreads, k.blocks_per_sm)))
+    check_registers(k)
+    per_tile(k, lambda: k.lower_ops(consumer_ops))
+    if any(isinstance(o, smem.TmaStoreOp) for o in k.kernel.walk()):  # the stores must have read their stages before the block goes
+        by_store_issuer(k, lambda: k.emit(T.CpAsyncBulkWaitGroupOp(0)))
+    leave(k)
+    if k.finish is not None:  # no CTA leaves while a peer may still arrive on its barriers
+        k.blocks.append(k.finish)
+        k.cur = k.finish
+        k.emit(T.BarrierClusterOp("arrive"))
+        k.emit(T.BarrierClusterOp("wait"))
+        k.emit(P.RetOp())
+
+
+def leave(k: KernelLowering) -> None:
+    k.emit(P.BraOp(k.finish) if k.finish is not None else P.RetOp())
+
+
+def by_store_issuer(k: KernelLowering, body) -> None:
+    """`body` on the first consumer thread alone (it issues the TMA stores)."""
+    issuer = k.once(("store_issuer",), lambda: k.setp("eq", k.tid, 128, "u32"))
+    then, join = k.branch(issuer)
+    k.cur = then
+    body()
+    k.jump(join)
+    k.cur = join
+
+
+def trips_per_tile(k: KernelLowering) -> int:
+    loops = [o for o in k.kernel.body.block.ops if isinstance(o, scf.ForOp)]
+    if len(loops) != 1:
+        raise k.fail(f"a persistent block streams one loop per tile, found {len(loops)}")
+    lb, ub, step = (constant(v) for v in (loops[0].lb, loops[0].ub, loops[0].step))
+    if lb is None or ub is None or step is None or step <= 0:
+        raise k.fail("a persistent block's stream loop needs constant bounds")
+    return -(-(ub - lb) // step)
+
+
+def per_tile(k: KernelLowering, body) -> None:
+    """`body` once (for this block's tile) or, persistent, for tiles p = block,
+    block + blocks, ... below the tile count, each counting its ring steps on from the last."""
+    if not k.persistent:
+        body()
+        return
+    total = prod(k.kernel.grid_shape().values())
+    first = k.r(P.SregOp("ctaid.x"))
+    step = k.r(P.SregOp("nctaid.x"))
+    head = k.new_block([B32, B32])  # the tile, and the ring steps taken before it
+    k.emit(P.BraOp(head, first, k.u32(0)))
+    k.cur = head
+    p, taken = head.args
+    work, done = k.branch(k.setp("lt", p, total, "u32"))
+    k.cur = work
+    set_origins(k, p)
+    for pos in k.ring_positions:
+        k.vals[pos] = taken
+    body()
+    k.jump(head, k.op2(P.AddOp, "u32", p, step), k.add(taken, k.trips))
+    k.cur = done
+
+
+def check_registers(k: KernelLowering) -> None:
+    """ptxas compiles the whole kernel within the cap at entry, wgmma's accumulators too."""
+    at_entry = min(255, REGISTER_FILE // k.blocks_per_sm // k.nthreads) // 8 * 8
+    wgmmas = [o for o in k.kernel.walk() if isinstance(o, reg.WgmmaOp)]
+    need = max((o.c.type.dims[1] // 2 for o in wgmmas), default=0) + 24  # type: ignore[attr-defined]
+    if need > at_entry:
+        raise k.fail(f"{k.blocks_per_sm} blocks of {k.nthreads} threads per multiprocessor leave {at_entry} registers "
+                     f"per thread at entry, but the wgmma accumulators need about {need}; use fewer blocks per "
+                     "multiprocessor or fewer columns per block")
+
+
+def init_barriers(k: KernelLowering) -> None:
+    """Thread 0 initialises every mbarrier ring, fences the initialisation for the async
+    proxy (and the cluster), and the whole block meets before anyone uses them."""
+    first, rest = k.branch(k.setp("eq", k.tid, 0, "u32"))
+    k.cur = first
+    for base, stages, count in k.barrier_rings:
+        c = k.u32(count)
+        for s in range(stages):
+            k.emit(T.MbarrierInitOp(k.add(base, 8 * s), c))
+    k.emit(T.FenceOp("mbarrier_init.release.cluster"))
+    k.jump(rest)
+    k.cur = rest
+    k.emit(P.BarSyncOp(0))
+
+
+def start_cluster(k: KernelLowering) -> None:
+    """Blocks of a cluster are neighbours along the first grid axis; they share the tiles
+    whose offsets do not move with it, which each loads half of, for both."""
+    counts = k.kernel.grid_shape()
+    first = list(k.kernel.grid_tiles)[0]
+    if k.cluster != 2 or k.group or k.persistent or len(counts) != 2:
+        raise k.fail("clusters are pairs of blocks of a plain two-axis grid (no group, no persistence) for now")
+    if counts[first] % 2:
+        raise k.fail(f"a cluster of 2 along '{first}' needs an even number of blocks along it, got {counts[first]}")
+    k.emit(T.BarrierClusterOp("arrive"))
+    k.emit(T.BarrierClusterOp("wait"))
+    k.rank = k.r(P.SregOp("cluster_ctarank"))
+    k.peer = k.op2(P.XorOp, "b32", k.rank, 1)
+    k.cluster_mask = k.r(P.ConstOp("b16", 3, RegType("b16")))
+    k.finish = Block()
+
+
+__all__ = ["CONSUMER_BARRIER", "build_kernel", "by_store_issuer", "consumer_registers", "grouped_tile"]

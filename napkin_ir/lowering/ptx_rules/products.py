@@ -1,0 +1,149 @@
+"""Tensor-core products: mma.sync on register fragments (sm_80), wgmma from shared memory (sm_90a).
+
+- `reg.ldmatrix`: `ldmatrix.x4` per 16 rows of an `a` fragment; per two 8-column tiles of
+  a `b` fragment, `.trans` when the buffer's rows are the contracted axis (V, a GEMM's B)
+  and plain when they are the fragment's columns (K). Each lane gives the address of one
+  row of one 8x8 matrix: its row address is made once per buffer and fragment shape, the
+  stage, the tile and `at` are immediates where they are constants.
+- `reg.mma`: one `mma.sync.m16n8k16` per (16, 8) tile, in a serpentine order (the next
+  product shares an operand with the last).
+- `reg.wgmma`: `wgmma.mma_async` m64nNk16 with both operands from shared-memory
+  descriptors (A K-major; B K-major or, for a [k, n] tile, N-major with `imm-trans-b`),
+  the warpgroup's 64 rows of A chosen by its index; a `wgmma.fence` precedes the first
+  after registers changed. `reg.wgmma_commit` and `reg.wgmma_wait` are the group ops.
+"""
+
+from __future__ import annotations
+
+from napkin_ir.dialects import hbm, reg
+from napkin_ir.dialects.ptx import ops as P
+from napkin_ir.dialects.ptx import tensor_ops as T
+from napkin_ir.lowering.ptx_rules.context import PANEL, Buffer, KernelLowering, constant, lowers
+
+
+@lowers(reg.LdmatrixOp)
+def _ldmatrix(k: KernelLowering, op: reg.LdmatrixOp) -> None:
+    buf: Buffer = k.vals[op.source]
+    t: reg.FragType = op.result.type  # type: ignore[assignment]
+    if buf.panels:
+        raise k.fail(f"ldmatrix from a TMA-swizzled buffer ({buf.type}) has no lowering yet")
+    at = hbm.parse_labels(op.at)
+    role = t.role.data
+    r_axis, c_axis = t.axis_names
+    rows, cols = t.dims
+    if role == "a" and (r_axis, c_axis) == (buf.rows_axis, buf.cols_axis):
+        kind = "a"
+    elif role == "b" and (r_axis, c_axis) == (buf.rows_axis, buf.cols_axis):
+        kind = "b_trans"  # k-major: the buffer's rows are the contracted axis (V, a GEMM's B)
+    elif role == "b" and (c_axis, r_axis) == (buf.rows_axis, buf.cols_axis):
+        kind = "b"  # n-major: the buffer's rows are the fragment's columns (K)
+    else:
+        raise k.fail(f"ldmatrix of {t} from {buf.type} has no lowering")
+    lane = _lane_base(k, buf, kind, t)
+    stage = constant(op.stage)
+    if stage is not None and buf.type.stages.data > 1:
+        base, off = k.add(buf.base, lane), stage * buf.stage_bytes
+    else:
+        base, off = k.add(k.stage_addr(buf, op.stage), lane), 0
+    # where this warp's slice starts in the tile, in bytes
+    for axis in (r_axis, c_axis):
+        if axis in k.warps:
+            continue
+        o = at.get(axis, 0)
+        off += o * buf.row_bytes if axis == buf.rows_axis else 2 * o
+    regs = []
+    if kind == "a":
+        for tm in range(rows // 16):
+            regs += k.emit(T.LdmatrixOp(base, 4, offset=off + 16 * tm * buf.row_bytes)).results
+    else:
+        for tn in range(0, cols // 8, 2):
+            num = 4 if tn + 1 < cols // 8 else 2
+            step = 16 * tn if kind == "b_trans" else 8 * tn * buf.row_bytes
+            regs += k.emit(T.LdmatrixOp(base, num, trans=kind == "b_trans", offset=off + step)).results
+    k.vals[op.result] = regs
+
+
+def _lane_base(k: KernelLowering, buf: Buffer, kind: str, t: reg.FragType):
+    """The byte offset of the row this lane gives ldmatrix, its warp's place included.
+    x4 reads matrices 0-3 from the rows of lanes 0-7, 8-15, 16-23, 24-31."""
+    r_axis, c_axis = t.axis_names
+
+    def make():
+        lane = k.lane
+        if kind == "b":  # matrices (n 0-7, k lo), (n 0-7, k hi), (n 8-15, k lo), (n 8-15, k hi)
+            row = k.add(k.op2(P.AndOp, "b32", lane, 7), k.op2(P.ShlOp, "b32", k.op2(P.ShrOp, "u32", lane, 4), 3))
+            col = k.mul(k.op2(P.AndOp, "b32", k.op2(P.ShrOp, "u32", lane, 3), 1), 8)
+        else:  # a: (rows 0-7 | 8-15) x (k lo | hi); b_trans: (k 0-7 | 8-15) x (n 0-7 | 8-15)
+            row = k.op2(P.AndOp, "b32", lane, 15)
+            col = k.mul(k.op2(P.ShrOp, "u32", lane, 4), 8)
+        for axis in (r_axis, c_axis):
+            w = k.warp_place(axis, t.shape[axis])
+            if w is not None:
+                if axis == buf.rows_axis:
+                    row = k.add(row, w)
+                else:
+                    col = k.add(col, w)
+        return k.add(k.mul(row, buf.row_bytes), k.mul(col, 2))
+
+    return k.once(("lane_base", buf.row_bytes, kind, r_axis, t.shape[r_axis], c_axis, t.shape[c_axis]), make)
+
+
+@lowers(reg.MmaOp)
+def _mma(k: KernelLowering, op: reg.MmaOp) -> None:
+    ta: reg.FragType = op.a.type  # type: ignore[assignment]
+    tb: reg.FragType = op.b.type  # type: ignore[assignment]
+    a, b, c = k.frag(op.a), k.frag(op.b), k.frag(op.c)
+    mt, nt = ta.dims[0] // 16, tb.dims[1] // 8
+    out = list(c)
+    for tm in range(mt):
+        for tn in range(nt) if tm % 2 == 0 else reversed(range(nt)):
+            i = 4 * (tm * nt + tn)
+            m = k.emit(T.MmaSyncOp("m16n8k16", ta.dtype, a[4 * tm : 4 * tm + 4], b[2 * tn : 2 * tn + 2], c[i : i + 4]))
+            out[i : i + 4] = m.results
+    k.vals[op.result] = out
+
+
+def _descriptor(k: KernelLowering, addr, lbo: int, sbo: int):
+    return k.r(T.WgmmaDescOp(addr, lbo, sbo, "128B"))
+
+
+@lowers(reg.WgmmaOp)
+def _wgmma(k: KernelLowering, op: reg.WgmmaOp) -> None:
+    rows, cols, kx = op.axes()
+    a: Buffer = k.vals[op.a]
+    b: Buffer = k.vals[op.b]
+    kk = hbm.parse_labels(op.at)[kx]
+    n = op.c.type.dims[1]  # type: ignore[attr-defined]
+    if a.type.axis_names != (rows, kx):
+        raise k.fail(f"A must be laid out [{rows}, {kx}] (K-major) for wgmma from shared memory, got {list(a.type.axis_names)}")
+    # A, K-major: 8-row groups 1024 bytes apart; the warpgroup's 64 rows, the slice's panel and its offset in it
+    warp = k.warp_index(rows)
+    if warp is None:
+        raise k.fail(f"wgmma's warps share the rows '{rows}' (reg.warps), got {k.warps}")
+    group_rows = k.once(("warpgroup_rows", a.rows), lambda: k.mul(k.op2(P.ShrOp, "u32", warp, 2), 64 * PANEL))
+    a_addr = k.add(k.add(k.stage_addr(a, op.a_stage), group_rows), (kk // 64) * a.rows * PANEL + (kk % 64) * 2)
+    adesc = _descriptor(k, a_addr, 16, 1024)
+    b_addr = k.stage_addr(b, op.b_stage)
+    if b.type.axis_names == (cols, kx):  # K-major as A
+        bdesc = _descriptor(k, k.add(b_addr, (kk // 64) * b.rows * PANEL + (kk % 64) * 2), 16, 1024)
+        trans_b = False
+    else:  # [k, n]: N-major; panels of 64 columns are LBO apart, 8-row groups SBO
+        bdesc = _descriptor(k, k.add(b_addr, kk * PANEL), b.rows * PANEL, 1024)
+        trans_b = True
+    if k.wgmma_fence:
+        k.emit(T.WgmmaFenceOp())
+        k.wgmma_fence = False
+    true = k.r(P.SetpOp("eq", "u32", k.u32(0), k.u32(0)))
+    mma = k.emit(T.WgmmaMmaAsyncOp(n, a.type.dtype, k.frag(op.c), [adesc], bdesc, true, trans_b=trans_b))
+    k.vals[op.result] = list(mma.results)
+
+
+@lowers(reg.WgmmaCommitOp)
+def _wgmma_commit(k: KernelLowering, op: reg.WgmmaCommitOp) -> None:
+    k.emit(T.WgmmaCommitGroupOp())
+    k.wgmma_fence = True
+
+
+@lowers(reg.WgmmaWaitOp)
+def _wgmma_wait(k: KernelLowering, op: reg.WgmmaWaitOp) -> None:
+    k.emit(T.WgmmaWaitGroupOp(op.pending.value.data))

@@ -1,0 +1,134 @@
+"""mbarrier rings and the tensor memory accelerator (sm_90a).
+
+- `smem.mbarrier_alloc`: a ring of 8-byte barriers in shared memory, initialised by
+  thread 0 before the roles part (`kernel.init_barriers`) with one arrival per party: a
+  producer party is its one issuing thread, a consumer party every consumer thread (in a
+  cluster, one lane of every consumer warp of both blocks).
+- `smem.mbarrier_wait`: a spin on `mbarrier.try_wait.parity`; `smem.arrive_expect`:
+  `mbarrier.arrive.expect_tx` with the stage's bytes; `smem.arrive`: each consumer
+  thread's arrival, or in a cluster one lane per warp on this block's barrier and on the
+  peer's (whose producer fills this block's stage too).
+- `smem.tma_copy`: one `cp.async.bulk.tensor.2d` per 128-byte panel of the tile (a tile a
+  cluster shares: each block loads half the panels, multicast to both); the global is a
+  tensor-map parameter whose box the kernel's `napkin.tma` lists for the runtime.
+- `smem.tma_store`: every consumer's writes are fenced for the async proxy, the
+  consumers meet at a named barrier, and one thread stores the stage panel by panel as
+  one bulk group; `smem.tma_store_wait` is that thread's `cp.async.bulk.wait_group.read`
+  and the consumers' barrier.
+"""
+
+from __future__ import annotations
+
+from xdsl.ir import SSAValue
+
+from napkin_ir.dialects import smem
+from napkin_ir.dialects.ptx import ops as P
+from napkin_ir.dialects.ptx import tensor_ops as T
+from napkin_ir.lowering.ptx_rules.context import PANEL, Buffer, Global, KernelLowering, lowers
+from napkin_ir.lowering.ptx_rules.kernel import CONSUMER_BARRIER, by_store_issuer
+
+
+@lowers(smem.MbarrierAllocOp)
+def _mbarrier_alloc(k: KernelLowering, op: smem.MbarrierAllocOp) -> None:
+    t: smem.MbarrierType = op.result.type  # type: ignore[assignment]
+    base = k.reserve(8 * t.stages.data, 8)
+    consumer_side = any(isinstance(u.operation, smem.ArriveOp) for u in op.result.uses)
+    per_party = k.cluster * k.consumer_threads // 32 if k.cluster > 1 else k.consumer_threads  # warps or threads
+    count = t.arrivals.data * (per_party if consumer_side else 1)
+    k.barrier_rings.append((base, t.stages.data, count))
+    k.vals[op.result] = base
+
+
+def bar(k: KernelLowering, bars: SSAValue, stage: SSAValue) -> SSAValue:
+    return k.add(k.vals[bars], k.mul(k.vals[stage], 8))
+
+
+@lowers(smem.MbarrierWaitOp)
+def _mbarrier_wait(k: KernelLowering, op: smem.MbarrierWaitOp) -> None:
+    addr, parity = bar(k, op.bars, op.stage), k.vals[op.parity]
+    spin = k.new_block()
+    k.jump(spin)
+    done = k.new_block()
+    k.cur = spin
+    ready = k.r(T.MbarrierTryWaitParityOp(addr, parity))
+    k.emit(P.CondBraOp(ready, done, [], spin, []))
+    k.cur = done
+
+
+@lowers(smem.ArriveExpectOp)
+def _arrive_expect(k: KernelLowering, op: smem.ArriveExpectOp) -> None:
+    k.emit(T.MbarrierArriveOp(bar(k, op.bars, op.stage), k.u32(op.bytes.value.data)))
+
+
+@lowers(smem.ArriveOp)
+def _arrive(k: KernelLowering, op: smem.ArriveOp) -> None:
+    addr = bar(k, op.bars, op.stage)
+    if k.cluster == 1:
+        k.emit(T.MbarrierArriveOp(addr))
+        return
+    lane0, rest = k.branch(k.setp("eq", k.lane, 0, "u32"))
+    k.cur = lane0
+    k.emit(T.MbarrierArriveOp(addr))
+    k.emit(T.MbarrierArriveClusterOp(k.r(T.MapaOp(addr, k.peer))))  # type: ignore[attr-defined]
+    k.jump(rest)
+    k.cur = rest
+
+
+def _box(k: KernelLowering, g: SSAValue, rows: int) -> None:
+    box = f"{g.name_hint}:{rows}x{PANEL // 2}:128B"
+    if box not in k.tma_boxes:
+        k.tma_boxes.append(box)
+
+
+@lowers(smem.TmaCopyOp)
+def _tma_copy(k: KernelLowering, op: smem.TmaCopyOp) -> None:
+    g: Global = k.vals[op.source]
+    buf: Buffer = k.vals[op.dest]
+    if len(g.type.dims) != 2:
+        raise k.fail(f"TMA copies take 2-D tensors for now, got {g.type}")
+    rows, cols = buf.rows, buf.cols
+    panel_cols = PANEL // 2
+    _box(k, op.source, rows)
+    o_r, o_c = (k.vals[o] for o in op.offsets)
+    base = k.stage_addr(buf, op.stage)
+    mbar = bar(k, op.bars, op.bar_stage)
+    panels = cols // panel_cols
+    first = list(k.kernel.grid_tiles)[0]
+    if k.cluster > 1 and k.origin_args[first] not in op.offsets:  # type: ignore[attr-defined]
+        if panels % 2:
+            raise k.fail(f"a tile shared by a cluster of 2 is split by 128-byte panels; {buf.type} has {panels}")
+        for j in range(panels // 2):  # this block loads panels 2j + rank, for both blocks
+            p = k.add(k.rank, 2 * j)  # type: ignore[attr-defined]
+            dst = k.add(base, k.mul(p, rows * PANEL))
+            col = k.add(o_c, k.mul(p, panel_cols))
+            k.emit(T.CpAsyncBulkTensorLoadMulticastOp(dst, g.tmap, [col, o_r], mbar, k.cluster_mask))  # type: ignore[attr-defined]
+        return
+    for p in range(panels):
+        dst = k.add(base, p * rows * PANEL)
+        k.emit(T.CpAsyncBulkTensorLoadOp(dst, g.tmap, [k.add(o_c, p * panel_cols), o_r], mbar))
+
+
+@lowers(smem.TmaStoreOp)
+def _tma_store(k: KernelLowering, op: smem.TmaStoreOp) -> None:
+    g: Global = k.vals[op.dest]
+    buf: Buffer = k.vals[op.source]
+    rows, cols = buf.rows, buf.cols
+    _box(k, op.dest, rows)
+    k.emit(T.FenceOp("proxy.async.shared::cta"))
+    k.emit(P.BarSyncOp(CONSUMER_BARRIER, k.consumer_threads))
+    o_r, o_c = (k.vals[o] for o in op.offsets)
+    base = k.stage_addr(buf, op.stage)
+
+    def issue() -> None:
+        for p in range(cols // (PANEL // 2)):
+            src = k.add(base, p * rows * PANEL)
+            k.emit(T.CpAsyncBulkTensorStoreOp(g.tmap, [k.add(o_c, p * PANEL // 2), o_r], src))
+        k.emit(T.CpAsyncBulkCommitGroupOp())
+
+    by_store_issuer(k, issue)
+
+
+@lowers(smem.TmaStoreWaitOp)
+def _tma_store_wait(k: KernelLowering, op: smem.TmaStoreWaitOp) -> None:
+    by_store_issuer(k, lambda: k.emit(T.CpAsyncBulkWaitGroupOp(op.pending.value.data, read=True)))
+    k.emit(P.BarSyncOp(CONSUMER_BARRIER, k.consumer_threads))
