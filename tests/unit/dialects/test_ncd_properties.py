@@ -2,7 +2,9 @@
 
 Random well-formed diagrams must print, parse and print again to the same text (custom
 and generic forms). Malformed text (truncated, resized, unknown ops, random bytes) must
-get a diagnostic and a non-zero exit from napkin-opt, never a Python traceback.
+get a diagnostic and a non-zero exit from napkin-opt, never a Python traceback. A quote or
+another delimiter typed into a type or an attribute dictionary must get its answer within
+two seconds (issue 22: xDSL's lexer once spent minutes on an unclosed string literal).
 """
 
 from __future__ import annotations
@@ -11,7 +13,9 @@ import contextlib
 import io
 import os
 import re
+import signal
 import tempfile
+from pathlib import Path
 
 from hypothesis import HealthCheck, assume, given, settings
 from hypothesis import strategies as st
@@ -26,6 +30,13 @@ AXES = ["b", "h", "i", "j", "d", "k", "n", "x_1"]
 ETYPES = ["bf16", "f16", "f32"]
 OPS = ["contract", "map", "reduce", "softmax", "l2norm", "mask"]
 SETTINGS = settings(max_examples=100, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+# each stray-delimiter case is a few milliseconds; 2,000 of them cover the places well
+STRAY_SETTINGS = settings(max_examples=2000, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+TIME_LIMIT_S = 2.0
+EXAMPLES = [
+    "".join(line for line in path.read_text().splitlines(keepends=True) if not line.startswith("//"))
+    for path in sorted((Path(__file__).resolve().parents[3] / "examples").glob("*.mlir"))
+]
 
 
 def _ty(axes, sizes, et):
@@ -180,5 +191,93 @@ def test_random_bytes_never_trace_back(data):
     code, out, err = _napkin_opt(data)
     if code == 0:  # only blank input or comments parse: an empty module
         assert out.split() == ["builtin.module", "{", "}"]
+    else:
+        _assert_diagnostic(code, err)
+
+
+# -- stray delimiters (issue 22) ----------------------------------------------------------
+
+ATTRIBUTE_ENTRIES = ['napkin.note = "online softmax"', "napkin.tile = 128 : i64", 'napkin.axes = ["i", "j"]', 'napkin.empty = ""', "napkin.fused"]
+# the MLIR string quote first; then what people type for one, escapes, and the other openers
+# and closers the lexer and the type parsers pair up
+DELIMITERS = ['"', "'", "`", "\\", '\\"', '@"', "<", ">", "{", "}", "[", "]", "(", ")", "{-#", "#-}", "//"]
+PLACES = {
+    "type": re.compile(r"!ncd\.tensor<[^>]*>"),
+    "attributes": re.compile(r"\{[^{}\n]*\}"),
+    "anywhere": re.compile(r"(?s).+"),
+}
+
+
+@st.composite
+def annotated_diagrams(draw) -> str:
+    """A diagram (random, or one of the examples) with attribute dictionaries on its
+    function and on some of its ops."""
+    text = draw(st.one_of(st.sampled_from(EXAMPLES), diagrams()))
+    entries = st.lists(st.sampled_from(ATTRIBUTE_ENTRIES), min_size=1, max_size=3, unique=True)
+    lines = []
+    for line in text.splitlines():
+        if line.startswith("func.func "):
+            head, _, _ = line.rpartition(" {")
+            line = f"{head} attributes {{{', '.join(draw(entries))}}} {{"
+        elif " = ncd." in line and draw(st.booleans()):
+            head, _, tail = line.partition(" : ")
+            line = f"{head} {{{', '.join(draw(entries))}}} : {tail}"
+        lines.append(line)
+    return "\n".join(lines) + "\n"
+
+
+def _insert(text: str, delimiter: str, place: str, data) -> str:
+    """`text` with `delimiter` typed somewhere in a span of the kind `place` names (anywhere,
+    where an earlier insertion has broken every span of that kind)."""
+    spans = [m.span() for m in PLACES[place].finditer(text)] or [(0, len(text))]
+    start, end = data.draw(st.sampled_from(spans))
+    at = data.draw(st.integers(start, end))
+    return text[:at] + delimiter + text[at:]
+
+
+class _TooSlow(BaseException):
+    """Not an Exception, so that napkin-opt's last line of defence does not catch it."""
+
+
+def _napkin_opt_in_time(text: str) -> tuple[int, str, str]:
+    """`_napkin_opt`, failing the test when it takes longer than TIME_LIMIT_S."""
+
+    def too_slow(signum, frame):
+        raise _TooSlow
+
+    previous = signal.signal(signal.SIGALRM, too_slow)
+    signal.setitimer(signal.ITIMER_REAL, TIME_LIMIT_S)
+    try:
+        return _napkin_opt(text.encode())
+    except _TooSlow:
+        raise AssertionError(f"napkin-opt took more than {TIME_LIMIT_S} s on:\n{text}") from None
+    finally:
+        signal.setitimer(signal.ITIMER_REAL, 0)
+        signal.signal(signal.SIGALRM, previous)
+
+
+@SETTINGS
+@given(annotated_diagrams())
+def test_annotated_diagrams_parse(text):
+    """The stray-delimiter tests start from text that parses."""
+    _parse(text)
+
+
+@STRAY_SETTINGS
+@given(annotated_diagrams(), st.sampled_from(sorted(PLACES)), st.data())
+def test_stray_quote_is_diagnosed_in_time(text, place, data):
+    """A line with one quote too many always holds a string literal it does not close."""
+    code, _, err = _napkin_opt_in_time(_insert(text, '"', place, data))
+    _assert_diagnostic(code, err)
+
+
+@STRAY_SETTINGS
+@given(annotated_diagrams(), st.data())
+def test_stray_delimiters_are_answered_in_time(text, data):
+    for _ in range(data.draw(st.integers(1, 3))):
+        text = _insert(text, data.draw(st.sampled_from(DELIMITERS)), data.draw(st.sampled_from(sorted(PLACES))), data)
+    code, out, err = _napkin_opt_in_time(text)
+    if code == 0:  # a `//` may comment out what follows it on a line and leave valid IR
+        assert out.startswith("builtin.module"), out
     else:
         _assert_diagnostic(code, err)
