@@ -957,11 +957,16 @@ def _prod(xs) -> int:
 
 def takes(kernel: hbm.KernelOp) -> bool:
     """Whether `kernel` is a plain sm_80 GEMM, which this emitter still lowers whole: 2-D
-    globals, mma.sync products and no math between them, no producer warps."""
+    globals, mma.sync products and no math between them, no producer warps, fragments
+    laid out as their buffers (B stored [k, n]), its stream loop as `hbm-to-smem` built it
+    (not unrolled by `smem-unroll-stages`)."""
     from napkin_ir.lowering.ptx_rules.fragments import FRAGMENT_MATH
 
-    return (not any(isinstance(o, FRAGMENT_MATH + (reg.WgmmaOp, smem.ProducerOp)) for o in kernel.walk())
-            and all(len(g.type.dims) == 2 for g in kernel.globals))  # type: ignore[attr-defined]
+    ops = list(kernel.walk())
+    return (not any(isinstance(o, FRAGMENT_MATH + (reg.WgmmaOp, smem.ProducerOp)) or "smem.unrolled" in o.attributes for o in ops)
+            and any(isinstance(o, scf.ForOp) and "smem.stages" in o.attributes for o in ops)
+            and all(len(g.type.dims) == 2 for g in kernel.globals)  # type: ignore[attr-defined]
+            and all(o.source.type.axis_names == o.result.type.axis_names for o in ops if isinstance(o, reg.LdmatrixOp)))  # type: ignore[attr-defined]
 
 
 def lower_gemm(kernel: hbm.KernelOp) -> P.KernelOp:

@@ -21,7 +21,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
-from xdsl.dialects import arith, builtin
+from xdsl.dialects import arith, builtin, scf
 from xdsl.ir import Block, Operation, SSAValue
 from xdsl.utils.exceptions import PassFailedException
 
@@ -90,6 +90,16 @@ class Buffer:
     stage_bytes: int
     panels: bool
 
+    @property
+    def key_rows(self) -> int:
+        """Rows that share a swizzle key: those of one 128-byte line (2 for 64-byte rows)."""
+        return max(1, 128 // self.row_bytes)
+
+    def place(self, row: int, col_bytes: int) -> int:
+        """Where byte `col_bytes` of row `row` lies in a stage of a row-major buffer."""
+        plain = row * self.row_bytes + col_bytes
+        return plain ^ (((row // self.key_rows) % 8) << 4) if self.type.layout.data == "swizzle" else plain
+
 
 @dataclass
 class Scaled:
@@ -151,6 +161,7 @@ class KernelLowering:
         self.origin_args: dict[str, SSAValue] = {}  # grid axis -> the kernel's block argument for its origin
         self.ring_positions: list[SSAValue] = []  # smem.ring_position results, bound per tile when persistent
         self.trips = 0  # stream steps a tile takes (persistent: how far the rings move per tile)
+        self.affines: dict[SSAValue, Affine] = {}
         self.rank = self.peer = self.cluster_mask = None  # this block's and its peer's rank in a cluster, the multicast mask
 
     def fail(self, msg: str) -> PassFailedException:
@@ -302,6 +313,23 @@ class KernelLowering:
         self.smem_bytes = offset + nbytes
         return self.once(("smem", offset), lambda: self.add(self.smem_base, offset))  # type: ignore[arg-type]
 
+    def placed(self, row: SSAValue, col_bytes: SSAValue, row_bytes: int, swizzled: bool) -> SSAValue:
+        """A register holding where byte `col_bytes` of row `row` lies in rows of `row_bytes`,
+        swizzled or not (`Buffer.place` with registers)."""
+        plain = self.add(self.mul(row, row_bytes), col_bytes)
+        if not swizzled:
+            return plain
+        key_rows = max(1, 128 // row_bytes)
+        line = row if key_rows == 1 else self.op2(P.ShrOp, "u32", row, key_rows.bit_length() - 1)
+        key = self.op2(P.ShlOp, "b32", self.op2(P.AndOp, "b32", line, 7), 4)
+        return self.op2(P.XorOp, "b32", plain, key)
+
+    def shared_start(self) -> SSAValue:
+        """The start of the dynamic shared array (rounded as `reserve` says)."""
+        if self.smem_base is None:
+            self.reserve(0, 1)
+        return self.smem_base  # type: ignore[return-value]
+
     @property
     def shared_size(self) -> int:
         return self.smem_bytes + (1024 if self.panels and self.smem_bytes else 0)
@@ -328,9 +356,88 @@ class KernelLowering:
             x = self.vals[v] = [self.r(P.MulOp("f32", r, k)) for r in x.regs]
         return x
 
-    def provably_inside(self, v: SSAValue, extent: int) -> bool:
-        """Whether an offset lies before `extent` in every block: a grid offset or a constant."""
-        if v in self.grid_args:
-            return True
-        k = constant(v)
-        return k is not None and k < extent
+    # -- index analysis -----------------------------------------------------------------------
+    def affine(self, v: SSAValue) -> Affine:
+        """`v` as constant + sum(coefficient x symbol): the symbols are values that are not
+        affine arithmetic of others (grid origins, loop counters, anything else)."""
+        if v in self.affines:
+            return self.affines[v]
+        op = v.owner
+        out = Affine(0, ((v, 1),))
+        if isinstance(op, arith.ConstantOp) and isinstance(op.value, builtin.IntegerAttr):
+            out = Affine(op.value.value.data)
+        elif isinstance(op, arith.AddiOp | arith.SubiOp | arith.MuliOp):
+            a, b = self.affine(op.lhs), self.affine(op.rhs)
+            if isinstance(op, arith.AddiOp):
+                out = a + b
+            elif isinstance(op, arith.SubiOp):
+                out = a + b.scale(-1)
+            elif not a.terms or not b.terms:
+                out = b.scale(a.const) if not a.terms else a.scale(b.const)
+        elif isinstance(op, arith.DivUIOp | arith.RemUIOp):
+            a, b = self.affine(op.lhs), self.affine(op.rhs)
+            if not a.terms and not b.terms and b.const > 0:
+                out = Affine(a.const // b.const if isinstance(op, arith.DivUIOp) else a.const % b.const)
+        self.affines[v] = out
+        return out
+
+    def span(self, v: SSAValue) -> tuple[int, int] | None:
+        """The least and greatest value `v` takes, where its symbols' ranges are known: a
+        grid origin (0 .. the last block's), a counter of a loop with constant bounds."""
+        a = self.affine(v)
+        lo = hi = a.const
+        for sym, c in a.terms:
+            r = self.symbol_span(sym)
+            if r is None:
+                return None
+            lo, hi = lo + min(c * r[0], c * r[1]), hi + max(c * r[0], c * r[1])
+        return lo, hi
+
+    def symbol_span(self, sym: SSAValue) -> tuple[int, int] | None:
+        if sym in self.grid_args:
+            axis = self.grid_args[sym]
+            tile = self.kernel.grid_tiles[axis]
+            return 0, (self.kernel.grid_shape()[axis] - 1) * tile
+        owner = sym.owner
+        if isinstance(owner, Block) and isinstance(owner.parent_op(), scf.ForOp) and sym.index == 0:  # type: ignore[attr-defined]
+            loop = owner.parent_op()
+            lb, ub, step = (constant(x) for x in (loop.lb, loop.ub, loop.step))  # type: ignore[union-attr]
+            if None not in (lb, ub, step) and step > 0 and ub > lb:  # type: ignore[operator]
+                return lb, lb + (-(-(ub - lb) // step) - 1) * step  # type: ignore[operator]
+        return None
+
+    def provably_inside(self, v: SSAValue, extent: int, tile: int = 1) -> bool:
+        """Whether a tile of `tile` at offset `v` lies wholly before `extent` everywhere."""
+        r = self.span(v)
+        return r is not None and r[0] >= 0 and r[1] + tile <= extent
+
+    def symbolic(self, a: Affine) -> SSAValue | None:
+        """The symbolic part of an index in a register (made once in the current block: a
+        grid origin may change from tile to tile); None when it has none."""
+        if not a.terms:
+            return None
+        key = ("symbolic", id(self.cur), a.terms)
+        if key not in self.cache:
+            out = None
+            for sym, c in a.terms:
+                term = self.index(sym) if c == 1 else self.mul(self.index(sym), c & 0xFFFFFFFF)
+                out = term if out is None else self.add(out, term)
+            self.cache[key] = out  # type: ignore[assignment]
+        return self.cache[key]
+
+
+@dataclass(frozen=True)
+class Affine:
+    """An index as `const + sum(coefficient x symbol)`."""
+
+    const: int = 0
+    terms: tuple[tuple[SSAValue, int], ...] = ()
+
+    def __add__(self, other: Affine) -> Affine:
+        terms = dict(self.terms)
+        for s, c in other.terms:
+            terms[s] = terms.get(s, 0) + c
+        return Affine(self.const + other.const, tuple(sorted(((s, c) for s, c in terms.items() if c), key=lambda t: id(t[0]))))
+
+    def scale(self, k: int) -> Affine:
+        return Affine(self.const * k, tuple((s, c * k) for s, c in self.terms if c * k))

@@ -4,25 +4,30 @@
   TMA or wgmma touches is stored as 128-byte swizzled panels (`Buffer.panels`), 1024-byte
   aligned; any other as rows of its innermost axis, 128-byte aligned, each row padded by
   16 bytes with `layout=pad8` (the 8 rows an ldmatrix reads then fall in different banks).
-- `smem.copy`: the tile in 16-byte chunks: thread t copies chunk t mod C of rows t / C,
-  t / C + T / C, ... (C chunks a row, T threads). The tile takes whole rows of its global
-  (the last axis from 0, a multiple of 8 elements); rows past the global's edge are
-  zero-filled (a source size of 0, from the tensor's first element), a tile that starts
-  past the edge is not copied at all (its stage is never read), and a copy under `scf.if`
-  takes its condition as a guard.
+  `layout=swizzle` permutes each 128-byte line's 16-byte chunks by XOR with its row (its
+  pair of rows, for 64-byte rows) mod 8: ldmatrix's 8 rows then lie in 8 bank groups, and
+  a line copied whole stays in one line of shared memory.
+- `smem.copy`: the tile in 16-byte chunks, g threads a row (`_chunk_threads`), each
+  thread's chunks at fixed distances from its first: one base register per copy, the
+  stage and the chunk in immediates. The buffer's rows run along the global's last axis
+  (a multiple of 8 elements). What index analysis cannot place inside the global
+  (`KernelLowering.span`) is checked: a tile that may start past an edge is not copied
+  (its stage is never read), rows and chunks past an edge are zero-filled (a source size
+  of 0, from the tensor's first element); a copy under `scf.if` takes its condition as a
+  guard.
 - `smem.commit`, `smem.wait`: `cp.async.commit_group`, `cp.async.wait_group`;
   `smem.barrier`: `bar.sync 0`.
 """
 
 from __future__ import annotations
 
-from xdsl.dialects import arith
+from xdsl.dialects import scf
 from xdsl.ir import SSAValue
 
 from napkin_ir.dialects import reg, smem
 from napkin_ir.dialects.ptx import ops as P
 from napkin_ir.dialects.ptx import tensor_ops as T
-from napkin_ir.lowering.ptx_rules.context import PANEL, Buffer, Global, KernelLowering, lowers
+from napkin_ir.lowering.ptx_rules.context import PANEL, Buffer, Global, KernelLowering, constant, lowers
 
 
 def _has_panels(buf: SSAValue) -> bool:
@@ -43,8 +48,6 @@ def _alloc(k: KernelLowering, op: smem.AllocOp) -> None:
         rows_axis, cols_axis = t.axis_names
         k.vals[op.result] = Buffer(k.reserve(t.bytes(), 1024), t, rows_axis, cols_axis, t.dims[0], t.dims[1], PANEL, stage_bytes, True)
         return
-    if t.layout.data == "swizzle":
-        raise k.fail(f"a swizzled buffer filled by cp.async is lowered only in a GEMM's stream pipeline for now; use layout=pad8 ({t})")
     *lead, cols_axis = t.axis_names
     big = [a for a in lead if t.shape[a] > 1]
     if len(big) > 1:
@@ -53,6 +56,9 @@ def _alloc(k: KernelLowering, op: smem.AllocOp) -> None:
     rows, cols = t.shape[rows_axis], t.shape[cols_axis]
     if cols % 8:
         raise k.fail(f"a buffer's rows must be a multiple of 8 elements (16 bytes), got {cols}")
+    if t.layout.data == "swizzle" and not smem.swizzle_fits(2 * cols):
+        raise k.fail(f"layout=swizzle permutes 16-byte chunks within 128-byte lines: a buffer's rows must be 64 bytes or "
+                     f"a multiple of 128 bytes, got {2 * cols} ({t}); use layout=pad8")
     row_bytes = 2 * cols + (16 if t.layout.data == "pad8" else 0)
     base = k.reserve(t.stages.data * rows * row_bytes, 128)
     k.vals[op.result] = Buffer(base, t, rows_axis, cols_axis, rows, cols, row_bytes, rows * row_bytes, False)
@@ -63,55 +69,151 @@ def _copy(k: KernelLowering, op: smem.CopyOp) -> None:
     cp_async_copy(k, op, None)
 
 
+LINE_CHUNKS = 8  # 16-byte chunks in a 128-byte L2 line
+
+
+def _chunk_threads(k: KernelLowering, rows: int, per_row: int) -> int:
+    """g, the threads that share a row, each taking every g-th chunk. A warp's copy then
+    reads runs of 16 g bytes: g = 8 (whole 128-byte lines, or whole rows when shorter) asks
+    the L2 for the fewest lines; a larger g only costs more rows (pointers) per thread. Where
+    no g splits the tile evenly, a row a thread group, the last pass predicated."""
+    threads = k.nthreads
+    choices = [g for g in range(1, per_row + 1) if per_row % g == 0 and threads % g == 0 and (rows * g) % threads == 0]
+    if choices:
+        line = min(per_row, LINE_CHUNKS)
+        return min([g for g in choices if g >= line] or [max(choices)])
+    if threads % per_row:
+        raise k.fail(f"{threads} threads cannot share rows of {per_row} 16-byte chunks")
+    return per_row
+
+
+def _phase_rows(g: int, row_bytes: int) -> list[int] | None:
+    """An order of 8 rows in which each 8 neighbouring threads, writing 8 / g rows of g
+    16-byte chunks, hit 8 different bank groups (a shared-memory store of 16 bytes a thread
+    is served 8 threads at a time; a row starts row_bytes / 16 groups after the last).
+    None where no reordering is needed (g >= 8) or none helps (an even stride)."""
+    per_phase, stride = 8 // g, (row_bytes // 16) % 8
+    if g >= 8 or stride % 2 == 0:
+        return None
+    inverse = next(x for x in range(8) if x * stride % 8 == 1)
+    # phase k takes the rows that start at groups k, k + g, k + 2g ...
+    return [(b // per_phase + b % per_phase * g) * inverse % 8 for b in range(8)]
+
+
+def _aligned(k: KernelLowering, v: SSAValue, n: int) -> bool:
+    """Whether an offset is a multiple of n everywhere: its constant, and each symbol's
+    coefficient times the symbol's step (a grid origin's tile, a loop counter's step)."""
+    a = k.affine(v)
+    if a.const % n:
+        return False
+    for sym, c in a.terms:
+        grain = k.kernel.grid_tiles[k.grid_args[sym]] if sym in k.grid_args else None
+        owner = sym.owner
+        if grain is None and hasattr(owner, "parent_op") and isinstance(owner.parent_op(), scf.ForOp):  # type: ignore[union-attr]
+            loop = owner.parent_op()  # type: ignore[union-attr]
+            lb, step = constant(loop.lb), constant(loop.step)
+            grain = step if lb is not None and step is not None and lb % n == 0 else None
+        if grain is None or (c * grain) % n:
+            return False
+    return True
+
+
+def _may_straddle(k: KernelLowering, offset: SSAValue, extent: int, tile: int) -> bool:
+    """Whether a tile at `offset` may cross the edge at `extent` (partly inside, partly
+    past it): not where it lies inside everywhere, nor where tiles start at multiples of
+    their length and the extent is a whole number of them (a tile is then wholly inside
+    or wholly past, which the copy's guard decides)."""
+    if k.provably_inside(offset, extent, tile):
+        return False
+    return not (extent % tile == 0 and _aligned(k, offset, tile))
+
+
 def cp_async_copy(k: KernelLowering, op: smem.CopyOp, guard: SSAValue | None) -> None:
+    """The tile in 16-byte chunks: thread t takes rows t / g, t / g + T / g, ... and in each
+    the chunks t mod g, t mod g + g, ...; each chunk's address is one base register per
+    copy (the symbolic part of the tile's place, and the thread's) plus an immediate."""
     g: Global = k.vals[op.source]
     buf: Buffer = k.vals[op.dest]
     gt = g.type
     last = gt.axis_names[-1]
-    col_off = op.offsets[-1].owner
-    if buf.cols_axis != last or buf.cols != gt.shape[last] or not (isinstance(col_off, arith.ConstantOp) and col_off.value.value.data == 0):  # type: ignore[union-attr]
-        raise k.fail(f"a copy into {buf.type} takes whole rows of {gt} (its last axis from 0)")
-    chunks = buf.cols // 8
-    if k.nthreads % chunks:
-        raise k.fail(f"{k.nthreads} threads cannot share rows of {chunks} 16-byte chunks")
-    per_pass = k.nthreads // chunks
-    passes = -(-buf.rows // per_pass)
-    row_t = k.once(("row_t", chunks), lambda: k.op2(P.DivOp, "u32", k.tid, chunks))
-    chunk_t = k.once(("chunk_t", chunks), lambda: k.op2(P.RemOp, "u32", k.tid, chunks))
+    if buf.cols_axis != last:
+        raise k.fail(f"a copy from {gt} into {buf.type} transposes; a buffer's rows run along the global's last axis")
+    if gt.shape[last] % 8:
+        raise k.fail(f"cp.async copies 16 bytes: the rows of {gt} must be a multiple of 8 elements")
+    offsets = dict(zip(gt.axis_names, op.offsets))
+    if not _aligned(k, offsets[last], 8):
+        raise k.fail(f"a copy from {gt} must start its rows at a multiple of 8 elements (16 bytes)")
     strides = g.strides
-    d_rows = gt.axis_names.index(buf.rows_axis)
-    # this thread's first element: the tile's origin plus its row and chunk
-    lin = None
-    for a, o in zip(gt.axis_names, op.offsets):
-        if a == last:
-            continue
-        term = k.mul(k.index(o), strides[a])
-        lin = term if lin is None else k.add(lin, term)
-    thread = k.once(("copy_elem", strides[buf.rows_axis], chunks), lambda: k.add(k.mul(row_t, strides[buf.rows_axis]), k.mul(chunk_t, 8)))
-    elem = thread if lin is None else k.add(lin, thread)
-    assert g.ptr is not None
-    src = k.wide_address(g.ptr, elem, g.esize)
-    dst_lane = k.once(("copy_dst", buf.row_bytes, chunks), lambda: k.add(k.mul(row_t, buf.row_bytes), k.mul(chunk_t, 16)))
-    dst = k.add(k.stage_addr(buf, op.stage), dst_lane)
-    # rows past the global's edge read nothing (zeros); a tile wholly past it is not copied
-    extent = gt.dims[d_rows]
-    row_off = op.offsets[d_rows]
-    if not k.provably_inside(row_off, extent):
-        guard = k.both(guard, k.setp("lt", k.index(row_off), extent))
-    row_pos = k.add(k.index(row_off), row_t) if extent % buf.rows else None
+    rows, per_row = buf.rows, buf.cols // 8
+    s_r = strides[buf.rows_axis]
+    gk = _chunk_threads(k, rows, per_row)
+    row_pass, width = k.nthreads // gk, per_row // gk
+    passes = -(-rows // row_pass)
+    swizzled = buf.type.layout.data == "swizzle"
+    perm = _phase_rows(gk, buf.row_bytes) if row_pass % 8 == 0 and not swizzled else None
+
+    def thread_row() -> SSAValue:
+        row_t = k.op2(P.DivOp, "u32", k.tid, gk)
+        if perm is not None:  # row 8a + b is copied by the threads of row 8a + perm[b]
+            table = k.u32(sum(r << (4 * b) for b, r in enumerate(perm)))
+            shift = k.op2(P.ShlOp, "b32", k.op2(P.AndOp, "b32", row_t, 7), 2)
+            picked = k.op2(P.AndOp, "b32", k.op2(P.ShrOp, "u32", table, shift), 7)
+            row_t = k.op2(P.OrOp, "b32", k.op2(P.AndOp, "b32", row_t, ~7 & 0xFFFFFFFF), picked)
+        return row_t
+
+    row_t = k.once(("row_t", gk, tuple(perm or ())), thread_row)
+    chunk_t = k.once(("chunk_t", gk), lambda: k.op2(P.RemOp, "u32", k.tid, gk))
+    if swizzled:  # each thread's chunks must lie at fixed distances from its first
+        for t in range(k.nthreads):
+            r, c = divmod(t, gk)
+            first = buf.place(r, 16 * c)
+            if any(buf.place(r + p * row_pass, 16 * (c + i * gk)) - first != p * row_pass * buf.row_bytes + 16 * i * gk
+                   for p in range(passes) for i in range(width)):
+                raise k.fail(f"a {rows} x {buf.cols} tile copied by {k.nthreads} threads, {gk} a row, does not keep its "
+                             f"swizzle at fixed offsets; use layout=pad8")
+    dst_lane = k.once(("copy_dst", buf.row_bytes, swizzled, gk, tuple(perm or ())),
+                      lambda: k.placed(row_t, k.mul(chunk_t, 16), buf.row_bytes, swizzled))
+    dst = k.add(buf.base, dst_lane)
+    stage = constant(op.stage)
+    if stage is None:
+        dst = k.add(dst, k.mul(k.index(op.stage), buf.stage_bytes))
+    dst_imm = (stage or 0) * buf.stage_bytes
+    # the source: the tile's place (symbolic part in a register, the rest immediate) plus the thread's
+    place = None
+    for a, o in offsets.items():
+        term = k.affine(o).scale(strides[a])
+        place = term if place is None else place + term
+    assert place is not None and g.ptr is not None
+    thread = k.once(("copy_elem", s_r, gk, tuple(perm or ())), lambda: k.add(k.mul(row_t, s_r), k.mul(chunk_t, 8)))
+    sym = k.symbolic(place)
+    src = k.wide_address(g.ptr, thread if sym is None else k.add(sym, thread), g.esize)
+    src_imm = place.const * g.esize
+    # bounds: a tile that may start past an edge is not copied; rows and chunks past it are zero-filled
+    for a, o in offsets.items():
+        r = k.span(o)
+        if r is None or r[1] >= gt.shape[a]:
+            guard = k.both(guard, k.setp("lt", k.index(o), gt.shape[a]))
+    row_room = col_room = None
+    extent_r, extent_c = gt.shape[buf.rows_axis], gt.shape[last]
+    if _may_straddle(k, offsets[buf.rows_axis], extent_r, rows):
+        row_room = k.op2(P.SubOp, "s32", k.s32(extent_r), k.add(k.index(offsets[buf.rows_axis]), row_t))
+    if _may_straddle(k, offsets[last], extent_c, buf.cols):
+        col_room = k.op2(P.SubOp, "s32", k.s32(extent_c), k.add(k.index(offsets[last]), k.mul(chunk_t, 8)))
     for p in range(passes):
         pred = guard
-        if (p + 1) * per_pass > buf.rows:  # a last pass that not every thread has a row in
-            pred = k.both(pred, k.setp("lt", row_t, buf.rows - p * per_pass))
-        src_off = p * per_pass * strides[buf.rows_axis] * g.esize
-        dst_off = p * per_pass * buf.row_bytes
-        if row_pos is None:
-            k.emit(T.CpAsyncOp(dst, src, 16, dst_offset=dst_off, src_offset=src_off, guard=pred))
-            continue
-        inside = k.setp("lt", row_pos, extent - p * per_pass)
-        size = k.r(P.SelpOp("b32", k.u32(16), k.u32(0), inside))
-        at = k.r(P.SelpOp("b64", k.add64(src, src_off), g.ptr, inside))
-        k.emit(T.CpAsyncOp(dst, at, 16, dst_offset=dst_off, src_size=size, guard=pred))
+        if (p + 1) * row_pass > rows:  # a last pass that not every thread has a row in
+            pred = k.both(pred, k.setp("lt", row_t, rows - p * row_pass))
+        row_in = k.setp("gt", row_room, p * row_pass) if row_room is not None else None
+        for i in range(width):
+            s_off = src_imm + (p * row_pass * s_r + 8 * i * gk) * g.esize
+            d_off = dst_imm + p * row_pass * buf.row_bytes + 16 * i * gk
+            inside = k.both(row_in, k.setp("gt", col_room, 8 * i * gk) if col_room is not None else None)
+            if inside is None:
+                k.emit(T.CpAsyncOp(dst, src, 16, dst_offset=d_off, src_offset=s_off, guard=pred))
+                continue
+            size = k.r(P.SelpOp("b32", k.u32(16), k.u32(0), inside))
+            at = k.r(P.SelpOp("b64", k.add64(src, s_off), g.ptr, inside))
+            k.emit(T.CpAsyncOp(dst, at, 16, dst_offset=d_off, src_size=size, guard=pred))
 
 
 @lowers(smem.CommitOp)

@@ -15,6 +15,8 @@
 
 from __future__ import annotations
 
+from xdsl.ir import SSAValue
+
 from napkin_ir.dialects import hbm, reg
 from napkin_ir.dialects.ptx import ops as P
 from napkin_ir.dialects.ptx import tensor_ops as T
@@ -39,53 +41,75 @@ def _ldmatrix(k: KernelLowering, op: reg.LdmatrixOp) -> None:
         kind = "b"  # n-major: the buffer's rows are the fragment's columns (K)
     else:
         raise k.fail(f"ldmatrix of {t} from {buf.type} has no lowering")
-    lane = _lane_base(k, buf, kind, t)
-    stage = constant(op.stage)
-    if stage is not None and buf.type.stages.data > 1:
-        base, off = k.add(buf.base, lane), stage * buf.stage_bytes
-    else:
-        base, off = k.add(k.stage_addr(buf, op.stage), lane), 0
-    # where this warp's slice starts in the tile, in bytes
+    # where this warp's slice starts in the tile: rows and bytes along a row
+    r0 = c0 = 0
     for axis in (r_axis, c_axis):
-        if axis in k.warps:
-            continue
-        o = at.get(axis, 0)
-        off += o * buf.row_bytes if axis == buf.rows_axis else 2 * o
-    regs = []
+        if axis not in k.warps:
+            o = at.get(axis, 0)
+            if axis == buf.rows_axis:
+                r0 += o
+            else:
+                c0 += 2 * o
+    # each ldmatrix: (rows, bytes) past the lane's place, matrices, transposed
     if kind == "a":
-        for tm in range(rows // 16):
-            regs += k.emit(T.LdmatrixOp(base, 4, offset=off + 16 * tm * buf.row_bytes)).results
+        pieces = [(r0 + 16 * tm, c0, 4, False) for tm in range(rows // 16)]
     else:
-        for tn in range(0, cols // 8, 2):
-            num = 4 if tn + 1 < cols // 8 else 2
-            step = 16 * tn if kind == "b_trans" else 8 * tn * buf.row_bytes
-            regs += k.emit(T.LdmatrixOp(base, num, trans=kind == "b_trans", offset=off + step)).results
+        pieces = [(r0 + (0 if kind == "b_trans" else 8 * tn), c0 + (16 * tn if kind == "b_trans" else 0), 4 if tn + 1 < cols // 8 else 2,
+                   kind == "b_trans") for tn in range(0, cols // 8, 2)]
+    stage = constant(op.stage)
+    regs = []
+    if buf.type.layout.data != "swizzle":  # one base register: the stage's start plus the lane's place
+        base = k.add(k.stage_addr(buf, op.stage), _lane_base(k, buf, kind, t, 0, 0, False))
+        for row, col_bytes, num, trans in pieces:
+            regs += k.emit(T.LdmatrixOp(base, num, trans=trans, offset=row * buf.row_bytes + col_bytes)).results
+        k.vals[op.result] = regs
+        return
+    stage_imm = stage * buf.stage_bytes if stage is not None else 0
+    staged = None if stage is not None or buf.type.stages.data == 1 else k.mul(k.index(op.stage), buf.stage_bytes)
+    moved: dict[SSAValue, SSAValue] = {}  # a lane base -> it in this op's stage
+    for row, col_bytes, num, trans in pieces:
+        base, imm = _ld_address(k, buf, kind, t, row, col_bytes)
+        if staged is not None:
+            base = moved[base] if base in moved else moved.setdefault(base, k.add(base, staged))
+        regs += k.emit(T.LdmatrixOp(base, num, trans=trans, offset=stage_imm + imm)).results
     k.vals[op.result] = regs
 
 
-def _lane_base(k: KernelLowering, buf: Buffer, kind: str, t: reg.FragType):
-    """The byte offset of the row this lane gives ldmatrix, its warp's place included.
-    x4 reads matrices 0-3 from the rows of lanes 0-7, 8-15, 16-23, 24-31."""
+def _ld_address(k: KernelLowering, buf: Buffer, kind: str, t: reg.FragType, row: int, col_bytes: int):
+    """Base register and immediate of an ldmatrix `row` rows and `col_bytes` bytes past the
+    lane's place in a swizzled buffer: only whole swizzle periods (8 key rows down, 128
+    bytes along) move as immediates; what lies within one is in the base register."""
+    period = 8 * buf.key_rows
+    r_in, c_in = row % period, col_bytes % 128 if buf.row_bytes > 128 else col_bytes
+    return _lane_base(k, buf, kind, t, r_in, c_in, True), (row - r_in) * buf.row_bytes + col_bytes - c_in
+
+
+def _lane_base(k: KernelLowering, buf: Buffer, kind: str, t: reg.FragType, row_in: int, col_in: int, absolute: bool):
+    """Where the row this lane gives ldmatrix lies, its warp's place included, `row_in`
+    rows and `col_in` bytes on: an address (`absolute`) or bytes into a stage. x4 reads matrices 0-3 from the rows of lanes 0-7, 8-15,
+    16-23, 24-31."""
     r_axis, c_axis = t.axis_names
 
     def make():
         lane = k.lane
         if kind == "b":  # matrices (n 0-7, k lo), (n 0-7, k hi), (n 8-15, k lo), (n 8-15, k hi)
             row = k.add(k.op2(P.AndOp, "b32", lane, 7), k.op2(P.ShlOp, "b32", k.op2(P.ShrOp, "u32", lane, 4), 3))
-            col = k.mul(k.op2(P.AndOp, "b32", k.op2(P.ShrOp, "u32", lane, 3), 1), 8)
+            col = k.mul(k.op2(P.AndOp, "b32", k.op2(P.ShrOp, "u32", lane, 3), 1), 16)
         else:  # a: (rows 0-7 | 8-15) x (k lo | hi); b_trans: (k 0-7 | 8-15) x (n 0-7 | 8-15)
             row = k.op2(P.AndOp, "b32", lane, 15)
-            col = k.mul(k.op2(P.ShrOp, "u32", lane, 4), 8)
+            col = k.mul(k.op2(P.ShrOp, "u32", lane, 4), 16)
         for axis in (r_axis, c_axis):
-            w = k.warp_place(axis, t.shape[axis])
+            w = k.warp_place(axis, t.shape[axis] if axis == buf.rows_axis else 2 * t.shape[axis])
             if w is not None:
                 if axis == buf.rows_axis:
                     row = k.add(row, w)
                 else:
                     col = k.add(col, w)
-        return k.add(k.mul(row, buf.row_bytes), k.mul(col, 2))
+        at = k.placed(k.add(row, row_in), k.add(col, col_in), buf.row_bytes, buf.type.layout.data == "swizzle")
+        return k.add(buf.base, at) if absolute else at
 
-    return k.once(("lane_base", buf.row_bytes, kind, r_axis, t.shape[r_axis], c_axis, t.shape[c_axis]), make)
+    key = ("lane_base", buf.base if absolute else buf.row_bytes, kind, r_axis, t.shape[r_axis], c_axis, t.shape[c_axis], row_in, col_in)
+    return k.once(key, make)
 
 
 @lowers(reg.MmaOp)

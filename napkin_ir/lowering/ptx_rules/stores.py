@@ -1,9 +1,10 @@
 """Accumulators out: straight to global memory, or into shared memory for a TMA store.
 
-- `reg.store`: each lane's pairs of values (rounded with `cvt.rn.bf16x2.f32`, or as they
-  are for an f32 output) go to global memory from one base register per lane, the value's
-  place an immediate; rows (columns) past the global's edge are not stored where the
-  extent is not a whole number of tiles (one predicate per 8 rows, per 8 columns).
+- `reg.store`: a 16-bit output whose fragment rows are whole 128-byte lines goes through
+  shared memory and leaves in whole lines (`_store_through_shared`); otherwise each lane's
+  pairs of values (rounded with `cvt.rn.bf16x2.f32`, or as they are for an f32 output) go
+  to global memory from one base register per lane, the value's place an immediate. Rows
+  (columns) past the global's edge are not stored where a tile may cross it.
 - `reg.stmatrix`: each warp's 16 rows, rounded, into a 128-byte swizzled panel: one
   `stmatrix.x4` per two 8-column tiles (the rows 0-7 and 8-15 of each); lane l gives the
   address of row l mod 8 of matrix l / 8.
@@ -14,7 +15,7 @@ from __future__ import annotations
 from napkin_ir.dialects import hbm, reg
 from napkin_ir.dialects.ptx import ops as P
 from napkin_ir.dialects.ptx import tensor_ops as T
-from napkin_ir.lowering.ptx_rules.context import PANEL, Buffer, Global, KernelLowering, lowers
+from napkin_ir.lowering.ptx_rules.context import B32, PANEL, Buffer, Global, KernelLowering, lowers
 
 
 @lowers(reg.StoreOp)
@@ -42,15 +43,14 @@ def _store(k: KernelLowering, op: reg.StoreOp) -> None:
     row = row if w is None else k.add(row, w)
     w = k.warp_place(c_axis, t.shape[c_axis])
     col = col if w is None else k.add(col, w)
-    elem = k.add(lin, k.add(k.mul(row, strides[r_axis]), col))  # type: ignore[arg-type]
     assert g.ptr is not None
+    if gt.dtype != "f32" and gt.shape[c_axis] % 8 == 0 and (2 * t.dims[1]) % 128 == 0 and not k.producer_warps:
+        _store_through_shared(k, op, x, lin)
+        return
+    elem = k.add(lin, k.add(k.mul(row, strides[r_axis]), col))  # type: ignore[arg-type]
     base = k.wide_address(g.ptr, elem, g.esize)
     # how many rows (columns) lie between this lane's first and the edge, where a tile may cross it
-    rooms = {}
-    for axis, lane_at in ((r_axis, row), (c_axis, col)):
-        extent = gt.shape[axis]
-        if extent % tiles[axis] or not k.provably_inside(offsets[axis], extent):
-            rooms[axis] = k.op2(P.SubOp, "s32", k.s32(extent), k.add(k.index(offsets[axis]), lane_at))
+    rooms = _rooms(k, op, {r_axis: row, c_axis: col}, tiles)
     nt = t.dims[1] // 8
     col_ok = {dc: k.setp("gt", rooms[c_axis], dc) for dc in range(0, t.dims[1], 8)} if c_axis in rooms else {}
     for tm in range(t.dims[0] // 16):
@@ -65,6 +65,73 @@ def _store(k: KernelLowering, op: reg.StoreOp) -> None:
                     k.emit(P.StOp("global", "f32", base, [x[i], x[i + 1]], offset=off, guard=inside))
                 else:
                     k.emit(P.StOp("global", "b32", base, [k.pack(gt.dtype, x[i], x[i + 1])], offset=off, guard=inside))
+
+
+def _rooms(k: KernelLowering, op: reg.StoreOp, lane_at: dict, tiles: dict) -> dict:
+    """Per axis of the fragment where a tile may cross the global's edge: the room left
+    between this lane's first place and the edge (s32)."""
+    g: Global = k.vals[op.dest]
+    offsets = dict(zip(g.type.axis_names, op.offsets))
+    rooms = {}
+    for axis, at in lane_at.items():
+        extent = g.type.shape[axis]
+        if extent % tiles[axis] or not k.provably_inside(offsets[axis], extent):
+            rooms[axis] = k.op2(P.SubOp, "s32", k.s32(extent), k.add(k.index(offsets[axis]), at))
+    return rooms
+
+
+def _store_through_shared(k: KernelLowering, op: reg.StoreOp, x: list, lin) -> None:
+    """The tile through shared memory, so that it leaves in whole lines: each warp writes
+    its rounded values into its own swizzled region of the block's shared memory (once
+    every warp is past its last read of it: a barrier), then each 8 (or 16) lanes read a
+    row's 128 (256) bytes back 16 at a time and store them with one `st.global.v4`, where
+    from registers a warp would write 4 bytes to each of 8 rows a store."""
+    t: reg.FragType = op.value.type  # type: ignore[assignment]
+    g: Global = k.vals[op.dest]
+    r_axis, c_axis = t.axis_names
+    rows, cols = t.dims
+    row_bytes = 2 * cols
+    region = rows * row_bytes
+    warps = k.consumer_threads // 32
+    smem_base = k.shared_start()  # the block's buffers are done with: the region reuses them
+    k.smem_bytes = max(k.smem_bytes, warps * region)
+    dt, gcols = g.type.dtype, g.strides[r_axis]
+    k.emit(P.BarSyncOp(0))  # every warp has read the shared memory it held before
+    warp = k.op2(P.ShrOp, "u32", k.tid, 5)
+    mine = k.add(smem_base, k.mul(warp, region))
+    # a lane holds rows g + 8h + 16tm (one swizzle key: rows 8 apart share it) at bytes
+    # 16tn + 4t: one register per 8-column tile tn, the rows in immediates
+    pair = k.mul(k.lane_pair, 4)
+    nt = cols // 8
+    chunk = [k.add(mine, k.placed(k.lane_row, k.add(pair, 16 * tn), row_bytes, True)) for tn in range(nt)]
+    for tm in range(rows // 16):
+        for tn in range(nt):
+            i = 4 * (tm * nt + tn)
+            for h in (0, 1):
+                k.emit(P.StOp("shared", "b32", chunk[tn], [k.pack(dt, x[i + 2 * h], x[i + 2 * h + 1])], offset=(16 * tm + 8 * h) * row_bytes))
+    k.emit(P.BarSyncOp(0))
+    # read back: lane l takes chunk l mod L of row l / L, L = the lanes a row needs; reads
+    # rows_per rows apart differ in their key until 8 rows on, so each of the first few
+    # has its own base register and the rest are immediates from them
+    lanes_row = min(row_bytes // 16, 32)
+    rows_per = 32 // lanes_row
+    r_l = k.op2(P.DivOp, "u32", k.lane, lanes_row)
+    c_l = k.op2(P.RemOp, "u32", k.lane, lanes_row)
+    variants = max(1, 8 // rows_per)
+    bases = [k.add(mine, k.placed(k.add(r_l, v * rows_per), k.mul(c_l, 16), row_bytes, True)) for v in range(variants)]
+    row, col = r_l, k.mul(c_l, 8)
+    w = k.warp_place(r_axis, rows)
+    row = row if w is None else k.add(row, w)
+    w = k.warp_place(c_axis, cols)
+    col = col if w is None else k.add(col, w)
+    gptr = k.wide_address(g.ptr, k.add(lin, k.add(k.mul(row, gcols), col)), g.esize)  # type: ignore[arg-type]
+    rooms = _rooms(k, op, {r_axis: row, c_axis: col}, {a: t.shape[a] * k.warps.get(a, 1) for a in (r_axis, c_axis)})
+    col_ok = k.setp("gt", rooms[c_axis], 0) if c_axis in rooms else None
+    for it in range(rows // rows_per):
+        v = it % variants
+        vals = k.emit(P.LdOp("shared", "b32", bases[v], [B32] * 4, offset=(it - v) * rows_per * row_bytes)).results
+        row_ok = k.setp("gt", rooms[r_axis], it * rows_per) if r_axis in rooms else None
+        k.emit(P.StOp("global", "b32", gptr, list(vals), offset=it * rows_per * gcols * g.esize, guard=k.both(row_ok, col_ok)))
 
 
 @lowers(reg.StmatrixOp)

@@ -60,9 +60,12 @@
 // CHECK: mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32
 // CHECK-NOT: st.shared
 // CHECK-NOT: ld.shared
-// After the loop: 1 / row sum, the store
+// After the loop: 1 / row sum, the store through shared memory in whole lines
 // CHECK: rcp.rn.f32
-// CHECK: st.global.b32
+// CHECK: st.shared.b32
+// CHECK: bar.sync 0;
+// CHECK: ld.shared.v4.b32
+// CHECK: st.global.v4.b32
 // CHECK: ret;
 
 // The causal mask in the masked loop: compare and select against -inf
