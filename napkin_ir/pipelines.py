@@ -48,13 +48,16 @@ def compile_to_ptx(text: str, pipeline: str = "", *, arch: str | None = None, na
 
 
 def sm80_gemm_pipeline(block: tuple[int, int, int] = (128, 128, 32), warps: tuple[int, int] = (2, 2), stages: int = 3,
-                       axes: tuple[str, str, str] = ("m", "n", "k"), layout: str = "auto", group: int = 0) -> str:
+                       axes: tuple[str, str, str] = ("m", "n", "k"), layout: str = "auto", group: int = 0,
+                       unroll: bool = False) -> str:
     """The pass pipeline from a labelled-able GEMM diagram to sm_80 PTX (the start of napkin-sm80).
     `layout="auto"` swizzles the stages where their rows allow it (64 bytes or a multiple of
     128: A's rows are the stream tile, B's the column tile), else pads them (`pad8`).
     `group` launches the blocks in bands of that many block rows, column by column
     (`hbm-launch{group=G}`: the tiles the blocks running at once read stay in the L2); 0 the
-    plain order, the first axis fastest."""
+    plain order, the first axis fastest. `unroll` unrolls the stream loop and loads
+    fragments a step ahead as passes (`smem-unroll-stages`, `reg-prefetch`), so that
+    `reg-to-ptx` lowers the kernel op by op instead of emitting it whole."""
     (m, n, k), (bm, bn, bk) = axes, block
     if layout == "auto":
         from napkin_ir.dialects.smem import swizzle_fits
@@ -62,7 +65,8 @@ def sm80_gemm_pipeline(block: tuple[int, int, int] = (128, 128, 32), warps: tupl
         layout = "swizzle" if swizzle_fits(2 * bk) and swizzle_fits(2 * bn) else "pad8"
     launch = f"hbm-launch{{group={group}}}," if group else ""
     return (f'ncd-relabel{{grid="{m}:{bm},{n}:{bn}" stream="{k}:{bk}"}},ncd-to-hbm,{launch}'
-            f'hbm-to-smem{{stages={stages} layout={layout}}},smem-to-reg{{warps="{m}:{warps[0]},{n}:{warps[1]}"}},reg-to-ptx')
+            f'hbm-to-smem{{stages={stages} layout={layout}}},smem-to-reg{{warps="{m}:{warps[0]},{n}:{warps[1]}"}},'
+            + ("smem-unroll-stages,reg-prefetch," if unroll else "") + 'reg-to-ptx')
 
 
 def sm90_gemm_pipeline(block: tuple[int, int, int] = (128, 256, 64), stages: int = 4,

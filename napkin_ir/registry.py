@@ -89,6 +89,18 @@ def _reg_to_ptx() -> type[ModulePass]:
     return RegToPtxPass
 
 
+def _smem_unroll_stages() -> type[ModulePass]:
+    from napkin_ir.passes.unroll_stages import SmemUnrollStagesPass
+
+    return SmemUnrollStagesPass
+
+
+def _reg_prefetch() -> type[ModulePass]:
+    from napkin_ir.passes.prefetch import RegPrefetchPass
+
+    return RegPrefetchPass
+
+
 def _hbm_launch() -> type[ModulePass]:
     from napkin_ir.passes.launch import HbmLaunchPass
 
@@ -115,6 +127,8 @@ def napkin_passes() -> dict[str, Callable[[], type[ModulePass]]]:
         "hbm-launch": _hbm_launch,
         "hbm-to-smem": _hbm_to_smem,
         "smem-to-reg": _smem_to_reg,
+        "smem-unroll-stages": _smem_unroll_stages,
+        "reg-prefetch": _reg_prefetch,
         "reg-to-ptx": _reg_to_ptx,
         "napkin-sm80": _napkin_sm80,
         "napkin-sm90": _napkin_sm90,

@@ -1,0 +1,169 @@
+"""`smem-unroll-stages`: unroll each pipelined stream loop by its stage count.
+
+A loop that `hbm-to-smem` pipelined through S stages reads stage i mod S and copies tile
+i + S - 1 ahead. Unrolled S times, every stage index in its body is a constant, so the
+lowering puts the stages' offsets into immediates, and the copies' places differ by
+constants from one body to the next (one base register a trip). The last iterations,
+whose copies run past the end of the stream, are peeled off after the loop with their
+counters constant: their copies are then known to be past the end (and dropped) or
+inside (and unguarded).
+
+    %r = scf.for %k = %c0 to %c256 step %c32 iter_args(%acc = %z) {...} {smem.stages = 3}
+
+becomes a loop over 6 of the 8 tiles in steps of 96, three bodies in each trip (stages
+0, 1, 2), then the last two tiles with %k = 192 and 224. Index arithmetic whose value
+the unrolling fixes (a stage, a tile's place that no longer moves) becomes a constant.
+Loops with bounds that are not constants (a causal stream) are left as they are, as are
+loops fed by the TMA (their stages follow the ring's position, not the counter alone).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from xdsl.context import Context
+from xdsl.dialects import arith, builtin, scf
+from xdsl.dialects.builtin import IndexType, IntegerAttr
+from xdsl.ir import Block, Operation, Region, SSAValue
+from xdsl.passes import ModulePass
+from xdsl.rewriter import InsertPoint, Rewriter
+
+
+def _constant(v: SSAValue) -> int | None:
+    op = v.owner
+    if isinstance(op, arith.ConstantOp) and isinstance(op.value, IntegerAttr):
+        return op.value.value.data
+    return None
+
+
+def _index(value: int) -> arith.ConstantOp:
+    return arith.ConstantOp.from_int_and_width(value, IndexType())
+
+
+class _Periodic:
+    """Index values in a body whose counter is `lb + period q` (q = 0, 1, ...): each value
+    as `const + coeff q` where known; a value with coeff 0 is the same in every trip."""
+
+    def __init__(self, counter: SSAValue, start: int, period: int):
+        self.vals: dict[SSAValue, tuple[int, int]] = {counter: (start, period)}
+
+    def of(self, v: SSAValue) -> tuple[int, int] | None:
+        if v in self.vals:
+            return self.vals[v]
+        c = _constant(v)
+        if c is not None:
+            return c, 0
+        op = v.owner
+        out = None
+        if isinstance(op, arith.AddiOp | arith.SubiOp | arith.MuliOp | arith.DivUIOp | arith.RemUIOp):
+            a, b = self.of(op.lhs), self.of(op.rhs)
+            if a is not None and b is not None:
+                if isinstance(op, arith.AddiOp):
+                    out = (a[0] + b[0], a[1] + b[1])
+                elif isinstance(op, arith.SubiOp):
+                    out = (a[0] - b[0], a[1] - b[1])
+                elif isinstance(op, arith.MuliOp) and (a[1] == 0 or b[1] == 0):
+                    out = (a[0] * b[0], a[0] * b[1] + a[1] * b[0])
+                elif b[1] == 0 and b[0] > 0 and a[0] >= 0 and a[1] >= 0 and a[1] % b[0] == 0:
+                    # (x + m c q) / c = x / c + m q and (x + m c q) mod c = x mod c, for x, q >= 0
+                    out = (a[0] // b[0], a[1] // b[0]) if isinstance(op, arith.DivUIOp) else (a[0] % b[0], 0)
+        if out is not None:
+            self.vals[v] = out
+        return out
+
+
+def _fold(ops: list[Operation], periodic: _Periodic) -> None:
+    """Replace the index results among `ops` that the period fixes by constants."""
+    for op in ops:
+        if isinstance(op, arith.ConstantOp) or len(op.results) != 1 or not isinstance(op.results[0].type, IndexType):
+            continue
+        v = periodic.of(op.results[0])
+        if v is not None and v[1] == 0 and op.results[0].uses:
+            c = _index(v[0])
+            Rewriter.insert_op(c, InsertPoint.before(op))
+            op.results[0].replace_all_uses_with(c.result)
+
+
+def _drop_dead(ops: list[Operation]) -> None:
+    """Erase the index arithmetic among `ops` that folding left without uses."""
+    for op in reversed(ops):
+        if isinstance(op, arith.ConstantOp | arith.AddiOp | arith.SubiOp | arith.MuliOp | arith.DivUIOp | arith.RemUIOp) and \
+                not any(r.uses for r in op.results):
+            Rewriter.erase_op(op)
+
+
+def _copy_body(body: Block, counter: SSAValue, carried: list[SSAValue], at: InsertPoint) -> list[SSAValue]:
+    """Clone the loop body at `at` with its counter and carried values given; returns what it yields."""
+    mapping: dict[SSAValue, SSAValue] = {body.args[0]: counter, **dict(zip(body.args[1:], carried))}
+    out: list[SSAValue] = []
+    for op in body.ops:
+        if isinstance(op, scf.YieldOp):
+            out = [mapping.get(v, v) for v in op.operands]
+            break
+        Rewriter.insert_op(op.clone(value_mapper=mapping), at)
+    return out
+
+
+def unroll(loop: scf.ForOp) -> bool:
+    """Unroll one pipelined loop by its stage count; False where it cannot be."""
+    stages = loop.attributes.get("smem.stages")
+    if not isinstance(stages, IntegerAttr) or loop.attributes.get("smem.copy") == builtin.StringAttr("tma"):
+        return False
+    s = stages.value.data
+    lb, ub, step = (_constant(v) for v in (loop.lb, loop.ub, loop.step))
+    if lb is None or ub is None or step is None or step <= 0 or ub <= lb or s < 2:
+        return False
+    trips = -(-(ub - lb) // step)
+    # the main loop's iterations copy only tiles before the end: i + s - 1 < trips
+    main = max(0, trips - (s - 1)) // s * s
+    body = loop.body.block
+    carried: list[SSAValue] = list(loop.iter_args)
+    new_ops: list[Operation] = []
+    if main:
+        new_body = Block(arg_types=[IndexType(), *(v.type for v in loop.iter_args)])
+        iv, *state = new_body.args
+        end = InsertPoint.at_end(new_body)
+        first = len(list(new_body.ops))
+        for j in range(s):
+            if j:
+                off = _index(j * step)
+                at_j = arith.AddiOp(iv, off.result)
+                Rewriter.insert_op([off, at_j], end)
+                counter = at_j.result
+            else:
+                counter = iv
+            state = _copy_body(body, counter, state, end)
+        Rewriter.insert_op(scf.YieldOp(*state), end)
+        periodic = _Periodic(iv, lb, s * step)
+        _fold(list(new_body.ops)[first:], periodic)
+        _drop_dead(list(new_body.ops))
+        c_lb, c_ub, c_step = _index(lb), _index(lb + main * step), _index(s * step)
+        unrolled = scf.ForOp(c_lb.result, c_ub.result, c_step.result, carried, Region(new_body))
+        unrolled.attributes.update({k: v for k, v in loop.attributes.items()})
+        unrolled.attributes["smem.unrolled"] = IntegerAttr(s, 32)
+        new_ops += [c_lb, c_ub, c_step, unrolled]
+        carried = list(unrolled.results)
+    Rewriter.insert_op(new_ops, InsertPoint.before(loop))
+    # the peeled iterations, their counters constant
+    tail_at = InsertPoint.before(loop)
+    for t in range(main, trips):
+        c = _index(lb + t * step)
+        Rewriter.insert_op(c, tail_at)
+        before = set(loop.parent_block().ops)  # type: ignore[union-attr]
+        carried = _copy_body(body, c.result, carried, tail_at)
+        added = [o for o in loop.parent_block().ops if o not in before]  # type: ignore[union-attr]
+        _fold(added, _Periodic(c.result, lb + t * step, 0))
+        _drop_dead([c, *added])
+    for res, v in zip(loop.results, carried):
+        res.replace_all_uses_with(v)
+    Rewriter.erase_op(loop)
+    return True
+
+
+@dataclass(frozen=True)
+class SmemUnrollStagesPass(ModulePass):
+    name = "smem-unroll-stages"
+
+    def apply(self, ctx: Context, op: builtin.ModuleOp) -> None:
+        for loop in [o for o in op.walk() if isinstance(o, scf.ForOp) and "smem.stages" in o.attributes]:
+            unroll(loop)

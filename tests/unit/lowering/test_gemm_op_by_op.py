@@ -1,0 +1,119 @@
+"""GEMM-shaped kernels lowered op by op keep the numbers.
+
+After `smem-unroll-stages` and `reg-prefetch`, `reg-to-ptx` lowers a GEMM with its op
+rules (not the whole-kernel emitter): the PTX runs in the warp-level emulator of
+test_reg_to_ptx on ragged shapes and matches float64, without shared-memory bank
+conflicts in its swizzled stages. The same rules lower what the emitter never took: a
+batch axis on the grid, B stored [n, k], an f32 output. The two passes keep the numbers
+at the register level too (the CPU interpreters), and leave every stage a constant.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from xdsl.dialects import arith
+
+from napkin_ir import reference
+from napkin_ir.dialects import reg, smem
+from napkin_ir.dialects.ptx import ops as P
+from napkin_ir.interpreters.run import find_entry
+from napkin_ir.pipelines import run_pipeline, sm80_gemm_pipeline
+from napkin_ir.diagrams import gemm
+from tests.unit.lowering.test_reg_to_ptx import CASES, HALF, run_kernel
+
+
+def emulate(m, n, k, dtype, block, warps, stages, *, lazy=True, reverse=True, layout="auto", seed=0):
+    module = run_pipeline(gemm(m, n, k, dtype), sm80_gemm_pipeline(block, warps, stages, layout=layout, unroll=True))
+    rng = np.random.default_rng(seed)
+    half = HALF[dtype]
+    a, b = rng.standard_normal((m, k)).astype(half), rng.standard_normal((k, n)).astype(half)
+    out = np.full((m, n), 0xFFFF, np.uint16).view(half)  # poisoned: NaN
+    conflicts = run_kernel(module, [a, b, out], lazy=lazy, reverse=reverse)
+    return a, b, out, conflicts
+
+
+@pytest.mark.parametrize("shape,block,warps,stages", CASES, ids=lambda v: "x".join(map(str, v)) if isinstance(v, tuple) else str(v))
+def test_op_by_op_gemm_keeps_the_numbers(shape, block, warps, stages):
+    a, b, out, _ = emulate(*shape, "bf16", block, warps, stages)
+    assert np.isfinite(out.astype(np.float64)).all(), "some output was not written"
+    assert reference.relative_error(out, reference.matmul(a, b)) <= reference.TOLERANCE["bf16"]
+
+
+def test_op_by_op_gemm_f16_one_step_a_tile():
+    a, b, out, _ = emulate(72, 80, 48, "f16", (64, 64, 16), (2, 2), 3, lazy=False, reverse=False)
+    assert reference.relative_error(out, reference.matmul(a, b)) <= reference.TOLERANCE["f16"]
+
+
+@pytest.mark.parametrize("block,warps", [((128, 128, 32), (2, 2)), ((128, 256, 64), (2, 4)), ((256, 128, 64), (4, 2))])
+def test_op_by_op_gemm_is_free_of_bank_conflicts(block, warps):
+    *_, conflicts = emulate(block[0], block[1], 2 * block[2], "bf16", block, warps, 3, lazy=False, reverse=False)
+    assert conflicts == {"cp.async": 0, "ldmatrix": 0, "cp.async lines": 0, "st.shared": 0, "ld.shared": 0}
+
+
+def test_the_emitter_and_the_rules_are_told_apart_by_the_ir():
+    text = gemm(256, 256, 128, "bf16")
+    whole = run_pipeline(text, sm80_gemm_pipeline((128, 128, 32), (2, 2), 3))
+    rules = run_pipeline(text, sm80_gemm_pipeline((128, 128, 32), (2, 2), 3, unroll=True))
+    # the rules stage the output through shared memory as the emitter does, but their
+    # unrolled loop is one PTX loop of three tiles with stage offsets in immediates
+    for m in (whole, rules):
+        assert any(isinstance(o, P.KernelOp) for o in m.walk())
+    loads = [o for o in rules.walk() if type(o).__name__ == "LdmatrixOp"]
+    assert loads and all(o.offset is None or o.offset.value.data % 2 == 0 for o in loads)  # type: ignore[attr-defined]
+
+
+def _unrolled(text: str, passes: str):
+    return run_pipeline(text, passes + ",smem-unroll-stages,reg-prefetch")
+
+
+@pytest.mark.parametrize("m,n,k,tiles", [(130, 72, 200, (64, 64, 32)), (64, 64, 48, (64, 64, 16)), (96, 80, 40, (32, 80, 16))])
+@pytest.mark.parametrize("stages", [2, 3, 4])
+def test_unrolled_and_prefetched_keep_the_numbers(m, n, k, tiles, stages):
+    bm, bn, tk = tiles
+    passes = f'ncd-relabel{{grid="m:{bm},n:{bn}" stream="k:{tk}"}},ncd-to-hbm,hbm-to-smem{{stages={stages}}},smem-to-reg{{warps="m:2,n:1"}}'
+    text = gemm(m, n, k, "bf16")
+    before, after = find_entry(run_pipeline(text, passes)), find_entry(_unrolled(text, passes))
+    inputs = before.random_inputs(m + n + k)
+    np.testing.assert_array_equal(after.run(inputs)[0], before.run(inputs)[0])
+    # every stage an unrolled or peeled body reads or fills is a constant
+    module = _unrolled(text, passes)
+    stages_read = [o.stage for o in module.walk() if isinstance(o, reg.LdmatrixOp | smem.CopyOp)]
+    assert stages_read and all(isinstance(v.owner, arith.ConstantOp) for v in stages_read)
+
+
+def _diagram(a_type: str, b_type: str, out_type: str, acc_type: str, name: str) -> str:
+    cast = f"  %o = ncd.map cast %c : {acc_type} -> {out_type}\n" if acc_type != out_type else ""
+    res = "%o" if cast else "%c"
+    return (f"func.func @{name}(%a: {a_type}, %b: {b_type}) -> {out_type} {{\n"
+            f"  %c = ncd.contract %a, %b over [k] : {a_type}, {b_type} -> {acc_type}\n{cast}"
+            f"  func.return {res} : {out_type}\n}}\n")
+
+
+NEW_DIAGRAMS = {
+    # name: (text, grid, inputs' shapes, the reference)
+    "batched": (_diagram("!ncd.tensor<b=3, m=72, k=40 : bf16>", "!ncd.tensor<b=3, k=40, n=80 : bf16>", "!ncd.tensor<b=3, m=72, n=80 : bf16>",
+                         "!ncd.tensor<b=3, m=72, n=80 : f32>", "bmm"), "b,m:64,n:64", [(3, 72, 40), (3, 40, 80)],
+                lambda a, b: np.einsum("bmk,bkn->bmn", a, b)),
+    "b_nk": (_diagram("!ncd.tensor<m=72, k=40 : bf16>", "!ncd.tensor<n=80, k=40 : bf16>", "!ncd.tensor<m=72, n=80 : bf16>",
+                      "!ncd.tensor<m=72, n=80 : bf16>", "gemm_bt"), "m:64,n:64", [(72, 40), (80, 40)], lambda a, b: a @ b.T),
+    "f32_out": (_diagram("!ncd.tensor<m=72, k=40 : bf16>", "!ncd.tensor<k=40, n=80 : bf16>", "!ncd.tensor<m=72, n=80 : f32>",
+                         "!ncd.tensor<m=72, n=80 : f32>", "gemm_f32"), "m:64,n:64", [(72, 40), (40, 80)], lambda a, b: a @ b),
+}
+
+
+@pytest.mark.parametrize("name", sorted(NEW_DIAGRAMS))
+@pytest.mark.parametrize("unroll", [False, True])
+def test_more_gemm_diagrams_compile_and_keep_the_numbers(name, unroll):
+    text, grid, shapes, ref = NEW_DIAGRAMS[name]
+    passes = f'ncd-relabel{{grid="{grid}" stream="k:16"}},ncd-to-hbm,hbm-to-smem{{stages=3 layout=pad8}},smem-to-reg{{warps="m:2,n:2"}}'
+    module = run_pipeline(text, passes + (",smem-unroll-stages,reg-prefetch" if unroll else "") + ",reg-to-ptx")
+    rng = np.random.default_rng(7)
+    half = HALF["bf16"]
+    a, b = (rng.standard_normal(s).astype(half) for s in shapes)
+    want = ref(a.astype(np.float64), b.astype(np.float64))
+    out_dtype = np.float32 if name == "f32_out" else half
+    out = np.full(want.shape, np.nan, out_dtype)
+    run_kernel(module, [a, b, out], lazy=True, reverse=True)
+    assert np.isfinite(out.astype(np.float64)).all(), "some output was not written"
+    assert reference.relative_error(out, want) <= reference.TOLERANCE["bf16"]
