@@ -3,6 +3,7 @@
     napkin-model examples/attention.mlir                     # ncd: the unfused cost
     napkin-opt examples/matmul.mlir -p '...,smem-to-reg' | napkin-model - --hw h200
     napkin-model kernel.mlir --json                          # the same as a JSON dict
+    napkin-model kernel.mlir --plot roofline.svg             # and the kernel on the roofline
 
 At the reg level `--ptxas` lowers the kernel on to PTX, assembles it with `ptxas -v` and
 uses ptxas' register count in place of the estimate (both are shown).
@@ -41,6 +42,7 @@ def _parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
     p.add_argument("--mma", choices=["mma.sync", "wgmma"],
                    help="tensor-core instruction where the level has not decided it (default: the fastest the GPU has)")
     p.add_argument("--ptxas", action="store_true", help="at the reg level, count registers with ptxas -v")
+    p.add_argument("--plot", metavar="OUT", help="also draw the roofline to OUT.svg, .png or .pdf (needs matplotlib)")
     return p.parse_args(argv)
 
 
@@ -71,6 +73,11 @@ def _ptxas_registers(module: ModuleOp) -> dict[str, int]:
 
 
 def _run(args: argparse.Namespace) -> int:
+    if args.plot:
+        from napkin_ir.draw.style import output_format, pyplot
+
+        output_format(args.plot)  # refused before any work: a name with no picture format, no matplotlib
+        pyplot()
     module = _read_module(args.input_file)
     hw = hardware(args.hw)
     if args.mma == "wgmma" and not hw.wgmma_flops:
@@ -81,6 +88,10 @@ def _run(args: argparse.Namespace) -> int:
             raise UserError(f"--ptxas needs a module at the reg level; this one is at the {report.level} level")
         report = model_report(module, hw, args.mma, _ptxas_registers(module))
     sys.stdout.write(json.dumps(report_dict(report), indent=2) + "\n" if args.json else format_report(report))
+    if args.plot:
+        from napkin_ir.draw.roofline import plot_roofline
+
+        plot_roofline(report, args.plot)
     return 0
 
 
