@@ -89,9 +89,16 @@ def _kernel_panel(ax, r, report: Report) -> None:
     instruction = r.prediction.instruction
     top = max([*ceilings.values(), hw.tensor_flops(instruction)])
     xs = [x for x, _ in memory.values()] + [top / bw for _, bw in memory.values()]
-    x0, x1, y0, y1 = _frame(ax, xs or [1.0], [height, top, *ceilings.values()])
+    floor_peaks = [hw.sfu_ops_per_s, hw.fp32_ops_per_s]
+    x0, x1, y0, y1 = _frame(ax, xs or [1.0], [height, top, *ceilings.values(), *floor_peaks])
     _peaks(ax, hw, instruction, x0, x1)
     roof = max(ceilings.values(), default=top)
+    for unit in COMPUTE:  # a unit the kernel gives no work: its peak alone, for reference
+        if unit not in ceilings:
+            peak = {"tensor": hw.tensor_flops(instruction), "alu": hw.fp32_ops_per_s, "sfu": hw.sfu_ops_per_s}[unit]
+            ax.plot([x0, x1], [peak, peak], color=UNIT_COLOURS[unit], lw=0.8, ls=(0, (1, 2)), zorder=1, alpha=0.8)
+            ax.text(x1 / 1.1, peak * 1.06, f"{BOUND_NAMES[unit]}: none in this kernel (peak {style.si(peak)}/s)",
+                    fontsize=7, color=UNIT_COLOURS[unit], ha="right", va="bottom", zorder=5, alpha=0.9)
     for unit, ceiling in ceilings.items():
         binds = unit == bound
         ax.plot([x0, x1], [ceiling, ceiling], color=UNIT_COLOURS[unit], lw=2.6 if binds else 1.3,
