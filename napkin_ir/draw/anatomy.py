@@ -68,7 +68,6 @@ class Anatomy:
     buffers: list[Buffer]
     producer_warps: int | None
     barrier_rings: int
-    in_flight: int | None  # cp.async groups a warp keeps in flight
     warps: dict[str, int]
     fragments: list[Fragment]
     instruction: str | None
@@ -93,7 +92,7 @@ def read_anatomy(kernel: hbm.KernelOp) -> Anatomy:
     views = [GlobalView(names[g], dict(g.type.shape), g.type.dtype, n >= len(globs) - n_out)  # type: ignore[attr-defined]
              for n, g in enumerate(globs)]
     buffers: dict[SSAValue, Buffer] = {}
-    producer, rings, pending = None, 0, []
+    producer, rings = None, 0
     frags: dict[tuple, Fragment] = {}
     instruction = None
     for op in kernel.walk():
@@ -111,8 +110,6 @@ def read_anatomy(kernel: hbm.KernelOp) -> Anatomy:
             producer = op.warps.value.data
         elif isinstance(op, smem.MbarrierAllocOp):
             rings += 1
-        elif isinstance(op, smem.WaitOp):
-            pending.append(op.pending.value.data)
         elif isinstance(op, reg.MmaOp):
             instruction = instruction or "mma.sync.m16n8k16"
         elif isinstance(op, reg.WgmmaOp):
@@ -138,7 +135,7 @@ def read_anatomy(kernel: hbm.KernelOp) -> Anatomy:
     warps = hbm.parse_labels(kernel.attributes.get("reg.warps"))  # type: ignore[arg-type]
     staged = sorted(buffers.values(), key=lambda b: b.fill not in ("cp.async", "TMA"))  # the inputs' stages first
     return Anatomy(kernel.sym_name.data, kernel_level(kernel), kernel.grid_tiles, kernel.grid_shape(), kernel_stream(kernel),
-                   views, staged, producer, rings, max(pending) if pending else None, warps,
+                   views, staged, producer, rings, warps,
                    sorted(frags.values(), key=lambda f: "cabr".index(f.role) if f.role in "cabr" else 9), instruction,
                    loops_state)
 
@@ -220,6 +217,16 @@ def _draw_global(ax, g: GlobalView, a: Anatomy, colours, x: float, y_top: float,
     _rect(ax, x, top - bh, bw, bh, light, ec="none", z=2.2)
     _rect(ax, x, top - sh, sw, sh, dark, ec="none", z=2.4, alpha=0.85)
     _rect(ax, x, y0, w, h, "none", lw=0.9, z=2.6)
+    # the steps of a streamed axis, across what the block reads
+    for axis, horizontal in ((cols, True), (rows, False)):
+        if axis in a.stream and a.stream[axis] < g.shape[axis]:
+            n = -(-g.shape[axis] // a.stream[axis])
+            for k in range(2, n):
+                p = k * a.stream[axis] * scale
+                if horizontal:
+                    ax.plot([x + p, x + p], [top - bh, top], color="#2F7BB8", lw=0.5, ls=(0, (2, 2)), zorder=2.45)
+                else:
+                    ax.plot([x, x + bw], [top - p, top - p], color="#2F7BB8", lw=0.5, ls=(0, (2, 2)), zorder=2.45)
     # block boundaries of the grid axes
     for axis, horizontal in ((cols, True), (rows, False)):
         if axis in a.grid and a.grid[axis] > 1:
@@ -312,8 +319,8 @@ def _roles(a: Anatomy) -> list[tuple[str, list[str], str]]:
              ["wait for a full stage, compute on it,", "then arrive on its empty barrier"], "#FBE9DF"),
         ]
     warps = f"{a.compute_warps} warps" if a.warps else "every warp"
-    flight = f"{a.in_flight + 1} tiles in flight" if a.in_flight is not None else "copies in flight"
-    return [(f"{warps}: copy and compute", [f"cp.async a step ahead: {flight},", "wait and a barrier before each step"], "#EEF3E6")]
+    ahead = f"copies run {ring - 1} step{'s' if ring != 2 else ''} ahead of the math" if ring > 1 else "one stage: copy, then compute"
+    return [(f"{warps}: copy and compute", [f"cp.async {ahead},", "a wait and a barrier before each step"], "#EEF3E6")]
 
 
 def _column_reg(ax, a: Anatomy, colours, x: float, y: float, tile: dict[str, int]) -> tuple[float, float]:

@@ -373,7 +373,7 @@ class Extent:
         self.x0, self.x1, self.y0, self.y1 = min(self.x0, x0), max(self.x1, x1), min(self.y0, y0), max(self.y1, y1)
 
 
-INPUT_LEAD = 1.2  # an input stands further left than its column: room for its wires' labels
+INPUT_LEAD = 1.5  # an input stands further left than its column: room for its wires' labels
 
 
 def _x(n: Node) -> float:
@@ -578,4 +578,5 @@ def _stream_region(ax, c: Circuit, ext: Extent) -> None:
         lines.append("carries from tile to tile: " + "; ".join(f"{n} ({s})" for n, s in c.state))
     ax.text(x0 + 0.25, y0 - 0.15, "\n".join(lines), fontsize=style.SMALL_PT, color="#7A5B00", ha="left", va="top",
             zorder=5, linespacing=1.5)
-    ext.grow(x0, x1, y0 - 0.35 - 0.42 * len(lines), y1)
+    wide = max(len(line) for line in lines) * 0.16  # 7.5 pt characters, in units
+    ext.grow(x0, max(x1, x0 + 0.25 + wide), y0 - 0.35 - 0.42 * len(lines), y1)

@@ -108,7 +108,7 @@ def draw_lowered(lowered: Lowered, path: str, hw: str = "h100") -> None:
     cap_h = 0.3 if caption else 0.0
     left_w = max(wc, wa)
     left_h = hc + (GAP + ha if ax_a is not None else 0.0) + cap_h
-    columns = flow(sections, max(left_h, 3.0))
+    columns = flow(sections, max(left_h, 4.6))
     hp = max(panel_height(c) for c in columns) + 0.1
     W = MARGIN + left_w + GAP + PANEL * len(columns) + MARGIN
     H = HEADER + max(left_h, hp) + MARGIN
@@ -133,7 +133,7 @@ def draw_lowered(lowered: Lowered, path: str, hw: str = "h100") -> None:
     fig.text(MARGIN / W, 1 - 0.22 / H, f"@{name} at the {level} level", fontsize=style.TITLE_PT + 2, fontweight="bold",
              color=style.INK, va="top", ha="left")
     sub = LEVEL_SAYS[level] + (f"; {lowered.how}" if lowered.how else "")
-    per_line = max(60, int(left_w * 17))  # characters of 7.5 pt a line
+    per_line = max(60, int((W - 2 * MARGIN) * 17))  # characters of 7.5 pt a line
     fig.text(MARGIN / W, 1 - 0.5 / H, "\n".join(_wrap(sub, per_line)[:2]), fontsize=7.5, color=style.MUTED,
              va="top", ha="left", linespacing=1.4)
     fig.text((MARGIN + left_w + GAP) / W, 1 - 0.28 / H, f"napkin model, {hw_name}", fontsize=10, fontweight="bold",

@@ -116,21 +116,23 @@ def run_to_level(module: ModuleOp, spec: str, level: str | None) -> Lowered:
             raise _Reached
 
     classes = _napkin_pass_classes() + [type(p) for p in pipeline.passes]
+    stopped = False
     try:
         with _watching(list(dict.fromkeys(classes)), module, seen):
             pipeline.apply(ctx, module)
     except _Reached:
-        pass
+        stopped = True
     if level is None:
         module.verify()
-        return Lowered(module, module_level(module), diagram, spec, at_hbm)
+        return Lowered(module, module_level(module), diagram, f"passes {spec}", at_hbm)
     if at_level is None:
         end = module_level(module)
         where = "starts" if LEVELS.index(start) > LEVELS.index(level) else "stops"
         lvl = start if where == "starts" else end
         raise UserError(f"the pipeline '{spec}' never leaves the module at the {level} level: the module {where} at the "
                         f"{lvl} level")
-    return Lowered(at_level, level, diagram, spec, at_hbm)
+    how = f"passes {spec}" + (f", stopped at the {level} level" if stopped else "")
+    return Lowered(at_level, level, diagram, how, at_hbm)
 
 
 def lower_to(module: ModuleOp, level: str, hw: str = "h100", target: str = "sm80") -> Lowered:

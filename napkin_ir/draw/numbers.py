@@ -64,12 +64,12 @@ def kernel_sections(kernel: dict, hw_name: str) -> list[Section]:
 def function_sections(f: dict, hw_name: str, titles: list[str] | None = None) -> list[Section]:
     """Sections from `report.function_dict`: each op a kernel of its own (unfused), named
     by `titles` (as the picture names them) where given."""
-    ops = Section("each op on its own (unfused)")
+    ops = Section("each op a kernel: bytes · FLOPs · bound")
     names = titles if titles and len(titles) == len(f["ops"]) else [o["op"].removeprefix("ncd.") for o in f["ops"]]
     for o, name in zip(f["ops"], names):
         flops = o["tensor_flops"] + o["alu_ops"] + o["sfu_ops"]
-        ops.rows.append((f"{name} {o['result']}", f"{style.si(o['read'] + o['written'], 'B')}, {style.si(flops)} FLOP, "
-                                                   f"{o['bound']}"))
+        ops.rows.append((f"{name} {o['result']}", f"{style.si(o['read'] + o['written'], 'B')} · {style.si(flops)} · "
+                                                   f"{BOUND_NAMES[o['bound']]}"))
     fusion = Section("HBM bytes", [("unfused", style.si(f["unfused_bytes"], "B")), ("fused", style.si(f["fused_bytes"], "B")),
                                    ("fusion saves", f"{f['saving_bytes'] / f['unfused_bytes'] * 100:.0f}%" if f["unfused_bytes"] else "-")])
     time = Section(f"time on the {hw_name}", [("unfused", style.seconds(f["unfused_time_s"])),

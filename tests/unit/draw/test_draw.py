@@ -87,7 +87,7 @@ def test_every_example_at_the_ncd_level(name, tmp_path):
     texts = svg_texts(draw(source(name), tmp_path))
     assert_diagram(texts, module)
     assert f"@{name} at the ncd level" in texts
-    assert "each op on its own (unfused)" in texts and "fused floor" in texts  # the model's numbers beside it
+    assert "each op a kernel: bytes · FLOPs · bound" in texts and "fused floor" in texts  # the model's numbers beside it
     assert "Σ" in texts  # a contraction's summed wires meet
 
 
