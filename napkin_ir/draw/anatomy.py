@@ -355,8 +355,8 @@ def _column_reg(ax, a: Anatomy, colours, x: float, y: float, tile: dict[str, int
               weight="bold", rotation=90)
     tx = x + 0.25 + w + 0.22
     split = " × ".join(f"{k} {v}" for k, v in a.warps.items()) if a.warps else "-"
-    lines = [(f"the block's tile over {a.compute_warps if a.warps else '?'} warps", True),
-             (f"split {split}" if a.warps else "smem-to-reg splits it", False)]
+    lines = [(f"the block's tile over {a.compute_warps} warps" if a.warps else "the block's tile", True),
+             (f"split {split}" if a.warps else "smem-to-reg splits it over warps", False)]
     if a.instruction:
         lines.append((a.instruction, False))
     pos = top
@@ -409,7 +409,7 @@ def draw_anatomy(ax, a: Anatomy, colours: dict[str, str], x: float = 0.0, y: flo
         if n:
             arrow = "cp.async" if any(b.fill == "cp.async" for b in a.buffers) else "TMA" if n == 1 else ""
             if n == 2:
-                arrow = "wgmma" if a.instruction and a.instruction.startswith("wgmma") else "ldmatrix"
+                arrow = ("wgmma" if a.instruction.startswith("wgmma") else "ldmatrix") if a.instruction else "read"
             ax.annotate("", (cx + 0.02, y - 0.1), (cx - COLUMN_GAP + 0.08, y - 0.1),
                         arrowprops={"arrowstyle": "-|>", "color": style.MUTED, "lw": 1.2}, zorder=6)
             _text(ax, cx - COLUMN_GAP / 2 + 0.05, y - 0.15, arrow, size=6.3, ha="center", colour=style.MUTED)
