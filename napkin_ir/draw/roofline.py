@@ -110,7 +110,7 @@ def _kernel_panel(ax, r, report: Report) -> None:
         xe = roof / bw
         ax.plot([x0, xe], [bw * x0, roof], color=UNIT_COLOURS[unit], lw=2.6 if binds else 1.3,
                 ls="-" if binds else (0, (5, 2)), zorder=3 if binds else 2)
-        xl = max(x0 * 2.2, y0 * 1.6 / bw)
+        xl = max(x0 * 1.3, y0 * 2.2 / bw)  # low on its slope: apart from the others and from the points
         ax.text(xl, bw * xl * 1.25, f"{BOUND_NAMES[unit]} {style.si(bw, 'B/s')}", fontsize=7.5, color=UNIT_COLOURS[unit],
                 rotation=_slope_angle(ax), rotation_mode="anchor", ha="left", va="bottom",
                 fontweight="bold" if binds else "normal", zorder=5)
