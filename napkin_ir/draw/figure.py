@@ -81,7 +81,8 @@ def draw_lowered(lowered: Lowered, path: str, hw: str = "h100") -> None:
         raise UserError(f"napkin-draw draws one function or kernel a picture; the module has {count}"
                         + ("" if count else " (nothing to draw)"))
     diagram = module if level == "ncd" else lowered.diagram
-    state_from = _kernel(lowered.kernel_module) or kernel
+    # the loop's state as the hbm level has it (per block, not per warp); none for a diagram
+    state_from = None if level == "ncd" else _kernel(lowered.kernel_module) or kernel
     circuit = build_circuit(diagram, state_from)
     colours = style.axis_colours(list(circuit.sizes))
 

@@ -197,3 +197,9 @@ def test_the_model_chooses_the_tiles_when_only_a_level_is_given(tmp_path):
     assert lowered.level == "hbm" and lowered.how.startswith("tiles chosen by the napkin model")
     draw_lowered(lowered, str(tmp_path / "x.svg"))
     assert "tiles chosen by the napkin model" in " ".join(svg_texts(tmp_path / "x.svg"))
+
+
+def test_a_diagram_stopped_at_the_ncd_level_shows_no_loop_state(tmp_path):
+    texts = svg_texts(draw(source("attention"), tmp_path, "napkin-sm80", "ncd"))
+    assert any(t.startswith("streaming loop:") for t in texts)  # relabelled: j is streamed
+    assert not any(t.startswith("carries from tile to tile") for t in texts)  # decided by ncd-to-hbm, below
