@@ -108,3 +108,9 @@ def test_napkin_model_plots_the_roofline(level_spec, tmp_path, capsys):
 def test_napkin_model_plot_with_a_bad_name_is_refused(tmp_path, capsys):
     code, _, err = run(model_cli.main, [str(EXAMPLES / "matmul.mlir"), "--plot", str(tmp_path / "r.bmp")], capsys)
     assert code == 1 and "name it .svg, .png or .pdf" in one_diagnostic(err, "napkin-model")
+
+
+def test_without_matplotlib_the_diagnostic_says_how_to_get_it(tmp_path, capsys, monkeypatch):
+    monkeypatch.setitem(sys.modules, "matplotlib", None)  # import matplotlib now fails
+    code, _, err = run(draw_cli.main, [str(EXAMPLES / "matmul.mlir"), "-o", str(tmp_path / "x.svg")], capsys)
+    assert code == 1 and "pip install 'napkin-ir[draw]'" in one_diagnostic(err)
