@@ -18,7 +18,6 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from xdsl.dialects.builtin import IntegerAttr
 from xdsl.ir import SSAValue
 
 from napkin_ir.dialects import hbm, reg, smem
@@ -206,7 +205,6 @@ def _draw_global(ax, g: GlobalView, a: Anatomy, colours, x: float, y_top: float,
         for k in (2, 1):
             _rect(ax, x + 0.06 * k, y0 + 0.06 * k, w, h, "white", ec=style.MUTED, lw=0.6, z=1)
     _rect(ax, x, y0, w, h, "#FAFAFA", lw=0.9, z=2)
-    colour = colours.get(cols or "", style.INK)
     # what the block reads over the loop (light) and one step's tile (dark)
     bw = (_extent(a, cols, g.shape[cols])[0] * scale if cols else w)
     bh = (_extent(a, rows, g.shape[rows])[0] * scale if rows else h)
@@ -314,7 +312,9 @@ def _roles(a: Anatomy) -> list[tuple[str, list[str], str]]:
         consumers = a.compute_warps or 4
         return [
             (f"producer: {a.producer_warps} warp{'s' if a.producer_warps != 1 else ''}",
-             ["waits for an empty stage, issues TMA copies", f"a ring of {ring} stages, full/empty mbarriers"], "#E3EEF9"),
+             ["waits for an empty stage, issues TMA copies",
+              f"a ring of {ring} stages: full and empty mbarriers" if a.barrier_rings == 2
+              else f"a ring of {ring} stages, {a.barrier_rings} mbarrier rings"], "#E3EEF9"),
             (f"consumers: {consumers} warps" + (f" ({consumers // 4} warpgroups)" if consumers % 4 == 0 and consumers > 4 else ""),
              ["wait for a full stage, compute on it,", "then arrive on its empty barrier"], "#FBE9DF"),
         ]
