@@ -20,7 +20,7 @@ from napkin_ir.dialects.ptx import ops as P
 from napkin_ir.interpreters.run import find_entry
 from napkin_ir.pipelines import run_pipeline, sm80_gemm_pipeline
 from napkin_ir.diagrams import gemm
-from tests.unit.lowering.test_reg_to_ptx import CASES, HALF, run_kernel
+from test_reg_to_ptx import CASES, HALF, run_kernel
 
 
 def emulate(m, n, k, dtype, block, warps, stages, *, lazy=True, reverse=True, layout="auto", seed=0):
@@ -82,23 +82,11 @@ def test_unrolled_and_prefetched_keep_the_numbers(m, n, k, tiles, stages):
     assert stages_read and all(isinstance(v.owner, arith.ConstantOp) for v in stages_read)
 
 
-def _diagram(a_type: str, b_type: str, out_type: str, acc_type: str, name: str) -> str:
-    cast = f"  %o = ncd.map cast %c : {acc_type} -> {out_type}\n" if acc_type != out_type else ""
-    res = "%o" if cast else "%c"
-    return (f"func.func @{name}(%a: {a_type}, %b: {b_type}) -> {out_type} {{\n"
-            f"  %c = ncd.contract %a, %b over [k] : {a_type}, {b_type} -> {acc_type}\n{cast}"
-            f"  func.return {res} : {out_type}\n}}\n")
-
-
 NEW_DIAGRAMS = {
     # name: (text, grid, inputs' shapes, the reference)
-    "batched": (_diagram("!ncd.tensor<b=3, m=72, k=40 : bf16>", "!ncd.tensor<b=3, k=40, n=80 : bf16>", "!ncd.tensor<b=3, m=72, n=80 : bf16>",
-                         "!ncd.tensor<b=3, m=72, n=80 : f32>", "bmm"), "b,m:64,n:64", [(3, 72, 40), (3, 40, 80)],
-                lambda a, b: np.einsum("bmk,bkn->bmn", a, b)),
-    "b_nk": (_diagram("!ncd.tensor<m=72, k=40 : bf16>", "!ncd.tensor<n=80, k=40 : bf16>", "!ncd.tensor<m=72, n=80 : bf16>",
-                      "!ncd.tensor<m=72, n=80 : bf16>", "gemm_bt"), "m:64,n:64", [(72, 40), (80, 40)], lambda a, b: a @ b.T),
-    "f32_out": (_diagram("!ncd.tensor<m=72, k=40 : bf16>", "!ncd.tensor<k=40, n=80 : bf16>", "!ncd.tensor<m=72, n=80 : f32>",
-                         "!ncd.tensor<m=72, n=80 : f32>", "gemm_f32"), "m:64,n:64", [(72, 40), (40, 80)], lambda a, b: a @ b),
+    "batched": (gemm(72, 80, 40, name="bmm", batch=3), "b,m:64,n:64", [(3, 72, 40), (3, 40, 80)], lambda a, b: np.einsum("bmk,bkn->bmn", a, b)),
+    "b_nk": (gemm(72, 80, 40, name="gemm_bt", b_nk=True), "m:64,n:64", [(72, 40), (80, 40)], lambda a, b: a @ b.T),
+    "f32_out": (gemm(72, 80, 40, name="gemm_f32", out_dtype="f32"), "m:64,n:64", [(72, 40), (40, 80)], lambda a, b: a @ b),
 }
 
 
