@@ -101,6 +101,12 @@ def _reg_prefetch() -> type[ModulePass]:
     return RegPrefetchPass
 
 
+def _ncd_autotile() -> type[ModulePass]:
+    from napkin_ir.passes.autotile import NcdAutotilePass
+
+    return NcdAutotilePass
+
+
 def _hbm_launch() -> type[ModulePass]:
     from napkin_ir.passes.launch import HbmLaunchPass
 
@@ -123,6 +129,7 @@ def napkin_passes() -> dict[str, Callable[[], type[ModulePass]]]:
     return {
         "convert-arith-to-ptx": _convert_arith_to_ptx,
         "ncd-relabel": _relabel,
+        "ncd-autotile": _ncd_autotile,
         "ncd-to-hbm": _ncd_to_hbm,
         "hbm-launch": _hbm_launch,
         "hbm-to-smem": _hbm_to_smem,

@@ -6,9 +6,7 @@ spreads axes `m` and `n` over thread blocks in tiles of 128 (each block owns one
 tile) and streams axis `k` through the block 32 at a time; unlabelled axes stay whole.
 An axis named without a tile has tiles of 1: `grid="b,h,i:128"` gives each block one
 batch entry and one head.
-With no labels at all (`ncd-relabel` or `ncd-relabel{hw=h200}`) the napkin model chooses
-them (`napkin_ir.model.autotile`: each candidate lowered and its time predicted on `hw`),
-writes what it chose and why on the function as `ncd.autotile` and says it on stderr.
+To let the napkin model choose the labels, run `ncd-autotile` instead (passes/autotile.py).
 The labels are written on each function as `ncd.grid` and `ncd.stream`; `ncd-to-hbm`
 reads them. Labels that name no axis, tiles that do not fit their axis, grid axes that
 are not output axes and streamed axes that are, are refused with a diagnostic.
@@ -80,39 +78,25 @@ def check_labels(f: func.FuncOp, grid: dict[str, int], stream: dict[str, int]) -
 
 @dataclass(frozen=True)
 class RelabelPass(ModulePass):
-    _reason = ""
-
     name = "ncd-relabel"
     grid: str = ""
     stream: str = ""
-    hw: str = "h100"
-
-    def _autotile(self, op: builtin.ModuleOp) -> tuple[dict[str, int], dict[str, int]]:
-        """The labels the napkin model predicts fastest; the reason is kept for the IR and stderr."""
-        import sys
-
-        from napkin_ir.errors import UserError
-        from napkin_ir.model.autotile import autotile
-
-        try:
-            result = autotile(op.clone(), self.hw)
-        except UserError as e:
-            raise PassFailedException(f"ncd-relabel: no labels given and the model cannot choose them: {e}") from None
-        object.__setattr__(self, "_reason", result.reason)
-        print(f"ncd-relabel: {result.reason}", file=sys.stderr)
-        return dict(result.config.grid), dict(result.config.stream)
 
     def apply(self, ctx: Context, op: builtin.ModuleOp) -> None:
         grid = parse_label_option("grid", self.grid)
         stream = parse_label_option("stream", self.stream)
         if not grid and not stream:
-            grid, stream = self._autotile(op)
-        funcs = [f for f in op.walk() if isinstance(f, func.FuncOp) and f.body.blocks]
-        if not funcs:
-            raise PassFailedException("ncd-relabel: the module has no function to label")
-        for f in funcs:
-            check_labels(f, grid, stream)
-            if self._reason:
-                f.attributes["ncd.autotile"] = builtin.StringAttr(self._reason)
-            f.attributes["ncd.grid"] = format_labels(grid)
-            f.attributes["ncd.stream"] = format_labels(stream)
+            raise PassFailedException('ncd-relabel: no labels given; say where axes live (grid="m:128,n:128" stream="k:32") '
+                                      "or let the napkin model choose them with ncd-autotile{hw=h200}")
+        label(op, grid, stream)
+
+
+def label(op: builtin.ModuleOp, grid: dict[str, int], stream: dict[str, int]) -> None:
+    """Write `grid` and `stream` on every function of `op`, after checking them."""
+    funcs = [f for f in op.walk() if isinstance(f, func.FuncOp) and f.body.blocks]
+    if not funcs:
+        raise PassFailedException("ncd-relabel: the module has no function to label")
+    for f in funcs:
+        check_labels(f, grid, stream)
+        f.attributes["ncd.grid"] = format_labels(grid)
+        f.attributes["ncd.stream"] = format_labels(stream)
