@@ -42,6 +42,43 @@ def attention_diagram(kind: str, b: int, h: int, n: int, d: int, dtype: str = "b
     return "\n".join(lines)
 
 
+def sm80_attention_pass_list(module: ModuleOp, block: int = 128, stream: int = 64, warps: int | None = None, stages: int = 3,
+                             q_in_registers: bool = True, blocks_per_sm: int = 1) -> tuple:
+    """The passes that take `module`, attention, to sm_80 PTX: `sm80_attention_pipeline`
+    with its axes and tiles fitted to them, then reg-to-ptx."""
+    from xdsl.dialects import func
+    from xdsl.utils.exceptions import PassFailedException
+
+    from napkin_ir.lowering.reg_to_ptx import RegToPtxPass
+    from napkin_ir.passes.relabel import function_axes
+
+    axes = attention_axes(module)
+    if axes is None:
+        raise PassFailedException("the diagram is not attention (two contractions, the second over the first's keys)")
+    batch, i, j = axes
+    (f,) = [op for op in module.walk() if isinstance(op, func.FuncOp) and op.body.blocks]
+    sizes = function_axes(f)
+    fitted = fit_tiles(sizes[i], sizes[j], block, stream, warps)
+    return (*_attention_passes(fitted["block"], fitted["stream"], fitted["warps"], stages, q_in_registers, (i, j), batch, blocks_per_sm),
+            RegToPtxPass())
+
+
+def _attention_passes(block: int, stream: int, warps: int | None, stages: int, q_in_registers: bool, axes: tuple[str, str],
+                      batch: tuple[str, ...], blocks_per_sm: int) -> tuple:
+    from napkin_ir.lowering.hbm_to_smem import HbmToSmemPass
+    from napkin_ir.lowering.ncd_to_hbm import NcdToHbmPass
+    from napkin_ir.lowering.smem_to_reg import SmemToRegPass
+    from napkin_ir.passes.launch import HbmLaunchPass
+    from napkin_ir.passes.relabel import RelabelPass
+
+    i, j = axes
+    w = warps or block // 16
+    # the query tiles of one head run together (they share its K and V in L2), longest first
+    return (RelabelPass(grid=",".join([*batch, f"{i}:{block}"]), stream=f"{j}:{stream}"), NcdToHbmPass(),
+            HbmLaunchPass(blocks_per_sm=blocks_per_sm, order="last"), HbmToSmemPass(stages=stages, layout="pad8"),
+            SmemToRegPass(warps=f"{i}:{w}", hoist=q_in_registers))
+
+
 def sm80_attention_pipeline(block: int = 128, stream: int = 64, warps: int | None = None, stages: int = 3,
                             q_in_registers: bool = True, axes: tuple[str, str] = ("i", "j"),
                             batch: tuple[str, ...] = ("b", "h"), blocks_per_sm: int = 1) -> str:
@@ -50,14 +87,9 @@ def sm80_attention_pipeline(block: int = 128, stream: int = 64, warps: int | Non
     `stages` shared-memory stages, `warps` warps sharing the rows (16 each by default), Q's
     fragments loaded once (`q_in_registers`) or at each product, and registers left for
     `blocks_per_sm` blocks on a multiprocessor."""
-    i, j = axes
-    w = warps or block // 16
-    grid = ",".join([*batch, f"{i}:{block}"])
-    hoist = "" if q_in_registers else " hoist=false"
-    # the query tiles of one head run together (they share its K and V in L2), longest first
-    launch = f",hbm-launch{{blocks_per_sm={blocks_per_sm} order=last}}"
-    return (f'ncd-relabel{{grid="{grid}" stream="{j}:{stream}"}},ncd-to-hbm{launch},hbm-to-smem{{stages={stages} layout=pad8}},'
-            f'smem-to-reg{{warps="{i}:{w}"{hoist}}}')
+    from napkin_ir.passmanager import spec
+
+    return spec(_attention_passes(block, stream, warps, stages, q_in_registers, axes, batch, blocks_per_sm))
 
 
 def fit_tiles(n_queries: int, n_keys: int, block: int = 128, stream: int = 64, warps: int | None = None) -> dict[str, int]:
@@ -97,23 +129,12 @@ def attention_axes(module: ModuleOp) -> tuple[tuple[str, ...], str, str] | None:
     return batch, queries[0], j
 
 
-def sm80_attention_passes(module: ModuleOp, block: int = 128, stream: int = 64, warps: int | None = None, stages: int = 3,
-                          q_in_registers: bool = True, blocks_per_sm: int = 1) -> str | None:
-    """The passes that take `module`, if it is attention, to the register level on sm_80
-    (`sm80_attention_pipeline` with its axes, tiles fitted to them); None otherwise."""
-    from xdsl.dialects import func
+def sm80_attention_passes(module: ModuleOp, **config) -> str | None:
+    """The pipeline spec that takes `module`, if it is attention, to the register level on
+    sm_80 (`sm80_attention_pass_list` without reg-to-ptx); None otherwise."""
+    from napkin_ir.passmanager import spec
 
-    from napkin_ir.passes.relabel import function_axes
-
-    axes = attention_axes(module)
-    if axes is None:
-        return None
-    batch, i, j = axes
-    (f,) = [op for op in module.walk() if isinstance(op, func.FuncOp) and op.body.blocks]
-    sizes = function_axes(f)
-    fitted = fit_tiles(sizes[i], sizes[j], block, stream, warps)
-    return sm80_attention_pipeline(fitted["block"], fitted["stream"], fitted["warps"], stages, q_in_registers, (i, j), batch,
-                                   blocks_per_sm)
+    return spec(sm80_attention_pass_list(module, **config)[:-1]) if attention_axes(module) is not None else None
 
 
 def compile_attention(text: str, **config) -> tuple[str, dict]:
@@ -121,14 +142,13 @@ def compile_attention(text: str, **config) -> tuple[str, dict]:
     the tiles shrink to fit short sequences (`fit_tiles`)."""
     import io
 
+    from napkin_ir import registry
     from napkin_ir.dialects.ptx.printer import print_ptx
-    from napkin_ir.pipelines import launch_config, run_pipeline
+    from napkin_ir.pipelines import launch_config, run_passes, run_pipeline
 
     module = run_pipeline(text)
-    passes = sm80_attention_passes(module, **config)
-    if passes is None:
-        raise ValueError("compile_attention: the diagram is not attention (two contractions, the second over the first's keys)")
-    module = run_pipeline(text, passes + ",reg-to-ptx")
+    run_passes(registry.make_context(), module, sm80_attention_pass_list(module, **config))
+    module.verify()
     out = io.StringIO()
     print_ptx(module, out)
     return out.getvalue(), launch_config(module)

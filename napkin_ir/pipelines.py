@@ -2,55 +2,36 @@
 
 `napkin-opt -p ...` and Python users share this: `compile_to_ptx(text, "convert-arith-to-ptx")`
 parses, verifies, runs the pipeline (xDSL's spec syntax, napkin's and xDSL's passes) and
-prints PTX. The whole-way pipelines `napkin-sm80` and `napkin-sm90` join here as the levels
-between `ncd` and `ptx` land.
+prints PTX.
+
+The whole-way pipelines `napkin-sm80` and `napkin-sm90` are passes made of passes
+(`passmanager.PipelinePass`): what they run depends on the diagram (a GEMM or attention,
+its axes, the model's choice of tiles), so each one looks at the module when its turn
+comes and returns the pass instances, with typed options, that take it to PTX.
+`run_passes` (and so `napkin-opt`) splices those into the pipeline it is running:
+`--print-between-passes` shows every level, `--time-passes` times each pass. An option a
+pipeline cannot honour for the diagram at hand is an error that names it.
 """
 
 from __future__ import annotations
 
-import io
-
-from xdsl.dialects.builtin import ModuleOp
-from xdsl.parser import Parser
-from xdsl.passes import PassPipeline
-from xdsl.universe import Universe
-
+from collections.abc import Sequence
 from dataclasses import dataclass
 
-from xdsl.context import Context
 from xdsl.dialects import func
-from xdsl.dialects.builtin import StringAttr
+from xdsl.dialects.builtin import ModuleOp, StringAttr
 from xdsl.passes import ModulePass
 from xdsl.utils.exceptions import PassFailedException
 
-from napkin_ir import registry
+from napkin_ir.passmanager import PipelinePass, available_passes, compile_to_ptx, run_passes, run_pipeline, spec
 
+__all__ = ["NapkinSm80Pass", "NapkinSm90Pass", "PipelinePass", "available_passes", "compile_to_ptx", "gemm_axes", "launch_config",
+           "run_passes", "run_pipeline", "sm80_gemm_passes", "sm80_gemm_pipeline", "sm90_gemm_passes", "sm90_gemm_pipeline", "spec"]
 
-def available_passes() -> dict:
-    return {**Universe.get_multiverse().all_passes, **registry.napkin_passes()}
-
-
-def run_pipeline(text: str, pipeline: str = "", *, name: str = "<input>") -> ModuleOp:
-    ctx = registry.make_context()
-    module = Parser(ctx, text, name).parse_module()
-    module.verify()
-    PassPipeline.parse_spec(available_passes(), pipeline, lambda *_: None).apply(ctx, module)
-    module.verify()
-    return module
-
-
-def compile_to_ptx(text: str, pipeline: str = "", *, arch: str | None = None, name: str = "<input>") -> str:
-    from napkin_ir.dialects.ptx.printer import print_ptx
-
-    out = io.StringIO()
-    print_ptx(run_pipeline(text, pipeline, name=name), out, arch)
-    return out.getvalue()
-
-
-def sm80_gemm_pipeline(block: tuple[int, int, int] = (128, 128, 32), warps: tuple[int, int] = (2, 2), stages: int = 3,
-                       axes: tuple[str, str, str] = ("m", "n", "k"), layout: str = "auto", group: int = 0,
-                       unroll: bool = False) -> str:
-    """The pass pipeline from a labelled-able GEMM diagram to sm_80 PTX (the start of napkin-sm80).
+def sm80_gemm_passes(block: tuple[int, int, int] = (128, 128, 32), warps: tuple[int, int] = (2, 2), stages: int = 3,
+                     axes: tuple[str, str, str] = ("m", "n", "k"), layout: str = "auto", group: int = 0,
+                     unroll: bool = False) -> tuple[ModulePass, ...]:
+    """The passes from a GEMM diagram to sm_80 PTX (what napkin-sm80 runs for a GEMM).
     `layout="auto"` swizzles the stages where their rows allow it (64 bytes or a multiple of
     128: A's rows are the stream tile, B's the column tile), else pads them (`pad8`).
     `group` launches the blocks in bands of that many block rows, column by column
@@ -58,31 +39,57 @@ def sm80_gemm_pipeline(block: tuple[int, int, int] = (128, 128, 32), warps: tupl
     plain order, the first axis fastest. `unroll` unrolls the stream loop and loads
     fragments a step ahead as passes (`smem-unroll-stages`, `reg-prefetch`), so that
     `reg-to-ptx` lowers the kernel op by op instead of emitting it whole."""
+    from napkin_ir.dialects.smem import swizzle_fits
+    from napkin_ir.lowering.hbm_to_smem import HbmToSmemPass
+    from napkin_ir.lowering.ncd_to_hbm import NcdToHbmPass
+    from napkin_ir.lowering.reg_to_ptx import RegToPtxPass
+    from napkin_ir.lowering.smem_to_reg import SmemToRegPass
+    from napkin_ir.passes.launch import HbmLaunchPass
+    from napkin_ir.passes.prefetch import RegPrefetchPass
+    from napkin_ir.passes.relabel import RelabelPass
+    from napkin_ir.passes.unroll_stages import SmemUnrollStagesPass
+
     (m, n, k), (bm, bn, bk) = axes, block
     if layout == "auto":
-        from napkin_ir.dialects.smem import swizzle_fits
-
         layout = "swizzle" if swizzle_fits(2 * bk) and swizzle_fits(2 * bn) else "pad8"
-    launch = f"hbm-launch{{group={group}}}," if group else ""
-    return (f'ncd-relabel{{grid="{m}:{bm},{n}:{bn}" stream="{k}:{bk}"}},ncd-to-hbm,{launch}'
-            f'hbm-to-smem{{stages={stages} layout={layout}}},smem-to-reg{{warps="{m}:{warps[0]},{n}:{warps[1]}"}},'
-            + ("smem-unroll-stages,reg-prefetch," if unroll else "") + 'reg-to-ptx')
+    return (RelabelPass(grid=f"{m}:{bm},{n}:{bn}", stream=f"{k}:{bk}"), NcdToHbmPass(),
+            *((HbmLaunchPass(group=group),) if group else ()),
+            HbmToSmemPass(stages=stages, layout=layout), SmemToRegPass(warps=f"{m}:{warps[0]},{n}:{warps[1]}"),
+            *((SmemUnrollStagesPass(), RegPrefetchPass()) if unroll else ()), RegToPtxPass())
 
 
-def sm90_gemm_pipeline(block: tuple[int, int, int] = (128, 256, 64), stages: int = 4,
-                       axes: tuple[str, str, str] = ("m", "n", "k"), group: int = 0, blocks_per_sm: int = 1,
-                       persistent: bool = False, cluster: int = 1, store: str = "auto") -> str:
-    """The pass pipeline from a GEMM diagram to sm_90a PTX (TMA, mbarriers, wgmma; napkin-sm90).
+def sm80_gemm_pipeline(*args, **kwargs) -> str:
+    """`sm80_gemm_passes` as a pipeline spec."""
+    return spec(sm80_gemm_passes(*args, **kwargs))
+
+
+def sm90_gemm_passes(block: tuple[int, int, int] = (128, 256, 64), stages: int = 4,
+                     axes: tuple[str, str, str] = ("m", "n", "k"), group: int = 0, blocks_per_sm: int = 1,
+                     persistent: bool = False, cluster: int = 1, store: str = "auto") -> tuple[ModulePass, ...]:
+    """The passes from a GEMM diagram to sm_90a PTX (TMA, mbarriers, wgmma; napkin-sm90).
     `store="tma"` writes the output through shared memory with TMA stores, `"direct"` from
     registers to global memory; `"auto"` takes TMA stores where their two-stage panel buffer
     (rows x 64 x 2 bytes, twice) fits beside the stages, as it is faster (docs/benchmarks.md)."""
+    from napkin_ir.lowering.hbm_to_smem import HbmToSmemPass
+    from napkin_ir.lowering.ncd_to_hbm import NcdToHbmPass
+    from napkin_ir.lowering.reg_to_ptx import RegToPtxPass
+    from napkin_ir.lowering.smem_to_reg import SmemToRegPass
+    from napkin_ir.passes.launch import HbmLaunchPass
+    from napkin_ir.passes.relabel import RelabelPass
+
     (m, n, k), (bm, bn, bk) = axes, block
     smem_budget = 227 * 1024 // blocks_per_sm - 1024 - 8 * 2 * stages  # the alignment slack and barriers
     if store == "auto":
         staged = stages * (bm * bk + bk * bn) * 2 + 2 * bm * 64 * 2
         store = "tma" if bn % 64 == 0 and staged <= smem_budget else "direct"
-    return (f'ncd-relabel{{grid="{m}:{bm},{n}:{bn}" stream="{k}:{bk}"}},ncd-to-hbm,hbm-launch{{group={group} blocks_per_sm={blocks_per_sm} persistent={str(persistent).lower()} cluster={cluster}}},'
-            f'hbm-to-smem{{stages={stages} copy=tma store={store} smem_bytes={smem_budget}}},smem-to-reg{{mma=wgmma}},reg-to-ptx')
+    return (RelabelPass(grid=f"{m}:{bm},{n}:{bn}", stream=f"{k}:{bk}"), NcdToHbmPass(),
+            HbmLaunchPass(group=group, blocks_per_sm=blocks_per_sm, persistent=persistent, cluster=cluster),
+            HbmToSmemPass(stages=stages, copy="tma", store=store, smem_bytes=smem_budget), SmemToRegPass(mma="wgmma"), RegToPtxPass())
+
+
+def sm90_gemm_pipeline(*args, **kwargs) -> str:
+    """`sm90_gemm_passes` as a pipeline spec."""
+    return spec(sm90_gemm_passes(*args, **kwargs))
 
 
 def launch_config(module: ModuleOp) -> dict[str, object]:
@@ -98,13 +105,14 @@ def launch_config(module: ModuleOp) -> dict[str, object]:
     return {"name": kernel.sym_name.data, "grid": grid, "block": block, "smem": smem, "tma": tma}
 
 
-def _ints(text: str, n: int, what: str, pipeline: str = "napkin-sm80") -> tuple[int, ...]:
+def _ints(text: str, n: int, what: str, pipeline: str = "napkin-sm80", meaning: str = "") -> tuple[int, ...]:
     try:
         vals = tuple(int(x) for x in text.split(","))
     except ValueError:
         vals = ()
     if len(vals) != n or min(vals) <= 0:
-        raise PassFailedException(f"{pipeline}: {what}=\"{text}\" should be {n} positive integers separated by commas")
+        raise PassFailedException(f"{pipeline}: {what}=\"{text}\" should be {n} positive integers separated by commas"
+                                  + (f" ({meaning})" if meaning else ""))
     return vals
 
 
@@ -143,20 +151,28 @@ def _autotile(module: ModuleOp, hw: str, target: str, pipeline: str, group: int 
     return result
 
 
+def _refuse(pipeline: str, what: str, given: dict[str, object]) -> None:
+    """An error naming the options that `what` cannot honour, where any was given."""
+    bad = [f"{k}={str(v).lower() if isinstance(v, bool) else v}" for k, v in given.items() if v]
+    if bad:
+        raise PassFailedException(f"{pipeline}: {', '.join(bad)} cannot be honoured for {what}")
+
+
 @dataclass(frozen=True)
-class NapkinSm80Pass(ModulePass):
-    """`napkin-sm80`: the whole way from a GEMM diagram to sm_80 PTX (cp.async, ldmatrix,
-    mma.sync). `block="128,128,32"` is the block tile (rows, columns, stream), `warps="2,2"`
-    how many warps share the rows and the columns, `stages` the pipeline depth;
-    `autotile=true` lets the napkin model choose all three for `hw` (h100, h200, a100);
-    `layout` the stages' layout (`swizzle`, `pad8`, or `auto`: swizzled where the tile's
-    rows allow); `group` the block-row bands of the launch order (L2 reuse; 0 = plain).
-    Attention diagrams (softmax, causal, spherical) take `block="rows,keys"` (128,64 by
-    default), `warps="n"` (rows / 16 by default) and `stages`."""
+class NapkinSm80Pass(PipelinePass):
+    """`napkin-sm80`: the whole way from a diagram to sm_80 PTX (cp.async, ldmatrix,
+    mma.sync). A GEMM takes `block="128,128,32"` (rows, columns, stream), `warps="2,2"`
+    (warps sharing the rows and the columns), `stages`; `autotile=true` lets the napkin
+    model choose all three for `hw` (h100, h200, a100); `layout` the stages' layout
+    (`swizzle`, `pad8`, or `auto`: swizzled where the tile's rows allow); `group` the
+    block-row bands of the launch order (L2 reuse; 0 = plain). Attention (softmax, causal,
+    spherical) takes `block="rows,keys"` (128,64 by default), `warps="n"` (rows / 16 by
+    default) and `stages`; the model does not choose attention tiles on sm_80, and its
+    stages are padded, launched head by head: `autotile`, `layout` and `group` are refused."""
 
     name = "napkin-sm80"
-    block: str = "128,128,32"
-    warps: str = "2,2"
+    block: str = ""
+    warps: str = ""
     stages: int = 3
     autotile: bool = False
     hw: str = "h100"
@@ -165,35 +181,33 @@ class NapkinSm80Pass(ModulePass):
     # faster, up to 5.4% slower (docs/benchmarks.md, "the launch order")
     group: int = 0
 
-    def apply(self, ctx: Context, op: ModuleOp) -> None:
-        from napkin_ir.attention_diagrams import attention_axes, sm80_attention_passes
+    def passes(self, module: ModuleOp) -> Sequence[ModulePass]:
+        from napkin_ir.attention_diagrams import attention_axes, sm80_attention_pass_list
 
-        if attention_axes(op) is not None:  # block="rows,keys", warps="n" (rows / 16 by default)
-            rows, keys = _ints(self.block, 2, "block") if self.block.count(",") == 1 else (128, 64)
-            warps = _ints(self.warps, 1, "warps")[0] if "," not in self.warps else None
-            spec = sm80_attention_passes(op, rows, keys, warps, self.stages)
-            PassPipeline.parse_spec(available_passes(), f"{spec},reg-to-ptx", lambda *_: None).apply(ctx, op)
-            return
-        axes = gemm_axes(op)
-        if self.group < 0:
-            raise PassFailedException(f"{self.name}: group must be 0 (plain launch order) or a positive band height, got {self.group}")
         if self.layout not in ("auto", "swizzle", "pad8", "row"):
             raise PassFailedException(f"{self.name}: layout must be auto, swizzle, pad8 or row, got '{self.layout}'")
+        if self.group < 0:
+            raise PassFailedException(f"{self.name}: group must be 0 (plain launch order) or a positive band height, got {self.group}")
+        if attention_axes(module) is not None:
+            _refuse(self.name, "attention on sm_80", {"autotile": self.autotile, "layout": self.layout if self.layout != "auto" else "",
+                                                      "group": self.group})
+            rows, keys = _ints(self.block, 2, "block", self.name, "for attention: query rows, keys") if self.block else (128, 64)
+            warps = _ints(self.warps, 1, "warps", self.name, "for attention: the warps sharing the rows")[0] if self.warps else None
+            return sm80_attention_pass_list(module, rows, keys, warps, self.stages)
+        axes = gemm_axes(module)
         if self.autotile:
-            result = _autotile(op, self.hw, "sm80", self.name, self.group)
-            c = result.config
+            _refuse(self.name, "autotile=true (the model chooses them)", {"block": self.block, "warps": self.warps})
+            c = _autotile(module, self.hw, "sm80", self.name, self.group).config
             block = (c.grid[axes[0]], c.grid[axes[1]], c.stream[axes[2]])
             warps = (c.warps.get(axes[0], 1), c.warps.get(axes[1], 1))
-            spec = sm80_gemm_pipeline(block, warps, c.stages, axes, self.layout, self.group)
-        else:
-            block = _ints(self.block, 3, "block")
-            warps = _ints(self.warps, 2, "warps")
-            spec = sm80_gemm_pipeline(block, warps, self.stages, axes, self.layout, self.group)  # type: ignore[arg-type]
-        PassPipeline.parse_spec(available_passes(), spec, lambda *_: None).apply(ctx, op)
+            return sm80_gemm_passes(block, warps, c.stages, axes, self.layout, self.group)
+        block = _ints(self.block, 3, "block", self.name, "for a GEMM: rows, columns, stream") if self.block else (128, 128, 32)
+        warps = _ints(self.warps, 2, "warps", self.name, "for a GEMM: warps along the rows, the columns") if self.warps else (2, 2)
+        return sm80_gemm_passes(block, warps, self.stages, axes, self.layout, self.group)  # type: ignore[arg-type]
 
 
 @dataclass(frozen=True)
-class NapkinSm90Pass(ModulePass):
+class NapkinSm90Pass(PipelinePass):
     """`napkin-sm90`: the whole way from a GEMM diagram to sm_90a PTX: TMA copies into
     128-byte swizzled stages, full/empty mbarrier rings, a producer warpgroup and
     `block[0] / 64` consumer warpgroups issuing wgmma m64nNk16 from shared memory.
@@ -201,11 +215,12 @@ class NapkinSm90Pass(ModulePass):
     `group` the block-row groups of the launch order (L2 reuse; 0 = plain), `blocks_per_sm`
     how many blocks share a multiprocessor, `persistent` (on by default) a grid of as many
     blocks as fit, each looping over tiles, `cluster=2` pairs of blocks sharing B's tiles by
-    TMA multicast (on a plain grid: no group, no persistence), `store` how the output leaves (`tma`: stmatrix into shared memory and TMA stores that
-    overlap the next tile; `direct`: from registers; `auto`: TMA where it fits)."""
+    TMA multicast (on a plain grid: no group, no persistence), `store` how the output leaves
+    (`tma`: stmatrix into shared memory and TMA stores that overlap the next tile; `direct`:
+    from registers; `auto`: TMA where it fits)."""
 
     name = "napkin-sm90"
-    block: str = "128,256,64"
+    block: str = ""
     stages: int = 4
     group: int = 8
     blocks_per_sm: int = 1
@@ -215,15 +230,15 @@ class NapkinSm90Pass(ModulePass):
     autotile: bool = False
     hw: str = "h100"
 
-    def apply(self, ctx: Context, op: ModuleOp) -> None:
-        axes = gemm_axes(op, self.name)
-        block, stages = _ints(self.block, 3, "block", self.name), self.stages
-        if self.autotile:
-            c = _autotile(op, self.hw, "sm90", self.name, 0 if self.cluster > 1 else self.group).config
-            block, stages = (c.grid[axes[0]], c.grid[axes[1]], c.stream[axes[2]]), c.stages
+    def passes(self, module: ModuleOp) -> Sequence[ModulePass]:
+        axes = gemm_axes(module, self.name)
         if self.store not in ("auto", "tma", "direct"):
             raise PassFailedException(f"{self.name}: store must be auto, tma or direct, got '{self.store}'")
+        block, stages = _ints(self.block, 3, "block", self.name, "rows, columns, stream") if self.block else (128, 256, 64), self.stages
+        if self.autotile:
+            _refuse(self.name, "autotile=true (the model chooses it)", {"block": self.block})
+            c = _autotile(module, self.hw, "sm90", self.name, 0 if self.cluster > 1 else self.group).config
+            block, stages = (c.grid[axes[0]], c.grid[axes[1]], c.stream[axes[2]]), c.stages
         plain = self.cluster > 1  # clusters run a plain grid: no group order, no persistence
-        spec = sm90_gemm_pipeline(block, stages, axes, 0 if plain else self.group, self.blocks_per_sm,  # type: ignore[arg-type]
-                                  self.persistent and not plain, self.cluster, self.store)
-        PassPipeline.parse_spec(available_passes(), spec, lambda *_: None).apply(ctx, op)
+        return sm90_gemm_passes(block, stages, axes, 0 if plain else self.group, self.blocks_per_sm,  # type: ignore[arg-type]
+                                self.persistent and not plain, self.cluster, self.store)

@@ -93,7 +93,7 @@ def _check_level(level: str | None) -> None:
 def run_to_level(module: ModuleOp, spec: str, level: str | None) -> Lowered:
     """Run the pass pipeline `spec` on `module`, stopping once it goes below `level` (the
     module at the last pass that left it at `level`); with no level, the module it ends as."""
-    from napkin_ir.pipelines import available_passes
+    from napkin_ir.passmanager import available_passes
 
     _check_level(level)
     start = module_level(module)

@@ -196,7 +196,7 @@ def _label_choices(roles: AxisRoles, space: SearchSpace) -> Iterator[tuple[dict[
 
 
 def _apply(module: ModuleOp, spec: str) -> ModuleOp:
-    from napkin_ir.pipelines import available_passes
+    from napkin_ir.passmanager import available_passes
 
     out = module.clone()
     PassPipeline.parse_spec(available_passes(), spec, lambda *_: None).apply(registry.make_context(), out)
@@ -281,7 +281,7 @@ def autotile(module: ModuleOp | str, hw: Hardware | str = "h100", *, space: Sear
     ncd function in `module` (text or a parsed module) on `hw`."""
     hw = hardware(hw) if isinstance(hw, str) else hw
     if isinstance(module, str):
-        from napkin_ir.pipelines import run_pipeline
+        from napkin_ir.passmanager import run_pipeline
 
         module = run_pipeline(module)
     roles = axis_roles(_the_function(module))
