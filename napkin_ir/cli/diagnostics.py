@@ -41,8 +41,6 @@ def guarded(tool: str, body: Callable[[], T]) -> T:
         fail(tool, str(e))
     except UnicodeDecodeError as e:
         fail(tool, f"the input is not UTF-8 text (byte {e.start}: {e.reason})")
-    except ValueError as e:  # xDSL reports unknown passes, options and extensions so
-        fail(tool, str(e))
     except FileNotFoundError as e:
         fail(tool, f"no such file: {e.filename}")
     except IsADirectoryError as e:

@@ -18,6 +18,8 @@ uses for them; the model's own assumptions (sustained fractions, latencies) live
 
 from __future__ import annotations
 
+from napkin_ir.errors import UserError
+
 from dataclasses import dataclass, replace
 
 KB = 1024
@@ -171,8 +173,12 @@ H200 = replace(H100, key="h200", name="H200 SXM 141GB", hbm_bytes_per_s=4.8e12, 
 HARDWARE: dict[str, Hardware] = {hw.key: hw for hw in (A100, H100, H200)}
 
 
+class UnknownHardware(UserError, ValueError):
+    """A hardware name the table does not hold (the user's error)."""
+
+
 def hardware(key: str) -> Hardware:
     try:
         return HARDWARE[key.lower()]
     except KeyError:
-        raise ValueError(f"unknown hardware '{key}'; expected one of {', '.join(HARDWARE)}") from None
+        raise UnknownHardware(f"unknown hardware '{key}'; expected one of {', '.join(HARDWARE)}") from None

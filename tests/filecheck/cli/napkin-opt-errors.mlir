@@ -9,7 +9,7 @@
 // VERIFY: napkin-opt: error: {{.*}}ncd.map add: axis 'i' has size 4 in operand #0 but 8 in operand #1
 // VERIFY-NOT: Traceback
 // MISSING: napkin-opt: error: no such file: {{.*}}missing.mlir
-// PASS: napkin-opt: error: Unrecognized passes: ['no-such-pass']
+// PASS: napkin-opt: error: in the pipeline 'no-such-pass': Unrecognized passes: ['no-such-pass']
 // TRUNC: napkin-opt: error: cannot parse the input:
 // TRUNC-NOT: Traceback
 // UNKNOWN: napkin-opt: error: cannot parse the input:
