@@ -1,6 +1,6 @@
 """The sm_80 attention kernels keep the numbers: the PTX that reg-to-ptx emits
 for softmax, causal and spherical attention runs on the CPU in the warp-level emulator of
-test_reg_to_ptx (extended here with the instructions fragment math uses: shuffles, ex2,
+`napkin_ir.interpreters.ptx` (with the instructions fragment math uses: shuffles, ex2,
 max, reciprocals, square roots) on ragged shapes and matches float64; and the claim
 reg.to_a rests on, that two adjacent 8-column accumulator tiles are in the lanes and order
 of a 16-wide a operand, holds for the layouts the PTX ISA gives."""
@@ -10,8 +10,6 @@ from __future__ import annotations
 import ml_dtypes
 import numpy as np
 import pytest
-import test_reg_to_ptx as emulator
-from test_reg_to_ptx import HALF, Warp
 
 from napkin_ir import reference
 from napkin_ir.attention_diagrams import (
@@ -20,30 +18,9 @@ from napkin_ir.attention_diagrams import (
     sm80_attention_pipeline,
 )
 from napkin_ir.dialects.ptx import ops as P
+from napkin_ir.interpreters.ptx import HALF, run_kernel
 from napkin_ir.dialects.reg import lane_layout
 from napkin_ir.pipelines import run_pipeline
-
-F32_OPS = {
-    "max": lambda a: np.maximum(a[0], a[1]), "min": lambda a: np.minimum(a[0], a[1]), "div": lambda a: a[0] / a[1],
-    "rcp": lambda a: np.float32(1) / a[0], "sqrt": lambda a: np.sqrt(a[0]), "ex2": lambda a: np.exp2(a[0]),
-    "neg": lambda a: -a[0], "fma": lambda a: a[0] * a[1] + a[2],
-}
-
-
-class FragmentWarp(Warp):
-    """The emulator's warp, with the instructions of fragment math."""
-
-    def step(self, op) -> None:
-        if isinstance(op, P.ShflSyncOp):
-            assert op.mode.data == "bfly" and len(op.srcs) == 1, "only butterfly shuffles by a constant are emulated"
-            lanes = np.arange(32) ^ op.b.value.data  # type: ignore[union-attr]
-            self.regs[op.results[0]] = self.get(op.srcs[0])[lanes]
-        elif isinstance(op, P.ArithOp) and op.ty.data == "f32" and op.OPCODE in F32_OPS:
-            with np.errstate(over="ignore", divide="ignore", invalid="ignore"):
-                self.regs[op.results[0]] = F32_OPS[op.OPCODE]([self.get(s) for s in op.srcs]).astype(np.float32)
-        else:
-            super().step(op)
-
 
 def emulate(kind: str, b: int, h: int, n: int, d: int, dtype: str, *, n_keys: int | None = None, lazy: bool = False,
             reverse: bool = False, seed: int = 0, **config):
@@ -54,12 +31,7 @@ def emulate(kind: str, b: int, h: int, n: int, d: int, dtype: str, *, n_keys: in
     nj = n if n_keys is None else n_keys
     q, k, v = (rng.standard_normal((b, h, m, d)).astype(half) for m in (n, nj, nj))
     out = np.full((b, h, n, d), 0xFFFF, np.uint16).view(half)  # poisoned: NaN
-    saved = emulator.Warp
-    emulator.Warp = FragmentWarp
-    try:
-        conflicts = emulator.run_kernel(module, [q, k, v, out], lazy=lazy, reverse=reverse)
-    finally:
-        emulator.Warp = saved
+    conflicts = run_kernel(module, [q, k, v, out], lazy=lazy, reverse=reverse)
     return (q, k, v), out, conflicts
 
 
