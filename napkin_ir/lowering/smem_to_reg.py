@@ -27,6 +27,7 @@ tile into shared memory for TMA stores, as one `reg.stmatrix` per `smem.write`.
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 
 from xdsl.context import Context
@@ -405,6 +406,11 @@ class _Fragments:
             et = op.result.type.element_type  # type: ignore[attr-defined]
             self.vals[op.result] = x if et == builtin.f32 else _Cast(x, et)
             self.dead.append(op)
+            return
+        if fn == "exp":  # e^x = 2^(x log2 e): the special-function unit computes exp2
+            x = self.frag(op.inputs[0], "the input of ncd.map exp")
+            scaled = reg.MapOp("scale", [x], math.log2(math.e))
+            self.replace(op, [scaled, reg.MapOp("exp2", [scaled.result])])
             return
         if fn not in reg.MAP_UNARY + reg.MAP_BINARY:
             raise self.fail(f"ncd.map {fn} has no form in registers; expected one of {', '.join(reg.MAP_UNARY + reg.MAP_BINARY)}")
