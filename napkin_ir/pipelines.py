@@ -30,7 +30,7 @@ __all__ = ["NapkinSm80Pass", "NapkinSm90Pass", "PipelinePass", "available_passes
 
 def sm80_gemm_passes(block: tuple[int, int, int] = (128, 128, 32), warps: tuple[int, int] = (2, 2), stages: int = 3,
                      axes: tuple[str, str, str] = ("m", "n", "k"), layout: str = "auto", group: int = 0,
-                     unroll: bool = False) -> tuple[ModulePass, ...]:
+                     unroll: bool = False, batch: tuple[str, ...] = ()) -> tuple[ModulePass, ...]:
     """The passes from a GEMM diagram to sm_80 PTX (what napkin-sm80 runs for a GEMM).
     `layout="auto"` swizzles the stages where their rows allow it (64 bytes or a multiple of
     128: A's rows are the stream tile, B's the column tile), else pads them (`pad8`).
@@ -38,7 +38,8 @@ def sm80_gemm_passes(block: tuple[int, int, int] = (128, 128, 32), warps: tuple[
     (`hbm-launch{group=G}`: the tiles the blocks running at once read stay in the L2); 0 the
     plain order, the first axis fastest. `unroll` unrolls the stream loop and loads
     fragments a step ahead as passes (`smem-unroll-stages`, `reg-prefetch`), so that
-    `reg-to-ptx` lowers the kernel op by op instead of emitting it whole."""
+    `reg-to-ptx` lowers the kernel op by op instead of emitting it whole. `batch` axes
+    (a batched GEMM's) are spread over the grid a block each."""
     from napkin_ir.dialects.smem import swizzle_fits
     from napkin_ir.lowering.hbm_to_smem import HbmToSmemPass
     from napkin_ir.lowering.ncd_to_hbm import NcdToHbmPass
@@ -52,7 +53,7 @@ def sm80_gemm_passes(block: tuple[int, int, int] = (128, 128, 32), warps: tuple[
     (m, n, k), (bm, bn, bk) = axes, block
     if layout == "auto":
         layout = "swizzle" if swizzle_fits(2 * bk) and swizzle_fits(2 * bn) else "pad8"
-    return (RelabelPass(grid=f"{m}:{bm},{n}:{bn}", stream=f"{k}:{bk}"), NcdToHbmPass(),
+    return (RelabelPass(grid=",".join([*batch, f"{m}:{bm}", f"{n}:{bn}"]), stream=f"{k}:{bk}"), NcdToHbmPass(),
             *((HbmLaunchPass(group=group),) if group else ()),
             HbmToSmemPass(stages=stages, layout=layout), SmemToRegPass(warps=f"{m}:{warps[0]},{n}:{warps[1]}"),
             *((SmemUnrollStagesPass(), RegPrefetchPass()) if unroll else ()), RegToPtxPass())
@@ -132,6 +133,43 @@ def gemm_axes(module: ModuleOp, pipeline: str = "napkin-sm80") -> tuple[str, str
     return rows, cols, contracts[0].over_axes[0]
 
 
+@dataclass(frozen=True)
+class ProductShape:
+    """How a diagram of products over one shared axis tiles: its outputs' leading axes
+    (`batch`, a block each), their rows and columns (tiled), the contracted axis
+    (streamed); `plain` for the one-contraction 2-D GEMM with B stored [k, n]."""
+
+    batch: tuple[str, ...]
+    rows: str
+    cols: str
+    k: str
+    plain: bool
+    outputs: int = 1  # products the block computes
+
+
+def product_shape(module: ModuleOp, pipeline: str = "napkin-sm80") -> ProductShape:
+    """The tiling axes of a diagram whose contractions all contract one axis into outputs
+    of the same axes (a GEMM, batched, B stored either way, several products of one A)."""
+    from napkin_ir.dialects import ncd
+
+    funcs = [f for f in module.walk() if isinstance(f, func.FuncOp) and f.body.blocks]
+    contracts = [op for f in funcs for op in f.walk() if isinstance(op, ncd.ContractOp)]
+    what = "products over one shared axis (a GEMM, batched or not, or several of one operand)"
+    if len(funcs) != 1 or not contracts:
+        raise PassFailedException(f"{pipeline}: compiles one function of {what}" + (" or attention" if pipeline == "napkin-sm80" else ""))
+    overs = {tuple(c.over_axes) for c in contracts}
+    outs = {tuple(c.result.type.axis_names) for c in contracts}  # type: ignore[attr-defined]
+    if len(overs) != 1 or len(next(iter(overs))) != 1 or len(outs) != 1 or len(next(iter(outs))) < 2:
+        found = "; ".join(f"{list(c.over_axes)} -> {c.result.type}" for c in contracts)
+        raise PassFailedException(f"{pipeline}: compiles {what}" + (" or attention" if pipeline == "napkin-sm80" else "")
+                                  + f"; this diagram's contractions are {found}")
+    (k,), out = next(iter(overs)), next(iter(outs))
+    *batch, rows, cols = out
+    c = contracts[0]
+    b_kn = c.rhs.type.axis_names == (k, cols) or c.lhs.type.axis_names == (k, cols)  # type: ignore[attr-defined]
+    return ProductShape(tuple(batch), rows, cols, k, len(contracts) == 1 and not batch and b_kn, len(contracts))
+
+
 def _autotile(module: ModuleOp, hw: str, target: str, pipeline: str, group: int = 0):
     """The napkin model's choice of tiles for `target`, said on stderr and kept on the function."""
     import sys
@@ -149,6 +187,35 @@ def _autotile(module: ModuleOp, hw: str, target: str, pipeline: str, group: int 
         if isinstance(f, func.FuncOp) and f.body.blocks:
             f.attributes["ncd.autotile"] = StringAttr(result.reason)
     return result
+
+
+def _fit(module: ModuleOp, axes: tuple[str, str, str], block: tuple[int, int, int]) -> tuple[int, int, int]:
+    """The default block tile, halved along an axis shorter than it (down to 16): a tile may
+    not exceed its axis."""
+    from napkin_ir.passes.relabel import function_axes
+
+    (f,) = [op for op in module.walk() if isinstance(op, func.FuncOp) and op.body.blocks]
+    sizes = function_axes(f)
+    out = list(block)
+    for n, axis in enumerate(axes):
+        while out[n] > 16 and out[n] > sizes[axis]:
+            out[n] //= 2
+    return tuple(out)  # type: ignore[return-value]
+
+
+def _warps_for(block: tuple[int, int, int], outputs: int) -> tuple[int, int]:
+    """The default warps (2 x 2), doubled along the columns, then the rows (up to 16 warps,
+    each a multiple of 16 x 8), until each thread holds at most 128 accumulators for the
+    block's `outputs` products."""
+    wm, wn = 2, 2
+    while outputs * block[0] * block[1] // (32 * wm * wn) > 128:
+        if block[1] // (2 * wn) >= 8 and wm * wn < 16:
+            wn *= 2
+        elif block[0] // (2 * wm) >= 16 and wm * wn < 16:
+            wm *= 2
+        else:
+            break
+    return wm, wn
 
 
 def _refuse(pipeline: str, what: str, given: dict[str, object]) -> None:
@@ -194,16 +261,24 @@ class NapkinSm80Pass(PipelinePass):
             rows, keys = _ints(self.block, 2, "block", self.name, "for attention: query rows, keys") if self.block else (128, 64)
             warps = _ints(self.warps, 1, "warps", self.name, "for attention: the warps sharing the rows")[0] if self.warps else None
             return sm80_attention_pass_list(module, rows, keys, warps, self.stages)
-        axes = gemm_axes(module)
+        shape = product_shape(module)
+        axes = (shape.rows, shape.cols, shape.k)
+        # the plain GEMM is emitted whole (faster, docs/benchmarks.md); the others op by op, unrolled
+        unroll = not shape.plain
+        if self.group and shape.batch:
+            raise PassFailedException(f"{self.name}: group={self.group} orders a two-axis grid; this one has batch axes {list(shape.batch)}")
         if self.autotile:
             _refuse(self.name, "autotile=true (the model chooses them)", {"block": self.block, "warps": self.warps})
+            if not shape.plain:
+                raise PassFailedException(f"{self.name}: autotile=true chooses tiles for a plain GEMM only, for now; give block= and warps=")
             c = _autotile(module, self.hw, "sm80", self.name, self.group).config
             block = (c.grid[axes[0]], c.grid[axes[1]], c.stream[axes[2]])
             warps = (c.warps.get(axes[0], 1), c.warps.get(axes[1], 1))
             return sm80_gemm_passes(block, warps, c.stages, axes, self.layout, self.group)
-        block = _ints(self.block, 3, "block", self.name, "for a GEMM: rows, columns, stream") if self.block else (128, 128, 32)
-        warps = _ints(self.warps, 2, "warps", self.name, "for a GEMM: warps along the rows, the columns") if self.warps else (2, 2)
-        return sm80_gemm_passes(block, warps, self.stages, axes, self.layout, self.group)  # type: ignore[arg-type]
+        block = _ints(self.block, 3, "block", self.name, "for a GEMM: rows, columns, stream") if self.block else _fit(module, axes, (128, 128, 32))
+        warps = _ints(self.warps, 2, "warps", self.name, "for a GEMM: warps along the rows, the columns") if self.warps else \
+            _warps_for(block, shape.outputs)  # type: ignore[arg-type]
+        return sm80_gemm_passes(block, warps, self.stages, axes, self.layout, self.group, unroll, shape.batch)  # type: ignore[arg-type]
 
 
 @dataclass(frozen=True)

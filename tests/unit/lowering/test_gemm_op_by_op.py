@@ -2,7 +2,7 @@
 
 After `smem-unroll-stages` and `reg-prefetch`, `reg-to-ptx` lowers a GEMM with its op
 rules (not the whole-kernel emitter): the PTX runs in the warp-level emulator of
-test_reg_to_ptx on ragged shapes and matches float64, without shared-memory bank
+`napkin_ir.interpreters.ptx` on ragged shapes and matches float64, without shared-memory bank
 conflicts in its swizzled stages. The same rules lower what the emitter never took: a
 batch axis on the grid, B stored [n, k], an f32 output. The two passes keep the numbers
 at the register level too (the CPU interpreters), and leave every stage a constant.
@@ -20,7 +20,8 @@ from napkin_ir.dialects.ptx import ops as P
 from napkin_ir.interpreters.run import find_entry
 from napkin_ir.pipelines import run_pipeline, sm80_gemm_pipeline
 from napkin_ir.diagrams import gemm
-from test_reg_to_ptx import CASES, HALF, run_kernel
+from napkin_ir.interpreters.ptx import HALF, run_kernel
+from test_reg_to_ptx import CASES
 
 
 def emulate(m, n, k, dtype, block, warps, stages, *, lazy=True, reverse=True, layout="auto", seed=0):
@@ -105,3 +106,46 @@ def test_more_gemm_diagrams_compile_and_keep_the_numbers(name, unroll):
     run_kernel(module, [a, b, out], lazy=True, reverse=True)
     assert np.isfinite(out.astype(np.float64)).all(), "some output was not written"
     assert reference.relative_error(out, want) <= reference.TOLERANCE["bf16"]
+
+
+def _example(name: str) -> str:
+    from pathlib import Path
+
+    return (Path(__file__).resolve().parents[3] / "examples" / f"{name}.mlir").read_text()
+
+
+def _emulate_named(text: str, pipeline: str, inputs: list[np.ndarray], outputs: list[np.ndarray]) -> list[np.ndarray]:
+    module = run_pipeline(text, pipeline)
+    run_kernel(module, [*inputs, *outputs], lazy=True, reverse=True)
+    return outputs
+
+
+@pytest.mark.parametrize("pipeline", ["napkin-sm80", 'napkin-sm80{block="64,64,32" warps="2,2" stages=2}'])
+def test_napkin_sm80_compiles_more_product_diagrams(pipeline):
+    rng = np.random.default_rng(3)
+    half = HALF["bf16"]
+    # two products of one A
+    a, b1, b2 = (rng.standard_normal(s).astype(half) for s in ((256, 128), (128, 192), (128, 192)))
+    o1, o2 = (np.full((256, 192), np.nan, half) for _ in range(2))
+    _emulate_named(_example("two_products"), pipeline, [a, b1, b2], [o1, o2])
+    for o, b in ((o1, b1), (o2, b2)):
+        assert reference.relative_error(o, a.astype(np.float64) @ b.astype(np.float64)) <= reference.TOLERANCE["bf16"]
+    # a GEMM with an exp epilogue
+    a, b = ((rng.standard_normal(s) * 0.1).astype(half) for s in ((256, 128), (128, 192)))
+    (o,) = _emulate_named(_example("gemm_exp"), pipeline, [a, b], [np.full((256, 192), np.nan, half)])
+    assert reference.relative_error(o, np.exp(0.5 * (a.astype(np.float64) @ b.astype(np.float64)))) <= reference.TOLERANCE["bf16"]
+    # batched, B [n, k], f32 out at ragged shapes
+    for name, (text, _, shapes, ref) in NEW_DIAGRAMS.items():
+        ins = [rng.standard_normal(s).astype(half) for s in shapes]
+        want = ref(*(x.astype(np.float64) for x in ins))
+        (o,) = _emulate_named(text, pipeline, ins, [np.full(want.shape, np.nan, np.float32 if name == "f32_out" else half)])
+        assert reference.relative_error(o, want) <= reference.TOLERANCE["bf16"], name
+
+
+def test_napkin_sm80_compiles_the_fused_mlp():
+    rng = np.random.default_rng(5)
+    half = HALF["bf16"]
+    x, w1, w2 = ((rng.standard_normal(s) * 0.3).astype(half) for s in ((256, 128), (128, 512), (512, 128)))
+    (y,) = _emulate_named(_example("mlp"), "napkin-sm80", [x, w1, w2], [np.full((256, 128), np.nan, half)])
+    h = np.maximum(x.astype(np.float64) @ w1.astype(np.float64), 0).astype(half).astype(np.float64)
+    assert reference.relative_error(y, h @ w2.astype(np.float64)) <= reference.TOLERANCE["bf16"]
