@@ -5,7 +5,9 @@ GPU, and report its outputs.
     napkin-run examples/matmul.mlir --gpu napkin-sm90 --random-inputs --check
 
 prints each output's axes, element type and a checksum; `--check` compares with an
-independent float64 numpy reference (the examples have one, found by function name).
+independent float64 numpy reference (the examples have one, found by function name), or,
+for a `--gpu` run of a diagram without one, with the diagram's own interpretation on the
+CPU.
 `--gpu PIPELINE` compiles the diagram with that pipeline (`napkin-sm80`, `napkin-sm90`,
 with options) and runs the kernel through the runtime on the same inputs, its output
 poisoned with NaN first; where no GPU or driver is present it says so and runs on the
@@ -61,20 +63,27 @@ def _run(args: argparse.Namespace) -> int:
         return 0
     ref_fn = reference.REFERENCES.get(entry.name)
     if ref_fn is None:
-        raise UserError(f"no reference for @{entry.name}; --check knows: {', '.join('@' + k for k in reference.REFERENCES)}")
-    if len(entry.outputs) != 1:
-        raise UserError(f"--check expects one output, @{entry.name} has {len(entry.outputs)}")
-    expected = [t.dims for t in entry.inputs]
-    try:
-        ref = ref_fn(*inputs)
-    except (ValueError, TypeError) as e:
-        raise UserError(f"the reference for @{entry.name} does not accept arguments of shapes {expected}: {e}") from e
-    if ref.shape != outputs[0].shape:
-        raise UserError(f"the reference for @{entry.name} gives shape {ref.shape}, the function {outputs[0].shape}: axes in another order?")
-    err = reference.relative_error(outputs[0], ref)
-    tol = reference.TOLERANCE[entry.outputs[0].dtype]
-    ok = err <= tol
-    print(f"check against float64 reference: relative error {err:.3e} (bound {tol:.0e} for {entry.outputs[0].dtype}): {'ok' if ok else 'FAILED'}")
+        if not args.gpu:
+            raise UserError(f"no reference for @{entry.name} (--check knows {', '.join('@' + k for k in reference.REFERENCES)}); "
+                            "without one, --check compares a --gpu run with the diagram's own interpretation on the CPU")
+        refs, what = entry.run(inputs), "the diagram's own interpretation on the CPU"
+    else:
+        if len(entry.outputs) != 1:
+            raise UserError(f"--check expects one output, @{entry.name} has {len(entry.outputs)}")
+        expected = [t.dims for t in entry.inputs]
+        try:
+            refs, what = [ref_fn(*inputs)], "float64 reference"
+        except (ValueError, TypeError) as e:
+            raise UserError(f"the reference for @{entry.name} does not accept arguments of shapes {expected}: {e}") from e
+    ok = True
+    for n, (out, ref, t) in enumerate(zip(outputs, refs, entry.outputs)):
+        if ref.shape != out.shape:
+            raise UserError(f"the reference for @{entry.name} gives shape {ref.shape}, the function {out.shape}: axes in another order?")
+        err = reference.relative_error(out, ref)
+        tol = reference.TOLERANCE[t.dtype]
+        ok &= err <= tol
+        which = f" output #{n}" if len(outputs) > 1 else ""
+        print(f"check{which} against {what}: relative error {err:.3e} (bound {tol:.0e} for {t.dtype}): {'ok' if err <= tol else 'FAILED'}")
     return 0 if ok else 1
 
 

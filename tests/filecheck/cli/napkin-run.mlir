@@ -22,7 +22,7 @@
 // SPHERE: @spherical_attention output #0: <b=2, h=4, i=256, d=64> bf16
 // SPHERE-NEXT: {{.*}}: ok
 // NOINPUT: napkin-run: error: no inputs: pass --random-inputs
-// NOREF: napkin-run: error: no reference for @double; --check knows: @matmul, @attention, @causal_attention, @spherical_attention
+// NOREF: napkin-run: error: no reference for @double (--check knows @matmul, @attention, @causal_attention, @spherical_attention); without one, --check compares a --gpu run with the diagram
 
 func.func @double(%x: !ncd.tensor<i=4 : f32>) -> !ncd.tensor<i=4 : f32> {
   %y = ncd.map scale %x by 2.0 : !ncd.tensor<i=4 : f32> -> !ncd.tensor<i=4 : f32>
