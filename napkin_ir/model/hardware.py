@@ -113,7 +113,7 @@ A100 = Hardware(
 )
 
 # Which SMs of a GH100 with 132 SMs read through which of its two L2 partitions, measured
-# on a lent H200 and a lent H100 on 2026-11-23 by tools/l2_latency.cu (the same table on
+# on a lent H200 and a lent H100 on 2026-11-23 by research/l2_latency.cu (the same table on
 # both): a line another SM read is in a partition's copy or only in its far home, and a read
 # from the far one takes about 470 cycles against 270. Read by SM i, SM 0's lines are all
 # near for 66 SMs and half far for the other 66 (agreement of the near sets with SM 0's:
@@ -122,7 +122,7 @@ _GH100_PARTITION = tuple(int(c) for c in (
     "001111110000001100111111000000110011111100000011001111110000001111"
     "111100000011111111000000111111110000001111111100000011001100000000"))
 # The order a launch hands blocks to SMs, from %smid of each block of the first wave of
-# one-block-an-SM kernels (tools/block_trace.py, 2026-11-23: 49 on the H200, 12 on the
+# one-block-an-SM kernels (research/block_trace.py, 2026-11-23: 49 on the H200, 12 on the
 # H100, the same order on both): SMs 124-131 first, then eight rows of SM pairs
 # (0,1,16,17,32,33,48,49; 2,3,18,19,...; of 8 to 18 SMs) in this order, from a row that
 # moves from launch to launch (here the first). Each row lies on one partition, so
@@ -165,7 +165,7 @@ H100 = Hardware(
 
 # [H200-DS]: the same GH100 with the H100 SXM's SMs, clocks and rates; HBM3e at 4.8 TB/s.
 # Its L2 is larger: the CUDA driver reports 60 MiB (cudaDevAttrL2CacheSize, read on a lent
-# H200 on 2026-11-23 by tools/l2_probe.cu, which also finds data every SM reads kept up to
+# H200 on 2026-11-23 by research/l2_probe.cu, which also finds data every SM reads kept up to
 # 28 MiB and lost from 32 MiB on: what one of its two partitions holds, as
 # napkin_ir.model.l2 replays them).
 H200 = replace(H100, key="h200", name="H200 SXM 141GB", hbm_bytes_per_s=4.8e12, l2_bytes=60 * KB * KB)

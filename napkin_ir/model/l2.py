@@ -12,7 +12,7 @@ order through the L2's two partitions:
   in program order (a causal block's stream is shorter). The slots of one SM are staggered:
   with k blocks an SM, the j-th slot of each SM first frees at j/k of a block's duration
   (`block_schedule`), so equal blocks start one per SM at a time, every 1/k of a block. This
-  is what the GPU settles into: tools/block_trace.py, which records when each block starts
+  is what the GPU settles into: research/block_trace.py, which records when each block starts
   and on which SM, finds consecutive starts on one SM 0.35-0.65 of a block apart with 2
   blocks an SM, 0.2-0.35 with 3, 0.05-0.35 with 5, and whole blocks with one (H200,
   2026-11-23; docs/model.md). Across SMs, the blocks that start together stay in step. A
@@ -29,10 +29,10 @@ order through the L2's two partitions:
   counts the share of its lines still held (`survival`). Where the schedule is known (one
   block an SM, whose waves start and run in step, on a GPU whose SMs' partitions are
   measured; or a measured schedule), the distance is known to `L2_EDGE_SPREAD` (5%) and
-  the cache's edge is that sharp: tools/l2_probe.cu finds a buffer kept whole to 28 MiB
+  the cache's edge is that sharp: research/l2_probe.cu finds a buffer kept whole to 28 MiB
   and lost from 32, about a partition's 30, and the pair probe (below) fits an LRU. With
   several blocks an SM the blocks sharing one start in step and drift apart
-  (tools/block_trace.py: the first two end at 0.89 and 1.14 of a block, later ones start
+  (research/block_trace.py: the first two end at 0.89 and 1.14 of a block, later ones start
   about half a block apart), which the schedule here does not follow, and where the
   partitions are not known the SMs are dealt to them at random; there the replay takes the
   softer edge of `L2_WAYS` (16)-way sets filled at random, a line surviving d bytes when
@@ -56,20 +56,20 @@ order through the L2's two partitions:
   per partition, of the accesses it sees: its own SMs' reads and writes of every line, and
   every access of the other SMs to the lines homed in it (a read its own partition missed
   looks there next; a write reaches the home, which writes it back). That a written line
-  takes room in the writer's partition as a read one does is measured (tools/l2_stream.cu,
+  takes room in the writer's partition as a read one does is measured (research/l2_stream.cu,
   H200, 2026-11-24: a stream of fresh lines pushes a reused buffer out of the L2 as much
   written as read, at every size tried). A read reaches DRAM when the home missed and the reader
   needed it: a reader on the home partition always, one on the other when its own
   partition missed too. Which SMs are on which partition is measured on the H200 and the
-  H100, alike (tools/l2_latency.cu; `Hardware.l2_partition`: 66 and 66, by pairs of SMs),
-  and so is the order a launch hands its blocks to SMs (tools/block_trace.py;
+  H100, alike (research/l2_latency.cu; `Hardware.l2_partition`: 66 and 66, by pairs of SMs),
+  and so is the order a launch hands its blocks to SMs (research/block_trace.py;
   `Hardware.dispatch_order`): the schedule's i-th SM is the i-th a launch fills, so
   consecutive blocks share a partition in runs of 16 to 50. Where the hardware table has
   neither (the A100), the SMs are dealt evenly at random (`PARTITION_SEED`). The pair
-  probe (tools/l2_partition.cu) follows from this rule and the measured partitions: two
+  probe (research/l2_partition.cu) follows from this rule and the measured partitions: two
   SMs reading one 36 MiB buffer four times, from its start and its middle, thrash one
   partition (4.5 x the buffer from DRAM; measured 4.4-4.5) and share two (1 x; measured
-  1.25-1.9), and one SM alone reads it 2.5 x (measured 2.50). Measured (tools/l2_probe.cu,
+  1.25-1.9), and one SM alone reads it 2.5 x (measured 2.50). Measured (research/l2_probe.cu,
   H200, 2026-11-23), and what this gives with no constant: a buffer every SM reads is kept
   whole between passes up to 28 MiB of the 60 MiB and lost from 32 MiB on (each partition
   sees every line: kept up to 30 MiB); one of which each SM reads its own slice is kept up
@@ -87,9 +87,9 @@ were measured): attention 54 of 54, sm_90a 86 of 88, sm_80 with one block an SM
 60 of 64, sm_80 with several blocks an SM launched in bands of block rows (`hbm.group`) 29
 of 30 and in the plain order 34 of 66, up to +125% (64x64 tiles at 8192x8192x2048 on the
 H100): whether the blocks of an SM run in step or staggered changes their traffic by up to
-2x, and the kernel does not say which (tools/block_trace.py: 128x128x32 tiles in step with 3
+2x, and the kernel does not say which (research/block_trace.py: 128x128x32 tiles in step with 3
 stages, staggered with 4). Past the cache's edge the hardware keeps data read again in part
-while other data streams past (tools/l2_stream.cu: half of a reused buffer kept where an LRU
+while other data streams past (research/l2_stream.cu: half of a reused buffer kept where an LRU
 keeps none), which the replay's edge does not model. The constants are the cache's size, its
 partitions and the dispatch order (measured), the edge's spread (the probe's and the blocks'
 durations) and, for several blocks an SM, the 16 ways (fitted). napkin-model notes where the
@@ -132,9 +132,9 @@ PARTITION_SEED = 0
 L2_WAYS: int | None = 16
 # Where the schedule is known (one block an SM on a GPU whose SMs' partitions are measured,
 # or a measured schedule), a tile's reuse distance is known to this relative spread, and the
-# cache's edge is that sharp: tools/l2_probe.cu finds a buffer every SM reads kept whole up
+# cache's edge is that sharp: research/l2_probe.cu finds a buffer every SM reads kept whole up
 # to 28 MiB and lost from 32 (an edge of about +-2 MiB about the partition's 30), and
-# tools/block_trace.py one-block-an-SM blocks lasting within 2-6% of each other ((p90 -
+# research/block_trace.py one-block-an-SM blocks lasting within 2-6% of each other ((p90 -
 # p10) / 2.56 of the median; H200, 2026-11-23).
 L2_EDGE_SPREAD = 0.05
 # The most time steps the replay resolves: its histogram is MAX_STEPS^2 numbers.
@@ -199,7 +199,7 @@ def block_schedule(durations: np.ndarray, slots: int, per_sm: int = 1, stagger: 
 def resident(n_blocks: int, slots: int, per_sm: int = 1) -> tuple[int, int]:
     """The SMs a launch of `n_blocks` uses and the blocks each holds at once, on `slots`
     slots, `per_sm` of them an SM: a launch gives every SM a block before any SM a second
-    (tools/block_trace.py), so a grid of fewer blocks than slots is spread over all the SMs,
+    (research/block_trace.py), so a grid of fewer blocks than slots is spread over all the SMs,
     not packed onto a few."""
     per_sm = max(1, per_sm)
     sms = max(1, slots // per_sm)
@@ -564,7 +564,7 @@ def dram_estimate(cost: KernelCost, slots: int, l2_bytes: float, per_sm: int = 1
     has them (`Hardware.l2_partition`, `Hardware.dispatch_order`); without `partition`,
     the SMs are dealt at random and the replay keeps the 16-way edge, which then stands for
     the partitions not known as well (`survival`). `ran`, (start, end) per block in launch
-    order and optionally its SM (as tools/block_trace.py measures them), replaces the
+    order and optionally its SM (as research/block_trace.py measures them), replaces the
     modelled start times (and SMs)."""
     return dram_estimates(cost, slots, [l2_bytes], per_sm, ran, partition, dispatch)[0]
 

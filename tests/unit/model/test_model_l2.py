@@ -309,7 +309,7 @@ def two_partitions(monkeypatch):
 
 
 def test_a_buffer_every_sm_reads_is_kept_while_it_fits_one_partition(two_partitions):
-    # tools/l2_probe.cu's all_read: 4 SMs, two on each partition, each read all 10 tiles of 8
+    # research/l2_probe.cu's all_read: 4 SMs, two on each partition, each read all 10 tiles of 8
     # bytes (80) twice. Each partition holds its own SMs' reads of every line (80 bytes
     # between two touches of a line): kept by partitions of 80 bytes, not of 79. The first
     # pass fetches each line once: its home, then the other partition, finds it there.
@@ -319,7 +319,7 @@ def test_a_buffer_every_sm_reads_is_kept_while_it_fits_one_partition(two_partiti
 
 
 def _reuse_and_stream(write: bool) -> l2.Trace:
-    """tools/l2_stream.cu in small: 4 SMs, two on each partition, each read all 10 tiles of 8
+    """research/l2_stream.cu in small: 4 SMs, two on each partition, each read all 10 tiles of 8
     bytes of R (80) at step p, then at step p + 1 touch 2 fresh tiles of 8 bytes each (64 in
     all), reading or writing them; three passes."""
     rows = []
@@ -332,7 +332,7 @@ def _reuse_and_stream(write: bool) -> l2.Trace:
 
 
 def test_written_lines_push_a_reused_buffer_out_as_read_ones_do(two_partitions):
-    # tools/l2_stream.cu on an H200: a stream of fresh lines each pass pushes a reused buffer
+    # research/l2_stream.cu on an H200: a stream of fresh lines each pass pushes a reused buffer
     # out of the L2 as much when it is written as when it is read. A partition holds R whole
     # (80) and, between two passes, its own two SMs' 32 streamed bytes and the half homed in
     # it of the other two's (16): 128. Partitions of 128 keep R either way, of 127 lose it
@@ -409,7 +409,7 @@ def test_a_kernel_whose_tiles_fit_a_partition_reads_each_once_however_its_blocks
 
 
 def _pair_probe(readers: list[int], part: list[int], lines: int = 36, passes: int = 4) -> l2.Trace:
-    """tools/l2_partition.cu: SM q reads a buffer of `lines` one-byte lines `passes` times,
+    """research/l2_partition.cu: SM q reads a buffer of `lines` one-byte lines `passes` times,
     starting at line readers[q] (the SMs at once, a line a step); part[q]: its partition."""
     rows = [(p * lines + j, (start + j) % lines, q) for q, start in enumerate(readers)
             for p in range(passes) for j in range(lines)]

@@ -2,7 +2,7 @@
 // m16n8k16 (bf16 in, f32 accumulate) runs, alone and with the shared-memory reads and
 // barriers of napkin-sm80's 64x64 warp tile (8 ldmatrix.x4 per 32 mma.sync, one barrier
 // per 32- or 64-deep tile), and what one block barrier costs the tensor pipe.
-//     nvcc -O3 -arch=sm_90a tools/mma_ceiling.cu -o /tmp/mma_ceiling && /tmp/mma_ceiling
+//     nvcc -O3 -arch=sm_90a research/mma_ceiling.cu -o /tmp/mma_ceiling && /tmp/mma_ceiling
 #include <cstdio>
 #include <cuda_runtime.h>
 

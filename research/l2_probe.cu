@@ -1,6 +1,6 @@
 // How much data the L2 keeps between reads, for data every SM reads and for data one SM reads.
 //
-//   nvcc -O3 -arch=sm_90a -o /tmp/l2_probe tools/l2_probe.cu
+//   nvcc -O3 -arch=sm_90a -o /tmp/l2_probe research/l2_probe.cu
 //   ncu --clock-control none --kernel-name regex:'^(all_read|own_read)$' \
 //       --metrics dram__bytes_read.sum,lts__t_sectors_srcunit_tex_op_read.sum --csv /tmp/l2_probe
 //

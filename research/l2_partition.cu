@@ -1,7 +1,7 @@
 // Two SMs read one buffer at once: what the L2's partitions keep of it, with the two on one
 // partition or on both.
 //
-//   nvcc -O3 -arch=sm_90a -o /tmp/l2_partition tools/l2_partition.cu
+//   nvcc -O3 -arch=sm_90a -o /tmp/l2_partition research/l2_partition.cu
 //   ncu --clock-control none --kernel-name pair_read --metrics dram__bytes_read.sum --csv /tmp/l2_partition [MiB]
 //
 // One block per SM (each asks for most of the SM's shared memory); the block on SM `first`
@@ -12,7 +12,7 @@
 //
 // What it finds (H200, 2026-11-23; docs/model.md): SM 0 alone reads a 36 MiB buffer 2.50
 // times from DRAM, with an SM of its own partition 4.4-4.5 times, with one of the other
-// 1.25-1.9 times (the partitions as tools/l2_latency.cu measures them). A partition keeps a
+// 1.25-1.9 times (the partitions as research/l2_latency.cu measures them). A partition keeps a
 // copy of every line its SMs read, so two readers on one partition make it hold the whole
 // buffer, more than its 30 MiB, while two on different partitions each fill their own; the
 // L2 replay of napkin_ir.model.l2 gives 2.5, 4.5 and 1 (tests/unit/model/test_model_l2.py).

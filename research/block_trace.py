@@ -1,8 +1,8 @@
 #!/usr/bin/env python3
 """When each block of a napkin kernel ran, and on which SM: the schedule the L2 replay models.
 
-    python3 tools/block_trace.py [--gemm-shape M,N,K] [--attention-shape B,H,N,D] [--only gemm|attention]
-    python3 tools/block_trace.py --replay block_trace.npz [--hw h200]     (CPU: the model's cache on them)
+    python3 research/block_trace.py [--gemm-shape M,N,K] [--attention-shape B,H,N,D] [--only gemm|attention]
+    python3 research/block_trace.py --replay block_trace.npz [--hw h200]     (CPU: the model's cache on them)
 
 For each of validate_model's configurations (or those named with `--config LABEL`, repeatable),
 the kernel's PTX gets one more parameter, a buffer of four u64 per block, and its thread
@@ -33,7 +33,7 @@ import numpy as np
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
-sys.path.insert(0, str(ROOT / "tools"))
+sys.path.insert(0, str(ROOT / "research"))  # validate_model
 
 import validate_model as vm  # the configurations and shapes
 

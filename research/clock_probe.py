@@ -2,7 +2,7 @@
 """The SM clock and board power while one GEMM runs back to back, for napkin's sm_80 and
 sm_90a kernels and cuBLAS: whether a kernel is held back by the power limit.
 
-    python3 tools/clock_probe.py [--seconds 3] [--size 4096 | --shape M,N,K] [--sm80 BM,BN,BK/WM,WN/STAGES ...]
+    python3 research/clock_probe.py [--seconds 3] [--size 4096 | --shape M,N,K] [--sm80 BM,BN,BK/WM,WN/STAGES ...]
 
 `--sm80` replaces the sm_80 configuration (256x128x64, warps 4x2, 3 stages) with the ones
 given, to compare their clocks and power side by side.
@@ -19,7 +19,7 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
-sys.path.insert(0, str(ROOT / "tools"))
+sys.path.insert(0, str(ROOT / "tools"))  # bench_gemm
 
 from bench_gemm import time_sustained  # back to back for seconds, with NVML's clock and power
 

@@ -1,4 +1,4 @@
-"""tools/block_trace.py's probe: the kernels it times must still assemble, take one more
+"""research/block_trace.py's probe: the kernels it times must still assemble, take one more
 parameter, and store the end time on every path out."""
 
 import re
@@ -13,7 +13,7 @@ from napkin_ir.diagrams import gemm
 from napkin_ir.model.ptxas import find_ptxas
 from napkin_ir.pipelines import compile_to_ptx, sm80_gemm_pipeline, sm90_gemm_pipeline
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[3] / "tools"))
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # research/
 import block_trace  # noqa: E402
 
 

@@ -1,4 +1,4 @@
-"""tools/l2_latency.py, the reader of tools/l2_latency.cu's cycle counts, on counts made up
+"""research/l2_latency.py, the reader of research/l2_latency.cu's cycle counts, on counts made up
 to have two partitions: it must find which SMs share SM 0's."""
 
 import json
@@ -7,7 +7,7 @@ from pathlib import Path
 
 import numpy as np
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[3] / "tools"))
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # research/
 import l2_latency  # noqa: E402
 
 

@@ -2,7 +2,7 @@
 """Compile one GEMM configuration and launch it once on random inputs: a target for
 Nsight Compute and compute-sanitizer.
 
-    ncu --clock-control none --set full -o report python3 tools/launch_gemm.py --path sm80 --block 256,128,64 --warps 4,2 --stages 3
+    ncu --clock-control none --set full -o report python3 research/launch_gemm.py --path sm80 --block 256,128,64 --warps 4,2 --stages 3
 """
 
 from __future__ import annotations

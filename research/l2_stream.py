@@ -1,8 +1,8 @@
 #!/usr/bin/env python3
-"""tools/l2_stream.cu's readings beside the napkin model's L2 replay of the same accesses.
+"""research/l2_stream.cu's readings beside the napkin model's L2 replay of the same accesses.
 
-    python3 tools/l2_stream.py NCU_OUTPUT [--hw h200]    (the probe's stdout and ncu's --csv table)
-    python3 tools/l2_stream.py --model R_MIB S_MIB... [--hw h200]   (the replay alone)
+    python3 research/l2_stream.py NCU_OUTPUT [--hw h200]    (the probe's stdout and ncu's --csv table)
+    python3 research/l2_stream.py --model R_MIB S_MIB... [--hw h200]   (the replay alone)
 
 For each launch (reuse_read or reuse_write, S MiB streamed a pass): the share of the reused
 buffer R lost between passes, from Nsight Compute's DRAM bytes read (R's first pass and the
@@ -22,7 +22,7 @@ import numpy as np
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-PASSES = 4  # as tools/l2_stream.cu
+PASSES = 4  # as research/l2_stream.cu
 MIB = 1 << 20
 R_STEPS = 132  # the replay's steps a pass spends on R (each block a different 1/R_STEPS of it at a time)
 S_STEPS = 33  # and on its streamed slice

@@ -1,10 +1,10 @@
 #!/usr/bin/env python3
 """Validate the napkin model on the GPU: predicted against measured time over tile configurations.
 
-    python3 tools/validate_model.py [--hw h200] [--ncu | --ncu-all] [--only gemm|attention]
+    python3 research/validate_model.py [--hw h200] [--ncu | --ncu-all] [--only gemm|attention]
                                     [--gemm-shape M,N,K] [--attention-shape B,H,N,D]
                                     [--configs REGEX] [--sm80-groups G,...] [--no-autotile]
-    python3 tools/validate_model.py --model-only [--hw h200] [shapes as above]   (no GPU, no torch)
+    python3 research/validate_model.py --model-only [--hw h200] [shapes as above]   (no GPU, no torch)
 
 For each configuration of the GEMM (sm_80 and sm_90a paths) and, where its kernels exist, of
 attention: lower to the `reg` level and predict with the napkin model (registers from
@@ -39,7 +39,7 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
-sys.path.insert(0, str(ROOT / "tools"))
+sys.path.insert(0, str(ROOT / "tools"))  # bench_gemm, bench_attention
 
 from bench_gemm import time_interleaved  # CUDA events, every configuration in turn, the median of rounds
 
@@ -60,7 +60,7 @@ SM90 = [((128, 256, 64), 4), ((128, 256, 64), 3), ((128, 128, 64), 5), ((256, 12
 
 # DRAM bytes read and written by one launch, MB, read by Nsight Compute on an NVIDIA H200,
 # per problem shape (GEMM M, N, K; attention B, H, N, D), with `python3
-# tools/validate_model.py --hw h200 --ncu-all` (`--clock-control none`; docs/model.md, "DRAM
+# research/validate_model.py --hw h200 --ncu-all` (`--clock-control none`; docs/model.md, "DRAM
 # bytes against Nsight Compute"). ncu counts dirty lines still in L2 at the end as not
 # written. At the default shapes, 2026-11-23; the sm_80 rows are of its swizzled stages and
 # staged output (reg-to-ptx as of 2026-11-23 afternoon; read by `--ncu-all --only gemm`).
@@ -730,7 +730,7 @@ def ncu_dram(rows: list[dict]) -> list[dict[str, float] | None]:
     if not ncu or not rows:
         return [None] * len(rows)
     ordered = [r for r in rows if r["family"].startswith("gemm")] + [r for r in rows if r["family"] == "attention"]
-    script = ROOT / "tools" / "_ncu_launches.py"
+    script = ROOT / "research" / "_ncu_launches.py"
     script.write_text(_launch_script(ordered))
     try:
         got, said = _ncu_launches(str(ncu), script, DRAM_METRICS + LAUNCH_METRICS)

@@ -1,19 +1,19 @@
 // Does data streaming past the L2 push out data read again, and do written lines push
 // harder than read ones?
 //
-//   nvcc -O3 -arch=sm_90a -o /tmp/l2_stream tools/l2_stream.cu
+//   nvcc -O3 -arch=sm_90a -o /tmp/l2_stream research/l2_stream.cu
 //   ncu --clock-control none --kernel-name regex:'^reuse_' \
 //       --metrics dram__bytes_read.sum,dram__bytes_write.sum --csv /tmp/l2_stream R_MIB S_MIB...
 //
 // One block an SM. In each of PASSES passes every block reads all of a buffer R (R_MIB, 16 by
-// default; from its own rotated start, as tools/l2_probe.cu's all_read), then streams its own
+// default; from its own rotated start, as research/l2_probe.cu's all_read), then streams its own
 // slice of S_MIB (the other arguments) of a second buffer, fresh bytes each pass: reuse_read
 // reads them, reuse_write writes them. A GEMM in bands of block rows does the same: the
 // band's A panels are read again each wave while B's panels and the output's tiles stream by.
 // From DRAM bytes read, R's passes after the first found (R_MIB + streamed reads aside) the
 // share of R lost between passes. The napkin model's L2 replay (napkin_ir/model/l2.py) counts
 // a written line like a read one: it predicts the same loss for both kernels at one S_MIB
-// (python3 tools/l2_stream.py reads the ncu CSV and sets the replay beside it). ncu flushes
+// (python3 research/l2_stream.py reads the ncu CSV and sets the replay beside it). ncu flushes
 // the caches before each profiled launch (its default --cache-control all), so R's first
 // pass comes from DRAM.
 

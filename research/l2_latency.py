@@ -1,6 +1,6 @@
-"""Read tools/l2_latency.cu's cycle counts: which lines are near each SM, and which SMs agree.
+"""Read research/l2_latency.cu's cycle counts: which lines are near each SM, and which SMs agree.
 
-    python tools/l2_latency.py OUT.bin [--lines 2048] [--json MAP.json]
+    python research/l2_latency.py OUT.bin [--lines 2048] [--json MAP.json]
 
 For each SM it splits the lines' cold read latencies in two at the widest gap between the
 clusters (a two-means split), calls the faster side its near lines, and compares that set

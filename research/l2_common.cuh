@@ -1,4 +1,4 @@
-// What tools/l2_probe.cu, tools/l2_partition.cu and tools/l2_latency.cu share: a checked
+// What research/l2_probe.cu, research/l2_partition.cu and research/l2_latency.cu share: a checked
 // CUDA call, a buffer filled with positive values that are not zeros (nothing a compressor
 // could shrink), a block's passes over a buffer through the L2 alone, and which SMs ran a
 // block of a launch.

@@ -1,6 +1,6 @@
 // Which L2 partition each SM is attached to, read off load latencies.
 //
-//   nvcc -O3 -arch=sm_90a -o /tmp/l2_latency tools/l2_latency.cu
+//   nvcc -O3 -arch=sm_90a -o /tmp/l2_latency research/l2_latency.cu
 //   /tmp/l2_latency OUT.bin [LINES]
 //
 // A line has one home partition; a read from an SM on the other partition crosses between
@@ -17,7 +17,7 @@
 // A cold read from DRAM through a far home takes longer than one through a near one, so the
 // cold latencies split each SM's lines into near and far, and two SMs on one partition
 // agree on which lines are near. The file holds, per SM in %smid order, three rows of LINES
-// unsigned cycle counts (cold, self, by SM0); tools/l2_latency.py reads it.
+// unsigned cycle counts (cold, self, by SM0); research/l2_latency.py reads it.
 
 #include <cstdio>
 #include <cstdlib>

@@ -1,7 +1,7 @@
 // How long a tile copied with cp.async takes to land while every SM copies: the latency a
 // software pipeline of S stages must hide with S - 1 tiles in flight.
 //
-//   nvcc -O3 -arch=sm_90a -o /tmp/copy_latency tools/copy_latency.cu && /tmp/copy_latency
+//   nvcc -O3 -arch=sm_90a -o /tmp/copy_latency research/copy_latency.cu && /tmp/copy_latency
 //
 // One block of 256 threads per SM. Each iteration, the block copies one tile of TILE bytes
 // (16 bytes a thread a copy, cp.async.cg) from a source buffer into shared memory, waits for

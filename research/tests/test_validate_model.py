@@ -1,4 +1,4 @@
-"""tools/validate_model.py's choice of the model's pick among measured configurations: the
+"""research/validate_model.py's choice of the model's pick among measured configurations: the
 fastest prediction, near-ties broken as autotile breaks them."""
 
 import sys
@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[3] / "tools"))
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # research/
 import validate_model  # noqa: E402
 
 

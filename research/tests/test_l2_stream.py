@@ -1,4 +1,4 @@
-"""tools/l2_stream.py: reading tools/l2_stream.cu's output under ncu, and the replay of the same
+"""research/l2_stream.py: reading research/l2_stream.cu's output under ncu, and the replay of the same
 accesses."""
 
 import sys
@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[3] / "tools"))
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # research/
 import l2_stream  # noqa: E402
 
 from napkin_ir.model.hardware import hardware  # noqa: E402
