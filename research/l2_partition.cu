@@ -10,7 +10,7 @@
 // every SM in turn, one launch each. The program prints the SM pairs in launch order; ncu's
 // DRAM bytes per launch, in the same order, go with them.
 //
-// What it finds (H200, 2026-11-23; docs/model.md): SM 0 alone reads a 36 MiB buffer 2.50
+// What it finds (H200, 2026-11-23; research/model-validation.md): SM 0 alone reads a 36 MiB buffer 2.50
 // times from DRAM, with an SM of its own partition 4.4-4.5 times, with one of the other
 // 1.25-1.9 times (the partitions as research/l2_latency.cu measures them). A partition keeps a
 // copy of every line its SMs read, so two readers on one partition make it hold the whole

@@ -60,7 +60,7 @@ SM90 = [((128, 256, 64), 4), ((128, 256, 64), 3), ((128, 128, 64), 5), ((256, 12
 
 # DRAM bytes read and written by one launch, MB, read by Nsight Compute on an NVIDIA H200,
 # per problem shape (GEMM M, N, K; attention B, H, N, D), with `python3
-# research/validate_model.py --hw h200 --ncu-all` (`--clock-control none`; docs/model.md, "DRAM
+# research/validate_model.py --hw h200 --ncu-all` (`--clock-control none`; research/model-validation.md, "DRAM
 # bytes against Nsight Compute"). ncu counts dirty lines still in L2 at the end as not
 # written. At the default shapes, 2026-11-23; the sm_80 rows are of its swizzled stages and
 # staged output (reg-to-ptx as of 2026-11-23 afternoon; read by `--ncu-all --only gemm`).
@@ -113,7 +113,7 @@ NCU_RECORDED: dict[tuple[int, ...], dict[tuple[str, str], tuple[float, float]]] 
     DEFAULT_GEMM_SHAPE: {key: v for key, v in NCU_AT_DEFAULT_SHAPES.items() if key[0].startswith("gemm")},
     DEFAULT_ATTENTION_SHAPE: {key: v for key, v in NCU_AT_DEFAULT_SHAPES.items() if key[0] == "attention"},
     # Shapes the model's constants were not chosen on, read after its predictions were written
-    # down (docs/model.md, "Dirty lines at the end, and shapes held out"); H200, 2026-11-23,
+    # down (research/model-validation.md, "Dirty lines at the end, and shapes held out"); H200, 2026-11-23,
     # `--ncu-all --gemm-shape 8192,8192,8192 --attention-shape 1,16,16384,128` and `--ncu-all
     # --only gemm --gemm-shape 16384,4096,4096`.
     (8192, 8192, 8192): {
@@ -168,7 +168,7 @@ NCU_RECORDED: dict[tuple[int, ...], dict[tuple[str, str], tuple[float, float]]] 
         ("gemm sm90", "128x64x64 s6"): (671.8, 128.4),
     },
     # The second held-out set, read after the staggered schedule's predictions were written
-    # down (docs/model.md); H200, 2026-11-23, `--ncu-all --gemm-shape 8192,8192,2048
+    # down (research/model-validation.md); H200, 2026-11-23, `--ncu-all --gemm-shape 8192,8192,2048
     # --attention-shape 2,32,8192,128` and `--ncu-all --only gemm --gemm-shape 4096,16384,4096`.
     (8192, 8192, 2048): {
         ("gemm sm80", "128x128x32 w2x2 s3"): (534.6, 127.5),
@@ -233,7 +233,7 @@ NCU_RECORDED: dict[tuple[int, ...], dict[tuple[str, str], tuple[float, float]]] 
         ("gemm sm90", "128x64x64 s6"): (570.9, 128.9),
     },
     # The third held-out set, read after the partition replay's predictions were written down
-    # (docs/model.md, "The L2 as two partitions"); H200, 2026-11-23, `--ncu-all --gemm-shape
+    # (research/model-validation.md, "The L2 as two partitions"); H200, 2026-11-23, `--ncu-all --gemm-shape
     # 6144,6144,3072 --attention-shape 8,16,2048,128` and `--ncu-all --only gemm --gemm-shape
     # 2048,8192,8192`.
     (6144, 6144, 3072): {
@@ -299,7 +299,7 @@ NCU_RECORDED: dict[tuple[int, ...], dict[tuple[str, str], tuple[float, float]]] 
         ("gemm sm90", "128x64x64 s6"): (458.0, 30.9),
     },
     # The fourth held-out set, read after the predictions of the replay with the measured
-    # partitions were written down (docs/model.md, "The partitions measured, and the cache's
+    # partitions were written down (research/model-validation.md, "The partitions measured, and the cache's
     # edge"); H200, 2026-11-23, `--ncu-all --gemm-shape 10240,10240,2048 --attention-shape
     # 16,16,1024,128` and `--ncu-all --only gemm --gemm-shape 3072,16384,6144`.
     (10240, 10240, 2048): {
@@ -411,7 +411,7 @@ NCU_RECORDED: dict[tuple[int, ...], dict[tuple[str, str], tuple[float, float]]] 
 }
 # The same on the H100: its first readings (2026-11-23, a lent H100 80GB HBM3, `--hw h100
 # --ncu-all`, at the default shapes), taken with the replay of 1391682, before the H100 was
-# given the partitions measured on it (docs/model.md, "The H100").
+# given the partitions measured on it (research/model-validation.md, "The H100").
 NCU_RECORDED_H100: dict[tuple[int, ...], dict[tuple[str, str], tuple[float, float]]] = {
     (4096, 4096, 4096): {
         ("gemm sm80", "128x128x32 w2x2 s3"): (229.8, 27.3),

@@ -15,7 +15,7 @@ order through the L2's two partitions:
   is what the GPU settles into: research/block_trace.py, which records when each block starts
   and on which SM, finds consecutive starts on one SM 0.35-0.65 of a block apart with 2
   blocks an SM, 0.2-0.35 with 3, 0.05-0.35 with 5, and whole blocks with one (H200,
-  2026-11-23; docs/model.md). Across SMs, the blocks that start together stay in step. A
+  2026-11-23; research/model-validation.md). Across SMs, the blocks that start together stay in step. A
   persistent kernel (`hbm.persistent`) takes its tiles in the same order, one per slot at a
   time, so it needs no case of its own.
 - **When a tile is touched.** An access in a loop happens at its block's start plus the
@@ -39,7 +39,7 @@ order through the L2's two partitions:
   fewer than 16 of them fell into its set (their number Poisson with mean 16 d / C, C the
   partition's size). That edge stands for the spread of the distances, not for the cache
   (whose sets the probes find filled evenly), and was chosen by its fit to Nsight
-  Compute's readings (docs/model.md). Reads that miss are fetched from DRAM; written tiles
+  Compute's readings (research/model-validation.md). Reads that miss are fetched from DRAM; written tiles
   occupy the cache like read ones, and reach DRAM once each time they become dirty, except
   the lines still dirty when the kernel ends (the tiles written at their last touch whose
   distance to a touch after the last step keeps them): the L2 writes them back later, as
@@ -80,7 +80,7 @@ order through the L2's two partitions:
   a kernel has more than `MAX_STEPS` of them, which only puts tiles of neighbouring steps
   in one group.
 
-How far to trust it (docs/model.md, "GPU validation"): against Nsight Compute's DRAM bytes
+How far to trust it (research/model-validation.md, "GPU validation"): against Nsight Compute's DRAM bytes
 for 302 configurations (GEMMs of both paths at nine shapes, attention at five; H200 and
 H100), 263 are within 10% (and 27 of 37 at a fifth set of shapes, predicted before they
 were measured): attention 54 of 54, sm_90a 86 of 88, sm_80 with one block an SM

@@ -123,7 +123,7 @@ def predict(cost: KernelCost, hw: Hardware, registers: int | None = None, instru
     decided it (default: the fastest the machine has). With `edge`, also the DRAM estimate
     with the L2 `L2_EDGE_SPREAD` (5%) smaller and larger (`Prediction.dram_edge`): far apart
     where the kernel's reuse sits at the cache's edge, which is where the estimate misses
-    most (docs/model.md, "How sure the DRAM estimate is"); and, with several blocks an SM,
+    most (research/model-validation.md, "How sure the DRAM estimate is"); and, with several blocks an SM,
     the estimate with an SM's blocks in step rather than staggered (`Prediction.dram_in_step`):
     which of the two the GPU settles into is not read off the kernel, and far apart they say
     the estimate is no surer than that."""

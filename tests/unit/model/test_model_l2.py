@@ -419,7 +419,7 @@ def _pair_probe(readers: list[int], part: list[int], lines: int = 36, passes: in
 
 
 def test_two_readers_of_one_buffer_share_it_across_the_partitions_and_not_within_one(two_partitions):
-    # l2_partition.cu on an H200 (docs/model.md): a 36 MiB buffer read four times, partitions
+    # l2_partition.cu on an H200 (research/model-validation.md): a 36 MiB buffer read four times, partitions
     # of 30 MiB. Here 36 lines, partitions of 30.
     # - SM 0 alone: its partition sees all 36 lines between two reads of one, so it holds
     #   none; the 18 homed there come from DRAM on each of the 4 passes, the 18 homed in the
