@@ -145,6 +145,7 @@ class ProductShape:
     k: str
     plain: bool
     outputs: int = 1  # products the block computes
+    half_output: bool = True  # every output is bf16 or f16
 
 
 def product_shape(module: ModuleOp, pipeline: str = "napkin-sm80") -> ProductShape:
@@ -167,7 +168,8 @@ def product_shape(module: ModuleOp, pipeline: str = "napkin-sm80") -> ProductSha
     *batch, rows, cols = out
     c = contracts[0]
     b_kn = c.rhs.type.axis_names == (k, cols) or c.lhs.type.axis_names == (k, cols)  # type: ignore[attr-defined]
-    return ProductShape(tuple(batch), rows, cols, k, len(contracts) == 1 and not batch and b_kn, len(contracts))
+    halves = all(t.dtype in ("bf16", "f16") for f in funcs for t in f.function_type.outputs.data)  # type: ignore[attr-defined]
+    return ProductShape(tuple(batch), rows, cols, k, len(contracts) == 1 and not batch and b_kn, len(contracts), halves)
 
 
 def _autotile(module: ModuleOp, hw: str, target: str, pipeline: str, group: int = 0):
@@ -189,16 +191,16 @@ def _autotile(module: ModuleOp, hw: str, target: str, pipeline: str, group: int 
     return result
 
 
-def _fit(module: ModuleOp, axes: tuple[str, str, str], block: tuple[int, int, int]) -> tuple[int, int, int]:
-    """The default block tile, halved along an axis shorter than it (down to 16): a tile may
-    not exceed its axis."""
+def _fit(module: ModuleOp, axes: tuple[str, str, str], block: tuple[int, int, int], least: int = 16) -> tuple[int, int, int]:
+    """The default block tile, halved along an axis shorter than it (down to `least`): a
+    tile may not exceed its axis."""
     from napkin_ir.passes.relabel import function_axes
 
     (f,) = [op for op in module.walk() if isinstance(op, func.FuncOp) and op.body.blocks]
     sizes = function_axes(f)
     out = list(block)
     for n, axis in enumerate(axes):
-        while out[n] > 16 and out[n] > sizes[axis]:
+        while out[n] > least and out[n] > sizes[axis]:
             out[n] //= 2
     return tuple(out)  # type: ignore[return-value]
 
@@ -306,14 +308,23 @@ class NapkinSm90Pass(PipelinePass):
     hw: str = "h100"
 
     def passes(self, module: ModuleOp) -> Sequence[ModulePass]:
-        axes = gemm_axes(module, self.name)
+        shape = product_shape(module, self.name)
+        if shape.batch:
+            raise PassFailedException(f"{self.name}: batch axes {list(shape.batch)} need 3-D tensor maps, which the TMA copies "
+                                      "do not make yet; napkin-sm80 compiles batched products")
+        axes = (shape.rows, shape.cols, shape.k)
         if self.store not in ("auto", "tma", "direct"):
             raise PassFailedException(f"{self.name}: store must be auto, tma or direct, got '{self.store}'")
-        block, stages = _ints(self.block, 3, "block", self.name, "rows, columns, stream") if self.block else (128, 256, 64), self.stages
+        block, stages = _ints(self.block, 3, "block", self.name, "rows, columns, stream") if self.block else _fit(module, axes, (128, 256, 64), 64), self.stages
         if self.autotile:
             _refuse(self.name, "autotile=true (the model chooses it)", {"block": self.block})
             c = _autotile(module, self.hw, "sm90", self.name, 0 if self.cluster > 1 else self.group).config
             block, stages = (c.grid[axes[0]], c.grid[axes[1]], c.stream[axes[2]]), c.stages
         plain = self.cluster > 1  # clusters run a plain grid: no group order, no persistence
+        store = self.store
+        if not shape.half_output:  # stmatrix moves 16-bit elements
+            if store == "tma":
+                raise PassFailedException(f"{self.name}: store=tma writes bf16 or f16 outputs (stmatrix); this one is f32: use store=direct")
+            store = "direct"
         return sm90_gemm_passes(block, stages, axes, 0 if plain else self.group, self.blocks_per_sm,  # type: ignore[arg-type]
-                                self.persistent and not plain, self.cluster, self.store)
+                                self.persistent and not plain, self.cluster, store)

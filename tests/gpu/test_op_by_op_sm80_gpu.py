@@ -73,3 +73,31 @@ def test_more_gemm_diagrams_match_float64(name):
     out = c.double().cpu().numpy()
     assert np.isfinite(out).all(), "some output was not written"
     assert reference.relative_error(out, want) <= reference.TOLERANCE["bf16"]
+
+
+def _examples():
+    from pathlib import Path
+
+    root = Path(__file__).resolve().parents[2] / "examples"
+    return {name: (root / f"{name}.mlir").read_text() for name in ("two_products", "mlp", "gemm_exp")}
+
+
+CLI_CASES = [  # (diagram, pipeline): napkin-run --gpu PIPELINE --check, against the diagram's own interpretation
+    *((name, "napkin-sm80") for name in ("two_products", "mlp", "gemm_exp")),
+    ("batched", "napkin-sm80"), ("b_nk", "napkin-sm80"), ("f32_out", "napkin-sm80"), ("b_nk", "napkin-sm90"), ("f32_out", "napkin-sm90"),
+]
+
+
+@pytest.mark.parametrize("name,pipeline", CLI_CASES)
+def test_named_pipelines_on_more_diagrams(name, pipeline, tmp_path, capsys):
+    pytest.importorskip("torch")
+    from napkin_ir.cli.run import main
+
+    text = _examples()[name] if name in _examples() else NEW_DIAGRAMS[name][0]
+    path = tmp_path / f"{name}.mlir"
+    path.write_text(text)
+    with pytest.raises(SystemExit) as done:
+        main([str(path), "--gpu", pipeline, "--random-inputs", "--seed", "11", "--check"])
+    said = capsys.readouterr().out
+    assert done.value.code == 0, said
+    assert "running on the CPU instead" not in said and "ok" in said, said
