@@ -1,0 +1,21 @@
+// reg-to-ptx's fragment-math rules (ptx_rules/fragments.py): a row max is a tree in the
+// lane and two butterfly shuffles across the quad; exp2(x c - m) one fma and one ex2; the
+// causal mask a compare and select per value; P packed to bf16 pairs for the next product.
+// RUN: napkin-opt %examples/causal_attention.mlir -p napkin-sm80 -t ptx | filecheck %s
+// RUN: napkin-opt %examples/gemm_exp.mlir -p napkin-sm80 -t ptx | filecheck %s --check-prefix=EXP
+
+// CHECK: max.f32
+// CHECK: shfl.sync.bfly.b32 {{%f[0-9]+}}, {{%f[0-9]+}}, 1, 31, 0xffffffff;
+// CHECK: shfl.sync.bfly.b32 {{%f[0-9]+}}, {{%f[0-9]+}}, 2, 31, 0xffffffff;
+// CHECK: fma.rn.f32
+// CHECK: ex2.approx.ftz.f32
+// CHECK: setp.ge.s32
+// CHECK: selp.f32
+// CHECK: cvt.rn.bf16x2.f32
+
+// exp(0.5 x) = 2^(0.5 x log2 e): two scalings, then ex2
+// EXP: mov.f32 [[HALF:%f[0-9]+]], 0f3F000000;
+// EXP: mul.f32 %f{{[0-9]+}}, %f{{[0-9]+}}, [[HALF]];
+// EXP: mov.f32 [[LOG2E:%f[0-9]+]], 0f3FB8AA3B;
+// EXP: mul.f32 [[X:%f[0-9]+]], %f{{[0-9]+}}, [[LOG2E]];
+// EXP: ex2.approx.ftz.f32 %f{{[0-9]+}}, [[X]];
