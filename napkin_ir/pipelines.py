@@ -30,15 +30,16 @@ __all__ = ["NapkinSm80Pass", "NapkinSm90Pass", "PipelinePass", "available_passes
 
 def sm80_gemm_passes(block: tuple[int, int, int] = (128, 128, 32), warps: tuple[int, int] = (2, 2), stages: int = 3,
                      axes: tuple[str, str, str] = ("m", "n", "k"), layout: str = "auto", group: int = 0,
-                     unroll: bool = False, batch: tuple[str, ...] = ()) -> tuple[ModulePass, ...]:
+                     unroll: int = 0, batch: tuple[str, ...] = ()) -> tuple[ModulePass, ...]:
     """The passes from a GEMM diagram to sm_80 PTX (what napkin-sm80 runs for a GEMM).
     `layout="auto"` swizzles the stages where their rows allow it (64 bytes or a multiple of
     128: A's rows are the stream tile, B's the column tile), else pads them (`pad8`).
     `group` launches the blocks in bands of that many block rows, column by column
     (`hbm-launch{group=G}`: the tiles the blocks running at once read stay in the L2); 0 the
-    plain order, the first axis fastest. `unroll` unrolls the stream loop and loads
-    fragments a step ahead as passes (`smem-unroll-stages`, `reg-prefetch`), so that
-    `reg-to-ptx` lowers the kernel op by op instead of emitting it whole. `batch` axes
+    plain order, the first axis fastest. `unroll` > 0 unrolls the stream loop (`unroll`
+    times its stages a trip) and loads fragments a step ahead as passes
+    (`smem-unroll-stages`, `reg-prefetch`), so that `reg-to-ptx` lowers the kernel op by op
+    instead of emitting it whole. `batch` axes
     (a batched GEMM's) are spread over the grid a block each."""
     from napkin_ir.dialects.smem import swizzle_fits
     from napkin_ir.lowering.hbm_to_smem import HbmToSmemPass
@@ -56,7 +57,7 @@ def sm80_gemm_passes(block: tuple[int, int, int] = (128, 128, 32), warps: tuple[
     return (RelabelPass(grid=",".join([*batch, f"{m}:{bm}", f"{n}:{bn}"]), stream=f"{k}:{bk}"), NcdToHbmPass(),
             *((HbmLaunchPass(group=group),) if group else ()),
             HbmToSmemPass(stages=stages, layout=layout), SmemToRegPass(warps=f"{m}:{warps[0]},{n}:{warps[1]}"),
-            *((SmemUnrollStagesPass(), RegPrefetchPass()) if unroll else ()), RegToPtxPass())
+            *((SmemUnrollStagesPass(trips=int(unroll)), RegPrefetchPass()) if unroll else ()), RegToPtxPass())
 
 
 def sm80_gemm_pipeline(*args, **kwargs) -> str:
@@ -266,7 +267,7 @@ class NapkinSm80Pass(PipelinePass):
         shape = product_shape(module)
         axes = (shape.rows, shape.cols, shape.k)
         # the plain GEMM is emitted whole (faster, docs/benchmarks.md); the others op by op, unrolled
-        unroll = not shape.plain
+        unroll = 0 if shape.plain else 1
         if self.group and shape.batch:
             raise PassFailedException(f"{self.name}: group={self.group} orders a two-axis grid; this one has batch axes {list(shape.batch)}")
         if self.autotile:

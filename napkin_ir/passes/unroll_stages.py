@@ -27,6 +27,7 @@ from xdsl.dialects.builtin import IndexType, IntegerAttr
 from xdsl.ir import Block, Operation, Region, SSAValue
 from xdsl.passes import ModulePass
 from xdsl.rewriter import InsertPoint, Rewriter
+from xdsl.utils.exceptions import PassFailedException
 
 
 def _constant(v: SSAValue) -> int | None:
@@ -104,18 +105,19 @@ def _copy_body(body: Block, counter: SSAValue, carried: list[SSAValue], at: Inse
     return out
 
 
-def unroll(loop: scf.ForOp) -> bool:
-    """Unroll one pipelined loop by its stage count; False where it cannot be."""
+def unroll(loop: scf.ForOp, trips: int = 1) -> bool:
+    """Unroll one pipelined loop by `trips` times its stage count; False where it cannot be."""
     stages = loop.attributes.get("smem.stages")
     if not isinstance(stages, IntegerAttr) or loop.attributes.get("smem.copy") == builtin.StringAttr("tma"):
         return False
-    s = stages.value.data
+    stage_count = stages.value.data
+    s = stage_count * max(1, trips)  # bodies a trip: a multiple of the stages keeps them constant
     lb, ub, step = (_constant(v) for v in (loop.lb, loop.ub, loop.step))
-    if lb is None or ub is None or step is None or step <= 0 or ub <= lb or s < 2:
+    if lb is None or ub is None or step is None or step <= 0 or ub <= lb or stage_count < 2:
         return False
-    trips = -(-(ub - lb) // step)
+    count = -(-(ub - lb) // step)
     # the main loop's iterations copy only tiles before the end: i + s - 1 < trips
-    main = max(0, trips - (s - 1)) // s * s
+    main = max(0, count - (stage_count - 1)) // s * s
     body = loop.body.block
     carried: list[SSAValue] = list(loop.iter_args)
     new_ops: list[Operation] = []
@@ -146,7 +148,7 @@ def unroll(loop: scf.ForOp) -> bool:
     Rewriter.insert_op(new_ops, InsertPoint.before(loop))
     # the peeled iterations, their counters constant
     tail_at = InsertPoint.before(loop)
-    for t in range(main, trips):
+    for t in range(main, count):
         c = _index(lb + t * step)
         Rewriter.insert_op(c, tail_at)
         before = set(loop.parent_block().ops)  # type: ignore[union-attr]
@@ -163,7 +165,10 @@ def unroll(loop: scf.ForOp) -> bool:
 @dataclass(frozen=True)
 class SmemUnrollStagesPass(ModulePass):
     name = "smem-unroll-stages"
+    trips: int = 1  # stage counts of bodies a trip of the unrolled loop
 
     def apply(self, ctx: Context, op: builtin.ModuleOp) -> None:
+        if self.trips < 1:
+            raise PassFailedException(f"smem-unroll-stages: trips must be at least 1, got {self.trips}")
         for loop in [o for o in op.walk() if isinstance(o, scf.ForOp) and "smem.stages" in o.attributes]:
-            unroll(loop)
+            unroll(loop, self.trips)

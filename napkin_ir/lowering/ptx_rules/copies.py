@@ -185,8 +185,11 @@ def cp_async_copy(k: KernelLowering, op: smem.CopyOp, guard: SSAValue | None) ->
         place = term if place is None else place + term
     assert place is not None and g.ptr is not None
     thread = k.once(("copy_elem", s_r, gk, tuple(perm or ())), lambda: k.add(k.mul(row_t, s_r), k.mul(chunk_t, 8)))
-    sym = k.symbolic(place)
-    src = k.wide_address(g.ptr, thread if sym is None else k.add(sym, thread), g.esize)
+    key = ("copy_src", id(k.cur), op.source, place.terms, s_r, gk, tuple(perm or ()))
+    if key not in k.cache:  # copies of one block whose places differ by a constant share it
+        sym = k.symbolic(place)
+        k.cache[key] = k.wide_address(g.ptr, thread if sym is None else k.add(sym, thread), g.esize)
+    src = k.cache[key]
     src_imm = place.const * g.esize
     # bounds: a tile that may start past an edge is not copied; rows and chunks past it are zero-filled
     for a, o in offsets.items():
