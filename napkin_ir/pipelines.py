@@ -309,6 +309,11 @@ class NapkinSm90Pass(PipelinePass):
     hw: str = "h100"
 
     def passes(self, module: ModuleOp) -> Sequence[ModulePass]:
+        from napkin_ir.attention_diagrams import attention_axes
+
+        if attention_axes(module) is not None:
+            raise PassFailedException(f"{self.name}: attention does not compile for sm_90a yet (no wgmma lowering of its online "
+                                      "softmax); napkin-sm80 compiles it")
         shape = product_shape(module, self.name)
         if shape.batch:
             raise PassFailedException(f"{self.name}: batch axes {list(shape.batch)} need 3-D tensor maps, which the TMA copies "

@@ -30,7 +30,7 @@
 // REPORT: 0 bytes stack frame, 0 bytes spill stores, 0 bytes spill loads
 // F16: wgmma.mma_async.sync.aligned.m64n256k16.f32.f16.f16
 // F16: cvt.rn.f16x2.f32
-// ATTN: napkin-opt: error: napkin-sm90: compiles a GEMM (one function, one contraction over one axis) for now; attention takes napkin-sm80
+// ATTN: napkin-opt: error: napkin-sm90: attention does not compile for sm_90a yet (no wgmma lowering of its online softmax); napkin-sm80 compiles it
 // OPTION: napkin-opt: error: napkin-sm90: block="128,256" should be 3 positive integers separated by commas
 // STAGES: napkin-opt: error: hbm-to-smem: stages must be at least 2 (one buffer cannot overlap copy and compute), got 1
 // The default: persistent blocks, the output out through shared memory by TMA stores
