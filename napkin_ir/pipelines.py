@@ -267,7 +267,7 @@ class NapkinSm80Pass(PipelinePass):
         shape = product_shape(module)
         axes = (shape.rows, shape.cols, shape.k)
         # the plain GEMM is emitted whole (faster, docs/benchmarks.md); the others op by op, unrolled
-        unroll = 0 if shape.plain else 1
+        unroll = 0 if shape.plain else 2  # two stage counts of bodies a trip: measured faster than one (docs/benchmarks.md)
         if self.group and shape.batch:
             raise PassFailedException(f"{self.name}: group={self.group} orders a two-axis grid; this one has batch axes {list(shape.batch)}")
         if self.autotile:
