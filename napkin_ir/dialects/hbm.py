@@ -18,7 +18,8 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from xdsl.dialects.builtin import ArrayAttr, FloatAttr, Float32Type, IndexType, IntegerAttr, StringAttr, f32, i32
+from xdsl.utils.exceptions import VerifyException
+from xdsl.dialects.builtin import ArrayAttr, FloatAttr, Float32Type, IndexType, IntegerAttr, StringAttr, UnitAttr, f32, i32
 from xdsl.ir import Dialect, Region, SSAValue
 from xdsl.irdl import (
     IRDLOperation,
@@ -121,6 +122,41 @@ class KernelOp(IRDLOperation):
         for a, t in grid.items():
             require(a in sizes, self, f"grid axis '{a}' is not an axis of any global tensor")
             require(0 < t, self, f"grid axis '{a}' has tile size {t}")
+        self._verify_launch_facts(grid, sizes)
+
+    def _verify_launch_facts(self, grid: dict[str, int], sizes: dict[str, int]) -> None:
+        """What hbm-launch and smem-to-reg write on a kernel for the passes below: each of
+        its type, in its range, and naming the kernel's own axes."""
+        a = self.attributes
+
+        def count(name: str, least: int, most: int | None = None) -> int | None:
+            v = a.get(name)
+            if v is None:
+                return None
+            require(isinstance(v, IntegerAttr), self, f"{name} must be an integer, got {v}")
+            n = v.value.data  # type: ignore[union-attr]
+            require(n >= least and (most is None or n <= most), self,
+                    f"{name} must be {'at least ' + str(least) if most is None else f'{least} to {most}'}, got {n}")
+            return n
+
+        group = count("hbm.group", 0)
+        require(not group or len(grid) == 2, self, f"hbm.group orders a two-axis grid; this one has {len(grid)} axes")
+        count("hbm.blocks_per_sm", 1, 32)
+        count("hbm.cluster", 1, 2)
+        if "hbm.persistent" in a:
+            require(isinstance(a["hbm.persistent"], UnitAttr), self, "hbm.persistent is a unit attribute (present or absent)")
+        if "hbm.order" in a:
+            require(a["hbm.order"] in (StringAttr("first"), StringAttr("last")), self, f"hbm.order must be \"first\" or \"last\", got {a['hbm.order']}")
+        warps = a.get("reg.warps")
+        if warps is not None:
+            require(isinstance(warps, ArrayAttr) and all(isinstance(w, StringAttr) for w in warps.data), self,
+                    f"reg.warps must be labels like [\"m:2\", \"n:2\"], got {warps}")
+            try:
+                labels = parse_labels(warps)  # type: ignore[arg-type]
+            except (ValueError, VerifyException) as e:
+                raise VerifyException(f"hbm.kernel: reg.warps: {e}") from None
+            for axis, n in labels.items():
+                require(axis in sizes and n >= 1, self, f"reg.warps: '{axis}:{n}' must name an axis of the kernel and at least one warp")
 
 
 def check_tile_of_global(op: IRDLOperation, tile: NamedAxesType, glob: GlobalType, offsets: Sequence[SSAValue], what: str = "tile") -> None:

@@ -51,3 +51,38 @@ func.func @f(%a: !hbm.global<m=16, m=4 : f32>) {
   func.return
 }
 // CHECK: !hbm.global: duplicate axis name 'm'
+
+// -----
+hbm.kernel attributes {sym_name = "k", grid = ["m:8"], num_outputs = 1 : i32, hbm.group = 4 : i32} {
+^bb0(%a: !hbm.global<m=16 : f32>, %out: !hbm.global<m=16 : f32>, %m0: index):
+  hbm.return
+}
+// CHECK: hbm.kernel: hbm.group orders a two-axis grid; this one has 1 axes
+
+// -----
+hbm.kernel attributes {sym_name = "k", grid = ["m:8"], num_outputs = 1 : i32, hbm.blocks_per_sm = 0 : i32} {
+^bb0(%a: !hbm.global<m=16 : f32>, %out: !hbm.global<m=16 : f32>, %m0: index):
+  hbm.return
+}
+// CHECK: hbm.kernel: hbm.blocks_per_sm must be 1 to 32, got 0
+
+// -----
+hbm.kernel attributes {sym_name = "k", grid = ["m:8"], num_outputs = 1 : i32, hbm.order = "middle"} {
+^bb0(%a: !hbm.global<m=16 : f32>, %out: !hbm.global<m=16 : f32>, %m0: index):
+  hbm.return
+}
+// CHECK: hbm.kernel: hbm.order must be "first" or "last", got "middle"
+
+// -----
+hbm.kernel attributes {sym_name = "k", grid = ["m:8"], num_outputs = 1 : i32, reg.warps = ["q:2"]} {
+^bb0(%a: !hbm.global<m=16 : f32>, %out: !hbm.global<m=16 : f32>, %m0: index):
+  hbm.return
+}
+// CHECK: hbm.kernel: reg.warps: 'q:2' must name an axis of the kernel and at least one warp
+
+// -----
+hbm.kernel attributes {sym_name = "k", grid = ["m:8"], num_outputs = 1 : i32, hbm.cluster = 3 : i32} {
+^bb0(%a: !hbm.global<m=16 : f32>, %out: !hbm.global<m=16 : f32>, %m0: index):
+  hbm.return
+}
+// CHECK: hbm.kernel: hbm.cluster must be 1 to 2, got 3
