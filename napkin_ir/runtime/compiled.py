@@ -1,119 +1,234 @@
 """A kernel the pipelines compiled, ready to launch on named arrays.
 
-`napkin-sm80` and `napkin-sm90` leave on each `ptx.kernel` what a launch needs: the grid
-(`napkin.grid`), the threads (`reqntid` or `maxntid`), the dynamic shared memory
-(`napkin.smem_bytes`) and, for parameters that are TMA tensor maps, the box each copy
-moves (`napkin.tma`, entries `name:ROWSxCOLS:SWIZZLE`). `compile_kernel` reads them, so a
-caller passes arrays by the diagram's argument names and nothing else:
+A `CompiledKernel` is the PTX text and its `LaunchContract` (grid, threads, dynamic shared
+memory, cluster, persistent-grid rule, tensor-map boxes, and each parameter's element type
+and shape from the diagram), so a caller passes device arrays by the diagram's argument
+names and nothing else:
 
     gemm = compile_kernel(text, "napkin-sm90")
-    gemm(a=a, b=b, out=c)
+    gemm(a=a, b=b, out=c, stream=torch.cuda.current_stream())
+
+Every argument is checked against the diagram's types before any CUDA call
+(`check_arguments`: a missing or unknown name, a host array, the dtype, the shape, the
+strides, the device), and a failing check names the argument. Launches are asynchronous
+on `stream` (the legacy default stream where none is given) unless `sync=True`.
+`napkin_ir.compile` is the cached way to get one; `compile_kernel` always compiles.
 """
 
 from __future__ import annotations
 
 import io
-from dataclasses import dataclass
+from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
-from napkin_ir.runtime.arrays import Param
+import numpy as np
+
+from napkin_ir.runtime.arrays import DeviceView, Param, device_view, dtype_name, normalize_dtype
+from napkin_ir.runtime.contract import LaunchContract, ParamContract, TmaBox, diagram_signature, launch_contract, napkin_version
 from napkin_ir.runtime.driver import ArgumentError, Kernel, load_ptx
 from napkin_ir.runtime.tensormap import TensorMap, tensor_map_for
 
+_TORCH_HINT = "torch.as_tensor(x, device='cuda')"
 
-@dataclass(frozen=True)
-class TmaBox:
-    """The box one TMA copy moves from a global (numpy order) and its swizzle."""
 
-    name: str
-    rows: int
-    cols: int
-    swizzle: str
+def check_arguments(contract: LaunchContract, arrays: dict[str, Any], device: int | None = None) -> tuple[dict[str, DeviceView], int]:
+    """Check `arrays` (the diagram's names to device arrays) against the kernel's parameters
+    and find the device they live on; raises ArgumentError naming the argument. Pure: it
+    reads what each array says of itself and calls no CUDA function."""
+    where = f"kernel {contract.kernel!r}"
+    names = contract.arg_names()
+    unknown = [n for n in arrays if n not in names]
+    if unknown:
+        raise ArgumentError(f"{where} has no argument named {', '.join(map(repr, unknown))}; it takes {', '.join(names)}")
+    missing = [n for n in names if n not in arrays]
+    if missing:
+        raise ArgumentError(f"{where}: no array given for {', '.join(missing)} (it takes {', '.join(names)})")
+    views: dict[str, DeviceView] = {}
+    found: dict[int, str] = {}
+    for p in contract.params:
+        view = _device_array(p, arrays[p.arg], f"{where}, argument {p.arg!r}")
+        if view.device is not None:
+            found.setdefault(view.device, p.arg)
+        views[p.arg] = view
+    if device is None and len(found) > 1:
+        (d0, a0), (d1, a1) = list(found.items())[:2]
+        raise ArgumentError(f"{where}: argument {a0!r} lives on CUDA device {d0}, argument {a1!r} on device {d1}; "
+                            "a kernel reads the memory of one device")
+    target = device if device is not None else next(iter(found), 0)
+    for d, arg in found.items():
+        if d != target:
+            raise ArgumentError(f"{where}, argument {arg!r}: the array lives on CUDA device {d}, the kernel runs on device {target}")
+    return views, target
 
-    @classmethod
-    def parse(cls, text: str) -> "TmaBox":
-        try:
-            name, box, swizzle = text.split(":")
-            rows, cols = (int(x) for x in box.split("x"))
-        except ValueError:
-            raise ArgumentError(f"napkin.tma entry '{text}' is not name:ROWSxCOLS:SWIZZLE") from None
-        return cls(name, rows, cols, swizzle)
+
+def _device_array(p: ParamContract, value: Any, where: str) -> DeviceView:
+    expected = p.describe()
+    if isinstance(value, np.ndarray):
+        raise ArgumentError(f"{where}: a host (numpy) array; the kernel reads device memory: {expected}, copied to the "
+                            f"GPU (DeviceArray.from_numpy(x) or {_TORCH_HINT})")
+    view = device_view(value, where)
+    if view is None:
+        raise ArgumentError(f"{where}: expected a device array ({expected}: torch, cupy, DeviceArray, anything with "
+                            f"__cuda_array_interface__ or DLPack), found {type(value).__name__}")
+    if isinstance(view, np.ndarray):
+        raise ArgumentError(f"{where}: the array lives in host memory; the kernel reads device memory: {expected}, "
+                            f"on the GPU ({_TORCH_HINT})")
+    if p.dtype is not None and view.dtype != normalize_dtype(p.dtype):
+        raise ArgumentError(f"{where}: expected {expected} ({dtype_name(normalize_dtype(p.dtype))}), found {dtype_name(view.dtype)}")
+    if p.shape is not None and tuple(view.shape) != tuple(p.shape):
+        raise ArgumentError(f"{where}: expected shape {list(p.shape)} ({expected}), found {list(view.shape)}")
+    if not view.contiguous:
+        raise ArgumentError(f"{where}: expected a C-contiguous array, found strides {list(view.strides or ())} (bytes) for "
+                            f"shape {list(view.shape)}; pass a contiguous copy (x.contiguous())")
+    if p.role == "out" and view.readonly:
+        raise ArgumentError(f"{where}: the kernel writes this array, but its {view.source} producer marks it read-only")
+    if view.pointer % 16:
+        raise ArgumentError(f"{where}: the kernel needs 16-byte aligned memory, found address 0x{view.pointer:x} "
+                            f"({view.pointer % 16} bytes past); pass a fresh or contiguous copy")
+    return view
 
 
 @dataclass
 class CompiledKernel:
-    ptx: str
-    name: str
-    params: list[tuple[str, str]]  # (parameter name, PTX type)
-    grid: list[int]
-    block: list[int]
-    smem: int
-    boxes: dict[str, TmaBox]
-    persistent: int = 0  # blocks per multiprocessor of a persistent kernel (0: one block per tile)
-    cluster: list[int] | None = None  # blocks per cluster along x, y, z
-    _kernel: Kernel | None = None
+    """PTX and its launch contract; call it with the diagram's arrays by name."""
 
-    def launch_grid(self) -> list[int]:
+    ptx: str
+    contract: LaunchContract
+    _kernels: dict[int, Kernel] = field(default_factory=dict, repr=False, compare=False)
+
+    # -- what the contract says ----------------------------------------------------------
+    @property
+    def name(self) -> str:
+        return self.contract.kernel
+
+    @property
+    def params(self) -> list[tuple[str, str]]:
+        """(parameter name, PTX type), as the `ptx.kernel` declares them."""
+        return [(p.name, "u64" if p.kind == "pointer" else p.kind) for p in self.contract.params]
+
+    @property
+    def grid(self) -> list[int]:
+        return _trim(self.contract.grid)
+
+    @property
+    def block(self) -> list[int]:
+        return _trim(self.contract.block)
+
+    @property
+    def smem(self) -> int:
+        return self.contract.smem_bytes
+
+    @property
+    def persistent(self) -> int:
+        return self.contract.persistent
+
+    @property
+    def cluster(self) -> list[int] | None:
+        return list(self.contract.cluster) if self.contract.cluster else None
+
+    @property
+    def boxes(self) -> dict[str, TmaBox]:
+        return {p.arg: p.tma for p in self.contract.params if p.tma is not None}
+
+    def arg_names(self) -> list[str]:
+        """The diagram's names for the parameters (`matmul_a` -> `a`)."""
+        return self.contract.arg_names()
+
+    # -- files ---------------------------------------------------------------------------
+    def save(self, stem: str | Path) -> tuple[Path, Path]:
+        """Write `STEM.ptx` and `STEM.json` (the launch contract): what docs/launch.md launches."""
+        stem = Path(stem)
+        ptx, contract = stem.with_suffix(".ptx"), stem.with_suffix(".json")
+        ptx.write_text(self.ptx)
+        contract.write_text(self.contract.to_json())
+        return ptx, contract
+
+    @classmethod
+    def load(cls, stem: str | Path) -> CompiledKernel:
+        stem = Path(stem)
+        return cls(stem.with_suffix(".ptx").read_text(), LaunchContract.from_json(stem.with_suffix(".json").read_text()))
+
+    # -- launching -----------------------------------------------------------------------
+    def kernel(self, device: int = 0) -> Kernel:
+        """The kernel loaded (JIT-compiled by the driver) on `device`, once per device."""
+        if device not in self._kernels:
+            specs = [Param.tensor_map(name=p.arg) if p.kind == "tensormap" else Param.scalar("u64", name=p.arg)
+                     for p in self.contract.params]
+            self._kernels[device] = load_ptx(self.ptx, device=device, name=f"<{self.name}>").kernel(self.name, specs)
+        return self._kernels[device]
+
+    def launch_grid(self, device: int = 0) -> list[int]:
         """The grid; a persistent kernel gets as many blocks as the device holds at once."""
         if not self.persistent:
             return self.grid
         from napkin_ir.runtime.driver import get_context
 
-        return [min(self.grid[0], self.persistent * get_context().attribute("MULTIPROCESSOR_COUNT"))]
+        return _trim(self.contract.launch_grid(get_context(device).attribute("MULTIPROCESSOR_COUNT")))
 
-    def arg_names(self) -> list[str]:
-        """The diagram's names for the parameters (`matmul_a` -> `a`)."""
-        return [p.removeprefix(self.name + "_") for p, _ in self.params]
+    def check(self, arrays: dict[str, Any], device: int | None = None) -> tuple[dict[str, DeviceView], int]:
+        """`check_arguments` for this kernel: the arrays' views and their device."""
+        return check_arguments(self.contract, arrays, device)
 
-    def kernel(self) -> Kernel:
-        if self._kernel is None:
-            specs = [Param.tensor_map() if t == "tensormap" else Param.scalar("u64") for _, t in self.params]
-            self._kernel = load_ptx(self.ptx).kernel(self.name, specs)
-        return self._kernel
+    def bind(self, arrays: dict[str, Any], device: int | None = None) -> list[Any]:
+        """Launch arguments from device arrays by name, checked against the diagram's types:
+        tensor maps built for TMA parameters, device addresses for the rest."""
+        views, device = self.check(arrays, device)
+        return self._bind(arrays, views, device)
 
-    def bind(self, arrays: dict[str, Any]) -> list[Any]:
-        """Launch arguments from device arrays by name: tensor maps built for TMA inputs,
-        device addresses for the rest."""
-        from napkin_ir.runtime.arrays import device_view
+    def _bind(self, arrays: dict[str, Any], views: dict[str, DeviceView], device: int) -> list[Any]:
+        from napkin_ir.runtime.driver import pointer_device
 
-        missing = [n for n in self.arg_names() if n not in arrays]
-        if missing:
-            raise ArgumentError(f"{self.name}: no array given for {', '.join(missing)}")
         out: list[Any] = []
-        for n, (_, t) in zip(self.arg_names(), self.params):
-            if t == "tensormap":
-                box = self.boxes[n]
-                out.append(tensor_map_for(arrays[n], (box.rows, box.cols), swizzle=box.swizzle))
+        for p in self.contract.params:
+            view = views[p.arg]
+            if view.device is None:  # __cuda_array_interface__ does not say: ask the driver
+                found = pointer_device(view.pointer)
+                if found is not None and found != device:
+                    raise ArgumentError(f"kernel {self.name!r}, argument {p.arg!r}: the array lives on CUDA device {found}, "
+                                        f"the kernel runs on device {device}")
+            if p.kind == "tensormap":
+                assert p.tma is not None
+                out.append(tensor_map_for(arrays[p.arg], p.tma.box, swizzle=p.tma.swizzle, device=device))
             else:
-                view = device_view(arrays[n], f"{self.name}: {n}")
-                if not hasattr(view, "pointer"):
-                    raise ArgumentError(f"{self.name}: {n} must be a device array (torch, cupy, DeviceArray), found {type(arrays[n]).__name__}")
-                out.append(view.pointer)  # type: ignore[union-attr]
+                out.append(view.pointer)
         return out
 
-    def __call__(self, *, sync: bool = True, bound: list[Any] | None = None, **arrays: Any) -> None:
-        args = bound if bound is not None else self.bind(arrays)
-        self.kernel().launch(grid=self.launch_grid(), block=self.block, smem=self.smem, args=args, sync=sync, cluster=self.cluster)
+    def __call__(self, *, stream: Any = None, sync: bool = False, device: int | None = None, bound: list[Any] | None = None,
+                 **arrays: Any) -> None:
+        """Launch on `stream` (a torch or cupy stream, a CUstream or a handle; the legacy
+        default stream where None), asynchronously unless `sync`. `device` is where the
+        arrays say they are (device 0 where none says); `bound` reuses `bind`'s arguments."""
+        if bound is None:
+            views, device = self.check(arrays, device)
+            bound = self._bind(arrays, views, device)
+        device = device or 0
+        self.kernel(device).launch(grid=self.launch_grid(device), block=self.block, smem=self.smem, args=bound, stream=stream,
+                                   sync=sync, cluster=self.cluster)
+
+
+def _trim(dims: tuple[int, ...]) -> list[int]:
+    """(8, 1, 1) -> [8]: the dimensions up to the last that is not 1."""
+    out = list(dims)
+    while len(out) > 1 and out[-1] == 1:
+        out.pop()
+    return out
 
 
 def compile_kernel(text: str, pipeline: str) -> CompiledKernel:
-    """Compile a diagram (or a module at any level) with `pipeline` and get its one kernel."""
-    from napkin_ir.dialects.ptx.ops import KernelOp
+    """Compile a diagram (or a module at any level) with `pipeline` and get its one kernel;
+    no cache (`napkin_ir.compile` has one)."""
+    from napkin_ir import registry
     from napkin_ir.dialects.ptx.printer import print_ptx
-    from napkin_ir.pipelines import launch_config, run_pipeline
+    from napkin_ir.passmanager import parse_pipeline, run_passes, run_pipeline
 
-    module = run_pipeline(text, pipeline)
+    module = run_pipeline(text)  # parsed and verified: the diagram's types, before lowering loses them
+    signature = diagram_signature(module)
+    run_passes(registry.make_context(), module, parse_pipeline(pipeline).passes)
+    module.verify()
     out = io.StringIO()
     print_ptx(module, out)
-    cfg = launch_config(module)
-    (kernel,) = [op for op in module.walk() if isinstance(op, KernelOp)]
-    boxes = {b.name: b for b in (TmaBox.parse(s) for s in cfg["tma"])}  # type: ignore[attr-defined]
-    attr = kernel.attributes.get("napkin.persistent")
-    persistent = attr.value.data if attr is not None else 0  # type: ignore[attr-defined]
-    cluster_attr = kernel.attributes.get("napkin.cluster")
-    cluster = [a.value.data for a in cluster_attr.data] if cluster_attr is not None else None  # type: ignore[attr-defined]
-    return CompiledKernel(out.getvalue(), cfg["name"], kernel.param_list(), cfg["grid"], cfg["block"], cfg["smem"], boxes,  # type: ignore[arg-type]
-                          persistent, cluster)
+    return CompiledKernel(out.getvalue(), launch_contract(module, signature, version=napkin_version(), pipeline=pipeline))
 
 
-__all__ = ["CompiledKernel", "TensorMap", "TmaBox", "compile_kernel"]
+__all__ = ["CompiledKernel", "TensorMap", "TmaBox", "check_arguments", "compile_kernel"]

@@ -504,14 +504,20 @@ def _free_staged(staged: list[_Staged]) -> None:
     staged.clear()
 
 
-def _check_pointer_device(b: BoundArgument, context: Context, kernel: str) -> None:
-    """Refuse device memory of another GPU; unknown pointers are left to the launch to judge."""
+def pointer_device(pointer: int) -> int | None:
+    """The ordinal of the device whose memory `pointer` is in; None where the driver cannot tell."""
     drv = cuda()
     try:
-        err, ordinal = drv.cuPointerGetAttribute(drv.CUpointer_attribute.CU_POINTER_ATTRIBUTE_DEVICE_ORDINAL, b.pointer)
+        err, ordinal = drv.cuPointerGetAttribute(drv.CUpointer_attribute.CU_POINTER_ATTRIBUTE_DEVICE_ORDINAL, pointer)
     except Exception:
-        return
-    if int(err) == 0 and int(ordinal) != context.ordinal:
+        return None
+    return int(ordinal) if int(err) == 0 else None
+
+
+def _check_pointer_device(b: BoundArgument, context: Context, kernel: str) -> None:
+    """Refuse device memory of another GPU; unknown pointers are left to the launch to judge."""
+    ordinal = pointer_device(b.pointer)  # type: ignore[arg-type]
+    if ordinal is not None and ordinal != context.ordinal:
         raise ArgumentError(
-            f"kernel {kernel!r}, argument {b.index}{b.param.label}: the array lives on device {int(ordinal)}, "
+            f"kernel {kernel!r}, argument {b.index}{b.param.label}: the array lives on device {ordinal}, "
             f"the kernel runs on device {context.ordinal}")
