@@ -148,7 +148,12 @@ def napkin_targets() -> dict[str, Callable[[], type]]:
 
         return PtxTarget
 
-    return {"ptx": ptx}
+    def launch():
+        from napkin_ir.runtime.contract import LaunchTarget
+
+        return LaunchTarget
+
+    return {"ptx": ptx, "launch": launch}
 
 
 def make_context() -> Context:

@@ -2,28 +2,45 @@
 
 Every xdsl-opt option works (`-p`, `-t`, `--split-input-file`, `--verify-diagnostics`,
 `--print-op-generic` ...). Input comes from FILE, or stdin when FILE is `-` or missing.
+`-t launch` prints the compiled kernel's launch contract as JSON, and `--launch-json FILE`
+writes it beside whatever `-t` prints (`-t ptx -o k.ptx --launch-json k.json`): the two
+files another program needs to launch the kernel (docs/launch.md). The contract names each
+parameter's element type and shape as the input diagram had them, read before the passes.
 """
 
 from __future__ import annotations
 
 import sys
+from argparse import ArgumentParser
 from collections.abc import Sequence
+from pathlib import Path
 from typing import IO
 
 from xdsl.dialects.builtin import ModuleOp
+from xdsl.utils.arg_spec import parse_spec
 from xdsl.xdsl_opt_main import xDSLOptMain
 
 from napkin_ir import registry
 from napkin_ir.cli.diagnostics import guarded
 from napkin_ir.errors import UserError
 from napkin_ir.passmanager import run_passes
+from napkin_ir.runtime.contract import ArgSignature, diagram_signature, launch_contract, napkin_version
 
 
 class NapkinOptMain(xDSLOptMain):
+    _signature: list[ArgSignature]
+    _contracts_written = 0
+
     def register_all_dialects(self):
         super().register_all_dialects()
         for name, factory in registry.napkin_dialects().items():
             self.ctx.register_dialect(name, factory)
+
+    def register_all_arguments(self, arg_parser: ArgumentParser):
+        super().register_all_arguments(arg_parser)
+        arg_parser.add_argument("--launch-json", metavar="FILE",
+                                help="also write the compiled kernel's launch contract (grid, block, shared memory, cluster, "
+                                     "tensor maps, parameter types) to FILE as JSON")
 
     def register_all_passes(self):
         super().register_all_passes()
@@ -44,7 +61,20 @@ class NapkinOptMain(xDSLOptMain):
         """xDSL's pass manager, but a named pipeline (`napkin-sm80`, `napkin-sm90`) spliced
         into it as the passes it chooses, so that `--print-between-passes` and
         `--time-passes` see every level."""
+        self._signature = diagram_signature(prog)
         run_passes(self.ctx, prog, self.pipeline.passes, self.pipeline.callback)
+
+    def output_resulting_program(self, prog: ModuleOp) -> str:
+        launch = parse_spec(self.args.target).name == "launch"
+        if not launch and not self.args.launch_json:
+            return super().output_resulting_program(prog)
+        contract = launch_contract(prog, self._signature, version=napkin_version(), pipeline=self.args.passes).to_json()
+        if self.args.launch_json:
+            if self._contracts_written:
+                raise UserError("--launch-json writes the contract of one kernel; the input holds several modules")
+            Path(self.args.launch_json).write_text(contract)
+            self._contracts_written += 1
+        return contract if launch else super().output_resulting_program(prog)
 
     def get_input_stream(self) -> tuple[IO[bytes], str]:
         if self.args.input_file == "-":
