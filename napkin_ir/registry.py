@@ -2,7 +2,9 @@
 
 One place lists them so that `napkin-opt`, `napkin-run` and the tests see the same set.
 Factories import their module only when first used, as `xdsl.dialects.get_all_dialects`
-does, so that `napkin-opt --help` stays quick.
+does, so that `napkin-opt --help` stays quick. `UNIVERSE` offers the same to xDSL's own
+tools: the `xdsl.universe` entry point in pyproject.toml names it, so `xdsl-opt` (and
+anything else that asks `Universe.get_multiverse()`) reads napkin IR and runs its passes.
 """
 
 from __future__ import annotations
@@ -13,6 +15,7 @@ from xdsl.context import Context
 from xdsl.dialects import get_all_dialects
 from xdsl.ir import Dialect
 from xdsl.passes import ModulePass
+from xdsl.universe import Universe
 
 
 def _ncd() -> Dialect:
@@ -154,6 +157,9 @@ def napkin_targets() -> dict[str, Callable[[], type]]:
         return LaunchTarget
 
     return {"ptx": ptx, "launch": launch}
+
+
+UNIVERSE = Universe(all_dialects=napkin_dialects(), all_passes=napkin_passes(), all_targets=napkin_targets())
 
 
 def make_context() -> Context:

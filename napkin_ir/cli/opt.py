@@ -32,9 +32,10 @@ class NapkinOptMain(xDSLOptMain):
     _contracts_written = 0
 
     def register_all_dialects(self):
-        super().register_all_dialects()
+        super().register_all_dialects()  # napkin's too where its xdsl.universe entry point is installed
         for name, factory in registry.napkin_dialects().items():
-            self.ctx.register_dialect(name, factory)
+            if name not in self.ctx.registered_dialect_names:
+                self.ctx.register_dialect(name, factory)
 
     def register_all_arguments(self, arg_parser: ArgumentParser):
         super().register_all_arguments(arg_parser)
