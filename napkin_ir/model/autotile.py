@@ -17,7 +17,7 @@ stages (more latency hidden than the model sees).
 from __future__ import annotations
 
 import itertools
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field, replace
 
 from xdsl.dialects import func
@@ -31,6 +31,7 @@ from napkin_ir.errors import UserError
 from napkin_ir.model.analysis import KernelCost, analyse_module
 from napkin_ir.model.hardware import Hardware, hardware
 from napkin_ir.model.timing import BOUND_NAMES, Prediction, predict
+from napkin_ir.progress import ProgressLine
 
 TIE_TOLERANCE = 0.01
 LEVELS = ("hbm", "smem", "reg")
@@ -262,6 +263,36 @@ def _below_smem(smem_mod: ModuleOp, cfg: TileConfig, roles: AxisRoles, hw: Hardw
         yield _judge(Candidate(cfg), smem_mod, "smem", hw, instruction)
 
 
+def count_candidates(roles: AxisRoles, space: SearchSpace) -> int:
+    """How many candidates the search judges at most (fewer where a labelling does not lower)."""
+    return sum(len(space.stages) * max(1, sum(1 for _ in _warp_choices(grid, roles.tiled, space)))
+               for grid, _ in _label_choices(roles, space))
+
+
+Progress = Callable[[int, int, Candidate], None]
+
+
+def _search(candidates: Iterator[Candidate], at_most: int, progress: Progress | None) -> list[Candidate]:
+    """Every candidate, each reported as it is judged."""
+    line = ProgressLine("autotile") if progress is None else None
+    best: Candidate | None = None
+    out: list[Candidate] = []
+    try:
+        for c in candidates:
+            out.append(c)
+            if progress is not None:
+                progress(len(out), at_most, c)
+                continue
+            if c.prediction and (best is None or c.prediction.seconds < best.prediction.seconds):  # type: ignore[union-attr]
+                best = c
+            fastest = f"; fastest so far {best.config.describe()}, {best.prediction.seconds * 1e6:.1f} us" if best else ""  # type: ignore[union-attr]
+            line.update(f"{len(out)} of at most {at_most} candidates judged{fastest}")  # type: ignore[union-attr]
+    finally:
+        if line is not None:
+            line.close()
+    return out
+
+
 def preference(seconds: float, best: float, hbm_bytes: float, stages: int) -> tuple:
     """Sort key of a candidate predicted at `seconds` when the fastest prediction is `best`:
     the faster first, except that near-ties (within `TIE_TOLERANCE`) go to fewer HBM bytes
@@ -276,9 +307,11 @@ def _rank_key(c: Candidate, best: float) -> tuple:
 
 
 def autotile(module: ModuleOp | str, hw: Hardware | str = "h100", *, space: SearchSpace = SearchSpace(),
-             instruction: str | None = None) -> AutotileResult:
+             instruction: str | None = None, progress: Progress | None = None) -> AutotileResult:
     """Pick the labels, tiles, warps and stages that minimise the predicted time of the one
-    ncd function in `module` (text or a parsed module) on `hw`."""
+    ncd function in `module` (text or a parsed module) on `hw`. `progress(judged, at_most,
+    candidate)` is called after each candidate; by default a progress line on stderr says
+    how far the search is, where stderr is a terminal."""
     hw = hardware(hw) if isinstance(hw, str) else hw
     if isinstance(module, str):
         from napkin_ir.passmanager import run_pipeline
@@ -287,7 +320,7 @@ def autotile(module: ModuleOp | str, hw: Hardware | str = "h100", *, space: Sear
     roles = axis_roles(_the_function(module))
     if not roles.tiled and not roles.batch:
         raise UserError("autotile: the function's output has no axis to spread over the grid")
-    cands = list(_candidates(module, roles, hw, space, instruction))
+    cands = _search(_candidates(module, roles, hw, space, instruction), count_candidates(roles, space), progress)
     deepest = max((LEVELS.index(c.level) for c in cands if c.prediction), default=None)
     if deepest is None:
         reasons = sorted({c.rejected for c in cands if c.rejected})
