@@ -14,12 +14,16 @@ KINDS = ("softmax", "causal", "spherical")
 NAMES = {"softmax": "attention", "causal": "causal_attention", "spherical": "spherical_attention"}
 
 
-def attention_diagram(kind: str, b: int, h: int, n: int, d: int, dtype: str = "bf16", n_keys: int | None = None) -> str:
+def attention_diagram(kind: str, b: int, h: int, n: int, d: int, dtype: str = "bf16", n_keys: int | None = None,
+                      scale: float | None = None) -> str:
     """O[b, h, i, d] from Q[b, h, i, d], K[b, h, j, d], V[b, h, j, d] with i < n and j < n_keys
-    (n by default; a causal mask needs them equal): softmax(Q K^T / sqrt(d)) V, the same
-    with keys after the query masked, or the scores divided by their L2 norm along j."""
+    (n by default; a causal mask needs them equal): softmax(Q K^T * scale) V (scale 1/sqrt(d)
+    by default), the same with keys after the query masked, or the scores divided by their
+    L2 norm along j (which takes no scale)."""
     if kind not in KINDS:
         raise ValueError(f"unknown attention kind '{kind}'; expected one of {', '.join(KINDS)}")
+    if kind == "spherical" and scale is not None:
+        raise ValueError("spherical attention divides the scores by their L2 norm: a scale would cancel out")
     nj = n if n_keys is None else n_keys
     if kind == "causal" and nj != n:
         raise ValueError("causal attention compares query and key positions: n_keys must equal n")
@@ -35,7 +39,7 @@ def attention_diagram(kind: str, b: int, h: int, n: int, d: int, dtype: str = "b
     if kind == "spherical":
         lines.append(f"  %p = ncd.l2norm {scores} along j : {s} -> {s}")
     else:
-        lines.append(f"  %p = ncd.softmax {scores} along j scale {1 / math.sqrt(d)!r} : {s} -> {s}")
+        lines.append(f"  %p = ncd.softmax {scores} along j scale {1 / math.sqrt(d) if scale is None else float(scale)!r} : {s} -> {s}")
     lines += [f"  %p16 = ncd.map cast %p : {s} -> {p16}",
               f"  %o = ncd.contract %p16, %v over [j] : {p16}, {kv} -> {o}",
               f"  func.return %o : {o}", "}", ""]

@@ -1,0 +1,142 @@
+"""torch.ops.napkin.matmul and torch.ops.napkin.attention on the GPU, against torch on fresh
+random inputs (float64 references): GEMMs on both paths, attention of every kind with
+grouped-query heads, non-contiguous inputs, torch.compile(fullgraph=True), a non-default
+stream that the op waits on without synchronising, and torch.library.opcheck."""
+
+from __future__ import annotations
+
+import pytest
+
+pytestmark = pytest.mark.gpu
+torch = pytest.importorskip("torch")
+
+TOLERANCE = {torch.bfloat16: 1e-2, torch.float16: 2e-3}
+
+
+def _ops():
+    import napkin_ir.torch as nt
+
+    return nt
+
+
+def rel(out, ref) -> float:
+    return ((out.double() - ref).norm() / ref.norm()).item()
+
+
+def rand(*shape, dtype=torch.bfloat16, seed=None):
+    g = torch.Generator(device="cuda").manual_seed(seed) if seed is not None else None
+    return torch.randn(*shape, device="cuda", generator=g).to(dtype)
+
+
+@pytest.mark.parametrize("dtype", [torch.bfloat16, torch.float16], ids=str)
+@pytest.mark.parametrize("shape", [(4096, 4096, 4096), (1000, 744, 520), (128, 256, 64), (64, 64, 64), (40, 24, 16),
+                                   (300, 296, 24)])
+def test_matmul_against_torch(shape, dtype):
+    nt = _ops()
+    m, n, k = shape
+    a, b = rand(m, k, dtype=dtype), rand(k, n, dtype=dtype)
+    out = torch.ops.napkin.matmul(a, b)
+    assert out.shape == (m, n) and out.dtype == dtype
+    assert rel(out, a.double() @ b.double()) <= TOLERANCE[dtype]
+    assert rel(out, torch.matmul(a, b).double()) <= TOLERANCE[dtype]
+    del nt
+
+
+def test_matmul_non_contiguous_inputs():
+    nt = _ops()
+    a, bt = rand(512, 256), rand(384, 256)
+    out = nt.matmul(a[:, :], bt.t())  # b is a transposed view: copied to a contiguous one first
+    assert rel(out, a.double() @ bt.double().t()) <= 1e-2
+
+
+def _reference(q, k, v, kind, scale=None):
+    group = q.shape[1] // k.shape[1]
+    k, v = (x.double().repeat_interleave(group, dim=1) for x in (k, v))
+    if kind == "spherical":
+        s = q.double() @ k.transpose(-1, -2)
+        p = (s / s.norm(dim=-1, keepdim=True)).to(q.dtype).double()  # the probabilities enter the product in the input type
+        return p @ v
+    return torch.nn.functional.scaled_dot_product_attention(q.double(), k, v, is_causal=kind == "causal", scale=scale)
+
+
+SHAPES = [(2, 4, 4, 256, 256, 64), (1, 8, 8, 1000, 1000, 128), (2, 8, 2, 300, 300, 64), (1, 4, 1, 77, 500, 64)]
+CASES = [(kind, s) for kind in ("softmax", "causal", "spherical") for s in SHAPES
+         if kind != "causal" or (s[1] == s[2] and s[3] == s[4])]  # a causal mask takes no grouped heads, no more keys
+
+
+@pytest.mark.parametrize("kind, shape", CASES, ids=lambda c: c if isinstance(c, str) else "b{}h{}kv{}n{}k{}d{}".format(*c))
+@pytest.mark.parametrize("dtype", [torch.bfloat16, torch.float16], ids=str)
+def test_attention_against_sdpa(kind, shape, dtype):
+    nt = _ops()
+    b, h, hk, n, nk, d = shape
+    q, k, v = rand(b, h, n, d, dtype=dtype), rand(b, hk, nk, d, dtype=dtype), rand(b, hk, nk, d, dtype=dtype)
+    out = nt.attention(q, k, v, kind)
+    assert out.shape == q.shape and out.dtype == dtype and not out.isnan().any()
+    assert rel(out, _reference(q, k, v, kind)) <= TOLERANCE[dtype]
+    if kind != "spherical":
+        sdpa = torch.nn.functional.scaled_dot_product_attention(q, k, v, is_causal=kind == "causal", enable_gqa=hk != h)
+        assert rel(out, sdpa.double()) <= 2 * TOLERANCE[dtype]
+
+
+def test_attention_scale():
+    nt = _ops()
+    q, k, v = rand(1, 2, 256, 64), rand(1, 2, 256, 64), rand(1, 2, 256, 64)
+    out = torch.ops.napkin.attention(q, k, v, "softmax", 0.3)
+    assert rel(out, _reference(q, k, v, "softmax", 0.3)) <= 1e-2
+
+
+def test_under_torch_compile_fullgraph():
+    nt = _ops()
+
+    def block(x, w, q, k, v):
+        return torch.ops.napkin.matmul(x, w).relu(), nt.attention(q, k, v, "causal") * 2
+
+    x, w = rand(512, 256), rand(256, 384)
+    q, k, v = rand(2, 4, 256, 64), rand(2, 4, 256, 64), rand(2, 4, 256, 64)
+    compiled = torch.compile(block, fullgraph=True)
+    h, o = compiled(x, w, q, k, v)
+    assert rel(h, (x.double() @ w.double()).relu()) <= 1e-2
+    assert rel(o, 2 * _reference(q, k, v, "causal")) <= 1e-2
+    h2, _ = compiled(rand(512, 256, seed=1), w, q, k, v)  # fresh inputs, the same graph
+    assert not h2.isnan().any()
+
+
+def test_on_a_non_default_stream_without_synchronising():
+    """The op's kernel waits for work queued before it on the current stream (a NaN input
+    filled only after a long sleep on that stream), and the call returns before it runs.
+    The kernels are compiled and loaded first: loading a module may wait for the GPU."""
+    nt = _ops()
+    m, n, k = 2048, 2048, 1024
+    a, b = torch.full((m, k), float("nan"), device="cuda", dtype=torch.bfloat16), rand(k, n)
+    src, q = rand(m, k), rand(1, 4, 512, 64)
+    nt.matmul(src, b), nt.attention(q, q, q)
+    torch.cuda.synchronize()
+    stream = torch.cuda.Stream()
+    with torch.cuda.stream(stream):
+        torch.cuda._sleep(1_000_000_000)  # half a second of a busy stream
+        a.copy_(src)
+        out = nt.matmul(a, b)
+        o = nt.attention(q, q, q)
+        busy = not stream.query()
+    assert busy, "the op synchronised its stream"
+    stream.synchronize()
+    assert rel(out, src.double() @ b.double()) <= 1e-2
+    assert rel(o, _reference(q, q, q, "softmax")) <= 1e-2
+
+
+def test_opcheck():
+    nt = _ops()
+    torch.library.opcheck(torch.ops.napkin.matmul.default, (rand(256, 128), rand(128, 256)))
+    torch.library.opcheck(torch.ops.napkin.attention.default, (rand(1, 4, 128, 64), rand(1, 2, 128, 64), rand(1, 2, 128, 64)),
+                          {"kind": "spherical"})
+    del nt
+
+
+def test_refusals_name_the_argument():
+    nt = _ops()
+    with pytest.raises(ValueError, match="b is torch.float32"):
+        nt.matmul(rand(64, 64), rand(64, 64, dtype=torch.float32))
+    with pytest.raises(ValueError, match="grouped-query attention"):
+        nt.attention(rand(1, 4, 64, 64), rand(1, 2, 64, 64), rand(1, 2, 64, 64), "causal")
+    with pytest.raises(ValueError, match=r"does not compile: .*napkin-sm80: .*multiple of 8"):
+        nt.matmul(rand(100, 100), rand(100, 100))
