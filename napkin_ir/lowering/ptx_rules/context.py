@@ -437,7 +437,8 @@ class Affine:
         terms = dict(self.terms)
         for s, c in other.terms:
             terms[s] = terms.get(s, 0) + c
-        return Affine(self.const + other.const, tuple(sorted(((s, c) for s, c in terms.items() if c), key=lambda t: id(t[0]))))
+        # the terms in the order they first appear: the same IR always gives the same PTX
+        return Affine(self.const + other.const, tuple((s, c) for s, c in terms.items() if c))
 
     def scale(self, k: int) -> Affine:
         return Affine(self.const * k, tuple((s, c * k) for s, c in self.terms if c * k))
