@@ -56,6 +56,7 @@ from napkin_ir.dialects.ptx import ops as P
 from napkin_ir.dialects.ptx import tensor_ops as T
 from napkin_ir.dialects.ptx.registers import RegType
 from napkin_ir.lowering.arith_to_ptx import ArithLowering
+from napkin_ir.lowering.ptx_rules.copies import _phase_rows
 
 B32, B64, F32, PRED = RegType("b32"), RegType("b64"), RegType("f32"), RegType("pred")
 SHARED = "napkin_smem"
@@ -907,19 +908,6 @@ class _Emitter(PtxBuilder):
             vals = self.emit(P.LdOp("shared", "b32", bases[v], [B32] * 4, offset=(it - v) * rows_per * row_bytes)).results
             row_ok = self.setp("ge", "s32", rel[0], -it * rows_per) if rel[0] is not None else None
             self.emit(P.StOp("global", "b32", gptr, list(vals), offset=it * rows_per * gcols * g.esize, guard=self.both(row_ok, col_ok)))
-
-
-def _phase_rows(g: int, row_bytes: int) -> list[int] | None:
-    """An order of 8 rows in which each 8 neighbouring threads, writing 8 / g rows of g
-    16-byte chunks, hit 8 different bank groups (a shared-memory store of 16 bytes a thread
-    is served 8 threads at a time; a row starts row_bytes / 16 groups after the last).
-    None where no reordering is needed (g >= 8) or none helps (an even stride)."""
-    per_phase, stride = 8 // g, (row_bytes // 16) % 8
-    if g >= 8 or stride % 2 == 0:
-        return None
-    inverse = next(x for x in range(8) if x * stride % 8 == 1)
-    # phase k takes the rows that start at groups k, k + g, k + 2g ...
-    return [(b // per_phase + b % per_phase * g) * inverse % 8 for b in range(8)]
 
 
 def _flatten(state) -> list[SSAValue]:

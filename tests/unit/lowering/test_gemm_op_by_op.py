@@ -53,15 +53,17 @@ def test_op_by_op_gemm_is_free_of_bank_conflicts(block, warps):
 
 
 def test_the_emitter_and_the_rules_are_told_apart_by_the_ir():
+    from napkin_ir.dialects import hbm
+    from napkin_ir.lowering.gemm_stream_sm80 import takes
+
     text = gemm(256, 256, 128, "bf16")
-    whole = run_pipeline(text, sm80_gemm_pipeline((128, 128, 32), (2, 2), 3))
-    rules = run_pipeline(text, sm80_gemm_pipeline((128, 128, 32), (2, 2), 3, unroll=True))
-    # the rules stage the output through shared memory as the emitter does, but their
-    # unrolled loop is one PTX loop of three tiles with stage offsets in immediates
-    for m in (whole, rules):
-        assert any(isinstance(o, P.KernelOp) for o in m.walk())
-    loads = [o for o in rules.walk() if type(o).__name__ == "LdmatrixOp"]
-    assert loads and all(o.offset is None or o.offset.value.data % 2 == 0 for o in loads)  # type: ignore[attr-defined]
+    passes = sm80_gemm_pipeline((128, 128, 32), (2, 2), 3).removesuffix(",reg-to-ptx")
+    whole = run_pipeline(text, passes)
+    unrolled = run_pipeline(text, passes + ",smem-unroll-stages")
+    (k_whole,), (k_unrolled,) = ([o for o in m.walk() if isinstance(o, hbm.KernelOp)] for m in (whole, unrolled))
+    assert takes(k_whole) and not takes(k_unrolled)
+    b_nk = run_pipeline(gemm(256, 256, 128, "bf16", b_nk=True), passes)
+    assert not takes(next(o for o in b_nk.walk() if isinstance(o, hbm.KernelOp)))
 
 
 def _unrolled(text: str, passes: str):
