@@ -331,32 +331,81 @@ class WgmmaOp(IRDLOperation):
 
     def axes(self) -> tuple[str, str, str]:
         """(rows, cols, contracted)."""
-        c = _frag(self.c)
-        a = self.a.type
-        assert isinstance(a, BufferType)
-        rows, cols = c.axis_names
-        (k,) = [x for x in a.axis_names if x != rows]
+        rows, cols = _frag(self.c).axis_names
+        (k,) = [x for x in tile_axes(self.b.type) if x != cols]  # type: ignore[arg-type]
         return rows, cols, k
 
     def verify_(self) -> None:
-        a, b, c = self.a.type, self.b.type, _frag(self.c)
-        assert isinstance(a, BufferType) and isinstance(b, BufferType)
-        require(c.role.data == "c" and c.dims[0] == 16, self, f"accumulates into one warp's 16 rows of a warpgroup tile (role c, 16 rows), got {c}")
-        require(8 <= c.dims[1] <= 256 and c.dims[1] % 8 == 0, self, f"N must be a multiple of 8 from 8 to 256, got {c.dims[1]}")
-        require(_frag(self.result) == c, self, "the result has the accumulators' type")
-        require(len(a.axis_names) == 2 and len(b.axis_names) == 2, self, "A and B are two-axis tiles")
-        rows, cols = c.axis_names
-        ks = [x for x in a.axis_names if x != rows]
-        require(rows in a.axis_names and len(ks) == 1 and set(b.axis_names) == {ks[0], cols}, self,
-                f"expects A<{rows}, k> and B<k, {cols}> for accumulators <{rows}, {cols}>, got A{list(a.axis_names)} B{list(b.axis_names)}")
-        require(a.element_type == b.element_type and a.dtype in ("bf16", "f16"), self, f"A and B are both bf16 or both f16, got {a.element_type} and {b.element_type}")
-        require(b.shape[cols] == c.shape[cols], self, f"B's {b.shape[cols]} columns differ from the accumulators' {c.shape[cols]}")
-        for buf, what in ((a, "A"), (b, "B")):
-            require(buf.layout.data == "swizzle", self, f"{what} must be in a 128-byte swizzled buffer (layout=swizzle), got layout={buf.layout.data}")
-        at = parse_labels(self.at)
-        require(set(at) == set(ks), self, f"`at` names the contracted axis '{ks[0]}' alone, got {list(at)}")
-        o = at[ks[0]]
-        require(o % 16 == 0 and 0 <= o and o + 16 <= a.shape[ks[0]], self, f"a 16-wide slice at {o} along '{ks[0]}' does not fit the tile's {a.shape[ks[0]]}")
+        a = self.a.type
+        assert isinstance(a, BufferType)
+        rows, _, k = _verify_wgmma(self, a.element_type)
+        require(set(tile_axes(a)) == {rows, k}, self, f"expects A<{rows}, {k}> for accumulators with rows '{rows}', got A{list(a.axis_names)}")
+        require(a.shape[k] == self.b.type.shape[k], self, f"A's {a.shape[k]} along '{k}' differ from B's {self.b.type.shape[k]}")  # type: ignore[attr-defined]
+        require(a.layout.data == "swizzle", self, f"A must be in a 128-byte swizzled buffer (layout=swizzle), got layout={a.layout.data}")
+
+
+def tile_axes(buf: BufferType) -> tuple[str, ...]:
+    """A buffer's axes of more than one place (those of one place, like a head, drop out)."""
+    return tuple(a for a, n in buf.shape.items() if n > 1)
+
+
+def _verify_wgmma(op: WgmmaOp | WgmmaRsOp, a_type: Attribute) -> tuple[str, str, str]:
+    """What a wgmma checks whether A comes from shared memory or registers: the accumulators,
+    B, the element types and the slice; (rows, cols, contracted)."""
+    b, c = op.b.type, _frag(op.c)
+    assert isinstance(b, BufferType)
+    require(c.role.data == "c" and c.dims[0] == 16, op, f"accumulates into one warp's 16 rows of a warpgroup tile (role c, 16 rows), got {c}")
+    require(8 <= c.dims[1] <= 256 and c.dims[1] % 8 == 0, op, f"N must be a multiple of 8 from 8 to 256, got {c.dims[1]}")
+    require(_frag(op.result) == c, op, "the result has the accumulators' type")
+    rows, cols = c.axis_names
+    tb = tile_axes(b)
+    ks = [x for x in tb if x != cols]
+    require(len(tb) == 2 and cols in tb and len(ks) == 1, op, f"expects B<k, {cols}> for accumulators <{rows}, {cols}>, got B{list(b.axis_names)}")
+    require(a_type == b.element_type and b.dtype in ("bf16", "f16"), op, f"A and B are both bf16 or both f16, got {a_type} and {b.element_type}")
+    require(b.shape[cols] == c.shape[cols], op, f"B's {b.shape[cols]} columns differ from the accumulators' {c.shape[cols]}")
+    require(b.layout.data == "swizzle", op, f"B must be in a 128-byte swizzled buffer (layout=swizzle), got layout={b.layout.data}")
+    at = parse_labels(op.at)
+    require(set(at) == set(ks), op, f"`at` names the contracted axis '{ks[0]}' alone, got {list(at)}")
+    o = at[ks[0]]
+    require(o % 16 == 0 and 0 <= o and o + 16 <= b.shape[ks[0]], op, f"a 16-wide slice at {o} along '{ks[0]}' does not fit the tile's {b.shape[ks[0]]}")
+    return rows, cols, ks[0]
+
+
+@irdl_op_definition
+class WgmmaRsOp(IRDLOperation):
+    """`reg.wgmma` with A from registers: acc + A . B for one 16-wide slice, A this warp's
+    `a` fragment of the slice (16 rows by 16, the lane layout of mma.sync's A operand:
+    attention's probabilities, `reg.to_a` of its scores), B read by the tensor cores from a
+    shared-memory stage. A's registers must stay unchanged until the group is retired.
+
+        %d = reg.wgmma_rs %p, %v[%s], %c {at = ["j:16"]} : !reg.frag<a, i=16, j=16 : bf16>, !smem.buffer<j=64, d=128 : bf16, stages=2, layout=swizzle>, !reg.frag<c, i=16, d=128 : f32> -> !reg.frag<c, i=16, d=128 : f32>
+    """
+
+    name = "reg.wgmma_rs"
+    a = operand_def(FragType)
+    b = operand_def(BufferType)
+    b_stage = operand_def(IndexType)
+    c = operand_def(FragType)
+    at = prop_def(ArrayAttr[StringAttr])
+    result = result_def(FragType)
+    irdl_options = (ParsePropInAttrDict(),)
+    assembly_format = "$a `,` $b `[` $b_stage `]` `,` $c attr-dict `:` type($a) `,` type($b) `,` type($c) `->` type($result)"
+
+    def __init__(self, a: SSAValue, b: SSAValue, b_stage: SSAValue, c: SSAValue, at: dict[str, int]):
+        super().__init__(operands=[a, b, b_stage, c], result_types=[c.type],
+                         properties={"at": ArrayAttr([StringAttr(f"{k}:{o}") for k, o in at.items()])})
+
+    def axes(self) -> tuple[str, str, str]:
+        """(rows, cols, contracted)."""
+        rows, cols = _frag(self.c).axis_names
+        (k,) = [x for x in tile_axes(self.b.type) if x != cols]  # type: ignore[arg-type]
+        return rows, cols, k
+
+    def verify_(self) -> None:
+        a = _frag(self.a)
+        rows, _, k = _verify_wgmma(self, a.element_type)
+        require(a.role.data == "a" and a.axis_names == (rows, k) and a.dims == (16, 16), self,
+                f"A is one warp's 16 x 16 `a` fragment <{rows}, {k}>, got {a}")
 
 
 @irdl_op_definition
@@ -675,8 +724,8 @@ class ToAOp(IRDLOperation):
         return parse_labels(self.at)[_frag(self.input).axis_names[1]]
 
 
-REG = Dialect("reg", [ZerosOp, LdmatrixOp, MmaOp, StoreOp, StmatrixOp, WgmmaOp, WgmmaCommitOp, WgmmaWaitOp, FillOp, MapOp, RowReduceOp, MaskOp,
+REG = Dialect("reg", [ZerosOp, LdmatrixOp, MmaOp, StoreOp, StmatrixOp, WgmmaOp, WgmmaRsOp, WgmmaCommitOp, WgmmaWaitOp, FillOp, MapOp, RowReduceOp, MaskOp,
                       MaskBoundOp, ToAOp], [FragType])
 
 __all__ = ["REG", "FillOp", "FragType", "LdmatrixOp", "MapOp", "MaskBoundOp", "MaskOp", "MmaOp", "RowReduceOp", "StmatrixOp", "StoreOp", "ToAOp",
-           "WgmmaCommitOp", "WgmmaOp", "WgmmaWaitOp", "ZerosOp", "lane_layout"]
+           "WgmmaCommitOp", "WgmmaOp", "WgmmaRsOp", "WgmmaWaitOp", "ZerosOp", "lane_layout"]

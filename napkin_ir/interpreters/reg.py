@@ -98,23 +98,42 @@ class RegFunctions(InterpreterFunctions):
             out[key] = gather(tc, d.astype(np.float32))
         return (out,)
 
+    def _wgmma_read(self, op, buf: Buffer, stage: int, axes: tuple[str, str]) -> np.ndarray:
+        """The stage as a matrix over `axes` (its axes of one place dropped), counted as read
+        by the open wgmma group until a wait retires it."""
+        check_readable(buf, stage, op.name)
+        buf.wgmma_reads[stage] = buf.wgmma_reads.get(stage, 0) + 1
+        self.open_wgmma.append((buf, stage))
+        kept = reg.tile_axes(buf.type)
+        return NamedArray(kept, buf.data[stage].reshape([buf.type.shape[x] for x in kept])).aligned(axes)
+
     @impl(reg.WgmmaOp)
     def run_wgmma(self, interpreter: Interpreter, op: reg.WgmmaOp, args: tuple[Any, ...]):
         a, a_stage, b, b_stage, c = args
         rows, cols, k = op.axes()
         t: reg.FragType = op.c.type  # type: ignore[assignment]
         kk = hbm.parse_labels(op.at)[k]
-        for buf, stage in ((a, a_stage), (b, b_stage)):
-            check_readable(buf, stage, op.name)
-            buf.wgmma_reads[stage] = buf.wgmma_reads.get(stage, 0) + 1
-            self.open_wgmma.append((buf, stage))
-        a_tile = NamedArray(a.type.axis_names, a.data[a_stage]).aligned((rows, k))[:, kk : kk + 16]
-        b_tile = NamedArray(b.type.axis_names, b.data[b_stage]).aligned((k, cols))[kk : kk + 16, :]
+        a_tile = self._wgmma_read(op, a, a_stage, (rows, k))[:, kk : kk + 16]
+        b_tile = self._wgmma_read(op, b, b_stage, (k, cols))[kk : kk + 16, :]
         out = {}
         for w in warps_of(op):
             r0 = w[rows] * t.shape[rows]
             d = scatter(t, c[_key(w)]) + a_tile[r0 : r0 + t.shape[rows]] @ b_tile
             out[_key(w)] = gather(t, d.astype(np.float32))
+        return (out,)
+
+    @impl(reg.WgmmaRsOp)
+    def run_wgmma_rs(self, interpreter: Interpreter, op: reg.WgmmaRsOp, args: tuple[Any, ...]):
+        a, b, b_stage, c = args
+        rows, cols, k = op.axes()
+        ta: reg.FragType = op.a.type  # type: ignore[assignment]
+        t: reg.FragType = op.c.type  # type: ignore[assignment]
+        kk = hbm.parse_labels(op.at)[k]
+        b_tile = self._wgmma_read(op, b, b_stage, (k, cols))[kk : kk + 16, :]
+        out = {}
+        for key in c:
+            d = scatter(t, c[key]) + scatter(ta, a[key]) @ b_tile
+            out[key] = gather(t, d.astype(np.float32))
         return (out,)
 
     @impl(reg.WgmmaCommitOp)
