@@ -29,6 +29,11 @@ left in the kernel body (the consumers') waits for `full`, reads, computes and a
 taken before this tile) uses stage i mod stages in round r = i div stages; it waits for
 phase r of `full` (parity r mod 2) and for phase r - 1 of `empty` (parity (r + 1) mod 2:
 a fresh barrier's phase before the first counts as done, so round 0 does not wait). Buffers are 128-byte swizzled (`layout=swizzle`).
+A chain of stream loops (causal attention's) has one producer loop over the whole stream.
+A tile loaded outside the stream (attention's Q) is copied by the producer before its
+stream, into a one-stage buffer on a one-stage barrier of its own; the consumers wait for
+its phase 0 just before its first use (a block computes one tile: a persistent kernel
+cannot have such tiles).
 
 With `store=tma` as well, a bf16 or f16 tile stored after the stream leaves through shared
 memory: a two-stage buffer of one 128-byte panel of columns (64 elements) by the tile's
@@ -102,6 +107,25 @@ def block_ancestor(block: Block, op: Operation) -> Operation:
     return op
 
 
+def _hoist_before(value: SSAValue, op: Operation) -> None:
+    """Move the index arithmetic that computes `value` (a stream's end, computed between
+    its loops) before `op`, where the producer's loop needs it."""
+    owner = value.owner
+    if not isinstance(owner, Operation) or owner.parent is not op.parent:
+        return
+    block = op.parent
+    assert block is not None
+    if block.get_operation_index(owner) < block.get_operation_index(op):
+        return
+    if not isinstance(owner, arith.ConstantOp | arith.AddiOp | arith.SubiOp | arith.MuliOp | arith.DivUIOp | arith.MinUIOp):
+        raise PassFailedException(f"hbm-to-smem: the stream's end is computed by {owner.name} between its loops; "
+                                  "the producer needs it before the first")
+    for v in owner.operands:
+        _hoist_before(v, op)
+    owner.detach()
+    Rewriter.insert_op([owner], InsertPoint.before(op))
+
+
 @dataclass(frozen=True)
 class HbmToSmemPass(ModulePass):
     name = "hbm-to-smem"
@@ -135,7 +159,12 @@ class HbmToSmemPass(ModulePass):
         for kernel in kernels:
             loops = [o for o in kernel.walk() if isinstance(o, scf.ForOp) and "hbm.stream" in o.attributes]
             if tma:
-                buffers = [self._tma_pipeline(loop, layout) for loop in loops]
+                if "hbm.persistent" in kernel.attributes and any(isinstance(o, hbm.LoadOp) for o in kernel.body.block.ops):
+                    raise PassFailedException(f"hbm-to-smem: @{kernel.sym_name.data}: a persistent kernel loads its tiles in "
+                                              "the stream; a tile loaded once per block (outside the stream) needs a plain grid")
+                producers: list[smem.ProducerOp] = []
+                buffers = [self._tma_pipeline(chain, layout, producers) for chain in stream_chains(loops)]
+                buffers.append(self._tma_one_time_copies(kernel, layout, producers))
                 if self.store == "tma":
                     buffers.append(self._tma_stores(kernel))
             else:
@@ -307,19 +336,31 @@ class HbmToSmemPass(ModulePass):
             Rewriter.erase_op(load)
         return types
 
-    def _tma_pipeline(self, loop: scf.ForOp, layout: str) -> list[smem.BufferType]:
-        step, loads, types = self._streamed_loads(loop, layout)
+    @staticmethod
+    def _check_tma_tile(load: hbm.LoadOp, t: smem.BufferType) -> None:
+        g: hbm.GlobalType = load.source.type  # type: ignore[assignment]
+        if (g.dims[-1] * ELEMENT_BYTES[g.dtype]) % 16:
+            raise PassFailedException(f"hbm-to-smem: copy=tma needs each global's rows to be a multiple of 16 bytes (the TMA's "
+                                      f"stride); '{g.axis_names[-1]}' of {load.source.name_hint or 'an input'} has {g.dims[-1]} elements")
+        inner = t.dims[-1] * (2 if t.dtype in ("bf16", "f16") else 4)
+        if inner % 128:
+            raise PassFailedException(f"hbm-to-smem: a TMA tile with 128-byte swizzle needs rows of whole 128-byte panels; "
+                                      f"{t.tile} has {inner}-byte rows along '{t.axis_names[-1]}'")
+
+    def _tma_pipeline(self, chain: list[scf.ForOp], layout: str, producers: list[smem.ProducerOp]) -> list[smem.BufferType]:
+        """One producer loop over the chain's whole stream; each consumer loop numbers its
+        steps from where the chain starts (0), so the rings run on across the loops."""
+        first = chain[0]
+        step, loads, types = self._streamed_loads(first, layout)
+        keys = [_load_key(l, first) for l in loads]
+        for loop in chain[1:]:
+            if _constant_value(loop.step, "step") != step or [_load_key(l, loop) for l in self._loop_loads(loop)] != keys:
+                raise PassFailedException(f"hbm-to-smem: the stream loops over '{first.attributes['hbm.stream'].data}' "  # type: ignore[union-attr]
+                                          "must load the same tiles with the same step to share one pipeline")
         if not loads:
             return []
         for load, t in zip(loads, types):
-            g: hbm.GlobalType = load.source.type  # type: ignore[assignment]
-            if (g.dims[-1] * ELEMENT_BYTES[g.dtype]) % 16:
-                raise PassFailedException(f"hbm-to-smem: copy=tma needs each global's rows to be a multiple of 16 bytes (the TMA's "
-                                          f"stride); '{g.axis_names[-1]}' of {load.source.name_hint or 'an input'} has {g.dims[-1]} elements")
-            inner = t.dims[-1] * (2 if t.dtype in ("bf16", "f16") else 4)
-            if inner % 128:
-                raise PassFailedException(f"hbm-to-smem: a TMA tile with 128-byte swizzle needs rows of whole 128-byte panels; "
-                                          f"{t.tile} has {inner}-byte rows along '{t.axis_names[-1]}'")
+            self._check_tma_tile(load, t)
         allocs = [smem.AllocOp(t) for t in types]
         ring = smem.MbarrierType(self.stages, 1)
         full, empty = smem.MbarrierAllocOp(ring), smem.MbarrierAllocOp(ring)
@@ -344,24 +385,62 @@ class HbmToSmemPass(ModulePass):
         prev = arith.SubiOp(one.result, p)  # parity of the round before: (r + 1) mod 2
         ops += [one, prev, smem.MbarrierWaitOp(empty.result, s, prev.result), smem.ArriveExpectOp(full.result, s, stage_bytes)]
         for load, buf in zip(loads, allocs):
-            offsets = [body.args[0] if o is loop.body.block.args[0] else o for o in load.offsets]
+            offsets = [body.args[0] if o is first.body.block.args[0] else o for o in load.offsets]
             ops.append(smem.TmaCopyOp(load.source, offsets, buf.result, s, full.result, s))
         body.add_ops([*ops, scf.YieldOp()])
-        produce = scf.ForOp(loop.lb, loop.ub, loop.step, [], Region(body))
-        produce.attributes["hbm.stream"] = loop.attributes["hbm.stream"]
+        _hoist_before(chain[-1].ub, first)
+        produce = scf.ForOp(first.lb, chain[-1].ub, first.step, [], Region(body))
+        produce.attributes["hbm.stream"] = first.attributes["hbm.stream"]
         producer = smem.ProducerOp(4, Region(Block([produce])))
-        Rewriter.insert_op([*allocs, full, empty, position, producer], InsertPoint.before(loop))
+        producers.append(producer)
+        Rewriter.insert_op([*allocs, full, empty, position, producer], InsertPoint.before(first))
 
         # the consumers: wait for the stage, read it, compute, release it
-        cbody = loop.body.block
-        ops, s, p = round_of(cbody.args[0])
-        reads = [smem.ReadOp(buf.result, s) for buf in allocs]
-        Rewriter.insert_op([*ops, smem.MbarrierWaitOp(full.result, s, p), *reads], InsertPoint.at_start(cbody))
-        assert cbody.last_op is not None
-        Rewriter.insert_op([smem.ArriveOp(empty.result, s)], InsertPoint.before(cbody.last_op))
-        for load, read in zip(loads, reads):
-            load.result.replace_all_uses_with(read.result)
+        for loop in chain:
+            cbody = loop.body.block
+            ops, s, p = round_of(cbody.args[0])
+            reads = [smem.ReadOp(buf.result, s) for buf in allocs]
+            Rewriter.insert_op([*ops, smem.MbarrierWaitOp(full.result, s, p), *reads], InsertPoint.at_start(cbody))
+            assert cbody.last_op is not None
+            Rewriter.insert_op([smem.ArriveOp(empty.result, s)], InsertPoint.before(cbody.last_op))
+            for load, read in zip(self._loop_loads(loop), reads):
+                load.result.replace_all_uses_with(read.result)
+                Rewriter.erase_op(load)
+            loop.attributes["smem.stages"] = builtin.IntegerAttr(self.stages, builtin.i32)
+            loop.attributes["smem.copy"] = builtin.StringAttr("tma")
+        return types
+
+    def _tma_one_time_copies(self, kernel: hbm.KernelOp, layout: str, producers: list[smem.ProducerOp]) -> list[smem.BufferType]:
+        """A tile loaded outside the stream (attention's Q) is copied once by the producer,
+        before its stream, into a one-stage buffer on a barrier of its own; the consumers wait
+        for its phase 0 just before the tile's first use."""
+        block = kernel.body.block
+        loads = [o for o in block.ops if isinstance(o, hbm.LoadOp)]
+        if not loads:
+            return []
+        if not producers:
+            producer = smem.ProducerOp(4, Region(Block()))
+            Rewriter.insert_op([producer], InsertPoint.before(loads[0]))
+            producers.append(producer)
+        producer_block = producers[0].body.block
+        at = producers[0]
+        types = []
+        for load in loads:
+            t = smem.BufferType(load.result.type.shape, load.result.type.element_type, 1, layout)  # type: ignore[attr-defined]
+            self._check_tma_tile(load, t)
+            types.append(t)
+            alloc, bars = smem.AllocOp(t), smem.MbarrierAllocOp(smem.MbarrierType(1, 1))
+            zero = _const(0)
+            Rewriter.insert_op([alloc, bars, zero], InsertPoint.before(at))
+            first_op = producer_block.first_op
+            copy = [smem.ArriveExpectOp(bars.result, zero.result, t.bytes()),
+                    smem.TmaCopyOp(load.source, list(load.offsets), alloc.result, zero.result, bars.result, zero.result)]
+            Rewriter.insert_op(copy, InsertPoint.before(first_op) if first_op is not None else InsertPoint.at_end(producer_block))
+            users = [u.operation for u in load.result.uses]
+            first = min((block_ancestor(block, u) for u in users), key=block.get_operation_index, default=None)
+            if first is not None:
+                read = smem.ReadOp(alloc.result, zero.result)
+                Rewriter.insert_op([smem.MbarrierWaitOp(bars.result, zero.result, zero.result), read], InsertPoint.before(first))
+                load.result.replace_all_uses_with(read.result)
             Rewriter.erase_op(load)
-        loop.attributes["smem.stages"] = builtin.IntegerAttr(self.stages, builtin.i32)
-        loop.attributes["smem.copy"] = builtin.StringAttr("tma")
         return types

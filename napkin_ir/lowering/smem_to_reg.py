@@ -22,7 +22,15 @@ whole tile's columns); the slices of one stage form a group that is committed; o
 stays in flight: iteration i waits until only its own group runs, then releases the stage
 iteration i - 1 read (its products are complete), and after the loop all are awaited.
 The accumulators go out as `reg.store`, or, where `hbm-to-smem{store=tma}` writes the
-tile into shared memory for TMA stores, as one `reg.stmatrix` per `smem.write`.
+tile into shared memory for TMA stores, as one `reg.stmatrix` per `smem.write`; an
+epilogue between (maps on the accumulators) becomes the fragment math below.
+
+Any other kernel (attention) takes the fragment math with `mma=wgmma` too: its products
+are one `reg.wgmma` per 16-wide slice from the stages, or, where the first operand is an
+f32 tile rounded to bf16 or f16 (attention's P), `reg.to_a` of each slice (all before
+the group's first product) and `reg.wgmma_rs` with A from registers; each product's group
+is committed and waited for where it stands, so the math after it reads finished
+accumulators and the stages are released after their last product.
 """
 
 from __future__ import annotations
@@ -63,14 +71,33 @@ class SmemToRegPass(ModulePass):
         for kernel in kernels:
             loops = [o for o in kernel.walk() if isinstance(o, scf.ForOp) and "smem.stages" in o.attributes]
             if self.mma == "wgmma":
-                if len(loops) != 1:
-                    raise _fail(kernel, f"expects one pipelined stream loop (from hbm-to-smem), found {len(loops)}")
-                warps = self._lower_wgmma(kernel, loops[0])
+                if not loops:
+                    raise _fail(kernel, "expects a pipelined stream loop (from hbm-to-smem), found none")
+                if any(loop.attributes.get("smem.copy") != builtin.StringAttr("tma") for loop in loops):
+                    raise _fail(kernel, "mma=wgmma reads TMA-filled swizzled stages; run hbm-to-smem{copy=tma} first")
+                warps = {}
+                if len(loops) == 1 and self._accumulates(loops[0]):
+                    # one product accumulated over the stream: its groups overlap the next stage's
+                    warps = self._lower_wgmma(kernel, loops[0])
+                warps = warps or _wgmma_warps(kernel)
+                _Fragments(kernel, warps, mma="wgmma").lower()
             else:
                 if not loops:
                     raise _fail(kernel, "expects a pipelined stream loop (from hbm-to-smem), found none")
                 _Fragments(kernel, warps, self.hoist).lower()
             kernel.attributes["reg.warps"] = hbm.format_labels(warps)
+
+    @staticmethod
+    def _accumulates(loop: scf.ForOp) -> bool:
+        """Whether the loop only accumulates one product (acc + contract(a, b)): a GEMM's."""
+        body = loop.body.block
+        yield_op = body.last_op
+        if len(body.args) != 2 or not isinstance(yield_op, scf.YieldOp):
+            return False
+        add = yield_op.operands[0].owner
+        return (isinstance(add, ncd.MapOp) and add.fn.data == "add" and add.operands[0] is body.args[1]
+                and isinstance(add.operands[1].owner, ncd.ContractOp)
+                and not any(isinstance(o, ncd.NcdOp) and o not in (add, add.operands[1].owner) for o in body.ops))
 
     def _match(self, kernel: hbm.KernelOp, loop: scf.ForOp):
         """The accumulation `acc + contract(read A, read B)` in the stream loop's body."""
@@ -94,11 +121,12 @@ class SmemToRegPass(ModulePass):
         return acc_arg, yield_op, add, contract, ra, rb
 
     def _lower_wgmma(self, kernel: hbm.KernelOp, loop: scf.ForOp) -> dict[str, int]:
-        if loop.attributes.get("smem.copy") != builtin.StringAttr("tma"):
-            raise _fail(kernel, "mma=wgmma reads TMA-filled swizzled stages; run hbm-to-smem{copy=tma} first")
         acc_arg, yield_op, add, contract, ra, rb = self._match(kernel, loop)
         acc_t: ncd.TensorType = acc_arg.type  # type: ignore[assignment]
-        rows, cols = acc_t.axis_names
+        tiled = [a for a, n in acc_t.shape.items() if n > 1]  # a batch axis has one place
+        if len(tiled) != 2:
+            raise _fail(kernel, f"the accumulator is a tile of rows and columns, got {acc_t}")
+        rows, cols = tiled
         (k,) = contract.over_axes
         bm, bn, tk = acc_t.shape[rows], acc_t.shape[cols], ra.result.type.shape[k]
         if bm % 64 or not 1 <= bm // 64 <= 4:
@@ -195,10 +223,26 @@ class SmemToRegPass(ModulePass):
                 return
             user = stores[0] if len(stores) == 1 else None
         if not isinstance(user, hbm.StoreOp):
-            raise _fail(kernel, "only a cast may follow the accumulation for now; epilogues come later")
+            return  # an epilogue: the fragment math after the loop lowers it (_Fragments)
         Rewriter.replace_op(user, reg.StoreOp(result, user.dest, list(user.offsets)))
         if cast is not None:
             Rewriter.erase_op(cast)
+
+
+def _wgmma_warps(kernel: hbm.KernelOp) -> dict[str, int]:
+    """The consumer warps of a wgmma kernel: 16 of the block's rows each (warpgroups of 64),
+    the rows being those of the tiles its products compute."""
+    contracts = [o for o in kernel.walk() if isinstance(o, ncd.ContractOp)]
+    if not contracts:
+        raise _fail(kernel, "has no product for wgmma to compute")
+    t: ncd.TensorType = contracts[0].result.type  # type: ignore[assignment]
+    tiled = [(a, n) for a, n in t.shape.items() if n > 1]
+    if len(tiled) != 2:
+        raise _fail(kernel, f"a product's tile has rows and columns, got {t}")
+    rows, bm = tiled[0]
+    if bm % 64 or not 1 <= bm // 64 <= 4:
+        raise _fail(kernel, f"wgmma splits the tile's {bm} rows over warpgroups of 64; the rows must be 64, 128, 192 or 256")
+    return {rows: bm // 16}
 
 
 @dataclass
@@ -219,8 +263,8 @@ class _Fragments:
     once, right after its read, or, with `hoist=false`, at each product (fewer registers,
     more shared-memory reads)."""
 
-    def __init__(self, kernel: hbm.KernelOp, warps: dict[str, int], hoist: bool = True):
-        self.kernel, self.warps, self.hoist = kernel, warps, hoist
+    def __init__(self, kernel: hbm.KernelOp, warps: dict[str, int], hoist: bool = True, mma: str = "mma.sync"):
+        self.kernel, self.warps, self.hoist, self.mma = kernel, warps, hoist, mma
         self.vals: dict[SSAValue, SSAValue | _Cast | smem.ReadOp] = {}
         self.dead: list[Operation] = []
         self.fused: dict[Operation, ncd.ContractOp] = {}  # an add that accumulates a product -> the product
@@ -267,7 +311,7 @@ class _Fragments:
         self.lower_block(self.kernel.body.block)
         for op in reversed(self.dead):
             Rewriter.erase_op(op, safe_erase=False)
-        for axis in self.warps:
+        for axis in self.warps if self.mma == "mma.sync" else ():  # wgmma's warps are the rows of its products
             if axis not in self.axes:
                 raise self.fail(f"warps can share only the axes of the tiles computed in registers "
                                 f"({', '.join(sorted(self.axes))}), not '{axis}'")
@@ -313,6 +357,12 @@ class _Fragments:
                     op.operands[n] = self.frag(v, "a value the loop carries")
         elif isinstance(op, hbm.StoreOp):
             self.store(op)
+        elif isinstance(op, smem.WriteOp) and op.value in self.vals:
+            v = self.vals[op.value]
+            if not isinstance(v, _Cast):
+                raise self.fail("a tile written to shared memory for a TMA store is a fragment rounded to bf16 or f16")
+            self.emit([reg.StmatrixOp(v.frag, op.dest, op.stage, hbm.parse_labels(op.at))], op)
+            self.dead.append(op)
         elif isinstance(op, hbm.LoadOp):
             raise self.fail("hbm.load left outside a stream loop; run hbm-to-smem first")
         elif isinstance(op, ncd.NcdOp):
@@ -354,6 +404,10 @@ class _Fragments:
             raise self.fail(f"the contracted tile along '{k}' is {tk}; mma.sync m16n8k16 needs a multiple of 16")
         if bt.dtype not in ("bf16", "f16"):
             raise self.fail(f"mma.sync takes bf16 or f16 operands, got {bt.dtype}")
+        if self.mma == "wgmma":
+            steps, acc = self.wgmma_steps(a, b, acc, k, tk, bt)
+            self.emit(steps, before)
+            return acc
         frag_b = reg.FragType("b", {k: 16, cols: t.shape[cols]}, bt.element_type)
         steps: list[Operation] = []
         for kk in range(0, tk, 16):
@@ -373,6 +427,31 @@ class _Fragments:
             acc = mma.result
         self.emit(steps, before)
         return acc
+
+    def wgmma_steps(self, a, b: smem.ReadOp, acc: SSAValue, k: str, tk: int, bt: ncd.TensorType) -> tuple[list[Operation], SSAValue]:
+        """acc + a . b as one wgmma per 16-wide slice (A read from its stage by the tensor
+        cores, or an f32 tile rounded for it, from registers), committed as a group and
+        waited for, so that its result may be read and its stages released."""
+        t: reg.FragType = acc.type  # type: ignore[assignment]
+        if t.dims[1] > 256:
+            raise self.fail(f"wgmma computes up to 256 columns per warpgroup; the tile has {t.dims[1]}")
+        # A's registers are all ready before the first product of the group (one fence)
+        operands: list[Operation] = []
+        steps: list[Operation] = []
+        for kk in range(0, tk, 16):
+            if isinstance(a, smem.ReadOp):
+                step: Operation = reg.WgmmaOp(a.source, a.stage, b.source, b.stage, acc, {k: kk})
+            elif isinstance(a, _Cast):
+                if a.element_type != bt.element_type:
+                    raise self.fail(f"the operands of a product differ in type ({a.element_type} and {bt.element_type})")
+                to_a = reg.ToAOp(a.frag, kk, a.element_type)
+                operands.append(to_a)
+                step = reg.WgmmaRsOp(to_a.result, b.source, b.stage, acc, {k: kk})
+            else:
+                raise self.fail("the first operand of a product must come from shared memory or be an f32 tile rounded to bf16 or f16")
+            steps.append(step)
+            acc = step.results[0]
+        return [*operands, *steps, reg.WgmmaCommitOp(), reg.WgmmaWaitOp(0)], acc
 
     def a_from_shared(self, read: smem.ReadOp, k: str, kk: int, rows: str, n: int, before: Operation, steps: list[Operation]) -> SSAValue:
         """The `a` fragment of one 16-wide slice: loaded at the product, or, for a tile read

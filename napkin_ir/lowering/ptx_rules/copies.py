@@ -31,7 +31,7 @@ from napkin_ir.lowering.ptx_rules.context import PANEL, Buffer, Global, KernelLo
 
 
 def _has_panels(buf: SSAValue) -> bool:
-    return any(isinstance(u.operation, smem.TmaCopyOp | smem.TmaStoreOp | reg.WgmmaOp | reg.StmatrixOp) for u in buf.uses)
+    return any(isinstance(u.operation, smem.TmaCopyOp | smem.TmaStoreOp | reg.WgmmaOp | reg.WgmmaRsOp | reg.StmatrixOp) for u in buf.uses)
 
 
 @lowers(smem.AllocOp)
@@ -40,13 +40,16 @@ def _alloc(k: KernelLowering, op: smem.AllocOp) -> None:
     if t.dtype not in ("bf16", "f16"):
         raise k.fail(f"shared buffers hold bf16 or f16 tiles, got {t}")
     if _has_panels(op.result):
-        if len(t.dims) != 2 or t.layout.data != "swizzle":
-            raise k.fail(f"a buffer the TMA or wgmma reads is a 2-D tile with layout=swizzle, got {t}")
-        if (2 * t.dims[1]) % PANEL:
+        tiled = reg.tile_axes(t)
+        if len(tiled) != 2 or tiled[1] != t.axis_names[-1] or t.layout.data != "swizzle":
+            raise k.fail(f"a buffer the TMA or wgmma reads is a 2-D tile (its other axes of one place, before them) "
+                         f"with layout=swizzle, got {t}")
+        rows_axis, cols_axis = tiled
+        if (2 * t.shape[cols_axis]) % PANEL:
             raise k.fail(f"a swizzled tile's rows are whole 128-byte panels, got {t}")
         stage_bytes = t.bytes() // t.stages.data
-        rows_axis, cols_axis = t.axis_names
-        k.vals[op.result] = Buffer(k.reserve(t.bytes(), 1024), t, rows_axis, cols_axis, t.dims[0], t.dims[1], PANEL, stage_bytes, True)
+        k.vals[op.result] = Buffer(k.reserve(t.bytes(), 1024), t, rows_axis, cols_axis, t.shape[rows_axis], t.shape[cols_axis],
+                                   PANEL, stage_bytes, True)
         return
     *lead, cols_axis = t.axis_names
     big = [a for a in lead if t.shape[a] > 1]

@@ -131,14 +131,33 @@ def _descriptor(k: KernelLowering, addr, lbo: int, sbo: int):
     return k.r(T.WgmmaDescOp(addr, lbo, sbo, "128B"))
 
 
+def _b_descriptor(k: KernelLowering, op: reg.WgmmaOp | reg.WgmmaRsOp, cols: str, kx: str, kk: int) -> tuple[SSAValue, bool]:
+    """B's descriptor for the slice at `kk`, and whether B is N-major (transposed)."""
+    b: Buffer = k.vals[op.b]
+    b_addr = k.stage_addr(b, op.b_stage)
+    if (b.rows_axis, b.cols_axis) == (cols, kx):  # K-major as A
+        return _descriptor(k, k.add(b_addr, (kk // 64) * b.rows * PANEL + (kk % 64) * 2), 16, 1024), False
+    # [k, n]: N-major; panels of 64 columns are LBO apart, 8-row groups SBO
+    return _descriptor(k, k.add(b_addr, kk * PANEL), b.rows * PANEL, 1024), True
+
+
+def _issue_wgmma(k: KernelLowering, op: reg.WgmmaOp | reg.WgmmaRsOp, a: list[SSAValue], bdesc: SSAValue, trans_b: bool) -> None:
+    """wgmma.fence where registers changed since the last group, then the product."""
+    if k.wgmma_fence:
+        k.emit(T.WgmmaFenceOp())
+        k.wgmma_fence = False
+    true = k.r(P.SetpOp("eq", "u32", k.u32(0), k.u32(0)))
+    n = op.c.type.dims[1]  # type: ignore[attr-defined]
+    mma = k.emit(T.WgmmaMmaAsyncOp(n, op.b.type.dtype, k.frag(op.c), a, bdesc, true, trans_b=trans_b))  # type: ignore[attr-defined]
+    k.vals[op.result] = list(mma.results)
+
+
 @lowers(reg.WgmmaOp)
 def _wgmma(k: KernelLowering, op: reg.WgmmaOp) -> None:
     rows, cols, kx = op.axes()
     a: Buffer = k.vals[op.a]
-    b: Buffer = k.vals[op.b]
     kk = hbm.parse_labels(op.at)[kx]
-    n = op.c.type.dims[1]  # type: ignore[attr-defined]
-    if a.type.axis_names != (rows, kx):
+    if (a.rows_axis, a.cols_axis) != (rows, kx):
         raise k.fail(f"A must be laid out [{rows}, {kx}] (K-major) for wgmma from shared memory, got {list(a.type.axis_names)}")
     # A, K-major: 8-row groups 1024 bytes apart; the warpgroup's 64 rows, the slice's panel and its offset in it
     warp = k.warp_index(rows)
@@ -146,20 +165,16 @@ def _wgmma(k: KernelLowering, op: reg.WgmmaOp) -> None:
         raise k.fail(f"wgmma's warps share the rows '{rows}' (reg.warps), got {k.warps}")
     group_rows = k.once(("warpgroup_rows", a.rows), lambda: k.mul(k.op2(P.ShrOp, "u32", warp, 2), 64 * PANEL))
     a_addr = k.add(k.add(k.stage_addr(a, op.a_stage), group_rows), (kk // 64) * a.rows * PANEL + (kk % 64) * 2)
-    adesc = _descriptor(k, a_addr, 16, 1024)
-    b_addr = k.stage_addr(b, op.b_stage)
-    if b.type.axis_names == (cols, kx):  # K-major as A
-        bdesc = _descriptor(k, k.add(b_addr, (kk // 64) * b.rows * PANEL + (kk % 64) * 2), 16, 1024)
-        trans_b = False
-    else:  # [k, n]: N-major; panels of 64 columns are LBO apart, 8-row groups SBO
-        bdesc = _descriptor(k, k.add(b_addr, kk * PANEL), b.rows * PANEL, 1024)
-        trans_b = True
-    if k.wgmma_fence:
-        k.emit(T.WgmmaFenceOp())
-        k.wgmma_fence = False
-    true = k.r(P.SetpOp("eq", "u32", k.u32(0), k.u32(0)))
-    mma = k.emit(T.WgmmaMmaAsyncOp(n, a.type.dtype, k.frag(op.c), [adesc], bdesc, true, trans_b=trans_b))
-    k.vals[op.result] = list(mma.results)
+    bdesc, trans_b = _b_descriptor(k, op, cols, kx, kk)
+    _issue_wgmma(k, op, [_descriptor(k, a_addr, 16, 1024)], bdesc, trans_b)
+
+
+@lowers(reg.WgmmaRsOp)
+def _wgmma_rs(k: KernelLowering, op: reg.WgmmaRsOp) -> None:
+    """A from this warp's `a` fragment: its four registers, as mma.sync's A operand."""
+    rows, cols, kx = op.axes()
+    bdesc, trans_b = _b_descriptor(k, op, cols, kx, hbm.parse_labels(op.at)[kx])
+    _issue_wgmma(k, op, k.frag(op.a), bdesc, trans_b)
 
 
 @lowers(reg.WgmmaCommitOp)

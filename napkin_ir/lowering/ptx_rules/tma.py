@@ -8,7 +8,8 @@
   `mbarrier.arrive.expect_tx` with the stage's bytes; `smem.arrive`: each consumer
   thread's arrival, or in a cluster one lane per warp on this block's barrier and on the
   peer's (whose producer fills this block's stage too).
-- `smem.tma_copy`: one `cp.async.bulk.tensor.2d` per 128-byte panel of the tile (a tile a
+- `smem.tma_copy`: one `cp.async.bulk.tensor` per 128-byte panel of the tile (2-D, or one
+  dimension more per outer axis of one place: a head, a batch entry) (a tile a
   cluster shares: each block loads half the panels, multicast to both); the global is a
   tensor-map parameter whose box the kernel's `napkin.tma` lists for the runtime.
 - `smem.tma_store`: every consumer's writes are fenced for the async proxy, the
@@ -74,27 +75,38 @@ def _arrive(k: KernelLowering, op: smem.ArriveOp) -> None:
     k.cur = rest
 
 
-def _box(k: KernelLowering, g: SSAValue, rows: int) -> None:
-    box = f"{g.name_hint}:{rows}x{PANEL // 2}:128B"
+def _box(k: KernelLowering, g: SSAValue, buf: Buffer) -> None:
+    """The box one copy moves, outermost axis first: a panel of the tile's rows (the axes
+    before them, of one place, 1 each)."""
+    lead = len(buf.type.dims) - 2
+    box = f"{g.name_hint}:{'1x' * lead}{buf.rows}x{PANEL // 2}:128B"
     if box not in k.tma_boxes:
         k.tma_boxes.append(box)
+
+
+def _outer(k: KernelLowering, g: Global, buf: Buffer, offsets) -> tuple[SSAValue, SSAValue, list[SSAValue]]:
+    """(row, column, the outer axes' coordinates innermost first) of a tile's corner."""
+    if g.type.axis_names != buf.type.axis_names:
+        raise k.fail(f"a TMA copy moves a tile of the global's axes in its order: {g.type} and {buf.type}")
+    *outer, o_r, o_c = (k.vals[o] for o in offsets)
+    return o_r, o_c, outer[::-1]
 
 
 @lowers(smem.TmaCopyOp)
 def _tma_copy(k: KernelLowering, op: smem.TmaCopyOp) -> None:
     g: Global = k.vals[op.source]
     buf: Buffer = k.vals[op.dest]
-    if len(g.type.dims) != 2:
-        raise k.fail(f"TMA copies take 2-D tensors for now, got {g.type}")
     rows, cols = buf.rows, buf.cols
     panel_cols = PANEL // 2
-    _box(k, op.source, rows)
-    o_r, o_c = (k.vals[o] for o in op.offsets)
+    _box(k, op.source, buf)
+    o_r, o_c, outer = _outer(k, g, buf, op.offsets)
     base = k.stage_addr(buf, op.stage)
     mbar = bar(k, op.bars, op.bar_stage)
     panels = cols // panel_cols
     first = list(k.kernel.grid_tiles)[0]
     if k.cluster > 1 and k.origin_args[first] not in op.offsets:  # type: ignore[attr-defined]
+        if outer:
+            raise k.fail(f"a tile shared by a cluster is a 2-D tensor's, got {g.type}")
         if panels % 2:
             raise k.fail(f"a tile shared by a cluster of 2 is split by 128-byte panels; {buf.type} has {panels}")
         for j in range(panels // 2):  # this block loads panels 2j + rank, for both blocks
@@ -105,7 +117,7 @@ def _tma_copy(k: KernelLowering, op: smem.TmaCopyOp) -> None:
         return
     for p in range(panels):
         dst = k.add(base, p * rows * PANEL)
-        k.emit(T.CpAsyncBulkTensorLoadOp(dst, g.tmap, [k.add(o_c, p * panel_cols), o_r], mbar))
+        k.emit(T.CpAsyncBulkTensorLoadOp(dst, g.tmap, [k.add(o_c, p * panel_cols), o_r, *outer], mbar))
 
 
 @lowers(smem.TmaStoreOp)
@@ -113,16 +125,16 @@ def _tma_store(k: KernelLowering, op: smem.TmaStoreOp) -> None:
     g: Global = k.vals[op.dest]
     buf: Buffer = k.vals[op.source]
     rows, cols = buf.rows, buf.cols
-    _box(k, op.dest, rows)
+    _box(k, op.dest, buf)
     k.emit(T.FenceOp("proxy.async.shared::cta"))
     k.emit(P.BarSyncOp(CONSUMER_BARRIER, k.consumer_threads))
-    o_r, o_c = (k.vals[o] for o in op.offsets)
+    o_r, o_c, outer = _outer(k, g, buf, op.offsets)
     base = k.stage_addr(buf, op.stage)
 
     def issue() -> None:
         for p in range(cols // (PANEL // 2)):
             src = k.add(base, p * rows * PANEL)
-            k.emit(T.CpAsyncBulkTensorStoreOp(g.tmap, [k.add(o_c, p * PANEL // 2), o_r], src))
+            k.emit(T.CpAsyncBulkTensorStoreOp(g.tmap, [k.add(o_c, p * PANEL // 2), o_r, *outer], src))
         k.emit(T.CpAsyncBulkCommitGroupOp())
 
     by_store_issuer(k, issue)
