@@ -83,6 +83,44 @@ def _attention_passes(block: int, stream: int, warps: int | None, stages: int, q
             SmemToRegPass(warps=f"{i}:{w}", hoist=q_in_registers))
 
 
+def sm90_attention_pass_list(module: ModuleOp, block: int = 128, stream: int | None = None, stages: int = 2) -> tuple:
+    """The passes that take `module`, attention, to sm_90a PTX: blocks of `block` query rows
+    (warpgroups of 64 consumer rows each; one batch entry and head a block, longest first),
+    keys streamed `stream` at a time (128, or 64 at head dim 256) through `stages` TMA
+    stages filled by a producer warpgroup, Q copied once, S = Q K^T by wgmma from shared
+    memory, P V by wgmma with P from registers."""
+    from xdsl.dialects import func
+    from xdsl.utils.exceptions import PassFailedException
+
+    from napkin_ir.lowering.hbm_to_smem import HbmToSmemPass
+    from napkin_ir.lowering.ncd_to_hbm import NcdToHbmPass
+    from napkin_ir.lowering.reg_to_ptx import RegToPtxPass
+    from napkin_ir.lowering.smem_to_reg import SmemToRegPass
+    from napkin_ir.passes.launch import HbmLaunchPass
+    from napkin_ir.passes.relabel import RelabelPass, function_axes
+
+    axes = attention_axes(module)
+    if axes is None:
+        raise PassFailedException("the diagram is not attention (two contractions, the second over the first's keys)")
+    batch, i, j = axes
+    (f,) = [op for op in module.walk() if isinstance(op, func.FuncOp) and op.body.blocks]
+    sizes = function_axes(f)
+    heads = [a for a in sizes if a not in (*batch, i, j)]
+    d = max(sizes[a] for a in heads) if heads else 0
+    stream = stream or (64 if d > 128 else 128)
+    while stream > 16 and stream > sizes[j]:
+        stream //= 2
+    if block % 64 or block > 256:
+        raise PassFailedException(f"napkin-sm90: attention's block is warpgroups of 64 query rows (64 to 256), got {block}")
+    if sizes[i] < 64:
+        raise PassFailedException(f"napkin-sm90: attention takes at least 64 queries (a warpgroup's rows, and a tile may not "
+                                  f"exceed its axis); '{i}' has {sizes[i]}: napkin-sm80 compiles it")
+    while block > 64 and block > sizes[i]:
+        block -= 64
+    return (RelabelPass(grid=",".join([*batch, f"{i}:{block}"]), stream=f"{j}:{stream}"), NcdToHbmPass(),
+            HbmLaunchPass(order="last"), HbmToSmemPass(stages=stages, copy="tma"), SmemToRegPass(mma="wgmma"), RegToPtxPass())
+
+
 def sm80_attention_pipeline(block: int = 128, stream: int = 64, warps: int | None = None, stages: int = 3,
                             q_in_registers: bool = True, axes: tuple[str, str] = ("i", "j"),
                             batch: tuple[str, ...] = ("b", "h"), blocks_per_sm: int = 1) -> str:

@@ -8,7 +8,7 @@
 "128,256,64"}`), or takes any pipeline spec as `pipeline=`, and compiles through the
 compile cache (`napkin_ir.cache`): the same diagram, pipeline and target compile once per
 machine. `target="auto"` picks by the GPU here: `sm90` (TMA and wgmma) for a GEMM on a
-Hopper GPU, `sm80` otherwise (attention compiles on sm80 alone for now).
+Hopper GPU (attention too, where it has 64 queries or more), `sm80` otherwise.
 """
 
 from __future__ import annotations
@@ -36,7 +36,8 @@ def is_attention(text: str) -> bool:
 
 
 def auto_target(text: str, device: int = 0) -> str:
-    """`sm90` for a GEMM on a Hopper GPU, `sm80` for the rest; an error without a GPU."""
+    """`sm90` on a Hopper GPU for what napkin-sm90 takes, `sm80` for the rest; an error
+    without a GPU."""
     from napkin_ir.runtime.driver import CudaError, get_context
 
     try:
@@ -46,7 +47,23 @@ def auto_target(text: str, device: int = 0) -> str:
                         "name the target: target='sm80' or target='sm90'") from None
     if capability < (8, 0):
         raise UserError(f"the GPU here is sm_{capability[0]}{capability[1]}; napkin-ir's kernels need sm_80 or newer")
-    return "sm90" if capability == (9, 0) and not is_attention(text) else "sm80"
+    return "sm90" if capability == (9, 0) and _sm90_takes(text) else "sm80"
+
+
+def _sm90_takes(text: str) -> bool:
+    """Whether napkin-sm90 takes the diagram: a GEMM, or attention of 64 queries or more
+    (a warpgroup's rows; a tile may not exceed its axis)."""
+    from xdsl.dialects import func
+
+    from napkin_ir.attention_diagrams import attention_axes
+    from napkin_ir.passes.relabel import function_axes
+
+    module = parse(text)
+    axes = attention_axes(module)
+    if axes is None:
+        return True
+    (f,) = [op for op in module.walk() if isinstance(op, func.FuncOp) and op.body.blocks]
+    return function_axes(f)[axes[1]] >= 64
 
 
 def option_text(value: Any) -> str:

@@ -67,11 +67,14 @@ def sm80_gemm_pipeline(*args, **kwargs) -> str:
 
 def sm90_gemm_passes(block: tuple[int, int, int] = (128, 256, 64), stages: int = 4,
                      axes: tuple[str, str, str] = ("m", "n", "k"), group: int = 0, blocks_per_sm: int = 1,
-                     persistent: bool = False, cluster: int = 1, store: str = "auto") -> tuple[ModulePass, ...]:
+                     persistent: bool = False, cluster: int = 1, store: str = "auto", batch: tuple[str, ...] = (),
+                     outputs: int = 1) -> tuple[ModulePass, ...]:
     """The passes from a GEMM diagram to sm_90a PTX (TMA, mbarriers, wgmma; napkin-sm90).
     `store="tma"` writes the output through shared memory with TMA stores, `"direct"` from
     registers to global memory; `"auto"` takes TMA stores where their two-stage panel buffer
-    (rows x 64 x 2 bytes, twice) fits beside the stages, as it is faster (docs/benchmarks.md)."""
+    (rows x 64 x 2 bytes, twice) fits beside the stages, as it is faster (docs/benchmarks.md).
+    `batch` axes (a batched GEMM's) are spread over the grid a block each; `outputs`
+    products of one A stream one B each through the stages."""
     from napkin_ir.lowering.hbm_to_smem import HbmToSmemPass
     from napkin_ir.lowering.ncd_to_hbm import NcdToHbmPass
     from napkin_ir.lowering.reg_to_ptx import RegToPtxPass
@@ -82,9 +85,9 @@ def sm90_gemm_passes(block: tuple[int, int, int] = (128, 256, 64), stages: int =
     (m, n, k), (bm, bn, bk) = axes, block
     smem_budget = 227 * 1024 // blocks_per_sm - 1024 - 8 * 2 * stages  # the alignment slack and barriers
     if store == "auto":
-        staged = stages * (bm * bk + bk * bn) * 2 + 2 * bm * 64 * 2
-        store = "tma" if bn % 64 == 0 and staged <= smem_budget else "direct"
-    return (RelabelPass(grid=f"{m}:{bm},{n}:{bn}", stream=f"{k}:{bk}"), NcdToHbmPass(),
+        staged = stages * (bm * bk + outputs * bk * bn) * 2 + outputs * 2 * bm * 64 * 2
+        store = "tma" if bn % 64 == 0 and staged <= smem_budget and not batch else "direct"
+    return (RelabelPass(grid=",".join([*batch, f"{m}:{bm}", f"{n}:{bn}"]), stream=f"{k}:{bk}"), NcdToHbmPass(),
             HbmLaunchPass(group=group, blocks_per_sm=blocks_per_sm, persistent=persistent, cluster=cluster),
             HbmToSmemPass(stages=stages, copy="tma", store=store, smem_bytes=smem_budget), SmemToRegPass(mma="wgmma"), RegToPtxPass())
 
@@ -295,11 +298,15 @@ class NapkinSm90Pass(PipelinePass):
     blocks as fit, each looping over tiles, `cluster=2` pairs of blocks sharing B's tiles by
     TMA multicast (on a plain grid: no group, no persistence), `store` how the output leaves
     (`tma`: stmatrix into shared memory and TMA stores that overlap the next tile; `direct`:
-    from registers; `auto`: TMA where it fits)."""
+    from registers; `auto`: TMA where it fits). Attention (softmax, causal, spherical)
+    takes `block="rows,keys"` (128 query rows: two consumer warpgroups; 128 keys a tile,
+    64 at head dims over 128) and `stages` (2 by default): Q, K and V by TMA, S = Q K^T by
+    wgmma from shared memory, P V by wgmma with P from registers; the other options are
+    refused for it."""
 
     name = "napkin-sm90"
     block: str = ""
-    stages: int = 4
+    stages: int = 0  # the ring's depth: 4 for a GEMM, 2 for attention
     group: int = 8
     blocks_per_sm: int = 1
     persistent: bool = True
@@ -309,28 +316,46 @@ class NapkinSm90Pass(PipelinePass):
     hw: str = "h100"
 
     def passes(self, module: ModuleOp) -> Sequence[ModulePass]:
-        from napkin_ir.attention_diagrams import attention_axes
+        from napkin_ir.attention_diagrams import attention_axes, sm90_attention_pass_list
 
         if attention_axes(module) is not None:
-            raise PassFailedException(f"{self.name}: attention does not compile for sm_90a yet (no wgmma lowering of its online "
-                                      "softmax); napkin-sm80 compiles it")
+            _refuse(self.name, "attention on sm_90a", {"autotile": self.autotile, "group": self.group if self.group != 8 else 0,
+                                                       "blocks_per_sm": self.blocks_per_sm if self.blocks_per_sm != 1 else 0,
+                                                       "cluster": self.cluster if self.cluster != 1 else 0,
+                                                       "store": self.store if self.store != "auto" else ""})
+            rows, keys = _ints(self.block, 2, "block", self.name, "for attention: query rows, keys") if self.block else (128, 0)
+            return sm90_attention_pass_list(module, rows, keys or None, self.stages or 2)
         shape = product_shape(module, self.name)
-        if shape.batch:
-            raise PassFailedException(f"{self.name}: batch axes {list(shape.batch)} need 3-D tensor maps, which the TMA copies "
-                                      "do not make yet; napkin-sm80 compiles batched products")
+        if shape.batch and self.store == "tma":
+            raise PassFailedException(f"{self.name}: store=tma writes 2-D tiles; a batched product's (batch axes {list(shape.batch)}) "
+                                      "are stored directly: use store=direct or auto")
         axes = (shape.rows, shape.cols, shape.k)
         if self.store not in ("auto", "tma", "direct"):
             raise PassFailedException(f"{self.name}: store must be auto, tma or direct, got '{self.store}'")
-        block, stages = _ints(self.block, 3, "block", self.name, "rows, columns, stream") if self.block else _fit(module, axes, (128, 256, 64), 64), self.stages
+        block = _ints(self.block, 3, "block", self.name, "rows, columns, stream") if self.block else _fit(module, axes, (128, 256, 64), 64)
+        stages = self.stages or _sm90_stages(block, shape.outputs)  # type: ignore[arg-type]
         if self.autotile:
             _refuse(self.name, "autotile=true (the model chooses it)", {"block": self.block})
             c = _autotile(module, self.hw, "sm90", self.name, 0 if self.cluster > 1 else self.group).config
             block, stages = (c.grid[axes[0]], c.grid[axes[1]], c.stream[axes[2]]), c.stages
         plain = self.cluster > 1  # clusters run a plain grid: no group order, no persistence
+        if shape.batch and self.cluster > 1:
+            raise PassFailedException(f"{self.name}: cluster={self.cluster} shares B's tiles between two blocks of a 2-D grid; "
+                                      f"this one has batch axes {list(shape.batch)}")
+        group = 0 if shape.batch else self.group  # bands of block rows order a 2-D grid
         store = self.store
         if not shape.half_output:  # stmatrix moves 16-bit elements
             if store == "tma":
                 raise PassFailedException(f"{self.name}: store=tma writes bf16 or f16 outputs (stmatrix); this one is f32: use store=direct")
             store = "direct"
-        return sm90_gemm_passes(block, stages, axes, 0 if plain else self.group, self.blocks_per_sm,  # type: ignore[arg-type]
-                                self.persistent and not plain, self.cluster, store)
+        return sm90_gemm_passes(block, stages, axes, 0 if plain else group, self.blocks_per_sm,  # type: ignore[arg-type]
+                                self.persistent and not plain, self.cluster, store, shape.batch, shape.outputs)
+
+
+def _sm90_stages(block: tuple[int, int, int], outputs: int) -> int:
+    """4 stages, or fewer (2 at the least) where `outputs` products' stages would not fit."""
+    bm, bn, bk = block
+    stages = 4
+    while stages > 2 and stages * (bm * bk + outputs * bk * bn) * 2 > 227 * 1024 - 1024:
+        stages -= 1
+    return stages

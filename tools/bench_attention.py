@@ -1,7 +1,10 @@
 #!/usr/bin/env python3
-"""Time napkin's sm_80 attention kernels against torch's scaled_dot_product_attention.
+"""Time napkin's attention kernels against torch's scaled_dot_product_attention.
 
-    python3 tools/bench_attention.py [--quick] [--dtype bf16|f16]
+    python3 tools/bench_attention.py [--quick] [--dtype bf16|f16] [--path sm80|sm90]
+
+`--path sm80` times napkin-sm80's kernels (cp.async, mma.sync), `sm90` napkin-sm90's (TMA,
+wgmma, a producer warpgroup).
 
 The FlashAttention-3 paper's setting: batch x sequence = 16k tokens, hidden 2048 (32 heads
 of 64 or 16 heads of 128), sequence 1k, 4k and 16k, causal and not. For each shape, in
@@ -41,6 +44,37 @@ CONFIGS = [  # query rows per block, keys per tile, warps, stages, Q's fragments
     (64, 64, 4, 2, True, 1),
     (128, 128, 8, 2, False, 1),
 ]
+SM90_CONFIGS = [  # query rows per block, keys per tile (0: the pipeline's default), stages
+    (128, 0, 2),
+    (128, 64, 2),
+    (128, 64, 3),
+    (64, 128, 2),
+]
+
+
+def napkin_sm90_kernel(kind: str, b: int, h: int, n: int, d: int, t: str, config):
+    """A launcher for napkin-sm90's kernel, its arguments bound once (None where the
+    configuration does not compile)."""
+    import napkin_ir
+    from napkin_ir.attention_diagrams import attention_diagram
+    from napkin_ir.errors import UserError
+
+    block, stream, stages = config
+    options = {"block": f"{block},{stream or (128 if d <= 128 else 64)}", "stages": stages}
+    try:
+        kern = napkin_ir.compile(attention_diagram(kind, b, h, n, d, t), target="sm90", cache=False, **options)
+    except UserError as e:
+        print(f"    {kind} {config}: not compiled ({str(e).splitlines()[0]})", flush=True)
+        return None
+    bound: dict = {}
+
+    def launch(q, k, v, o, sync=False):
+        key = tuple(x.data_ptr() for x in (q, k, v, o))
+        if key not in bound:
+            bound[key] = kern.bind({"q": q, "k": k, "v": v, "out": o})
+        kern(bound=bound[key], sync=sync)
+
+    return launch
 
 
 def napkin_kernel(kind: str, b: int, h: int, n: int, d: int, t: str, config):
@@ -82,7 +116,7 @@ def spherical_ref(torch, q, k, v):
     return torch.stack(outs, dim=1)
 
 
-def bench_shape(torch, F, sdpa_kernel, backends, n: int, d: int, t: str, configs):
+def bench_shape(torch, F, sdpa_kernel, backends, n: int, d: int, t: str, configs, path: str = "sm80"):
     """The rows for one sequence length and head dim: softmax (causal and not) against each
     SDPA backend, and spherical against napkin's softmax."""
     dt = torch.bfloat16 if t == "bf16" else torch.float16
@@ -95,14 +129,15 @@ def bench_shape(torch, F, sdpa_kernel, backends, n: int, d: int, t: str, configs
     def best_napkin(kind: str, ref, flop: float):
         best = None
         for config in configs:
-            launch = napkin_kernel(kind, b, h, n, d, t, config)
+            launch = (napkin_sm90_kernel if path == "sm90" else napkin_kernel)(kind, b, h, n, d, t, config)
             if launch is None:
                 continue
             o.fill_(float("nan"))
             launch(q, k, v, o, sync=True)
             err = rel_err(torch, o, ref)
             ms = time_ms(torch, lambda launch=launch: launch(q, k, v, o))
-            label = "b{}s{}w{}st{}{}{}".format(*config[:4], "" if config[4] else "-qsmem", f"-x{config[5]}" if config[5] > 1 else "")
+            label = ("b{}s{}st{}".format(*config) if path == "sm90" else
+                     "b{}s{}w{}st{}{}{}".format(*config[:4], "" if config[4] else "-qsmem", f"-x{config[5]}" if config[5] > 1 else ""))
             print(f"  N={n} d={d} {kind} napkin {label}: {flop / ms / 1e9:.0f} TFLOP/s (err {err:.1e})", flush=True)
             if err < tol and (best is None or ms < best[0]):
                 best = (ms, label)
@@ -138,6 +173,7 @@ def main() -> int:
     ap.add_argument("--dtype", choices=["bf16", "f16"], default="bf16")
     ap.add_argument("--seqs", help="sequence lengths, e.g. 4096,16384 (default: 1024,4096,16384)")
     ap.add_argument("--dims", help="head dims, e.g. 128 (default: 64,128)")
+    ap.add_argument("--path", choices=["sm80", "sm90"], default="sm80", help="napkin-sm80's kernels or napkin-sm90's")
     args = ap.parse_args()
     import torch
     import torch.nn.functional as F
@@ -146,23 +182,25 @@ def main() -> int:
     t = args.dtype
     seqs = [4096] if args.quick else [int(x) for x in args.seqs.split(",")] if args.seqs else SEQS
     dims = [128] if args.quick else [int(x) for x in args.dims.split(",")] if args.dims else HEAD_DIMS
-    configs = [CONFIGS[0], CONFIGS[3], CONFIGS[4]] if args.quick else CONFIGS
+    configs = SM90_CONFIGS[:2] if args.path == "sm90" and args.quick else SM90_CONFIGS if args.path == "sm90" else \
+        [CONFIGS[0], CONFIGS[3], CONFIGS[4]] if args.quick else CONFIGS
     backends = [("flash", SDPBackend.FLASH_ATTENTION), ("cudnn", SDPBackend.CUDNN_ATTENTION), ("efficient", SDPBackend.EFFICIENT_ATTENTION)]
     print(f"device: {torch.cuda.get_device_name()}  torch {torch.__version__}  {t}", flush=True)
     rows, sph_rows = [], []
     for n in seqs:
         for d in dims:
-            r, sph = bench_shape(torch, F, sdpa_kernel, backends, n, d, t, configs)
+            r, sph = bench_shape(torch, F, sdpa_kernel, backends, n, d, t, configs, args.path)
             rows += r
             sph_rows.append(sph)
             torch.cuda.empty_cache()
     names = [name for name, _ in backends]
-    lines = [f"attention, {t}, {TOKENS} tokens, hidden {HIDDEN}; TFLOP/s (4 B H N^2 D, halved when causal)",
-             f"{'seq':>6} {'d':>4} {'causal':>6} {'napkin config':<22} {'napkin':>7} " + " ".join(f"{x:>9}" for x in names) + f" {'vs flash':>8}"]
+    lines = [f"napkin-{args.path} attention, {t}, {TOKENS} tokens, hidden {HIDDEN}; TFLOP/s (4 B H N^2 D, halved when causal)",
+             f"{'seq':>6} {'d':>4} {'causal':>6} {'napkin config':<22} {'napkin':>7} " + " ".join(f"{x:>9}" for x in names) + f" {'vs flash':>8} {'vs cudnn':>8}"]
     for n, d, causal, cfg, ours, tf in rows:
         cols = " ".join(f"{tf[x]:9.0f}" if x in tf else f"{'n/a':>9}" for x in names)
         ratio = ours / tf["flash"] if "flash" in tf else float("nan")
-        lines.append(f"{n:>6} {d:>4} {('yes' if causal else 'no'):>6} {cfg:<22} {ours:7.0f} {cols} {ratio:8.2f}")
+        vs_cudnn = ours / tf["cudnn"] if "cudnn" in tf else float("nan")
+        lines.append(f"{n:>6} {d:>4} {('yes' if causal else 'no'):>6} {cfg:<22} {ours:7.0f} {cols} {ratio:8.2f} {vs_cudnn:8.2f}")
     lines += ["", "spherical attention against napkin's softmax kernel (not causal)",
               f"{'seq':>6} {'d':>4} {'napkin config':<22} {'spherical':>9} {'softmax':>8} {'ratio':>6}"]
     lines += [f"{n:>6} {d:>4} {cfg:<22} {s:9.0f} {m:8.0f} {s / m:6.2f}" for n, d, cfg, s, m in sph_rows]

@@ -22,7 +22,6 @@
 // RUN: napkin-opt %examples/matmul.mlir -p 'napkin-sm90{cluster=2}' -t ptx -o %t.cluster.ptx
 // RUN: %ptxas -v -arch=sm_90a %t.cluster.ptx -o %t.cluster.cubin 2>&1 | filecheck %s --check-prefix=REPORT
 // RUN: not napkin-opt %examples/matmul.mlir -p 'napkin-sm90{store=global}' 2>&1 | filecheck %s --check-prefix=STORE
-// RUN: not napkin-opt %examples/attention.mlir -p napkin-sm90 -t ptx 2>&1 | filecheck %s --check-prefix=ATTN
 // RUN: not napkin-opt %examples/matmul.mlir -p 'napkin-sm90{block="128,256"}' 2>&1 | filecheck %s --check-prefix=OPTION
 // RUN: not napkin-opt %examples/matmul.mlir -p 'napkin-sm90{block="128,256,64" stages=1}' 2>&1 | filecheck %s --check-prefix=STAGES
 
@@ -30,7 +29,6 @@
 // REPORT: 0 bytes stack frame, 0 bytes spill stores, 0 bytes spill loads
 // F16: wgmma.mma_async.sync.aligned.m64n256k16.f32.f16.f16
 // F16: cvt.rn.f16x2.f32
-// ATTN: napkin-opt: error: napkin-sm90: attention does not compile for sm_90a yet (no wgmma lowering of its online softmax); napkin-sm80 compiles it
 // OPTION: napkin-opt: error: napkin-sm90: block="128,256" should be 3 positive integers separated by commas
 // STAGES: napkin-opt: error: hbm-to-smem: stages must be at least 2 (one buffer cannot overlap copy and compute), got 1
 // The default: persistent blocks, the output out through shared memory by TMA stores

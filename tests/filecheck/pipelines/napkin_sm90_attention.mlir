@@ -1,0 +1,55 @@
+// napkin-sm90 compiles the three attention diagrams to sm_90a PTX: Q, K and V by TMA
+// (4-D boxes: one batch entry and head), a producer warpgroup and register-rebalanced
+// consumers, S = Q K^T by wgmma from shared memory, the online softmax on the
+// accumulators (ex2, quad shuffles), P V by wgmma with P from registers. Each assembles
+// without spills; f16, head dims 128 and 256, and options attention cannot take.
+// RUN: napkin-opt %examples/attention.mlir -p napkin-sm90 -t ptx -o %t.softmax.ptx
+// RUN: %ptxas -v -arch=sm_90a %t.softmax.ptx -o %t.softmax.cubin 2>&1 | filecheck %s --check-prefix=REPORT
+// RUN: filecheck %s < %t.softmax.ptx
+// RUN: napkin-opt %examples/causal_attention.mlir -p napkin-sm90 -t ptx -o %t.causal.ptx
+// RUN: %ptxas -v -arch=sm_90a %t.causal.ptx -o %t.causal.cubin 2>&1 | filecheck %s --check-prefix=REPORT
+// RUN: filecheck %s --check-prefix=CAUSAL < %t.causal.ptx
+// RUN: napkin-opt %examples/spherical_attention.mlir -p napkin-sm90 -t ptx -o %t.spherical.ptx
+// RUN: %ptxas -v -arch=sm_90a %t.spherical.ptx -o %t.spherical.cubin 2>&1 | filecheck %s --check-prefix=REPORT
+// RUN: filecheck %s --check-prefix=SPHERICAL < %t.spherical.ptx
+// RUN: sed -e 's/bf16/f16/g; s/d=64/d=128/g; s/0.125/0.08838834764831845/' %examples/attention.mlir | napkin-opt -p napkin-sm90 -t ptx -o %t.d128.ptx
+// RUN: %ptxas -v -arch=sm_90a %t.d128.ptx -o %t.d128.cubin 2>&1 | filecheck %s --check-prefix=REPORT
+// RUN: filecheck %s --check-prefix=D128 < %t.d128.ptx
+// RUN: sed -e 's/d=64/d=256/g; s/0.125/0.0625/' %examples/causal_attention.mlir | napkin-opt -p napkin-sm90 -t ptx -o %t.d256.ptx
+// RUN: %ptxas -v -arch=sm_90a %t.d256.ptx -o %t.d256.cubin 2>&1 | filecheck %s --check-prefix=REPORT
+// RUN: napkin-opt %examples/attention.mlir -p 'napkin-sm90{block="64,128" stages=3}' -t ptx -o %t.b64.ptx
+// RUN: %ptxas -v -arch=sm_90a %t.b64.ptx -o %t.b64.cubin 2>&1 | filecheck %s --check-prefix=REPORT
+// RUN: not napkin-opt %examples/attention.mlir -p 'napkin-sm90{cluster=2}' 2>&1 | filecheck %s --check-prefix=CLUSTER
+// RUN: not napkin-opt %examples/attention.mlir -p 'napkin-sm90{block="96,128"}' 2>&1 | filecheck %s --check-prefix=BLOCK
+
+// REPORT: 0 bytes stack frame, 0 bytes spill stores, 0 bytes spill loads
+
+// CHECK: .maxntid 384
+// CHECK-DAG: setmaxnreg.dec.sync.aligned.u32
+// CHECK-DAG: setmaxnreg.inc.sync.aligned.u32
+// CHECK-DAG: cp.async.bulk.tensor.4d.shared::cluster.global.mbarrier::complete_tx::bytes
+// CHECK: wgmma.mma_async.sync.aligned.m64n128k16.f32.bf16.bf16 {{{.*}}}, %rd{{[0-9]+}}, %rd{{[0-9]+}}, %p{{[0-9]+}}, 1, 1, 0, 0;
+// CHECK: wgmma.commit_group.sync.aligned;
+// CHECK: wgmma.wait_group.sync.aligned 0;
+// CHECK: shfl.sync.bfly.b32
+// CHECK: ex2.approx.ftz.f32
+// the probabilities packed for the product, then the product with A from registers and B (V) N-major
+// CHECK: cvt.rn.bf16x2.f32
+// CHECK: wgmma.fence.sync.aligned;
+// CHECK: wgmma.mma_async.sync.aligned.m64n64k16.f32.bf16.bf16 {{{.*}}}, {%{{[a-z]+}}{{[0-9]+}}, %{{[a-z]+}}{{[0-9]+}}, %{{[a-z]+}}{{[0-9]+}}, %{{[a-z]+}}{{[0-9]+}}}, %rd{{[0-9]+}}, %p{{[0-9]+}}, 1, 1, 1;
+
+// CAUSAL: wgmma.mma_async.sync.aligned.m64n128k16
+// CAUSAL: wgmma.mma_async.sync.aligned.m64n64k16
+// the diagonal tiles, masked, in a loop of their own
+// CAUSAL: setp.{{.*}}
+// CAUSAL: wgmma.mma_async.sync.aligned.m64n128k16
+
+// SPHERICAL-NOT: ex2.approx
+// SPHERICAL: sqrt
+// SPHERICAL: wgmma.mma_async.sync.aligned.m64n64k16
+
+// D128: wgmma.mma_async.sync.aligned.m64n128k16.f32.f16.f16
+// D128: cvt.rn.f16x2.f32
+
+// CLUSTER: napkin-opt: error: napkin-sm90: cluster=2 cannot be honoured for attention on sm_90a
+// BLOCK: napkin-opt: error: napkin-sm90: attention's block is warpgroups of 64 query rows (64 to 256), got 96
