@@ -1,4 +1,5 @@
-"""sm_80 kernels lowered op by op (reg-to-ptx's rules) run on the GPU and match float64.
+"""Kernels lowered op by op (reg-to-ptx's rules) run on the GPU and match float64: sm_80's,
+and, through napkin-run, sm_90a's for the same diagrams.
 
 The plain GEMM after smem-unroll-stages and reg-prefetch, and the diagrams the whole-GEMM
 emitter never took: a batch axis on the grid, B stored [n, k], an f32 output. Fresh
@@ -85,6 +86,7 @@ def _examples():
 CLI_CASES = [  # (diagram, pipeline): napkin-run --gpu PIPELINE --check, against the diagram's own interpretation
     *((name, "napkin-sm80") for name in ("two_products", "mlp", "gemm_exp")),
     ("batched", "napkin-sm80"), ("b_nk", "napkin-sm80"), ("f32_out", "napkin-sm80"), ("b_nk", "napkin-sm90"), ("f32_out", "napkin-sm90"),
+    *((name, "napkin-sm90") for name in ("two_products", "mlp", "gemm_exp", "batched")),
 ]
 
 
