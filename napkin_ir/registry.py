@@ -104,6 +104,12 @@ def _reg_prefetch() -> type[ModulePass]:
     return RegPrefetchPass
 
 
+def _reg_wgmma_overlap() -> type[ModulePass]:
+    from napkin_ir.passes.wgmma_overlap import RegWgmmaOverlapPass
+
+    return RegWgmmaOverlapPass
+
+
 def _ncd_autotile() -> type[ModulePass]:
     from napkin_ir.passes.autotile import NcdAutotilePass
 
@@ -139,6 +145,7 @@ def napkin_passes() -> dict[str, Callable[[], type[ModulePass]]]:
         "smem-to-reg": _smem_to_reg,
         "smem-unroll-stages": _smem_unroll_stages,
         "reg-prefetch": _reg_prefetch,
+        "reg-wgmma-overlap": _reg_wgmma_overlap,
         "reg-to-ptx": _reg_to_ptx,
         "napkin-sm80": _napkin_sm80,
         "napkin-sm90": _napkin_sm90,

@@ -44,11 +44,11 @@ CONFIGS = [  # query rows per block, keys per tile, warps, stages, Q's fragments
     (64, 64, 4, 2, True, 1),
     (128, 128, 8, 2, False, 1),
 ]
-SM90_CONFIGS = [  # query rows per block, keys per tile (0: the pipeline's default), stages
-    (128, 0, 2),
-    (128, 64, 2),
-    (128, 64, 3),
-    (64, 128, 2),
+SM90_CONFIGS = [  # query rows per block, keys per tile (0: the pipeline's default), stages (0: the default), overlap
+    (128, 0, 0, True),
+    (128, 0, 2, False),
+    (128, 64, 0, True),
+    (128, 128, 3, True),
 ]
 
 
@@ -59,8 +59,8 @@ def napkin_sm90_kernel(kind: str, b: int, h: int, n: int, d: int, t: str, config
     from napkin_ir.attention_diagrams import attention_diagram
     from napkin_ir.errors import UserError
 
-    block, stream, stages = config
-    options = {"block": f"{block},{stream or (128 if d <= 128 else 64)}", "stages": stages}
+    block, stream, stages, overlap = config
+    options = {"block": f"{block},{stream or (128 if d <= 128 else 64)}", "stages": stages, "overlap": overlap}
     try:
         kern = napkin_ir.compile(attention_diagram(kind, b, h, n, d, t), target="sm90", cache=False, **options)
     except UserError as e:
@@ -136,7 +136,7 @@ def bench_shape(torch, F, sdpa_kernel, backends, n: int, d: int, t: str, configs
             launch(q, k, v, o, sync=True)
             err = rel_err(torch, o, ref)
             ms = time_ms(torch, lambda launch=launch: launch(q, k, v, o))
-            label = ("b{}s{}st{}".format(*config) if path == "sm90" else
+            label = ("b{}s{}st{}{}".format(*config[:3], "" if config[3] else "-serial") if path == "sm90" else
                      "b{}s{}w{}st{}{}{}".format(*config[:4], "" if config[4] else "-qsmem", f"-x{config[5]}" if config[5] > 1 else ""))
             print(f"  N={n} d={d} {kind} napkin {label}: {flop / ms / 1e9:.0f} TFLOP/s (err {err:.1e})", flush=True)
             if err < tol and (best is None or ms < best[0]):

@@ -6,7 +6,9 @@
   at its bottom (body(iv, carried) ... iv' = iv + step; iv' < ub ? body : exit), so that
   the accumulators stay in their registers while the products run; any other at its head.
 - `scf.if` without results: its region under a branch, or, where it holds only
-  `smem.copy` (a tile that may lie past the edge), as the copies' guard predicate.
+  `smem.copy` (a tile that may lie past the edge), as the copies' guard predicate; with
+  results or an else region: both under branches, meeting at a block whose arguments
+  are the results (a software-pipelined loop that may run no trip).
 """
 
 from __future__ import annotations
@@ -92,10 +94,33 @@ def _for(k: KernelLowering, loop: scf.ForOp) -> None:
         k.vals[res] = v
 
 
+def _if_else(k: KernelLowering, op: scf.IfOp) -> None:
+    """Both regions under branches that meet at a block whose arguments are the results."""
+    cond = k.index(op.cond)
+    then, other = k.new_block(), k.new_block()
+    k.emit(P.CondBraOp(cond, then, [], other, []))
+    outs = []
+    for block, region in ((then, op.true_region), (other, op.false_region)):
+        k.cur = block
+        k.lower_ops([o for o in region.block.ops if not isinstance(o, scf.YieldOp)])
+        yielded = region.block.last_op
+        assert isinstance(yielded, scf.YieldOp)
+        outs.append((k.cur, [k.carried(v) for v in yielded.operands]))
+    like = outs[0][1]
+    join = k.new_block([r.type for r in _flat(like)])
+    for block, vals in outs:
+        k.cur = block
+        k.jump(join, *_flat(vals))
+    k.cur = join
+    for res, v in zip(op.results, _shaped(list(join.args), like)):
+        k.vals[res] = v
+
+
 @lowers(scf.IfOp)
 def _if(k: KernelLowering, op: scf.IfOp) -> None:
     if op.results or op.false_region.blocks and any(not isinstance(o, scf.YieldOp) for o in op.false_region.block.ops):
-        raise k.fail("scf.if with results or an else branch has no lowering here")
+        _if_else(k, op)
+        return
     inner = [o for o in op.true_region.block.ops if not isinstance(o, scf.YieldOp)]
     cond = k.index(op.cond)
     if inner and all(isinstance(o, smem.CopyOp) for o in inner):

@@ -1,0 +1,57 @@
+// reg-wgmma-overlap: attention's loop software-pipelined by one step. Tile 0's scores and
+// softmax run before the loop; each trip issues tile j's Q K^T and then tile j - 1's P V
+// (its rescale first: no register a product reads is written while one runs), waits for
+// the first group only (pending 1), computes tile j's softmax while P V runs, waits for
+// it, releases tile j - 1's stages and packs P_j; the last tile's P V runs after the loop.
+// A loop that may run no trip (causal attention's) is guarded. The numbers survive
+// (the interpreters check the wgmma groups and the mbarrier protocol), the PTX assembles
+// without serialised wgmma.
+// RUN: napkin-opt %examples/attention.mlir -p 'ncd-relabel{grid="b,h,i:128" stream="j:64"},ncd-to-hbm,hbm-to-smem{stages=3 copy=tma},smem-to-reg{mma=wgmma},reg-wgmma-overlap' | filecheck %s
+// RUN: napkin-opt %examples/causal_attention.mlir -p 'ncd-relabel{grid="b,h,i:128" stream="j:64"},ncd-to-hbm,hbm-to-smem{stages=3 copy=tma},smem-to-reg{mma=wgmma},reg-wgmma-overlap' | filecheck %s --check-prefix=CAUSAL
+// RUN: napkin-opt %examples/causal_attention.mlir -p 'ncd-relabel{grid="b,h,i:128" stream="j:64"},ncd-to-hbm,hbm-to-smem{stages=3 copy=tma},smem-to-reg{mma=wgmma},reg-wgmma-overlap' | napkin-run --random-inputs --check | filecheck %s --check-prefix=NUMBERS
+// RUN: napkin-opt %examples/attention.mlir -p 'ncd-relabel{grid="b,h,i:128" stream="j:128"},ncd-to-hbm,hbm-to-smem{stages=3 copy=tma},smem-to-reg{mma=wgmma},reg-wgmma-overlap' | napkin-run --random-inputs --check | filecheck %s --check-prefix=NUMBERS
+// RUN: napkin-opt %examples/attention.mlir -p 'ncd-relabel{grid="b,h,i:128" stream="j:64"},ncd-to-hbm,hbm-to-smem{stages=3 copy=tma},smem-to-reg{mma=wgmma},reg-wgmma-overlap,reg-to-ptx' -t ptx -o %t.ptx
+// RUN: %ptxas -v -arch=sm_90a %t.ptx -o %t.cubin 2>&1 | filecheck %s --check-prefix=REPORT
+// the GEMM's loop (one group) is left as it is
+// RUN: napkin-opt %examples/matmul.mlir -p 'ncd-relabel{grid="m:128,n:256" stream="k:64"},ncd-to-hbm,hbm-to-smem{stages=4 copy=tma},smem-to-reg{mma=wgmma},reg-wgmma-overlap' | filecheck %s --check-prefix=GEMM
+
+// tile 0, whole
+// CHECK: reg.wgmma {{.*}} {at = ["d:0"]}
+// CHECK: reg.wgmma_commit
+// CHECK-NEXT: reg.wgmma_wait {pending = 0 : i32}
+// CHECK: reg.row_reduce max
+// CHECK: reg.to_a
+// CHECK: scf.for %{{.*}} = %{{.*}} to %{{.*}} step %{{.*}} iter_args({{.*}}) -> (!reg.frag<row, i=16 : f32>, !reg.frag<row, i=16 : f32>, !reg.frag<c, i=16, d=64 : f32>, {{.*}}!reg.frag<a, i=16, j=16 : bf16>{{.*}})
+// CHECK: smem.mbarrier_wait
+// CHECK: reg.map mul %{{.*}}, %{{.*}} : !reg.frag<c, i=16, d=64 : f32>, !reg.frag<row, i=16 : f32>
+// CHECK: reg.wgmma {{.*}} {at = ["d:0"]}
+// CHECK: reg.wgmma_commit
+// CHECK-NEXT: reg.wgmma_rs {{.*}} {at = ["j:0"]}
+// CHECK: reg.wgmma_commit
+// CHECK-NEXT: reg.wgmma_wait {pending = 1 : i32}
+// CHECK: reg.row_reduce max
+// CHECK: reg.wgmma_wait {pending = 0 : i32}
+// CHECK-NEXT: smem.arrive
+// CHECK-NEXT: reg.to_a
+// CHECK: scf.yield
+// CHECK: reg.overlapped
+// the last tile's P V
+// CHECK: reg.map mul
+// CHECK-NEXT: reg.wgmma_rs
+// CHECK: reg.wgmma_wait {pending = 0 : i32}
+// CHECK-NEXT: smem.arrive
+// CHECK: reg.map div
+
+// CAUSAL: %[[SOME:.*]] = arith.cmpi ult, %c0, %j_masked : index
+// CAUSAL-NEXT: scf.if %[[SOME]] -> (!reg.frag<row, i=16 : f32>, !reg.frag<row, i=16 : f32>, !reg.frag<c, i=16, d=64 : f32>)
+// CAUSAL: reg.overlapped
+// CAUSAL: } else {
+// CAUSAL: scf.if
+// CAUSAL: reg.mask causal
+// CAUSAL: reg.overlapped
+
+// NUMBERS: check against float64 reference: {{.*}}: ok
+// REPORT: 0 bytes stack frame, 0 bytes spill stores, 0 bytes spill loads
+// REPORT-NOT: C7513
+// GEMM-NOT: reg.overlapped
+// GEMM: reg.wgmma_wait {pending = 1 : i32}
