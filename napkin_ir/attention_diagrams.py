@@ -84,13 +84,14 @@ def _attention_passes(block: int, stream: int, warps: int | None, stages: int, q
 
 
 def sm90_attention_pass_list(module: ModuleOp, block: int = 128, stream: int | None = None, stages: int = 0,
-                             overlap: bool = True) -> tuple:
+                             overlap: bool = True, pingpong: bool = True) -> tuple:
     """The passes that take `module`, attention, to sm_90a PTX: blocks of `block` query rows
     (warpgroups of 64 consumer rows each; one batch entry and head a block, longest first),
     keys streamed `stream` at a time (128, or 64 at head dim 256) through `stages` TMA
     stages filled by a producer warpgroup, Q copied once, S = Q K^T by wgmma from shared
     memory, P V by wgmma with P from registers. `overlap` runs a tile's P V while the next
-    tile's scores are made (`reg-wgmma-overlap`); `stages` 0 takes 3 where they fit beside
+    tile's scores are made (`reg-wgmma-overlap`); `pingpong` has the consumer warpgroups
+    take turns issuing products (`reg-pingpong`); `stages` 0 takes 3 where they fit beside
     Q (the overlap holds two tiles' stages at once), else 2."""
     from xdsl.dialects import func
     from xdsl.utils.exceptions import PassFailedException
@@ -101,6 +102,7 @@ def sm90_attention_pass_list(module: ModuleOp, block: int = 128, stream: int | N
     from napkin_ir.lowering.smem_to_reg import SmemToRegPass
     from napkin_ir.passes.launch import HbmLaunchPass
     from napkin_ir.passes.relabel import RelabelPass, function_axes
+    from napkin_ir.passes.pingpong import RegPingpongPass
     from napkin_ir.passes.wgmma_overlap import RegWgmmaOverlapPass
 
     axes = attention_axes(module)
@@ -126,7 +128,7 @@ def sm90_attention_pass_list(module: ModuleOp, block: int = 128, stream: int | N
         stages = 3 if block * d * 2 + 3 * stream * tile_bytes <= 227 * 1024 - 1024 else 2
     return (RelabelPass(grid=",".join([*batch, f"{i}:{block}"]), stream=f"{j}:{stream}"), NcdToHbmPass(),
             HbmLaunchPass(order="last"), HbmToSmemPass(stages=stages, copy="tma"), SmemToRegPass(mma="wgmma"),
-            *((RegWgmmaOverlapPass(),) if overlap else ()), RegToPtxPass())
+            *((RegWgmmaOverlapPass(),) if overlap else ()), *((RegPingpongPass(),) if pingpong else ()), RegToPtxPass())
 
 
 def sm80_attention_pipeline(block: int = 128, stream: int = 64, warps: int | None = None, stages: int = 3,

@@ -302,8 +302,9 @@ class NapkinSm90Pass(PipelinePass):
     takes `block="rows,keys"` (128 query rows: two consumer warpgroups; 128 keys a tile,
     64 at head dims over 128) and `stages` (2 by default): Q, K and V by TMA, S = Q K^T by
     wgmma from shared memory, P V by wgmma with P from registers, `overlap` (on by default)
-    running a tile's P V while the next tile's scores are made; the other options are
-    refused for it."""
+    running a tile's P V while the next tile's scores are made, `pingpong` (on by default)
+    the consumer warpgroups taking turns issuing products; the other options are refused
+    for it."""
 
     name = "napkin-sm90"
     block: str = ""
@@ -316,6 +317,7 @@ class NapkinSm90Pass(PipelinePass):
     autotile: bool = False
     hw: str = "h100"
     overlap: bool = True
+    pingpong: bool = True
 
     def passes(self, module: ModuleOp) -> Sequence[ModulePass]:
         from napkin_ir.attention_diagrams import attention_axes, sm90_attention_pass_list
@@ -326,10 +328,11 @@ class NapkinSm90Pass(PipelinePass):
                                                        "cluster": self.cluster if self.cluster != 1 else 0,
                                                        "store": self.store if self.store != "auto" else ""})
             rows, keys = _ints(self.block, 2, "block", self.name, "for attention: query rows, keys") if self.block else (128, 0)
-            return sm90_attention_pass_list(module, rows, keys or None, self.stages, self.overlap)
+            return sm90_attention_pass_list(module, rows, keys or None, self.stages, self.overlap, self.pingpong)
         shape = product_shape(module, self.name)
-        if not self.overlap:
-            raise PassFailedException(f"{self.name}: overlap=false orders attention's two products; a GEMM's pipeline always overlaps")
+        if not self.overlap or not self.pingpong:
+            raise PassFailedException(f"{self.name}: overlap=false and pingpong=false order attention's products; a GEMM's "
+                                      "pipeline always overlaps")
         if shape.batch and self.store == "tma":
             raise PassFailedException(f"{self.name}: store=tma writes 2-D tiles; a batched product's (batch axes {list(shape.batch)}) "
                                       "are stored directly: use store=direct or auto")

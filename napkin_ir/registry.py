@@ -110,6 +110,12 @@ def _reg_wgmma_overlap() -> type[ModulePass]:
     return RegWgmmaOverlapPass
 
 
+def _reg_pingpong() -> type[ModulePass]:
+    from napkin_ir.passes.pingpong import RegPingpongPass
+
+    return RegPingpongPass
+
+
 def _ncd_autotile() -> type[ModulePass]:
     from napkin_ir.passes.autotile import NcdAutotilePass
 
@@ -146,6 +152,7 @@ def napkin_passes() -> dict[str, Callable[[], type[ModulePass]]]:
         "smem-unroll-stages": _smem_unroll_stages,
         "reg-prefetch": _reg_prefetch,
         "reg-wgmma-overlap": _reg_wgmma_overlap,
+        "reg-pingpong": _reg_pingpong,
         "reg-to-ptx": _reg_to_ptx,
         "napkin-sm80": _napkin_sm80,
         "napkin-sm90": _napkin_sm90,

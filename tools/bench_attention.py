@@ -44,11 +44,12 @@ CONFIGS = [  # query rows per block, keys per tile, warps, stages, Q's fragments
     (64, 64, 4, 2, True, 1),
     (128, 128, 8, 2, False, 1),
 ]
-SM90_CONFIGS = [  # query rows per block, keys per tile (0: the pipeline's default), stages (0: the default), overlap
-    (128, 0, 0, True),
-    (128, 0, 2, False),
-    (128, 64, 0, True),
-    (128, 128, 3, True),
+SM90_CONFIGS = [  # query rows per block, keys per tile (0: the pipeline's default), stages (0: the default), overlap, pingpong
+    (128, 0, 0, True, True),
+    (128, 0, 0, True, False),
+    (128, 0, 2, False, False),
+    (128, 64, 0, True, True),
+    (128, 128, 3, True, True),
 ]
 
 
@@ -59,8 +60,8 @@ def napkin_sm90_kernel(kind: str, b: int, h: int, n: int, d: int, t: str, config
     from napkin_ir.attention_diagrams import attention_diagram
     from napkin_ir.errors import UserError
 
-    block, stream, stages, overlap = config
-    options = {"block": f"{block},{stream or (128 if d <= 128 else 64)}", "stages": stages, "overlap": overlap}
+    block, stream, stages, overlap, pingpong = config
+    options = {"block": f"{block},{stream or (128 if d <= 128 else 64)}", "stages": stages, "overlap": overlap, "pingpong": pingpong}
     try:
         kern = napkin_ir.compile(attention_diagram(kind, b, h, n, d, t), target="sm90", cache=False, **options)
     except UserError as e:
@@ -136,7 +137,7 @@ def bench_shape(torch, F, sdpa_kernel, backends, n: int, d: int, t: str, configs
             launch(q, k, v, o, sync=True)
             err = rel_err(torch, o, ref)
             ms = time_ms(torch, lambda launch=launch: launch(q, k, v, o))
-            label = ("b{}s{}st{}{}".format(*config[:3], "" if config[3] else "-serial") if path == "sm90" else
+            label = ("b{}s{}st{}{}{}".format(*config[:3], "" if config[3] else "-serial", "" if config[4] else "-nopp") if path == "sm90" else
                      "b{}s{}w{}st{}{}{}".format(*config[:4], "" if config[4] else "-qsmem", f"-x{config[5]}" if config[5] > 1 else ""))
             print(f"  N={n} d={d} {kind} napkin {label}: {flop / ms / 1e9:.0f} TFLOP/s (err {err:.1e})", flush=True)
             if err < tol and (best is None or ms < best[0]):
@@ -182,7 +183,7 @@ def main() -> int:
     t = args.dtype
     seqs = [4096] if args.quick else [int(x) for x in args.seqs.split(",")] if args.seqs else SEQS
     dims = [128] if args.quick else [int(x) for x in args.dims.split(",")] if args.dims else HEAD_DIMS
-    configs = SM90_CONFIGS[:2] if args.path == "sm90" and args.quick else SM90_CONFIGS if args.path == "sm90" else \
+    configs = SM90_CONFIGS[:3] if args.path == "sm90" and args.quick else SM90_CONFIGS if args.path == "sm90" else \
         [CONFIGS[0], CONFIGS[3], CONFIGS[4]] if args.quick else CONFIGS
     backends = [("flash", SDPBackend.FLASH_ATTENTION), ("cudnn", SDPBackend.CUDNN_ATTENTION), ("efficient", SDPBackend.EFFICIENT_ATTENTION)]
     print(f"device: {torch.cuda.get_device_name()}  torch {torch.__version__}  {t}", flush=True)

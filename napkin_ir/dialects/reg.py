@@ -423,6 +423,31 @@ class WgmmaWaitOp(PendingWaitOp):
     name = "reg.wgmma_wait"
 
 
+@irdl_op_definition
+class TurnStartOp(IRDLOperation):
+    """The consumer warpgroups take turns issuing products, the first warpgroup first:
+    once, before any `reg.turn_wait`, the last one hands the first turn over."""
+
+    name = "reg.turn_start"
+    assembly_format = "attr-dict"
+
+
+@irdl_op_definition
+class TurnWaitOp(IRDLOperation):
+    """Wait for this warpgroup's turn to issue products (after the one before it passed)."""
+
+    name = "reg.turn_wait"
+    assembly_format = "attr-dict"
+
+
+@irdl_op_definition
+class TurnPassOp(IRDLOperation):
+    """Pass the turn to the next warpgroup (having issued this turn's products)."""
+
+    name = "reg.turn_pass"
+    assembly_format = "attr-dict"
+
+
 # -- fragment math: what attention does to its scores between the two products ----------
 
 
@@ -724,8 +749,8 @@ class ToAOp(IRDLOperation):
         return parse_labels(self.at)[_frag(self.input).axis_names[1]]
 
 
-REG = Dialect("reg", [ZerosOp, LdmatrixOp, MmaOp, StoreOp, StmatrixOp, WgmmaOp, WgmmaRsOp, WgmmaCommitOp, WgmmaWaitOp, FillOp, MapOp, RowReduceOp, MaskOp,
+REG = Dialect("reg", [ZerosOp, LdmatrixOp, MmaOp, StoreOp, StmatrixOp, WgmmaOp, WgmmaRsOp, TurnStartOp, TurnWaitOp, TurnPassOp, WgmmaCommitOp, WgmmaWaitOp, FillOp, MapOp, RowReduceOp, MaskOp,
                       MaskBoundOp, ToAOp], [FragType])
 
-__all__ = ["REG", "FillOp", "FragType", "LdmatrixOp", "MapOp", "MaskBoundOp", "MaskOp", "MmaOp", "RowReduceOp", "StmatrixOp", "StoreOp", "ToAOp",
+__all__ = ["REG", "FillOp", "FragType", "LdmatrixOp", "MapOp", "MaskBoundOp", "MaskOp", "MmaOp", "RowReduceOp", "StmatrixOp", "StoreOp", "ToAOp", "TurnPassOp", "TurnStartOp", "TurnWaitOp",
            "WgmmaCommitOp", "WgmmaOp", "WgmmaRsOp", "WgmmaWaitOp", "ZerosOp", "lane_layout"]

@@ -14,6 +14,7 @@ from typing import Any
 
 import numpy as np
 from xdsl.interpreter import Interpreter, InterpreterFunctions, impl, register_impls
+from xdsl.utils.exceptions import InterpretationError
 from xdsl.ir import Operation
 
 from napkin_ir.dialects import hbm, reg
@@ -65,6 +66,7 @@ def warp_origin(t: reg.FragType, w: dict[str, int], at: dict[str, int]) -> dict[
 class RegFunctions(InterpreterFunctions):
     open_wgmma: list[tuple[Buffer, int]] = field(default_factory=list)
     wgmma_groups: list[list[tuple[Buffer, int]]] = field(default_factory=list)
+    turn: str = "none"  # the warpgroups' turns: none started, passed, held
 
     @impl(reg.ZerosOp)
     def run_zeros(self, interpreter: Interpreter, op: reg.ZerosOp, args: tuple[Any, ...]):
@@ -135,6 +137,31 @@ class RegFunctions(InterpreterFunctions):
             d = scatter(t, c[key]) + scatter(ta, a[key]) @ b_tile
             out[key] = gather(t, d.astype(np.float32))
         return (out,)
+
+    # the interpreter runs the warps in step, so the warpgroups' turns order nothing; it
+    # checks that they are taken in order: started once, then waited for and passed in turn
+    @impl(reg.TurnStartOp)
+    def run_turn_start(self, interpreter: Interpreter, op: reg.TurnStartOp, args: tuple[Any, ...]):
+        if self.turn != "none":
+            raise InterpretationError(f"{op.name}: the turns were started already")
+        self.turn = "passed"
+        return ()
+
+    @impl(reg.TurnWaitOp)
+    def run_turn_wait(self, interpreter: Interpreter, op: reg.TurnWaitOp, args: tuple[Any, ...]):
+        if self.turn != "passed":
+            why = "before reg.turn_start: the first warpgroup would wait for a turn no one passes" if self.turn == "none" \
+                else "twice without reg.turn_pass: the next warpgroup would never get its turn"
+            raise InterpretationError(f"{op.name}: {why}")
+        self.turn = "held"
+        return ()
+
+    @impl(reg.TurnPassOp)
+    def run_turn_pass(self, interpreter: Interpreter, op: reg.TurnPassOp, args: tuple[Any, ...]):
+        if self.turn != "held":
+            raise InterpretationError(f"{op.name}: passes a turn this warpgroup does not hold")
+        self.turn = "passed"
+        return ()
 
     @impl(reg.WgmmaCommitOp)
     def run_wgmma_commit(self, interpreter: Interpreter, op: reg.WgmmaCommitOp, args: tuple[Any, ...]):

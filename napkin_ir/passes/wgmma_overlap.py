@@ -18,7 +18,7 @@ becomes
 What B is: the second group, the ops that depend on the carried accumulator (its rescale),
 and the waits, arrivals and releases that come after the first of those; what B needs
 from A (P's fragments, the rescale, the stage) is carried. A loop whose first part would
-need something of the second is left alone.
+need something of the second is left alone, as is a loop of one trip.
 """
 
 from __future__ import annotations
@@ -125,6 +125,9 @@ def _const_of(v: SSAValue) -> int | None:
 
 def rotate(loop: scf.ForOp) -> bool:
     """Software-pipeline `loop` by one step (see the module's doc); False where it cannot."""
+    lb, ub, step = (_const_of(v) for v in (loop.lb, loop.ub, loop.step))
+    if lb is not None and ub is not None and step is not None and ub - lb <= step:
+        return False  # one trip (a ragged stream's last tile): nothing to overlap
     split = _split(loop)
     if split is None:
         return False
@@ -175,7 +178,6 @@ def rotate(loop: scf.ForOp) -> bool:
     epilogue = _clone(split.b, epi_map)
     results = [new_loop.results[n] if n != split.acc else epi_map[split.last.results[0]] for n in range(len(args))]
 
-    lb, ub = _const_of(loop.lb), _const_of(loop.ub)
     ops: list[Operation] = [*prologue, start, new_loop, *epilogue]
     if lb is not None and ub is not None and lb < ub:
         Rewriter.insert_op(ops, InsertPoint.before(loop))

@@ -286,6 +286,23 @@ def format_immediate(ty: str, value: int | float) -> str:
 
 
 @irdl_op_definition
+class UnsetOp(InstrOp):
+    """Registers declared and never written: the accumulators of a wgmma that ignores its
+    input (scale-d false), which need no zeros moved into them. Prints nothing."""
+
+    name = "ptx.unset"
+
+    def __init__(self, count: int, result: Attribute):
+        super().__init__(operands=[[]], result_types=[[result] * count])
+
+    def verify_(self) -> None:
+        require(len(self.srcs) == 0 and len(self.dsts) >= 1, self, "has no operands and at least one result")
+
+    def ptx_lines(self, names: Namer) -> list[str]:
+        return []
+
+
+@irdl_op_definition
 class ConstOp(InstrOp):
     """A constant in a register: `mov.{ty} d, imm;` (ptxas folds it into its uses)."""
 
@@ -609,6 +626,29 @@ class BarSyncOp(InstrOp):
     def ptx_lines(self, names: Namer) -> list[str]:
         n = f", {_i(self.threads)}" if self.threads is not None else ""
         return [f"bar.sync {_i(self.id)}{n};"]
+
+
+@irdl_op_definition
+class BarNamedOp(InstrOp):
+    """A named barrier whose id is a register: `bar.sync %r, threads;` waits until
+    `threads` threads have arrived at barrier `%r` (this one among them); `bar.arrive
+    %r, threads;` arrives without waiting. Warpgroups take turns through them."""
+
+    name = "ptx.bar_named"
+    mode = prop_def(StringAttr)
+    threads = prop_def(IntegerAttr)
+
+    def __init__(self, mode: str, id: SSAValue, threads: int):
+        super().__init__(operands=[[id]], result_types=[[]], properties=_props(mode=mode, threads=threads))
+
+    def verify_(self) -> None:
+        require(self.mode.data in ("sync", "arrive"), self, f"mode must be sync or arrive, got '{self.mode.data}'")
+        require(len(self.srcs) == 1 and not self.dsts, self, "takes the barrier's id register alone")
+        _need_class(self, "the barrier id", self.srcs[0], "b32")
+        require(_i(self.threads) % 32 == 0 and _i(self.threads) > 0, self, f"thread count must be a positive multiple of 32, got {_i(self.threads)}")
+
+    def ptx_lines(self, names: Namer) -> list[str]:
+        return [f"bar.{self.mode.data} {names(self.srcs[0])}, {_i(self.threads)};"]
 
 
 @irdl_op_definition

@@ -20,7 +20,7 @@ from xdsl.ir import SSAValue
 from napkin_ir.dialects import hbm, reg
 from napkin_ir.dialects.ptx import ops as P
 from napkin_ir.dialects.ptx import tensor_ops as T
-from napkin_ir.lowering.ptx_rules.context import PANEL, Buffer, KernelLowering, constant, lowers
+from napkin_ir.lowering.ptx_rules.context import F32, PANEL, Buffer, KernelLowering, constant, lowers
 
 
 @lowers(reg.LdmatrixOp)
@@ -142,13 +142,17 @@ def _b_descriptor(k: KernelLowering, op: reg.WgmmaOp | reg.WgmmaRsOp, cols: str,
 
 
 def _issue_wgmma(k: KernelLowering, op: reg.WgmmaOp | reg.WgmmaRsOp, a: list[SSAValue], bdesc: SSAValue, trans_b: bool) -> None:
-    """wgmma.fence where registers changed since the last group, then the product."""
+    """wgmma.fence where registers changed since the last group, then the product. A
+    product onto `reg.zeros` ignores its accumulators (scale-d false) instead: they are
+    registers never written, so no zeros are moved in (nor fenced) before it."""
     if k.wgmma_fence:
         k.emit(T.WgmmaFenceOp())
         k.wgmma_fence = False
-    true = k.r(P.SetpOp("eq", "u32", k.u32(0), k.u32(0)))
     n = op.c.type.dims[1]  # type: ignore[attr-defined]
-    mma = k.emit(T.WgmmaMmaAsyncOp(n, op.b.type.dtype, k.frag(op.c), a, bdesc, true, trans_b=trans_b))  # type: ignore[attr-defined]
+    onto_zeros = isinstance(op.c.owner, reg.ZerosOp)
+    acc = list(k.emit(P.UnsetOp(n // 2, F32)).results) if onto_zeros else k.frag(op.c)
+    scale_d = k.r(P.SetpOp("ne" if onto_zeros else "eq", "u32", k.u32(0), k.u32(0)))
+    mma = k.emit(T.WgmmaMmaAsyncOp(n, op.b.type.dtype, acc, a, bdesc, scale_d, trans_b=trans_b))  # type: ignore[attr-defined]
     k.vals[op.result] = list(mma.results)
 
 
@@ -186,3 +190,46 @@ def _wgmma_commit(k: KernelLowering, op: reg.WgmmaCommitOp) -> None:
 @lowers(reg.WgmmaWaitOp)
 def _wgmma_wait(k: KernelLowering, op: reg.WgmmaWaitOp) -> None:
     k.emit(T.WgmmaWaitGroupOp(op.pending.value.data))
+
+
+TURN_BARRIER = 2  # warpgroup w waits at named barrier TURN_BARRIER + w for its turn (0: the block's, 1: the consumers')
+
+
+def _turns(k: KernelLowering) -> tuple[int, SSAValue] | None:
+    """(consumer warpgroups, this one's index), or None for one warpgroup (no turns)."""
+    groups = k.consumer_threads // 128
+    if groups < 2:
+        return None
+    rows = list(k.warps)[0]
+    warp = k.warp_index(rows)
+    assert warp is not None
+    return groups, k.once(("warpgroup",), lambda: k.op2(P.ShrOp, "u32", warp, 2))
+
+
+@lowers(reg.TurnStartOp)
+def _turn_start(k: KernelLowering, op: reg.TurnStartOp) -> None:
+    turns = _turns(k)
+    if turns is None:
+        return
+    groups, wg = turns
+    last, rest = k.branch(k.setp("eq", wg, groups - 1, "u32"))
+    k.cur = last
+    k.emit(P.BarNamedOp("arrive", k.u32(TURN_BARRIER), 256))
+    k.jump(rest)
+    k.cur = rest
+
+
+@lowers(reg.TurnWaitOp)
+def _turn_wait(k: KernelLowering, op: reg.TurnWaitOp) -> None:
+    turns = _turns(k)
+    if turns is not None:
+        k.emit(P.BarNamedOp("sync", k.add(turns[1], TURN_BARRIER), 256))
+
+
+@lowers(reg.TurnPassOp)
+def _turn_pass(k: KernelLowering, op: reg.TurnPassOp) -> None:
+    turns = _turns(k)
+    if turns is not None:
+        groups, wg = turns
+        nxt = k.op2(P.RemOp, "u32", k.add(wg, 1), groups)
+        k.emit(P.BarNamedOp("arrive", k.add(nxt, TURN_BARRIER), 256))

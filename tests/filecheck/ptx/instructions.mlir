@@ -37,6 +37,7 @@
 // CHECK-NEXT: @%p1 ld.global.v2.f32 {%f3, %f4}, [%rd1+16];
 // CHECK-NEXT: st.shared.v2.f32 [%r1], {%f3, %f4};
 // CHECK-NEXT: bar.sync 0;
+// CHECK-NEXT: bar.arrive %r{{[0-9]+}}, 256;
 // CHECK-NEXT: shfl.sync.bfly.b32 %r7, %r4, 1, 31, 0xffffffff;
 // CHECK-NEXT: vote.sync.ballot.b32 %r8, %p1, 0xffffffff;
 // CHECK-NEXT: elect.sync %r9|%p2, 0xffffffff;

@@ -35,6 +35,8 @@ ptx.kernel attributes {sym_name = "all_ops", params = ["g", "tmap"], param_types
   ptx.st [%s], (%v0, %v1) {space = "shared", ty = "f32"} : !ptx.reg<b32>, (!ptx.reg<f32>, !ptx.reg<f32>)
   // CHECK-NEXT: ptx.bar_sync {id = 0 : i32}
   ptx.bar_sync {id = 0 : i32} : () -> ()
+  // CHECK-NEXT: ptx.bar_named %a {mode = "arrive", threads = 256 : i64} : (!ptx.reg<b32>) -> ()
+  ptx.bar_named %a {mode = "arrive", threads = 256 : i64} : (!ptx.reg<b32>) -> ()
   // CHECK-NEXT: %x = ptx.shfl_sync %a {mode = "bfly", b = 1 : i32, c = 31 : i32, mask = 4294967295 : i64}
   %x = ptx.shfl_sync %a {mode = "bfly", b = 1 : i32, c = 31 : i32, mask = 4294967295 : i64} : (!ptx.reg<b32>) -> !ptx.reg<b32>
   // CHECK-NEXT: %bal = ptx.vote %p {mode = "ballot"} : (!ptx.reg<pred>) -> !ptx.reg<b32>
