@@ -30,18 +30,18 @@ from xdsl.rewriter import InsertPoint, Rewriter
 from xdsl.utils.exceptions import PassFailedException
 
 
-def _constant(v: SSAValue) -> int | None:
+def constant(v: SSAValue) -> int | None:
     op = v.owner
     if isinstance(op, arith.ConstantOp) and isinstance(op.value, IntegerAttr):
         return op.value.value.data
     return None
 
 
-def _index(value: int) -> arith.ConstantOp:
+def index_constant(value: int) -> arith.ConstantOp:
     return arith.ConstantOp.from_int_and_width(value, IndexType())
 
 
-class _Periodic:
+class Periodic:
     """Index values in a body whose counter is `lb + period q` (q = 0, 1, ...): each value
     as `const + coeff q` where known; a value with coeff 0 is the same in every trip."""
 
@@ -51,7 +51,7 @@ class _Periodic:
     def of(self, v: SSAValue) -> tuple[int, int] | None:
         if v in self.vals:
             return self.vals[v]
-        c = _constant(v)
+        c = constant(v)
         if c is not None:
             return c, 0
         op = v.owner
@@ -73,14 +73,14 @@ class _Periodic:
         return out
 
 
-def _fold(ops: list[Operation], periodic: _Periodic) -> None:
+def _fold(ops: list[Operation], periodic: Periodic) -> None:
     """Replace the index results among `ops` that the period fixes by constants."""
     for op in ops:
         if isinstance(op, arith.ConstantOp) or len(op.results) != 1 or not isinstance(op.results[0].type, IndexType):
             continue
         v = periodic.of(op.results[0])
         if v is not None and v[1] == 0 and op.results[0].uses:
-            c = _index(v[0])
+            c = index_constant(v[0])
             Rewriter.insert_op(c, InsertPoint.before(op))
             op.results[0].replace_all_uses_with(c.result)
 
@@ -112,7 +112,7 @@ def unroll(loop: scf.ForOp, trips: int = 1) -> bool:
         return False
     stage_count = stages.value.data
     s = stage_count * max(1, trips)  # bodies a trip: a multiple of the stages keeps them constant
-    lb, ub, step = (_constant(v) for v in (loop.lb, loop.ub, loop.step))
+    lb, ub, step = (constant(v) for v in (loop.lb, loop.ub, loop.step))
     if lb is None or ub is None or step is None or step <= 0 or ub <= lb or stage_count < 2:
         return False
     count = -(-(ub - lb) // step)
@@ -128,7 +128,7 @@ def unroll(loop: scf.ForOp, trips: int = 1) -> bool:
         first = len(list(new_body.ops))
         for j in range(s):
             if j:
-                off = _index(j * step)
+                off = index_constant(j * step)
                 at_j = arith.AddiOp(iv, off.result)
                 Rewriter.insert_op([off, at_j], end)
                 counter = at_j.result
@@ -136,10 +136,10 @@ def unroll(loop: scf.ForOp, trips: int = 1) -> bool:
                 counter = iv
             state = _copy_body(body, counter, state, end)
         Rewriter.insert_op(scf.YieldOp(*state), end)
-        periodic = _Periodic(iv, lb, s * step)
+        periodic = Periodic(iv, lb, s * step)
         _fold(list(new_body.ops)[first:], periodic)
         _drop_dead(list(new_body.ops))
-        c_lb, c_ub, c_step = _index(lb), _index(lb + main * step), _index(s * step)
+        c_lb, c_ub, c_step = index_constant(lb), index_constant(lb + main * step), index_constant(s * step)
         unrolled = scf.ForOp(c_lb.result, c_ub.result, c_step.result, carried, Region(new_body))
         unrolled.attributes.update({k: v for k, v in loop.attributes.items()})
         unrolled.attributes["smem.unrolled"] = IntegerAttr(s, 32)
@@ -149,12 +149,12 @@ def unroll(loop: scf.ForOp, trips: int = 1) -> bool:
     # the peeled iterations, their counters constant
     tail_at = InsertPoint.before(loop)
     for t in range(main, count):
-        c = _index(lb + t * step)
+        c = index_constant(lb + t * step)
         Rewriter.insert_op(c, tail_at)
         before = set(loop.parent_block().ops)  # type: ignore[union-attr]
         carried = _copy_body(body, c.result, carried, tail_at)
         added = [o for o in loop.parent_block().ops if o not in before]  # type: ignore[union-attr]
-        _fold(added, _Periodic(c.result, lb + t * step, 0))
+        _fold(added, Periodic(c.result, lb + t * step, 0))
         _drop_dead([c, *added])
     for res, v in zip(loop.results, carried):
         res.replace_all_uses_with(v)
