@@ -98,6 +98,12 @@ def _smem_unroll_stages() -> type[ModulePass]:
     return SmemUnrollStagesPass
 
 
+def _reg_carry_fragments() -> type[ModulePass]:
+    from napkin_ir.passes.carry_fragments import RegCarryFragmentsPass
+
+    return RegCarryFragmentsPass
+
+
 def _reg_prefetch() -> type[ModulePass]:
     from napkin_ir.passes.prefetch import RegPrefetchPass
 
@@ -150,6 +156,7 @@ def napkin_passes() -> dict[str, Callable[[], type[ModulePass]]]:
         "hbm-to-smem": _hbm_to_smem,
         "smem-to-reg": _smem_to_reg,
         "smem-unroll-stages": _smem_unroll_stages,
+        "reg-carry-fragments": _reg_carry_fragments,
         "reg-prefetch": _reg_prefetch,
         "reg-wgmma-overlap": _reg_wgmma_overlap,
         "reg-pingpong": _reg_pingpong,

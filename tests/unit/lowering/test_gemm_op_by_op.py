@@ -151,3 +151,53 @@ def test_napkin_sm80_compiles_the_fused_mlp():
     (y,) = _emulate_named(_example("mlp"), "napkin-sm80", [x, w1, w2], [np.full((256, 128), np.nan, half)])
     h = np.maximum(x.astype(np.float64) @ w1.astype(np.float64), 0).astype(half).astype(np.float64)
     assert reference.relative_error(y, h @ w2.astype(np.float64)) <= reference.TOLERANCE["bf16"]
+
+
+def _carried(module) -> list:
+    """The fragments (not accumulators) the stream loops of a module carry."""
+    from xdsl.dialects import scf
+
+    return [t.role.data for o in module.walk() if isinstance(o, scf.ForOp) for t in (v.type for v in o.iter_args)
+            if isinstance(t, reg.FragType) and t.role.data in ("a", "b")]
+
+
+@pytest.mark.parametrize("m,n,k,tiles", [(130, 72, 520, (64, 64, 32)), (64, 64, 304, (64, 64, 16)), (96, 80, 232, (32, 80, 16))])
+@pytest.mark.parametrize("stages", [2, 3, 4])
+@pytest.mark.parametrize("trips", [1, 2])
+def test_carried_fragments_keep_the_numbers(m, n, k, tiles, stages, trips):
+    """reg-carry-fragments at the register level (the CPU interpreters): the same numbers as
+    the unrolled loop it rotates, and the loop carries an a and a b fragment."""
+    bm, bn, tk = tiles
+    passes = (f'ncd-relabel{{grid="m:{bm},n:{bn}" stream="k:{tk}"}},ncd-to-hbm,hbm-to-smem{{stages={stages} layout=pad8}},'
+              f'smem-to-reg{{warps="m:2,n:1"}},smem-unroll-stages{{trips={trips}}}')
+    text = gemm(m, n, k, "bf16")
+    before, after = run_pipeline(text, passes), run_pipeline(text, passes + ",reg-carry-fragments,reg-prefetch")
+    inputs = find_entry(before).random_inputs(m + n + k)
+    np.testing.assert_array_equal(find_entry(after).run(inputs)[0], find_entry(before).run(inputs)[0])
+    assert _carried(after) == ["a", "b"]
+
+
+# ragged shapes whose stream loops run two trips or more of two stage counts of tiles
+CARRY_CASES = [((130, 72, 520), (64, 64, 32), (2, 2), 3), ((72, 136, 232), (64, 64, 16), (2, 1), 4),
+               ((160, 264, 520), (128, 128, 32), (2, 2), 4), ((136, 136, 328), (128, 128, 32), (2, 2), 2)]
+
+
+@pytest.mark.parametrize("shape,block,warps,stages", CARRY_CASES, ids=lambda v: "x".join(map(str, v)) if isinstance(v, tuple) else str(v))
+@pytest.mark.parametrize("spread", [True, False])
+def test_carried_fragments_keep_the_numbers_in_ptx(shape, block, warps, stages, spread):
+    """The same in the PTX emulator (each warp alone through a barrier interval, copies
+    landing as late as allowed), on ragged shapes: the fragments a trip loads for the next,
+    and the peeled tile that takes the last trip's, match float64."""
+    m, n, k = shape
+    passes = sm80_gemm_pipeline(block, warps, stages, unroll=2).removesuffix(",reg-to-ptx")
+    passes = passes.replace(",reg-prefetch", "").replace(",reg-carry-fragments", "")
+    passes += f",reg-carry-fragments,reg-prefetch{{spread={str(spread).lower()}}}"
+    assert _carried(run_pipeline(gemm(m, n, k, "bf16"), passes)) == ["a", "b"]
+    module = run_pipeline(gemm(m, n, k, "bf16"), passes + ",reg-to-ptx")
+    rng = np.random.default_rng(11)
+    half = HALF["bf16"]
+    a, b = rng.standard_normal((m, k)).astype(half), rng.standard_normal((k, n)).astype(half)
+    out = np.full((m, n), 0xFFFF, np.uint16).view(half)
+    run_kernel(module, [a, b, out], lazy=True, reverse=True)
+    assert np.isfinite(out.astype(np.float64)).all(), "some output was not written"
+    assert reference.relative_error(out, reference.matmul(a, b)) <= reference.TOLERANCE["bf16"]
