@@ -37,15 +37,19 @@ def sm80_gemm_passes(block: tuple[int, int, int] = (128, 128, 32), warps: tuple[
     `group` launches the blocks in bands of that many block rows, column by column
     (`hbm-launch{group=G}`: the tiles the blocks running at once read stay in the L2); 0 the
     plain order, the first axis fastest. `unroll` > 0 unrolls the stream loop (`unroll`
-    times its stages a trip) and loads fragments a step ahead as passes
-    (`smem-unroll-stages`, `reg-prefetch`), so that `reg-to-ptx` lowers the kernel op by op
-    instead of emitting it whole. `batch` axes
+    times its stages a trip), carries the next trip's first fragments across its back edge
+    and loads fragments a step ahead as passes (`smem-unroll-stages`, `reg-carry-fragments`,
+    `reg-prefetch`), so that `reg-to-ptx` lowers the kernel op by op instead of emitting it
+    whole. With the fragments carried, a tile's copies stay together after its barrier
+    (`reg-prefetch{spread=false}`): spread among the loads they cost ptxas a second
+    group of shared-memory no-ops before the copies of each tile (SASS). `batch` axes
     (a batched GEMM's) are spread over the grid a block each."""
     from napkin_ir.dialects.smem import swizzle_fits
     from napkin_ir.lowering.hbm_to_smem import HbmToSmemPass
     from napkin_ir.lowering.ncd_to_hbm import NcdToHbmPass
     from napkin_ir.lowering.reg_to_ptx import RegToPtxPass
     from napkin_ir.lowering.smem_to_reg import SmemToRegPass
+    from napkin_ir.passes.carry_fragments import RegCarryFragmentsPass
     from napkin_ir.passes.launch import HbmLaunchPass
     from napkin_ir.passes.prefetch import RegPrefetchPass
     from napkin_ir.passes.relabel import RelabelPass
@@ -57,7 +61,7 @@ def sm80_gemm_passes(block: tuple[int, int, int] = (128, 128, 32), warps: tuple[
     return (RelabelPass(grid=",".join([*batch, f"{m}:{bm}", f"{n}:{bn}"]), stream=f"{k}:{bk}"), NcdToHbmPass(),
             *((HbmLaunchPass(group=group),) if group else ()),
             HbmToSmemPass(stages=stages, layout=layout), SmemToRegPass(warps=f"{m}:{warps[0]},{n}:{warps[1]}"),
-            *((SmemUnrollStagesPass(trips=int(unroll)), RegPrefetchPass()) if unroll else ()), RegToPtxPass())
+            *((SmemUnrollStagesPass(trips=int(unroll)), RegCarryFragmentsPass(), RegPrefetchPass(spread=False)) if unroll else ()), RegToPtxPass())
 
 
 def sm80_gemm_pipeline(*args, **kwargs) -> str:
