@@ -235,6 +235,22 @@ def _refuse(pipeline: str, what: str, given: dict[str, object]) -> None:
         raise PassFailedException(f"{pipeline}: {', '.join(bad)} cannot be honoured for {what}")
 
 
+def _unroll(module: ModuleOp, shape: ProductShape, block: tuple[int, int, int]) -> int:
+    """How `napkin-sm80` takes a product: op by op, unrolled two stage counts of bodies a
+    trip (measured faster than one, docs/benchmarks.md), or (0) the plain GEMM emitted whole
+    where a tile does not divide its axis. There the emitter moves the edge blocks in and
+    keeps its loop free of bounds checks, while the copy rules guard the copies of every
+    trip (about 32 SASS instructions besides the HMMA a k-step against 19 at 4000^3)."""
+    from napkin_ir.passes.relabel import function_axes
+
+    if not shape.plain:
+        return 2
+    (f,) = [op for op in module.walk() if isinstance(op, func.FuncOp) and op.body.blocks]
+    sizes = function_axes(f)
+    whole = all(sizes[a] % t == 0 for a, t in zip((shape.rows, shape.cols, shape.k), block))
+    return 2 if whole else 0
+
+
 @dataclass(frozen=True)
 class NapkinSm80Pass(PipelinePass):
     """`napkin-sm80`: the whole way from a diagram to sm_80 PTX (cp.async, ldmatrix,
@@ -273,8 +289,6 @@ class NapkinSm80Pass(PipelinePass):
             return sm80_attention_pass_list(module, rows, keys, warps, self.stages)
         shape = product_shape(module)
         axes = (shape.rows, shape.cols, shape.k)
-        # the plain GEMM is emitted whole (faster, docs/benchmarks.md); the others op by op, unrolled
-        unroll = 0 if shape.plain else 2  # two stage counts of bodies a trip: measured faster than one (docs/benchmarks.md)
         if self.group and shape.batch:
             raise PassFailedException(f"{self.name}: group={self.group} orders a two-axis grid; this one has batch axes {list(shape.batch)}")
         if self.autotile:
@@ -284,11 +298,12 @@ class NapkinSm80Pass(PipelinePass):
             c = _autotile(module, self.hw, "sm80", self.name, self.group).config
             block = (c.grid[axes[0]], c.grid[axes[1]], c.stream[axes[2]])
             warps = (c.warps.get(axes[0], 1), c.warps.get(axes[1], 1))
-            return sm80_gemm_passes(block, warps, c.stages, axes, self.layout, self.group)
+            return sm80_gemm_passes(block, warps, c.stages, axes, self.layout, self.group, _unroll(module, shape, block))
         block = _ints(self.block, 3, "block", self.name, "for a GEMM: rows, columns, stream") if self.block else _fit(module, axes, (128, 128, 32))
         warps = _ints(self.warps, 2, "warps", self.name, "for a GEMM: warps along the rows, the columns") if self.warps else \
             _warps_for(block, shape.outputs)  # type: ignore[arg-type]
-        return sm80_gemm_passes(block, warps, self.stages, axes, self.layout, self.group, unroll, shape.batch)  # type: ignore[arg-type]
+        return sm80_gemm_passes(block, warps, self.stages, axes, self.layout, self.group, _unroll(module, shape, block),  # type: ignore[arg-type]
+                                shape.batch)
 
 
 @dataclass(frozen=True)

@@ -13,9 +13,11 @@ ops around it.
 
 One kind of kernel is still emitted whole: a plain sm_80 GEMM whose stream loop was not
 unrolled (`gemm_stream_sm80`), whose speed rests on that emitter unrolling and
-software-pipelining the loop itself. After `smem-unroll-stages` and `reg-prefetch` (the
-same transformations as passes, in the IR) the rules lower it too; measured on an H200
-that path is still about 5% slower, so `napkin-sm80` keeps the emitter for now.
+software-pipelining the loop itself. After `smem-unroll-stages`, `reg-carry-fragments` and
+`reg-prefetch` (the same transformations as passes, in the IR) the rules lower it too, and
+`napkin-sm80` takes that path where the tiles divide the axes; where they do not, the
+emitter's loop stays free of the bounds checks the copy rules put in every trip, so
+`napkin-sm80` keeps the emitter there.
 
 The module's target is sm_90a where a kernel uses wgmma or the TMA, else sm_80.
 """
