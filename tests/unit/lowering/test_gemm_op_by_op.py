@@ -203,3 +203,22 @@ def test_carried_fragments_keep_the_numbers_in_ptx(shape, block, warps, stages, 
     run_kernel(module, [a, b, out], lazy=True, reverse=True)
     assert np.isfinite(out.astype(np.float64)).all(), "some output was not written"
     assert reference.relative_error(out, reference.matmul(a, b)) <= reference.TOLERANCE["bf16"]
+
+
+@pytest.mark.parametrize("m,op_by_op", [(256, True), (200, False)])
+def test_napkin_sm80_lowers_a_plain_gemm_op_by_op_where_its_tiles_divide(m, op_by_op):
+    """napkin-sm80 takes the op-by-op path (fragments carried) for a plain GEMM whose tiles
+    divide its axes, the emitter for one whose do not; both keep the numbers."""
+    from napkin_ir.passmanager import spec
+    from napkin_ir.pipelines import NapkinSm80Pass
+    from napkin_ir.registry import make_context
+    from xdsl.parser import Parser
+
+    text = gemm(m, 256, 256, "bf16")
+    chosen = spec(NapkinSm80Pass().passes(Parser(make_context(), text).parse_module()))
+    assert ("reg-carry-fragments" in chosen) == op_by_op, chosen
+    rng = np.random.default_rng(13)
+    half = HALF["bf16"]
+    a, b = rng.standard_normal((m, 256)).astype(half), rng.standard_normal((256, 256)).astype(half)
+    (out,) = _emulate_named(text, "napkin-sm80", [a, b], [np.full((m, 256), np.nan, half)])
+    assert reference.relative_error(out, reference.matmul(a, b)) <= reference.TOLERANCE["bf16"]
