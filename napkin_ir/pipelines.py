@@ -235,16 +235,20 @@ def _refuse(pipeline: str, what: str, given: dict[str, object]) -> None:
         raise PassFailedException(f"{pipeline}: {', '.join(bad)} cannot be honoured for {what}")
 
 
-def _unroll(module: ModuleOp, shape: ProductShape, block: tuple[int, int, int]) -> int:
+def _unroll(module: ModuleOp, shape: ProductShape, block: tuple[int, int, int], layout: str = "auto") -> int:
     """How `napkin-sm80` takes a product: op by op, unrolled two stage counts of bodies a
     trip (measured faster than one, docs/benchmarks.md), or (0) the plain GEMM emitted whole
     where a tile does not divide its axis. There the emitter moves the edge blocks in and
     keeps its loop free of bounds checks, while the copy rules guard the copies of every
-    trip (about 32 SASS instructions besides the HMMA a k-step against 19 at 4000^3)."""
+    trip (about 32 SASS instructions besides the HMMA a k-step against 19 at 4000^3), and
+    where the stages are padded (`pad8`: 9-11% slower op by op, H200, 2026-11-25)."""
+    from napkin_ir.dialects.smem import swizzle_fits
     from napkin_ir.passes.relabel import function_axes
 
     if not shape.plain:
         return 2
+    if layout == "pad8" or layout == "auto" and not (swizzle_fits(2 * block[2]) and swizzle_fits(2 * block[1])):
+        return 0
     (f,) = [op for op in module.walk() if isinstance(op, func.FuncOp) and op.body.blocks]
     sizes = function_axes(f)
     whole = all(sizes[a] % t == 0 for a, t in zip((shape.rows, shape.cols, shape.k), block))
@@ -298,11 +302,11 @@ class NapkinSm80Pass(PipelinePass):
             c = _autotile(module, self.hw, "sm80", self.name, self.group).config
             block = (c.grid[axes[0]], c.grid[axes[1]], c.stream[axes[2]])
             warps = (c.warps.get(axes[0], 1), c.warps.get(axes[1], 1))
-            return sm80_gemm_passes(block, warps, c.stages, axes, self.layout, self.group, _unroll(module, shape, block))
+            return sm80_gemm_passes(block, warps, c.stages, axes, self.layout, self.group, _unroll(module, shape, block, self.layout))
         block = _ints(self.block, 3, "block", self.name, "for a GEMM: rows, columns, stream") if self.block else _fit(module, axes, (128, 128, 32))
         warps = _ints(self.warps, 2, "warps", self.name, "for a GEMM: warps along the rows, the columns") if self.warps else \
             _warps_for(block, shape.outputs)  # type: ignore[arg-type]
-        return sm80_gemm_passes(block, warps, self.stages, axes, self.layout, self.group, _unroll(module, shape, block),  # type: ignore[arg-type]
+        return sm80_gemm_passes(block, warps, self.stages, axes, self.layout, self.group, _unroll(module, shape, block, self.layout),  # type: ignore[arg-type]
                                 shape.batch)
 
 

@@ -222,3 +222,17 @@ def test_napkin_sm80_lowers_a_plain_gemm_op_by_op_where_its_tiles_divide(m, op_b
     a, b = rng.standard_normal((m, 256)).astype(half), rng.standard_normal((256, 256)).astype(half)
     (out,) = _emulate_named(text, "napkin-sm80", [a, b], [np.full((m, 256), np.nan, half)])
     assert reference.relative_error(out, reference.matmul(a, b)) <= reference.TOLERANCE["bf16"]
+
+
+@pytest.mark.parametrize("layout,op_by_op", [("swizzle", True), ("pad8", False), ("auto", True)])
+def test_napkin_sm80_keeps_padded_plain_gemms_whole(layout, op_by_op):
+    """Padded stages (layout=pad8) keep the emitter: op by op they measured 9-11% slower."""
+    from xdsl.parser import Parser
+
+    from napkin_ir.passmanager import spec
+    from napkin_ir.pipelines import NapkinSm80Pass
+    from napkin_ir.registry import make_context
+
+    module = Parser(make_context(), gemm(256, 256, 256, "bf16")).parse_module()
+    chosen = spec(NapkinSm80Pass(layout=layout).passes(module))
+    assert ("reg-carry-fragments" in chosen) == op_by_op, chosen
