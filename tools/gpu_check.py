@@ -36,25 +36,30 @@ def device_line() -> str:
 
 
 def sass_rows(env: dict[str, str]) -> list[tuple[str, str, str]]:
-    """Assemble napkin-sm90's default GEMM with this machine's ptxas and count the Hopper
-    instructions its SASS holds (HGMMA: wgmma; UTMALDG / UTMASTG: TMA loads and stores;
-    STSM: stmatrix; SYNCS: mbarriers)."""
+    """Assemble napkin-sm90's default GEMM and attention with this machine's ptxas and count
+    the Hopper instructions their SASS holds (HGMMA: wgmma; UTMALDG / UTMASTG: TMA loads and
+    stores; STSM: stmatrix; SYNCS: mbarriers), and that no HMMA (mma.sync) is left."""
     cuda = Path("/usr/local/cuda/bin")
     ptxas, cuobjdump = shutil.which("ptxas") or cuda / "ptxas", shutil.which("cuobjdump") or cuda / "cuobjdump"
     if not (Path(ptxas).exists() and Path(cuobjdump).exists()):
         return [("sm90 SASS", "skip", "no ptxas or cuobjdump here")]
     OUT.mkdir(parents=True, exist_ok=True)
-    ptx, cubin = OUT / "napkin_sm90_gemm.ptx", OUT / "napkin_sm90_gemm.cubin"
-    code = run([sys.executable, "-m", "napkin_ir.cli.opt", "examples/matmul.mlir", "-p", "napkin-sm90", "-t", "ptx", "-o", str(ptx)],
-               "sm90-ptx.log", env)
-    code = code or run([str(ptxas), "-arch=sm_90a", "-v", str(ptx), "-o", str(cubin)], "sm90-ptxas.log", env)
-    if code:
-        return [("sm90 SASS", f"rc={code}", "see sm90-ptx.log / sm90-ptxas.log")]
-    sass = subprocess.run([str(cuobjdump), "-sass", str(cubin)], capture_output=True, text=True).stdout
-    (OUT / "napkin_sm90_gemm.sass").write_text(sass)
-    counts = {op: len(re.findall(rf"\b{op}\b", sass)) for op in ("HGMMA", "UTMALDG", "UTMASTG", "STSM", "SYNCS", "HMMA")}
-    ok = all(counts[op] > 0 for op in ("HGMMA", "UTMALDG", "UTMASTG", "STSM"))
-    return [("sm90 SASS", "pass" if ok else "FAIL", ", ".join(f"{k} x{v}" for k, v in counts.items()))]
+    rows = []
+    for name, example, needed in (("gemm", "matmul", ("HGMMA", "UTMALDG", "UTMASTG", "STSM")),
+                                  ("attention", "attention", ("HGMMA", "UTMALDG", "SYNCS"))):
+        ptx, cubin = OUT / f"napkin_sm90_{name}.ptx", OUT / f"napkin_sm90_{name}.cubin"
+        code = run([sys.executable, "-m", "napkin_ir.cli.opt", f"examples/{example}.mlir", "-p", "napkin-sm90", "-t", "ptx", "-o", str(ptx)],
+                   f"sm90-{name}-ptx.log", env)
+        code = code or run([str(ptxas), "-arch=sm_90a", "-v", str(ptx), "-o", str(cubin)], f"sm90-{name}-ptxas.log", env)
+        if code:
+            rows.append((f"sm90 SASS ({name})", f"rc={code}", f"see sm90-{name}-ptx.log / sm90-{name}-ptxas.log"))
+            continue
+        sass = subprocess.run([str(cuobjdump), "-sass", str(cubin)], capture_output=True, text=True).stdout
+        (OUT / f"napkin_sm90_{name}.sass").write_text(sass)
+        counts = {op: len(re.findall(rf"\b{op}\b", sass)) for op in ("HGMMA", "UTMALDG", "UTMASTG", "STSM", "SYNCS", "HMMA")}
+        ok = all(counts[op] > 0 for op in needed) and counts["HMMA"] == 0
+        rows.append((f"sm90 SASS ({name})", "pass" if ok else "FAIL", ", ".join(f"{k} x{v}" for k, v in counts.items())))
+    return rows
 
 
 def main() -> int:
