@@ -113,7 +113,9 @@ def sm90_attention_pass_list(module: ModuleOp, block: int = 128, stream: int | N
     sizes = function_axes(f)
     heads = [a for a in sizes if a not in (*batch, i, j)]
     d = max(sizes[a] for a in heads) if heads else 0
-    stream = stream or (64 if d > 128 else 128)
+    # 128 keys a tile; 64 at head dims over 128, or over 64 where the keys end in a partial
+    # tile (its masking needs the registers: 128 spills at d=128)
+    stream = stream or (64 if d > 128 or d > 64 and sizes[j] % 128 else 128)
     while stream > 16 and stream > sizes[j]:
         stream //= 2
     if block % 64 or block > 256:

@@ -139,6 +139,7 @@ class KernelLowering:
         self.arith = ArithLowering()
         self.vals: dict[SSAValue, Any] = self.arith.values
         self.cache: dict[tuple, SSAValue] = {}
+        self.stage_values: dict[tuple, SSAValue] = {}  # per stage value (a loop's): built at its first use, which dominates the rest
         self.warps = hbm.parse_labels(kernel.attributes.get("reg.warps"))  # type: ignore[arg-type]
         producers = [o for o in kernel.body.block.ops if isinstance(o, smem.ProducerOp)]
         self.producer_warps = producers[0].warps.value.data if producers else 0

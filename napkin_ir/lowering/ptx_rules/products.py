@@ -127,18 +127,33 @@ def _mma(k: KernelLowering, op: reg.MmaOp) -> None:
     k.vals[op.result] = out
 
 
-def _descriptor(k: KernelLowering, addr, lbo: int, sbo: int):
-    return k.r(T.WgmmaDescOp(addr, lbo, sbo, "128B"))
+def _descriptor(k: KernelLowering, buf: Buffer, stage: SSAValue, offset: int, lbo: int, sbo: int, rows: SSAValue | None = None) -> SSAValue:
+    """The descriptor of the matrix at `offset` bytes into a stage (past `rows`, a per-thread
+    offset): the stage's descriptor, built once (per kernel for a one-stage buffer, per
+    stage value for the others), plus offset / 16 in its address field (addresses below
+    256 KiB never carry out of it)."""
+    key = ("wgmma_desc", buf.base, None if buf.type.stages.data == 1 else stage, rows, lbo, sbo)
+
+    def make() -> SSAValue:
+        base = k.stage_addr(buf, stage)
+        return k.r(T.WgmmaDescOp(base if rows is None else k.add(base, rows), lbo, sbo, "128B"))
+
+    if buf.type.stages.data == 1:
+        desc = k.once(key, make)
+    else:
+        if key not in k.stage_values:
+            k.stage_values[key] = make()
+        desc = k.stage_values[key]
+    return desc if offset == 0 else k.add64(desc, offset // 16)
 
 
 def _b_descriptor(k: KernelLowering, op: reg.WgmmaOp | reg.WgmmaRsOp, cols: str, kx: str, kk: int) -> tuple[SSAValue, bool]:
     """B's descriptor for the slice at `kk`, and whether B is N-major (transposed)."""
     b: Buffer = k.vals[op.b]
-    b_addr = k.stage_addr(b, op.b_stage)
     if (b.rows_axis, b.cols_axis) == (cols, kx):  # K-major as A
-        return _descriptor(k, k.add(b_addr, (kk // 64) * b.rows * PANEL + (kk % 64) * 2), 16, 1024), False
+        return _descriptor(k, b, op.b_stage, (kk // 64) * b.rows * PANEL + (kk % 64) * 2, 16, 1024), False
     # [k, n]: N-major; panels of 64 columns are LBO apart, 8-row groups SBO
-    return _descriptor(k, k.add(b_addr, kk * PANEL), b.rows * PANEL, 1024), True
+    return _descriptor(k, b, op.b_stage, kk * PANEL, b.rows * PANEL, 1024), True
 
 
 def _issue_wgmma(k: KernelLowering, op: reg.WgmmaOp | reg.WgmmaRsOp, a: list[SSAValue], bdesc: SSAValue, trans_b: bool) -> None:
@@ -151,7 +166,7 @@ def _issue_wgmma(k: KernelLowering, op: reg.WgmmaOp | reg.WgmmaRsOp, a: list[SSA
     n = op.c.type.dims[1]  # type: ignore[attr-defined]
     onto_zeros = isinstance(op.c.owner, reg.ZerosOp)
     acc = list(k.emit(P.UnsetOp(n // 2, F32)).results) if onto_zeros else k.frag(op.c)
-    scale_d = k.r(P.SetpOp("ne" if onto_zeros else "eq", "u32", k.u32(0), k.u32(0)))
+    scale_d = k.once(("scale_d", not onto_zeros), lambda: k.r(P.SetpOp("ne" if onto_zeros else "eq", "u32", k.u32(0), k.u32(0))))
     mma = k.emit(T.WgmmaMmaAsyncOp(n, op.b.type.dtype, acc, a, bdesc, scale_d, trans_b=trans_b))  # type: ignore[attr-defined]
     k.vals[op.result] = list(mma.results)
 
@@ -168,9 +183,9 @@ def _wgmma(k: KernelLowering, op: reg.WgmmaOp) -> None:
     if warp is None:
         raise k.fail(f"wgmma's warps share the rows '{rows}' (reg.warps), got {k.warps}")
     group_rows = k.once(("warpgroup_rows", a.rows), lambda: k.mul(k.op2(P.ShrOp, "u32", warp, 2), 64 * PANEL))
-    a_addr = k.add(k.add(k.stage_addr(a, op.a_stage), group_rows), (kk // 64) * a.rows * PANEL + (kk % 64) * 2)
+    adesc = _descriptor(k, a, op.a_stage, (kk // 64) * a.rows * PANEL + (kk % 64) * 2, 16, 1024, group_rows)
     bdesc, trans_b = _b_descriptor(k, op, cols, kx, kk)
-    _issue_wgmma(k, op, [_descriptor(k, a_addr, 16, 1024)], bdesc, trans_b)
+    _issue_wgmma(k, op, [adesc], bdesc, trans_b)
 
 
 @lowers(reg.WgmmaRsOp)
