@@ -56,6 +56,8 @@ SM90_CONFIGS = [  # query rows per block, keys per tile (0: the pipeline's defau
 def napkin_sm90_kernel(kind: str, b: int, h: int, n: int, d: int, t: str, config):
     """A launcher for napkin-sm90's kernel, its arguments bound once (None where the
     configuration does not compile)."""
+    from xdsl.utils.exceptions import DiagnosticException
+
     import napkin_ir
     from napkin_ir.attention_diagrams import attention_diagram
     from napkin_ir.errors import UserError
@@ -64,7 +66,7 @@ def napkin_sm90_kernel(kind: str, b: int, h: int, n: int, d: int, t: str, config
     options = {"block": f"{block},{stream or (128 if d <= 128 else 64)}", "stages": stages, "overlap": overlap, "pingpong": pingpong}
     try:
         kern = napkin_ir.compile(attention_diagram(kind, b, h, n, d, t), target="sm90", cache=False, **options)
-    except UserError as e:
+    except (UserError, DiagnosticException) as e:  # a configuration the pipeline refuses (shared memory)
         print(f"    {kind} {config}: not compiled ({str(e).splitlines()[0]})", flush=True)
         return None
     bound: dict = {}
