@@ -324,10 +324,10 @@ class NapkinSm90Pass(PipelinePass):
     from registers; `auto`: TMA where it fits). Attention (softmax, causal, spherical)
     takes `block="rows,keys"` (128 query rows: two consumer warpgroups; 128 keys a tile,
     64 at head dims over 128) and `stages` (2 by default): Q, K and V by TMA, S = Q K^T by
-    wgmma from shared memory, P V by wgmma with P from registers, `overlap` (on by default)
-    running a tile's P V while the next tile's scores are made, `pingpong` (on by default)
-    the consumer warpgroups taking turns issuing products; the other options are refused
-    for it."""
+    wgmma from shared memory, P V by wgmma with P from registers, `overlap` running a
+    tile's P V while the next tile's scores are made, `pingpong` the consumer warpgroups
+    taking turns issuing products (both on by default, and run where three stages fit:
+    with two they measured slower); the other options are refused for it."""
 
     name = "napkin-sm90"
     block: str = ""
