@@ -16,11 +16,11 @@ and how often.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 
 from xdsl.utils.exceptions import VerifyException
-from xdsl.dialects.builtin import ArrayAttr, FloatAttr, Float32Type, IndexType, IntegerAttr, StringAttr, UnitAttr, f32, i32
-from xdsl.ir import Dialect, Region, SSAValue
+from xdsl.dialects.builtin import ArrayAttr, FloatAttr, Float32Type, IndexType, IntAttr, IntegerAttr, StringAttr, UnitAttr, f32, i32
+from xdsl.ir import Attribute, Dialect, ParametrizedAttribute, Region, SSAValue
 from xdsl.irdl import (
     IRDLOperation,
     ParsePropInAttrDict,
@@ -33,9 +33,11 @@ from xdsl.irdl import (
     traits_def,
     var_operand_def,
 )
+from xdsl.parser import AttrParser
+from xdsl.printer import Printer
 from xdsl.traits import IsolatedFromAbove, IsTerminator, SymbolOpInterface
 
-from napkin_ir.dialects.ncd import NamedAxesType, TensorType, parameters_hash, same_parameters
+from napkin_ir.dialects.ncd import AXIS_NAME, NamedAxesType, TensorType, parameters_hash, same_parameters
 from napkin_ir.dialects.utils import require
 
 
@@ -49,26 +51,90 @@ class GlobalType(NamedAxesType):
     __hash__ = parameters_hash
 
 
-def parse_labels(labels: ArrayAttr[StringAttr] | None) -> dict[str, int]:
-    """`["m:128", "n:64"]` -> {"m": 128, "n": 64}."""
-    out: dict[str, int] = {}
-    for s in labels.data if labels else []:
-        axis, _, size = s.data.partition(":")
-        out[axis] = int(size)
-    return out
+@irdl_attr_definition
+class LabelsAttr(ParametrizedAttribute):
+    """Axis names, in order, each with a non-negative integer: `#hbm.labels<m=128, n=64>`.
+
+    The facts passes hand down about axes: a kernel's grid (axis and tile size, in grid
+    order), the warps along each axis (`reg.warps`), the labels `ncd-relabel` writes on a
+    function (`ncd.grid`, `ncd.stream`), and the element offsets of a fragment within its
+    tile (`at`). Names are unique; a number is at least 0, as an offset may be; where a
+    number is a size (tiles, warps), the op that holds it checks that it is positive.
+    """
+
+    name = "hbm.labels"
+    axes: ArrayAttr[StringAttr]
+    values: ArrayAttr[IntAttr]
+
+    def __init__(self, labels: Mapping[str, int]):
+        super().__init__(ArrayAttr([StringAttr(a) for a in labels]), ArrayAttr([IntAttr(n) for n in labels.values()]))
+
+    @property
+    def labels(self) -> dict[str, int]:
+        return {a.data: n.data for a, n in zip(self.axes.data, self.values.data, strict=True)}
+
+    @staticmethod
+    def problem(axes: Sequence[str], values: Sequence[int]) -> str | None:
+        if len(axes) != len(values):
+            return f"{len(axes)} axis names but {len(values)} numbers"
+        seen: set[str] = set()
+        for a, n in zip(axes, values):
+            if not AXIS_NAME.match(a):
+                return f"'{a}' is not a valid axis name"
+            if a in seen:
+                return f"axis '{a}' is labelled twice"
+            seen.add(a)
+            if n < 0:
+                return f"axis '{a}' has {n}; sizes and offsets are at least 0"
+        return None
+
+    def verify(self) -> None:
+        problem = self.problem([a.data for a in self.axes.data], [n.data for n in self.values.data])
+        if problem:
+            raise VerifyException(f"#{self.name}: {problem}")
+
+    def print_parameters(self, printer: Printer) -> None:
+        printer.print_string("<" + ", ".join(f"{a}={n}" for a, n in self.labels.items()) + ">")
+
+    @classmethod
+    def parse_parameters(cls, parser: AttrParser) -> Sequence[Attribute]:
+        parser.parse_punctuation("<", f" to open #{cls.name}")
+        start = parser.pos
+        axes: list[str] = []
+        values: list[int] = []
+        if parser.parse_optional_punctuation(">") is None:
+            while True:
+                axes.append(parser.parse_identifier(" (an axis name)"))
+                parser.parse_punctuation("=", f" after axis name '{axes[-1]}'")
+                values.append(parser.parse_integer(allow_boolean=False, allow_negative=True, context_msg=f" for axis '{axes[-1]}'"))
+                if parser.parse_optional_punctuation(",") is None:
+                    break
+            parser.parse_punctuation(">", f" to close #{cls.name}")
+        problem = cls.problem(axes, values)
+        if problem:
+            parser.raise_error(f"#{cls.name}: {problem}", start, parser.pos)
+        return ArrayAttr([StringAttr(a) for a in axes]), ArrayAttr([IntAttr(n) for n in values])
 
 
-def format_labels(labels: dict[str, int]) -> ArrayAttr[StringAttr]:
-    return ArrayAttr([StringAttr(f"{a}:{t}") for a, t in labels.items()])
+def parse_labels(labels: Attribute | None) -> dict[str, int]:
+    """`#hbm.labels<m=128, n=64>` -> {"m": 128, "n": 64}; nothing -> {}."""
+    if labels is None:
+        return {}
+    if not isinstance(labels, LabelsAttr):
+        raise VerifyException(f"expected labels like #hbm.labels<m=128, n=64>, got {labels}")
+    return labels.labels
 
 
+def format_labels(labels: Mapping[str, int]) -> LabelsAttr:
+    """{"m": 128, "n": 64} -> `#hbm.labels<m=128, n=64>`."""
+    return LabelsAttr(labels)
 
 
 @irdl_op_definition
 class KernelOp(IRDLOperation):
     """A grid of thread blocks over tiles of global tensors.
 
-    `grid` labels the axes spread over blocks with their tile sizes (`["m:128", "n:128"]`);
+    `grid` labels the axes spread over blocks with their tile sizes (`#hbm.labels<m=128, n=128>`);
     the grid has ceil(size / tile) blocks along each. The body's block arguments are the
     global tensors (inputs, then the last `num_outputs` outputs) and then one index per
     grid axis: the element offset at which this block's tile starts.
@@ -76,7 +142,7 @@ class KernelOp(IRDLOperation):
 
     name = "hbm.kernel"
     sym_name = prop_def(StringAttr)
-    grid = prop_def(ArrayAttr[StringAttr])
+    grid = prop_def(LabelsAttr)
     num_outputs = prop_def(IntegerAttr)
     body = region_def("single_block")
     traits = traits_def(IsolatedFromAbove(), SymbolOpInterface())
@@ -149,14 +215,9 @@ class KernelOp(IRDLOperation):
             require(a["hbm.order"] in (StringAttr("first"), StringAttr("last")), self, f"hbm.order must be \"first\" or \"last\", got {a['hbm.order']}")
         warps = a.get("reg.warps")
         if warps is not None:
-            require(isinstance(warps, ArrayAttr) and all(isinstance(w, StringAttr) for w in warps.data), self,
-                    f"reg.warps must be labels like [\"m:2\", \"n:2\"], got {warps}")
-            try:
-                labels = parse_labels(warps)  # type: ignore[arg-type]
-            except (ValueError, VerifyException) as e:
-                raise VerifyException(f"hbm.kernel: reg.warps: {e}") from None
-            for axis, n in labels.items():
-                require(axis in sizes and n >= 1, self, f"reg.warps: '{axis}:{n}' must name an axis of the kernel and at least one warp")
+            require(isinstance(warps, LabelsAttr), self, f"reg.warps must be labels like #hbm.labels<m=2, n=2>, got {warps}")
+            for axis, n in parse_labels(warps).items():
+                require(axis in sizes and n >= 1, self, f"reg.warps: '{axis}={n}' must name an axis of the kernel and at least one warp")
 
 
 def check_tile_of_global(op: IRDLOperation, tile: NamedAxesType, glob: GlobalType, offsets: Sequence[SSAValue], what: str = "tile") -> None:
@@ -237,6 +298,6 @@ class ReturnOp(IRDLOperation):
     assembly_format = "attr-dict"
 
 
-HBM = Dialect("hbm", [KernelOp, LoadOp, StoreOp, FillOp, ReturnOp], [GlobalType])
+HBM = Dialect("hbm", [KernelOp, LoadOp, StoreOp, FillOp, ReturnOp], [GlobalType, LabelsAttr])
 
-__all__ = ["HBM", "FillOp", "GlobalType", "KernelOp", "LoadOp", "ReturnOp", "StoreOp", "format_labels", "parse_labels"]
+__all__ = ["HBM", "FillOp", "GlobalType", "KernelOp", "LabelsAttr", "LoadOp", "ReturnOp", "StoreOp", "format_labels", "parse_labels"]

@@ -46,7 +46,7 @@ from xdsl.traits import Pure
 from xdsl.utils.exceptions import VerifyException
 
 ELEMENT_TYPES: dict[str, Attribute] = {"bf16": bf16, "f16": f16, "f32": f32}
-_AXIS_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*$")
+AXIS_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*$")
 ELEMENT_BYTES = {"bf16": 2, "f16": 2, "f32": 4}  # bytes of each element type the dialects take
 
 
@@ -113,7 +113,7 @@ class NamedAxesType(ParametrizedAttribute, TypeAttribute):
             return f"{len(axes)} axis names but {len(sizes)} sizes"
         seen: set[str] = set()
         for a, s in zip(axes, sizes):
-            if not _AXIS_NAME.match(a):
+            if not AXIS_NAME.match(a):
                 return f"'{a}' is not a valid axis name"
             if a in seen:
                 return f"duplicate axis name '{a}'"

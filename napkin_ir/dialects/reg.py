@@ -1,7 +1,7 @@
 """The `reg` dialect: per-warp register fragments and the tensor-core steps on them.
 
 Below `smem-to-reg`, the block's warps split each tile: the kernel's `reg.warps` labels
-(`["m:2", "n:2"]`) say how many warps share each axis, and a fragment type
+(`#hbm.labels<m=2, n=2>`) say how many warps share each axis, and a fragment type
 (`!reg.frag<c, m=64, n=32 : f32>`) is one warp's part, held across its 32 lanes in the
 layout the sm_80 `mma.sync.m16n8k16` instruction fixes for its role: `a` (rows x 16, bf16
 or f16), `b` (16 x columns), `c` (rows x columns, f32 accumulators). `reg.ldmatrix` loads
@@ -54,7 +54,7 @@ from xdsl.parser import AttrParser, Parser
 from xdsl.printer import Printer
 from xdsl.utils.exceptions import VerifyException
 
-from napkin_ir.dialects.hbm import GlobalType, parse_labels
+from napkin_ir.dialects.hbm import GlobalType, LabelsAttr, parse_labels
 from napkin_ir.dialects.ncd import MapOp as NcdMapOp
 from napkin_ir.dialects.ncd import NamedAxesType, NcdOp, _parse_float, format_float, parameters_hash, same_parameters
 from napkin_ir.dialects.smem import BufferType, PendingWaitOp, WindowWriteOp
@@ -188,21 +188,21 @@ class LdmatrixOp(IRDLOperation):
 
     The fragment's axes are the buffer's. Along an axis that `reg.warps` splits, the warp
     starts at its warp index times the fragment's size; along the others at `at`
-    (`["k:16"]`: the second 16-wide slice of k).
+    (`#hbm.labels<k=16>`: the second 16-wide slice of k).
 
-        %a = reg.ldmatrix %buf[%s] {at = ["k:16"]} : !smem.buffer<m=128, k=32 : bf16, stages=3, layout=row> -> !reg.frag<a, m=64, k=16 : bf16>
+        %a = reg.ldmatrix %buf[%s] {at = #hbm.labels<k=16>} : !smem.buffer<m=128, k=32 : bf16, stages=3, layout=row> -> !reg.frag<a, m=64, k=16 : bf16>
     """
 
     name = "reg.ldmatrix"
     source = operand_def(BufferType)
     stage = operand_def(IndexType)
-    at = prop_def(ArrayAttr[StringAttr])
+    at = prop_def(LabelsAttr)
     result = result_def(FragType)
     irdl_options = (ParsePropInAttrDict(),)
     assembly_format = "$source `[` $stage `]` attr-dict `:` type($source) `->` type($result)"
 
     def __init__(self, source: SSAValue, stage: SSAValue, at: dict[str, int], t: FragType):
-        super().__init__(operands=[source, stage], properties={"at": ArrayAttr([StringAttr(f"{a}:{o}") for a, o in at.items()])}, result_types=[t])
+        super().__init__(operands=[source, stage], properties={"at": LabelsAttr(at)}, result_types=[t])
 
     def verify_(self) -> None:
         b, f = self.source.type, _frag(self.result)
@@ -278,7 +278,7 @@ class StmatrixOp(WindowWriteOp):
     `reg.warps` axes times its fragment's size), with `stmatrix`. The stage must not be one
     a `smem.tma_store` still reads.
 
-        reg.stmatrix %acc -> %c[%s] {at = ["n:64"]} : !reg.frag<c, m=16, n=256 : f32>, !smem.buffer<m=128, n=64 : bf16, stages=2, layout=swizzle>
+        reg.stmatrix %acc -> %c[%s] {at = #hbm.labels<n=64>} : !reg.frag<c, m=16, n=256 : f32>, !smem.buffer<m=128, n=64 : bf16, stages=2, layout=swizzle>
     """
 
     name = "reg.stmatrix"
@@ -310,7 +310,7 @@ class WgmmaOp(IRDLOperation):
     product runs asynchronously: it is complete only after a `reg.wgmma_wait` retires its
     group (`reg.wgmma_commit` closes one), and only then may its stages be released.
 
-        %d = reg.wgmma %a[%s], %b[%s], %c {at = ["k:16"]} : !smem.buffer<m=128, k=64 : bf16, stages=4, layout=swizzle>, !smem.buffer<k=64, n=256 : bf16, stages=4, layout=swizzle>, !reg.frag<c, m=16, n=256 : f32> -> !reg.frag<c, m=16, n=256 : f32>
+        %d = reg.wgmma %a[%s], %b[%s], %c {at = #hbm.labels<k=16>} : !smem.buffer<m=128, k=64 : bf16, stages=4, layout=swizzle>, !smem.buffer<k=64, n=256 : bf16, stages=4, layout=swizzle>, !reg.frag<c, m=16, n=256 : f32> -> !reg.frag<c, m=16, n=256 : f32>
     """
 
     name = "reg.wgmma"
@@ -319,7 +319,7 @@ class WgmmaOp(IRDLOperation):
     b = operand_def(BufferType)
     b_stage = operand_def(IndexType)
     c = operand_def(FragType)
-    at = prop_def(ArrayAttr[StringAttr])
+    at = prop_def(LabelsAttr)
     result = result_def(FragType)
     irdl_options = (ParsePropInAttrDict(),)
     assembly_format = ("$a `[` $a_stage `]` `,` $b `[` $b_stage `]` `,` $c attr-dict `:` type($a) `,` type($b) `,` type($c) "
@@ -327,7 +327,7 @@ class WgmmaOp(IRDLOperation):
 
     def __init__(self, a: SSAValue, a_stage: SSAValue, b: SSAValue, b_stage: SSAValue, c: SSAValue, at: dict[str, int]):
         super().__init__(operands=[a, a_stage, b, b_stage, c], result_types=[c.type],
-                         properties={"at": ArrayAttr([StringAttr(f"{k}:{o}") for k, o in at.items()])})
+                         properties={"at": LabelsAttr(at)})
 
     def axes(self) -> tuple[str, str, str]:
         """(rows, cols, contracted)."""
@@ -717,12 +717,12 @@ class ToAOp(IRDLOperation):
     and the order that the `a` operand of a 16-wide slice wants them, so this only packs
     each lane's pairs of values (cvt.rn.bf16x2.f32); nothing crosses lanes.
 
-        %p = reg.to_a %s {at = ["j:16"]} : !reg.frag<c, i=16, j=64 : f32> -> !reg.frag<a, i=16, j=16 : bf16>
+        %p = reg.to_a %s {at = #hbm.labels<j=16>} : !reg.frag<c, i=16, j=64 : f32> -> !reg.frag<a, i=16, j=16 : bf16>
     """
 
     name = "reg.to_a"
     input = operand_def(FragType)
-    at = prop_def(ArrayAttr[StringAttr])
+    at = prop_def(LabelsAttr)
     result = result_def(FragType)
     irdl_options = (ParsePropInAttrDict(),)
     assembly_format = "$input attr-dict `:` type($input) `->` type($result)"
@@ -731,7 +731,7 @@ class ToAOp(IRDLOperation):
         t = input.type
         assert isinstance(t, FragType)
         rows, cols = t.axis_names
-        super().__init__(operands=[input], properties={"at": ArrayAttr([StringAttr(f"{cols}:{at}")])},
+        super().__init__(operands=[input], properties={"at": LabelsAttr({cols: at})},
                          result_types=[FragType("a", {rows: t.shape[rows], cols: 16}, element_type)])
 
     def verify_(self) -> None:

@@ -38,7 +38,7 @@ from xdsl.parser import AttrParser
 from xdsl.printer import Printer
 from xdsl.utils.exceptions import VerifyException
 
-from napkin_ir.dialects.hbm import GlobalType, check_tile_of_global, parse_labels
+from napkin_ir.dialects.hbm import GlobalType, LabelsAttr, check_tile_of_global, parse_labels
 from napkin_ir.dialects.ncd import ELEMENT_BYTES, NamedAxesType, TensorType, parameters_hash, same_parameters
 from napkin_ir.dialects.utils import require
 
@@ -376,7 +376,7 @@ class RingPositionOp(IRDLOperation):
 # -- the sm_90a epilogue: tiles out through shared memory and TMA stores --
 
 
-def _window(op: IRDLOperation, at_attr: ArrayAttr, tile: NamedAxesType, buf: BufferType) -> dict[str, int]:
+def _window(op: IRDLOperation, at_attr: LabelsAttr, tile: NamedAxesType, buf: BufferType) -> dict[str, int]:
     """The window of `tile` a buffer stage holds: the buffer's shape at `at` (axes not named start at 0)."""
     require(tile.axis_names == buf.axis_names, op, f"the tile's axes {list(tile.axis_names)} must be the buffer's {list(buf.axis_names)}, in order")
     at = parse_labels(at_attr)
@@ -394,12 +394,12 @@ class WindowWriteOp(IRDLOperation):
 
     dest = operand_def(BufferType)
     stage = operand_def(IndexType)
-    at = prop_def(ArrayAttr[StringAttr])
+    at = prop_def(LabelsAttr)
     irdl_options = (ParsePropInAttrDict(),)
     assembly_format = "$value `->` $dest `[` $stage `]` attr-dict `:` type($value) `,` type($dest)"
 
     def __init__(self, value: SSAValue, dest: SSAValue, stage: SSAValue, at: dict[str, int]):
-        super().__init__(operands=[value, dest, stage], properties={"at": ArrayAttr([StringAttr(f"{k}:{o}") for k, o in at.items()])})
+        super().__init__(operands=[value, dest, stage], properties={"at": LabelsAttr(at)})
 
 
 @irdl_op_definition
@@ -408,7 +408,7 @@ class WriteOp(WindowWriteOp):
     the buffer's element type: the buffer's shape, starting at `at` along the axes named
     (0 along the others). The stage must not be one a `smem.tma_store` still reads.
 
-        smem.write %t -> %c[%s] {at = ["n:64"]} : !ncd.tensor<m=128, n=256 : bf16>, !smem.buffer<m=128, n=64 : bf16, stages=2, layout=swizzle>
+        smem.write %t -> %c[%s] {at = #hbm.labels<n=64>} : !ncd.tensor<m=128, n=256 : bf16>, !smem.buffer<m=128, n=64 : bf16, stages=2, layout=swizzle>
     """
 
     name = "smem.write"

@@ -77,8 +77,11 @@ class _KernelBuilder:
         self.f = f
         if "ncd.grid" not in f.attributes:
             raise _fail(f, "the function has no labels; run ncd-relabel first")
-        self.grid = hbm.parse_labels(f.attributes["ncd.grid"])  # type: ignore[arg-type]
-        self.stream = hbm.parse_labels(f.attributes.get("ncd.stream"))  # type: ignore[arg-type]
+        for key in ("ncd.grid", "ncd.stream"):
+            if not isinstance(f.attributes.get(key, hbm.LabelsAttr({})), hbm.LabelsAttr):
+                raise _fail(f, f"{key} must be labels like #hbm.labels<m=128, n=128>, got {f.attributes[key]}")
+        self.grid = hbm.parse_labels(f.attributes["ncd.grid"])
+        self.stream = hbm.parse_labels(f.attributes.get("ncd.stream"))
         if len(self.stream) > 1:
             raise _fail(f, f"one streamed axis is supported, got {', '.join(self.stream)}")
         self.sizes = function_axes(f)

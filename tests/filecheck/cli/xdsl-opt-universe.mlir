@@ -4,7 +4,7 @@
 // RUN: xdsl-opt %s -p napkin-sm80 -t ptx | filecheck %s --check-prefix=PTX
 // RUN: xdsl-opt %s -p 'ncd-relabel{grid="m:128,n:128" stream="k:32"},ncd-to-hbm' | napkin-opt - | filecheck %s
 
-// CHECK:      hbm.kernel attributes {sym_name = "matmul", grid = ["m:128", "n:128"], num_outputs = 1 : i32} {
+// CHECK:      hbm.kernel attributes {sym_name = "matmul", grid = #hbm.labels<m=128, n=128>, num_outputs = 1 : i32} {
 // CHECK-NEXT: ^bb0(%a: !hbm.global<m=512, k=256 : bf16>, %b: !hbm.global<k=256, n=384 : bf16>, %out: !hbm.global<m=512, n=384 : bf16>
 
 // PTX:      .target sm_80

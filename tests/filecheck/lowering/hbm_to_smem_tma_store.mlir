@@ -14,16 +14,16 @@
 // CHECK: %[[T:.*]] = ncd.map cast %[[ACC]] : !ncd.tensor<m=128, n=256 : f32> -> !ncd.tensor<m=128, n=256 : bf16>
 // CHECK-NEXT: %[[S0:.*]] = arith.constant 0 : index
 // CHECK-NEXT: smem.tma_store_wait {pending = 1 : i32}
-// CHECK-NEXT: smem.write %[[T]] -> %[[C]][%[[S0]]] {at = ["n:0"]}
+// CHECK-NEXT: smem.write %[[T]] -> %[[C]][%[[S0]]] {at = #hbm.labels<n=0>}
 // CHECK-NEXT: smem.tma_store %[[C]][%[[S0]]] -> %out[%m0, %n0]
 // CHECK-NEXT: %[[S1:.*]] = arith.constant 1 : index
 // CHECK-NEXT: %[[D1:.*]] = arith.constant 64 : index
 // CHECK-NEXT: %[[N1:.*]] = arith.addi %n0, %[[D1]] : index
 // CHECK-NEXT: smem.tma_store_wait {pending = 1 : i32}
-// CHECK-NEXT: smem.write %[[T]] -> %[[C]][%[[S1]]] {at = ["n:64"]}
+// CHECK-NEXT: smem.write %[[T]] -> %[[C]][%[[S1]]] {at = #hbm.labels<n=64>}
 // CHECK-NEXT: smem.tma_store %[[C]][%[[S1]]] -> %out[%m0, %[[N1]]]
-// CHECK: smem.write %[[T]] -> %[[C]][%{{.*}}] {at = ["n:128"]}
-// CHECK: smem.write %[[T]] -> %[[C]][%{{.*}}] {at = ["n:192"]}
+// CHECK: smem.write %[[T]] -> %[[C]][%{{.*}}] {at = #hbm.labels<n=128>}
+// CHECK: smem.write %[[T]] -> %[[C]][%{{.*}}] {at = #hbm.labels<n=192>}
 // CHECK-NEXT: smem.tma_store %[[C]]
 // CHECK-NEXT: hbm.return
 // CHECK-NOT: hbm.store

@@ -4,7 +4,7 @@
 // RUN: napkin-opt %examples/causal_attention.mlir -p 'ncd-relabel{grid="b:1,i:64"},ncd-to-hbm' | filecheck %s --check-prefix=CAUSAL
 // RUN: not napkin-opt %examples/matmul.mlir -p ncd-to-hbm 2>&1 | filecheck %s --check-prefix=UNLABELLED
 
-// GEMM:      hbm.kernel attributes {sym_name = "matmul", grid = ["m:128", "n:128"], num_outputs = 1 : i32} {
+// GEMM:      hbm.kernel attributes {sym_name = "matmul", grid = #hbm.labels<m=128, n=128>, num_outputs = 1 : i32} {
 // GEMM-NEXT: ^bb0(%a: !hbm.global<m=512, k=256 : bf16>, %b: !hbm.global<k=256, n=384 : bf16>, %out: !hbm.global<m=512, n=384 : bf16>, %m0: index, %n0: index):
 // GEMM:      [[INIT:%.+]] = hbm.fill {value = 0.000000e+00 : f32} : !ncd.tensor<m=128, n=128 : f32>
 // GEMM:      [[ACC:%.+]] = scf.for %k0 = %c0 to %{{.+}} step %{{.+}} iter_args(%acc = [[INIT]]) -> (!ncd.tensor<m=128, n=128 : f32>) {

@@ -12,7 +12,7 @@
 // NUMBERS: check against float64 reference: relative error {{.*}} (bound 2e-02 for bf16): ok
 
 // The grid is (b, h, i-tiles); the Q tile is loaded once, before the stream.
-// ATTN:      hbm.kernel attributes {sym_name = "attention", grid = ["b:1", "h:1", "i:128"], num_outputs = 1 : i32} {
+// ATTN:      hbm.kernel attributes {sym_name = "attention", grid = #hbm.labels<b=1, h=1, i=128>, num_outputs = 1 : i32} {
 // ATTN-NEXT: ^bb0(%q: !hbm.global<b=2, h=4, i=256, d=64 : bf16>, %k: {{.*}}, %v: {{.*}}, %out: {{.*}}, %b0: index, %h0: index, %i0: index):
 // ATTN:      %q_tile = hbm.load %q[%b0, %h0, %i0, %c0] : !hbm.global<b=2, h=4, i=256, d=64 : bf16> -> !ncd.tensor<b=1, h=1, i=128, d=64 : bf16>
 // ATTN-NEXT: [[MAX0:%.+]] = hbm.fill {value = 0xff800000 : f32} : !ncd.tensor<b=1, h=1, i=128 : f32>

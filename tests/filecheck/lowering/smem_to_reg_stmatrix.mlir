@@ -9,11 +9,11 @@
 // CHECK: reg.wgmma_wait {pending = 0 : i32}
 // CHECK-NOT: ncd.map
 // CHECK: smem.tma_store_wait {pending = 1 : i32}
-// CHECK-NEXT: reg.stmatrix %[[ACC]] -> %[[C]][%{{.*}}] {at = ["n:0"]} : !reg.frag<c, m=16, n=256 : f32>, !smem.buffer<m=128, n=64 : bf16, stages=2, layout=swizzle>
+// CHECK-NEXT: reg.stmatrix %[[ACC]] -> %[[C]][%{{.*}}] {at = #hbm.labels<n=0>} : !reg.frag<c, m=16, n=256 : f32>, !smem.buffer<m=128, n=64 : bf16, stages=2, layout=swizzle>
 // CHECK-NEXT: smem.tma_store %[[C]]
-// CHECK: reg.stmatrix %[[ACC]] -> %[[C]][%{{.*}}] {at = ["n:64"]}
-// CHECK: reg.stmatrix %[[ACC]] -> %[[C]][%{{.*}}] {at = ["n:128"]}
-// CHECK: reg.stmatrix %[[ACC]] -> %[[C]][%{{.*}}] {at = ["n:192"]}
+// CHECK: reg.stmatrix %[[ACC]] -> %[[C]][%{{.*}}] {at = #hbm.labels<n=64>}
+// CHECK: reg.stmatrix %[[ACC]] -> %[[C]][%{{.*}}] {at = #hbm.labels<n=128>}
+// CHECK: reg.stmatrix %[[ACC]] -> %[[C]][%{{.*}}] {at = #hbm.labels<n=192>}
 // CHECK-NEXT: smem.tma_store %[[C]]
 // CHECK-NOT: reg.store
 // CHECK: hbm.return

@@ -6,14 +6,14 @@
 // RUN: not napkin-opt %examples/matmul.mlir -p 'ncd-relabel{grid="m:96,n:256" stream="k:64"},ncd-to-hbm,hbm-to-smem{copy=tma},smem-to-reg{mma=wgmma}' 2>&1 | filecheck %s --check-prefix=ROWS
 // RUN: not napkin-opt %examples/matmul.mlir -p 'ncd-relabel{grid="m:128,n:256" stream="k:64"},ncd-to-hbm,hbm-to-smem{copy=tma},smem-to-reg{mma=hmma}' 2>&1 | filecheck %s --check-prefix=MMA
 
-// CHECK: hbm.kernel attributes {reg.warps = ["m:8"]
+// CHECK: hbm.kernel attributes {reg.warps = #hbm.labels<m=8>
 // CHECK: %[[Z:.*]] = reg.zeros : !reg.frag<c, m=16, n=256 : f32>
 // CHECK: scf.for %k0 = %c0 to %{{.*}} step %{{.*}} iter_args(%acc = %[[Z]]) -> (!reg.frag<c, m=16, n=256 : f32>) {
 // CHECK: smem.mbarrier_wait
-// CHECK-NEXT: %[[D0:.*]] = reg.wgmma %{{.*}}[%[[S:.*]]], %{{.*}}[%[[S]]], %acc {at = ["k:0"]}
-// CHECK-NEXT: %[[D1:.*]] = reg.wgmma %{{.*}}, %[[D0]] {at = ["k:16"]}
-// CHECK-NEXT: %[[D2:.*]] = reg.wgmma %{{.*}}, %[[D1]] {at = ["k:32"]}
-// CHECK-NEXT: %[[D3:.*]] = reg.wgmma %{{.*}}, %[[D2]] {at = ["k:48"]}
+// CHECK-NEXT: %[[D0:.*]] = reg.wgmma %{{.*}}[%[[S:.*]]], %{{.*}}[%[[S]]], %acc {at = #hbm.labels<k=0>}
+// CHECK-NEXT: %[[D1:.*]] = reg.wgmma %{{.*}}, %[[D0]] {at = #hbm.labels<k=16>}
+// CHECK-NEXT: %[[D2:.*]] = reg.wgmma %{{.*}}, %[[D1]] {at = #hbm.labels<k=32>}
+// CHECK-NEXT: %[[D3:.*]] = reg.wgmma %{{.*}}, %[[D2]] {at = #hbm.labels<k=48>}
 // CHECK-NEXT: reg.wgmma_commit
 // CHECK-NEXT: reg.wgmma_wait {pending = 1 : i32}
 // CHECK: %[[PREV:.*]] = arith.remui

@@ -27,7 +27,7 @@
 // JSON-NEXT: "k": 163840.0,
 // JSON-NEXT: "v": 163840.0
 // JSON: "sfu_ops": 83712.0,
-hbm.kernel attributes {sym_name = "fa", grid = ["b:1", "h:1", "i:64"], num_outputs = 1 : i32} {
+hbm.kernel attributes {sym_name = "fa", grid = #hbm.labels<b=1, h=1, i=64>, num_outputs = 1 : i32} {
 ^bb0(%q: !hbm.global<b=1, h=2, i=256, d=64 : bf16>, %k: !hbm.global<b=1, h=2, j=256, d=64 : bf16>, %v: !hbm.global<b=1, h=2, j=256, d=64 : bf16>, %out: !hbm.global<b=1, h=2, i=256, d=64 : bf16>, %b0: index, %h0: index, %i0: index):
   %c0 = arith.constant 0 : index
   %step = arith.constant 64 : index

@@ -20,7 +20,7 @@
 // SMEM: napkin-model: error: @big: a block needs 245760 bytes of shared memory; the H100 SXM5 80GB gives one block at most 232448
 
 // A kernel whose buffers (4 stages of 2 x 256 x 120 bf16) do not fit one block's shared memory.
-hbm.kernel attributes {sym_name = "big", grid = ["m:256"], num_outputs = 1 : i32} {
+hbm.kernel attributes {sym_name = "big", grid = #hbm.labels<m=256>, num_outputs = 1 : i32} {
 ^bb0(%a: !hbm.global<m=512, k=120 : bf16>, %out: !hbm.global<m=512, k=120 : bf16>, %m0: index):
   %c0 = arith.constant 0 : index
   %buf = smem.alloc : !smem.buffer<m=256, k=120 : bf16, stages=4, layout=row>

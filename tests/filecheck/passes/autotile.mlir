@@ -15,7 +15,7 @@
 // CHECK: func.func @matmul
 // CHECK-SAME: ncd.autotile = "chose grid m:{{[0-9]+}},n:{{[0-9]+}}, stream k:{{[0-9]+}}
 // CHECK-SAME: on the H200 SXM 141GB, bound by
-// CHECK-SAME: ncd.grid = ["m:{{[0-9]+}}", "n:{{[0-9]+}}"], ncd.stream = ["k:{{[0-9]+}}"]
+// CHECK-SAME: ncd.grid = #hbm.labels<m={{[0-9]+}}, n={{[0-9]+}}>, ncd.stream = #hbm.labels<k={{[0-9]+}}>
 // SAID: ncd-autotile: chose grid m:{{[0-9]+}},n:{{[0-9]+}}, stream k:{{[0-9]+}}, warps {{.*}} stages: predicted {{.*}} candidates
 // SM80: napkin-sm80: autotile chose grid
 // SM90: napkin-sm90: autotile chose grid

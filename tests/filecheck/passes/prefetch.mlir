@@ -7,22 +7,22 @@
 // CHECK:      scf.for
 // CHECK:        smem.wait {pending = 1 : i32}
 // CHECK-NEXT:   smem.barrier
-// CHECK:        %[[A0:.+]] = reg.ldmatrix {{.+}} {at = ["k:0"]}
-// CHECK:        %[[B0:.+]] = reg.ldmatrix {{.+}} {at = ["k:0"]}
+// CHECK:        %[[A0:.+]] = reg.ldmatrix {{.+}} {at = #hbm.labels<k=0>}
+// CHECK:        %[[B0:.+]] = reg.ldmatrix {{.+}} {at = #hbm.labels<k=0>}
 // CHECK:        smem.copy %a
-// CHECK:        %[[A1:.+]] = reg.ldmatrix {{.+}} {at = ["k:16"]}
-// CHECK:        %[[B1:.+]] = reg.ldmatrix {{.+}} {at = ["k:16"]}
+// CHECK:        %[[A1:.+]] = reg.ldmatrix {{.+}} {at = #hbm.labels<k=16>}
+// CHECK:        %[[B1:.+]] = reg.ldmatrix {{.+}} {at = #hbm.labels<k=16>}
 // CHECK:        smem.copy %b
 // CHECK-NEXT:   smem.commit
 // CHECK-NEXT:   %[[C0:.+]] = reg.mma %[[A0]], %[[B0]]
 // the second product waits for the next tile's first loads
 // CHECK:        smem.wait {pending = 1 : i32}
 // CHECK-NEXT:   smem.barrier
-// CHECK:        reg.ldmatrix {{.+}} {at = ["k:0"]}
+// CHECK:        reg.ldmatrix {{.+}} {at = #hbm.labels<k=0>}
 // CHECK:        reg.mma %[[A1]], %[[B1]], %[[C0]]
 
 // PLAIN:      smem.barrier
 // PLAIN:      smem.copy %a
 // PLAIN:      smem.copy %b
 // PLAIN-NEXT: smem.commit
-// PLAIN:      reg.ldmatrix {{.+}} {at = ["k:0"]}
+// PLAIN:      reg.ldmatrix {{.+}} {at = #hbm.labels<k=0>}

@@ -11,9 +11,9 @@
 // RUN: not napkin-opt %examples/matmul.mlir -p 'ncd-relabel{grid="m=32"}' 2>&1 | filecheck %s --check-prefix=SYNTAX
 // RUN: not napkin-opt %examples/matmul.mlir -p 'ncd-relabel{tile="m:32"}' 2>&1 | filecheck %s --check-prefix=OPTION
 
-// CHECK: func.func @matmul({{.*}}) -> !ncd.tensor<m=512, n=384 : bf16> attributes {ncd.grid = ["m:128", "n:64"], ncd.stream = ["k:32"]}
-// SPACES: attributes {ncd.grid = ["b:1", "i:128"], ncd.stream = []}
-// BARE: attributes {ncd.grid = ["b:1", "h:1", "i:128"], ncd.stream = ["j:64"]}
+// CHECK: func.func @matmul({{.*}}) -> !ncd.tensor<m=512, n=384 : bf16> attributes {ncd.grid = #hbm.labels<m=128, n=64>, ncd.stream = #hbm.labels<k=32>}
+// SPACES: attributes {ncd.grid = #hbm.labels<b=1, i=128>, ncd.stream = #hbm.labels<>}
+// BARE: attributes {ncd.grid = #hbm.labels<b=1, h=1, i=128>, ncd.stream = #hbm.labels<j=64>}
 // NOAXIS: napkin-opt: error: ncd-relabel: the grid label 'q' names no axis of @matmul; its axes are m, k, n
 // FIT: napkin-opt: error: ncd-relabel: a tile of 1024 does not fit axis 'm' of size 512 in @matmul
 // ZERO: napkin-opt: error: ncd-relabel: a tile of 0 does not fit axis 'm' of size 512 in @matmul

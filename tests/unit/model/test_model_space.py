@@ -12,7 +12,7 @@ T = "!ncd.tensor<m=128, k=64 : f32>"
 
 def _kernel(body: str) -> str:
     return f"""
-hbm.kernel attributes {{sym_name = "copy", grid = ["m:128"], num_outputs = 1 : i32}} {{
+hbm.kernel attributes {{sym_name = "copy", grid = #hbm.labels<m=128>, num_outputs = 1 : i32}} {{
 ^bb0(%a: {G}, %out: {G}, %m0: index):
   %c0 = arith.constant 0 : index
   %c128 = arith.constant 128 : index

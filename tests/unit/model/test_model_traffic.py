@@ -64,7 +64,7 @@ def _attention_kernel(b: int, h: int, n: int, d: int, br: int, bc: int, causal: 
     upper = ("%br = arith.constant " + str(br) + " : index\n    %iend = arith.addi %i0, %br : index\n"
              "    %ub = arith.minui %n, %iend : index") if causal else "%ub = arith.addi %n, %c0 : index"
     return f"""
-hbm.kernel attributes {{sym_name = "fa", grid = ["b:1", "h:1", "i:{br}"], num_outputs = 1 : i32}} {{
+hbm.kernel attributes {{sym_name = "fa", grid = #hbm.labels<b=1, h=1, i={br}>, num_outputs = 1 : i32}} {{
   ^bb0(%q: {q}, %k: {kv}, %v: {kv}, %out: {q}, %b0: index, %h0: index, %i0: index):
     %c0 = arith.constant 0 : index
     %step = arith.constant {bc} : index

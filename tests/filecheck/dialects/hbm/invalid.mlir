@@ -1,6 +1,6 @@
 // RUN: napkin-opt %s --split-input-file --verify-diagnostics --parsing-diagnostics | filecheck %s
 
-hbm.kernel attributes {sym_name = "k", grid = ["m:8"], num_outputs = 1 : i32} {
+hbm.kernel attributes {sym_name = "k", grid = #hbm.labels<m=8>, num_outputs = 1 : i32} {
 ^bb0(%a: !hbm.global<m=16, k=4 : f32>, %out: !hbm.global<m=16 : f32>, %m0: index):
   %t = hbm.load %a[%m0, %m0] : !hbm.global<m=16, k=4 : f32> -> !ncd.tensor<m=8, k=8 : f32>
   hbm.return
@@ -8,7 +8,7 @@ hbm.kernel attributes {sym_name = "k", grid = ["m:8"], num_outputs = 1 : i32} {
 // CHECK: hbm.load: a tile of 8 along 'k' is larger than the global's 4
 
 // -----
-hbm.kernel attributes {sym_name = "k", grid = ["m:8"], num_outputs = 1 : i32} {
+hbm.kernel attributes {sym_name = "k", grid = #hbm.labels<m=8>, num_outputs = 1 : i32} {
 ^bb0(%a: !hbm.global<m=16, k=4 : f32>, %out: !hbm.global<m=16 : f32>, %m0: index):
   %t = hbm.load %a[%m0, %m0] : !hbm.global<m=16, k=4 : f32> -> !ncd.tensor<k=4, m=8 : f32>
   hbm.return
@@ -16,7 +16,7 @@ hbm.kernel attributes {sym_name = "k", grid = ["m:8"], num_outputs = 1 : i32} {
 // CHECK: hbm.load: the tile's axes ['k', 'm'] must be the global's ['m', 'k'], in order
 
 // -----
-hbm.kernel attributes {sym_name = "k", grid = ["m:8"], num_outputs = 1 : i32} {
+hbm.kernel attributes {sym_name = "k", grid = #hbm.labels<m=8>, num_outputs = 1 : i32} {
 ^bb0(%a: !hbm.global<m=16, k=4 : f32>, %out: !hbm.global<m=16 : f32>, %m0: index):
   %t = hbm.load %a[%m0] : !hbm.global<m=16, k=4 : f32> -> !ncd.tensor<m=8, k=4 : f32>
   hbm.return
@@ -24,7 +24,7 @@ hbm.kernel attributes {sym_name = "k", grid = ["m:8"], num_outputs = 1 : i32} {
 // CHECK: hbm.load: takes one offset per axis of the global (2), got 1
 
 // -----
-hbm.kernel attributes {sym_name = "k", grid = ["m:8"], num_outputs = 1 : i32} {
+hbm.kernel attributes {sym_name = "k", grid = #hbm.labels<m=8>, num_outputs = 1 : i32} {
 ^bb0(%a: !hbm.global<m=16 : f32>, %out: !hbm.global<m=16 : bf16>, %m0: index):
   %t = hbm.load %a[%m0] : !hbm.global<m=16 : f32> -> !ncd.tensor<m=8 : f32>
   hbm.store %t, %out[%m0] : !ncd.tensor<m=8 : f32>, !hbm.global<m=16 : bf16>
@@ -33,14 +33,14 @@ hbm.kernel attributes {sym_name = "k", grid = ["m:8"], num_outputs = 1 : i32} {
 // CHECK: hbm.store: the tile's element type f32 differs from the global's bf16
 
 // -----
-hbm.kernel attributes {sym_name = "k", grid = ["m:8", "n:8"], num_outputs = 1 : i32} {
+hbm.kernel attributes {sym_name = "k", grid = #hbm.labels<m=8, n=8>, num_outputs = 1 : i32} {
 ^bb0(%a: !hbm.global<m=16, n=16 : f32>, %out: !hbm.global<m=16, n=16 : f32>, %m0: index):
   hbm.return
 }
 // CHECK: hbm.kernel: has 2 grid axes, so the block takes 2 index arguments after the globals, got 1
 
 // -----
-hbm.kernel attributes {sym_name = "k", grid = ["q:8"], num_outputs = 1 : i32} {
+hbm.kernel attributes {sym_name = "k", grid = #hbm.labels<q=8>, num_outputs = 1 : i32} {
 ^bb0(%a: !hbm.global<m=16 : f32>, %out: !hbm.global<m=16 : f32>, %q0: index):
   hbm.return
 }
@@ -53,36 +53,81 @@ func.func @f(%a: !hbm.global<m=16, m=4 : f32>) {
 // CHECK: !hbm.global: duplicate axis name 'm'
 
 // -----
-hbm.kernel attributes {sym_name = "k", grid = ["m:8"], num_outputs = 1 : i32, hbm.group = 4 : i32} {
+hbm.kernel attributes {sym_name = "k", grid = #hbm.labels<m=8>, num_outputs = 1 : i32, hbm.group = 4 : i32} {
 ^bb0(%a: !hbm.global<m=16 : f32>, %out: !hbm.global<m=16 : f32>, %m0: index):
   hbm.return
 }
 // CHECK: hbm.kernel: hbm.group orders a two-axis grid; this one has 1 axes
 
 // -----
-hbm.kernel attributes {sym_name = "k", grid = ["m:8"], num_outputs = 1 : i32, hbm.blocks_per_sm = 0 : i32} {
+hbm.kernel attributes {sym_name = "k", grid = #hbm.labels<m=8>, num_outputs = 1 : i32, hbm.blocks_per_sm = 0 : i32} {
 ^bb0(%a: !hbm.global<m=16 : f32>, %out: !hbm.global<m=16 : f32>, %m0: index):
   hbm.return
 }
 // CHECK: hbm.kernel: hbm.blocks_per_sm must be 1 to 32, got 0
 
 // -----
-hbm.kernel attributes {sym_name = "k", grid = ["m:8"], num_outputs = 1 : i32, hbm.order = "middle"} {
+hbm.kernel attributes {sym_name = "k", grid = #hbm.labels<m=8>, num_outputs = 1 : i32, hbm.order = "middle"} {
 ^bb0(%a: !hbm.global<m=16 : f32>, %out: !hbm.global<m=16 : f32>, %m0: index):
   hbm.return
 }
 // CHECK: hbm.kernel: hbm.order must be "first" or "last", got "middle"
 
 // -----
-hbm.kernel attributes {sym_name = "k", grid = ["m:8"], num_outputs = 1 : i32, reg.warps = ["q:2"]} {
+hbm.kernel attributes {sym_name = "k", grid = #hbm.labels<m=8>, num_outputs = 1 : i32, reg.warps = #hbm.labels<q=2>} {
 ^bb0(%a: !hbm.global<m=16 : f32>, %out: !hbm.global<m=16 : f32>, %m0: index):
   hbm.return
 }
-// CHECK: hbm.kernel: reg.warps: 'q:2' must name an axis of the kernel and at least one warp
+// CHECK: hbm.kernel: reg.warps: 'q=2' must name an axis of the kernel and at least one warp
 
 // -----
-hbm.kernel attributes {sym_name = "k", grid = ["m:8"], num_outputs = 1 : i32, hbm.cluster = 3 : i32} {
+hbm.kernel attributes {sym_name = "k", grid = #hbm.labels<m=8>, num_outputs = 1 : i32, hbm.cluster = 3 : i32} {
 ^bb0(%a: !hbm.global<m=16 : f32>, %out: !hbm.global<m=16 : f32>, %m0: index):
   hbm.return
 }
 // CHECK: hbm.kernel: hbm.cluster must be 1 to 2, got 3
+
+// -----
+// Labels are typed: #hbm.labels<axis=number, ...>, each axis once, each number an integer of at least 0.
+hbm.kernel attributes {sym_name = "k", grid = #hbm.labels<m=8, m=8>, num_outputs = 1 : i32} {
+^bb0(%a: !hbm.global<m=16 : f32>, %out: !hbm.global<m=16 : f32>, %m0: index):
+  hbm.return
+}
+// CHECK: #hbm.labels: axis 'm' is labelled twice
+
+// -----
+hbm.kernel attributes {sym_name = "k", grid = #hbm.labels<m=eight>, num_outputs = 1 : i32} {
+^bb0(%a: !hbm.global<m=16 : f32>, %out: !hbm.global<m=16 : f32>, %m0: index):
+  hbm.return
+}
+// CHECK: Expected integer literal for axis 'm'
+
+// -----
+hbm.kernel attributes {sym_name = "k", grid = #hbm.labels<m=-8>, num_outputs = 1 : i32} {
+^bb0(%a: !hbm.global<m=16 : f32>, %out: !hbm.global<m=16 : f32>, %m0: index):
+  hbm.return
+}
+// CHECK: #hbm.labels: axis 'm' has -8; sizes and offsets are at least 0
+
+// -----
+// A grid tile is a size: 0 is refused by the kernel, though the labels allow it (offsets may be 0).
+hbm.kernel attributes {sym_name = "k", grid = #hbm.labels<m=0>, num_outputs = 1 : i32} {
+^bb0(%a: !hbm.global<m=16 : f32>, %out: !hbm.global<m=16 : f32>, %m0: index):
+  hbm.return
+}
+// CHECK: hbm.kernel: grid axis 'm' has tile size 0
+
+// -----
+// The string arrays labels once were are no longer read.
+hbm.kernel attributes {sym_name = "k", grid = ["m:8"], num_outputs = 1 : i32} {
+^bb0(%a: !hbm.global<m=16 : f32>, %out: !hbm.global<m=16 : f32>, %m0: index):
+  hbm.return
+}
+// CHECK: ["m:8"] should be of base attribute hbm.labels
+
+// -----
+hbm.kernel attributes {sym_name = "k", grid = #hbm.labels<m=8>, num_outputs = 1 : i32, reg.warps = #hbm.labels<m=0>} {
+^bb0(%a: !hbm.global<m=16 : f32>, %out: !hbm.global<m=16 : f32>, %m0: index):
+  hbm.return
+}
+// CHECK: hbm.kernel: reg.warps: 'm=0' must name an axis of the kernel and at least one warp

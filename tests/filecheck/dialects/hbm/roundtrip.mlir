@@ -1,13 +1,13 @@
 // RUN: napkin-opt %s | napkin-opt | filecheck %s
 // RUN: napkin-opt %s --print-op-generic | napkin-opt | filecheck %s
 
-// CHECK: hbm.kernel attributes {sym_name = "gemm", grid = ["m:64", "n:32"], num_outputs = 1 : i32} {
+// CHECK: hbm.kernel attributes {sym_name = "gemm", grid = #hbm.labels<m=64, n=32>, num_outputs = 1 : i32} {
 // CHECK-NEXT: ^bb0(%a: !hbm.global<m=100, k=48 : f16>, %b: !hbm.global<k=48, n=70 : f16>, %out: !hbm.global<m=100, n=70 : f16>, %m0: index, %n0: index):
 // CHECK: %z = hbm.fill {value = 0.000000e+00 : f32} : !ncd.tensor<m=64, n=32 : f32>
 // CHECK: %ta = hbm.load %a[%m0, %k0] : !hbm.global<m=100, k=48 : f16> -> !ncd.tensor<m=64, k=16 : f16>
 // CHECK: hbm.store %r, %out[%m0, %n0] : !ncd.tensor<m=64, n=32 : f16>, !hbm.global<m=100, n=70 : f16>
 // CHECK: hbm.return
-hbm.kernel attributes {sym_name = "gemm", grid = ["m:64", "n:32"], num_outputs = 1 : i32} {
+hbm.kernel attributes {sym_name = "gemm", grid = #hbm.labels<m=64, n=32>, num_outputs = 1 : i32} {
 ^bb0(%a: !hbm.global<m=100, k=48 : f16>, %b: !hbm.global<k=48, n=70 : f16>, %out: !hbm.global<m=100, n=70 : f16>, %m0: index, %n0: index):
   %c0 = arith.constant 0 : index
   %c16 = arith.constant 16 : index
@@ -23,4 +23,10 @@ hbm.kernel attributes {sym_name = "gemm", grid = ["m:64", "n:32"], num_outputs =
   %r = ncd.map cast %acc : !ncd.tensor<m=64, n=32 : f32> -> !ncd.tensor<m=64, n=32 : f16>
   hbm.store %r, %out[%m0, %n0] : !ncd.tensor<m=64, n=32 : f16>, !hbm.global<m=100, n=70 : f16>
   hbm.return
+}
+
+// #hbm.labels: axis names in order with integers, printed and read back alike; empty labels too.
+// CHECK: func.func @labelled() attributes {ncd.grid = #hbm.labels<b=1, h=1, i=128>, ncd.stream = #hbm.labels<>, offsets = #hbm.labels<k=0, n=64>}
+func.func @labelled() attributes {ncd.grid = #hbm.labels<b=1, h=1, i=128>, ncd.stream = #hbm.labels< >, offsets = #hbm.labels<k = 0, n = 64>} {
+  func.return
 }

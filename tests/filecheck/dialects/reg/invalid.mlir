@@ -26,7 +26,7 @@ func.func @f(%a: !reg.frag<a, m=16, k=16 : bf16>, %b: !reg.frag<b, j=16, n=8 : b
 
 // -----
 func.func @f(%buf: !smem.buffer<m=32, k=32 : bf16, stages=2, layout=row>, %s: index) {
-  %a = reg.ldmatrix %buf[%s] {at = ["k:24"]} : !smem.buffer<m=32, k=32 : bf16, stages=2, layout=row> -> !reg.frag<a, m=16, k=16 : bf16>
+  %a = reg.ldmatrix %buf[%s] {at = #hbm.labels<k=24>} : !smem.buffer<m=32, k=32 : bf16, stages=2, layout=row> -> !reg.frag<a, m=16, k=16 : bf16>
   func.return
 }
 // CHECK: reg.ldmatrix: a slice of 16 at 24 along 'k' does not fit the buffer's 32

@@ -84,14 +84,14 @@ func.func @f(%x: !reg.frag<c, i=16, j=64 : f32>, %j0: index) {
 
 // -----
 func.func @f(%x: !reg.frag<c, i=16, j=64 : f32>) {
-  %y = reg.to_a %x {at = ["j:56"]} : !reg.frag<c, i=16, j=64 : f32> -> !reg.frag<a, i=16, j=16 : bf16>
+  %y = reg.to_a %x {at = #hbm.labels<j=56>} : !reg.frag<c, i=16, j=64 : f32> -> !reg.frag<a, i=16, j=16 : bf16>
   func.return
 }
 // CHECK: reg.to_a: a 16-wide slice at 56 along 'j' does not fit !reg.frag<c, i=16, j=64 : f32>
 
 // -----
 func.func @f(%x: !reg.frag<c, i=16, j=64 : f32>) {
-  %y = reg.to_a %x {at = ["j:16"]} : !reg.frag<c, i=16, j=64 : f32> -> !reg.frag<a, i=32, j=16 : bf16>
+  %y = reg.to_a %x {at = #hbm.labels<j=16>} : !reg.frag<c, i=16, j=64 : f32> -> !reg.frag<a, i=32, j=16 : bf16>
   func.return
 }
 // CHECK: reg.to_a: keeps the rows and the axes of !reg.frag<c, i=16, j=64 : f32>, got !reg.frag<a, i=32, j=16 : bf16>
@@ -105,7 +105,7 @@ func.func @f() {
 
 // -----
 func.func @f(%buf: !smem.buffer<b=2, j=64, d=32 : bf16, stages=2, layout=pad8>, %s: index) {
-  %a = reg.ldmatrix %buf[%s] {at = ["d:0"]} : !smem.buffer<b=2, j=64, d=32 : bf16, stages=2, layout=pad8> -> !reg.frag<b, d=16, j=64 : bf16>
+  %a = reg.ldmatrix %buf[%s] {at = #hbm.labels<d=0>} : !smem.buffer<b=2, j=64, d=32 : bf16, stages=2, layout=pad8> -> !reg.frag<b, d=16, j=64 : bf16>
   func.return
 }
 // CHECK: reg.ldmatrix: the fragment's axes ['d', 'j'] must be the buffer's ['b', 'j', 'd'] but for axes of size 1

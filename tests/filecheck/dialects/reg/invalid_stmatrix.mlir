@@ -1,50 +1,50 @@
 // RUN: napkin-opt %s --split-input-file --verify-diagnostics --parsing-diagnostics | filecheck %s
 
-hbm.kernel attributes {sym_name = "k", grid = ["m:128", "n:256"], num_outputs = 1 : i32, reg.warps = ["m:8"]} {
+hbm.kernel attributes {sym_name = "k", grid = #hbm.labels<m=128, n=256>, num_outputs = 1 : i32, reg.warps = #hbm.labels<m=8>} {
 ^bb0(%out: !hbm.global<m=512, n=384 : bf16>, %m0: index, %n0: index):
   %c = smem.alloc : !smem.buffer<m=128, n=64 : f32, stages=2, layout=swizzle>
   %f = reg.zeros : !reg.frag<c, m=16, n=256 : f32>
-  reg.stmatrix %f -> %c[%m0] {at = ["n:0"]} : !reg.frag<c, m=16, n=256 : f32>, !smem.buffer<m=128, n=64 : f32, stages=2, layout=swizzle>
+  reg.stmatrix %f -> %c[%m0] {at = #hbm.labels<n=0>} : !reg.frag<c, m=16, n=256 : f32>, !smem.buffer<m=128, n=64 : f32, stages=2, layout=swizzle>
   hbm.return
 }
 // CHECK: reg.stmatrix: stmatrix writes 16-bit elements; the buffer holds f32
 
 // -----
-hbm.kernel attributes {sym_name = "k", grid = ["m:128", "n:256"], num_outputs = 1 : i32, reg.warps = ["m:8"]} {
+hbm.kernel attributes {sym_name = "k", grid = #hbm.labels<m=128, n=256>, num_outputs = 1 : i32, reg.warps = #hbm.labels<m=8>} {
 ^bb0(%out: !hbm.global<m=512, n=384 : bf16>, %m0: index, %n0: index):
   %c = smem.alloc : !smem.buffer<m=128, n=64 : bf16, stages=2, layout=swizzle>
   %f = reg.zeros : !reg.frag<c, m=16, n=256 : f32>
-  reg.stmatrix %f -> %c[%m0] {at = ["n:200"]} : !reg.frag<c, m=16, n=256 : f32>, !smem.buffer<m=128, n=64 : bf16, stages=2, layout=swizzle>
+  reg.stmatrix %f -> %c[%m0] {at = #hbm.labels<n=200>} : !reg.frag<c, m=16, n=256 : f32>, !smem.buffer<m=128, n=64 : bf16, stages=2, layout=swizzle>
   hbm.return
 }
 // CHECK: reg.stmatrix: a window of 64 columns (a multiple of 16) at 200 (a multiple of 8) must fit the fragment's 256
 
 // -----
-hbm.kernel attributes {sym_name = "k", grid = ["m:128", "n:256"], num_outputs = 1 : i32, reg.warps = ["m:8"]} {
+hbm.kernel attributes {sym_name = "k", grid = #hbm.labels<m=128, n=256>, num_outputs = 1 : i32, reg.warps = #hbm.labels<m=8>} {
 ^bb0(%out: !hbm.global<m=512, n=384 : bf16>, %m0: index, %n0: index):
   %c = smem.alloc : !smem.buffer<m=128, n=64 : bf16, stages=2, layout=swizzle>
   %f = reg.zeros : !reg.frag<c, m=16, n=256 : f32>
-  reg.stmatrix %f -> %c[%m0] {at = ["m:16"]} : !reg.frag<c, m=16, n=256 : f32>, !smem.buffer<m=128, n=64 : bf16, stages=2, layout=swizzle>
+  reg.stmatrix %f -> %c[%m0] {at = #hbm.labels<m=16>} : !reg.frag<c, m=16, n=256 : f32>, !smem.buffer<m=128, n=64 : bf16, stages=2, layout=swizzle>
   hbm.return
 }
 // CHECK: reg.stmatrix: each warp writes its own rows; `at` may name only the columns 'n'
 
 // -----
-hbm.kernel attributes {sym_name = "k", grid = ["m:128", "n:256"], num_outputs = 1 : i32, reg.warps = ["m:8"]} {
+hbm.kernel attributes {sym_name = "k", grid = #hbm.labels<m=128, n=256>, num_outputs = 1 : i32, reg.warps = #hbm.labels<m=8>} {
 ^bb0(%out: !hbm.global<m=512, n=384 : bf16>, %m0: index, %n0: index):
   %c = smem.alloc : !smem.buffer<n=64, m=128 : bf16, stages=2, layout=swizzle>
   %f = reg.zeros : !reg.frag<c, m=16, n=256 : f32>
-  reg.stmatrix %f -> %c[%m0] {at = ["n:0"]} : !reg.frag<c, m=16, n=256 : f32>, !smem.buffer<n=64, m=128 : bf16, stages=2, layout=swizzle>
+  reg.stmatrix %f -> %c[%m0] {at = #hbm.labels<n=0>} : !reg.frag<c, m=16, n=256 : f32>, !smem.buffer<n=64, m=128 : bf16, stages=2, layout=swizzle>
   hbm.return
 }
 // CHECK: reg.stmatrix: the fragment's axes ['m', 'n'] must be the buffer's ['n', 'm'], in order
 
 // -----
-hbm.kernel attributes {sym_name = "k", grid = ["m:128", "n:256"], num_outputs = 1 : i32, reg.warps = ["m:8"]} {
+hbm.kernel attributes {sym_name = "k", grid = #hbm.labels<m=128, n=256>, num_outputs = 1 : i32, reg.warps = #hbm.labels<m=8>} {
 ^bb0(%out: !hbm.global<m=512, n=384 : bf16>, %m0: index, %n0: index):
   %c = smem.alloc : !smem.buffer<m=120, n=64 : bf16, stages=2, layout=swizzle>
   %f = reg.zeros : !reg.frag<c, m=16, n=256 : f32>
-  reg.stmatrix %f -> %c[%m0] {at = ["n:0"]} : !reg.frag<c, m=16, n=256 : f32>, !smem.buffer<m=120, n=64 : bf16, stages=2, layout=swizzle>
+  reg.stmatrix %f -> %c[%m0] {at = #hbm.labels<n=0>} : !reg.frag<c, m=16, n=256 : f32>, !smem.buffer<m=120, n=64 : bf16, stages=2, layout=swizzle>
   hbm.return
 }
 // CHECK: reg.stmatrix: the buffer's 120 rows are not whole warps' 16

@@ -1,50 +1,50 @@
 // RUN: napkin-opt %s --split-input-file --verify-diagnostics --parsing-diagnostics | filecheck %s
-hbm.kernel attributes {sym_name = "k", grid = ["m:128"], num_outputs = 1 : i32, reg.warps = ["m:8"]} {
+hbm.kernel attributes {sym_name = "k", grid = #hbm.labels<m=128>, num_outputs = 1 : i32, reg.warps = #hbm.labels<m=8>} {
 ^bb0(%g: !hbm.global<m=100, n=256 : bf16>, %m0: index):
   %a = smem.alloc : !smem.buffer<m=128, k=64 : bf16, stages=2, layout=swizzle>
   %b = smem.alloc : !smem.buffer<k=64, n=256 : bf16, stages=2, layout=swizzle>
   %c = reg.zeros : !reg.frag<c, m=32, n=256 : f32>
-  %d = reg.wgmma %a[%m0], %b[%m0], %c {at = ["k:0"]} : !smem.buffer<m=128, k=64 : bf16, stages=2, layout=swizzle>, !smem.buffer<k=64, n=256 : bf16, stages=2, layout=swizzle>, !reg.frag<c, m=32, n=256 : f32> -> !reg.frag<c, m=32, n=256 : f32>
+  %d = reg.wgmma %a[%m0], %b[%m0], %c {at = #hbm.labels<k=0>} : !smem.buffer<m=128, k=64 : bf16, stages=2, layout=swizzle>, !smem.buffer<k=64, n=256 : bf16, stages=2, layout=swizzle>, !reg.frag<c, m=32, n=256 : f32> -> !reg.frag<c, m=32, n=256 : f32>
   hbm.return
 }
 // CHECK: reg.wgmma: accumulates into one warp's 16 rows of a warpgroup tile (role c, 16 rows)
 
 // -----
-hbm.kernel attributes {sym_name = "k", grid = ["m:128"], num_outputs = 1 : i32, reg.warps = ["m:8"]} {
+hbm.kernel attributes {sym_name = "k", grid = #hbm.labels<m=128>, num_outputs = 1 : i32, reg.warps = #hbm.labels<m=8>} {
 ^bb0(%g: !hbm.global<m=100, n=256 : bf16>, %m0: index):
   %a = smem.alloc : !smem.buffer<m=128, k=64 : bf16, stages=2, layout=swizzle>
   %b = smem.alloc : !smem.buffer<k=64, n=256 : bf16, stages=2, layout=swizzle>
   %c = reg.zeros : !reg.frag<c, m=16, n=128 : f32>
-  %d = reg.wgmma %a[%m0], %b[%m0], %c {at = ["k:0"]} : !smem.buffer<m=128, k=64 : bf16, stages=2, layout=swizzle>, !smem.buffer<k=64, n=256 : bf16, stages=2, layout=swizzle>, !reg.frag<c, m=16, n=128 : f32> -> !reg.frag<c, m=16, n=128 : f32>
+  %d = reg.wgmma %a[%m0], %b[%m0], %c {at = #hbm.labels<k=0>} : !smem.buffer<m=128, k=64 : bf16, stages=2, layout=swizzle>, !smem.buffer<k=64, n=256 : bf16, stages=2, layout=swizzle>, !reg.frag<c, m=16, n=128 : f32> -> !reg.frag<c, m=16, n=128 : f32>
   hbm.return
 }
 // CHECK: reg.wgmma: B's 256 columns differ from the accumulators' 128
 
 // -----
-hbm.kernel attributes {sym_name = "k", grid = ["m:128"], num_outputs = 1 : i32, reg.warps = ["m:8"]} {
+hbm.kernel attributes {sym_name = "k", grid = #hbm.labels<m=128>, num_outputs = 1 : i32, reg.warps = #hbm.labels<m=8>} {
 ^bb0(%g: !hbm.global<m=100, n=256 : bf16>, %m0: index):
   %a = smem.alloc : !smem.buffer<m=128, k=64 : bf16, stages=2, layout=swizzle>
   %b = smem.alloc : !smem.buffer<k=64, n=256 : bf16, stages=2, layout=swizzle>
   %c = reg.zeros : !reg.frag<c, m=16, n=256 : f32>
-  %d = reg.wgmma %a[%m0], %b[%m0], %c {at = ["k:56"]} : !smem.buffer<m=128, k=64 : bf16, stages=2, layout=swizzle>, !smem.buffer<k=64, n=256 : bf16, stages=2, layout=swizzle>, !reg.frag<c, m=16, n=256 : f32> -> !reg.frag<c, m=16, n=256 : f32>
+  %d = reg.wgmma %a[%m0], %b[%m0], %c {at = #hbm.labels<k=56>} : !smem.buffer<m=128, k=64 : bf16, stages=2, layout=swizzle>, !smem.buffer<k=64, n=256 : bf16, stages=2, layout=swizzle>, !reg.frag<c, m=16, n=256 : f32> -> !reg.frag<c, m=16, n=256 : f32>
   hbm.return
 }
 // CHECK: reg.wgmma: a 16-wide slice at 56 along 'k' does not fit the tile's 64
 
 // -----
-hbm.kernel attributes {sym_name = "k", grid = ["m:128"], num_outputs = 1 : i32, reg.warps = ["m:8"]} {
+hbm.kernel attributes {sym_name = "k", grid = #hbm.labels<m=128>, num_outputs = 1 : i32, reg.warps = #hbm.labels<m=8>} {
 ^bb0(%g: !hbm.global<m=100, n=256 : bf16>, %m0: index):
   %a = smem.alloc : !smem.buffer<m=128, k=64 : bf16, stages=2, layout=swizzle>
   %b = smem.alloc : !smem.buffer<k=64, n=256 : bf16, stages=2, layout=swizzle>
   %p = smem.alloc : !smem.buffer<m=128, k=64 : bf16, stages=2, layout=pad8>
   %c = reg.zeros : !reg.frag<c, m=16, n=256 : f32>
-  %d = reg.wgmma %p[%m0], %b[%m0], %c {at = ["k:0"]} : !smem.buffer<m=128, k=64 : bf16, stages=2, layout=pad8>, !smem.buffer<k=64, n=256 : bf16, stages=2, layout=swizzle>, !reg.frag<c, m=16, n=256 : f32> -> !reg.frag<c, m=16, n=256 : f32>
+  %d = reg.wgmma %p[%m0], %b[%m0], %c {at = #hbm.labels<k=0>} : !smem.buffer<m=128, k=64 : bf16, stages=2, layout=pad8>, !smem.buffer<k=64, n=256 : bf16, stages=2, layout=swizzle>, !reg.frag<c, m=16, n=256 : f32> -> !reg.frag<c, m=16, n=256 : f32>
   hbm.return
 }
 // CHECK: reg.wgmma: A must be in a 128-byte swizzled buffer (layout=swizzle), got layout=pad8
 
 // -----
-hbm.kernel attributes {sym_name = "k", grid = ["m:128"], num_outputs = 1 : i32, reg.warps = ["m:8"]} {
+hbm.kernel attributes {sym_name = "k", grid = #hbm.labels<m=128>, num_outputs = 1 : i32, reg.warps = #hbm.labels<m=8>} {
 ^bb0(%g: !hbm.global<m=100, n=256 : bf16>, %m0: index):
   %a = smem.alloc : !smem.buffer<m=128, k=64 : bf16, stages=2, layout=swizzle>
   %b = smem.alloc : !smem.buffer<k=64, n=256 : bf16, stages=2, layout=swizzle>

@@ -4,10 +4,10 @@
 // The fragment math of attention: scores in a `c` fragment, per-row state in `row`
 // fragments, the masks, and the scores reused as the `a` operand of the second product.
 
-// CHECK: reg.warps = ["i:4"]
+// CHECK: reg.warps = #hbm.labels<i=4>
 // CHECK: %m0 = reg.fill {value = 0xff800000 : f32} : !reg.frag<row, i=16 : f32>
-// CHECK-NEXT: %qa = reg.ldmatrix %bq[%c0] {at = ["d:16"]} : !smem.buffer<b=1, i=64, d=32 : bf16, stages=1, layout=pad8> -> !reg.frag<a, i=16, d=16 : bf16>
-// CHECK-NEXT: %kb = reg.ldmatrix %bk[%c0] {at = ["d:16"]} : !smem.buffer<b=1, j=64, d=32 : bf16, stages=2, layout=pad8> -> !reg.frag<b, d=16, j=64 : bf16>
+// CHECK-NEXT: %qa = reg.ldmatrix %bq[%c0] {at = #hbm.labels<d=16>} : !smem.buffer<b=1, i=64, d=32 : bf16, stages=1, layout=pad8> -> !reg.frag<a, i=16, d=16 : bf16>
+// CHECK-NEXT: %kb = reg.ldmatrix %bk[%c0] {at = #hbm.labels<d=16>} : !smem.buffer<b=1, j=64, d=32 : bf16, stages=2, layout=pad8> -> !reg.frag<b, d=16, j=64 : bf16>
 // CHECK-NEXT: %z = reg.zeros : !reg.frag<c, i=16, j=64 : f32>
 // CHECK-NEXT: %s = reg.mma %qa, %kb, %z : !reg.frag<a, i=16, d=16 : bf16>, !reg.frag<b, d=16, j=64 : bf16>, !reg.frag<c, i=16, j=64 : f32> -> !reg.frag<c, i=16, j=64 : f32>
 // CHECK-NEXT: %sm = reg.mask causal %s keep i >= j fill -inf at [%i0, %c0] : !reg.frag<c, i=16, j=64 : f32> -> !reg.frag<c, i=16, j=64 : f32>
@@ -19,15 +19,15 @@
 // CHECK-NEXT: %p = reg.map exp2 %d : !reg.frag<c, i=16, j=64 : f32> -> !reg.frag<c, i=16, j=64 : f32>
 // CHECK-NEXT: %l = reg.row_reduce sum %p : !reg.frag<c, i=16, j=64 : f32> -> !reg.frag<row, i=16 : f32>
 // CHECK-NEXT: %n = reg.map sqrt %l : !reg.frag<row, i=16 : f32> -> !reg.frag<row, i=16 : f32>
-// CHECK-NEXT: %pa = reg.to_a %p {at = ["j:48"]} : !reg.frag<c, i=16, j=64 : f32> -> !reg.frag<a, i=16, j=16 : bf16>
-hbm.kernel attributes {sym_name = "k", grid = ["b:1", "i:64"], num_outputs = 1 : i32, reg.warps = ["i:4"]} {
+// CHECK-NEXT: %pa = reg.to_a %p {at = #hbm.labels<j=48>} : !reg.frag<c, i=16, j=64 : f32> -> !reg.frag<a, i=16, j=16 : bf16>
+hbm.kernel attributes {sym_name = "k", grid = #hbm.labels<b=1, i=64>, num_outputs = 1 : i32, reg.warps = #hbm.labels<i=4>} {
 ^bb0(%q: !hbm.global<b=2, i=100, d=32 : bf16>, %k: !hbm.global<b=2, j=60, d=32 : bf16>, %out: !hbm.global<b=2, i=100, d=32 : bf16>, %b0: index, %i0: index):
   %c0 = arith.constant 0 : index
   %bq = smem.alloc : !smem.buffer<b=1, i=64, d=32 : bf16, stages=1, layout=pad8>
   %bk = smem.alloc : !smem.buffer<b=1, j=64, d=32 : bf16, stages=2, layout=pad8>
   %m0 = reg.fill {value = 0xFF800000 : f32} : !reg.frag<row, i=16 : f32>
-  %qa = reg.ldmatrix %bq[%c0] {at = ["d:16"]} : !smem.buffer<b=1, i=64, d=32 : bf16, stages=1, layout=pad8> -> !reg.frag<a, i=16, d=16 : bf16>
-  %kb = reg.ldmatrix %bk[%c0] {at = ["d:16"]} : !smem.buffer<b=1, j=64, d=32 : bf16, stages=2, layout=pad8> -> !reg.frag<b, d=16, j=64 : bf16>
+  %qa = reg.ldmatrix %bq[%c0] {at = #hbm.labels<d=16>} : !smem.buffer<b=1, i=64, d=32 : bf16, stages=1, layout=pad8> -> !reg.frag<a, i=16, d=16 : bf16>
+  %kb = reg.ldmatrix %bk[%c0] {at = #hbm.labels<d=16>} : !smem.buffer<b=1, j=64, d=32 : bf16, stages=2, layout=pad8> -> !reg.frag<b, d=16, j=64 : bf16>
   %z = reg.zeros : !reg.frag<c, i=16, j=64 : f32>
   %s = reg.mma %qa, %kb, %z : !reg.frag<a, i=16, d=16 : bf16>, !reg.frag<b, d=16, j=64 : bf16>, !reg.frag<c, i=16, j=64 : f32> -> !reg.frag<c, i=16, j=64 : f32>
   %sm = reg.mask causal %s keep i >= j fill -inf at [%i0, %c0] : !reg.frag<c, i=16, j=64 : f32> -> !reg.frag<c, i=16, j=64 : f32>
@@ -39,6 +39,6 @@ hbm.kernel attributes {sym_name = "k", grid = ["b:1", "i:64"], num_outputs = 1 :
   %p = reg.map exp2 %d : !reg.frag<c, i=16, j=64 : f32> -> !reg.frag<c, i=16, j=64 : f32>
   %l = reg.row_reduce sum %p : !reg.frag<c, i=16, j=64 : f32> -> !reg.frag<row, i=16 : f32>
   %n = reg.map sqrt %l : !reg.frag<row, i=16 : f32> -> !reg.frag<row, i=16 : f32>
-  %pa = reg.to_a %p {at = ["j:48"]} : !reg.frag<c, i=16, j=64 : f32> -> !reg.frag<a, i=16, j=16 : bf16>
+  %pa = reg.to_a %p {at = #hbm.labels<j=48>} : !reg.frag<c, i=16, j=64 : f32> -> !reg.frag<a, i=16, j=16 : bf16>
   hbm.return
 }

@@ -12,7 +12,7 @@ func.func @f(%b: !smem.mbarrier<stages=2, arrivals=0>) {
 // CHECK: !smem.mbarrier: arrivals must be at least 1, got 0
 
 // -----
-hbm.kernel attributes {sym_name = "k", grid = ["m:128"], num_outputs = 1 : i32} {
+hbm.kernel attributes {sym_name = "k", grid = #hbm.labels<m=128>, num_outputs = 1 : i32} {
 ^bb0(%a: !hbm.global<m=300, k=64 : bf16>, %out: !hbm.global<m=300, k=64 : bf16>, %m0: index):
   %buf = smem.alloc : !smem.buffer<m=128, k=64 : bf16, stages=2, layout=pad8>
   %full = smem.mbarrier_alloc : !smem.mbarrier<stages=2, arrivals=1>
@@ -22,7 +22,7 @@ hbm.kernel attributes {sym_name = "k", grid = ["m:128"], num_outputs = 1 : i32} 
 // CHECK: smem.tma_copy: TMA copies here fill 128-byte swizzled buffers (layout=swizzle), got layout=pad8
 
 // -----
-hbm.kernel attributes {sym_name = "k", grid = ["m:128"], num_outputs = 1 : i32} {
+hbm.kernel attributes {sym_name = "k", grid = #hbm.labels<m=128>, num_outputs = 1 : i32} {
 ^bb0(%a: !hbm.global<m=300, k=64 : bf16>, %out: !hbm.global<m=300, k=64 : bf16>, %m0: index):
   %buf = smem.alloc : !smem.buffer<m=128, k=64 : bf16, stages=2, layout=swizzle>
   %full = smem.mbarrier_alloc : !smem.mbarrier<stages=3, arrivals=1>
@@ -32,7 +32,7 @@ hbm.kernel attributes {sym_name = "k", grid = ["m:128"], num_outputs = 1 : i32} 
 // CHECK: smem.tma_copy: the buffer has 2 stages but the barrier ring 3
 
 // -----
-hbm.kernel attributes {sym_name = "k", grid = ["m:128"], num_outputs = 1 : i32} {
+hbm.kernel attributes {sym_name = "k", grid = #hbm.labels<m=128>, num_outputs = 1 : i32} {
 ^bb0(%a: !hbm.global<m=300, k=64 : bf16>, %out: !hbm.global<m=300, k=64 : bf16>, %m0: index):
   %full = smem.mbarrier_alloc : !smem.mbarrier<stages=2, arrivals=1>
   smem.arrive_expect %full[%m0] {bytes = 0 : i32} : !smem.mbarrier<stages=2, arrivals=1>
@@ -41,7 +41,7 @@ hbm.kernel attributes {sym_name = "k", grid = ["m:128"], num_outputs = 1 : i32} 
 // CHECK: smem.arrive_expect: expects between 1 byte and 1 MiB per phase, got 0
 
 // -----
-hbm.kernel attributes {sym_name = "k", grid = ["m:128"], num_outputs = 1 : i32} {
+hbm.kernel attributes {sym_name = "k", grid = #hbm.labels<m=128>, num_outputs = 1 : i32} {
 ^bb0(%a: !hbm.global<m=300, k=64 : bf16>, %out: !hbm.global<m=300, k=64 : bf16>, %m0: index):
   smem.producer attributes {warps = 2 : i32} {
     %z = arith.constant 0 : index
@@ -51,7 +51,7 @@ hbm.kernel attributes {sym_name = "k", grid = ["m:128"], num_outputs = 1 : i32} 
 // CHECK: smem.producer: a producer is one warp or one warpgroup (4 warps), got 2
 
 // -----
-hbm.kernel attributes {sym_name = "k", grid = ["m:128"], num_outputs = 1 : i32} {
+hbm.kernel attributes {sym_name = "k", grid = #hbm.labels<m=128>, num_outputs = 1 : i32} {
 ^bb0(%a: !hbm.global<m=300, k=64 : bf16>, %out: !hbm.global<m=300, k=64 : bf16>, %m0: index):
   %buf = smem.alloc : !smem.buffer<m=128, k=64 : bf16, stages=2, layout=swizzle>
   smem.producer attributes {warps = 4 : i32} {

@@ -1,46 +1,46 @@
 // RUN: napkin-opt %s --split-input-file --verify-diagnostics --parsing-diagnostics | filecheck %s
 
-hbm.kernel attributes {sym_name = "k", grid = ["m:128", "n:256"], num_outputs = 1 : i32} {
+hbm.kernel attributes {sym_name = "k", grid = #hbm.labels<m=128, n=256>, num_outputs = 1 : i32} {
 ^bb0(%out: !hbm.global<m=512, n=384 : bf16>, %m0: index, %n0: index):
   %t = hbm.fill {value = 1.000000e+00 : f32} : !ncd.tensor<m=128, n=256 : f32>
   %c = smem.alloc : !smem.buffer<m=128, n=64 : bf16, stages=2, layout=swizzle>
-  smem.write %t -> %c[%m0] {at = ["n:0"]} : !ncd.tensor<m=128, n=256 : f32>, !smem.buffer<m=128, n=64 : bf16, stages=2, layout=swizzle>
+  smem.write %t -> %c[%m0] {at = #hbm.labels<n=0>} : !ncd.tensor<m=128, n=256 : f32>, !smem.buffer<m=128, n=64 : bf16, stages=2, layout=swizzle>
   hbm.return
 }
 // CHECK: smem.write: writes f32 into a buffer of bf16; cast first
 
 // -----
-hbm.kernel attributes {sym_name = "k", grid = ["m:128", "n:256"], num_outputs = 1 : i32} {
+hbm.kernel attributes {sym_name = "k", grid = #hbm.labels<m=128, n=256>, num_outputs = 1 : i32} {
 ^bb0(%out: !hbm.global<m=512, n=384 : bf16>, %m0: index, %n0: index):
   %t = hbm.fill {value = 1.000000e+00 : f32} : !ncd.tensor<m=128, n=256 : bf16>
   %c = smem.alloc : !smem.buffer<m=128, n=64 : bf16, stages=2, layout=swizzle>
-  smem.write %t -> %c[%m0] {at = ["n:224"]} : !ncd.tensor<m=128, n=256 : bf16>, !smem.buffer<m=128, n=64 : bf16, stages=2, layout=swizzle>
+  smem.write %t -> %c[%m0] {at = #hbm.labels<n=224>} : !ncd.tensor<m=128, n=256 : bf16>, !smem.buffer<m=128, n=64 : bf16, stages=2, layout=swizzle>
   hbm.return
 }
 // CHECK: smem.write: a window of 64 at 224 along 'n' does not fit the tile's 256
 
 // -----
-hbm.kernel attributes {sym_name = "k", grid = ["m:128", "n:256"], num_outputs = 1 : i32} {
+hbm.kernel attributes {sym_name = "k", grid = #hbm.labels<m=128, n=256>, num_outputs = 1 : i32} {
 ^bb0(%out: !hbm.global<m=512, n=384 : bf16>, %m0: index, %n0: index):
   %t = hbm.fill {value = 1.000000e+00 : f32} : !ncd.tensor<n=256, m=128 : bf16>
   %c = smem.alloc : !smem.buffer<m=128, n=64 : bf16, stages=2, layout=swizzle>
-  smem.write %t -> %c[%m0] {at = ["n:0"]} : !ncd.tensor<n=256, m=128 : bf16>, !smem.buffer<m=128, n=64 : bf16, stages=2, layout=swizzle>
+  smem.write %t -> %c[%m0] {at = #hbm.labels<n=0>} : !ncd.tensor<n=256, m=128 : bf16>, !smem.buffer<m=128, n=64 : bf16, stages=2, layout=swizzle>
   hbm.return
 }
 // CHECK: smem.write: the tile's axes ['n', 'm'] must be the buffer's ['m', 'n'], in order
 
 // -----
-hbm.kernel attributes {sym_name = "k", grid = ["m:128", "n:256"], num_outputs = 1 : i32} {
+hbm.kernel attributes {sym_name = "k", grid = #hbm.labels<m=128, n=256>, num_outputs = 1 : i32} {
 ^bb0(%out: !hbm.global<m=512, n=384 : bf16>, %m0: index, %n0: index):
   %t = hbm.fill {value = 1.000000e+00 : f32} : !ncd.tensor<m=128, n=256 : bf16>
   %c = smem.alloc : !smem.buffer<m=128, n=64 : bf16, stages=2, layout=swizzle>
-  smem.write %t -> %c[%m0] {at = ["k:0"]} : !ncd.tensor<m=128, n=256 : bf16>, !smem.buffer<m=128, n=64 : bf16, stages=2, layout=swizzle>
+  smem.write %t -> %c[%m0] {at = #hbm.labels<k=0>} : !ncd.tensor<m=128, n=256 : bf16>, !smem.buffer<m=128, n=64 : bf16, stages=2, layout=swizzle>
   hbm.return
 }
 // CHECK: smem.write: `at` names 'k', which the tile lacks
 
 // -----
-hbm.kernel attributes {sym_name = "k", grid = ["m:128", "n:256"], num_outputs = 1 : i32} {
+hbm.kernel attributes {sym_name = "k", grid = #hbm.labels<m=128, n=256>, num_outputs = 1 : i32} {
 ^bb0(%out: !hbm.global<m=512, n=384 : bf16>, %m0: index, %n0: index):
   %c = smem.alloc : !smem.buffer<m=128, n=64 : bf16, stages=2, layout=row>
   smem.tma_store %c[%m0] -> %out[%m0, %n0] : !smem.buffer<m=128, n=64 : bf16, stages=2, layout=row>, !hbm.global<m=512, n=384 : bf16>
@@ -49,7 +49,7 @@ hbm.kernel attributes {sym_name = "k", grid = ["m:128", "n:256"], num_outputs = 
 // CHECK: smem.tma_store: TMA stores here read 128-byte swizzled buffers (layout=swizzle), got layout=row
 
 // -----
-hbm.kernel attributes {sym_name = "k", grid = ["m:128", "n:256"], num_outputs = 1 : i32} {
+hbm.kernel attributes {sym_name = "k", grid = #hbm.labels<m=128, n=256>, num_outputs = 1 : i32} {
 ^bb0(%out: !hbm.global<m=512, n=384 : f16>, %m0: index, %n0: index):
   %c = smem.alloc : !smem.buffer<m=128, n=64 : bf16, stages=2, layout=swizzle>
   smem.tma_store %c[%m0] -> %out[%m0, %n0] : !smem.buffer<m=128, n=64 : bf16, stages=2, layout=swizzle>, !hbm.global<m=512, n=384 : f16>
@@ -58,7 +58,7 @@ hbm.kernel attributes {sym_name = "k", grid = ["m:128", "n:256"], num_outputs = 
 // CHECK: smem.tma_store: the buffer's element type bf16 differs from the global's f16
 
 // -----
-hbm.kernel attributes {sym_name = "k", grid = ["m:128", "n:256"], num_outputs = 1 : i32} {
+hbm.kernel attributes {sym_name = "k", grid = #hbm.labels<m=128, n=256>, num_outputs = 1 : i32} {
 ^bb0(%out: !hbm.global<m=512, n=384 : bf16>, %m0: index, %n0: index):
   %c = smem.alloc : !smem.buffer<m=128, n=64 : bf16, stages=2, layout=swizzle>
   smem.tma_store %c[%m0] -> %out[%m0] : !smem.buffer<m=128, n=64 : bf16, stages=2, layout=swizzle>, !hbm.global<m=512, n=384 : bf16>
@@ -67,7 +67,7 @@ hbm.kernel attributes {sym_name = "k", grid = ["m:128", "n:256"], num_outputs = 
 // CHECK: smem.tma_store: takes one offset per axis of the global (2), got 1
 
 // -----
-hbm.kernel attributes {sym_name = "k", grid = ["m:128", "n:256"], num_outputs = 1 : i32} {
+hbm.kernel attributes {sym_name = "k", grid = #hbm.labels<m=128, n=256>, num_outputs = 1 : i32} {
 ^bb0(%out: !hbm.global<m=512, n=384 : bf16>, %m0: index, %n0: index):
   smem.tma_store_wait {pending = 8 : i32}
   hbm.return

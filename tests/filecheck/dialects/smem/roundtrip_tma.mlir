@@ -10,7 +10,7 @@
 // CHECK-NEXT: }
 // CHECK-NEXT: smem.mbarrier_wait %full[%c0] parity %c0 : !smem.mbarrier<stages=2, arrivals=1>
 // CHECK-NEXT: smem.arrive %empty[%c0] : !smem.mbarrier<stages=2, arrivals=1>
-hbm.kernel attributes {sym_name = "k", grid = ["m:128"], num_outputs = 1 : i32} {
+hbm.kernel attributes {sym_name = "k", grid = #hbm.labels<m=128>, num_outputs = 1 : i32} {
 ^bb0(%a: !hbm.global<m=300, k=64 : bf16>, %out: !hbm.global<m=300, k=64 : bf16>, %m0: index):
   %c0 = arith.constant 0 : index
   %c1 = arith.constant 1 : index
@@ -28,7 +28,7 @@ hbm.kernel attributes {sym_name = "k", grid = ["m:128"], num_outputs = 1 : i32} 
 }
 
 // CHECK: %pos = smem.ring_position : index
-hbm.kernel attributes {sym_name = "k2", grid = ["m:128"], num_outputs = 1 : i32} {
+hbm.kernel attributes {sym_name = "k2", grid = #hbm.labels<m=128>, num_outputs = 1 : i32} {
 ^bb0(%a: !hbm.global<m=300, k=64 : bf16>, %out: !hbm.global<m=300, k=64 : bf16>, %m0: index):
   %pos = smem.ring_position : index
   hbm.return

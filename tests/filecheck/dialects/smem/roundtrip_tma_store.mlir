@@ -4,16 +4,16 @@
 // The sm_90a epilogue: a panel of the tile into a stage, a TMA store of the stage, a wait.
 // CHECK: %c = smem.alloc : !smem.buffer<m=128, n=64 : bf16, stages=2, layout=swizzle>
 // CHECK-NEXT: smem.tma_store_wait {pending = 1 : i32}
-// CHECK-NEXT: smem.write %t -> %c[%s] {at = ["n:64"]} : !ncd.tensor<m=128, n=256 : bf16>, !smem.buffer<m=128, n=64 : bf16, stages=2, layout=swizzle>
+// CHECK-NEXT: smem.write %t -> %c[%s] {at = #hbm.labels<n=64>} : !ncd.tensor<m=128, n=256 : bf16>, !smem.buffer<m=128, n=64 : bf16, stages=2, layout=swizzle>
 // CHECK-NEXT: smem.tma_store %c[%s] -> %out[%m0, %n0] : !smem.buffer<m=128, n=64 : bf16, stages=2, layout=swizzle>, !hbm.global<m=512, n=384 : bf16>
 // CHECK-NEXT: smem.tma_store_wait {pending = 0 : i32}
-hbm.kernel attributes {sym_name = "k", grid = ["m:128", "n:256"], num_outputs = 1 : i32} {
+hbm.kernel attributes {sym_name = "k", grid = #hbm.labels<m=128, n=256>, num_outputs = 1 : i32} {
 ^bb0(%out: !hbm.global<m=512, n=384 : bf16>, %m0: index, %n0: index):
   %s = arith.constant 1 : index
   %t = hbm.fill {value = 1.000000e+00 : f32} : !ncd.tensor<m=128, n=256 : bf16>
   %c = smem.alloc : !smem.buffer<m=128, n=64 : bf16, stages=2, layout=swizzle>
   smem.tma_store_wait {pending = 1 : i32}
-  smem.write %t -> %c[%s] {at = ["n:64"]} : !ncd.tensor<m=128, n=256 : bf16>, !smem.buffer<m=128, n=64 : bf16, stages=2, layout=swizzle>
+  smem.write %t -> %c[%s] {at = #hbm.labels<n=64>} : !ncd.tensor<m=128, n=256 : bf16>, !smem.buffer<m=128, n=64 : bf16, stages=2, layout=swizzle>
   smem.tma_store %c[%s] -> %out[%m0, %n0] : !smem.buffer<m=128, n=64 : bf16, stages=2, layout=swizzle>, !hbm.global<m=512, n=384 : bf16>
   smem.tma_store_wait {pending = 0 : i32}
   hbm.return
