@@ -5,6 +5,7 @@ from __future__ import annotations
 import re
 import time
 
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from xdsl.utils.mlir_lexer import MLIRLexer
@@ -34,3 +35,23 @@ def test_an_unclosed_string_literal_fails_in_one_pass():
     t = time.perf_counter()
     assert xdsl_fixes._STRING_LITERAL.match(line) is None
     assert time.perf_counter() - t < 0.1
+
+
+KERNEL_WITH_STRING_GRID = """\
+"hbm.kernel"() <{sym_name = "k", grid = ["m:8"], num_outputs = 1 : i32}> ({
+^bb0(%a: !hbm.global<m=16 : f32>, %out: !hbm.global<m=16 : f32>, %m0: index):
+  "hbm.return"() : () -> ()
+}) : () -> ()
+"""
+
+
+@pytest.mark.parametrize("text", [KERNEL_WITH_STRING_GRID, KERNEL_WITH_STRING_GRID.replace('"hbm.kernel"() <{', "hbm.kernel attributes {")
+                                  .replace("}> ({", "} {").replace('"hbm.return"() : () -> ()', "hbm.return").replace("}) : () -> ()", "}")])
+def test_a_property_of_the_wrong_type_is_named_with_its_op(text):
+    """Verified (generic form) or checked while the custom syntax is parsed: the same words."""
+    from xdsl.utils.exceptions import VerifyException
+
+    from napkin_ir.compiler import parse
+
+    with pytest.raises(VerifyException, match=r"^hbm.kernel: property 'grid': \[\"m:8\"\] should be of base attribute hbm.labels\n?"):
+        parse(text).verify()

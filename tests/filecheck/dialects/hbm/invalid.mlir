@@ -123,7 +123,7 @@ hbm.kernel attributes {sym_name = "k", grid = ["m:8"], num_outputs = 1 : i32} {
 ^bb0(%a: !hbm.global<m=16 : f32>, %out: !hbm.global<m=16 : f32>, %m0: index):
   hbm.return
 }
-// CHECK: ["m:8"] should be of base attribute hbm.labels
+// CHECK: hbm.kernel: property 'grid': ["m:8"] should be of base attribute hbm.labels
 
 // -----
 hbm.kernel attributes {sym_name = "k", grid = #hbm.labels<m=8>, num_outputs = 1 : i32, reg.warps = #hbm.labels<m=0>} {
