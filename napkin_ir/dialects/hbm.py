@@ -19,7 +19,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 
 from xdsl.utils.exceptions import VerifyException
-from xdsl.dialects.builtin import ArrayAttr, FloatAttr, Float32Type, IndexType, IntAttr, IntegerAttr, StringAttr, UnitAttr, f32, i32
+from xdsl.dialects.builtin import I32, ArrayAttr, FloatAttr, Float32Type, IndexType, IntAttr, IntegerAttr, StringAttr, UnitAttr, f32, i32
 from xdsl.ir import Attribute, Dialect, ParametrizedAttribute, Region, SSAValue
 from xdsl.irdl import (
     IRDLOperation,
@@ -27,6 +27,7 @@ from xdsl.irdl import (
     irdl_attr_definition,
     irdl_op_definition,
     operand_def,
+    opt_prop_def,
     prop_def,
     region_def,
     result_def,
@@ -144,6 +145,13 @@ class KernelOp(IRDLOperation):
     sym_name = prop_def(StringAttr)
     grid = prop_def(LabelsAttr)
     num_outputs = prop_def(IntegerAttr)
+    # what hbm-launch and smem-to-reg decide for the passes below, named by the pass's level
+    group = opt_prop_def(IntegerAttr[I32], prop_name="hbm.group")
+    blocks_per_sm = opt_prop_def(IntegerAttr[I32], prop_name="hbm.blocks_per_sm")
+    persistent = opt_prop_def(UnitAttr, prop_name="hbm.persistent")
+    cluster = opt_prop_def(IntegerAttr[I32], prop_name="hbm.cluster")
+    order = opt_prop_def(StringAttr, prop_name="hbm.order")
+    warps = opt_prop_def(LabelsAttr, prop_name="reg.warps")
     body = region_def("single_block")
     traits = traits_def(IsolatedFromAbove(), SymbolOpInterface())
     irdl_options = (ParsePropInAttrDict(),)
@@ -158,6 +166,29 @@ class KernelOp(IRDLOperation):
     @property
     def grid_tiles(self) -> dict[str, int]:
         return parse_labels(self.grid)
+
+    @property
+    def warp_grid(self) -> dict[str, int]:
+        """Warps along each axis (`reg.warps`); {} before smem-to-reg."""
+        return parse_labels(self.warps)
+
+    @property
+    def group_rows(self) -> int:
+        """Rows of blocks launched one column after another (`hbm.group`); 0: not grouped."""
+        return self.group.value.data if self.group is not None else 0
+
+    @property
+    def cluster_blocks(self) -> int:
+        return self.cluster.value.data if self.cluster is not None else 1
+
+    @property
+    def resident_blocks(self) -> int:
+        """Blocks per multiprocessor a persistent grid launches (`hbm.blocks_per_sm`)."""
+        return self.blocks_per_sm.value.data if self.blocks_per_sm is not None else 1
+
+    @property
+    def last_axis_fastest(self) -> bool:
+        return self.order is not None and self.order.data == "last"
 
     @property
     def globals(self) -> list[SSAValue]:
@@ -189,35 +220,41 @@ class KernelOp(IRDLOperation):
             require(a in sizes, self, f"grid axis '{a}' is not an axis of any global tensor")
             require(0 < t, self, f"grid axis '{a}' has tile size {t}")
         self._verify_launch_facts(grid, sizes)
+        self._verify_loop_facts(sizes)
 
     def _verify_launch_facts(self, grid: dict[str, int], sizes: dict[str, int]) -> None:
-        """What hbm-launch and smem-to-reg write on a kernel for the passes below: each of
-        its type, in its range, and naming the kernel's own axes."""
-        a = self.attributes
+        """What hbm-launch and smem-to-reg write on a kernel for the passes below (their
+        types the properties declare): each in its range, and naming the kernel's own axes."""
 
-        def count(name: str, least: int, most: int | None = None) -> int | None:
-            v = a.get(name)
-            if v is None:
-                return None
-            require(isinstance(v, IntegerAttr), self, f"{name} must be an integer, got {v}")
-            n = v.value.data  # type: ignore[union-attr]
+        def count(name: str, attr: IntegerAttr | None, least: int, most: int | None = None) -> None:
+            n = attr.value.data if attr is not None else least
             require(n >= least and (most is None or n <= most), self,
                     f"{name} must be {'at least ' + str(least) if most is None else f'{least} to {most}'}, got {n}")
-            return n
 
-        group = count("hbm.group", 0)
-        require(not group or len(grid) == 2, self, f"hbm.group orders a two-axis grid; this one has {len(grid)} axes")
-        count("hbm.blocks_per_sm", 1, 32)
-        count("hbm.cluster", 1, 2)
-        if "hbm.persistent" in a:
-            require(isinstance(a["hbm.persistent"], UnitAttr), self, "hbm.persistent is a unit attribute (present or absent)")
-        if "hbm.order" in a:
-            require(a["hbm.order"] in (StringAttr("first"), StringAttr("last")), self, f"hbm.order must be \"first\" or \"last\", got {a['hbm.order']}")
-        warps = a.get("reg.warps")
-        if warps is not None:
-            require(isinstance(warps, LabelsAttr), self, f"reg.warps must be labels like #hbm.labels<m=2, n=2>, got {warps}")
-            for axis, n in parse_labels(warps).items():
-                require(axis in sizes and n >= 1, self, f"reg.warps: '{axis}={n}' must name an axis of the kernel and at least one warp")
+        count("hbm.group", self.group, 0)
+        require(not self.group_rows or len(grid) == 2, self, f"hbm.group orders a two-axis grid; this one has {len(grid)} axes")
+        count("hbm.blocks_per_sm", self.blocks_per_sm, 1, 32)
+        count("hbm.cluster", self.cluster, 1, 2)
+        if self.order is not None:
+            require(self.order.data in ("first", "last"), self, f"hbm.order must be \"first\" or \"last\", got {self.order}")
+        for axis, n in self.warp_grid.items():
+            require(axis in sizes and n >= 1, self, f"reg.warps: '{axis}={n}' must name an axis of the kernel and at least one warp")
+
+    def _verify_loop_facts(self, sizes: dict[str, int]) -> None:
+        """What ncd-to-hbm, hbm-to-smem and smem-unroll-stages write on the loops of the
+        body: the streamed axis, the stages a loop cycles through, how its tiles arrive."""
+        for op in self.body.walk():
+            a = op.attributes
+            if "hbm.stream" in a:
+                axis = a["hbm.stream"]
+                require(isinstance(axis, StringAttr) and axis.data in sizes, self,
+                        f"hbm.stream names the streamed axis, one of the kernel's ({', '.join(sizes)}), got {axis}")
+            for name, least in (("smem.stages", 1), ("smem.unrolled", 0)):
+                if name in a:
+                    n = a[name]
+                    require(isinstance(n, IntegerAttr) and n.value.data >= least, self, f"{name} must be an integer of at least {least}, got {n}")
+            if "smem.copy" in a:
+                require(a["smem.copy"] == StringAttr("tma"), self, f"smem.copy says a loop's tiles arrive by TMA (\"tma\"), got {a['smem.copy']}")
 
 
 def check_tile_of_global(op: IRDLOperation, tile: NamedAxesType, glob: GlobalType, offsets: Sequence[SSAValue], what: str = "tile") -> None:

@@ -131,7 +131,7 @@ def read_anatomy(kernel: hbm.KernelOp) -> Anatomy:
             if isinstance(t, reg.FragType) and (t.role.data, tuple(t.shape.items()), t.dtype) == (f.role, tuple(f.shape.items()), f.dtype):
                 if arg.name_hint and arg.name_hint not in f.names:
                     f.names.insert(0, arg.name_hint)
-    warps = hbm.parse_labels(kernel.attributes.get("reg.warps"))  # type: ignore[arg-type]
+    warps = kernel.warp_grid
     staged = sorted(buffers.values(), key=lambda b: b.fill not in ("cp.async", "TMA"))  # the inputs' stages first
     return Anatomy(kernel.sym_name.data, kernel_level(kernel), kernel.grid_tiles, kernel.grid_shape(), kernel_stream(kernel),
                    views, staged, producer, rings, warps,

@@ -28,7 +28,7 @@ def warp_grid(op: Operation) -> dict[str, int]:
     k = op.parent_op()
     while k is not None and not isinstance(k, hbm.KernelOp):
         k = k.parent_op()
-    return hbm.parse_labels(k.attributes.get("reg.warps")) if k is not None else {}  # type: ignore[arg-type]
+    return k.warp_grid if k is not None else {}
 
 
 def warps_of(op: Operation) -> list[dict[str, int]]:

@@ -268,7 +268,7 @@ class _Emitter(PtxBuilder):
         super().__init__(kernel)
         self.smem_bytes = 0
         self.smem_base: SSAValue | None = None
-        self.warps = hbm.parse_labels(kernel.attributes.get("reg.warps"))  # type: ignore[arg-type]
+        self.warps = kernel.warp_grid
         self.nthreads = 32 * _prod(self.warps.values())
         self.sizes = kernel.axis_sizes()
         self.moved_by: dict[SSAValue, SSAValue] = {}  # a grid offset that moved in -> by how much (b32)
@@ -343,12 +343,11 @@ class _Emitter(PtxBuilder):
         grid = self.kernel.grid_tiles
         if len(grid) > 3:
             raise self.fail("at most 3 grid axes")
-        for unsupported in ("hbm.persistent", "hbm.cluster", "hbm.order"):
-            if unsupported in self.kernel.attributes:
+        for unsupported, given in (("persistent", self.kernel.persistent), ("cluster", self.kernel.cluster), ("order", self.kernel.order)):
+            if given is not None:
                 raise self.fail(f"this lowering launches a plain or grouped grid (hbm-launch{{group=G}}); "
-                                f"'{unsupported.removeprefix('hbm.')}' launches are not taken here")
-        group = self.kernel.attributes.get("hbm.group")
-        group = group.value.data if isinstance(group, builtin.IntegerAttr) else 0
+                                f"'{unsupported}' launches are not taken here")
+        group = self.kernel.group_rows
         blocks = self.kernel.grid_shape()
         if group:  # one grid axis; the tile's row and column blocks from its linear index
             rows, cols = (blocks[a] for a in grid)

@@ -42,7 +42,7 @@ from napkin_ir.lowering.ptx_rules.kernel import build_kernel
 
 def lower_kernel(kernel: hbm.KernelOp) -> P.KernelOp:
     """The `ptx.kernel` of one register-level kernel."""
-    if "reg.warps" not in kernel.attributes:
+    if kernel.warps is None:
         raise PassFailedException(f"reg-to-ptx: @{kernel.sym_name.data} has no reg.warps; run smem-to-reg first")
     if gemm_stream_sm80.takes(kernel):
         return gemm_stream_sm80.lower_gemm(kernel)

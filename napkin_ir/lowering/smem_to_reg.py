@@ -85,7 +85,7 @@ class SmemToRegPass(ModulePass):
                 if not loops:
                     raise _fail(kernel, "expects a pipelined stream loop (from hbm-to-smem), found none")
                 _Fragments(kernel, warps, self.hoist).lower()
-            kernel.attributes["reg.warps"] = hbm.format_labels(warps)
+            kernel.properties["reg.warps"] = hbm.format_labels(warps)
 
     @staticmethod
     def _accumulates(loop: scf.ForOp) -> bool:
@@ -165,7 +165,7 @@ class SmemToRegPass(ModulePass):
         kernel = loop.parent_op()
         while kernel is not None and not isinstance(kernel, hbm.KernelOp):
             kernel = kernel.parent_op()
-        if kernel is not None and "hbm.persistent" in kernel.attributes:
+        if kernel is not None and kernel.persistent is not None:
             # the next tile's producer waits for the stage of this tile's last step too
             Rewriter.insert_op(self._stage_at_last_step(loop, last_stage, arrive.bars), InsertPoint.after(done))
 

@@ -271,7 +271,7 @@ def _producer_warps(kernel: hbm.KernelOp) -> int:
 
 
 def analyse_kernel(kernel: hbm.KernelOp) -> KernelCost:
-    warp_grid = hbm.parse_labels(kernel.attributes.get("reg.warps"))  # type: ignore[arg-type]
+    warp_grid = kernel.warp_grid
     compute = 1
     for n in warp_grid.values():
         compute *= n

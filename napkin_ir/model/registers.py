@@ -88,7 +88,7 @@ def _block_fragments(block: Block) -> int:
 
 def _swizzle_bases(kernel: hbm.KernelOp) -> int:
     """The ldmatrix base registers swizzled buffers need beyond one each."""
-    warps = hbm.parse_labels(kernel.attributes.get("reg.warps")) if "reg.warps" in kernel.attributes else {}  # type: ignore[arg-type]
+    warps = kernel.warp_grid
     columns: dict[SSAValue, set[int]] = {}
     for op in kernel.walk():
         if not isinstance(op, reg.LdmatrixOp):

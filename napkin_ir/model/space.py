@@ -19,7 +19,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 from xdsl.dialects import arith, scf
-from xdsl.dialects.builtin import IntegerAttr, StringAttr
+from xdsl.dialects.builtin import IntegerAttr
 from xdsl.ir import Block, Operation, SSAValue
 
 from napkin_ir.dialects import hbm
@@ -145,10 +145,7 @@ def kernel_space(kernel: hbm.KernelOp) -> Space:
     """One context per block; the origins of the block's tile bound to the kernel's arguments."""
     grid, blocks = kernel.grid_tiles, kernel.grid_shape()
     axes = tuple(grid)
-    group = kernel.attributes.get("hbm.group")
-    order = kernel.attributes.get("hbm.order")
-    space = Space(tuple(blocks[a] for a in axes), axes, group=group.value.data if isinstance(group, IntegerAttr) else 0,
-                  last_fastest=isinstance(order, StringAttr) and order.data == "last")
+    space = Space(tuple(blocks[a] for a in axes), axes, group=kernel.group_rows, last_fastest=kernel.last_axis_fastest)
     origins = kernel.body.block.args[len(kernel.globals):]
     for d, (a, arg) in enumerate(zip(axes, origins)):
         shape = [1] * len(axes)

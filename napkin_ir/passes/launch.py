@@ -13,7 +13,8 @@ in the same order), so that a block's producer fetches its next tile while its
 consumers finish the last. `cluster=2` pairs neighbouring blocks along the first grid
 axis into a thread-block cluster: a tile both need (one whose offsets do not move along
 that axis) is loaded half by each and multicast to both. They are written on each
-`hbm.kernel` as `hbm.group`, `hbm.blocks_per_sm`, `hbm.persistent` and `hbm.cluster`;
+`hbm.kernel` as its properties `hbm.group`, `hbm.blocks_per_sm`, `hbm.persistent` and
+`hbm.cluster`, whose types and ranges the kernel verifies;
 `reg-to-ptx` emits them for sm_90a kernels. `order=last` makes the last grid axis vary
 fastest, walked from its end (attention: the query tiles of one head run together, sharing
 its K and V in L2, and a causal stream's longest blocks start first); without it the first
@@ -57,11 +58,11 @@ class HbmLaunchPass(ModulePass):
             if self.group and len(k.grid_tiles) != 2:
                 raise PassFailedException(f"hbm-launch: @{k.sym_name.data}: grouping orders a two-axis grid; "
                                           f"this one has {len(k.grid_tiles)} axes")
-            k.attributes["hbm.group"] = builtin.IntegerAttr(self.group, 32)
-            k.attributes["hbm.blocks_per_sm"] = builtin.IntegerAttr(self.blocks_per_sm, 32)
+            k.properties["hbm.group"] = builtin.IntegerAttr(self.group, 32)
+            k.properties["hbm.blocks_per_sm"] = builtin.IntegerAttr(self.blocks_per_sm, 32)
             if self.persistent:
-                k.attributes["hbm.persistent"] = builtin.UnitAttr()
+                k.properties["hbm.persistent"] = builtin.UnitAttr()
             if self.cluster > 1:
-                k.attributes["hbm.cluster"] = builtin.IntegerAttr(self.cluster, 32)
+                k.properties["hbm.cluster"] = builtin.IntegerAttr(self.cluster, 32)
             if self.order == "last":
-                k.attributes["hbm.order"] = builtin.StringAttr("last")
+                k.properties["hbm.order"] = builtin.StringAttr("last")

@@ -123,11 +123,6 @@ def constant(v: SSAValue) -> int | None:
     return None
 
 
-def int_attr(kernel: hbm.KernelOp, name: str, default: int) -> int:
-    attr = kernel.attributes.get(name)
-    return attr.value.data if isinstance(attr, builtin.IntegerAttr) else default
-
-
 class KernelLowering:
     """One kernel on its way to a `ptx.kernel` (see the module's docstring)."""
 
@@ -140,7 +135,7 @@ class KernelLowering:
         self.vals: dict[SSAValue, Any] = self.arith.values
         self.cache: dict[tuple, SSAValue] = {}
         self.stage_values: dict[tuple, SSAValue] = {}  # per stage value (a loop's): built at its first use, which dominates the rest
-        self.warps = hbm.parse_labels(kernel.attributes.get("reg.warps"))  # type: ignore[arg-type]
+        self.warps = kernel.warp_grid
         producers = [o for o in kernel.body.block.ops if isinstance(o, smem.ProducerOp)]
         self.producer_warps = producers[0].warps.value.data if producers else 0
         self.consumer_threads = 32 * prod(self.warps.values())
@@ -150,10 +145,10 @@ class KernelLowering:
         self.smem_bytes = 0
         self.smem_base: SSAValue | None = None
         self.grid_args: dict[SSAValue, str] = {}
-        self.persistent = isinstance(kernel.attributes.get("hbm.persistent"), builtin.UnitAttr)
-        self.group = int_attr(kernel, "hbm.group", 0)
-        self.cluster = int_attr(kernel, "hbm.cluster", 1)
-        self.blocks_per_sm = int_attr(kernel, "hbm.blocks_per_sm", 1)
+        self.persistent = kernel.persistent is not None
+        self.group = kernel.group_rows
+        self.cluster = kernel.cluster_blocks
+        self.blocks_per_sm = kernel.resident_blocks
         self.tma_boxes: list[str] = []
         self.barrier_rings: list[tuple[SSAValue, int, int]] = []  # (address, stages, arrivals per barrier)
         self.wgmma_fence = True  # registers written since the last wgmma.fence

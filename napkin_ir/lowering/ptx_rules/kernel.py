@@ -64,8 +64,7 @@ def build_kernel(k: KernelLowering) -> P.KernelOp:
     k.origin_args = dict(zip(grid, body.args[len(globs):]))
     for arg, axis in zip(body.args[len(globs):], grid):
         k.grid_args[arg] = axis
-    attr = kernel.attributes.get("hbm.order")
-    last = isinstance(attr, builtin.StringAttr) and attr.data == "last"
+    last = kernel.last_axis_fastest
     counts = kernel.grid_shape()
     order = list(reversed(grid)) if last else list(grid)  # the axis on %ctaid.x varies fastest
     if k.persistent:

@@ -6,7 +6,7 @@
 // RUN: not napkin-opt %examples/matmul.mlir -p 'ncd-relabel{grid="m:128,n:128" stream="k:32"},ncd-to-hbm,smem-to-reg' 2>&1 | filecheck %s --check-prefix=NOPIPE
 // RUN: not napkin-opt %examples/matmul.mlir -p 'ncd-relabel{grid="m:128,n:128" stream="k:32"},ncd-to-hbm,hbm-to-smem,smem-to-reg{warps="k:2"}' 2>&1 | filecheck %s --check-prefix=AXIS
 
-// CHECK: hbm.kernel attributes {reg.warps = #hbm.labels<m=2, n=2>, sym_name = "matmul", grid = #hbm.labels<m=128, n=128>, num_outputs = 1 : i32}
+// CHECK: hbm.kernel attributes {sym_name = "matmul", grid = #hbm.labels<m=128, n=128>, num_outputs = 1 : i32, reg.warps = #hbm.labels<m=2, n=2>}
 // CHECK: [[Z:%.+]] = reg.zeros : !reg.frag<c, m=64, n=64 : f32>
 // CHECK: scf.for {{.*}} iter_args(%acc = [[Z]]) -> (!reg.frag<c, m=64, n=64 : f32>)
 // CHECK: [[A0:%.+]] = reg.ldmatrix %{{.+}}[[[S:%.+]]] {at = #hbm.labels<k=0>} : {{.*}} -> !reg.frag<a, m=64, k=16 : bf16>

@@ -9,7 +9,7 @@
 // RUN: not napkin-opt %examples/attention.mlir -p 'ncd-relabel{grid="b,h,i:128" stream="j:64"},ncd-to-hbm,hbm-to-smem{stages=3 layout=pad8},smem-to-reg{warps="i:16"}' 2>&1 | filecheck %s --check-prefix=ROWS
 // RUN: not napkin-opt %examples/attention.mlir -p 'ncd-relabel{grid="b,h,i:128" stream="j:64"},ncd-to-hbm,hbm-to-smem{stages=3 layout=pad8},smem-to-reg{warps="i:4,j:2"}' 2>&1 | filecheck %s --check-prefix=SPLITJ
 
-// CHECK:      hbm.kernel attributes {reg.warps = #hbm.labels<i=8>
+// CHECK:      hbm.kernel attributes {sym_name = "causal_attention", grid = #hbm.labels<b=1, h=1, i=128>, num_outputs = 1 : i32, reg.warps = #hbm.labels<i=8>}
 // CHECK:      [[M0:%.+]] = reg.fill {value = 0xff800000 : f32} : !reg.frag<row, i=16 : f32>
 // CHECK-NEXT: [[L0:%.+]] = reg.fill {value = 0.000000e+00 : f32} : !reg.frag<row, i=16 : f32>
 // CHECK-NEXT: [[O0:%.+]] = reg.zeros : !reg.frag<c, i=16, d=64 : f32>

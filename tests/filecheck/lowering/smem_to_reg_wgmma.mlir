@@ -6,7 +6,7 @@
 // RUN: not napkin-opt %examples/matmul.mlir -p 'ncd-relabel{grid="m:96,n:256" stream="k:64"},ncd-to-hbm,hbm-to-smem{copy=tma},smem-to-reg{mma=wgmma}' 2>&1 | filecheck %s --check-prefix=ROWS
 // RUN: not napkin-opt %examples/matmul.mlir -p 'ncd-relabel{grid="m:128,n:256" stream="k:64"},ncd-to-hbm,hbm-to-smem{copy=tma},smem-to-reg{mma=hmma}' 2>&1 | filecheck %s --check-prefix=MMA
 
-// CHECK: hbm.kernel attributes {reg.warps = #hbm.labels<m=8>
+// CHECK: hbm.kernel attributes {{.*}}, reg.warps = #hbm.labels<m=8>}
 // CHECK: %[[Z:.*]] = reg.zeros : !reg.frag<c, m=16, n=256 : f32>
 // CHECK: scf.for %k0 = %c0 to %{{.*}} step %{{.*}} iter_args(%acc = %[[Z]]) -> (!reg.frag<c, m=16, n=256 : f32>) {
 // CHECK: smem.mbarrier_wait

@@ -14,7 +14,7 @@
 // RUN: not napkin-opt %examples/matmul.mlir -p 'napkin-sm90{blocks_per_sm=2 stages=2}' 2>&1 | filecheck %s --check-prefix=REGS
 // RUN: not napkin-opt %examples/matmul.mlir -p 'ncd-relabel{grid="m:128,n:128" stream="k:64"},ncd-to-hbm,hbm-launch{blocks_per_sm=5}' 2>&1 | filecheck %s --check-prefix=BAD
 
-// CHECK: hbm.kernel attributes {hbm.group = 8 : i32, hbm.blocks_per_sm = 2 : i32, hbm.persistent, sym_name = "matmul"
+// CHECK: hbm.kernel attributes {sym_name = "matmul", grid = #hbm.labels<m=128, n=128>, num_outputs = 1 : i32, hbm.group = 8 : i32, hbm.blocks_per_sm = 2 : i32, hbm.persistent}
 // GROUP: mov.u32 %r{{[0-9]+}}, %ctaid.x;
 // GROUP-NOT: %ctaid.y
 // GROUP: min.u32

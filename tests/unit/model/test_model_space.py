@@ -96,7 +96,7 @@ def test_grouping_keeps_a_wave_on_fewer_tiles_of_a():
     module = run_pipeline(gemm(2048, 2048, 64), 'ncd-relabel{grid="m:128,n:128" stream="k:64"},ncd-to-hbm')
     (plain,) = analyse_module(module).kernels
     (kernel,) = [k for k in module.walk() if isinstance(k, hbm.KernelOp)]
-    kernel.attributes["hbm.group"] = IntegerAttr(4, i32)
+    kernel.properties["hbm.group"] = IntegerAttr(4, i32)
     (grouped,) = analyse_module(module).kernels
     # 16 x 16 blocks in waves of 32, the tensors too big for the L2 share: in plain order a
     # wave covers 2 block columns and all 16 block rows; grouped, a 4-row band 8 columns wide

@@ -131,3 +131,65 @@ hbm.kernel attributes {sym_name = "k", grid = #hbm.labels<m=8>, num_outputs = 1 
   hbm.return
 }
 // CHECK: hbm.kernel: reg.warps: 'm=0' must name an axis of the kernel and at least one warp
+
+// -----
+// The launch facts are properties with declared types: one of another type is refused by name.
+hbm.kernel attributes {sym_name = "k", grid = #hbm.labels<m=8>, num_outputs = 1 : i32, hbm.group = "8"} {
+^bb0(%a: !hbm.global<m=16 : f32>, %out: !hbm.global<m=16 : f32>, %m0: index):
+  hbm.return
+}
+// CHECK: hbm.kernel: property 'hbm.group': "8" should be of base attribute integer
+
+// -----
+hbm.kernel attributes {sym_name = "k", grid = #hbm.labels<m=8>, num_outputs = 1 : i32, hbm.persistent = true} {
+^bb0(%a: !hbm.global<m=16 : f32>, %out: !hbm.global<m=16 : f32>, %m0: index):
+  hbm.return
+}
+// CHECK: hbm.kernel: property 'hbm.persistent': true should be of base attribute unit
+
+// -----
+hbm.kernel attributes {sym_name = "k", grid = #hbm.labels<m=8>, num_outputs = 1 : i32, reg.warps = ["m:2"]} {
+^bb0(%a: !hbm.global<m=16 : f32>, %out: !hbm.global<m=16 : f32>, %m0: index):
+  hbm.return
+}
+// CHECK: hbm.kernel: property 'reg.warps': ["m:2"] should be of base attribute hbm.labels
+
+// -----
+// What the passes write on the loops of the body is checked by the kernel.
+hbm.kernel attributes {sym_name = "k", grid = #hbm.labels<m=8>, num_outputs = 1 : i32} {
+^bb0(%a: !hbm.global<m=16, k=32 : f32>, %out: !hbm.global<m=16 : f32>, %m0: index):
+  %c0 = arith.constant 0 : index
+  %c8 = arith.constant 8 : index
+  %c32 = arith.constant 32 : index
+  scf.for %k0 = %c0 to %c32 step %c8 {
+    scf.yield
+  } {hbm.stream = "j"}
+  hbm.return
+}
+// CHECK: hbm.kernel: hbm.stream names the streamed axis, one of the kernel's (m, k), got "j"
+
+// -----
+hbm.kernel attributes {sym_name = "k", grid = #hbm.labels<m=8>, num_outputs = 1 : i32} {
+^bb0(%a: !hbm.global<m=16, k=32 : f32>, %out: !hbm.global<m=16 : f32>, %m0: index):
+  %c0 = arith.constant 0 : index
+  %c8 = arith.constant 8 : index
+  %c32 = arith.constant 32 : index
+  scf.for %k0 = %c0 to %c32 step %c8 {
+    scf.yield
+  } {hbm.stream = "k", smem.stages = 0 : i32}
+  hbm.return
+}
+// CHECK: hbm.kernel: smem.stages must be an integer of at least 1, got 0 : i32
+
+// -----
+hbm.kernel attributes {sym_name = "k", grid = #hbm.labels<m=8>, num_outputs = 1 : i32} {
+^bb0(%a: !hbm.global<m=16, k=32 : f32>, %out: !hbm.global<m=16 : f32>, %m0: index):
+  %c0 = arith.constant 0 : index
+  %c8 = arith.constant 8 : index
+  %c32 = arith.constant 32 : index
+  scf.for %k0 = %c0 to %c32 step %c8 {
+    scf.yield
+  } {hbm.stream = "k", smem.stages = 2 : i32, smem.copy = "cp.async"}
+  hbm.return
+}
+// CHECK: hbm.kernel: smem.copy says a loop's tiles arrive by TMA ("tma"), got "cp.async"
