@@ -102,16 +102,17 @@ def sm90_gemm_pipeline(*args, **kwargs) -> str:
 
 
 def launch_config(module: ModuleOp) -> dict[str, object]:
-    """Kernel name, grid, block and dynamic shared memory of the (one) compiled kernel."""
+    """Kernel name, grid, block, dynamic shared memory and TMA boxes ((argument, box, swizzle)
+    each) of the (one) compiled kernel."""
     from napkin_ir.dialects.ptx.ops import KernelOp
 
     (kernel,) = [op for op in module.walk() if isinstance(op, KernelOp)]
-    grid = [a.value.data for a in kernel.attributes["napkin.grid"].data]  # type: ignore[union-attr]
+    assert kernel.launch_grid is not None and kernel.smem_bytes is not None, f"@{kernel.sym_name.data} has no launch configuration"
+    grid = [a.value.data for a in kernel.launch_grid.data]
     threads = kernel.reqntid or kernel.maxntid
     block = [a.value.data for a in threads.data] if threads else [1]
-    smem = kernel.attributes["napkin.smem_bytes"].value.data  # type: ignore[union-attr]
-    tma = [a.data for a in kernel.attributes["napkin.tma"].data] if "napkin.tma" in kernel.attributes else []  # type: ignore[union-attr]
-    return {"name": kernel.sym_name.data, "grid": grid, "block": block, "smem": smem, "tma": tma}
+    tma = [(t.arg.data, t.dims, t.swizzle.data) for t in (kernel.tma.data if kernel.tma else [])]
+    return {"name": kernel.sym_name.data, "grid": grid, "block": block, "smem": kernel.smem_bytes.value.data, "tma": tma}
 
 
 def _ints(text: str, n: int, what: str, pipeline: str = "napkin-sm80", meaning: str = "") -> tuple[int, ...]:

@@ -385,8 +385,8 @@ class _Emitter(PtxBuilder):
                             reqntid=[self.nthreads])
         # what a launch needs: blocks along x, y, z (grouped: all along x) and the dynamic shared memory
         launch = [_prod(blocks.values())] if group else [blocks[a] for a in grid]
-        kernel.attributes["napkin.grid"] = builtin.ArrayAttr([builtin.IntegerAttr(n, 32) for n in launch])
-        kernel.attributes["napkin.smem_bytes"] = builtin.IntegerAttr(self.smem_bytes, 32)
+        kernel.properties["napkin.grid"] = builtin.ArrayAttr([builtin.IntegerAttr(n, 32) for n in launch])
+        kernel.properties["napkin.smem_bytes"] = builtin.IntegerAttr(self.smem_bytes, 32)
         return kernel
 
     def lower(self, op: Operation) -> None:

@@ -4,7 +4,8 @@
 (`napkin.grid`), the threads (`reqntid` or `maxntid`), the dynamic shared memory
 (`napkin.smem_bytes`), the blocks per multiprocessor of a persistent grid
 (`napkin.persistent`), the cluster (`napkin.cluster`) and, for parameters that are TMA
-tensor maps, the box each copy moves (`napkin.tma`, entries `name:ROWSxCOLS:SWIZZLE`).
+tensor maps, the box each copy moves (`napkin.tma`, of `#ptx.tma_box`): typed properties
+that `ptx.kernel` verifies.
 The PTX text keeps none of this, and the `ptx` level no longer knows the diagram's element
 types and shapes; `LaunchContract` gathers both, the second from the module as it was
 before lowering (`diagram_signature`). It is plain data: `to_json` writes it
@@ -233,19 +234,12 @@ def launch_contract(module: Any, signature: Sequence[ArgSignature] = (), *, vers
                         + ("" if kernels else ": lower it to ptx first (-p napkin-sm80 or -p napkin-sm90)"))
     (kernel,) = kernels
     name = kernel.sym_name.data
-    attrs = kernel.attributes
-    if "napkin.grid" not in attrs or "napkin.smem_bytes" not in attrs:
+    if kernel.launch_grid is None or kernel.smem_bytes is None:
         raise UserError(f"@{name} carries no launch configuration (napkin.grid, napkin.smem_bytes): "
                         "only kernels that napkin-sm80 or napkin-sm90 compiled have one")
     threads = kernel.reqntid or kernel.maxntid
     block = [a.value.data for a in threads.data] if threads else [1]
-    boxes = {}
-    for entry in (attrs["napkin.tma"].data if "napkin.tma" in attrs else []):  # type: ignore[attr-defined]
-        try:
-            arg, box, swizzle = entry.data.split(":")
-            boxes[arg] = (tuple(int(x) for x in box.split("x")), swizzle)
-        except ValueError:
-            raise UserError(f"@{name}: napkin.tma entry '{entry.data}' is not name:ROWSxCOLS:SWIZZLE") from None
+    boxes = {t.arg.data: (t.dims, t.swizzle.data) for t in (kernel.tma.data if kernel.tma else [])}
     sigs = {s.name: s for s in signature}
     params = []
     for pname, ptype in kernel.param_list():
@@ -258,14 +252,13 @@ def launch_contract(module: Any, signature: Sequence[ArgSignature] = (), *, vers
             tma = TmaBox(box, swizzle, TMA_DATA_TYPES.get(sig.dtype, "") if sig else "")
         params.append(ParamContract(pname, arg, kind, sig.role if sig else None, sig.dtype if sig else None,
                                     sig.axes if sig else None, sig.shape if sig else None, tma))
-    persistent = attrs.get("napkin.persistent")
-    cluster = attrs.get("napkin.cluster")
+    persistent, cluster = kernel.persistent, kernel.cluster
     return LaunchContract(
         name, choose_target(module), tuple(params),
-        _dims([a.value.data for a in attrs["napkin.grid"].data]),  # type: ignore[attr-defined]
-        _dims(block), attrs["napkin.smem_bytes"].value.data,  # type: ignore[attr-defined]
-        persistent.value.data if persistent is not None else 0,  # type: ignore[attr-defined]
-        _dims([a.value.data for a in cluster.data]) if cluster is not None else None,  # type: ignore[attr-defined]
+        _dims([a.value.data for a in kernel.launch_grid.data]),
+        _dims(block), kernel.smem_bytes.value.data,
+        persistent.value.data if persistent is not None else 0,
+        _dims([a.value.data for a in cluster.data]) if cluster is not None else None,
         version, {"pipeline": pipeline} if pipeline else {})
 
 

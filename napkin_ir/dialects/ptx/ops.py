@@ -42,6 +42,7 @@ from xdsl.irdl import (
 )
 from xdsl.traits import IsolatedFromAbove, IsTerminator, NoTerminator, SymbolOpInterface
 
+from napkin_ir.dialects.ptx.attributes import SharedAttr, TmaBoxAttr
 from napkin_ir.dialects.ptx.registers import TYPE_BITS, RegType, fits, reg_class_of
 from napkin_ir.dialects.utils import require
 
@@ -794,19 +795,33 @@ class KernelOp(IRDLOperation):
 
     `params` names the parameters and `param_types` gives each one's PTX type
     (`u64` for pointers, `u32`, `f32` ..., or `tensormap`: 128 bytes aligned to 64,
-    passed by value for TMA). `shared` declares static shared arrays as
-    `name:bytes:align` strings; `dynamic_shared` names the dynamic one.
+    passed by value for TMA). `shared` declares static shared arrays
+    (`#ptx.shared<"smem", bytes = 4096, align = 128>`); `dynamic_shared` names the
+    dynamic one.
+
+    The `napkin.*` properties are what a launch needs, written by the pipelines for the
+    launch contract (`napkin_ir.runtime.contract`): blocks along x, y, z (`napkin.grid`),
+    threads (`napkin.block`), dynamic shared bytes (`napkin.smem_bytes`), blocks per
+    cluster (`napkin.cluster`), blocks per multiprocessor of a persistent grid
+    (`napkin.persistent`), and how each TMA tensor map is encoded (`napkin.tma`, of
+    `#ptx.tma_box`).
     """
 
     name = "ptx.kernel"
     sym_name = prop_def(StringAttr)
     params = prop_def(ArrayAttr[StringAttr])
     param_types = prop_def(ArrayAttr[StringAttr])
-    shared = opt_prop_def(ArrayAttr[StringAttr])
+    shared = opt_prop_def(ArrayAttr[SharedAttr])
     dynamic_shared = opt_prop_def(StringAttr)
     maxntid = opt_prop_def(ArrayAttr[IntegerAttr])
     reqntid = opt_prop_def(ArrayAttr[IntegerAttr])
     minnctapersm = opt_prop_def(IntegerAttr)
+    launch_grid = opt_prop_def(ArrayAttr[IntegerAttr], prop_name="napkin.grid")
+    launch_block = opt_prop_def(ArrayAttr[IntegerAttr], prop_name="napkin.block")
+    smem_bytes = opt_prop_def(IntegerAttr, prop_name="napkin.smem_bytes")
+    cluster = opt_prop_def(ArrayAttr[IntegerAttr], prop_name="napkin.cluster")
+    persistent = opt_prop_def(IntegerAttr, prop_name="napkin.persistent")
+    tma = opt_prop_def(ArrayAttr[TmaBoxAttr], prop_name="napkin.tma")
     body = region_def()
     traits = traits_def(IsolatedFromAbove(), SymbolOpInterface())
     irdl_options = (ParsePropInAttrDict(),)
@@ -821,7 +836,7 @@ class KernelOp(IRDLOperation):
             "param_types": ArrayAttr([StringAttr(t) for _, t in params]),
         }
         if shared:
-            props["shared"] = ArrayAttr([StringAttr(f"{n}:{b}:{a}") for n, b, a in shared])
+            props["shared"] = ArrayAttr([SharedAttr(n, b, a) for n, b, a in shared])
         if dynamic_shared:
             props["dynamic_shared"] = StringAttr(dynamic_shared)
         for k, v in (("maxntid", maxntid), ("reqntid", reqntid)):
@@ -835,23 +850,19 @@ class KernelOp(IRDLOperation):
         return [(p.data, t.data) for p, t in zip(self.params.data, self.param_types.data)]
 
     def shared_list(self) -> list[tuple[str, int, int]]:
-        out = []
-        for s in (self.shared.data if self.shared else []):
-            n, b, a = s.data.split(":")
-            out.append((n, int(b), int(a)))
-        return out
+        return [(s.sym.data, s.size.data, s.align.data) for s in (self.shared.data if self.shared else [])]
 
     def verify_(self) -> None:
         require(len(self.params.data) == len(self.param_types.data), self, f"{len(self.params.data)} parameter names but {len(self.param_types.data)} types")
         for p, t in self.param_list():
             require(t in PARAM_TYPES, self, f"parameter '{p}' has unknown type '{t}'; expected one of {', '.join(PARAM_TYPES)}")
-        for s in (self.shared.data if self.shared else []):
-            parts = s.data.split(":")
-            require(len(parts) == 3 and parts[1].isdigit() and parts[2].isdigit(), self, f"shared declaration '{s.data}' is not name:bytes:align")
-        for k in ("maxntid", "reqntid"):
-            v = getattr(self, k)
+        for k in ("maxntid", "reqntid", "napkin.grid", "napkin.block", "napkin.cluster"):
+            v = self.properties.get(k)
             if v is not None:
-                require(1 <= len(v.data) <= 3, self, f"{k} takes 1 to 3 sizes")
+                sizes = [n.value.data for n in v.data]  # type: ignore[attr-defined]
+                require(1 <= len(sizes) <= 3 and min(sizes) >= 1, self, f"{k} takes 1 to 3 positive sizes, got {sizes}")
+        require(self.smem_bytes is None or self.smem_bytes.value.data >= 0, self, "napkin.smem_bytes is at least 0")
+        require(self.persistent is None or self.persistent.value.data >= 1, self, "napkin.persistent (blocks per multiprocessor) is at least 1")
         require(len(self.body.blocks) >= 1, self, "has a body")
         for block in self.body.blocks:
             for op in block.ops:

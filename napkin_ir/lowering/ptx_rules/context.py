@@ -27,6 +27,7 @@ from xdsl.utils.exceptions import PassFailedException
 
 from napkin_ir.dialects import hbm, reg, smem
 from napkin_ir.dialects.ptx import ops as P
+from napkin_ir.dialects.ptx.attributes import TmaBoxAttr
 from napkin_ir.dialects.ptx.registers import RegType
 from napkin_ir.lowering.arith_to_ptx import ArithLowering
 
@@ -123,6 +124,12 @@ def constant(v: SSAValue) -> int | None:
     return None
 
 
+def arg_name(g: SSAValue, n: int) -> str:
+    """The name of the kernel's `n`th global in its PTX parameter (after the kernel's name)
+    and in the launch contract: its name in the IR, else `arg<n>`."""
+    return g.name_hint or f"arg{n}"
+
+
 class KernelLowering:
     """One kernel on its way to a `ptx.kernel` (see the module's docstring)."""
 
@@ -149,7 +156,7 @@ class KernelLowering:
         self.group = kernel.group_rows
         self.cluster = kernel.cluster_blocks
         self.blocks_per_sm = kernel.resident_blocks
-        self.tma_boxes: list[str] = []
+        self.tma_boxes: list[TmaBoxAttr] = []
         self.barrier_rings: list[tuple[SSAValue, int, int]] = []  # (address, stages, arrivals per barrier)
         self.wgmma_fence = True  # registers written since the last wgmma.fence
         self.finish: Block | None = None  # a cluster's common exit (no block leaves while its peer may arrive)

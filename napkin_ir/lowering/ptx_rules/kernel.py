@@ -15,13 +15,13 @@
 from __future__ import annotations
 
 from xdsl.dialects import builtin, scf
-from xdsl.ir import Block, Region, SSAValue
+from xdsl.ir import Attribute, Block, Region, SSAValue
 
 from napkin_ir.dialects import hbm, reg, smem
 from napkin_ir.dialects.ptx import ops as P
 from napkin_ir.dialects.ptx import tensor_ops as T
 from napkin_ir.dialects.ptx.registers import RegType
-from napkin_ir.lowering.ptx_rules.context import B32, B64, SHARED, Global, KernelLowering, constant, lowers, prod
+from napkin_ir.lowering.ptx_rules.context import B32, B64, SHARED, Global, KernelLowering, arg_name, constant, lowers, prod
 
 PRODUCER_REGS = 40
 REGISTER_FILE = 65536
@@ -54,7 +54,7 @@ def build_kernel(k: KernelLowering) -> P.KernelOp:
         t: hbm.GlobalType = g.type  # type: ignore[assignment]
         if prod(t.dims) >= 1 << 31:
             raise k.fail(f"{t} has 2^31 elements or more; indices are 32-bit")
-        pname = f"{k.name}_{g.name_hint or f'arg{n}'}"
+        pname = f"{k.name}_{arg_name(g, n)}"
         if g in tma:
             params.append((pname, "tensormap"))
             k.vals[g] = Global(t, tmap=k.r(P.CvtaOp("param", k.r(P.AddrOfOp(pname, B64)), to=False)))
@@ -86,7 +86,6 @@ def build_kernel(k: KernelLowering) -> P.KernelOp:
             break
         k.lower(op)
 
-    attrs = {}
     if k.producer_warps:
         out = P.KernelOp(k.name, params, Region(k.blocks), dynamic_shared=SHARED if k.smem_bytes else None, maxntid=[k.nthreads],
                          minnctapersm=k.blocks_per_sm)
@@ -96,16 +95,17 @@ def build_kernel(k: KernelLowering) -> P.KernelOp:
     launch = [counts[a] for a in order]
     if k.group or k.persistent:
         launch = [prod(launch)]
+    facts: dict[str, Attribute] = {}
     if k.cluster > 1:
-        attrs["napkin.cluster"] = builtin.ArrayAttr([builtin.IntegerAttr(k.cluster, 32)])
+        facts["napkin.cluster"] = builtin.ArrayAttr([builtin.IntegerAttr(k.cluster, 32)])
     if k.persistent:  # the launch takes min(tiles, multiprocessors x blocks_per_sm) blocks
-        attrs["napkin.persistent"] = builtin.IntegerAttr(k.blocks_per_sm, 32)
-    attrs["napkin.grid"] = builtin.ArrayAttr([builtin.IntegerAttr(n, 32) for n in launch])
-    attrs["napkin.block"] = builtin.ArrayAttr([builtin.IntegerAttr(k.nthreads, 32)])
-    attrs["napkin.smem_bytes"] = builtin.IntegerAttr(k.shared_size, 32)
+        facts["napkin.persistent"] = builtin.IntegerAttr(k.blocks_per_sm, 32)
+    facts["napkin.grid"] = builtin.ArrayAttr([builtin.IntegerAttr(n, 32) for n in launch])
+    facts["napkin.block"] = builtin.ArrayAttr([builtin.IntegerAttr(k.nthreads, 32)])
+    facts["napkin.smem_bytes"] = builtin.IntegerAttr(k.shared_size, 32)
     if k.tma_boxes:
-        attrs["napkin.tma"] = builtin.ArrayAttr([builtin.StringAttr(s) for s in k.tma_boxes])
-    out.attributes.update(attrs)
+        facts["napkin.tma"] = builtin.ArrayAttr(k.tma_boxes)
+    out.properties.update(facts)
     return out
 
 

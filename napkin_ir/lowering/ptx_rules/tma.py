@@ -25,7 +25,8 @@ from xdsl.ir import SSAValue
 from napkin_ir.dialects import smem
 from napkin_ir.dialects.ptx import ops as P
 from napkin_ir.dialects.ptx import tensor_ops as T
-from napkin_ir.lowering.ptx_rules.context import PANEL, Buffer, Global, KernelLowering, lowers
+from napkin_ir.dialects.ptx.attributes import TmaBoxAttr
+from napkin_ir.lowering.ptx_rules.context import PANEL, Buffer, Global, KernelLowering, arg_name, lowers
 from napkin_ir.lowering.ptx_rules.kernel import CONSUMER_BARRIER, by_store_issuer
 
 
@@ -79,7 +80,7 @@ def _box(k: KernelLowering, g: SSAValue, buf: Buffer) -> None:
     """The box one copy moves, outermost axis first: a panel of the tile's rows (the axes
     before them, of one place, 1 each)."""
     lead = len(buf.type.dims) - 2
-    box = f"{g.name_hint}:{'1x' * lead}{buf.rows}x{PANEL // 2}:128B"
+    box = TmaBoxAttr(arg_name(g, k.kernel.globals.index(g)), (1,) * lead + (buf.rows, PANEL // 2), "128B")
     if box not in k.tma_boxes:
         k.tma_boxes.append(box)
 

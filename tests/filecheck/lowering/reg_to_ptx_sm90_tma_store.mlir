@@ -26,4 +26,4 @@
 
 // REPORT: 0 bytes stack frame, 0 bytes spill stores, 0 bytes spill loads
 
-// ATTRS: napkin.tma = ["a:128x64:128B", "b:64x64:128B", "out:128x64:128B"]
+// ATTRS: napkin.tma = [#ptx.tma_box<"a", box = 128x64, swizzle = "128B">, #ptx.tma_box<"b", box = 64x64, swizzle = "128B">, #ptx.tma_box<"out", box = 128x64, swizzle = "128B">]

@@ -31,7 +31,7 @@ func.func @copy_v4(%dst: i64, %src: i64, %n16: i32) attributes {ptx.kernel, ptx.
 // Each block of 128 threads moves 4096 bytes: thread t copies chunks t and t + 128 into
 // shared memory with cp.async, waits, and writes out chunks 255 - t and 127 - t, which
 // other threads loaded.
-func.func @cp_async_roundtrip(%dst: i64, %src: i64) attributes {ptx.kernel, ptx.reqntid = [128 : i32], ptx.shared = ["buf:4096:128"]} {
+func.func @cp_async_roundtrip(%dst: i64, %src: i64) attributes {ptx.kernel, ptx.reqntid = [128 : i32], ptx.shared = [#ptx.shared<"buf", bytes = 4096, align = 128>]} {
   %tid_r = ptx.sreg {reg = "tid.x"} : () -> !ptx.reg<b32>
   %cta_r = ptx.sreg {reg = "ctaid.x"} : () -> !ptx.reg<b32>
   %buf_r = ptx.addr_of {sym = "buf"} : () -> !ptx.reg<b32>

@@ -1,7 +1,7 @@
 // One warp: D[16x8] = A[16x16] . B[16x8] in bf16 with f32 accumulation, through
 // cp.async (global -> shared), ldmatrix (shared -> fragments) and mma.sync m16n8k16.
 // A is row-major 16x16; B is given transposed (Bt, row-major 8x16) and padded to 512 bytes.
-func.func @mma_m16n8k16(%out: i64, %a: i64, %bt: i64) attributes {ptx.kernel, ptx.reqntid = [32 : i32], ptx.shared = ["sa:512:128", "sb:512:128"]} {
+func.func @mma_m16n8k16(%out: i64, %a: i64, %bt: i64) attributes {ptx.kernel, ptx.reqntid = [32 : i32], ptx.shared = [#ptx.shared<"sa", bytes = 512, align = 128>, #ptx.shared<"sb", bytes = 512, align = 128>]} {
   %tid_r = ptx.sreg {reg = "tid.x"} : () -> !ptx.reg<b32>
   %tid = builtin.unrealized_conversion_cast %tid_r : !ptx.reg<b32> to i32
   %sa_r = ptx.addr_of {sym = "sa"} : () -> !ptx.reg<b32>

@@ -3,7 +3,7 @@
 // needs), completing on an mbarrier; copies the swizzled shared image byte for byte to
 // raw[block] so the host can check it against the swizzle formula; then stores the box
 // back with a TMA store through the output tensor map (bulk group, waited on).
-func.func @tma_swizzle(%raw: i64, %in_map: i64, %out_map: i64) attributes {ptx.kernel, ptx.reqntid = [128 : i32], ptx.tensormap_args = [1 : i32, 2 : i32], ptx.shared = ["tile:4096:1024", "bar:8:8"]} {
+func.func @tma_swizzle(%raw: i64, %in_map: i64, %out_map: i64) attributes {ptx.kernel, ptx.reqntid = [128 : i32], ptx.tensormap_args = [1 : i32, 2 : i32], ptx.shared = [#ptx.shared<"tile", bytes = 4096, align = 1024>, #ptx.shared<"bar", bytes = 8, align = 8>]} {
   %tid_r = ptx.sreg {reg = "tid.x"} : () -> !ptx.reg<b32>
   %bx_r = ptx.sreg {reg = "ctaid.x"} : () -> !ptx.reg<b32>
   %by_r = ptx.sreg {reg = "ctaid.y"} : () -> !ptx.reg<b32>

@@ -158,3 +158,53 @@ func.func @k(%a: !ptx.reg<b33>) {
   func.return
 }
 // CHECK: unknown PTX register class 'b33'
+
+// -----
+// Shared arrays and TMA boxes are typed attributes, checked as they are parsed.
+ptx.kernel attributes {sym_name = "k", params = [], param_types = [], shared = [#ptx.shared<"smem", bytes = 4096, align = 96>]} {
+  ptx.ret
+}
+// CHECK: #ptx.shared: 'smem' is aligned to 96; the alignment is a power of two
+
+// -----
+ptx.kernel attributes {sym_name = "k", params = [], param_types = [], shared = [#ptx.shared<"smem", bytes = 0, align = 128>]} {
+  ptx.ret
+}
+// CHECK: #ptx.shared: 'smem' has 0 bytes; a shared array has at least 1
+
+// -----
+ptx.kernel attributes {sym_name = "k", params = [], param_types = [], shared = ["smem:4096:128"]} {
+  ptx.ret
+}
+// CHECK: ptx.kernel: property 'shared': "smem:4096:128" should be of base attribute ptx.shared
+
+// -----
+ptx.kernel attributes {sym_name = "k", params = ["k_a"], param_types = ["tensormap"], napkin.tma = [#ptx.tma_box<"a", box = 128x64, swizzle = "96B">]} {
+  ptx.ret
+}
+// CHECK: #ptx.tma_box: 'a' has swizzle "96B"; expected one of none, 32B, 64B, 128B
+
+// -----
+ptx.kernel attributes {sym_name = "k", params = ["k_a"], param_types = ["tensormap"], napkin.tma = [#ptx.tma_box<"a", box = 128x0, swizzle = "128B">]} {
+  ptx.ret
+}
+// CHECK: #ptx.tma_box: the box of 'a' is 128x0; a box has 1 to 5 positive dimensions
+
+// -----
+ptx.kernel attributes {sym_name = "k", params = ["k_a"], param_types = ["tensormap"], napkin.tma = ["a:128x64:128B"]} {
+  ptx.ret
+}
+// CHECK: ptx.kernel: property 'napkin.tma': "a:128x64:128B" should be of base attribute ptx.tma_box
+
+// -----
+// The launch facts the pipelines write are typed properties too.
+ptx.kernel attributes {sym_name = "k", params = [], param_types = [], napkin.grid = [4 : i32, 0 : i32]} {
+  ptx.ret
+}
+// CHECK: ptx.kernel: napkin.grid takes 1 to 3 positive sizes, got [4, 0]
+
+// -----
+ptx.kernel attributes {sym_name = "k", params = [], param_types = [], napkin.smem_bytes = "49152"} {
+  ptx.ret
+}
+// CHECK: ptx.kernel: property 'napkin.smem_bytes': "49152" should be of base attribute integer

@@ -2,7 +2,7 @@
 // RUN: napkin-opt %s --print-op-generic | napkin-opt | filecheck %s
 
 // CHECK-LABEL: ptx.kernel attributes {sym_name = "all_ops"
-ptx.kernel attributes {sym_name = "all_ops", params = ["g", "tmap"], param_types = ["u64", "tensormap"], shared = ["smem:4096:128"], dynamic_shared = "dsmem", reqntid = [384 : i32, 1 : i32, 1 : i32]} {
+ptx.kernel attributes {sym_name = "all_ops", params = ["g", "tmap"], param_types = ["u64", "tensormap"], shared = [#ptx.shared<"smem", bytes = 4096, align = 128>], dynamic_shared = "dsmem", reqntid = [384 : i32, 1 : i32, 1 : i32]} {
   // CHECK: %g = ptx.ld_param {param = "g", ty = "u64"} : () -> !ptx.reg<b64>
   %g = ptx.ld_param {param = "g", ty = "u64"} : () -> !ptx.reg<b64>
   // CHECK-NEXT: %t = ptx.addr_of {sym = "tmap"} : () -> !ptx.reg<b64>

@@ -5,6 +5,8 @@
 // RUN: napkin-opt %s -t ptx -o %t.ptx
 // RUN: %ptxas -arch=sm_90a %t.ptx -o %t.cubin
 
+// The kernel's typed attributes print as they are read:
+// CHECK: ptx.kernel attributes {sym_name = "cluster_ops", params = ["tmap"], param_types = ["tensormap"], shared = [#ptx.shared<"bars", bytes = 64, align = 8>], reqntid = [128 : i32, 1 : i32, 1 : i32], napkin.grid = [8 : i32], napkin.smem_bytes = 0 : i32, napkin.cluster = [2 : i32], napkin.tma = [#ptx.tma_box<"tmap", box = 128x64, swizzle = "128B">]} {
 // CHECK: ptx.barrier_cluster {kind = "arrive"} : () -> ()
 // CHECK-NEXT: ptx.barrier_cluster {kind = "wait"} : () -> ()
 // CHECK-NEXT: %peer = ptx.mapa %bar, %one : (!ptx.reg<b32>, !ptx.reg<b32>) -> !ptx.reg<b32>
@@ -15,7 +17,7 @@
 // PTX-NEXT: mapa.shared::cluster.u32 %r{{[0-9]+}}, %r{{[0-9]+}}, %r{{[0-9]+}};
 // PTX-NEXT: mbarrier.arrive.release.cluster.shared::cluster.b64 _, [%r{{[0-9]+}}];
 // PTX-NEXT: cp.async.bulk.tensor.2d.shared::cluster.global.mbarrier::complete_tx::bytes.multicast::cluster [%r{{[0-9]+}}], [%rd{{[0-9]+}}, {%r{{[0-9]+}}, %r{{[0-9]+}}}], [%r{{[0-9]+}}], %rs{{[0-9]+}};
-ptx.kernel attributes {sym_name = "cluster_ops", params = ["tmap"], param_types = ["tensormap"], shared = ["bars:64:8"], reqntid = [128 : i32, 1 : i32, 1 : i32]} {
+ptx.kernel attributes {sym_name = "cluster_ops", params = ["tmap"], param_types = ["tensormap"], shared = [#ptx.shared<"bars", bytes = 64, align = 8>], reqntid = [128 : i32, 1 : i32, 1 : i32], napkin.grid = [8 : i32], napkin.smem_bytes = 0 : i32, napkin.cluster = [2 : i32], napkin.tma = [#ptx.tma_box<"tmap", box = 128x64, swizzle = "128B">]} {
   %bar = ptx.addr_of {sym = "bars"} : () -> !ptx.reg<b32>
   %ta = ptx.addr_of {sym = "tmap"} : () -> !ptx.reg<b64>
   %t = ptx.cvta %ta {space = "param", to = false} : (!ptx.reg<b64>) -> !ptx.reg<b64>
