@@ -38,7 +38,7 @@ from xdsl.parser import AttrParser
 from xdsl.printer import Printer
 from xdsl.traits import IsolatedFromAbove, IsTerminator, SymbolOpInterface
 
-from napkin_ir.dialects.ncd import AXIS_NAME, NamedAxesType, TensorType, parameters_hash, same_parameters
+from napkin_ir.dialects.ncd import NamedAxesType, TensorType, axis_names_problem, parameters_hash, parse_axis_integers, same_parameters
 from napkin_ir.dialects.utils import require
 
 
@@ -76,15 +76,10 @@ class LabelsAttr(ParametrizedAttribute):
 
     @staticmethod
     def problem(axes: Sequence[str], values: Sequence[int]) -> str | None:
-        if len(axes) != len(values):
-            return f"{len(axes)} axis names but {len(values)} numbers"
-        seen: set[str] = set()
+        problem = axis_names_problem(axes, values, "numbers")
+        if problem:
+            return problem
         for a, n in zip(axes, values):
-            if not AXIS_NAME.match(a):
-                return f"'{a}' is not a valid axis name"
-            if a in seen:
-                return f"axis '{a}' is labelled twice"
-            seen.add(a)
             if n < 0:
                 return f"axis '{a}' has {n}; sizes and offsets are at least 0"
         return None
@@ -104,12 +99,7 @@ class LabelsAttr(ParametrizedAttribute):
         axes: list[str] = []
         values: list[int] = []
         if parser.parse_optional_punctuation(">") is None:
-            while True:
-                axes.append(parser.parse_identifier(" (an axis name)"))
-                parser.parse_punctuation("=", f" after axis name '{axes[-1]}'")
-                values.append(parser.parse_integer(allow_boolean=False, allow_negative=True, context_msg=f" for axis '{axes[-1]}'"))
-                if parser.parse_optional_punctuation(",") is None:
-                    break
+            axes, values = parse_axis_integers(parser, "the number for")
             parser.parse_punctuation(">", f" to close #{cls.name}")
         problem = cls.problem(axes, values)
         if problem:

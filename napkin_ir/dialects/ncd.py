@@ -46,7 +46,7 @@ from xdsl.traits import Pure
 from xdsl.utils.exceptions import VerifyException
 
 ELEMENT_TYPES: dict[str, Attribute] = {"bf16": bf16, "f16": f16, "f32": f32}
-AXIS_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*$")
+_AXIS_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*$")
 ELEMENT_BYTES = {"bf16": 2, "f16": 2, "f32": 4}  # bytes of each element type the dialects take
 
 
@@ -71,6 +71,33 @@ def same_parameters(self: ParametrizedAttribute, other: object) -> bool:
 
 def parameters_hash(self: ParametrizedAttribute) -> int:
     return hash((type(self), self.parameters))
+
+
+def axis_names_problem(axes: Sequence[str], values: Sequence[int], what: str) -> str | None:
+    """What is wrong with axis names given with one of `what` each (sizes ...), if anything."""
+    if len(axes) != len(values):
+        return f"{len(axes)} axis names but {len(values)} {what}"
+    seen: set[str] = set()
+    for a in axes:
+        if not _AXIS_NAME.match(a):
+            return f"'{a}' is not a valid axis name"
+        if a in seen:
+            return f"duplicate axis name '{a}'"
+        seen.add(a)
+    return None
+
+
+def parse_axis_integers(parser: AttrParser, what: str) -> tuple[list[str], list[int]]:
+    """`m=128, k=32`: one or more axis names, each with an integer (`what` it is, for errors:
+    "the size of")."""
+    axes: list[str] = []
+    values: list[int] = []
+    while True:
+        axes.append(parser.parse_identifier(" (an axis name)"))
+        parser.parse_punctuation("=", f" after axis name '{axes[-1]}'")
+        values.append(parser.parse_integer(allow_boolean=False, allow_negative=True, context_msg=f" ({what} axis '{axes[-1]}')"))
+        if parser.parse_optional_punctuation(",") is None:
+            return axes, values
 
 
 class NamedAxesType(ParametrizedAttribute, TypeAttribute):
@@ -109,15 +136,10 @@ class NamedAxesType(ParametrizedAttribute, TypeAttribute):
     # -- verification -------------------------------------------------------------------
     @staticmethod
     def shape_problem(axes: Sequence[str], sizes: Sequence[int], element_type: Attribute) -> str | None:
-        if len(axes) != len(sizes):
-            return f"{len(axes)} axis names but {len(sizes)} sizes"
-        seen: set[str] = set()
+        problem = axis_names_problem(axes, sizes, "sizes")
+        if problem:
+            return problem
         for a, s in zip(axes, sizes):
-            if not AXIS_NAME.match(a):
-                return f"'{a}' is not a valid axis name"
-            if a in seen:
-                return f"duplicate axis name '{a}'"
-            seen.add(a)
             if s <= 0:
                 return f"axis '{a}' has size {s}; sizes must be positive"
         if element_type not in ELEMENT_TYPES.values():
@@ -147,12 +169,7 @@ class NamedAxesType(ParametrizedAttribute, TypeAttribute):
         axes: list[str] = []
         sizes: list[int] = []
         if parser.parse_optional_punctuation(":") is None:
-            while True:
-                axes.append(parser.parse_identifier(" (an axis name)"))
-                parser.parse_punctuation("=", f" after axis name '{axes[-1]}'")
-                sizes.append(parser.parse_integer(allow_boolean=False, allow_negative=True, context_msg=f" (the size of axis '{axes[-1]}')"))
-                if parser.parse_optional_punctuation(",") is None:
-                    break
+            axes, sizes = parse_axis_integers(parser, "the size of")
             parser.parse_punctuation(":", " before the element type")
         et_pos = parser.pos
         element_type = parser.parse_type()

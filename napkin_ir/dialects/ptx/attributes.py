@@ -12,7 +12,8 @@ a string for the printer or the runtime to split.
 from __future__ import annotations
 
 import re
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
+from typing import TypeVar
 
 from xdsl.dialects.builtin import ArrayAttr, IntAttr, StringAttr
 from xdsl.ir import Attribute, ParametrizedAttribute
@@ -21,19 +22,44 @@ from xdsl.parser import AttrParser
 from xdsl.printer import Printer
 from xdsl.utils.exceptions import VerifyException
 
+T = TypeVar("T")
 _PTX_NAME = re.compile(r"[A-Za-z_$][A-Za-z0-9_$]*$")
 SWIZZLES = ("none", "32B", "64B", "128B")  # as cuTensorMapEncodeTiled names them, without the prefix
 
 
-def _keyword_int(parser: AttrParser, key: str) -> int:
+def _keyword(parser: AttrParser, key: str, parse: Callable[[], T]) -> T:
+    """`, key = value`, the value read by `parse`."""
     parser.parse_punctuation(",")
     parser.parse_keyword(key)
     parser.parse_punctuation("=")
-    return parser.parse_integer(allow_boolean=False, allow_negative=True, context_msg=f" ({key})")
+    return parse()
+
+
+def _keyword_int(parser: AttrParser, key: str) -> int:
+    return _keyword(parser, key, lambda: parser.parse_integer(allow_boolean=False, allow_negative=True, context_msg=f" ({key})"))
+
+
+def _close(cls: type[ParametrizedAttribute], parser: AttrParser, start: int, problem: str | None) -> None:
+    """Refuse what was read from `start` on if it has a problem, else read the `>`."""
+    if problem:
+        parser.raise_error(f"#{cls.name}: {problem}", start, parser.pos)
+    parser.parse_punctuation(">", f" to close #{cls.name}")
+
+
+class _CheckedAttr(ParametrizedAttribute):
+    """Base of the attributes below: `problem` of its own parameters fails verification."""
+
+    def problem_of_parameters(self) -> str | None:
+        raise NotImplementedError
+
+    def verify(self) -> None:
+        problem = self.problem_of_parameters()
+        if problem:
+            raise VerifyException(f"#{self.name}: {problem}")
 
 
 @irdl_attr_definition
-class SharedAttr(ParametrizedAttribute):
+class SharedAttr(_CheckedAttr):
     """A static shared-memory array of a kernel: `#ptx.shared<"smem", bytes = 4096, align = 128>`."""
 
     name = "ptx.shared"
@@ -54,10 +80,8 @@ class SharedAttr(ParametrizedAttribute):
             return f"'{sym}' is aligned to {align}; the alignment is a power of two"
         return None
 
-    def verify(self) -> None:
-        problem = self.problem(self.sym.data, self.size.data, self.align.data)
-        if problem:
-            raise VerifyException(f"#{self.name}: {problem}")
+    def problem_of_parameters(self) -> str | None:
+        return self.problem(self.sym.data, self.size.data, self.align.data)
 
     def print_parameters(self, printer: Printer) -> None:
         printer.print_string("<")
@@ -70,15 +94,12 @@ class SharedAttr(ParametrizedAttribute):
         start = parser.pos
         sym = parser.parse_str_literal(" (the shared array's name)")
         size, align = _keyword_int(parser, "bytes"), _keyword_int(parser, "align")
-        problem = cls.problem(sym, size, align)
-        if problem:
-            parser.raise_error(f"#{cls.name}: {problem}", start, parser.pos)
-        parser.parse_punctuation(">", f" to close #{cls.name}")
+        _close(cls, parser, start, cls.problem(sym, size, align))
         return StringAttr(sym), IntAttr(size), IntAttr(align)
 
 
 @irdl_attr_definition
-class TmaBoxAttr(ParametrizedAttribute):
+class TmaBoxAttr(_CheckedAttr):
     """How the tensor map of one kernel argument is encoded:
     `#ptx.tma_box<"a", box = 128x64, swizzle = "128B">` (the box outermost first)."""
 
@@ -102,10 +123,8 @@ class TmaBoxAttr(ParametrizedAttribute):
             return f"'{arg}' has swizzle \"{swizzle}\"; expected one of {', '.join(SWIZZLES)}"
         return None
 
-    def verify(self) -> None:
-        problem = self.problem(self.arg.data, self.dims, self.swizzle.data)
-        if problem:
-            raise VerifyException(f"#{self.name}: {problem}")
+    def problem_of_parameters(self) -> str | None:
+        return self.problem(self.arg.data, self.dims, self.swizzle.data)
 
     def print_parameters(self, printer: Printer) -> None:
         printer.print_string("<")
@@ -119,18 +138,9 @@ class TmaBoxAttr(ParametrizedAttribute):
         parser.parse_punctuation("<", f" to open #{cls.name}")
         start = parser.pos
         arg = parser.parse_str_literal(" (the argument's name)")
-        parser.parse_punctuation(",")
-        parser.parse_keyword("box")
-        parser.parse_punctuation("=")
-        box = parser.parse_dimension_list()
-        parser.parse_punctuation(",")
-        parser.parse_keyword("swizzle")
-        parser.parse_punctuation("=")
-        swizzle = parser.parse_str_literal(f" (one of {', '.join(SWIZZLES)})")
-        problem = cls.problem(arg, box, swizzle)
-        if problem:
-            parser.raise_error(f"#{cls.name}: {problem}", start, parser.pos)
-        parser.parse_punctuation(">", f" to close #{cls.name}")
+        box = _keyword(parser, "box", parser.parse_dimension_list)
+        swizzle = _keyword(parser, "swizzle", lambda: parser.parse_str_literal(f" (one of {', '.join(SWIZZLES)})"))
+        _close(cls, parser, start, cls.problem(arg, box, swizzle))
         return StringAttr(arg), ArrayAttr([IntAttr(n) for n in box]), StringAttr(swizzle)
 
 

@@ -93,14 +93,14 @@ hbm.kernel attributes {sym_name = "k", grid = #hbm.labels<m=8, m=8>, num_outputs
 ^bb0(%a: !hbm.global<m=16 : f32>, %out: !hbm.global<m=16 : f32>, %m0: index):
   hbm.return
 }
-// CHECK: #hbm.labels: axis 'm' is labelled twice
+// CHECK: #hbm.labels: duplicate axis name 'm'
 
 // -----
 hbm.kernel attributes {sym_name = "k", grid = #hbm.labels<m=eight>, num_outputs = 1 : i32} {
 ^bb0(%a: !hbm.global<m=16 : f32>, %out: !hbm.global<m=16 : f32>, %m0: index):
   hbm.return
 }
-// CHECK: Expected integer literal for axis 'm'
+// CHECK: Expected integer literal (the number for axis 'm')
 
 // -----
 hbm.kernel attributes {sym_name = "k", grid = #hbm.labels<m=-8>, num_outputs = 1 : i32} {
