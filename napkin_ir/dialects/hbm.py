@@ -231,8 +231,9 @@ class KernelOp(IRDLOperation):
             require(axis in sizes and n >= 1, self, f"reg.warps: '{axis}={n}' must name an axis of the kernel and at least one warp")
 
     def _verify_loop_facts(self, sizes: dict[str, int]) -> None:
-        """What ncd-to-hbm, hbm-to-smem and smem-unroll-stages write on the loops of the
-        body: the streamed axis, the stages a loop cycles through, how its tiles arrive."""
+        """What ncd-to-hbm, hbm-to-smem, smem-unroll-stages and reg-wgmma-overlap write on
+        the loops of the body: the streamed axis, the stages a loop cycles through, how its
+        tiles arrive, whether its products were rotated to overlap the next trip's."""
         for op in self.body.walk():
             a = op.attributes
             if "hbm.stream" in a:
@@ -245,6 +246,8 @@ class KernelOp(IRDLOperation):
                     require(isinstance(n, IntegerAttr) and n.value.data >= least, self, f"{name} must be an integer of at least {least}, got {n}")
             if "smem.copy" in a:
                 require(a["smem.copy"] == StringAttr("tma"), self, f"smem.copy says a loop's tiles arrive by TMA (\"tma\"), got {a['smem.copy']}")
+            if "reg.overlapped" in a:
+                require(isinstance(a["reg.overlapped"], UnitAttr), self, f"reg.overlapped is a unit attribute (no value), got {a['reg.overlapped']}")
 
 
 def check_tile_of_global(op: IRDLOperation, tile: NamedAxesType, glob: GlobalType, offsets: Sequence[SSAValue], what: str = "tile") -> None:

@@ -54,7 +54,7 @@ from xdsl.parser import AttrParser, Parser
 from xdsl.printer import Printer
 from xdsl.utils.exceptions import VerifyException
 
-from napkin_ir.dialects.hbm import GlobalType, LabelsAttr, parse_labels
+from napkin_ir.dialects.hbm import GlobalType, LabelsAttr, format_labels, parse_labels
 from napkin_ir.dialects.ncd import MapOp as NcdMapOp
 from napkin_ir.dialects.ncd import NamedAxesType, NcdOp, _parse_float, format_float, parameters_hash, same_parameters
 from napkin_ir.dialects.smem import BufferType, PendingWaitOp, WindowWriteOp
@@ -378,7 +378,7 @@ class WgmmaRsOp(IRDLOperation):
     attention's probabilities, `reg.to_a` of its scores), B read by the tensor cores from a
     shared-memory stage. A's registers must stay unchanged until the group is retired.
 
-        %d = reg.wgmma_rs %p, %v[%s], %c {at = ["j:16"]} : !reg.frag<a, i=16, j=16 : bf16>, !smem.buffer<j=64, d=128 : bf16, stages=2, layout=swizzle>, !reg.frag<c, i=16, d=128 : f32> -> !reg.frag<c, i=16, d=128 : f32>
+        %d = reg.wgmma_rs %p, %v[%s], %c {at = #hbm.labels<j=16>} : !reg.frag<a, i=16, j=16 : bf16>, !smem.buffer<j=64, d=128 : bf16, stages=2, layout=swizzle>, !reg.frag<c, i=16, d=128 : f32> -> !reg.frag<c, i=16, d=128 : f32>
     """
 
     name = "reg.wgmma_rs"
@@ -386,14 +386,14 @@ class WgmmaRsOp(IRDLOperation):
     b = operand_def(BufferType)
     b_stage = operand_def(IndexType)
     c = operand_def(FragType)
-    at = prop_def(ArrayAttr[StringAttr])
+    at = prop_def(LabelsAttr)
     result = result_def(FragType)
     irdl_options = (ParsePropInAttrDict(),)
     assembly_format = "$a `,` $b `[` $b_stage `]` `,` $c attr-dict `:` type($a) `,` type($b) `,` type($c) `->` type($result)"
 
     def __init__(self, a: SSAValue, b: SSAValue, b_stage: SSAValue, c: SSAValue, at: dict[str, int]):
         super().__init__(operands=[a, b, b_stage, c], result_types=[c.type],
-                         properties={"at": ArrayAttr([StringAttr(f"{k}:{o}") for k, o in at.items()])})
+                         properties={"at": format_labels(at)})
 
     def axes(self) -> tuple[str, str, str]:
         """(rows, cols, contracted)."""

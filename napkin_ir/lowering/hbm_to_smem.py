@@ -159,7 +159,7 @@ class HbmToSmemPass(ModulePass):
         for kernel in kernels:
             loops = [o for o in kernel.walk() if isinstance(o, scf.ForOp) and "hbm.stream" in o.attributes]
             if tma:
-                if "hbm.persistent" in kernel.attributes and any(isinstance(o, hbm.LoadOp) for o in kernel.body.block.ops):
+                if kernel.persistent is not None and any(isinstance(o, hbm.LoadOp) for o in kernel.body.block.ops):
                     raise PassFailedException(f"hbm-to-smem: @{kernel.sym_name.data}: a persistent kernel loads its tiles in "
                                               "the stream; a tile loaded once per block (outside the stream) needs a plain grid")
                 producers: list[smem.ProducerOp] = []

@@ -58,7 +58,7 @@ class RegPingpongPass(ModulePass):
 
     def apply(self, ctx: Context, op: builtin.ModuleOp) -> None:
         for kernel in [k for k in op.walk() if isinstance(k, hbm.KernelOp)]:
-            warps = hbm.parse_labels(kernel.attributes.get("reg.warps"))  # type: ignore[arg-type]
+            warps = kernel.warp_grid
             consumers = 1
             for n in warps.values():
                 consumers *= n

@@ -9,8 +9,8 @@
 
 // CHECK:      smem.wait {pending = 1 : i32}
 // CHECK-NEXT: smem.barrier
-// CHECK-NEXT: %[[A0:.+]] = reg.ldmatrix %{{.+}} {at = ["k:0"]} {{.+}} -> !reg.frag<a, m=64, k=16 : bf16>
-// CHECK-NEXT: %[[B0:.+]] = reg.ldmatrix %{{.+}} {at = ["k:0"]} {{.+}} -> !reg.frag<b, k=16, n=64 : bf16>
+// CHECK-NEXT: %[[A0:.+]] = reg.ldmatrix %{{.+}} {at = #hbm.labels<k=0>} {{.+}} -> !reg.frag<a, m=64, k=16 : bf16>
+// CHECK-NEXT: %[[B0:.+]] = reg.ldmatrix %{{.+}} {at = #hbm.labels<k=0>} {{.+}} -> !reg.frag<b, k=16, n=64 : bf16>
 // CHECK-NEXT: %[[ACC:.+]], %[[A:.+]], %[[B:.+]] = scf.for %{{.+}} = %{{.+}} to %{{.+}} step %{{.+}} iter_args(%[[C:.+]] = %{{.+}}, %[[AI:.+]] = %[[A0]], %[[BI:.+]] = %[[B0]])
 // the first tile's copies, then its first product from the carried fragments
 // CHECK-NOT:  smem.wait
@@ -21,15 +21,15 @@
 // the next trip's head ends the body
 // CHECK:      smem.wait {pending = 1 : i32}
 // CHECK-NEXT: smem.barrier
-// CHECK-NEXT: %[[A1:.+]] = reg.ldmatrix %{{.+}} {at = ["k:0"]}
-// CHECK-NEXT: %[[B1:.+]] = reg.ldmatrix %{{.+}} {at = ["k:0"]}
+// CHECK-NEXT: %[[A1:.+]] = reg.ldmatrix %{{.+}} {at = #hbm.labels<k=0>}
+// CHECK-NEXT: %[[B1:.+]] = reg.ldmatrix %{{.+}} {at = #hbm.labels<k=0>}
 // CHECK-NEXT: scf.yield %{{.+}}, %[[A1]], %[[B1]]
 // CHECK-NEXT: } {hbm.stream = "k", smem.stages = 3 : i32, smem.unrolled = 3 : i32}
 // tile 6 (peeled) takes the last trip's loads: no wait, no barrier, no k:0 load before its product
 // CHECK-NOT:  smem.wait
 // CHECK:      smem.commit
 // CHECK-NEXT: reg.mma %[[A]], %[[B]], %[[ACC]]
-// CHECK-NEXT: reg.ldmatrix %{{.+}} {at = ["k:16"]}
+// CHECK-NEXT: reg.ldmatrix %{{.+}} {at = #hbm.labels<k=16>}
 // tile 7 waits as before
 // CHECK:      smem.wait {pending = 1 : i32}
 // CHECK-NEXT: smem.barrier

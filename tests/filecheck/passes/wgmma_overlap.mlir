@@ -16,7 +16,7 @@
 // RUN: napkin-opt %examples/matmul.mlir -p 'ncd-relabel{grid="m:128,n:256" stream="k:64"},ncd-to-hbm,hbm-to-smem{stages=4 copy=tma},smem-to-reg{mma=wgmma},reg-wgmma-overlap' | filecheck %s --check-prefix=GEMM
 
 // tile 0, whole
-// CHECK: reg.wgmma {{.*}} {at = ["d:0"]}
+// CHECK: reg.wgmma {{.*}} {at = #hbm.labels<d=0>}
 // CHECK: reg.wgmma_commit
 // CHECK-NEXT: reg.wgmma_wait {pending = 0 : i32}
 // CHECK: reg.row_reduce max
@@ -24,9 +24,9 @@
 // CHECK: scf.for %{{.*}} = %{{.*}} to %{{.*}} step %{{.*}} iter_args({{.*}}) -> (!reg.frag<row, i=16 : f32>, !reg.frag<row, i=16 : f32>, !reg.frag<c, i=16, d=64 : f32>, {{.*}}!reg.frag<a, i=16, j=16 : bf16>{{.*}})
 // CHECK: smem.mbarrier_wait
 // CHECK: reg.map mul %{{.*}}, %{{.*}} : !reg.frag<c, i=16, d=64 : f32>, !reg.frag<row, i=16 : f32>
-// CHECK: reg.wgmma {{.*}} {at = ["d:0"]}
+// CHECK: reg.wgmma {{.*}} {at = #hbm.labels<d=0>}
 // CHECK: reg.wgmma_commit
-// CHECK-NEXT: reg.wgmma_rs {{.*}} {at = ["j:0"]}
+// CHECK-NEXT: reg.wgmma_rs {{.*}} {at = #hbm.labels<j=0>}
 // CHECK: reg.wgmma_commit
 // CHECK-NEXT: reg.wgmma_wait {pending = 1 : i32}
 // CHECK: reg.row_reduce max

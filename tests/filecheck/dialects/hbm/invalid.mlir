@@ -193,3 +193,16 @@ hbm.kernel attributes {sym_name = "k", grid = #hbm.labels<m=8>, num_outputs = 1 
   hbm.return
 }
 // CHECK: hbm.kernel: smem.copy says a loop's tiles arrive by TMA ("tma"), got "cp.async"
+
+// -----
+hbm.kernel attributes {sym_name = "k", grid = #hbm.labels<m=8>, num_outputs = 1 : i32} {
+^bb0(%a: !hbm.global<m=16, k=32 : f32>, %out: !hbm.global<m=16 : f32>, %m0: index):
+  %c0 = arith.constant 0 : index
+  %c8 = arith.constant 8 : index
+  %c32 = arith.constant 32 : index
+  scf.for %k0 = %c0 to %c32 step %c8 {
+    scf.yield
+  } {hbm.stream = "k", reg.overlapped = true}
+  hbm.return
+}
+// CHECK: hbm.kernel: reg.overlapped is a unit attribute (no value), got true

@@ -54,39 +54,39 @@ hbm.kernel attributes {sym_name = "k", grid = #hbm.labels<m=128>, num_outputs = 
 // CHECK: reg.wgmma_wait: pending must be in 0..7, got 8
 
 // -----
-hbm.kernel attributes {sym_name = "k", grid = ["i:128"], num_outputs = 1 : i32, reg.warps = ["i:8"]} {
+hbm.kernel attributes {sym_name = "k", grid = #hbm.labels<i=128>, num_outputs = 1 : i32, reg.warps = #hbm.labels<i=8>} {
 ^bb0(%g: !hbm.global<i=100, d=128 : bf16>, %i0: index):
   %c0 = arith.constant 0 : index
   %v = smem.alloc : !smem.buffer<j=64, d=128 : bf16, stages=2, layout=swizzle>
   %p = reg.zeros : !reg.frag<c, i=16, j=16 : f32>
   %acc = reg.zeros : !reg.frag<c, i=16, d=128 : f32>
-  %o = reg.wgmma_rs %p, %v[%c0], %acc {at = ["j:0"]} : !reg.frag<c, i=16, j=16 : f32>, !smem.buffer<j=64, d=128 : bf16, stages=2, layout=swizzle>, !reg.frag<c, i=16, d=128 : f32> -> !reg.frag<c, i=16, d=128 : f32>
+  %o = reg.wgmma_rs %p, %v[%c0], %acc {at = #hbm.labels<j=0>} : !reg.frag<c, i=16, j=16 : f32>, !smem.buffer<j=64, d=128 : bf16, stages=2, layout=swizzle>, !reg.frag<c, i=16, d=128 : f32> -> !reg.frag<c, i=16, d=128 : f32>
   hbm.return
 }
 // CHECK: reg.wgmma_rs: A and B are both bf16 or both f16, got f32 and bf16
 
 // -----
-hbm.kernel attributes {sym_name = "k", grid = ["i:128"], num_outputs = 1 : i32, reg.warps = ["i:8"]} {
+hbm.kernel attributes {sym_name = "k", grid = #hbm.labels<i=128>, num_outputs = 1 : i32, reg.warps = #hbm.labels<i=8>} {
 ^bb0(%g: !hbm.global<i=100, d=128 : bf16>, %i0: index):
   %c0 = arith.constant 0 : index
   %v = smem.alloc : !smem.buffer<j=64, d=128 : bf16, stages=2, layout=swizzle>
   %s = reg.zeros : !reg.frag<c, i=32, j=16 : f32>
-  %p = reg.to_a %s {at = ["j:0"]} : !reg.frag<c, i=32, j=16 : f32> -> !reg.frag<a, i=32, j=16 : bf16>
+  %p = reg.to_a %s {at = #hbm.labels<j=0>} : !reg.frag<c, i=32, j=16 : f32> -> !reg.frag<a, i=32, j=16 : bf16>
   %acc = reg.zeros : !reg.frag<c, i=16, d=128 : f32>
-  %o = reg.wgmma_rs %p, %v[%c0], %acc {at = ["j:0"]} : !reg.frag<a, i=32, j=16 : bf16>, !smem.buffer<j=64, d=128 : bf16, stages=2, layout=swizzle>, !reg.frag<c, i=16, d=128 : f32> -> !reg.frag<c, i=16, d=128 : f32>
+  %o = reg.wgmma_rs %p, %v[%c0], %acc {at = #hbm.labels<j=0>} : !reg.frag<a, i=32, j=16 : bf16>, !smem.buffer<j=64, d=128 : bf16, stages=2, layout=swizzle>, !reg.frag<c, i=16, d=128 : f32> -> !reg.frag<c, i=16, d=128 : f32>
   hbm.return
 }
 // CHECK: reg.wgmma_rs: A is one warp's 16 x 16 `a` fragment <i, j>, got !reg.frag<a, i=32, j=16 : bf16>
 
 // -----
-hbm.kernel attributes {sym_name = "k", grid = ["i:128"], num_outputs = 1 : i32, reg.warps = ["i:8"]} {
+hbm.kernel attributes {sym_name = "k", grid = #hbm.labels<i=128>, num_outputs = 1 : i32, reg.warps = #hbm.labels<i=8>} {
 ^bb0(%g: !hbm.global<i=100, d=128 : bf16>, %i0: index):
   %c0 = arith.constant 0 : index
   %v = smem.alloc : !smem.buffer<j=64, d=128 : bf16, stages=2, layout=swizzle>
   %s = reg.zeros : !reg.frag<c, i=16, j=64 : f32>
-  %p = reg.to_a %s {at = ["j:0"]} : !reg.frag<c, i=16, j=64 : f32> -> !reg.frag<a, i=16, j=16 : bf16>
+  %p = reg.to_a %s {at = #hbm.labels<j=0>} : !reg.frag<c, i=16, j=64 : f32> -> !reg.frag<a, i=16, j=16 : bf16>
   %acc = reg.zeros : !reg.frag<c, i=16, d=128 : f32>
-  %o = reg.wgmma_rs %p, %v[%c0], %acc {at = ["j:64"]} : !reg.frag<a, i=16, j=16 : bf16>, !smem.buffer<j=64, d=128 : bf16, stages=2, layout=swizzle>, !reg.frag<c, i=16, d=128 : f32> -> !reg.frag<c, i=16, d=128 : f32>
+  %o = reg.wgmma_rs %p, %v[%c0], %acc {at = #hbm.labels<j=64>} : !reg.frag<a, i=16, j=16 : bf16>, !smem.buffer<j=64, d=128 : bf16, stages=2, layout=swizzle>, !reg.frag<c, i=16, d=128 : f32> -> !reg.frag<c, i=16, d=128 : f32>
   hbm.return
 }
 // CHECK: reg.wgmma_rs: a 16-wide slice at 64 along 'j' does not fit the tile's 64
