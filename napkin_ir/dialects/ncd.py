@@ -407,18 +407,26 @@ MAP_BINARY = ("add", "sub", "mul", "div", "max")
 MAP_FNS = MAP_UNARY + MAP_BINARY
 
 
+def map_arity(fn: str, constant: bool) -> int:
+    """The tensor operands of a map: one for a unary function or a binary one whose second
+    operand is the constant `by` (`ncd.map max %h by 0.0`: relu), else two."""
+    return 1 if fn in MAP_UNARY or constant else 2
+
+
 @irdl_op_definition
 class MapOp(NcdOp):
     """An elementwise function of one or two tensors, broadcast by axis name.
 
     Unary: exp, exp2, neg, sqrt, scale (by the constant `by`), cast (to the result's
     element type). Binary: add, sub, mul, div, max; each operand is broadcast over the
-    axes it lacks, so the result has the union of the operands' axes.
+    axes it lacks, so the result has the union of the operands' axes. A binary function
+    of one tensor takes the constant `by` as its second operand (`max %h by 0.0`: relu).
 
         %e = ncd.map exp %x : !ncd.tensor<i=64, j=64 : f32> -> !ncd.tensor<i=64, j=64 : f32>
         %y = ncd.map sub %x, %m : !ncd.tensor<i=64, j=64 : f32>, !ncd.tensor<i=64 : f32>
                -> !ncd.tensor<i=64, j=64 : f32>
         %z = ncd.map scale %x by 0.125 : !ncd.tensor<i=4 : f32> -> !ncd.tensor<i=4 : f32>
+        %r = ncd.map max %x by 0.0 : !ncd.tensor<i=4 : f32> -> !ncd.tensor<i=4 : f32>
     """
 
     name = "ncd.map"
@@ -438,12 +446,14 @@ class MapOp(NcdOp):
         fn = self.fn.data
         if fn not in MAP_FNS:
             raise VerifyException(f"{self.name}: unknown function '{fn}'; expected one of {', '.join(MAP_FNS)}")
-        arity = 1 if fn in MAP_UNARY else 2
+        arity = map_arity(fn, self.by is not None)
         if len(self.inputs) != arity:
-            raise VerifyException(f"{self.name} {fn} takes {arity} operand(s), got {len(self.inputs)}")
-        if (fn == "scale") != (self.by is not None):
-            raise VerifyException(f"{self.name}: 'by' is required for scale and only for scale" if fn == "scale" else f"{self.name} {fn}: 'by' is only for scale")
-        _check_number(self.name, "the scale factor 'by'", self.by)
+            raise VerifyException(f"{self.name} {fn} takes {arity} operand(s)" + (" and 'by'" if self.by is not None else "")
+                                  + f", got {len(self.inputs)}")
+        if fn == "scale" and self.by is None or fn in MAP_UNARY and fn != "scale" and self.by is not None:
+            raise VerifyException(f"{self.name}: 'by' is required for scale" if fn == "scale" else
+                                  f"{self.name} {fn}: 'by' is for scale and, in place of a second operand, for {', '.join(MAP_BINARY)}")
+        _check_number(self.name, "the constant 'by'", self.by)
         ts = [_tensor(v, f"operand #{i}") for i, v in enumerate(self.inputs)]
         if arity == 2 and ts[0].element_type != ts[1].element_type:
             raise VerifyException(f"{self.name} {fn}: operand element types differ ({ts[0].element_type} and {ts[1].element_type}); cast one first")

@@ -515,9 +515,11 @@ class MapOp(FragMathOp):
     def verify_(self) -> None:
         fn = self.fn.data
         require(fn in MAP_UNARY + MAP_BINARY, self, f"unknown function '{fn}'; expected one of {', '.join(MAP_UNARY + MAP_BINARY)}")
-        arity = 1 if fn in MAP_UNARY else 2
-        require(len(self.inputs) == arity, self, f"{fn} takes {arity} operand(s), got {len(self.inputs)}")
-        require((fn == "scale") == (self.by is not None), self, "'by' is required for scale and only for scale")
+        arity = 1 if fn in MAP_UNARY or self.by is not None else 2
+        require(len(self.inputs) == arity, self, f"{fn} takes {arity} operand(s)" + (" and 'by'" if self.by is not None else "")
+                + f", got {len(self.inputs)}")
+        require(not (fn == "scale" and self.by is None or fn in MAP_UNARY and fn != "scale" and self.by is not None), self,
+                "'by' is required for scale, and takes the place of the second operand of a binary function")
         ts = [_math_frag(self, v, f"operand #{n}") for n, v in enumerate(self.inputs)]
         rows = {(t.rows_axis, t.dims[0]) for t in ts}
         require(len(rows) == 1, self, f"the operands' rows differ: {', '.join(str(t) for t in ts)}")

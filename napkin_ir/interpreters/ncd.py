@@ -68,8 +68,8 @@ class NcdFunctions(InterpreterFunctions):
                 y = xs[0] * np.float32(op.by.value.data)
             elif fn in _UNARY:
                 y = _UNARY[fn](xs[0])
-            else:
-                y = _BINARY[fn](xs[0], xs[1])
+            else:  # the second operand a tensor, or the constant `by`
+                y = _BINARY[fn](xs[0], xs[1] if len(xs) > 1 else np.float32(op.by.value.data))  # type: ignore[union-attr]
         return (_result(op, np.broadcast_to(y, [op.result.type.shape[a] for a in axes])),)
 
     @impl(ncd.ReduceOp)

@@ -223,6 +223,8 @@ class RegFunctions(InterpreterFunctions):
             with np.errstate(over="ignore", divide="ignore", invalid="ignore"):
                 if fn == "scale":
                     y = xs[0] * np.float32(op.by.value.data)  # type: ignore[union-attr]
+                elif op.by is not None:  # a binary function, its second operand the constant `by`
+                    y = _MAP[fn](xs[0], np.float32(op.by.value.data))
                 else:
                     y = _MAP[fn](*xs)
             out[key] = gather(t, np.broadcast_to(y, _matrix_shape(t)).astype(np.float32))

@@ -25,6 +25,7 @@ then the diagonal and ragged tiles, masked.
 
 from __future__ import annotations
 
+import contextlib
 import math
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -507,6 +508,15 @@ def _known_through(op: Operation, ks: list[Known], region_axes: frozenset[str]) 
             return a if a == 0 else None
         if fn in ("exp", "exp2"):
             return 0.0 if a == -math.inf else None
+        if op.by is not None:  # a binary function of one tensor and the constant `by`
+            if a is None:
+                return None
+            b = op.by.value.data
+            with contextlib.suppress(ArithmeticError):
+                v = {"add": a + b, "sub": a - b, "mul": a * b if a != 0 or math.isfinite(b) else math.nan, "div": a / b,
+                     "max": max(a, b)}[fn]
+                return v if v in (0.0, -math.inf) else None
+            return None
         if fn == "mul":
             return _product_known(ks)
         if fn in ("add", "max"):

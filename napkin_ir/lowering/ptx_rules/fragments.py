@@ -73,6 +73,9 @@ def _map_values(k: KernelLowering, op: reg.MapOp):
         return [k.r(cls("f32", arg(0, v), mods=mods)) for v in range(n)]
     binary = {"add": (P.AddOp, None), "sub": (P.SubOp, None), "mul": (P.MulOp, None), "div": (P.DivOp, "rn"), "max": (P.MaxOp, None)}
     cls, mods = binary[fn]
+    if op.by is not None:  # the second operand is the constant `by` (max by 0.0: relu)
+        c = k.f32(op.by.value.data)
+        return [k.r(cls("f32", arg(0, v), c, mods=mods)) for v in range(n)]
     return [k.r(cls("f32", arg(0, v), arg(1, v), mods=mods)) for v in range(n)]
 
 

@@ -124,3 +124,14 @@ def test_wrong_input_shape_is_a_user_error(parse):
     module = parse(f"func.func @f(%x: {x}) -> {x} {{\n func.return %x : {x}\n}}")
     with pytest.raises(UserError, match=r"argument #0 should have shape \(4,\), got \(5,\)"):
         run_function(module, find_function(module), [np.zeros(5, np.float32)])
+
+
+@pytest.mark.parametrize("fn,by,np_fn", [("max", 0.0, np.maximum), ("add", 1.5, np.add), ("mul", -2.0, np.multiply),
+                                         ("sub", 0.25, np.subtract), ("div", 4.0, np.divide)])
+def test_binary_maps_with_a_constant(parse, fn, by, np_fn):
+    """A binary map of one tensor takes the constant `by` as its second operand."""
+    x = "!ncd.tensor<i=6 : f32>"
+    module = parse(f"func.func @f(%x: {x}) -> {x} {{\n %y = ncd.map {fn} %x by {by} : {x} -> {x}\n func.return %y : {x}\n}}")
+    v = np.linspace(-3, 3, 6, dtype=np.float32)
+    (out,) = run_function(module, find_function(module), [v])
+    np.testing.assert_allclose(out, np_fn(v.astype(np.float64), by), rtol=1e-6)

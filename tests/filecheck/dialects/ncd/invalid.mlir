@@ -74,14 +74,14 @@ func.func @map_scale_without_by(%x: !ncd.tensor<i=8 : f32>) {
   %0 = ncd.map scale %x : !ncd.tensor<i=8 : f32> -> !ncd.tensor<i=8 : f32>
   func.return
 }
-// CHECK: ncd.map: 'by' is required for scale and only for scale
+// CHECK: ncd.map: 'by' is required for scale
 
 // -----
 func.func @map_by_on_exp(%x: !ncd.tensor<i=8 : f32>) {
   %0 = ncd.map exp %x by 2.0 : !ncd.tensor<i=8 : f32> -> !ncd.tensor<i=8 : f32>
   func.return
 }
-// CHECK: ncd.map exp: 'by' is only for scale
+// CHECK: ncd.map exp: 'by' is for scale and, in place of a second operand, for add, sub, mul, div, max
 
 // -----
 func.func @map_result_type(%x: !ncd.tensor<i=8 : f32>) {
@@ -226,3 +226,10 @@ func.func @types_count(%x: !ncd.tensor<i=8 : f32>) {
   func.return
 }
 // CHECK: expected 2 operand type(s), got 1
+
+// -----
+func.func @map_max_by_and_two_operands(%x: !ncd.tensor<i=8 : f32>, %y: !ncd.tensor<i=8 : f32>) {
+  %0 = ncd.map max %x, %y by 0.0 : !ncd.tensor<i=8 : f32>, !ncd.tensor<i=8 : f32> -> !ncd.tensor<i=8 : f32>
+  func.return
+}
+// CHECK: ncd.map max takes 1 operand(s) and 'by', got 2

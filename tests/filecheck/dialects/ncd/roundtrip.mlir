@@ -34,6 +34,7 @@ func.func @maps(%x: !ncd.tensor<i=8, j=16 : f32>, %m: !ncd.tensor<i=8 : f32>, %y
   // CHECK-NEXT: %9 = ncd.map max %x, %m
   // CHECK-NEXT: %10 = ncd.map scale %y by -2.5 {note = "kept"}
   // CHECK-NEXT: %11 = ncd.map sqrt %x : !ncd.tensor<i=8, j=16 : f32> -> !ncd.tensor<i=8, j=16 : f32>
+  // CHECK-NEXT: %12 = ncd.map max %x by 0.0 : !ncd.tensor<i=8, j=16 : f32> -> !ncd.tensor<i=8, j=16 : f32>
   %0 = ncd.map exp %x : !ncd.tensor<i=8, j=16 : f32> -> !ncd.tensor<i=8, j=16 : f32>
   %1 = ncd.map exp2 %x : !ncd.tensor<i=8, j=16 : f32> -> !ncd.tensor<i=8, j=16 : f32>
   %2 = ncd.map neg %x : !ncd.tensor<i=8, j=16 : f32> -> !ncd.tensor<i=8, j=16 : f32>
@@ -46,6 +47,7 @@ func.func @maps(%x: !ncd.tensor<i=8, j=16 : f32>, %m: !ncd.tensor<i=8 : f32>, %y
   %9 = ncd.map max %x, %m : !ncd.tensor<i=8, j=16 : f32>, !ncd.tensor<i=8 : f32> -> !ncd.tensor<i=8, j=16 : f32>
   %10 = ncd.map scale %y by -2.5 {note = "kept"} : !ncd.tensor<i=8, j=16 : bf16> -> !ncd.tensor<i=8, j=16 : bf16>
   %11 = ncd.map sqrt %x : !ncd.tensor<i=8, j=16 : f32> -> !ncd.tensor<i=8, j=16 : f32>
+  %12 = ncd.map max %x by 0.0 : !ncd.tensor<i=8, j=16 : f32> -> !ncd.tensor<i=8, j=16 : f32>
   func.return
 }
 

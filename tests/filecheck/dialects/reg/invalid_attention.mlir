@@ -24,7 +24,7 @@ func.func @f(%x: !reg.frag<c, i=16, j=64 : f32>) {
   %y = reg.map scale %x : !reg.frag<c, i=16, j=64 : f32> -> !reg.frag<c, i=16, j=64 : f32>
   func.return
 }
-// CHECK: reg.map: 'by' is required for scale and only for scale
+// CHECK: reg.map: 'by' is required for scale, and takes the place of the second operand of a binary function
 
 // -----
 func.func @f(%x: !reg.frag<c, i=16, j=64 : f32>, %m: !reg.frag<row, i=16 : f32>) {

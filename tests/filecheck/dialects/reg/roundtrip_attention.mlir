@@ -20,6 +20,7 @@
 // CHECK-NEXT: %l = reg.row_reduce sum %p : !reg.frag<c, i=16, j=64 : f32> -> !reg.frag<row, i=16 : f32>
 // CHECK-NEXT: %n = reg.map sqrt %l : !reg.frag<row, i=16 : f32> -> !reg.frag<row, i=16 : f32>
 // CHECK-NEXT: %pa = reg.to_a %p {at = #hbm.labels<j=48>} : !reg.frag<c, i=16, j=64 : f32> -> !reg.frag<a, i=16, j=16 : bf16>
+// CHECK-NEXT: %r = reg.map max %p by 0.0 : !reg.frag<c, i=16, j=64 : f32> -> !reg.frag<c, i=16, j=64 : f32>
 hbm.kernel attributes {sym_name = "k", grid = #hbm.labels<b=1, i=64>, num_outputs = 1 : i32, reg.warps = #hbm.labels<i=4>} {
 ^bb0(%q: !hbm.global<b=2, i=100, d=32 : bf16>, %k: !hbm.global<b=2, j=60, d=32 : bf16>, %out: !hbm.global<b=2, i=100, d=32 : bf16>, %b0: index, %i0: index):
   %c0 = arith.constant 0 : index
@@ -40,5 +41,6 @@ hbm.kernel attributes {sym_name = "k", grid = #hbm.labels<b=1, i=64>, num_output
   %l = reg.row_reduce sum %p : !reg.frag<c, i=16, j=64 : f32> -> !reg.frag<row, i=16 : f32>
   %n = reg.map sqrt %l : !reg.frag<row, i=16 : f32> -> !reg.frag<row, i=16 : f32>
   %pa = reg.to_a %p {at = #hbm.labels<j=48>} : !reg.frag<c, i=16, j=64 : f32> -> !reg.frag<a, i=16, j=16 : bf16>
+  %r = reg.map max %p by 0.0 : !reg.frag<c, i=16, j=64 : f32> -> !reg.frag<c, i=16, j=64 : f32>
   hbm.return
 }
