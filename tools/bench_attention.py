@@ -50,6 +50,7 @@ SM90_CONFIGS = [  # query rows per block, keys per tile (0: the pipeline's defau
     (128, 0, 2, False, False),
     (128, 64, 0, True, True),
     (128, 128, 3, True, True),
+    (192, 64, 0, True, True),  # three consumer warpgroups
 ]
 
 
