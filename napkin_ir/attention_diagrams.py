@@ -50,18 +50,9 @@ def sm80_attention_pass_list(module: ModuleOp, block: int = 128, stream: int = 6
                              q_in_registers: bool = True, blocks_per_sm: int = 1) -> tuple:
     """The passes that take `module`, attention, to sm_80 PTX: `sm80_attention_pipeline`
     with its axes and tiles fitted to them, then reg-to-ptx."""
-    from xdsl.dialects import func
-    from xdsl.utils.exceptions import PassFailedException
-
     from napkin_ir.lowering.reg_to_ptx import RegToPtxPass
-    from napkin_ir.passes.relabel import function_axes
 
-    axes = attention_axes(module)
-    if axes is None:
-        raise PassFailedException("the diagram is not attention (two contractions, the second over the first's keys)")
-    batch, i, j = axes
-    (f,) = [op for op in module.walk() if isinstance(op, func.FuncOp) and op.body.blocks]
-    sizes = function_axes(f)
+    batch, i, j, sizes = attention_shape(module)
     fitted = fit_tiles(sizes[i], sizes[j], block, stream, warps)
     return (*_attention_passes(fitted["block"], fitted["stream"], fitted["warps"], stages, q_in_registers, (i, j), batch, blocks_per_sm),
             RegToPtxPass())
@@ -95,7 +86,6 @@ def sm90_attention_pass_list(module: ModuleOp, block: int = 128, stream: int | N
     Q, else 2. Both run with 3 stages or more: the overlap holds two tiles' stages at once,
     and with two it (and ping-pong on top) measured slower than neither (head dim 256, 1k
     tokens, H200: 394 TFLOP/s against 481)."""
-    from xdsl.dialects import func
     from xdsl.utils.exceptions import PassFailedException
 
     from napkin_ir.lowering.hbm_to_smem import HbmToSmemPass
@@ -103,16 +93,11 @@ def sm90_attention_pass_list(module: ModuleOp, block: int = 128, stream: int | N
     from napkin_ir.lowering.reg_to_ptx import RegToPtxPass
     from napkin_ir.lowering.smem_to_reg import SmemToRegPass
     from napkin_ir.passes.launch import HbmLaunchPass
-    from napkin_ir.passes.relabel import RelabelPass, function_axes
     from napkin_ir.passes.pingpong import RegPingpongPass
+    from napkin_ir.passes.relabel import RelabelPass
     from napkin_ir.passes.wgmma_overlap import RegWgmmaOverlapPass
 
-    axes = attention_axes(module)
-    if axes is None:
-        raise PassFailedException("the diagram is not attention (two contractions, the second over the first's keys)")
-    batch, i, j = axes
-    (f,) = [op for op in module.walk() if isinstance(op, func.FuncOp) and op.body.blocks]
-    sizes = function_axes(f)
+    batch, i, j, sizes = attention_shape(module)
     heads = [a for a in sizes if a not in (*batch, i, j)]
     d = max(sizes[a] for a in heads) if heads else 0
     # 128 keys a tile; 64 at head dims over 128, or over 64 where the keys end in a partial
@@ -160,6 +145,21 @@ def fit_tiles(n_queries: int, n_keys: int, block: int = 128, stream: int = 64, w
         stream //= 2
     w = warps or fitted // 16
     return {"block": fitted, "stream": stream, "warps": w if fitted == block else min(w, fitted // 16)}
+
+
+def attention_shape(module: ModuleOp) -> tuple[tuple[str, ...], str, str, dict[str, int]]:
+    """`attention_axes` and the size of every axis of the diagram; a diagram that is not
+    attention is refused."""
+    from xdsl.dialects import func
+    from xdsl.utils.exceptions import PassFailedException
+
+    from napkin_ir.passes.relabel import function_axes
+
+    axes = attention_axes(module)
+    if axes is None:
+        raise PassFailedException("the diagram is not attention (two contractions, the second over the first's keys)")
+    (f,) = [op for op in module.walk() if isinstance(op, func.FuncOp) and op.body.blocks]
+    return (*axes, function_axes(f))
 
 
 def attention_axes(module: ModuleOp) -> tuple[tuple[str, ...], str, str] | None:

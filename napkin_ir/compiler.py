@@ -53,17 +53,13 @@ def auto_target(text: str, device: int = 0) -> str:
 def _sm90_takes(text: str) -> bool:
     """Whether napkin-sm90 takes the diagram: a GEMM, or attention of 64 queries or more
     (a warpgroup's rows; a tile may not exceed its axis)."""
-    from xdsl.dialects import func
-
-    from napkin_ir.attention_diagrams import attention_axes
-    from napkin_ir.passes.relabel import function_axes
+    from napkin_ir.attention_diagrams import attention_axes, attention_shape
 
     module = parse(text)
-    axes = attention_axes(module)
-    if axes is None:
+    if attention_axes(module) is None:
         return True
-    (f,) = [op for op in module.walk() if isinstance(op, func.FuncOp) and op.body.blocks]
-    return function_axes(f)[axes[1]] >= 64
+    _, queries, _, sizes = attention_shape(module)
+    return sizes[queries] >= 64
 
 
 def option_text(value: Any) -> str:

@@ -331,9 +331,7 @@ class WgmmaOp(IRDLOperation):
 
     def axes(self) -> tuple[str, str, str]:
         """(rows, cols, contracted)."""
-        rows, cols = _frag(self.c).axis_names
-        (k,) = [x for x in tile_axes(self.b.type) if x != cols]  # type: ignore[arg-type]
-        return rows, cols, k
+        return _wgmma_axes(self)
 
     def verify_(self) -> None:
         a = self.a.type
@@ -342,6 +340,13 @@ class WgmmaOp(IRDLOperation):
         require(set(tile_axes(a)) == {rows, k}, self, f"expects A<{rows}, {k}> for accumulators with rows '{rows}', got A{list(a.axis_names)}")
         require(a.shape[k] == self.b.type.shape[k], self, f"A's {a.shape[k]} along '{k}' differ from B's {self.b.type.shape[k]}")  # type: ignore[attr-defined]
         require(a.layout.data == "swizzle", self, f"A must be in a 128-byte swizzled buffer (layout=swizzle), got layout={a.layout.data}")
+
+
+def _wgmma_axes(op: WgmmaOp | WgmmaRsOp) -> tuple[str, str, str]:
+    """(rows, cols, contracted) of a wgmma: the accumulators' axes, and B's other one."""
+    rows, cols = _frag(op.c).axis_names
+    (k,) = [x for x in tile_axes(op.b.type) if x != cols]  # type: ignore[arg-type]
+    return rows, cols, k
 
 
 def tile_axes(buf: BufferType) -> tuple[str, ...]:
@@ -397,9 +402,7 @@ class WgmmaRsOp(IRDLOperation):
 
     def axes(self) -> tuple[str, str, str]:
         """(rows, cols, contracted)."""
-        rows, cols = _frag(self.c).axis_names
-        (k,) = [x for x in tile_axes(self.b.type) if x != cols]  # type: ignore[arg-type]
-        return rows, cols, k
+        return _wgmma_axes(self)
 
     def verify_(self) -> None:
         a = _frag(self.a)

@@ -56,6 +56,7 @@ from xdsl.utils.exceptions import PassFailedException
 
 from napkin_ir.dialects import hbm, ncd, smem
 from napkin_ir.dialects.ncd import ELEMENT_BYTES
+from napkin_ir.dialects.utils import constant
 
 
 def _const(v: int) -> arith.ConstantOp:
@@ -67,13 +68,6 @@ def _constant_value(v: SSAValue, what: str) -> int:
     if isinstance(op, arith.ConstantOp) and isinstance(op.value, builtin.IntegerAttr):
         return op.value.value.data
     raise PassFailedException(f"hbm-to-smem: the stream loop's {what} must be a constant")
-
-
-def _constant_or_none(v: SSAValue) -> int | None:
-    op = v.owner
-    if isinstance(op, arith.ConstantOp) and isinstance(op.value, builtin.IntegerAttr):
-        return op.value.value.data
-    return None
 
 
 def _load_key(load: hbm.LoadOp, loop: scf.ForOp) -> tuple:
@@ -96,6 +90,12 @@ def stream_chains(loops: list[scf.ForOp]) -> list[list[scf.ForOp]]:
         else:
             chains.append([loop])
     return chains
+
+
+def first_use(block: Block, load: hbm.LoadOp) -> Operation | None:
+    """The op of `block` that holds the first use of the tile `load` reads, if any."""
+    users = [u.operation for u in load.result.uses]
+    return min((block_ancestor(block, u) for u in users), key=block.get_operation_index, default=None)
 
 
 def block_ancestor(block: Block, op: Operation) -> Operation:
@@ -227,22 +227,13 @@ class HbmToSmemPass(ModulePass):
         """Pipeline a chain of stream loops as one stream of tiles (see the module's doc)."""
         stages = self.stages
         first = chain[0]
-        step = _constant_value(first.step, "step")
-        for loop in chain[1:]:
-            if _constant_value(loop.step, "step") != step:
-                raise PassFailedException("hbm-to-smem: the stream loops over one axis must share their step")
-        per_loop = [self._loop_loads(loop) for loop in chain]
-        keys = [_load_key(l, first) for l in per_loop[0]]
-        for loop, loads in zip(chain[1:], per_loop[1:]):
-            if [_load_key(l, loop) for l in loads] != keys:
-                raise PassFailedException(f"hbm-to-smem: the stream loops over '{first.attributes['hbm.stream'].data}' "  # type: ignore[union-attr]
-                                          "must load the same tiles to share one pipeline")
-        if not keys:
+        step, per_loop = self._chain_loads(chain)
+        if not per_loop[0]:
             return []
         types = [smem.BufferType(l.result.type.shape, l.result.type.element_type, stages, layout) for l in per_loop[0]]  # type: ignore[attr-defined]
         allocs = [smem.AllocOp(t) for t in types]
         lb0, end = first.lb, chain[-1].ub
-        lb0_const, end_const = _constant_or_none(lb0), _constant_or_none(end)
+        lb0_const, end_const = constant(lb0), constant(end)
         # with known bounds a copy past the end reads zeros and is never read; otherwise the
         # copies are guarded by where the stream ends
         guarded = lb0_const is None or end_const is None
@@ -299,6 +290,22 @@ class HbmToSmemPass(ModulePass):
             loop.attributes["smem.stages"] = builtin.IntegerAttr(stages, builtin.i32)
         return types
 
+    def _chain_loads(self, chain: list[scf.ForOp]) -> tuple[int, list[list[hbm.LoadOp]]]:
+        """(step, each loop's streamed loads) of a chain whose loops share their step and load
+        the same tiles, as one pipeline needs."""
+        first = chain[0]
+        step = _constant_value(first.step, "step")
+        for loop in chain[1:]:
+            if _constant_value(loop.step, "step") != step:
+                raise PassFailedException("hbm-to-smem: the stream loops over one axis must share their step")
+        per_loop = [self._loop_loads(loop) for loop in chain]
+        keys = [_load_key(l, first) for l in per_loop[0]]
+        for loop, loads in zip(chain[1:], per_loop[1:]):
+            if [_load_key(l, loop) for l in loads] != keys:
+                raise PassFailedException(f"hbm-to-smem: the stream loops over '{first.attributes['hbm.stream'].data}' "  # type: ignore[union-attr]
+                                          "must load the same tiles to share one pipeline")
+        return step, per_loop
+
     def _loop_loads(self, loop: scf.ForOp) -> list[hbm.LoadOp]:
         iv = loop.body.block.args[0]
         return [o for o in loop.body.block.ops if isinstance(o, hbm.LoadOp) and iv in o.offsets]
@@ -315,8 +322,7 @@ class HbmToSmemPass(ModulePass):
             alloc, zero = smem.AllocOp(t), _const(0)
             Rewriter.insert_op([alloc, zero, smem.CopyOp(load.source, list(load.offsets), alloc.result, zero.result), smem.CommitOp()],
                                InsertPoint.before(load))
-            users = [u.operation for u in load.result.uses]
-            first = min((block_ancestor(block, u) for u in users), key=block.get_operation_index, default=None)
+            first = first_use(block, load)
             if first is None:
                 Rewriter.erase_op(load)
                 continue
@@ -352,11 +358,7 @@ class HbmToSmemPass(ModulePass):
         steps from where the chain starts (0), so the rings run on across the loops."""
         first = chain[0]
         step, loads, types = self._streamed_loads(first, layout)
-        keys = [_load_key(l, first) for l in loads]
-        for loop in chain[1:]:
-            if _constant_value(loop.step, "step") != step or [_load_key(l, loop) for l in self._loop_loads(loop)] != keys:
-                raise PassFailedException(f"hbm-to-smem: the stream loops over '{first.attributes['hbm.stream'].data}' "  # type: ignore[union-attr]
-                                          "must load the same tiles with the same step to share one pipeline")
+        self._chain_loads(chain)
         if not loads:
             return []
         for load, t in zip(loads, types):
@@ -436,8 +438,7 @@ class HbmToSmemPass(ModulePass):
             copy = [smem.ArriveExpectOp(bars.result, zero.result, t.bytes()),
                     smem.TmaCopyOp(load.source, list(load.offsets), alloc.result, zero.result, bars.result, zero.result)]
             Rewriter.insert_op(copy, InsertPoint.before(first_op) if first_op is not None else InsertPoint.at_end(producer_block))
-            users = [u.operation for u in load.result.uses]
-            first = min((block_ancestor(block, u) for u in users), key=block.get_operation_index, default=None)
+            first = first_use(block, load)
             if first is not None:
                 read = smem.ReadOp(alloc.result, zero.result)
                 Rewriter.insert_op([smem.MbarrierWaitOp(bars.result, zero.result, zero.result), read], InsertPoint.before(first))

@@ -75,11 +75,9 @@ class SmemToRegPass(ModulePass):
                     raise _fail(kernel, "expects a pipelined stream loop (from hbm-to-smem), found none")
                 if any(loop.attributes.get("smem.copy") != builtin.StringAttr("tma") for loop in loops):
                     raise _fail(kernel, "mma=wgmma reads TMA-filled swizzled stages; run hbm-to-smem{copy=tma} first")
-                warps = {}
-                if len(loops) == 1 and self._accumulates(loops[0]):
-                    # one product accumulated over the stream: its groups overlap the next stage's
-                    warps = self._lower_wgmma(kernel, loops[0])
-                warps = warps or _wgmma_warps(kernel)
+                matched = self._match(kernel, loops[0]) if len(loops) == 1 else None
+                # one product accumulated over the stream: its groups overlap the next stage's
+                warps = self._lower_wgmma(kernel, loops[0], matched) if matched else _wgmma_warps(kernel)
                 _Fragments(kernel, warps, mma="wgmma").lower()
             else:
                 if not loops:
@@ -87,29 +85,17 @@ class SmemToRegPass(ModulePass):
                 _Fragments(kernel, warps, self.hoist).lower()
             kernel.properties["reg.warps"] = hbm.format_labels(warps)
 
-    @staticmethod
-    def _accumulates(loop: scf.ForOp) -> bool:
-        """Whether the loop only accumulates one product (acc + contract(a, b)): a GEMM's."""
+    def _match(self, kernel: hbm.KernelOp, loop: scf.ForOp):
+        """The accumulation `acc + contract(read A, read B)`, where it is all the stream loop's
+        body computes (a GEMM's); None for any other body."""
         body = loop.body.block
         yield_op = body.last_op
         if len(body.args) != 2 or not isinstance(yield_op, scf.YieldOp):
-            return False
-        add = yield_op.operands[0].owner
-        return (isinstance(add, ncd.MapOp) and add.fn.data == "add" and add.operands[0] is body.args[1]
-                and isinstance(add.operands[1].owner, ncd.ContractOp)
-                and not any(isinstance(o, ncd.NcdOp) and o not in (add, add.operands[1].owner) for o in body.ops))
-
-    def _match(self, kernel: hbm.KernelOp, loop: scf.ForOp):
-        """The accumulation `acc + contract(read A, read B)` in the stream loop's body."""
-        body = loop.body.block
-        acc_arg = body.args[1] if len(body.args) == 2 else None
-        yield_op = body.last_op
-        if acc_arg is None or not isinstance(yield_op, scf.YieldOp):
-            raise _fail(kernel, "the stream loop must carry one accumulator")
-        add = yield_op.operands[0].owner
+            return None
+        acc_arg, add = body.args[1], yield_op.operands[0].owner
         contract = add.operands[1].owner if isinstance(add, ncd.MapOp) and add.fn.data == "add" and add.operands[0] is acc_arg else None
-        if not isinstance(contract, ncd.ContractOp):
-            raise _fail(kernel, "the stream loop must accumulate one contraction (acc + contract(a, b))")
+        if not isinstance(contract, ncd.ContractOp) or any(isinstance(o, ncd.NcdOp) and o not in (add, contract) for o in body.ops):
+            return None
         reads = [o.owner for o in contract.operands]
         if not all(isinstance(r, smem.ReadOp) for r in reads):
             raise _fail(kernel, "the contraction's operands must come from shared memory (run hbm-to-smem first)")
@@ -120,8 +106,8 @@ class SmemToRegPass(ModulePass):
             raise _fail(kernel, f"{self.mma} takes bf16 or f16 operands, got {ra.result.type.dtype}")
         return acc_arg, yield_op, add, contract, ra, rb
 
-    def _lower_wgmma(self, kernel: hbm.KernelOp, loop: scf.ForOp) -> dict[str, int]:
-        acc_arg, yield_op, add, contract, ra, rb = self._match(kernel, loop)
+    def _lower_wgmma(self, kernel: hbm.KernelOp, loop: scf.ForOp, matched) -> dict[str, int]:
+        acc_arg, yield_op, add, contract, ra, rb = matched
         acc_t: ncd.TensorType = acc_arg.type  # type: ignore[assignment]
         tiled = [a for a, n in acc_t.shape.items() if n > 1]  # a batch axis has one place
         if len(tiled) != 2:

@@ -17,6 +17,7 @@ becomes
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 
 from xdsl.context import Context
@@ -58,10 +59,7 @@ class RegPingpongPass(ModulePass):
 
     def apply(self, ctx: Context, op: builtin.ModuleOp) -> None:
         for kernel in [k for k in op.walk() if isinstance(k, hbm.KernelOp)]:
-            warps = kernel.warp_grid
-            consumers = 1
-            for n in warps.values():
-                consumers *= n
+            consumers = math.prod(kernel.warp_grid.values())
             runs = _runs(kernel.body.block)
             if consumers < 8 or not runs:  # one warpgroup takes no turns
                 continue

@@ -29,12 +29,7 @@ from xdsl.passes import ModulePass
 from xdsl.rewriter import InsertPoint, Rewriter
 from xdsl.utils.exceptions import PassFailedException
 
-
-def constant(v: SSAValue) -> int | None:
-    op = v.owner
-    if isinstance(op, arith.ConstantOp) and isinstance(op.value, IntegerAttr):
-        return op.value.value.data
-    return None
+from napkin_ir.dialects.utils import constant  # re-exported for the passes that run after this one
 
 
 def index_constant(value: int) -> arith.ConstantOp:

@@ -32,7 +32,8 @@ from xdsl.ir import Block, Operation, Region, SSAValue
 from xdsl.passes import ModulePass
 from xdsl.rewriter import InsertPoint, Rewriter
 
-from napkin_ir.dialects import hbm, reg, smem
+from napkin_ir.dialects import hbm, reg
+from napkin_ir.dialects.utils import constant
 
 PRODUCTS = (reg.WgmmaOp, reg.WgmmaRsOp)
 PURE = (reg.ToAOp, reg.MapOp, reg.RowReduceOp, reg.MaskOp, reg.MaskBoundOp, reg.FillOp, reg.ZerosOp, arith.ConstantOp,
@@ -116,16 +117,9 @@ def _clone(ops: list[Operation], mapping: dict[SSAValue, SSAValue]) -> list[Oper
     return [o.clone(value_mapper=mapping) for o in ops]
 
 
-def _const_of(v: SSAValue) -> int | None:
-    op = v.owner
-    if isinstance(op, arith.ConstantOp) and isinstance(op.value, builtin.IntegerAttr):
-        return op.value.value.data
-    return None
-
-
 def rotate(loop: scf.ForOp) -> bool:
     """Software-pipeline `loop` by one step (see the module's doc); False where it cannot."""
-    lb, ub, step = (_const_of(v) for v in (loop.lb, loop.ub, loop.step))
+    lb, ub, step = (constant(v) for v in (loop.lb, loop.ub, loop.step))
     if lb is not None and ub is not None and step is not None and ub - lb <= step:
         return False  # one trip (a ragged stream's last tile): nothing to overlap
     split = _split(loop)
@@ -200,6 +194,4 @@ class RegWgmmaOverlapPass(ModulePass):
     def apply(self, ctx: Context, op: builtin.ModuleOp) -> None:
         for kernel in [k for k in op.walk() if isinstance(k, hbm.KernelOp)]:
             for loop in [o for o in kernel.walk() if isinstance(o, scf.ForOp) and "smem.stages" in o.attributes]:
-                if not any(isinstance(o, smem.ProducerOp) for o in kernel.walk()):
-                    continue
-                rotate(loop)
+                rotate(loop)  # a loop without two wgmma groups (an mma.sync kernel's, a GEMM's) is left alone

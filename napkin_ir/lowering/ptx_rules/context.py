@@ -29,6 +29,7 @@ from napkin_ir.dialects import hbm, reg, smem
 from napkin_ir.dialects.ptx import ops as P
 from napkin_ir.dialects.ptx.attributes import TmaBoxAttr
 from napkin_ir.dialects.ptx.registers import RegType
+from napkin_ir.dialects.utils import constant  # re-exported: the rules read constant bounds and stages
 from napkin_ir.lowering.arith_to_ptx import ArithLowering
 
 B32, B64, F32, PRED = RegType("b32"), RegType("b64"), RegType("f32"), RegType("pred")
@@ -117,11 +118,6 @@ def prod(xs) -> int:
     return out
 
 
-def constant(v: SSAValue) -> int | None:
-    op = v.owner
-    if isinstance(op, arith.ConstantOp) and isinstance(op.value, builtin.IntegerAttr):
-        return op.value.value.data
-    return None
 
 
 def arg_name(g: SSAValue, n: int) -> str:
@@ -367,8 +363,8 @@ class KernelLowering:
             return self.affines[v]
         op = v.owner
         out = Affine(0, ((v, 1),))
-        if isinstance(op, arith.ConstantOp) and isinstance(op.value, builtin.IntegerAttr):
-            out = Affine(op.value.value.data)
+        if constant(v) is not None:
+            out = Affine(constant(v))  # type: ignore[arg-type]
         elif isinstance(op, arith.AddiOp | arith.SubiOp | arith.MuliOp):
             a, b = self.affine(op.lhs), self.affine(op.rhs)
             if isinstance(op, arith.AddiOp):
