@@ -8,7 +8,11 @@ tile j - 1's second (its operands, P and the rescale, carried from the iteration
 before), waits only for the first (`reg.wgmma_wait {pending = 1}`: groups retire in
 order), computes tile j's softmax while tile j - 1's P V runs, then waits for it and
 releases tile j - 1's stages. Tile 0's first part runs before the loop, the last tile's
-second part after it; a loop that may run no trip is guarded (`scf.if`).
+second part after it; a loop that may run no trip is guarded (`scf.if`). A chain of two
+stream loops whose second parts are the same ops (causal attention's unmasked tiles, then
+its masked ones) is pipelined as one: the first loop's last second part is pending when
+the second loop starts, and runs in its first trip, under the diagonal tile's scores and
+softmax; where the first loop runs no trip, the second is pipelined alone.
 
     for j: [A_j: wait K_j, S_j = QK_j, wait 0, softmax_j] [B_j: acc = acc a_j + P_j V_j, wait 0, release j]
 becomes
@@ -34,6 +38,7 @@ from xdsl.rewriter import InsertPoint, Rewriter
 
 from napkin_ir.dialects import hbm, reg
 from napkin_ir.dialects.utils import constant
+from napkin_ir.lowering.hbm_to_smem import stream_chains
 
 PRODUCTS = (reg.WgmmaOp, reg.WgmmaRsOp)
 PURE = (reg.ToAOp, reg.MapOp, reg.RowReduceOp, reg.MaskOp, reg.MaskBoundOp, reg.FillOp, reg.ZerosOp, arith.ConstantOp,
@@ -117,29 +122,40 @@ def _clone(ops: list[Operation], mapping: dict[SSAValue, SSAValue]) -> list[Oper
     return [o.clone(value_mapper=mapping) for o in ops]
 
 
-def rotate(loop: scf.ForOp) -> bool:
-    """Software-pipeline `loop` by one step (see the module's doc); False where it cannot."""
+def _one_trip(loop: scf.ForOp) -> bool:
     lb, ub, step = (constant(v) for v in (loop.lb, loop.ub, loop.step))
-    if lb is not None and ub is not None and step is not None and ub - lb <= step:
-        return False  # one trip (a ragged stream's last tile): nothing to overlap
-    split = _split(loop)
-    if split is None:
-        return False
+    return lb is not None and ub is not None and step is not None and ub - lb <= step
+
+
+def _surely_runs(loop: scf.ForOp) -> bool:
+    lb, ub = constant(loop.lb), constant(loop.ub)
+    return lb is not None and ub is not None and lb < ub
+
+
+def _prologue(loop: scf.ForOp, split: _Split, inits: list[SSAValue]) -> tuple[list[Operation], list[SSAValue], list[SSAValue]]:
+    """Tile lb's first part with the loop's values `inits`: its ops, the values the
+    pipelined loop starts from (the accumulator as given: its second part is pending) and
+    what that second part takes."""
+    body = loop.body.block
+    args = list(body.args[1:])
+    yielded = body.last_op
+    assert isinstance(yielded, scf.YieldOp)
+    pro_map: dict[SSAValue, SSAValue] = {body.args[0]: loop.lb, **dict(zip(args, inits))}
+    ops = _clone(split.a, pro_map)
+    out = [pro_map.get(v, v) if n != split.acc else inits[n] for n, v in enumerate(yielded.operands)]
+    return ops, out, [pro_map.get(v, v) for v in split.carried]
+
+
+def _pipelined(loop: scf.ForOp, split: _Split, start: SSAValue, inits: list[SSAValue], pending: list[SSAValue]) -> scf.ForOp:
+    """The loop from `start`, each trip issuing its tile's first group and then the second
+    group pending from the trip before (`pending`: what it takes, to begin with)."""
     body = loop.body.block
     iv, args = body.args[0], list(body.args[1:])
-    inits = list(loop.iter_args)
     acc_arg = args[split.acc]
     yielded = body.last_op
     assert isinstance(yielded, scf.YieldOp)
-
-    # tile 0's first part, before the loop
-    pro_map: dict[SSAValue, SSAValue] = {iv: loop.lb, **dict(zip(args, inits))}
-    prologue = _clone(split.a, pro_map)
-    start = arith.AddiOp(loop.lb, loop.step)
-
     # the loop: A_j up to its commit, B_j-1 up to its commit, wait 1, the rest of A_j, the rest of B_j-1
-    carried_types = [v.type for v in split.carried]
-    new_body = Block(arg_types=[IndexType(), *(a.type for a in args), *carried_types])
+    new_body = Block(arg_types=[IndexType(), *(a.type for a in args), *(v.type for v in split.carried)])
     n_iv, n_args, n_carried = new_body.args[0], list(new_body.args[1 : 1 + len(args)]), list(new_body.args[1 + len(args) :])
     a_map: dict[SSAValue, SSAValue] = {iv: n_iv, **dict(zip(args, n_args))}
     b_map: dict[SSAValue, SSAValue] = {acc_arg: n_args[split.acc], **dict(zip(split.carried, n_carried))}
@@ -160,30 +176,105 @@ def rotate(loop: scf.ForOp) -> bool:
            for n, v in enumerate(yielded.operands)]
     new_body.add_ops([*a_pre, *b_pre, *a_group, *b_group, reg.WgmmaWaitOp(1), *a_tail, *b_tail,
                       scf.YieldOp(*out, *(a_map.get(v, v) for v in split.carried))])
-    pro_carried = [pro_map.get(v, v) for v in split.carried]
-    pro_out = [pro_map.get(v, v) if n != split.acc else inits[n] for n, v in enumerate(yielded.operands)]
-    new_loop = scf.ForOp(start.result, loop.ub, loop.step, [*pro_out, *pro_carried], Region(new_body))
+    new_loop = scf.ForOp(start, loop.ub, loop.step, [*inits, *pending], Region(new_body))
     new_loop.attributes.update(loop.attributes)
     new_loop.attributes["reg.overlapped"] = builtin.UnitAttr()
+    return new_loop
 
-    # the last tile's second part, after the loop
-    epi_map: dict[SSAValue, SSAValue] = {acc_arg: new_loop.results[split.acc],
-                                         **dict(zip(split.carried, new_loop.results[len(args) :]))}
-    epilogue = _clone(split.b, epi_map)
-    results = [new_loop.results[n] if n != split.acc else epi_map[split.last.results[0]] for n in range(len(args))]
 
+def _drain(loop: scf.ForOp, split: _Split, new_loop: scf.ForOp) -> tuple[list[Operation], list[SSAValue]]:
+    """The second part pending after `new_loop` (the last tile's), and the loop's results."""
+    n = len(loop.body.block.args) - 1
+    epi_map: dict[SSAValue, SSAValue] = {loop.body.block.args[1 + split.acc]: new_loop.results[split.acc],
+                                         **dict(zip(split.carried, new_loop.results[n:]))}
+    ops = _clone(split.b, epi_map)
+    return ops, [new_loop.results[k] if k != split.acc else epi_map[split.last.results[0]] for k in range(n)]
+
+
+def _replace(loops: list[scf.ForOp], ops: list[Operation], results: list[SSAValue], guard: SSAValue | None,
+             otherwise: list[Operation], otherwise_results: list[SSAValue]) -> None:
+    """`ops` in place of `loops` (the last one's results become `results`), under `guard`
+    (else `otherwise`) where given."""
+    last = loops[-1]
+    if guard is None:
+        Rewriter.insert_op(ops, InsertPoint.before(loops[0]))
+        new = results
+    else:
+        guarded = scf.IfOp(guard, [r.type for r in last.results], [*ops, scf.YieldOp(*results)],
+                           [*otherwise, scf.YieldOp(*otherwise_results)])
+        Rewriter.insert_op([guarded], InsertPoint.before(loops[0]))
+        new = list(guarded.results)
+    for old, r in zip(last.results, new):
+        old.replace_all_uses_with(r)
+    for loop in reversed(loops):
+        Rewriter.erase_op(loop)
+
+
+def rotate(loop: scf.ForOp) -> bool:
+    """Software-pipeline `loop` by one step (see the module's doc); False where it cannot."""
+    if _one_trip(loop):
+        return False  # one trip (a ragged stream's last tile): nothing to overlap
+    split = _split(loop)
+    if split is None:
+        return False
+    inits = list(loop.iter_args)
+    prologue, out, pending = _prologue(loop, split, inits)
+    start = arith.AddiOp(loop.lb, loop.step)
+    new_loop = _pipelined(loop, split, start.result, out, pending)
+    epilogue, results = _drain(loop, split, new_loop)
     ops: list[Operation] = [*prologue, start, new_loop, *epilogue]
-    if lb is not None and ub is not None and lb < ub:
-        Rewriter.insert_op(ops, InsertPoint.before(loop))
-        for old, new in zip(loop.results, results):
-            old.replace_all_uses_with(new)
+    if _surely_runs(loop):
+        _replace([loop], ops, results, None, [], [])
     else:  # a loop that may run no trip: all of it under lb < ub
         some = arith.CmpiOp(loop.lb, loop.ub, "ult")
-        guarded = scf.IfOp(some.result, [r.type for r in loop.results], [*ops, scf.YieldOp(*results)], [scf.YieldOp(*inits)])
-        Rewriter.insert_op([some, guarded], InsertPoint.before(loop))
-        for old, new in zip(loop.results, guarded.results):
-            old.replace_all_uses_with(new)
-    Rewriter.erase_op(loop)
+        Rewriter.insert_op([some], InsertPoint.before(loop))
+        _replace([loop], ops, results, some.result, [], inits)
+    return True
+
+
+def _same_second_part(first: scf.ForOp, s1: _Split, second: scf.ForOp, s2: _Split) -> bool:
+    """Whether the two loops' second parts are the same ops on corresponding values, so
+    that the second loop's can finish a tile of the first (what they carry in the same
+    order, the same values from outside)."""
+    if len(s1.b) != len(s2.b) or s1.acc != s2.acc or [v.type for v in s1.carried] != [v.type for v in s2.carried]:
+        return False
+    same: dict[SSAValue, SSAValue] = {first.body.block.args[1 + s1.acc]: second.body.block.args[1 + s2.acc],
+                                      **dict(zip(s1.carried, s2.carried))}
+    for o1, o2 in zip(s1.b, s2.b):
+        if (o1.name != o2.name or o1.properties != o2.properties or o1.attributes != o2.attributes
+                or len(o1.operands) != len(o2.operands) or [r.type for r in o1.results] != [r.type for r in o2.results]):
+            return False
+        if any(same.get(v1, v1) is not v2 for v1, v2 in zip(o1.operands, o2.operands)):
+            return False
+        same.update(zip(o1.results, o2.results))
+    return True
+
+
+def rotate_chain(first: scf.ForOp, second: scf.ForOp) -> bool:
+    """Software-pipeline a chain of two stream loops (causal attention's unmasked tiles,
+    then its masked ones) as one: the first loop's last tile's second part runs in the
+    second loop's first trip, under that tile's scores and softmax, rather than alone
+    between the loops. Where the first loop runs no trip, the second is pipelined alone."""
+    s1, s2 = _split(first), _split(second)
+    if s1 is None or s2 is None or not _same_second_part(first, s1, second, s2):
+        return False
+    inits = list(first.iter_args)
+    prologue, out, pending = _prologue(first, s1, inits)
+    start = arith.AddiOp(first.lb, first.step)
+    loop1 = _pipelined(first, s1, start.result, out, pending)
+    n = len(inits)
+    loop2 = _pipelined(second, s2, second.lb, list(loop1.results[:n]), list(loop1.results[n:]))
+    epilogue, results = _drain(second, s2, loop2)
+    ops: list[Operation] = [*prologue, start, loop1, loop2, *epilogue]
+    if _surely_runs(first):
+        _replace([first, second], ops, results, None, [], [])
+        return True
+    # the first loop may run no trip: then the second starts from the chain's values alone
+    alone = second.clone(value_mapper=dict(zip(first.results, inits)))
+    some = arith.CmpiOp(first.lb, first.ub, "ult")
+    Rewriter.insert_op([some], InsertPoint.before(first))
+    _replace([first, second], ops, results, some.result, [alone], list(alone.results))
+    rotate(alone)
     return True
 
 
@@ -193,5 +284,9 @@ class RegWgmmaOverlapPass(ModulePass):
 
     def apply(self, ctx: Context, op: builtin.ModuleOp) -> None:
         for kernel in [k for k in op.walk() if isinstance(k, hbm.KernelOp)]:
-            for loop in [o for o in kernel.walk() if isinstance(o, scf.ForOp) and "smem.stages" in o.attributes]:
-                rotate(loop)  # a loop without two wgmma groups (an mma.sync kernel's, a GEMM's) is left alone
+            loops = [o for o in kernel.walk() if isinstance(o, scf.ForOp) and "smem.stages" in o.attributes]
+            for chain in stream_chains(loops):
+                if len(chain) == 2 and rotate_chain(*chain):
+                    continue
+                for loop in chain:
+                    rotate(loop)  # a loop without two wgmma groups (an mma.sync kernel's, a GEMM's) is left alone

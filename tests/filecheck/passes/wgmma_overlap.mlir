@@ -3,7 +3,10 @@
 // (its rescale first: no register a product reads is written while one runs), waits for
 // the first group only (pending 1), computes tile j's softmax while P V runs, waits for
 // it, releases tile j - 1's stages and packs P_j; the last tile's P V runs after the loop.
-// A loop that may run no trip (causal attention's) is guarded. The numbers survive
+// Causal attention's two loops (unmasked tiles, then masked ones) are pipelined as one:
+// the unmasked loop's last P V runs in the masked loop's first trip, under the diagonal
+// tile's scores; where the unmasked loop runs no trip, the masked one is pipelined alone
+// (guarded, as is any loop that may run no trip). The numbers survive
 // (the interpreters check the wgmma groups and the mbarrier protocol), the PTX assembles
 // without serialised wgmma.
 // RUN: napkin-opt %examples/attention.mlir -p 'ncd-relabel{grid="b,h,i:128" stream="j:64"},ncd-to-hbm,hbm-to-smem{stages=3 copy=tma},smem-to-reg{mma=wgmma},reg-wgmma-overlap' | filecheck %s
@@ -44,7 +47,15 @@
 
 // CAUSAL: %[[SOME:.*]] = arith.cmpi ult, %c0, %j_masked : index
 // CAUSAL-NEXT: scf.if %[[SOME]] -> (!reg.frag<row, i=16 : f32>, !reg.frag<row, i=16 : f32>, !reg.frag<c, i=16, d=64 : f32>)
-// CAUSAL: reg.overlapped
+// CAUSAL: %[[U0:[0-9]+]], {{.*}}, %[[U8:[0-9]+]] = scf.for %{{.*}} to %j_masked step
+// CAUSAL-NOT: reg.mask
+// CAUSAL: reg.overlapped}
+// the masked loop takes the unmasked one's pending P V (its P, stage, rescale) as it stands
+// CAUSAL-NEXT: scf.for %{{.*}} = %j_masked to %j_end step %{{.*}} iter_args(%{{[0-9]+}} = %[[U0]], {{.*}} = %[[U8]])
+// CAUSAL: reg.wgmma_wait {pending = 1 : i32}
+// CAUSAL-NEXT: reg.mask causal
+// CAUSAL: reg.overlapped}
+// CAUSAL: reg.wgmma_rs
 // CAUSAL: } else {
 // CAUSAL: scf.if
 // CAUSAL: reg.mask causal
