@@ -107,9 +107,6 @@ def sm90_attention_pass_list(module: ModuleOp, block: int = 128, stream: int | N
         stream //= 2
     if block % 64 or block > 256:
         raise PassFailedException(f"napkin-sm90: attention's block is warpgroups of 64 query rows (64 to 256), got {block}")
-    if sizes[i] < 64:
-        raise PassFailedException(f"napkin-sm90: attention takes at least 64 queries (a warpgroup's rows, and a tile may not "
-                                  f"exceed its axis); '{i}' has {sizes[i]}: napkin-sm80 compiles it")
     while block > 64 and block > sizes[i]:
         block -= 64
     if not stages:

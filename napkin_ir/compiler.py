@@ -7,8 +7,8 @@
 `compile` turns a target and options into the named pipeline's spec (`napkin-sm90{block=
 "128,256,64"}`), or takes any pipeline spec as `pipeline=`, and compiles through the
 compile cache (`napkin_ir.cache`): the same diagram, pipeline and target compile once per
-machine. `target="auto"` picks by the GPU here: `sm90` (TMA and wgmma) for a GEMM on a
-Hopper GPU (attention too, where it has 64 queries or more), `sm80` otherwise.
+machine. `target="auto"` picks by the GPU here: `sm90` (TMA and wgmma) on a Hopper GPU,
+`sm80` otherwise.
 """
 
 from __future__ import annotations
@@ -36,8 +36,7 @@ def is_attention(text: str) -> bool:
 
 
 def auto_target(text: str, device: int = 0) -> str:
-    """`sm90` on a Hopper GPU for what napkin-sm90 takes, `sm80` for the rest; an error
-    without a GPU."""
+    """`sm90` on a Hopper GPU, `sm80` on the others; an error without a GPU."""
     from napkin_ir.runtime.driver import CudaError, get_context
 
     try:
@@ -47,19 +46,7 @@ def auto_target(text: str, device: int = 0) -> str:
                         "name the target: target='sm80' or target='sm90'") from None
     if capability < (8, 0):
         raise UserError(f"the GPU here is sm_{capability[0]}{capability[1]}; napkin-ir's kernels need sm_80 or newer")
-    return "sm90" if capability == (9, 0) and _sm90_takes(text) else "sm80"
-
-
-def _sm90_takes(text: str) -> bool:
-    """Whether napkin-sm90 takes the diagram: a GEMM, or attention of 64 queries or more
-    (a warpgroup's rows; a tile may not exceed its axis)."""
-    from napkin_ir.attention_diagrams import attention_axes, attention_shape
-
-    module = parse(text)
-    if attention_axes(module) is None:
-        return True
-    _, queries, _, sizes = attention_shape(module)
-    return sizes[queries] >= 64
+    return "sm90" if capability == (9, 0) else "sm80"
 
 
 def option_text(value: Any) -> str:

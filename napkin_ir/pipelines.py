@@ -214,6 +214,20 @@ def _fit(module: ModuleOp, axes: tuple[str, str, str], block: tuple[int, int, in
     return tuple(out)  # type: ignore[return-value]
 
 
+def _fitting(module: ModuleOp, axes: tuple[str, str, str], block: tuple[int, int, int], pipeline: str) -> tuple[int, int, int]:
+    """`block`, where no tile is longer than its axis: the GEMM lowerings place every block
+    inside the output (a tile past the edge is attention's, whose rows are masked)."""
+    from napkin_ir.passes.relabel import function_axes
+
+    (f,) = [op for op in module.walk() if isinstance(op, func.FuncOp) and op.body.blocks]
+    sizes = function_axes(f)
+    for axis, tile in zip(axes, block):
+        if tile > sizes[axis]:
+            raise PassFailedException(f"{pipeline}: a tile of {tile} does not fit axis '{axis}' of size {sizes[axis]}: "
+                                      "a GEMM's block tiles may not exceed their axes")
+    return block
+
+
 def _warps_for(block: tuple[int, int, int], outputs: int) -> tuple[int, int]:
     """The default warps (2 x 2), doubled along the columns, then the rows (up to 16 warps,
     each a multiple of 16 x 8), until each thread holds at most 128 accumulators for the
@@ -304,7 +318,8 @@ class NapkinSm80Pass(PipelinePass):
             block = (c.grid[axes[0]], c.grid[axes[1]], c.stream[axes[2]])
             warps = (c.warps.get(axes[0], 1), c.warps.get(axes[1], 1))
             return sm80_gemm_passes(block, warps, c.stages, axes, self.layout, self.group, _unroll(module, shape, block, self.layout))
-        block = _ints(self.block, 3, "block", self.name, "for a GEMM: rows, columns, stream") if self.block else _fit(module, axes, (128, 128, 32))
+        block = _fitting(module, axes, _ints(self.block, 3, "block", self.name, "for a GEMM: rows, columns, stream"), self.name) \
+            if self.block else _fit(module, axes, (128, 128, 32))
         warps = _ints(self.warps, 2, "warps", self.name, "for a GEMM: warps along the rows, the columns") if self.warps else \
             _warps_for(block, shape.outputs)  # type: ignore[arg-type]
         return sm80_gemm_passes(block, warps, self.stages, axes, self.layout, self.group, _unroll(module, shape, block, self.layout),  # type: ignore[arg-type]
@@ -363,7 +378,8 @@ class NapkinSm90Pass(PipelinePass):
         axes = (shape.rows, shape.cols, shape.k)
         if self.store not in ("auto", "tma", "direct"):
             raise PassFailedException(f"{self.name}: store must be auto, tma or direct, got '{self.store}'")
-        block = _ints(self.block, 3, "block", self.name, "rows, columns, stream") if self.block else _fit(module, axes, (128, 256, 64), 64)
+        block = _fitting(module, axes, _ints(self.block, 3, "block", self.name, "rows, columns, stream") if self.block
+                         else _fit(module, axes, (128, 256, 64), 64), self.name)
         stages = self.stages or _sm90_stages(block, shape.outputs)  # type: ignore[arg-type]
         if self.autotile:
             _refuse(self.name, "autotile=true (the model chooses it)", {"block": self.block})

@@ -8,8 +8,8 @@ Each call builds the diagram for its shapes (`napkin_ir.diagrams.gemm`,
 `napkin_ir.attention_diagrams.attention_diagram`), compiles it through the compile cache
 (once per shape on a machine: later processes read the PTX from disk) and launches it on
 torch's current stream without synchronising. A GEMM compiles with `napkin-sm90` (TMA,
-wgmma) on a Hopper GPU where its shape allows, else with `napkin-sm80`; so does attention
-(napkin-sm90 takes 64 query rows or more). Inputs are checked (dtype, device, shapes) with errors that name the
+wgmma) on a Hopper GPU where its shape allows, else with `napkin-sm80`; attention with
+`napkin-sm90` on a Hopper GPU, `napkin-sm80` on the others. Inputs are checked (dtype, device, shapes) with errors that name the
 argument; both ops have fake (meta) implementations, so `torch.compile(fullgraph=True)`
 traces them without a graph break. They are forward only: no autograd formula is registered.
 """
@@ -176,8 +176,7 @@ def attention(q: Tensor, k: Tensor, v: Tensor, kind: str = "softmax", scale: flo
     Grouped-query attention (H a multiple of H_kv, query head h reading key/value head
     h // (H / H_kv), as SDPA's enable_gqa) runs without copying K and V for softmax and
     spherical attention; with a causal mask it is refused, as the diagrams cannot say it yet.
-    Compiles once per shape (`napkin-sm90` on Hopper where it takes the shape, else
-    `napkin-sm80`) and launches on torch's current stream
+    Compiles once per shape (`napkin-sm90` on Hopper, else `napkin-sm80`) and launches on torch's current stream
     without synchronising. Non-contiguous inputs are copied to contiguous ones first.
     """
     b, h, hk, n, nk, d = attention_shapes(q, k, v, kind, scale)
@@ -187,7 +186,7 @@ def attention(q: Tensor, k: Tensor, v: Tensor, kind: str = "softmax", scale: flo
     # a group's query heads share one key/value head: fold them into its query axis
     text = attention_diagram(kind, b, hk, group * n, d, dt, n_keys=nk, scale=scale)
     capability = _capability(q.device)
-    targets = ["sm90", "sm80"] if capability == (9, 0) else ["sm80"]  # napkin-sm90 refuses fewer than 64 query rows
+    targets = ["sm90"] if capability == (9, 0) else ["sm80"]
     kernel = _compiled(("attention", kind, scale, b, hk, group * n, nk, d, dt, capability), [(t, text, {}) for t in targets],
                        f"napkin::attention ({kind}) of q {list(q.shape)}, k and v {list(k.shape)}, {dt}")
     out = torch.empty((b, hk, group * n, d), dtype=q.dtype, device=q.device)

@@ -252,12 +252,11 @@ class KernelOp(IRDLOperation):
 
 def check_tile_of_global(op: IRDLOperation, tile: NamedAxesType, glob: GlobalType, offsets: Sequence[SSAValue], what: str = "tile") -> None:
     """A tile (or buffer) of a global tensor: the same axes in the same order, the same
-    element type, one offset per axis, and no axis longer than the global's."""
+    element type, and one offset per axis. A tile may be longer than the global along an
+    axis (one partial tile: what lies past the edge reads as zero and is not written)."""
     require(tile.axis_names == glob.axis_names, op, f"the {what}'s axes {list(tile.axis_names)} must be the global's {list(glob.axis_names)}, in order")
     require(tile.element_type == glob.element_type, op, f"the {what}'s element type {tile.element_type} differs from the global's {glob.element_type}")
     require(len(offsets) == len(glob.axis_names), op, f"takes one offset per axis of the global ({len(glob.axis_names)}), got {len(offsets)}")
-    for a, s in tile.shape.items():
-        require(s <= glob.shape[a], op, f"a tile of {s} along '{a}' is larger than the global's {glob.shape[a]}")
 
 
 @irdl_op_definition

@@ -1,7 +1,8 @@
 """Attention on the GPU through every level on the sm_90a path (`napkin-sm90`: TMA stages
 filled by a producer warpgroup, wgmma from shared memory for Q K^T and from registers for
 P V): softmax, causal and spherical attention, head dims 64, 128 and 256, bf16 and f16,
-sequence lengths the tiles divide and ragged ones, more keys than queries, against a
+sequence lengths the tiles divide and ragged ones, fewer queries than a warpgroup's 64
+rows (down to one), more keys than queries, against a
 float64 reference on fresh random inputs with a NaN-poisoned output.
 
     python3 -m pytest -q tests/gpu/test_attention_sm90_gpu.py
@@ -20,6 +21,7 @@ pytestmark = pytest.mark.gpu
 # ||out - ref|| / ||ref|| against float64: bf16 output rounding alone is ~2e-3, f16 ~3e-4
 TOLERANCE = {"bf16": 1e-2, "f16": 2e-3}
 SHAPES = [  # b, h, n queries, n keys
+    (2, 3, 1, 1),
     (2, 4, 256, 256),
     (1, 3, 1000, 1000),
     (2, 2, 77, 77),
@@ -79,5 +81,27 @@ def test_attention_sm90_small(kind):
     skipped and masked tiles)."""
     torch = pytest.importorskip("torch")
     out, ref = run_attention(torch, kind, 1, 1, 200, 200, 64, "bf16", block="128,64")
+    assert not np.isnan(out).any()
+    assert reference.relative_error(out, ref) <= TOLERANCE["bf16"]
+
+
+@pytest.mark.parametrize("kind,n,nj", [("softmax", 10, 10), ("causal", 10, 10), ("spherical", 33, 300), ("softmax", 1, 500),
+                                       ("causal", 63, 63)])
+@pytest.mark.parametrize("d", [64, 128, 256])
+def test_attention_sm90_fewer_queries_than_a_warpgroup(kind, n, nj, d):
+    """One partial tile of 64 query rows: Q's rows past the sequence arrive as zeros from
+    the TMA and are not stored; keys fewer than a tile are masked."""
+    torch = pytest.importorskip("torch")
+    out, ref = run_attention(torch, kind, 2, 3, n, nj, d, "bf16")
+    assert not np.isnan(out).any()
+    assert reference.relative_error(out, ref) <= TOLERANCE["bf16"]
+
+
+@pytest.mark.sanitize
+@pytest.mark.parametrize("kind", ["softmax", "causal"])
+def test_attention_sm90_one_query_small(kind):
+    """compute-sanitizer on one query and one key: a tile of 64 rows over a sequence of 1."""
+    torch = pytest.importorskip("torch")
+    out, ref = run_attention(torch, kind, 1, 1, 1, 1, 64, "bf16")
     assert not np.isnan(out).any()
     assert reference.relative_error(out, ref) <= TOLERANCE["bf16"]

@@ -19,6 +19,10 @@
 // RUN: %ptxas -v -arch=sm_90a %t.d256.ptx -o %t.d256.cubin 2>&1 | filecheck %s --check-prefix=REPORT
 // RUN: napkin-opt %examples/attention.mlir -p 'napkin-sm90{block="64,128" stages=3}' -t ptx -o %t.b64.ptx
 // RUN: %ptxas -v -arch=sm_90a %t.b64.ptx -o %t.b64.cubin 2>&1 | filecheck %s --check-prefix=REPORT
+// one query and one key: a tile of 64 query rows and one of 16 keys over them
+// RUN: sed -e 's/i=256/i=1/g; s/j=256/j=1/g' %examples/causal_attention.mlir | napkin-opt -p napkin-sm90 -t ptx -o %t.one.ptx
+// RUN: %ptxas -v -arch=sm_90a %t.one.ptx -o %t.one.cubin 2>&1 | filecheck %s --check-prefix=REPORT
+// RUN: filecheck %s --check-prefix=ONE < %t.one.ptx
 // RUN: not napkin-opt %examples/attention.mlir -p 'napkin-sm90{cluster=2}' 2>&1 | filecheck %s --check-prefix=CLUSTER
 // RUN: not napkin-opt %examples/attention.mlir -p 'napkin-sm90{block="96,128"}' 2>&1 | filecheck %s --check-prefix=BLOCK
 
@@ -53,3 +57,6 @@
 
 // CLUSTER: napkin-opt: error: napkin-sm90: cluster=2 cannot be honoured for attention on sm_90a
 // BLOCK: napkin-opt: error: napkin-sm90: attention's block is warpgroups of 64 query rows (64 to 256), got 96
+
+// ONE: .maxntid 256
+// ONE: wgmma.mma_async.sync.aligned.m64n16k16.f32.bf16.bf16

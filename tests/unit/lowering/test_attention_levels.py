@@ -75,3 +75,29 @@ def test_reg_level_f16_and_warps_of_two_row_tiles(kind):
     inputs = reg_level.random_inputs(7)
     got = reg_level.run(inputs)[0]
     assert reference.relative_error(got, reference.REFERENCES[NAMES[kind]](*inputs)) <= reference.TOLERANCE["f16"]
+
+
+# (kind, n queries, n keys, d): fewer queries than a warpgroup's 64 rows, down to one, and
+# keys fewer than a stream tile
+SM90_SHORT = [("causal", 1, 1, 64), ("softmax", 1, 300, 128), ("causal", 10, 10, 128), ("spherical", 33, 100, 64),
+              ("softmax", 63, 5, 256)]
+
+
+@pytest.mark.parametrize("kind,n,nj,d", SM90_SHORT)
+def test_sm90_levels_with_one_partial_query_tile(kind, n, nj, d):
+    """napkin-sm90's attention takes a tile of 64 query rows over a shorter sequence: the
+    hbm level (a tile longer than its axis) and the register level after overlap and
+    ping-pong keep the numbers."""
+    from napkin_ir.attention_diagrams import sm90_attention_pass_list
+    from napkin_ir.passmanager import spec
+
+    text = _text(kind, 1, 2, n, nj, d)
+    passes = sm90_attention_pass_list(run_pipeline(text))[:-1]  # all but reg-to-ptx
+    assert 'i:64"' in spec(passes)
+    diagram, reg_level = find_entry(run_pipeline(text)), find_entry(run_pipeline(text, spec(passes)))
+    hbm_level = find_entry(run_pipeline(text, spec(passes[:2])))
+    inputs = diagram.random_inputs(n + nj + d)
+    got, want = reg_level.run(inputs)[0], diagram.run(inputs)[0]
+    assert not np.isnan(got).any()
+    assert reference.relative_error(hbm_level.run(inputs)[0], want) <= reference.TOLERANCE["bf16"]
+    assert reference.relative_error(got, reference.REFERENCES[NAMES[kind]](*inputs)) <= reference.TOLERANCE["bf16"]

@@ -2,14 +2,6 @@
 
 hbm.kernel attributes {sym_name = "k", grid = #hbm.labels<m=8>, num_outputs = 1 : i32} {
 ^bb0(%a: !hbm.global<m=16, k=4 : f32>, %out: !hbm.global<m=16 : f32>, %m0: index):
-  %t = hbm.load %a[%m0, %m0] : !hbm.global<m=16, k=4 : f32> -> !ncd.tensor<m=8, k=8 : f32>
-  hbm.return
-}
-// CHECK: hbm.load: a tile of 8 along 'k' is larger than the global's 4
-
-// -----
-hbm.kernel attributes {sym_name = "k", grid = #hbm.labels<m=8>, num_outputs = 1 : i32} {
-^bb0(%a: !hbm.global<m=16, k=4 : f32>, %out: !hbm.global<m=16 : f32>, %m0: index):
   %t = hbm.load %a[%m0, %m0] : !hbm.global<m=16, k=4 : f32> -> !ncd.tensor<k=4, m=8 : f32>
   hbm.return
 }
