@@ -75,7 +75,7 @@ def _attention_passes(block: int, stream: int, warps: int | None, stages: int, q
 
 
 def sm90_attention_pass_list(module: ModuleOp, block: int = 128, stream: int | None = None, stages: int = 0,
-                             overlap: bool = True, pingpong: bool = True) -> tuple:
+                             overlap: bool = True, pingpong: bool = True, blocks_per_sm: int = 1) -> tuple:
     """The passes that take `module`, attention, to sm_90a PTX: blocks of `block` query rows
     (warpgroups of 64 consumer rows each; one batch entry and head a block, longest first),
     keys streamed `stream` at a time (128, or 64 at head dim 256) through `stages` TMA
@@ -83,7 +83,9 @@ def sm90_attention_pass_list(module: ModuleOp, block: int = 128, stream: int | N
     memory, P V by wgmma with P from registers. `overlap` runs a tile's P V while the next
     tile's scores are made (`reg-wgmma-overlap`); `pingpong` has the consumer warpgroups
     take turns issuing products (`reg-pingpong`); `stages` 0 takes 3 where they fit beside
-    Q, else 2. Both run with 3 stages or more: the overlap holds two tiles' stages at once,
+    Q, else 2; `blocks_per_sm` blocks share a multiprocessor (its shared memory and
+    registers divided between them, so one's prologue and epilogue run under another's
+    products). Both run with 3 stages or more: the overlap holds two tiles' stages at once,
     and with two it (and ping-pong on top) measured slower than neither (head dim 256, 1k
     tokens, H200: 394 TFLOP/s against 481)."""
     from xdsl.utils.exceptions import PassFailedException
@@ -109,11 +111,15 @@ def sm90_attention_pass_list(module: ModuleOp, block: int = 128, stream: int | N
         raise PassFailedException(f"napkin-sm90: attention's block is warpgroups of 64 query rows (64 to 256), got {block}")
     while block > 64 and block > sizes[i]:
         block -= 64
+    # a block's shared memory: a multiprocessor's 228 KiB less 1 KiB the system keeps for
+    # each block (227 KiB at most), less the swizzle's alignment slack and the barriers
+    budget = min(227 * 1024, 228 * 1024 // blocks_per_sm - 1024) - 1024 - 64
     if not stages:
         tile_bytes = 2 * d * 2  # a row of K and of V, bf16 or f16
-        stages = 3 if block * d * 2 + 3 * stream * tile_bytes <= 227 * 1024 - 1024 else 2
+        stages = 3 if block * d * 2 + 3 * stream * tile_bytes <= budget else 2
     return (RelabelPass(grid=",".join([*batch, f"{i}:{block}"]), stream=f"{j}:{stream}"), NcdToHbmPass(),
-            HbmLaunchPass(order="last"), HbmToSmemPass(stages=stages, copy="tma"), SmemToRegPass(mma="wgmma"),
+            HbmLaunchPass(order="last", blocks_per_sm=blocks_per_sm), HbmToSmemPass(stages=stages, copy="tma", smem_bytes=budget),
+            SmemToRegPass(mma="wgmma"),
             *((RegWgmmaOverlapPass(),) if overlap and stages >= 3 else ()),
             *((RegPingpongPass(),) if pingpong and stages >= 3 else ()), RegToPtxPass())
 

@@ -339,11 +339,12 @@ class NapkinSm90Pass(PipelinePass):
     (`tma`: stmatrix into shared memory and TMA stores that overlap the next tile; `direct`:
     from registers; `auto`: TMA where it fits). Attention (softmax, causal, spherical)
     takes `block="rows,keys"` (128 query rows: two consumer warpgroups; 128 keys a tile,
-    64 at head dims over 128) and `stages` (2 by default): Q, K and V by TMA, S = Q K^T by
-    wgmma from shared memory, P V by wgmma with P from registers, `overlap` running a
-    tile's P V while the next tile's scores are made, `pingpong` the consumer warpgroups
-    taking turns issuing products (both on by default, and run where three stages fit:
-    with two they measured slower); the other options are refused for it."""
+    64 at head dims over 128), `stages` (3 where they fit beside Q, else 2) and
+    `blocks_per_sm` (the shared memory and registers shared out): Q, K and V by TMA,
+    S = Q K^T by wgmma from shared memory, P V by wgmma with P from registers, `overlap`
+    running a tile's P V while the next tile's scores are made, `pingpong` the consumer
+    warpgroups taking turns issuing products (both on by default, and run where three
+    stages fit: with two they measured slower); the other options are refused for it."""
 
     name = "napkin-sm90"
     block: str = ""
@@ -363,11 +364,10 @@ class NapkinSm90Pass(PipelinePass):
 
         if attention_axes(module) is not None:
             _refuse(self.name, "attention on sm_90a", {"autotile": self.autotile, "group": self.group if self.group != 8 else 0,
-                                                       "blocks_per_sm": self.blocks_per_sm if self.blocks_per_sm != 1 else 0,
                                                        "cluster": self.cluster if self.cluster != 1 else 0,
                                                        "store": self.store if self.store != "auto" else ""})
             rows, keys = _ints(self.block, 2, "block", self.name, "for attention: query rows, keys") if self.block else (128, 0)
-            return sm90_attention_pass_list(module, rows, keys or None, self.stages, self.overlap, self.pingpong)
+            return sm90_attention_pass_list(module, rows, keys or None, self.stages, self.overlap, self.pingpong, self.blocks_per_sm)
         shape = product_shape(module, self.name)
         if not self.overlap or not self.pingpong:
             raise PassFailedException(f"{self.name}: overlap=false and pingpong=false order attention's products; a GEMM's "

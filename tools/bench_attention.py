@@ -51,6 +51,8 @@ SM90_CONFIGS = [  # query rows per block, keys per tile (0: the pipeline's defau
     (128, 64, 0, True, True),
     (128, 128, 3, True, True),
     (192, 64, 0, True, True),  # three consumer warpgroups
+    (64, 64, 0, True, True, 2),  # two blocks of one consumer warpgroup a multiprocessor
+    (64, 128, 0, True, True, 2),
 ]
 
 
@@ -63,8 +65,9 @@ def napkin_sm90_kernel(kind: str, b: int, h: int, n: int, d: int, t: str, config
     from napkin_ir.attention_diagrams import attention_diagram
     from napkin_ir.errors import UserError
 
-    block, stream, stages, overlap, pingpong = config
-    options = {"block": f"{block},{stream or (128 if d <= 128 else 64)}", "stages": stages, "overlap": overlap, "pingpong": pingpong}
+    block, stream, stages, overlap, pingpong, blocks_per_sm = (*config, 1)[:6]
+    options = {"block": f"{block},{stream or (128 if d <= 128 else 64)}", "stages": stages, "overlap": overlap, "pingpong": pingpong,
+               "blocks_per_sm": blocks_per_sm}
     try:
         kern = napkin_ir.compile(attention_diagram(kind, b, h, n, d, t), target="sm90", cache=False, **options)
     except (UserError, DiagnosticException) as e:  # a configuration the pipeline refuses (shared memory)
@@ -140,7 +143,8 @@ def bench_shape(torch, F, sdpa_kernel, backends, n: int, d: int, t: str, configs
             launch(q, k, v, o, sync=True)
             err = rel_err(torch, o, ref)
             ms = time_ms(torch, lambda launch=launch: launch(q, k, v, o))
-            label = ("b{}s{}st{}{}{}".format(*config[:3], "" if config[3] else "-serial", "" if config[4] else "-nopp") if path == "sm90" else
+            label = ("b{}s{}st{}{}{}{}".format(*config[:3], "" if config[3] else "-serial", "" if config[4] else "-nopp",
+                                                 f"-x{config[5]}" if len(config) > 5 else "") if path == "sm90" else
                      "b{}s{}w{}st{}{}{}".format(*config[:4], "" if config[4] else "-qsmem", f"-x{config[5]}" if config[5] > 1 else ""))
             print(f"  N={n} d={d} {kind} napkin {label}: {flop / ms / 1e9:.0f} TFLOP/s (err {err:.1e})", flush=True)
             if err < tol and (best is None or ms < best[0]):
@@ -178,6 +182,7 @@ def main() -> int:
     ap.add_argument("--seqs", help="sequence lengths, e.g. 4096,16384 (default: 1024,4096,16384)")
     ap.add_argument("--dims", help="head dims, e.g. 128 (default: 64,128)")
     ap.add_argument("--path", choices=["sm80", "sm90"], default="sm80", help="napkin-sm80's kernels or napkin-sm90's")
+    ap.add_argument("--configs", help="which of the path's configurations to time, by position, e.g. 0,6 (default: all)")
     args = ap.parse_args()
     import torch
     import torch.nn.functional as F
@@ -188,6 +193,9 @@ def main() -> int:
     dims = [128] if args.quick else [int(x) for x in args.dims.split(",")] if args.dims else HEAD_DIMS
     configs = SM90_CONFIGS[:3] if args.path == "sm90" and args.quick else SM90_CONFIGS if args.path == "sm90" else \
         [CONFIGS[0], CONFIGS[3], CONFIGS[4]] if args.quick else CONFIGS
+    if args.configs:
+        every = SM90_CONFIGS if args.path == "sm90" else CONFIGS
+        configs = [every[int(x)] for x in args.configs.split(",")]
     backends = [("flash", SDPBackend.FLASH_ATTENTION), ("cudnn", SDPBackend.CUDNN_ATTENTION), ("efficient", SDPBackend.EFFICIENT_ATTENTION)]
     print(f"device: {torch.cuda.get_device_name()}  torch {torch.__version__}  {t}", flush=True)
     rows, sph_rows = [], []

@@ -74,6 +74,15 @@ def test_attention_sm90_blocks(kind, block):
     assert reference.relative_error(out, ref) <= TOLERANCE["bf16"]
 
 
+@pytest.mark.parametrize("d,block", [(64, "64,128"), (128, "64,64")])
+@pytest.mark.parametrize("kind", ["softmax", "causal", "spherical"])
+def test_attention_sm90_two_blocks_a_multiprocessor(kind, d, block):
+    torch = pytest.importorskip("torch")
+    out, ref = run_attention(torch, kind, 2, 3, 1000, 1000, d, "bf16", block=block, blocks_per_sm=2)
+    assert not np.isnan(out).any()
+    assert reference.relative_error(out, ref) <= TOLERANCE["bf16"]
+
+
 @pytest.mark.sanitize
 @pytest.mark.parametrize("kind", ["softmax", "causal", "spherical"])
 def test_attention_sm90_small(kind):

@@ -19,6 +19,11 @@
 // RUN: %ptxas -v -arch=sm_90a %t.d256.ptx -o %t.d256.cubin 2>&1 | filecheck %s --check-prefix=REPORT
 // RUN: napkin-opt %examples/attention.mlir -p 'napkin-sm90{block="64,128" stages=3}' -t ptx -o %t.b64.ptx
 // RUN: %ptxas -v -arch=sm_90a %t.b64.ptx -o %t.b64.cubin 2>&1 | filecheck %s --check-prefix=REPORT
+// two blocks of one consumer warpgroup a multiprocessor: half the shared memory each
+// RUN: napkin-opt %examples/attention.mlir -p 'napkin-sm90{block="64,128" blocks_per_sm=2}' -t ptx -o %t.x2.ptx
+// RUN: %ptxas -v -arch=sm_90a %t.x2.ptx -o %t.x2.cubin 2>&1 | filecheck %s --check-prefix=REPORT
+// RUN: filecheck %s --check-prefix=TWO < %t.x2.ptx
+// RUN: sed -e 's/d=64/d=128/g' %examples/attention.mlir | not napkin-opt -p 'napkin-sm90{block="64,64" stages=3 blocks_per_sm=2}' 2>&1 | filecheck %s --check-prefix=TWOFULL
 // one query and one key: a tile of 64 query rows and one of 16 keys over them
 // RUN: sed -e 's/i=256/i=1/g; s/j=256/j=1/g' %examples/causal_attention.mlir | napkin-opt -p napkin-sm90 -t ptx -o %t.one.ptx
 // RUN: %ptxas -v -arch=sm_90a %t.one.ptx -o %t.one.cubin 2>&1 | filecheck %s --check-prefix=REPORT
@@ -60,3 +65,8 @@
 
 // ONE: .maxntid 256
 // ONE: wgmma.mma_async.sync.aligned.m64n16k16.f32.bf16.bf16
+
+// TWO: .maxntid 256
+// TWO-NEXT: .minnctapersm 2
+// TWO: wgmma.mma_async.sync.aligned.m64n128k16.f32.bf16.bf16
+// TWOFULL: hbm-to-smem: @attention needs 114688 bytes of shared memory {{.*}} over the budget of 114624
