@@ -28,7 +28,10 @@ left in the kernel body (the consumers') waits for `full`, reads, computes and a
 `empty`. Step i of the rings (the tile's step plus `smem.ring_position`, the steps
 taken before this tile) uses stage i mod stages in round r = i div stages; it waits for
 phase r of `full` (parity r mod 2) and for phase r - 1 of `empty` (parity (r + 1) mod 2:
-a fresh barrier's phase before the first counts as done, so round 0 does not wait). Buffers are 128-byte swizzled (`layout=swizzle`).
+a fresh barrier's phase before the first counts as done, so round 0 does not wait). Tiles
+first used apart (attention's K, by the scores, then V, by P V) arrive on full rings of
+their own, each waited for just before its first use, so the scores do not wait for V.
+Buffers are 128-byte swizzled (`layout=swizzle`).
 A chain of stream loops (causal attention's) has one producer loop over the whole stream.
 A tile loaded outside the stream (attention's Q) is copied by the producer before its
 stream, into a one-stage buffer on a one-stage barrier of its own; the consumers wait for
@@ -90,6 +93,16 @@ def stream_chains(loops: list[scf.ForOp]) -> list[list[scf.ForOp]]:
         else:
             chains.append([loop])
     return chains
+
+
+def _first_use_groups(loop: scf.ForOp, loads: list[hbm.LoadOp]) -> list[list[int]]:
+    """The loads (by position) grouped by the op of the loop's body that first uses each,
+    in the order of those ops: tiles first used together arrive on one barrier."""
+    body = loop.body.block
+    firsts = [first_use(body, load) for load in loads]
+    order = sorted({body.get_operation_index(f) if f is not None else len(body.ops) for f in firsts})
+    at = [body.get_operation_index(f) if f is not None else len(body.ops) for f in firsts]
+    return [[n for n in range(len(loads)) if at[n] == k] for k in order]
 
 
 def first_use(block: Block, load: hbm.LoadOp) -> Operation | None:
@@ -365,8 +378,10 @@ class HbmToSmemPass(ModulePass):
             self._check_tma_tile(load, t)
         allocs = [smem.AllocOp(t) for t in types]
         ring = smem.MbarrierType(self.stages, 1)
-        full, empty = smem.MbarrierAllocOp(ring), smem.MbarrierAllocOp(ring)
-        stage_bytes = sum(t.bytes() // t.stages.data for t in types)
+        # a full ring for each group of tiles first used together (attention's K, then V:
+        # the scores need not wait for V); one empty ring releases the stage
+        groups = _first_use_groups(first, loads)
+        fulls, empty = [smem.MbarrierAllocOp(ring) for _ in groups], smem.MbarrierAllocOp(ring)
 
         position = smem.RingPositionOp()  # steps the rings took before this tile
 
@@ -385,27 +400,35 @@ class HbmToSmemPass(ModulePass):
         ops, s, p = round_of(body.args[0])
         one = _const(1)
         prev = arith.SubiOp(one.result, p)  # parity of the round before: (r + 1) mod 2
-        ops += [one, prev, smem.MbarrierWaitOp(empty.result, s, prev.result), smem.ArriveExpectOp(full.result, s, stage_bytes)]
-        for load, buf in zip(loads, allocs):
-            offsets = [body.args[0] if o is first.body.block.args[0] else o for o in load.offsets]
-            ops.append(smem.TmaCopyOp(load.source, offsets, buf.result, s, full.result, s))
+        ops += [one, prev, smem.MbarrierWaitOp(empty.result, s, prev.result)]
+        for group, full in zip(groups, fulls):
+            ops.append(smem.ArriveExpectOp(full.result, s, sum(types[n].bytes() // self.stages for n in group)))
+            for n in group:
+                offsets = [body.args[0] if o is first.body.block.args[0] else o for o in loads[n].offsets]
+                ops.append(smem.TmaCopyOp(loads[n].source, offsets, allocs[n].result, s, full.result, s))
         body.add_ops([*ops, scf.YieldOp()])
         _hoist_before(chain[-1].ub, first)
         produce = scf.ForOp(first.lb, chain[-1].ub, first.step, [], Region(body))
         produce.attributes["hbm.stream"] = first.attributes["hbm.stream"]
         producer = smem.ProducerOp(4, Region(Block([produce])))
         producers.append(producer)
-        Rewriter.insert_op([*allocs, full, empty, position, producer], InsertPoint.before(first))
+        Rewriter.insert_op([*allocs, *fulls, empty, position, producer], InsertPoint.before(first))
 
-        # the consumers: wait for the stage, read it, compute, release it
+        # the consumers: wait for each group of the stage just before its first use, read
+        # it, compute, release the stage
         for loop in chain:
             cbody = loop.body.block
+            loop_loads = self._loop_loads(loop)
+            uses = [first_use(cbody, loop_loads[group[0]]) for group in groups]
             ops, s, p = round_of(cbody.args[0])
+            Rewriter.insert_op(ops, InsertPoint.at_start(cbody))
             reads = [smem.ReadOp(buf.result, s) for buf in allocs]
-            Rewriter.insert_op([*ops, smem.MbarrierWaitOp(full.result, s, p), *reads], InsertPoint.at_start(cbody))
+            for group, full, use in zip(groups, fulls, uses):
+                at = InsertPoint.before(use) if use is not None else InsertPoint.before(cbody.last_op)  # type: ignore[arg-type]
+                Rewriter.insert_op([smem.MbarrierWaitOp(full.result, s, p), *(reads[n] for n in group)], at)
             assert cbody.last_op is not None
             Rewriter.insert_op([smem.ArriveOp(empty.result, s)], InsertPoint.before(cbody.last_op))
-            for load, read in zip(self._loop_loads(loop), reads):
+            for load, read in zip(loop_loads, reads):
                 load.result.replace_all_uses_with(read.result)
                 Rewriter.erase_op(load)
             loop.attributes["smem.stages"] = builtin.IntegerAttr(self.stages, builtin.i32)

@@ -2,28 +2,41 @@
 // before its stream into a one-stage buffer on a barrier of its own (the consumers wait
 // for its phase 0 before the first product); the unmasked and the diagonal loops are one
 // stream: one producer loop over both, each consumer loop numbering its steps from 0.
+// K and V arrive on full rings of their own, each waited for just before its first use
+// (the scores do not wait for V); one empty ring releases the stage.
 // RUN: napkin-opt %examples/causal_attention.mlir -p 'ncd-relabel{grid="b,h,i:128" stream="j:64"},ncd-to-hbm,hbm-to-smem{stages=2 copy=tma}' | filecheck %s
 // RUN: napkin-opt %examples/causal_attention.mlir -p 'ncd-relabel{grid="b,h,i:128" stream="j:64"},ncd-to-hbm,hbm-to-smem{stages=2 copy=tma}' | napkin-run --random-inputs --check | filecheck %s --check-prefix=NUMBERS
 // RUN: not napkin-opt %examples/attention.mlir -p 'ncd-relabel{grid="b,h,i:128" stream="j:64"},ncd-to-hbm,hbm-launch{persistent=true},hbm-to-smem{copy=tma}' 2>&1 | filecheck %s --check-prefix=PERSISTENT
 
 // CHECK: %[[K:.*]] = smem.alloc : !smem.buffer<b=1, h=1, j=64, d=64 : bf16, stages=2, layout=swizzle>
 // CHECK: %[[V:.*]] = smem.alloc : !smem.buffer<b=1, h=1, j=64, d=64 : bf16, stages=2, layout=swizzle>
-// CHECK: %[[FULL:.*]] = smem.mbarrier_alloc : !smem.mbarrier<stages=2, arrivals=1>
+// CHECK-NEXT: %[[KFULL:.*]] = smem.mbarrier_alloc : !smem.mbarrier<stages=2, arrivals=1>
+// CHECK-NEXT: %[[VFULL:.*]] = smem.mbarrier_alloc : !smem.mbarrier<stages=2, arrivals=1>
+// CHECK-NEXT: %[[EMPTY:.*]] = smem.mbarrier_alloc : !smem.mbarrier<stages=2, arrivals=1>
 // CHECK: %[[Q:.*]] = smem.alloc : !smem.buffer<b=1, h=1, i=128, d=64 : bf16, stages=1, layout=swizzle>
 // CHECK-NEXT: %[[QBAR:.*]] = smem.mbarrier_alloc : !smem.mbarrier<stages=1, arrivals=1>
 // CHECK: smem.producer
 // CHECK-NEXT: smem.arrive_expect %[[QBAR]][%{{.*}}] {bytes = 16384 : i32}
 // CHECK-NEXT: smem.tma_copy %q[%b0, %h0, %i0, %c0] -> %[[Q]][%{{.*}}], %[[QBAR]]
 // CHECK-NEXT: scf.for %{{.*}} = %c0 to %j_end step
-// CHECK: smem.tma_copy %k
-// CHECK: smem.tma_copy %v
+// CHECK: smem.mbarrier_wait %[[EMPTY]]
+// CHECK-NEXT: smem.arrive_expect %[[KFULL]][%{{.*}}] {bytes = 8192 : i32}
+// CHECK-NEXT: smem.tma_copy %k{{.*}}, %[[KFULL]]
+// CHECK-NEXT: smem.arrive_expect %[[VFULL]][%{{.*}}] {bytes = 8192 : i32}
+// CHECK-NEXT: smem.tma_copy %v{{.*}}, %[[VFULL]]
 // CHECK: smem.mbarrier_wait %[[QBAR]][%[[Z:.*]]] parity %[[Z]]
 // CHECK-NEXT: %q_tile = smem.read %[[Q]]
 // CHECK: scf.for %j0 = %c0 to %j_masked
-// CHECK: smem.mbarrier_wait %[[FULL]]
+// CHECK: smem.mbarrier_wait %[[KFULL]]
+// CHECK-NEXT: %k_tile = smem.read %[[K]]
+// CHECK-NEXT: ncd.contract %q_tile, %k_tile
+// CHECK: smem.mbarrier_wait %[[VFULL]]
+// CHECK-NEXT: %v_tile = smem.read %[[V]]
+// CHECK-NEXT: ncd.contract %{{.*}}, %v_tile
+// CHECK: smem.arrive %[[EMPTY]]
 // CHECK: {hbm.stream = "j", smem.stages = 2 : i32, smem.copy = "tma"}
 // CHECK: scf.for %j0_1 = %j_masked to %j_end
-// CHECK: smem.mbarrier_wait %[[FULL]]
+// CHECK: smem.mbarrier_wait %[[KFULL]]
 // CHECK: ncd.mask causal
 // CHECK: {hbm.stream = "j", smem.stages = 2 : i32, smem.copy = "tma"}
 
