@@ -13,9 +13,12 @@ interpreter computes through it, and `reg-to-ptx` addresses by it.
 
 Attention computes on its accumulators in registers: a `row` fragment
 (`!reg.frag<row, i=16 : f32>`) holds one value per row of a `c` fragment, in the lanes
-that hold that row (the 4 lanes of a quad hold the same value); `reg.map` applies an
-elementwise function to `c` and `row` fragments (a `row` operand is broadcast along the
-columns), `reg.row_reduce` reduces a `c` fragment along its columns (within each lane,
+that hold that row (the 4 lanes of a quad hold the same value), and a `col` fragment
+(`!reg.frag<col, n=64 : f32>`) one value per column, in the lanes that hold that column
+(the 8 lanes of a quad's column pair, two values each per 8 columns); `reg.load` reads
+either straight from global memory (a GEMM's bias); `reg.map` applies an
+elementwise function to `c`, `row` and `col` fragments (a `row` operand is broadcast along
+the columns, a `col` operand along the rows), `reg.row_reduce` reduces a `c` fragment along its columns (within each lane,
 then across its quad), `reg.mask` and `reg.mask_bound` fill positions by their place in
 the block's tile, and `reg.to_a` reuses 16 columns of a `c` fragment, rounded to bf16 or
 f16, as an `a` fragment: the accumulator layout of two adjacent 8-column tiles is the
@@ -60,13 +63,15 @@ from napkin_ir.dialects.ncd import NamedAxesType, NcdOp, _parse_float, format_fl
 from napkin_ir.dialects.smem import BufferType, PendingWaitOp, WindowWriteOp
 from napkin_ir.dialects.utils import require
 
-ROLES = ("a", "b", "c", "row")
+ROLES = ("a", "b", "c", "row", "col")
+VECTORS = ("row", "col")  # one value per row, per column of a `c` fragment
 
 
 @irdl_attr_definition
 class FragType(NamedAxesType):
     """One warp's fragment: `!reg.frag<a, m=64, k=16 : bf16>`, `!reg.frag<c, m=64, n=32 : f32>`,
-    `!reg.frag<row, m=64 : f32>` (one value per row of a `c` fragment with those rows)."""
+    `!reg.frag<row, m=64 : f32>` (one value per row of a `c` fragment with those rows),
+    `!reg.frag<col, n=32 : f32>` (one value per column of a `c` fragment with those columns)."""
 
     name = "reg.frag"
     role: StringAttr
@@ -81,11 +86,12 @@ class FragType(NamedAxesType):
         super().verify()
         role, dims, dt = self.role.data, self.dims, self.dtype
         if role not in ROLES:
-            raise VerifyException(f"!reg.frag: role must be a, b, c or row, got '{role}'")
-        if role == "row":
-            if len(dims) != 1 or dims[0] % 16 or dt != "f32":
-                raise VerifyException(f"!reg.frag: a 'row' fragment has one axis, a multiple of 16 long, of f32 (one value "
-                                      f"per row of a 'c' fragment), got {self.shape} : {dt}")
+            raise VerifyException(f"!reg.frag: role must be a, b, c, row or col, got '{role}'")
+        if role in VECTORS:
+            tile, what = (16, "row") if role == "row" else (8, "column")
+            if len(dims) != 1 or dims[0] % tile or dt != "f32":
+                raise VerifyException(f"!reg.frag: a '{role}' fragment has one axis, a multiple of {tile} long, of f32 (one value "
+                                      f"per {what} of a 'c' fragment), got {self.shape} : {dt}")
             return
         if len(dims) != 2:
             raise VerifyException(f"!reg.frag: a fragment has two axes, got {len(dims)}")
@@ -103,12 +109,21 @@ class FragType(NamedAxesType):
     def values_per_lane(self) -> int:
         if self.role.data == "row":
             return self.dims[0] // 8  # rows g and g + 8 of each 16
+        if self.role.data == "col":
+            return self.dims[0] // 4  # columns 2 t and 2 t + 1 of each 8
         rows, cols = self.dims
         return rows * cols // 32
 
     @property
     def rows_axis(self) -> str:
         return self.axis_names[0]
+
+    @property
+    def cols_axis(self) -> str | None:
+        """The columns' axis: a `c` fragment's second, a `col` fragment's only; None for a `row`."""
+        if self.role.data == "row":
+            return None
+        return self.axis_names[-1]
 
     def print_parameters(self, printer: Printer) -> None:
         with printer.in_angle_brackets():
@@ -119,9 +134,9 @@ class FragType(NamedAxesType):
     def parse_parameters(cls, parser: AttrParser) -> Sequence[Attribute]:
         parser.parse_punctuation("<", " to open !reg.frag")
         pos = parser.pos
-        role = parser.parse_identifier(" (a, b, c or row)")
+        role = parser.parse_identifier(" (a, b, c, row or col)")
         if role not in ROLES:
-            parser.raise_error(f"a fragment's role is a, b, c or row, got '{role}'", pos, parser.pos)
+            parser.raise_error(f"a fragment's role is a, b, c, row or col, got '{role}'", pos, parser.pos)
         parser.parse_punctuation(",")
         axes, sizes, et = cls.parse_shape(parser)
         parser.parse_punctuation(">", " to close !reg.frag")
@@ -137,8 +152,10 @@ def lane_layout(role: str, rows: int, cols: int = 1) -> tuple[np.ndarray, np.nda
       a (16 x 16): register i, half j -> row g + 8 (i % 2), col 2 t + j + 8 (i // 2)
       b (16 x 8):  register i, half j -> row 2 t + j + 8 i,  col g
       c (16 x 8):  value q            -> row g + 8 (q // 2), col 2 t + q % 2
-    and a `row` fragment (rows x 1) holds, per 16 rows, value h at row g + 8 h (the rows of
-    the lane's `c` values), col 0.
+    a `row` fragment (rows x 1) holds, per 16 rows, value h at row g + 8 h (the rows of
+    the lane's `c` values), col 0, and a `col` fragment (1 x `rows` columns: its one length
+    comes first) holds, per 8 columns, value j at column 2 t + j (the columns of the lane's
+    `c` values), row 0.
     """
     lanes = np.arange(32)[:, None]
     g, t = lanes // 4, lanes % 4
@@ -146,6 +163,10 @@ def lane_layout(role: str, rows: int, cols: int = 1) -> tuple[np.ndarray, np.nda
         h = np.arange(2)[None, :]
         r = np.concatenate([16 * m + g + 8 * h + 0 * t for m in range(rows // 16)], axis=1)
         return r, 0 * r
+    if role == "col":
+        j = np.arange(2)[None, :]
+        c = np.concatenate([8 * n + 2 * t + j + 0 * g for n in range(rows // 8)], axis=1)
+        return 0 * c, c
     if role == "a":
         i, j = np.arange(4).repeat(2)[None, :], np.tile(np.arange(2), 4)[None, :]
         r, c, tiles = g + 8 * (i % 2), 2 * t + j + 8 * (i // 2), [(16 * m, 0) for m in range(rows // 16)]
@@ -267,6 +288,36 @@ class StoreOp(IRDLOperation):
         require(f.role.data == "c", self, "stores accumulators (role c)")
         require(tuple(a for a in g.axis_names if a in f.shape) == f.axis_names, self,
                 f"the fragment's axes {list(f.axis_names)} must be the global's {list(g.axis_names)}, in order")
+        require(len(self.offsets) == len(g.axis_names), self, f"takes one offset per axis of the global ({len(g.axis_names)}), got {len(self.offsets)}")
+
+
+@irdl_op_definition
+class LoadOp(IRDLOperation):
+    """Read this warp's `row` or `col` fragment of a vector tile straight from global memory,
+    widened to f32: each lane the values of the rows (columns) its `c` values lie in. The
+    tile starts at the block's origin (one offset per axis of the global); along an axis
+    that `reg.warps` splits the warp starts its fragment's length times its index further
+    on. Positions past the global's edge read as zero. A GEMM's bias is read so, once per
+    tile, where it is added.
+
+        %bias = reg.load %g[%n0] : !hbm.global<n=384 : f32> -> !reg.frag<col, n=64 : f32>
+    """
+
+    name = "reg.load"
+    source = operand_def(GlobalType)
+    offsets = var_operand_def(IndexType)
+    result = result_def(FragType)
+    assembly_format = "$source `[` $offsets `]` attr-dict `:` type($source) `->` type($result)"
+
+    def __init__(self, source: SSAValue, offsets: Sequence[SSAValue], t: FragType):
+        super().__init__(operands=[source, list(offsets)], result_types=[t])
+
+    def verify_(self) -> None:
+        f, g = _frag(self.result), self.source.type
+        assert isinstance(g, GlobalType)
+        require(f.role.data in VECTORS, self, f"loads a 'row' or 'col' fragment (one value per row or column), got {f}")
+        require(f.axis_names[0] in g.axis_names, self, f"the fragment's axis '{f.axis_names[0]}' is not an axis of {g}")
+        require(g.dtype in ("f32", "bf16", "f16"), self, f"reads f32, bf16 or f16 values, got {g.dtype}")
         require(len(self.offsets) == len(g.axis_names), self, f"takes one offset per axis of the global ({len(g.axis_names)}), got {len(self.offsets)}")
 
 
@@ -456,7 +507,7 @@ class TurnPassOp(IRDLOperation):
 
 def _math_frag(op: IRDLOperation, v: SSAValue, what: str) -> FragType:
     t = v.type
-    require(isinstance(t, FragType) and t.role.data in ("c", "row"), op, f"{what} must be a 'c' or 'row' fragment (f32), got {t}")
+    require(isinstance(t, FragType) and t.role.data in ("c", *VECTORS), op, f"{what} must be a 'c', 'row' or 'col' fragment (f32), got {t}")
     return t  # type: ignore[return-value]
 
 
@@ -493,11 +544,13 @@ MAP_BINARY = ("add", "sub", "mul", "div", "max")
 
 @irdl_op_definition
 class MapOp(FragMathOp):
-    """An elementwise function of `c` and `row` fragments with the same rows: scale (by the
-    constant `by`), exp2, sqrt, neg; add, sub, mul, div, max. A `row` operand is broadcast
-    along the columns of a `c` one; the result is a `c` fragment if any operand is one.
+    """An elementwise function of `c`, `row` and `col` fragments: scale (by the constant
+    `by`), exp2, sqrt, neg; add, sub, mul, div, max. A `row` operand is broadcast along the
+    columns of a `c` one (it has the `c` operand's rows), a `col` operand along its rows
+    (it has its columns); the result is a `c` fragment if any operand is one.
 
         %y = reg.map sub %s, %m : !reg.frag<c, i=16, j=64 : f32>, !reg.frag<row, i=16 : f32> -> !reg.frag<c, i=16, j=64 : f32>
+        %z = reg.map add %c, %bias : !reg.frag<c, m=64, n=32 : f32>, !reg.frag<col, n=32 : f32> -> !reg.frag<c, m=64, n=32 : f32>
         %t = reg.map scale %s by 0.125 : !reg.frag<c, i=16, j=64 : f32> -> !reg.frag<c, i=16, j=64 : f32>
     """
 
@@ -524,11 +577,18 @@ class MapOp(FragMathOp):
         require(not (fn == "scale" and self.by is None or fn in MAP_UNARY and fn != "scale" and self.by is not None), self,
                 "'by' is required for scale, and takes the place of the second operand of a binary function")
         ts = [_math_frag(self, v, f"operand #{n}") for n, v in enumerate(self.inputs)]
-        rows = {(t.rows_axis, t.dims[0]) for t in ts}
-        require(len(rows) == 1, self, f"the operands' rows differ: {', '.join(str(t) for t in ts)}")
         cs = {t for t in ts if t.role.data == "c"}
         require(len(cs) <= 1, self, f"'c' operands must have one type, got {', '.join(str(t) for t in cs)}")
-        want = cs.pop() if cs else ts[0]
+        want = next(iter(cs)) if cs else ts[0]
+        for t in ts:
+            require(t.role.data in (want.role.data, *(VECTORS if cs else ())), self,
+                    f"a 'row' and a 'col' fragment broadcast only along a 'c' one, got {', '.join(str(t) for t in ts)}")
+            if t.role.data == "col":
+                require((t.cols_axis, t.dims[0]) == (want.cols_axis, want.dims[-1]), self,
+                        f"the operands' columns differ: {', '.join(str(t) for t in ts)}")
+            else:
+                require((t.rows_axis, t.dims[0]) == (want.rows_axis, want.dims[0]), self,
+                        f"the operands' rows differ: {', '.join(str(t) for t in ts)}")
         require(self.result.type == want, self, f"the result should be {want}, got {self.result.type}")
 
     print = NcdMapOp.print  # `fn operands [by c] : types -> type`, as ncd.map
@@ -754,8 +814,8 @@ class ToAOp(IRDLOperation):
         return parse_labels(self.at)[_frag(self.input).axis_names[1]]
 
 
-REG = Dialect("reg", [ZerosOp, LdmatrixOp, MmaOp, StoreOp, StmatrixOp, WgmmaOp, WgmmaRsOp, TurnStartOp, TurnWaitOp, TurnPassOp, WgmmaCommitOp, WgmmaWaitOp, FillOp, MapOp, RowReduceOp, MaskOp,
+REG = Dialect("reg", [ZerosOp, LdmatrixOp, LoadOp, MmaOp, StoreOp, StmatrixOp, WgmmaOp, WgmmaRsOp, TurnStartOp, TurnWaitOp, TurnPassOp, WgmmaCommitOp, WgmmaWaitOp, FillOp, MapOp, RowReduceOp, MaskOp,
                       MaskBoundOp, ToAOp], [FragType])
 
-__all__ = ["REG", "FillOp", "FragType", "LdmatrixOp", "MapOp", "MaskBoundOp", "MaskOp", "MmaOp", "RowReduceOp", "StmatrixOp", "StoreOp", "ToAOp", "TurnPassOp", "TurnStartOp", "TurnWaitOp",
+__all__ = ["REG", "VECTORS", "FillOp", "FragType", "LdmatrixOp", "LoadOp", "MapOp", "MaskBoundOp", "MaskOp", "MmaOp", "RowReduceOp", "StmatrixOp", "StoreOp", "ToAOp", "TurnPassOp", "TurnStartOp", "TurnWaitOp",
            "WgmmaCommitOp", "WgmmaOp", "WgmmaRsOp", "WgmmaWaitOp", "ZerosOp", "lane_layout"]

@@ -25,7 +25,7 @@ from napkin_ir.draw import style
 from napkin_ir.draw.circuit import carried_state, kernel_stream
 from napkin_ir.model.analysis import copied_buffer, kernel_level
 
-ROLE_WHAT = {"a": "A operand", "b": "B operand", "c": "accumulator", "row": "one value a row"}
+ROLE_WHAT = {"a": "A operand", "b": "B operand", "c": "accumulator", "row": "one value a row", "col": "one value a column"}
 
 
 @dataclass

@@ -18,7 +18,7 @@ from xdsl.utils.exceptions import InterpretationError
 from xdsl.ir import Operation
 
 from napkin_ir.dialects import hbm, reg
-from napkin_ir.interpreters.hbm import overlap
+from napkin_ir.interpreters.hbm import overlap, read_tile
 from napkin_ir.interpreters.smem import Buffer, check_readable
 from napkin_ir.interpreters.tensors import NamedArray, round_to
 
@@ -46,7 +46,8 @@ def gather(t: reg.FragType, matrix: np.ndarray) -> np.ndarray:
 
 
 def scatter(t: reg.FragType, lanes: np.ndarray) -> np.ndarray:
-    """The fragment as a matrix (a `row` fragment as a column: its quad's lanes agree)."""
+    """The fragment as a matrix (a `row` fragment as a column, a `col` fragment as a row:
+    the lanes that hold one place agree)."""
     rows, cols = lane_layout_of(t)
     out = np.zeros(_matrix_shape(t), np.float32)
     out[rows, cols] = lanes
@@ -190,6 +191,18 @@ class RegFunctions(InterpreterFunctions):
             g.data[src] = tile.reshape(dims)[dst]
         return ()
 
+    @impl(reg.LoadOp)
+    def run_load(self, interpreter: Interpreter, op: reg.LoadOp, args: tuple[Any, ...]):
+        g, *offsets = args
+        t: reg.FragType = op.result.type  # type: ignore[assignment]
+        (axis,) = t.axis_names
+        dims = [t.dims[0] if a == axis else 1 for a in g.type.axis_names]
+        out = {}
+        for w in warps_of(op):
+            start = [o + warp_origin(t, w, {})[a] if a == axis else o for o, a in zip(offsets, g.type.axis_names)]
+            out[_key(w)] = gather(t, read_tile(g, start, dims).reshape(_matrix_shape(t)))
+        return (out,)
+
     @impl(reg.StmatrixOp)
     def run_stmatrix(self, interpreter: Interpreter, op: reg.StmatrixOp, args: tuple[Any, ...]):
         value, buf, stage = args
@@ -218,7 +231,7 @@ class RegFunctions(InterpreterFunctions):
         t: reg.FragType = op.result.type  # type: ignore[assignment]
         out = {}
         for key in args[0]:
-            # a row fragment scatters to a column vector, which broadcasts along the columns
+            # a row (col) fragment scatters to a column (row) vector, which broadcasts along the columns (rows)
             xs = [scatter(v.type, a[key]) for v, a in zip(op.inputs, args)]
             with np.errstate(over="ignore", divide="ignore", invalid="ignore"):
                 if fn == "scale":
@@ -272,7 +285,7 @@ _MAP = {"exp2": np.exp2, "sqrt": np.sqrt, "neg": np.negative, "add": np.add, "su
 
 
 def _matrix_shape(t: reg.FragType) -> tuple[int, int]:
-    return (t.dims[0], 1) if t.role.data == "row" else t.dims  # type: ignore[return-value]
+    return {"row": (t.dims[0], 1), "col": (1, t.dims[0])}.get(t.role.data, t.dims)  # type: ignore[return-value]
 
 
 def _positions(t: reg.FragType, w: dict[str, int], starts: tuple[int, int]) -> tuple[np.ndarray, np.ndarray]:
