@@ -4,6 +4,7 @@
 // RUN: napkin-opt %examples/causal_attention.mlir | napkin-opt | filecheck %s --check-prefix=CAUSAL
 // RUN: napkin-opt %examples/spherical_attention.mlir | napkin-opt | filecheck %s --check-prefix=SPHERE
 // RUN: napkin-opt %examples/attention.mlir --print-op-generic | napkin-opt - | filecheck %s --check-prefix=ATTN
+// RUN: napkin-opt %examples/gemm_bias.mlir | napkin-opt | filecheck %s --check-prefix=BIAS
 
 // MATMUL: func.func @matmul(%a: !ncd.tensor<m=512, k=256 : bf16>, %b: !ncd.tensor<k=256, n=384 : bf16>) -> !ncd.tensor<m=512, n=384 : bf16>
 // MATMUL-NEXT: %c = ncd.contract %a, %b over [k] : {{.*}} -> !ncd.tensor<m=512, n=384 : bf16>
@@ -19,6 +20,12 @@
 // CAUSAL: func.func @causal_attention
 // CAUSAL: %m = ncd.mask causal %s keep i >= j fill -inf
 // CAUSAL-NEXT: %p = ncd.softmax %m along j scale 0.125
+
+// BIAS: func.func @gemm_bias(%a: !ncd.tensor<m=256, k=128 : bf16>, %b: !ncd.tensor<k=128, n=192 : bf16>, %bias: !ncd.tensor<n=192 : f32>) -> !ncd.tensor<m=256, n=192 : bf16>
+// BIAS-NEXT: %c = ncd.contract %a, %b over [k] : {{.*}} -> !ncd.tensor<m=256, n=192 : f32>
+// BIAS-NEXT: %y = ncd.map add %c, %bias : !ncd.tensor<m=256, n=192 : f32>, !ncd.tensor<n=192 : f32> -> !ncd.tensor<m=256, n=192 : f32>
+// BIAS-NEXT: %o = ncd.map cast %y
+// BIAS-NEXT: func.return %o
 
 // SPHERE: func.func @spherical_attention
 // SPHERE: %p = ncd.l2norm %s along j
