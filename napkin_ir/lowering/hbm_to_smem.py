@@ -18,7 +18,10 @@ them all. Where the stream's start or end is not a constant (a causal stream end
 the block's rows end) the copies are guarded by `offset < end`, so that a block copies no
 tile past its end; every iteration still commits its group, to keep the count. A tile
 loaded outside the stream (attention's Q) is copied once, into a one-stage buffer, in a
-group of its own, and read after a wait and a barrier just before its first use.
+group of its own, and read after a wait and a barrier just before its first use. A
+vector loaded outside the stream that only elementwise maps use (a GEMM's bias) stays an
+`hbm.load`: `smem-to-reg` reads it straight from global memory into registers where it
+is added, once per tile, without a copy, a wait and a barrier (`read_in_registers`).
 
 With `copy=tma` (sm_90a) the copies are the tensor memory accelerator's and the pipeline
 is split between roles that meet only at two rings of mbarriers: a `smem.producer`
@@ -120,6 +123,18 @@ def block_ancestor(block: Block, op: Operation) -> Operation:
     return op
 
 
+def read_in_registers(load: hbm.LoadOp) -> bool:
+    """Whether a tile loaded outside the stream is a vector (one axis of more than one place)
+    that only elementwise maps use, as a bias is: it goes straight into registers."""
+    t: ncd.TensorType = load.result.type  # type: ignore[assignment]
+    return sum(n > 1 for n in t.dims) == 1 and all(isinstance(u.operation, ncd.MapOp) for u in load.result.uses)
+
+
+def _staged_once(block: Block) -> list[hbm.LoadOp]:
+    """The tiles loaded outside the stream that are copied into shared memory once."""
+    return [o for o in block.ops if isinstance(o, hbm.LoadOp) and not read_in_registers(o)]
+
+
 def _hoist_before(value: SSAValue, op: Operation) -> None:
     """Move the index arithmetic that computes `value` (a stream's end, computed between
     its loops) before `op`, where the producer's loop needs it."""
@@ -172,7 +187,7 @@ class HbmToSmemPass(ModulePass):
         for kernel in kernels:
             loops = [o for o in kernel.walk() if isinstance(o, scf.ForOp) and "hbm.stream" in o.attributes]
             if tma:
-                if kernel.persistent is not None and any(isinstance(o, hbm.LoadOp) for o in kernel.body.block.ops):
+                if kernel.persistent is not None and _staged_once(kernel.body.block):
                     raise PassFailedException(f"hbm-to-smem: @{kernel.sym_name.data}: a persistent kernel loads its tiles in "
                                               "the stream; a tile loaded once per block (outside the stream) needs a plain grid")
                 producers: list[smem.ProducerOp] = []
@@ -329,7 +344,7 @@ class HbmToSmemPass(ModulePass):
         use, leaving in flight the groups committed in between (the stream's prologue)."""
         block = kernel.body.block
         types = []
-        for load in [o for o in block.ops if isinstance(o, hbm.LoadOp)]:
+        for load in _staged_once(block):
             t = smem.BufferType(load.result.type.shape, load.result.type.element_type, 1, layout)  # type: ignore[attr-defined]
             types.append(t)
             alloc, zero = smem.AllocOp(t), _const(0)
@@ -440,7 +455,7 @@ class HbmToSmemPass(ModulePass):
         before its stream, into a one-stage buffer on a barrier of its own; the consumers wait
         for its phase 0 just before the tile's first use."""
         block = kernel.body.block
-        loads = [o for o in block.ops if isinstance(o, hbm.LoadOp)]
+        loads = _staged_once(block)
         if not loads:
             return []
         if not producers:
