@@ -8,7 +8,10 @@ zeros, or onto `acc` when the product is only added to it (`acc + contract`); th
 elementwise maps, the reductions along a fragment's columns and the masks that attention
 computes between its two products become the `reg` fragment math; an f32 tile rounded to
 bf16 or f16 for a product becomes `reg.to_a` slices (attention's P, reused in registers);
-the cast and store at the end become one `reg.store`. `warps="m:2,n:2"` says how many
+the cast and store at the end become one `reg.store`. A vector that `hbm-to-smem` left in
+global memory (a bias) becomes a `reg.load` of this warp's `row` or `col` fragment (a
+cast of it to f32 is the load's own widening), where the math that adds it to a tile of
+rows and columns first needs it. `warps="m:2,n:2"` says how many
 warps share each axis (attention: the query rows only, `warps="i:8"`, so that a row
 reduction stays within a warp); each warp's part must be a whole number of m16n8 tiles
 and a contracted tile a multiple of 16. An operand read before its loop (attention's Q)
@@ -47,6 +50,7 @@ from xdsl.rewriter import InsertPoint, Rewriter
 from xdsl.utils.exceptions import PassFailedException
 
 from napkin_ir.dialects import hbm, ncd, reg, smem
+from napkin_ir.lowering.hbm_to_smem import read_in_registers
 from napkin_ir.passes.relabel import parse_label_option
 
 
@@ -240,6 +244,14 @@ class _Cast:
     element_type: Attribute
 
 
+@dataclass
+class _Vector:
+    """A vector left in global memory (a bias): not loaded by itself, but where math with a
+    tile of rows and columns needs it, as the `row` or `col` fragment that tile's lanes read."""
+
+    load: hbm.LoadOp
+
+
 class _Fragments:
     """Every tile the block computes in f32 becomes each warp's fragment of it: a tile with
     the rows that `warps` splits and one other axis a `c` fragment, a tile with those rows
@@ -251,7 +263,8 @@ class _Fragments:
 
     def __init__(self, kernel: hbm.KernelOp, warps: dict[str, int], hoist: bool = True, mma: str = "mma.sync"):
         self.kernel, self.warps, self.hoist, self.mma = kernel, warps, hoist, mma
-        self.vals: dict[SSAValue, SSAValue | _Cast | smem.ReadOp] = {}
+        self.vals: dict[SSAValue, SSAValue | _Cast | _Vector | smem.ReadOp] = {}
+        self.loaded: dict[tuple[hbm.LoadOp, Block | None], SSAValue] = {}  # a vector's fragment, per block it is used in
         self.dead: list[Operation] = []
         self.fused: dict[Operation, ncd.ContractOp] = {}  # an add that accumulates a product -> the product
         self.hoisted: dict[tuple[smem.ReadOp, int], SSAValue] = {}
@@ -348,6 +361,9 @@ class _Fragments:
             if not isinstance(v, _Cast):
                 raise self.fail("a tile written to shared memory for a TMA store is a fragment rounded to bf16 or f16")
             self.emit([reg.StmatrixOp(v.frag, op.dest, op.stage, hbm.parse_labels(op.at))], op)
+            self.dead.append(op)
+        elif isinstance(op, hbm.LoadOp) and read_in_registers(op):
+            self.vals[op.result] = _Vector(op)
             self.dead.append(op)
         elif isinstance(op, hbm.LoadOp):
             raise self.fail("hbm.load left outside a stream loop; run hbm-to-smem first")
@@ -467,8 +483,15 @@ class _Fragments:
             self.dead.append(op)
             return
         if fn == "cast":
-            x = self.frag(op.inputs[0], "a cast's input")
             et = op.result.type.element_type  # type: ignore[attr-defined]
+            v = self.vals.get(op.inputs[0])
+            if isinstance(v, _Vector):  # reg.load widens what it reads to f32
+                if et != builtin.f32:
+                    raise self.fail(f"a vector read from global memory into registers is f32 there; a cast of it to {et} has no form")
+                self.vals[op.result] = v
+                self.dead.append(op)
+                return
+            x = self.frag(op.inputs[0], "a cast's input")
             self.vals[op.result] = x if et == builtin.f32 else _Cast(x, et)
             self.dead.append(op)
             return
@@ -479,8 +502,28 @@ class _Fragments:
             return
         if fn not in reg.MAP_UNARY + reg.MAP_BINARY:
             raise self.fail(f"ncd.map {fn} has no form in registers; expected one of {', '.join(reg.MAP_UNARY + reg.MAP_BINARY)}")
-        xs = [self.frag(v, f"operand #{n} of ncd.map {fn}") for n, v in enumerate(op.inputs)]
+        xs = [self.vector(x, op) if isinstance(x := self.vals.get(v), _Vector) else self.frag(v, f"operand #{n} of ncd.map {fn}")
+              for n, v in enumerate(op.inputs)]
         self.replace(op, [reg.MapOp(fn, xs, op.by.value.data if op.by is not None else None)])
+
+    def vector(self, vec: _Vector, op: ncd.MapOp) -> SSAValue:
+        """The `row` or `col` fragment of a vector left in global memory, for `op`'s math with
+        a tile of rows and columns: loaded just before its first such use in each block."""
+        t: ncd.TensorType = vec.load.result.type  # type: ignore[assignment]
+        around = self.frag_type(op.result.type)  # type: ignore[arg-type]
+        (axis,) = [a for a, n in t.shape.items() if n > 1]
+        if around.role.data != "c" or axis not in around.shape:
+            raise self.fail(f"a vector read from global memory ({t}) enters registers only as an operand broadcast along a "
+                            f"tile of rows and columns (a bias added to the accumulators); ncd.map {op.fn.data} gives {op.result.type}")
+        if t.shape[axis] != around.shape[axis] * self.warps.get(axis, 1):
+            raise self.fail(f"the vector {t} is not the block's tile of '{axis}' ({around.shape[axis] * self.warps.get(axis, 1)})")
+        key = (vec.load, op.parent)
+        if key not in self.loaded:
+            role = "row" if axis == around.axis_names[0] else "col"
+            load = reg.LoadOp(vec.load.source, list(vec.load.offsets), reg.FragType(role, {axis: around.shape[axis]}, builtin.f32))
+            self.emit([load], op)
+            self.loaded[key] = load.result
+        return self.loaded[key]
 
     # -- loops and the end -------------------------------------------------------------------
     def loop(self, loop: scf.ForOp) -> None:
