@@ -227,12 +227,18 @@ class Warp:
         elif isinstance(op, P.SelpOp):
             a, b, p = (g(s) for s in op.srcs)
             res = np.where(p, a, b)
+        elif isinstance(op, P.MovOp) and len(op.dsts) > 1:  # unpack: the first result takes the low bits
+            assert len(op.srcs) == 1 and op.ty.data == "b32" and len(op.dsts) == 2, "only a .b32 unpacked into two halves is emulated"
+            x = g(op.srcs[0]).astype(np.uint32)
+            res = [(x & 0xFFFF).astype(np.uint16), (x >> 16).astype(np.uint16)]
         elif isinstance(op, P.MovOp):
             assert len(op.srcs) == len(op.dsts) == 1
             res = g(op.srcs[0])
         elif isinstance(op, P.CvtOp):
             d, s = op.dty.data, op.sty.data
-            if d in HALF or d in ("bf16x2", "f16x2"):
+            if s in HALF and d == "f32":
+                res = g(op.srcs[0]).astype(np.uint16).view(HALF[s]).astype(np.float32)
+            elif d in HALF or d in ("bf16x2", "f16x2"):
                 half = HALF[d.removesuffix("x2")]
                 parts = [g(v).astype(np.float32).astype(half).view(np.uint16).astype(np.uint32) for v in op.srcs]
                 res = (parts[0] << 16) | parts[1] if len(parts) == 2 else parts[0]
@@ -251,6 +257,8 @@ class Warp:
             res = self.mma(op)
         elif isinstance(op, P.StOp):
             self.st(op)
+        elif isinstance(op, P.LdOp) and op.space.data == "global":
+            res = self.ld_global(op)
         elif isinstance(op, P.LdOp):
             res = self.ld_shared(op)
         else:
@@ -364,6 +372,20 @@ class Warp:
                 else:
                     assert op.space.data == "global"
                     self.mem.write(int(addr[l]), data)
+
+    def ld_global(self, op) -> list[np.ndarray]:
+        """A guarded global load: the lanes it skips get all-ones bits (a NaN of every float
+        type), which a kernel must not use."""
+        addr = self.get(op.addr).astype(np.int64) + _prop(op, "offset")
+        on = self.get(op.guard) if op.guard is not None else np.ones(32, bool)
+        bits = _bits(op.ty.data)
+        n, size = len(op.dsts), bits // 8
+        assert not (addr[on] % (size * n)).any(), f"a misaligned {size * n}-byte global load"
+        words = np.full((32, n), (1 << bits) - 1, UINT[bits])
+        for l in range(32):
+            if on[l]:
+                words[l] = np.frombuffer(self.mem.read(int(addr[l]), size * n), UINT[bits])
+        return [words[:, i].view(np.float32) if op.ty.data == "f32" else words[:, i] for i in range(n)]
 
     def ld_shared(self, op) -> list[np.ndarray]:
         assert op.space.data == "shared" and op.guard is None
