@@ -355,6 +355,28 @@ class KernelLowering:
             x = self.vals[v] = [self.r(P.MulOp("f32", r, k)) for r in x.regs]
         return x
 
+    # -- global memory ------------------------------------------------------------------------
+    def element(self, g: Global, offsets) -> SSAValue:
+        """The element index (u32) of a tile's first element in `g`: one offset per axis."""
+        lin = None
+        for a, o in zip(g.type.axis_names, offsets):
+            term = self.mul(self.index(o), g.strides[a])
+            lin = term if lin is None else self.add(lin, term)
+        assert lin is not None
+        return lin
+
+    def rooms(self, g: Global, offsets, lane_at: dict[str, SSAValue], tiles: dict[str, int]) -> dict[str, SSAValue]:
+        """Per axis of `lane_at` along which the block's tile (of `tiles[axis]`, at `offsets`,
+        one per axis of `g`) may cross the global's edge: the room left between this lane's
+        first place (`lane_at[axis]`, in the tile) and the edge (s32)."""
+        at = dict(zip(g.type.axis_names, offsets))
+        rooms = {}
+        for axis, first in lane_at.items():
+            extent = g.type.shape[axis]
+            if extent % tiles[axis] or not self.provably_inside(at[axis], extent):
+                rooms[axis] = self.op2(P.SubOp, "s32", self.s32(extent), self.add(self.index(at[axis]), first))
+        return rooms
+
     # -- index analysis -----------------------------------------------------------------------
     def affine(self, v: SSAValue) -> Affine:
         """`v` as constant + sum(coefficient x symbol): the symbols are values that are not

@@ -32,12 +32,8 @@ def _store(k: KernelLowering, op: reg.StoreOp) -> None:
         raise k.fail(f"the fragment's columns ({c_axis}) must be the last axis of {gt}")
     if gt.shape[c_axis] % 2:
         raise k.fail(f"the output's rows must have an even length, got {gt.shape[c_axis]}")
-    offsets = dict(zip(gt.axis_names, op.offsets))
     tiles = {a: t.shape[a] * k.warps.get(a, 1) for a in (r_axis, c_axis)}
-    lin = None
-    for a, o in offsets.items():
-        term = k.mul(k.index(o), strides[a])
-        lin = term if lin is None else k.add(lin, term)
+    lin = k.element(g, op.offsets)
     row, col = k.lane_row, k.mul(k.lane_pair, 2)
     w = k.warp_place(r_axis, t.shape[r_axis])
     row = row if w is None else k.add(row, w)
@@ -50,7 +46,7 @@ def _store(k: KernelLowering, op: reg.StoreOp) -> None:
     elem = k.add(lin, k.add(k.mul(row, strides[r_axis]), col))  # type: ignore[arg-type]
     base = k.wide_address(g.ptr, elem, g.esize)
     # how many rows (columns) lie between this lane's first and the edge, where a tile may cross it
-    rooms = _rooms(k, op, {r_axis: row, c_axis: col}, tiles)
+    rooms = k.rooms(g, op.offsets, {r_axis: row, c_axis: col}, tiles)
     nt = t.dims[1] // 8
     col_ok = {dc: k.setp("gt", rooms[c_axis], dc) for dc in range(0, t.dims[1], 8)} if c_axis in rooms else {}
     for tm in range(t.dims[0] // 16):
@@ -65,19 +61,6 @@ def _store(k: KernelLowering, op: reg.StoreOp) -> None:
                     k.emit(P.StOp("global", "f32", base, [x[i], x[i + 1]], offset=off, guard=inside))
                 else:
                     k.emit(P.StOp("global", "b32", base, [k.pack(gt.dtype, x[i], x[i + 1])], offset=off, guard=inside))
-
-
-def _rooms(k: KernelLowering, op: reg.StoreOp, lane_at: dict, tiles: dict) -> dict:
-    """Per axis of the fragment where a tile may cross the global's edge: the room left
-    between this lane's first place and the edge (s32)."""
-    g: Global = k.vals[op.dest]
-    offsets = dict(zip(g.type.axis_names, op.offsets))
-    rooms = {}
-    for axis, at in lane_at.items():
-        extent = g.type.shape[axis]
-        if extent % tiles[axis] or not k.provably_inside(offsets[axis], extent):
-            rooms[axis] = k.op2(P.SubOp, "s32", k.s32(extent), k.add(k.index(offsets[axis]), at))
-    return rooms
 
 
 def _store_through_shared(k: KernelLowering, op: reg.StoreOp, x: list, lin) -> None:
@@ -125,7 +108,7 @@ def _store_through_shared(k: KernelLowering, op: reg.StoreOp, x: list, lin) -> N
     w = k.warp_place(c_axis, cols)
     col = col if w is None else k.add(col, w)
     gptr = k.wide_address(g.ptr, k.add(lin, k.add(k.mul(row, gcols), col)), g.esize)  # type: ignore[arg-type]
-    rooms = _rooms(k, op, {r_axis: row, c_axis: col}, {a: t.shape[a] * k.warps.get(a, 1) for a in (r_axis, c_axis)})
+    rooms = k.rooms(g, op.offsets, {r_axis: row, c_axis: col}, {a: t.shape[a] * k.warps.get(a, 1) for a in (r_axis, c_axis)})
     col_ok = k.setp("gt", rooms[c_axis], 0) if c_axis in rooms else None
     for it in range(rows // rows_per):
         v = it % variants
