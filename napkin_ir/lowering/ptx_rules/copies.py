@@ -1,4 +1,5 @@
-"""Shared-memory buffers and the copies into them with cp.async (sm_80 and later).
+"""Tiles in: shared-memory buffers and the copies into them with cp.async (sm_80 and
+later), and vectors read straight from global memory into registers.
 
 - `smem.alloc`: a part of the dynamic shared array (`napkin.smem_bytes`). A buffer the
   TMA or wgmma touches is stored as 128-byte swizzled panels (`Buffer.panels`), 1024-byte
@@ -15,6 +16,11 @@
   (its stage is never read), rows and chunks past an edge are zero-filled (a source size
   of 0, from the tensor's first element); a copy under `scf.if` takes its condition as a
   guard.
+- `reg.load`: each lane reads the values of its own rows (g and g + 8 of each 16) or
+  columns (2 t and 2 t + 1 of each 8) from one base register, the place an immediate: a
+  column pair of an f32 vector is one `ld.global.v2.f32`, of a bf16 or f16 one a `.b32`
+  unpacked and widened (`cvt.f32.bf16`). Where the tile may cross the global's edge each
+  read is guarded and what it did not read is zero (`selp`).
 - `smem.commit`, `smem.wait`: `cp.async.commit_group`, `cp.async.wait_group`;
   `smem.barrier`: `bar.sync 0`.
 """
@@ -27,7 +33,8 @@ from xdsl.ir import SSAValue
 from napkin_ir.dialects import reg, smem
 from napkin_ir.dialects.ptx import ops as P
 from napkin_ir.dialects.ptx import tensor_ops as T
-from napkin_ir.lowering.ptx_rules.context import PANEL, Buffer, Global, KernelLowering, constant, lowers
+from napkin_ir.dialects.ptx.registers import RegType
+from napkin_ir.lowering.ptx_rules.context import B32, F32, PANEL, Buffer, Global, KernelLowering, constant, lowers
 
 
 def _has_panels(buf: SSAValue) -> bool:
@@ -220,6 +227,54 @@ def cp_async_copy(k: KernelLowering, op: smem.CopyOp, guard: SSAValue | None) ->
             size = k.r(P.SelpOp("b32", k.u32(16), k.u32(0), inside))
             at = k.r(P.SelpOp("b64", k.add64(src, s_off), g.ptr, inside))
             k.emit(T.CpAsyncOp(dst, at, 16, dst_offset=d_off, src_size=size, guard=pred))
+
+
+@lowers(reg.LoadOp)
+def _load_vector(k: KernelLowering, op: reg.LoadOp) -> None:
+    t: reg.FragType = op.result.type  # type: ignore[assignment]
+    g: Global = k.vals[op.source]
+    if g.ptr is None:
+        raise k.fail(f"a load from {g.type}, which the TMA copies, has no lowering")
+    (axis,) = t.axis_names
+    col = t.role.data == "col"
+    first = k.mul(k.lane_pair, 2) if col else k.lane_row
+    w = k.warp_place(axis, t.dims[0])
+    first = first if w is None else k.add(first, w)
+    stride = g.strides[axis]
+    base = k.wide_address(g.ptr, k.add(k.element(g, op.offsets), k.mul(first, stride)), g.esize)
+    room = k.rooms(g, op.offsets, {axis: first}, {axis: t.dims[0] * k.warps.get(axis, 1)}).get(axis)
+    # (distance from the lane's first place, adjacent values there) of each read
+    if col and stride == 1 and g.type.shape[axis] % 2 == 0:  # a pair lies wholly inside or wholly past the edge
+        reads = [(8 * n, 2) for n in range(t.dims[0] // 8)]
+    elif col:
+        reads = [(8 * n + j, 1) for n in range(t.dims[0] // 8) for j in range(2)]
+    else:
+        reads = [(16 * m + 8 * h, 1) for m in range(t.dims[0] // 16) for h in range(2)]
+    zero = k.f32(0.0) if room is not None else None
+    out: list = []
+    for d, n in reads:
+        inside = k.setp("gt", room, d) if room is not None else None
+        out += _read_f32(k, g, base, d * stride * g.esize, n, inside, zero)
+    k.vals[op.result] = out
+
+
+def _read_f32(k: KernelLowering, g: Global, base, offset: int, n: int, inside, zero) -> list:
+    """`n` adjacent values of `g` (1 or 2) at base + offset, widened to f32; `zero` where
+    `inside` does not hold."""
+    dt = g.type.dtype
+    if dt == "f32":
+        vals = list(k.emit(P.LdOp("global", "f32", base, [F32] * n, offset=offset, guard=inside)).results)
+    else:
+        half = RegType(dt)
+        if n == 2:
+            pair = k.r(P.LdOp("global", "b32", base, [B32], offset=offset, guard=inside))
+            halves = list(k.emit(P.MovOp("b32", [pair], [half, half])).results)
+        else:
+            halves = [k.r(P.LdOp("global", "b16", base, [half], offset=offset, guard=inside))]
+        vals = [k.r(P.CvtOp("f32", dt, [x], F32)) for x in halves]
+    if inside is None:
+        return vals
+    return [k.r(P.SelpOp("f32", v, zero, inside)) for v in vals]
 
 
 @lowers(smem.CommitOp)

@@ -2,10 +2,11 @@
 
 Every op works lane by lane through the `c` layout of `reg.lane_layout` (value v of a
 lane lies in m16n8 tile v / 4, at row g + 8 ((v mod 4) / 2) and column 2 t + v mod 2 of it;
-a `row` fragment holds rows g and g + 8 of each 16):
+a `row` fragment holds rows g and g + 8 of each 16, a `col` fragment columns 2 t and
+2 t + 1 of each 8):
 - `reg.zeros`, `reg.fill`: one constant register, shared by every value;
-- `reg.map`: one instruction per value (`exp2` is `ex2.approx.ftz.f32`); a `row` operand
-  is read at the row of each value; a division by a `row` fragment multiplies by its
+- `reg.map`: one instruction per value (`exp2` is `ex2.approx.ftz.f32`); a `row` (`col`)
+  operand is read at the row (column) of each value; a division by a `row` fragment multiplies by its
   reciprocal (`rcp.rn`). A scaling by a positive constant is left pending (`Scaled`), so
   that a row max scales its result instead of every value and `scaled - max` is one `fma`
   (the online softmax's exp2(s c - m));
@@ -38,6 +39,12 @@ def row_of(t: reg.FragType, v: int) -> int:
     return 2 * (v // 4 // nt) + (v % 4) // 2
 
 
+def col_of(t: reg.FragType, v: int) -> int:
+    """The `col` fragment value that holds the column of value v of a `c` fragment."""
+    nt = t.dims[1] // 8
+    return 2 * (v // 4 % nt) + v % 2
+
+
 @lowers(reg.MapOp)
 def _map(k: KernelLowering, op: reg.MapOp) -> None:
     k.vals[op.result] = _map_values(k, op)
@@ -58,7 +65,9 @@ def _map_values(k: KernelLowering, op: reg.MapOp):
 
     def arg(i: int, v: int):
         regs, it = ins[i]
-        return regs[row_of(t, v)] if it.role.data == "row" and t.role.data == "c" else regs[v]  # type: ignore[attr-defined]
+        if t.role.data != "c" or it.role.data == "c":  # type: ignore[attr-defined]
+            return regs[v]
+        return regs[row_of(t, v) if it.role.data == "row" else col_of(t, v)]  # type: ignore[attr-defined]
 
     n = t.values_per_lane()
     if fn == "div" and ins[1][1].role.data == "row":  # type: ignore[attr-defined]

@@ -1,10 +1,18 @@
 // reg-to-ptx's copy rules (ptx_rules/copies.py): smem.alloc takes parts of one dynamic
 // array; smem.copy is cp.async of 16-byte chunks from one base register per copy, stage and
 // chunk in immediates; swizzled stages XOR the chunk by the row; a tile that may start past
-// the end is guarded, rows that may straddle it zero-filled (src-size 0).
+// the end is guarded, rows that may straddle it zero-filled (src-size 0). reg.load reads a
+// bias from global memory: a column pair a lane, 8 columns (32 bytes) on per m16n8 tile, as
+// ld.global.v2.f32 (a bf16 pair as .b32, unpacked and widened), each row alone (g and g + 8,
+// 32 bytes apart); guarded and zero-filled where the tile may cross the edge, not where
+// the tiles divide the axes.
 // RUN: napkin-opt %examples/matmul.mlir -p 'ncd-relabel{grid="m:128,n:128" stream="k:32"},ncd-to-hbm,hbm-to-smem{stages=3},smem-to-reg{warps="m:2,n:2"},smem-unroll-stages,reg-prefetch,reg-to-ptx' -t ptx | filecheck %s
 // RUN: sed -e 's/k=256/k=200/g' %examples/matmul.mlir | napkin-opt -p 'ncd-relabel{grid="m:128,n:128" stream="k:32"},ncd-to-hbm,hbm-to-smem{stages=3 layout=pad8},smem-to-reg{warps="m:2,n:2"},smem-unroll-stages,reg-to-ptx' -t ptx | filecheck %s --check-prefix=RAGGED
 // RUN: napkin-opt %examples/attention.mlir -p napkin-sm80 -t ptx | filecheck %s --check-prefix=ROWS
+// RUN: napkin-opt %examples/gemm_bias.mlir -p napkin-sm80 -t ptx | filecheck %s --check-prefix=BIAS
+// RUN: sed -e 's/n=192/n=256/g' %examples/gemm_bias.mlir | napkin-opt -p napkin-sm80 -t ptx | filecheck %s --check-prefix=BIAS-EVEN
+// RUN: sed -e 's/%bias: !ncd.tensor<n=192 : f32>/%bias: !ncd.tensor<m=256 : f32>/; s/!ncd.tensor<n=192 : f32> ->/!ncd.tensor<m=256 : f32> ->/' %examples/gemm_bias.mlir | napkin-opt -p 'napkin-sm80{block="128,128,32" warps="2,2"}' -t ptx | filecheck %s --check-prefix=BIAS-ROW
+// RUN: sed -e 's/%bias: !ncd.tensor<n=192 : f32>/%bias: !ncd.tensor<n=192 : bf16>/; s/%y = ncd.map add %c, %bias/%b32 = ncd.map cast %bias : !ncd.tensor<n=192 : bf16> -> !ncd.tensor<n=192 : f32>\n  %y = ncd.map add %c, %b32/' %examples/gemm_bias.mlir | napkin-opt -p napkin-sm80 -t ptx | filecheck %s --check-prefix=BIAS-BF16
 // RUN: napkin-opt %examples/matmul.mlir -p 'ncd-relabel{grid="m:128,n:128" stream="k:64"},ncd-to-hbm,hbm-to-smem{stages=3 layout=swizzle},smem-to-reg{warps="m:2,n:2"},smem-unroll-stages,reg-prefetch,reg-to-ptx' -t ptx | filecheck %s --check-prefix=SWIZZLE
 
 // CHECK: .extern .shared .align 128 .b8 napkin_smem[];
@@ -28,3 +36,26 @@
 // SWIZZLE: shl.b32 [[CHUNK:%r[0-9]+]], [[KEY]], %r{{[0-9]+}};
 // SWIZZLE: xor.b32 %r{{[0-9]+}}, %r{{[0-9]+}}, [[CHUNK]];
 // SWIZZLE: cp.async.cg.shared.global
+
+// BIAS: cp.async.wait_group 0;
+// BIAS: mov.f32 [[ZERO:%f[0-9]+]], 0f00000000;
+// BIAS: setp.gt.s32 [[IN0:%p[0-9]+]], [[ROOM:%r[0-9]+]], %r{{[0-9]+}};
+// BIAS-NEXT: @[[IN0]] ld.global.v2.f32 {[[X0:%f[0-9]+]], [[X1:%f[0-9]+]]}, [[[BASE:%rd[0-9]+]]];
+// BIAS-NEXT: selp.f32 %f{{[0-9]+}}, [[X0]], [[ZERO]], [[IN0]];
+// BIAS-NEXT: selp.f32 %f{{[0-9]+}}, [[X1]], [[ZERO]], [[IN0]];
+// BIAS: setp.gt.s32 [[IN1:%p[0-9]+]], [[ROOM]], %r{{[0-9]+}};
+// BIAS-NEXT: @[[IN1]] ld.global.v2.f32 {%f{{[0-9]+}}, %f{{[0-9]+}}}, [[[BASE]]+32];
+
+// BIAS-EVEN-NOT: @%p{{[0-9]+}} ld.global
+// BIAS-EVEN: ld.global.v2.f32 {%f{{[0-9]+}}, %f{{[0-9]+}}}, [[[BASE:%rd[0-9]+]]];
+// BIAS-EVEN-NEXT: ld.global.v2.f32 {%f{{[0-9]+}}, %f{{[0-9]+}}}, [[[BASE]]+32];
+// BIAS-EVEN-NOT: selp.f32
+
+// BIAS-ROW: ld.global.f32 %f{{[0-9]+}}, [[[BASE:%rd[0-9]+]]];
+// BIAS-ROW-NEXT: ld.global.f32 %f{{[0-9]+}}, [[[BASE]]+32];
+// BIAS-ROW-NEXT: ld.global.f32 %f{{[0-9]+}}, [[[BASE]]+64];
+
+// BIAS-BF16: @[[IN:%p[0-9]+]] ld.global.b32 [[PAIR:%r[0-9]+]], [%rd{{[0-9]+}}];
+// BIAS-BF16-NEXT: mov.b32 {[[LO:%bh[0-9]+]], [[HI:%bh[0-9]+]]}, [[PAIR]];
+// BIAS-BF16-NEXT: cvt.f32.bf16 %f{{[0-9]+}}, [[LO]];
+// BIAS-BF16-NEXT: cvt.f32.bf16 %f{{[0-9]+}}, [[HI]];

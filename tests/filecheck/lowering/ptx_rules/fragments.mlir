@@ -3,6 +3,7 @@
 // causal mask a compare and select per value; P packed to bf16 pairs for the next product.
 // RUN: napkin-opt %examples/causal_attention.mlir -p napkin-sm80 -t ptx | filecheck %s
 // RUN: napkin-opt %examples/gemm_exp.mlir -p napkin-sm80 -t ptx | filecheck %s --check-prefix=EXP
+// RUN: napkin-opt %examples/gemm_bias.mlir -p napkin-sm80 -t ptx | filecheck %s --check-prefix=BIAS
 
 // CHECK: max.f32
 // CHECK: shfl.sync.bfly.b32 {{%f[0-9]+}}, {{%f[0-9]+}}, 1, 31, 0xffffffff;
@@ -19,3 +20,12 @@
 // EXP: mov.f32 [[LOG2E:%f[0-9]+]], 0f3FB8AA3B;
 // EXP: mul.f32 [[X:%f[0-9]+]], %f{{[0-9]+}}, [[LOG2E]];
 // EXP: ex2.approx.ftz.f32 %f{{[0-9]+}}, [[X]];
+
+// a bias per column: value v of a lane adds the col fragment's value of its column, so the
+// rows g and g + 8 of a tile (values 0, 2 and 1, 3) add the same two registers
+// BIAS: selp.f32 [[B0:%f[0-9]+]], %f{{[0-9]+}}, %f{{[0-9]+}}, %p{{[0-9]+}};
+// BIAS-NEXT: selp.f32 [[B1:%f[0-9]+]], %f{{[0-9]+}}, %f{{[0-9]+}}, %p{{[0-9]+}};
+// BIAS: add.f32 %f{{[0-9]+}}, %f{{[0-9]+}}, [[B0]];
+// BIAS-NEXT: add.f32 %f{{[0-9]+}}, %f{{[0-9]+}}, [[B1]];
+// BIAS-NEXT: add.f32 %f{{[0-9]+}}, %f{{[0-9]+}}, [[B0]];
+// BIAS-NEXT: add.f32 %f{{[0-9]+}}, %f{{[0-9]+}}, [[B1]];
