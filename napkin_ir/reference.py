@@ -17,6 +17,11 @@ def matmul(a: np.ndarray, b: np.ndarray) -> np.ndarray:
     return np.asarray(a, np.float64) @ np.asarray(b, np.float64)
 
 
+def gemm_bias(a: np.ndarray, b: np.ndarray, bias: np.ndarray) -> np.ndarray:
+    """C[m, n] = A[m, k] B[k, n] + bias[n]."""
+    return matmul(a, b) + np.asarray(bias, np.float64)
+
+
 def _scores(q: np.ndarray, k: np.ndarray) -> np.ndarray:
     q64, k64 = np.asarray(q, np.float64), np.asarray(k, np.float64)
     return (q64 @ np.swapaxes(k64, -1, -2)) / np.sqrt(q.shape[-1])
@@ -48,6 +53,7 @@ def spherical_attention(q: np.ndarray, k: np.ndarray, v: np.ndarray) -> np.ndarr
 
 REFERENCES: dict[str, Callable[..., np.ndarray]] = {
     "matmul": matmul,
+    "gemm_bias": gemm_bias,
     "attention": attention,
     "causal_attention": causal_attention,
     "spherical_attention": spherical_attention,

@@ -3,15 +3,17 @@
 // RUN: napkin-run %examples/attention.mlir --random-inputs --seed 3 --check | filecheck %s --check-prefix=ATTN
 // RUN: napkin-run %examples/causal_attention.mlir --random-inputs --seed 3 --check | filecheck %s --check-prefix=CAUSAL
 // RUN: napkin-run %examples/spherical_attention.mlir --random-inputs --seed 3 --check | filecheck %s --check-prefix=SPHERE
-// The same seed gives the same checksum; another seed another one.
+// RUN: napkin-run %examples/gemm_bias.mlir --random-inputs --seed 3 --check | filecheck %s --check-prefix=BIAS
+// Without inputs, or without a reference, it says so and fails.
+// RUN: not napkin-run %examples/matmul.mlir 2>&1 | filecheck %s --check-prefix=NOINPUT
+// RUN: not napkin-run %s --random-inputs --check 2>&1 | filecheck %s --check-prefix=NOREF
+// The same seed gives the same checksum; another seed another one (last: lit's
+// built-in diff leaves PYTHONPATH set to lit's own directory for the lines after it).
 // RUN: napkin-run %examples/matmul.mlir --random-inputs --seed 3 > %t.a
 // RUN: napkin-run %examples/matmul.mlir --random-inputs --seed 3 > %t.b
 // RUN: napkin-run %examples/matmul.mlir --random-inputs --seed 4 > %t.c
 // RUN: diff %t.a %t.b
 // RUN: not diff %t.a %t.c
-// Without inputs, or without a reference, it says so and fails.
-// RUN: not napkin-run %examples/matmul.mlir 2>&1 | filecheck %s --check-prefix=NOINPUT
-// RUN: not napkin-run %s --random-inputs --check 2>&1 | filecheck %s --check-prefix=NOREF
 
 // MATMUL: @matmul output #0: <m=512, n=384> bf16 sum={{.*}} abs_sum={{.*}}
 // MATMUL-NEXT: check against float64 reference: relative error {{.*}} (bound 2e-02 for bf16): ok
@@ -21,8 +23,10 @@
 // CAUSAL-NEXT: {{.*}}: ok
 // SPHERE: @spherical_attention output #0: <b=2, h=4, i=256, d=64> bf16
 // SPHERE-NEXT: {{.*}}: ok
+// BIAS: @gemm_bias output #0: <m=256, n=192> bf16 sum={{.*}} abs_sum={{.*}}
+// BIAS-NEXT: check against float64 reference: relative error {{.*}} (bound 2e-02 for bf16): ok
 // NOINPUT: napkin-run: error: no inputs: pass --random-inputs
-// NOREF: napkin-run: error: no reference for @double (--check knows @matmul, @attention, @causal_attention, @spherical_attention); without one, --check compares a --gpu run with the diagram
+// NOREF: napkin-run: error: no reference for @double (--check knows @matmul, @gemm_bias, @attention, @causal_attention, @spherical_attention); without one, --check compares a --gpu run with the diagram
 
 func.func @double(%x: !ncd.tensor<i=4 : f32>) -> !ncd.tensor<i=4 : f32> {
   %y = ncd.map scale %x by 2.0 : !ncd.tensor<i=4 : f32> -> !ncd.tensor<i=4 : f32>
