@@ -5,6 +5,7 @@
 // RUN: filecheck %s --check-prefix=CLUSTER < %t.json
 // RUN: filecheck %s --check-prefix=PTX < %t.ptx
 // RUN: napkin-opt %examples/causal_attention.mlir -p napkin-sm80 -t launch | filecheck %s --check-prefix=ATTN
+// RUN: napkin-opt %examples/gemm_bias.mlir -p napkin-sm90 -t launch | filecheck %s --check-prefix=BIAS
 // RUN: not napkin-opt %s -t launch 2>&1 | filecheck %s --check-prefix=NOKERNEL
 // RUN: not napkin-opt %S/../../gpu/kernels/mma_sync.mlir -p convert-arith-to-ptx -t launch 2>&1 | filecheck %s --check-prefix=NOCONFIG
 
@@ -57,3 +58,19 @@ func.func @matmul(%a: !ncd.tensor<m=512, k=256 : bf16>, %b: !ncd.tensor<k=256, n
   %c = ncd.contract %a, %b over [k] : !ncd.tensor<m=512, k=256 : bf16>, !ncd.tensor<k=256, n=384 : bf16> -> !ncd.tensor<m=512, n=384 : bf16>
   func.return %c : !ncd.tensor<m=512, n=384 : bf16>
 }
+
+// A GEMM's bias is a pointer among the tensor maps, an input of its own type and axes.
+// BIAS:      "kernel": "gemm_bias",
+// BIAS:        "name": "gemm_bias_b",
+// BIAS:        "name": "gemm_bias_bias",
+// BIAS-NEXT:   "arg": "bias",
+// BIAS-NEXT:   "kind": "pointer",
+// BIAS-NEXT:   "role": "in",
+// BIAS-NEXT:   "dtype": "f32",
+// BIAS-NEXT:   "axes": ["n"],
+// BIAS-NEXT:   "shape": [192]
+// BIAS-NEXT: },
+// BIAS-NEXT: {
+// BIAS-NEXT:   "name": "gemm_bias_out",
+// BIAS-NEXT:   "arg": "out",
+// BIAS-NEXT:   "kind": "tensormap",
