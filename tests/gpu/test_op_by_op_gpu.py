@@ -2,7 +2,8 @@
 and, through napkin-run, sm_90a's for the same diagrams.
 
 The plain GEMM after smem-unroll-stages and reg-prefetch, and the diagrams the whole-GEMM
-emitter never took: a batch axis on the grid, B stored [n, k], an f32 output. Fresh
+emitter never took: a batch axis on the grid, B stored [n, k], an f32 output, a GEMM with a
+bias (per column or per row, f32 or bf16, relu or not after it) on both pipelines. Fresh
 random inputs, a NaN-poisoned output, ragged shapes; bf16 and f16.
 """
 
@@ -76,17 +77,73 @@ def test_more_gemm_diagrams_match_float64(name):
     assert reference.relative_error(out, want) <= reference.TOLERANCE["bf16"]
 
 
+BIAS_EPILOGUES = {  # name: diagrams.gemm's epilogue options
+    "col": {"bias": "n"},
+    "col_relu": {"bias": "n", "relu": True},
+    "row_relu": {"bias": "m", "relu": True},
+    "col_bf16_relu": {"bias": "n", "bias_dtype": "bf16", "relu": True},
+}
+BIAS_SHAPES = [(1000, 744, 520), (200, 136, 104), (2048, 1024, 1024), (256, 256, 128)]  # ragged, then even
+
+
+def _bias_inputs(torch, shape, epilogue):
+    """Random bf16 A and B, a bias of its type, a NaN-poisoned output, and the float64 result."""
+    m, n, k = shape
+    opts = BIAS_EPILOGUES[epilogue]
+    a, b = torch.randn(m, k, device="cuda").to(torch.bfloat16), torch.randn(k, n, device="cuda").to(torch.bfloat16)
+    dt = opts.get("bias_dtype", "f32")
+    bias = torch.randn(n if opts["bias"] == "n" else m, device="cuda").to(torch.bfloat16 if dt == "bf16" else torch.float32)
+    c = torch.full((m, n), float("nan"), device="cuda", dtype=torch.bfloat16)
+    a64, b64, v = (x.double().cpu().numpy() for x in (a, b, bias))
+    want = reference.matmul(a64, b64) + (v[None, :] if opts["bias"] == "n" else v[:, None])
+    return a, b, bias, c, np.maximum(want, 0) if opts.get("relu") else want
+
+
+@pytest.mark.parametrize("epilogue", sorted(BIAS_EPILOGUES))
+@pytest.mark.parametrize("shape", BIAS_SHAPES)
+def test_gemm_bias_sm80_matches_float64(shape, epilogue):
+    """napkin-sm80's bias GEMM, op by op: each warp's bias read by ld.global, guarded at the edges."""
+    torch = pytest.importorskip("torch")
+    a, b, bias, c, want = _bias_inputs(torch, shape, epilogue)
+    ptx, cfg = _compile(gemm(*shape, name="gemm_bias", **BIAS_EPILOGUES[epilogue]), "napkin-sm80")
+    _launch(torch, ptx, cfg, [a, b, bias, c], ["bf16", "bf16", BIAS_EPILOGUES[epilogue].get("bias_dtype", "f32"), "bf16"])
+    out = c.double().cpu().numpy()
+    assert np.isfinite(out).all(), "some output was not written"
+    assert reference.relative_error(out, want) <= reference.TOLERANCE["bf16"]
+
+
+@pytest.mark.parametrize("epilogue", sorted(BIAS_EPILOGUES))
+@pytest.mark.parametrize("shape", BIAS_SHAPES)
+def test_gemm_bias_sm90_matches_float64(shape, epilogue):
+    """napkin-sm90's bias GEMM (persistent, TMA stores where they fit): the consumers read
+    the bias of each tile by ld.global; tensor maps for A, B and the output, a pointer for
+    the bias (compile_kernel binds both)."""
+    torch = pytest.importorskip("torch")
+    from napkin_ir.runtime import get_context
+    from napkin_ir.runtime.compiled import compile_kernel
+
+    if get_context().compute_capability() < (9, 0):
+        pytest.skip("needs an sm_90 GPU")
+    a, b, bias, c, want = _bias_inputs(torch, shape, epilogue)
+    compile_kernel(gemm(*shape, name="gemm_bias", **BIAS_EPILOGUES[epilogue]), "napkin-sm90")(a=a, b=b, bias=bias, out=c)
+    torch.cuda.synchronize()
+    out = c.double().cpu().numpy()
+    assert np.isfinite(out).all(), "some output was not written"
+    assert reference.relative_error(out, want) <= reference.TOLERANCE["bf16"]
+
+
 def _examples():
     from pathlib import Path
 
     root = Path(__file__).resolve().parents[2] / "examples"
-    return {name: (root / f"{name}.mlir").read_text() for name in ("two_products", "mlp", "gemm_exp")}
+    return {name: (root / f"{name}.mlir").read_text() for name in ("two_products", "mlp", "gemm_exp", "gemm_bias")}
 
 
 CLI_CASES = [  # (diagram, pipeline): napkin-run --gpu PIPELINE --check, against the diagram's own interpretation
-    *((name, "napkin-sm80") for name in ("two_products", "mlp", "gemm_exp")),
+    # (gemm_bias: against reference.gemm_bias, float64)
+    *((name, "napkin-sm80") for name in ("two_products", "mlp", "gemm_exp", "gemm_bias")),
     ("batched", "napkin-sm80"), ("b_nk", "napkin-sm80"), ("f32_out", "napkin-sm80"), ("b_nk", "napkin-sm90"), ("f32_out", "napkin-sm90"),
-    *((name, "napkin-sm90") for name in ("two_products", "mlp", "gemm_exp", "batched")),
+    *((name, "napkin-sm90") for name in ("two_products", "mlp", "gemm_exp", "gemm_bias", "batched")),
 ]
 
 
