@@ -3,9 +3,10 @@
 
     python3 tools/bench_epilogue.py [--shapes 4096,8192]
 
-For each square shape (bf16): the plain GEMM, C = exp(0.5 A B) and C = relu(A B) (written
-`ncd.map max %c by 0.0`), each compiled with napkin-sm90's defaults,
-checked against torch on random inputs, then timed with their batches interleaved (same
+For each square shape (bf16): the plain GEMM, C = exp(0.5 A B), C = relu(A B) (written
+`ncd.map max %c by 0.0`), C = A B + bias and C = relu(A B + bias) (an f32 bias[n] added
+to every row, which each tile's consumers read from global memory), each compiled with
+napkin-sm90's defaults, checked against torch on random inputs, then timed with their batches interleaved (same
 clocks, same heat; CUDA events, median of the rounds) beside cuBLAS's plain GEMM. The
 table (TFLOP/s, and each epilogue's time over the plain GEMM's) is printed last and
 written to $OUT/bench_epilogue.txt.
@@ -28,21 +29,25 @@ from bench_gemm import time_interleaved  # CUDA events, batches interleaved roun
 
 def diagram(kind: str, n: int) -> str:
     a, b, c = (f"!ncd.tensor<m={n}, k={n} : bf16>", f"!ncd.tensor<k={n}, n={n} : bf16>", f"!ncd.tensor<m={n}, n={n} : f32>")
-    out = f"!ncd.tensor<m={n}, n={n} : bf16>"
+    out, vec = f"!ncd.tensor<m={n}, n={n} : bf16>", f"!ncd.tensor<n={n} : f32>"
+    add = f"%y = ncd.map add %c, %bias : {c}, {vec} -> {c}"
     body = {
         "plain": [],
         "exp": [f"%s = ncd.map scale %c by 0.5 : {c} -> {c}", f"%e = ncd.map exp %s : {c} -> {c}"],
         "relu": [f"%e = ncd.map max %c by 0.0 : {c} -> {c}"],
+        "bias": [add.replace("%y", "%e")],
+        "bias_relu": [add, f"%e = ncd.map max %y by 0.0 : {c} -> {c}"],
     }[kind]
     last = "%e" if body else "%c"
-    lines = [f"func.func @gemm_{kind}(%a: {a}, %b: {b}) -> {out} {{", f"  %c = ncd.contract %a, %b over [k] : {a}, {b} -> {c}",
+    args = f"%a: {a}, %b: {b}" + (f", %bias: {vec}" if kind.startswith("bias") else "")
+    lines = [f"func.func @gemm_{kind}({args}) -> {out} {{", f"  %c = ncd.contract %a, %b over [k] : {a}, {b} -> {c}",
              *(f"  {x}" for x in body), f"  %o = ncd.map cast {last} : {c} -> {out}", f"  func.return %o : {out}", "}"]
     return "\n".join(lines) + "\n"
 
 
-def reference(torch, kind: str, a, b):
+def reference(torch, kind: str, a, b, bias):
     c = a.float() @ b.float()
-    return {"plain": c, "exp": torch.exp(0.5 * c), "relu": torch.relu(c)}[kind]
+    return {"plain": c, "exp": torch.exp(0.5 * c), "relu": torch.relu(c), "bias": c + bias, "bias_relu": torch.relu(c + bias)}[kind]
 
 
 def main() -> int:
@@ -53,7 +58,7 @@ def main() -> int:
 
     import napkin_ir
 
-    kinds = ["plain", "exp", "relu"]
+    kinds = ["plain", "exp", "relu", "bias", "bias_relu"]
     print(f"device: {torch.cuda.get_device_name()}  torch {torch.__version__}", flush=True)
     rows = []
     for n in (int(x) for x in args.shapes.split(",")):
@@ -61,13 +66,14 @@ def main() -> int:
         # small inputs keep exp(0.5 A B) finite in bf16
         a = (torch.randn(n, n, device="cuda", generator=g) / n ** 0.5).to(torch.bfloat16)
         b = torch.randn(n, n, device="cuda", generator=g).to(torch.bfloat16)
+        bias = torch.randn(n, device="cuda", generator=g)
         launches = []
         for kind in kinds:
             kernel = napkin_ir.compile(diagram(kind, n), target="sm90", cache=False)
             out = torch.full((n, n), float("nan"), device="cuda", dtype=torch.bfloat16)
-            bound = kernel.bind({"a": a, "b": b, "out": out})
+            bound = kernel.bind({"a": a, "b": b, "out": out, **({"bias": bias} if kind.startswith("bias") else {})})
             kernel(bound=bound, sync=True)
-            want = reference(torch, kind, a, b)
+            want = reference(torch, kind, a, b, bias)
             err = ((out.float() - want).norm() / want.norm()).item()
             print(f"  {n}^3 {kind}: relative error {err:.1e}", flush=True)
             if not err < 2e-2:
@@ -77,11 +83,11 @@ def main() -> int:
         launches.append(lambda: torch.matmul(a, b, out=c))
         times = [statistics.median(t) for t in time_interleaved(torch, launches, rounds=20)]
         flop = 2.0 * n ** 3
-        rows.append((n, [flop / t / 1e9 for t in times], [t / times[0] for t in times[:3]]))
+        rows.append((n, [flop / t / 1e9 for t in times], [t / times[0] for t in times[:len(kinds)]]))
     lines = ["napkin-sm90 GEMM with fused epilogues, bf16, TFLOP/s (2 n^3), interleaved in one run",
-             f"{'n':>6} " + " ".join(f"{k:>7}" for k in kinds) + f" {'cuBLAS':>7} " + " ".join(f"{k + '/plain':>11}" for k in kinds[1:])]
+             f"{'n':>6} " + " ".join(f"{k:>9}" for k in kinds) + f" {'cuBLAS':>7} " + " ".join(f"{k + '/plain':>15}" for k in kinds[1:])]
     for n, tf, rel in rows:
-        lines.append(f"{n:>6} " + " ".join(f"{x:7.0f}" for x in tf) + " " + " ".join(f"{r:11.3f}" for r in rel[1:]))
+        lines.append(f"{n:>6} " + " ".join(f"{x:9.0f}" for x in tf[:-1]) + f" {tf[-1]:7.0f} " + " ".join(f"{r:15.3f}" for r in rel[1:]))
     table = "\n".join(lines)
     print("\n" + table)
     out = os.environ.get("OUT")
