@@ -27,7 +27,7 @@ from xdsl.ir import Operation, SSAValue
 
 from napkin_ir.dialects import hbm, ncd, reg, smem
 from napkin_ir.errors import UserError
-from napkin_ir.interpreters.reg import warps_of
+from napkin_ir.interpreters.reg import warp_grid, warps_of
 from napkin_ir.model.registers import RegisterEstimate, estimate_registers
 from napkin_ir.model.space import Space, clipped_elements, kernel_space, walk
 from napkin_ir.model.work import (
@@ -199,6 +199,11 @@ class _Counter:
             self.cost.smem_read += space.count() * _wgmma_smem_bytes(op, self.cost.compute_warps)
         elif isinstance(op, reg.StoreOp):
             self._reg_store(op, space)
+        elif isinstance(op, reg.LoadOp):  # the block's vector tile (warps sharing the other axis read it from the L1)
+            frag: reg.FragType = op.result.type  # type: ignore[assignment]
+            (axis,) = frag.axis_names
+            n = frag.dims[0] * warp_grid(op).get(axis, 1)
+            self.access(op.source, op.offsets, tuple(n if a == axis else 1 for a in op.source.type.axis_names), space, False)  # type: ignore[attr-defined]
         elif isinstance(op, smem.TmaStoreOp):  # the stage out to the global, clipped at its edge
             buf: smem.BufferType = op.source.type  # type: ignore[assignment]
             acc = self.access(op.dest, op.offsets, buf.dims, space, True)

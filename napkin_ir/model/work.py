@@ -43,7 +43,7 @@ ALU_WITH_SFU = {"exp": 1}
 WGMMA_DEPTH = 16
 # ops that move data or start values and compute nothing
 MOVES = (hbm.LoadOp, hbm.FillOp, hbm.StoreOp, smem.ReadOp, smem.CopyOp, smem.AllocOp, reg.ZerosOp, reg.FillOp,
-         reg.LdmatrixOp, reg.StoreOp)
+         reg.LdmatrixOp, reg.LoadOp, reg.StoreOp)
 # elementwise ops whose cost the function rule gives (the rest of the fallback is a guess)
 ELEMENTWISE = (ncd.MapOp, ncd.MaskOp, reg.MapOp, reg.MaskOp, reg.MaskBoundOp, reg.ToAOp)
 

@@ -44,6 +44,18 @@ def test_gemm_traffic_is_the_closed_form(m, n, k, bm, bn, bk, level):
     assert kernel.hbm_bytes == BF16 * (m * k * ceil(n / bn) + k * n * ceil(m / bm)) + BF16 * m * n
 
 
+@pytest.mark.parametrize("bias,length", [("n", 136), ("m", 200)])
+@pytest.mark.parametrize("level", ["hbm", "smem", "reg"])
+def test_a_bias_is_read_once_per_block(bias, length, level):
+    """A bias per column (row) is read once by each block: its tile of the vector, clipped
+    at the edge, as many times as there are block rows (columns); the reg level's reg.load
+    counts the block's tile, not each warp's."""
+    m, n, k, bm, bn, bk = 200, 136, 72, 64, 64, 32
+    module = run_pipeline(gemm(m, n, k, name="gemm_bias", bias=bias), _gemm_levels(m, n, k, bm, bn, bk)[level])
+    (kernel,) = analyse_module(module).kernels
+    assert kernel.hbm_read["bias"] == 4 * length * (ceil(m / bm) if bias == "n" else ceil(n / bn))
+
+
 def test_gemm_tensor_flops_are_whole_tiles():
     # 2 M N K for a GEMM whose tiles divide it; the hardware computes whole tiles when ragged
     (kernel,) = analyse_module(run_pipeline(gemm(512, 384, 256), _gemm_levels(512, 384, 256, 128, 128, 32)["reg"])).kernels
