@@ -15,11 +15,11 @@ Attention computes on its accumulators in registers: a `row` fragment
 (`!reg.frag<row, i=16 : f32>`) holds one value per row of a `c` fragment, in the lanes
 that hold that row (the 4 lanes of a quad hold the same value), and a `col` fragment
 (`!reg.frag<col, n=64 : f32>`) one value per column, in the lanes that hold that column
-(the 8 lanes of a quad's column pair, two values each per 8 columns); `reg.load` reads
-either straight from global memory (a GEMM's bias); `reg.map` applies an
-elementwise function to `c`, `row` and `col` fragments (a `row` operand is broadcast along
-the columns, a `col` operand along the rows), `reg.row_reduce` reduces a `c` fragment along its columns (within each lane,
-then across its quad), `reg.mask` and `reg.mask_bound` fill positions by their place in
+(the 8 lanes with one place in their quads, two values each per 8 columns); `reg.load`
+reads either straight from global memory (a GEMM's bias); `reg.map` applies an
+elementwise function to `c`, `row` and `col` fragments (a `row` operand is broadcast
+along the columns, a `col` operand along the rows), `reg.row_reduce` reduces a `c`
+fragment along its columns (within each lane, then across its quad), `reg.mask` and `reg.mask_bound` fill positions by their place in
 the block's tile, and `reg.to_a` reuses 16 columns of a `c` fragment, rounded to bf16 or
 f16, as an `a` fragment: the accumulator layout of two adjacent 8-column tiles is the
 operand layout of a 16-wide slice, so no value moves between lanes.

@@ -11,10 +11,10 @@ bf16 or f16 for a product becomes `reg.to_a` slices (attention's P, reused in re
 the cast and store at the end become one `reg.store`. A vector that `hbm-to-smem` left in
 global memory (a bias) becomes a `reg.load` of this warp's `row` or `col` fragment (a
 cast of it to f32 is the load's own widening), where the math that adds it to a tile of
-rows and columns first needs it. `warps="m:2,n:2"` says how many
-warps share each axis (attention: the query rows only, `warps="i:8"`, so that a row
-reduction stays within a warp); each warp's part must be a whole number of m16n8 tiles
-and a contracted tile a multiple of 16. An operand read before its loop (attention's Q)
+rows and columns first needs it. `warps="m:2,n:2"` says how many warps share each axis
+(attention: the query rows only, `warps="i:8"`, so that a row reduction stays within a
+warp); each warp's part must be a whole number of m16n8 tiles and a contracted tile a
+multiple of 16. An operand read before its loop (attention's Q)
 is loaded into fragments once (`hoist=true`, the default) or at each product.
 
 With `mma=wgmma` (sm_90a, after `hbm-to-smem{copy=tma}`) the tensor cores read both

@@ -6,10 +6,10 @@ a `row` fragment holds rows g and g + 8 of each 16, a `col` fragment columns 2 t
 2 t + 1 of each 8):
 - `reg.zeros`, `reg.fill`: one constant register, shared by every value;
 - `reg.map`: one instruction per value (`exp2` is `ex2.approx.ftz.f32`); a `row` (`col`)
-  operand is read at the row (column) of each value; a division by a `row` fragment multiplies by its
-  reciprocal (`rcp.rn`). A scaling by a positive constant is left pending (`Scaled`), so
-  that a row max scales its result instead of every value and `scaled - max` is one `fma`
-  (the online softmax's exp2(s c - m));
+  operand is read at the row (column) of each value; a division by a `row` fragment
+  multiplies by its reciprocal (`rcp.rn`). A scaling by a positive constant is left
+  pending (`Scaled`), so that a row max scales its result instead of every value and
+  `scaled - max` is one `fma` (the online softmax's exp2(s c - m));
 - `reg.row_reduce`: a tree within the lane, then `shfl.sync.bfly` 1 and 2 across its quad;
 - `reg.mask`, `reg.mask_bound`: one comparison and one select per value, against a
   difference computed once per lane;
