@@ -30,20 +30,18 @@ __all__ = ["NapkinSm80Pass", "NapkinSm90Pass", "PipelinePass", "available_passes
 
 def sm80_gemm_passes(block: tuple[int, int, int] = (128, 128, 32), warps: tuple[int, int] = (2, 2), stages: int = 3,
                      axes: tuple[str, str, str] = ("m", "n", "k"), layout: str = "auto", group: int = 0,
-                     unroll: int = 0, batch: tuple[str, ...] = ()) -> tuple[ModulePass, ...]:
+                     unroll: int = 2, batch: tuple[str, ...] = ()) -> tuple[ModulePass, ...]:
     """The passes from a GEMM diagram to sm_80 PTX (what napkin-sm80 runs for a GEMM).
     `layout="auto"` swizzles the stages where their rows allow it (64 bytes or a multiple of
     128: A's rows are the stream tile, B's the column tile), else pads them (`pad8`).
     `group` launches the blocks in bands of that many block rows, column by column
     (`hbm-launch{group=G}`: the tiles the blocks running at once read stay in the L2); 0 the
     plain order, the first axis fastest. `unroll` > 0 unrolls the stream loop (`unroll`
-    times its stages a trip), carries the next trip's first fragments across its back edge
-    and loads fragments a step ahead as passes (`smem-unroll-stages`, `reg-carry-fragments`,
-    `reg-prefetch`), so that `reg-to-ptx` lowers the kernel op by op instead of emitting it
-    whole. With the fragments carried, a tile's copies stay together after its barrier
-    (`reg-prefetch{spread=false}`): spread among the loads they cost ptxas a second
-    group of shared-memory no-ops before the copies of each tile (SASS). `batch` axes
-    (a batched GEMM's) are spread over the grid a block each."""
+    times its stages a trip: two measured faster than one), carries the next trip's first
+    fragments across its back edge and loads fragments a step ahead, the tile's copies
+    spread among the loads (`smem-unroll-stages`, `reg-carry-fragments`, `reg-prefetch`);
+    0 leaves the loop as `hbm-to-smem` built it. `batch` axes (a batched GEMM's) are spread
+    over the grid a block each."""
     from napkin_ir.dialects.smem import swizzle_fits
     from napkin_ir.lowering.hbm_to_smem import HbmToSmemPass
     from napkin_ir.lowering.ncd_to_hbm import NcdToHbmPass
@@ -61,7 +59,7 @@ def sm80_gemm_passes(block: tuple[int, int, int] = (128, 128, 32), warps: tuple[
     return (RelabelPass(grid=",".join([*batch, f"{m}:{bm}", f"{n}:{bn}"]), stream=f"{k}:{bk}"), NcdToHbmPass(),
             *((HbmLaunchPass(group=group),) if group else ()),
             HbmToSmemPass(stages=stages, layout=layout), SmemToRegPass(warps=f"{m}:{warps[0]},{n}:{warps[1]}"),
-            *((SmemUnrollStagesPass(trips=int(unroll)), RegCarryFragmentsPass(), RegPrefetchPass(spread=False)) if unroll else ()), RegToPtxPass())
+            *((SmemUnrollStagesPass(trips=int(unroll)), RegCarryFragmentsPass(), RegPrefetchPass()) if unroll else ()), RegToPtxPass())
 
 
 def sm80_gemm_pipeline(*args, **kwargs) -> str:
@@ -250,26 +248,6 @@ def _refuse(pipeline: str, what: str, given: dict[str, object]) -> None:
         raise PassFailedException(f"{pipeline}: {', '.join(bad)} cannot be honoured for {what}")
 
 
-def _unroll(module: ModuleOp, shape: ProductShape, block: tuple[int, int, int], layout: str = "auto") -> int:
-    """How `napkin-sm80` takes a product: op by op, unrolled two stage counts of bodies a
-    trip (measured faster than one, docs/benchmarks.md), or (0) the plain GEMM emitted whole
-    where a tile does not divide its axis. There the emitter moves the edge blocks in and
-    keeps its loop free of bounds checks, while the copy rules guard the copies of every
-    trip (about 32 SASS instructions besides the HMMA a k-step against 19 at 4000^3), and
-    where the stages are padded (`pad8`: 9-11% slower op by op, H200, 2026-11-25)."""
-    from napkin_ir.dialects.smem import swizzle_fits
-    from napkin_ir.passes.relabel import function_axes
-
-    if not shape.plain:
-        return 2
-    if layout == "pad8" or layout == "auto" and not (swizzle_fits(2 * block[2]) and swizzle_fits(2 * block[1])):
-        return 0
-    (f,) = [op for op in module.walk() if isinstance(op, func.FuncOp) and op.body.blocks]
-    sizes = function_axes(f)
-    whole = all(sizes[a] % t == 0 for a, t in zip((shape.rows, shape.cols, shape.k), block))
-    return 2 if whole else 0
-
-
 @dataclass(frozen=True)
 class NapkinSm80Pass(PipelinePass):
     """`napkin-sm80`: the whole way from a diagram to sm_80 PTX (cp.async, ldmatrix,
@@ -317,13 +295,12 @@ class NapkinSm80Pass(PipelinePass):
             c = _autotile(module, self.hw, "sm80", self.name, self.group).config
             block = (c.grid[axes[0]], c.grid[axes[1]], c.stream[axes[2]])
             warps = (c.warps.get(axes[0], 1), c.warps.get(axes[1], 1))
-            return sm80_gemm_passes(block, warps, c.stages, axes, self.layout, self.group, _unroll(module, shape, block, self.layout))
+            return sm80_gemm_passes(block, warps, c.stages, axes, self.layout, self.group)
         block = _fitting(module, axes, _ints(self.block, 3, "block", self.name, "for a GEMM: rows, columns, stream"), self.name) \
             if self.block else _fit(module, axes, (128, 128, 32))
         warps = _ints(self.warps, 2, "warps", self.name, "for a GEMM: warps along the rows, the columns") if self.warps else \
             _warps_for(block, shape.outputs)  # type: ignore[arg-type]
-        return sm80_gemm_passes(block, warps, self.stages, axes, self.layout, self.group, _unroll(module, shape, block, self.layout),  # type: ignore[arg-type]
-                                shape.batch)
+        return sm80_gemm_passes(block, warps, self.stages, axes, self.layout, self.group, batch=shape.batch)  # type: ignore[arg-type]
 
 
 @dataclass(frozen=True)

@@ -149,8 +149,8 @@ def main() -> int:
     ap = argparse.ArgumentParser()
     ap.add_argument("--quick", action="store_true", help="the first two shapes, bf16 only")
     ap.add_argument("--path", choices=["sm80", "sm90", "both"], default="both", help="which napkin pipeline to time")
-    ap.add_argument("--sm80-unroll", type=int, default=0, metavar="N",
-                    help="lower the sm_80 GEMM op by op, its stream loop unrolled N times its stages (0: emitted whole)")
+    ap.add_argument("--sm80-unroll", type=int, default=2, metavar="N",
+                    help="the sm_80 GEMM's stream loop unrolled N times its stages (0: not unrolled)")
     ap.add_argument("--sustained", type=float, default=0.0, metavar="SECONDS",
                     help="also run each shape's fastest configuration and cuBLAS back to back for SECONDS each, twice, alternating")
     args = ap.parse_args()

@@ -11,13 +11,11 @@ the kernel carries (its grid, launch order, roles and shared memory). What a rul
 follows from its op and the types and properties it sees, never from the order of the
 ops around it.
 
-One kind of kernel is still emitted whole: a plain sm_80 GEMM whose stream loop was not
-unrolled (`gemm_stream_sm80`), whose speed rests on that emitter unrolling and
-software-pipelining the loop itself. After `smem-unroll-stages`, `reg-carry-fragments` and
-`reg-prefetch` (the same transformations as passes, in the IR) the rules lower it too, and
-`napkin-sm80` takes that path where the tiles divide the axes; where they do not, the
-emitter's loop stays free of the bounds checks the copy rules put in every trip, so
-`napkin-sm80` keeps the emitter there.
+What makes a kernel fast is decided above this lowering and shows in the IR it reads:
+a stream loop unrolled by its stages (`smem-unroll-stages`: constant stages, places that
+differ by constants), fragments carried across a loop's back edge or loaded a step ahead
+(`reg-carry-fragments`, `reg-prefetch`), producer and consumer roles (`smem.producer`),
+products overlapped or taken in turns (`reg-wgmma-overlap`, `reg-pingpong`).
 
 The module's target is sm_90a where a kernel uses wgmma or the TMA, else sm_80.
 """
@@ -34,7 +32,6 @@ from xdsl.utils.exceptions import PassFailedException
 
 from napkin_ir.dialects import hbm, reg, smem
 from napkin_ir.dialects.ptx import ops as P
-from napkin_ir.lowering import gemm_stream_sm80
 from napkin_ir.lowering.ptx_rules import control, copies, fragments, products, stores, tma  # noqa: F401  (they register their rules)
 from napkin_ir.lowering.ptx_rules.context import KernelLowering
 from napkin_ir.lowering.ptx_rules.kernel import build_kernel
@@ -44,8 +41,6 @@ def lower_kernel(kernel: hbm.KernelOp) -> P.KernelOp:
     """The `ptx.kernel` of one register-level kernel."""
     if kernel.warps is None:
         raise PassFailedException(f"reg-to-ptx: @{kernel.sym_name.data} has no reg.warps; run smem-to-reg first")
-    if gemm_stream_sm80.takes(kernel):
-        return gemm_stream_sm80.lower_gemm(kernel)
     return build_kernel(KernelLowering(kernel))
 
 

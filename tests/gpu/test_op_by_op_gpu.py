@@ -1,9 +1,9 @@
 """Kernels lowered op by op (reg-to-ptx's rules) run on the GPU and match float64: sm_80's,
 and, through napkin-run, sm_90a's for the same diagrams.
 
-The plain GEMM after smem-unroll-stages and reg-prefetch, and the diagrams the whole-GEMM
-emitter never took: a batch axis on the grid, B stored [n, k], an f32 output, a GEMM with a
-bias (per column or per row, f32 or bf16, relu or not after it) on both pipelines. Fresh
+The plain GEMM after smem-unroll-stages and reg-prefetch (swizzled and padded stages,
+unrolled or not), and more product diagrams: a batch axis on the grid, B stored [n, k],
+an f32 output, a GEMM with a bias (per column or per row, f32 or bf16, relu or not after it) on both pipelines. Fresh
 random inputs, a NaN-poisoned output, ragged shapes; bf16 and f16.
 """
 
@@ -44,12 +44,13 @@ def _launch(torch, ptx, cfg, arrays, dtypes):
 
 
 @pytest.mark.parametrize("t", ["bf16", "f16"])
+@pytest.mark.parametrize("layout,unroll", [("auto", 2), ("pad8", 2), ("auto", 0)])
 @pytest.mark.parametrize("shape,block,warps,stages", [((1000, 744, 520), (128, 128, 32), (2, 2), 3), ((2048, 1024, 1024), (128, 256, 64), (2, 4), 3),
-                                                      ((130, 136, 48), (64, 64, 16), (2, 2), 4)])
-def test_op_by_op_gemm_matches_float64(shape, block, warps, stages, t):
+                                                      ((130, 136, 48), (64, 64, 16), (2, 2), 4), ((4000, 3000, 1000), (256, 128, 64), (4, 2), 3)])
+def test_op_by_op_gemm_matches_float64(shape, block, warps, stages, layout, unroll, t):
     torch = pytest.importorskip("torch")
     m, n, k = shape
-    ptx, cfg = _compile(gemm(m, n, k, t), sm80_gemm_pipeline(block, warps, stages, unroll=True))
+    ptx, cfg = _compile(gemm(m, n, k, t), sm80_gemm_pipeline(block, warps, stages, layout=layout, unroll=unroll))
     dt = torch.bfloat16 if t == "bf16" else torch.float16
     a, b = torch.randn(m, k, device="cuda").to(dt), torch.randn(k, n, device="cuda").to(dt)
     c = torch.full((m, n), float("nan"), device="cuda", dtype=dt)

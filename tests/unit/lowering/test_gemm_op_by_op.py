@@ -1,11 +1,11 @@
 """GEMM-shaped kernels lowered op by op keep the numbers.
 
 After `smem-unroll-stages`, `reg-carry-fragments` and `reg-prefetch`, `reg-to-ptx` lowers
-a GEMM with its op rules (not the whole-kernel emitter): the PTX runs in the warp-level
-emulator of `napkin_ir.interpreters.ptx` on ragged shapes and matches float64, without
-shared-memory bank conflicts in its swizzled stages. The same rules lower what the emitter
-never took: a batch axis on the grid, B stored [n, k], an f32 output. The passes keep the
-numbers at the register level too (the CPU interpreters), and leave every stage a constant.
+a GEMM with its op rules: the PTX runs in the warp-level emulator of
+`napkin_ir.interpreters.ptx` on ragged shapes and matches float64, without shared-memory
+bank conflicts in its swizzled stages. The same rules lower a batch axis on the grid, B
+stored [n, k], an f32 output. The passes keep the numbers at the register level too (the
+CPU interpreters), and leave every stage a constant.
 """
 
 from __future__ import annotations
@@ -52,20 +52,6 @@ def test_op_by_op_gemm_f16_one_step_a_tile():
 def test_op_by_op_gemm_is_free_of_bank_conflicts(block, warps):
     *_, conflicts = emulate(block[0], block[1], 2 * block[2], "bf16", block, warps, 3, lazy=False, reverse=False)
     assert conflicts == {"cp.async": 0, "ldmatrix": 0, "cp.async lines": 0, "st.shared": 0, "ld.shared": 0}
-
-
-def test_the_emitter_and_the_rules_are_told_apart_by_the_ir():
-    from napkin_ir.dialects import hbm
-    from napkin_ir.lowering.gemm_stream_sm80 import takes
-
-    text = gemm(256, 256, 128, "bf16")
-    passes = sm80_gemm_pipeline((128, 128, 32), (2, 2), 3).removesuffix(",reg-to-ptx")
-    whole = run_pipeline(text, passes)
-    unrolled = run_pipeline(text, passes + ",smem-unroll-stages")
-    (k_whole,), (k_unrolled,) = ([o for o in m.walk() if isinstance(o, hbm.KernelOp)] for m in (whole, unrolled))
-    assert takes(k_whole) and not takes(k_unrolled)
-    b_nk = run_pipeline(gemm(256, 256, 128, "bf16", b_nk=True), passes)
-    assert not takes(next(o for o in b_nk.walk() if isinstance(o, hbm.KernelOp)))
 
 
 def _unrolled(text: str, passes: str):
@@ -205,34 +191,20 @@ def test_carried_fragments_keep_the_numbers_in_ptx(shape, block, warps, stages, 
     assert reference.relative_error(out, reference.matmul(a, b)) <= reference.TOLERANCE["bf16"]
 
 
-@pytest.mark.parametrize("m,op_by_op", [(256, True), (200, False)])
-def test_napkin_sm80_lowers_a_plain_gemm_op_by_op_where_its_tiles_divide(m, op_by_op):
-    """napkin-sm80 takes the op-by-op path (fragments carried) for a plain GEMM whose tiles
-    divide its axes, the emitter for one whose do not; both keep the numbers."""
+@pytest.mark.parametrize("m,layout", [(256, "auto"), (200, "auto"), (200, "pad8")])
+def test_napkin_sm80_lowers_every_plain_gemm_op_by_op(m, layout):
+    """napkin-sm80 unrolls, carries and prefetches a plain GEMM's loop, whether its tiles
+    divide its axes or not, on swizzled or padded stages, and the PTX keeps the numbers."""
     from napkin_ir.passmanager import spec
     from napkin_ir.pipelines import NapkinSm80Pass
     from napkin_ir.registry import make_context
     from xdsl.parser import Parser
 
     text = gemm(m, 256, 256, "bf16")
-    chosen = spec(NapkinSm80Pass().passes(Parser(make_context(), text).parse_module()))
-    assert ("reg-carry-fragments" in chosen) == op_by_op, chosen
+    chosen = spec(NapkinSm80Pass(layout=layout).passes(Parser(make_context(), text).parse_module()))
+    assert "smem-unroll-stages" in chosen and "reg-carry-fragments" in chosen and "reg-prefetch" in chosen, chosen
     rng = np.random.default_rng(13)
     half = HALF["bf16"]
     a, b = rng.standard_normal((m, 256)).astype(half), rng.standard_normal((256, 256)).astype(half)
-    (out,) = _emulate_named(text, "napkin-sm80", [a, b], [np.full((m, 256), np.nan, half)])
+    (out,) = _emulate_named(text, f"napkin-sm80{{layout={layout}}}", [a, b], [np.full((m, 256), np.nan, half)])
     assert reference.relative_error(out, reference.matmul(a, b)) <= reference.TOLERANCE["bf16"]
-
-
-@pytest.mark.parametrize("layout,op_by_op", [("swizzle", True), ("pad8", False), ("auto", True)])
-def test_napkin_sm80_keeps_padded_plain_gemms_whole(layout, op_by_op):
-    """Padded stages (layout=pad8) keep the emitter: op by op they measured 9-11% slower."""
-    from xdsl.parser import Parser
-
-    from napkin_ir.passmanager import spec
-    from napkin_ir.pipelines import NapkinSm80Pass
-    from napkin_ir.registry import make_context
-
-    module = Parser(make_context(), gemm(256, 256, 256, "bf16")).parse_module()
-    chosen = spec(NapkinSm80Pass(layout=layout).passes(module))
-    assert ("reg-carry-fragments" in chosen) == op_by_op, chosen
