@@ -48,4 +48,6 @@ def guarded(tool: str, body: Callable[[], T]) -> T:
     except Exception as e:  # noqa: BLE001 - the last line of defence, by design
         if os.environ.get("NAPKIN_TRACEBACK"):
             traceback.print_exc()
-        fail(tool, f"{type(e).__name__}: {e}")
+            fail(tool, f"internal error: {type(e).__name__}: {e}")
+        fail(tool, f"internal error: {type(e).__name__}: {e} (a fault in napkin-ir, not in the input; "
+                   "NAPKIN_TRACEBACK=1 shows where)")
