@@ -213,8 +213,8 @@ def _fit(module: ModuleOp, axes: tuple[str, str, str], block: tuple[int, int, in
 
 
 def _fitting(module: ModuleOp, axes: tuple[str, str, str], block: tuple[int, int, int], pipeline: str) -> tuple[int, int, int]:
-    """`block`, where no tile is longer than its axis: the GEMM lowerings place every block
-    inside the output (a tile past the edge is attention's, whose rows are masked)."""
+    """`block`, where no tile is longer than its axis: napkin-sm90's GEMM places every block's
+    TMA boxes inside the output (a tile past the edge is attention's, whose rows are masked)."""
     from napkin_ir.passes.relabel import function_axes
 
     (f,) = [op for op in module.walk() if isinstance(op, func.FuncOp) and op.body.blocks]
@@ -296,8 +296,9 @@ class NapkinSm80Pass(PipelinePass):
             block = (c.grid[axes[0]], c.grid[axes[1]], c.stream[axes[2]])
             warps = (c.warps.get(axes[0], 1), c.warps.get(axes[1], 1))
             return sm80_gemm_passes(block, warps, c.stages, axes, self.layout, self.group)
-        block = _fitting(module, axes, _ints(self.block, 3, "block", self.name, "for a GEMM: rows, columns, stream"), self.name) \
-            if self.block else _fit(module, axes, (128, 128, 32))
+        # a tile may be longer than its axis: the copies zero-fill what lies past the edge
+        block = _ints(self.block, 3, "block", self.name, "for a GEMM: rows, columns, stream") if self.block \
+            else _fit(module, axes, (128, 128, 32))
         warps = _ints(self.warps, 2, "warps", self.name, "for a GEMM: warps along the rows, the columns") if self.warps else \
             _warps_for(block, shape.outputs)  # type: ignore[arg-type]
         return sm80_gemm_passes(block, warps, self.stages, axes, self.layout, self.group, batch=shape.batch)  # type: ignore[arg-type]

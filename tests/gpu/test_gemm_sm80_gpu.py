@@ -74,17 +74,13 @@ SWEEP = [(s, s, s) for s in (128, 256, 512, 1024, 2048, 4096, 8192)] + [(8192, 8
                          ids=["default", "256x128x64", "128x256x32", "grouped16", "64x64x32-grouped3"])
 @pytest.mark.parametrize("shape", SWEEP, ids=[f"{m}x{n}x{k}" for m, n, k in SWEEP])
 def test_gemm_sm80_sweep(shape, config):
-    """Square 128 .. 8192, rectangular and ragged, the default and the fastest configurations,
+    """Square 128 .. 8192, rectangular and ragged (tiles longer than their axes among them),
+    the default and the fastest configurations,
     plain and grouped launches (bands of 16 and of 3 block rows), bf16: against a float64
     product on the GPU, fresh inputs and a poisoned output each time."""
     torch = pytest.importorskip("torch")
     m, n, k = shape
-    block = config.get("block", (128, 128, 32))
-    if block[0] > m or block[1] > n:  # a tile longer than its axis is refused, with a diagnostic
-        with pytest.raises(Exception, match="does not fit axis"):
-            compile_gemm(m, n, k, "bf16", **config)
-        return
-    _run_bf16(torch, m, n, k, **config)
+    _run_bf16(torch, m, n, k, **config)  # a tile longer than its axis too: its copies zero-fill past the edge
 
 
 @pytest.mark.sanitize

@@ -208,3 +208,15 @@ def test_napkin_sm80_lowers_every_plain_gemm_op_by_op(m, layout):
     a, b = rng.standard_normal((m, 256)).astype(half), rng.standard_normal((256, 256)).astype(half)
     (out,) = _emulate_named(text, f"napkin-sm80{{layout={layout}}}", [a, b], [np.full((m, 256), np.nan, half)])
     assert reference.relative_error(out, reference.matmul(a, b)) <= reference.TOLERANCE["bf16"]
+
+
+def test_napkin_sm80_takes_a_tile_longer_than_its_axis():
+    """A 128-row tile on 100 rows: the copies zero-fill the rows past the edge, the stores
+    skip them."""
+    rng = np.random.default_rng(17)
+    half = HALF["bf16"]
+    a, b = rng.standard_normal((100, 64)).astype(half), rng.standard_normal((64, 136)).astype(half)
+    (out,) = _emulate_named(gemm(100, 136, 64, "bf16"), 'napkin-sm80{block="128,64,16" warps="2,2"}', [a, b],
+                            [np.full((100, 136), np.nan, half)])
+    assert np.isfinite(out.astype(np.float64)).all(), "some output was not written"
+    assert reference.relative_error(out, reference.matmul(a, b)) <= reference.TOLERANCE["bf16"]
