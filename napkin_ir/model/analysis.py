@@ -7,8 +7,8 @@ re-read once per block column and B once per block row, and attention's K and V 
 query tile, by the same rule); each `hbm.store` or `reg.store` writes its tile once.
 Shared-memory traffic is what copies write into buffers (a tile partly past the edge
 whole, zero-filled; one wholly past it not at all, as reg-to-ptx skips it) and what
-`smem.read`, `reg.ldmatrix` and `reg.wgmma` read out of them; work is counted per op
-(`napkin_ir.model.work`). At the `ncd` level, a function is costed unfused: every op
+`smem.read`, `reg.ldmatrix`, `reg.wgmma` and `reg.wgmma_rs` (B alone: its A is in
+registers) read out of them; work is counted per op (`napkin_ir.model.work`). At the `ncd` level, a function is costed unfused: every op
 reads its operands from HBM and writes its result back, which is what fusing it into one
 kernel saves.
 
@@ -195,7 +195,7 @@ class _Counter:
             self.cost.smem_read += space.count() * type_bytes(op.result.type)
         elif isinstance(op, reg.LdmatrixOp):
             self.cost.smem_read += space.count() * type_bytes(op.result.type) * self.cost.compute_warps
-        elif isinstance(op, reg.WgmmaOp):
+        elif isinstance(op, (reg.WgmmaOp, reg.WgmmaRsOp)):
             self.cost.smem_read += space.count() * _wgmma_smem_bytes(op, self.cost.compute_warps)
         elif isinstance(op, reg.StoreOp):
             self._reg_store(op, space)
@@ -238,14 +238,15 @@ def copied_buffer(op: Operation) -> smem.BufferType | None:
     return None
 
 
-def _wgmma_smem_bytes(op: Operation, warps: int) -> int:
-    """Shared memory a wgmma reads for the block: each warp's rows of the A slice, and the B
-    slice once per warpgroup of four."""
-    acc: reg.FragType = op.operands[4].type  # type: ignore[assignment]
-    a: smem.BufferType = op.operands[0].type  # type: ignore[assignment]
+def _wgmma_smem_bytes(op: reg.WgmmaOp | reg.WgmmaRsOp, warps: int) -> int:
+    """Shared memory a wgmma reads for the block: each warp's rows of the A slice (none
+    where A comes from registers, `reg.wgmma_rs`), and the B slice once per warpgroup of
+    four."""
+    acc: reg.FragType = op.c.type  # type: ignore[assignment]
+    b: smem.BufferType = op.b.type  # type: ignore[assignment]
     rows, cols = acc.dims
-    per_warp = rows * WGMMA_DEPTH + WGMMA_DEPTH * cols / WARPGROUP
-    return int(per_warp * warps * ELEMENT_BYTES[a.dtype])
+    per_warp = (rows * WGMMA_DEPTH if isinstance(op, reg.WgmmaOp) else 0) + WGMMA_DEPTH * cols / WARPGROUP
+    return int(per_warp * warps * ELEMENT_BYTES[b.dtype])
 
 
 def _smem_footprint(kernel: hbm.KernelOp) -> tuple[int, int, bool]:

@@ -1,0 +1,30 @@
+"""The napkin model on napkin-sm90's attention kernel (TMA, wgmma, P V with P from
+registers): the work of both products, what they read from shared memory."""
+
+from napkin_ir import registry
+from napkin_ir.attention_diagrams import attention_diagram, sm90_attention_pass_list
+from napkin_ir.model.analysis import analyse_module
+from napkin_ir.pipelines import run_passes, run_pipeline
+
+
+def _kernel(kind: str = "softmax", n: int = 512, d: int = 128, b: int = 2, h: int = 2, **config):
+    """The kernel's cost at the reg level, as napkin-sm90 lowers it (all but reg-to-ptx)."""
+    module = run_pipeline(attention_diagram(kind, b=b, h=h, n=n, d=d))
+    run_passes(registry.make_context(), module, sm90_attention_pass_list(module, **config)[:-1])
+    (cost,) = analyse_module(module).kernels
+    return cost
+
+
+def test_both_products_are_tensor_core_work():
+    cost = _kernel(n=512, d=128)
+    assert cost.instruction == "wgmma"
+    assert cost.work.tensor_flops == 4 * 2 * 2 * 512 * 512 * 128  # S = Q K^T and P V, 2 n^2 d each
+    assert not cost.estimated_ops  # reg.wgmma_rs is no unknown op
+
+
+def test_p_v_reads_only_v_from_shared_memory():
+    # per 64 query rows and 128 keys at d=128: Q K^T reads Q's 64 rows and K's tile, P V
+    # reads V's tile (P is in registers): (64 + 128 + 128) x 128 x 2 bytes
+    cost = _kernel(n=512, d=128, block=128, stream=128)
+    per_warpgroup_tile = (64 + 128 + 128) * 128 * 2
+    assert cost.smem_read == 2 * 2 * (512 // 64) * (512 // 128) * per_warpgroup_tile
