@@ -70,6 +70,8 @@ class KernelCost:
     warps: int  # per block, for occupancy
     warps_assumed: bool
     compute_warps: int  # those that share the tile's computation (`reg.warps`)
+    producer_warps: int = 0  # a warp-specialised producer's, whose registers setmaxnreg gives the others
+    blocks_per_sm: int = 1  # what the launch asks a multiprocessor to hold (`hbm.blocks_per_sm`)
     work: Work = field(default_factory=Work)
     accesses: list[Access] = field(default_factory=list)
     smem_read: float = 0.0
@@ -282,11 +284,12 @@ def analyse_kernel(kernel: hbm.KernelOp) -> KernelCost:
     for n in warp_grid.values():
         compute *= n
     smem_bytes, inflight, assumed = _smem_footprint(kernel)
+    producer = _producer_warps(kernel) if warp_grid else 0
     cost = KernelCost(
         name=kernel.sym_name.data, level=kernel_level(kernel), grid=kernel.grid_tiles, blocks=kernel.grid_shape(),
         globals={_global_name(g, n): type_bytes(g.type) for n, g in enumerate(kernel.globals)},
-        warps=compute + _producer_warps(kernel) if warp_grid else ASSUMED_WARPS, warps_assumed=not warp_grid,
-        compute_warps=compute,
+        warps=compute + producer if warp_grid else ASSUMED_WARPS, warps_assumed=not warp_grid,
+        compute_warps=compute, producer_warps=producer, blocks_per_sm=kernel.resident_blocks,
         smem_per_block=smem_bytes, smem_assumed=assumed, inflight_per_block=inflight,
         registers=estimate_registers(kernel), instruction=_instruction(kernel),
     )

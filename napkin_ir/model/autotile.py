@@ -30,7 +30,7 @@ from napkin_ir.dialects import ncd
 from napkin_ir.errors import UserError
 from napkin_ir.model.analysis import KernelCost, analyse_module
 from napkin_ir.model.hardware import Hardware, hardware
-from napkin_ir.model.timing import BOUND_NAMES, Prediction, predict
+from napkin_ir.model.timing import BOUND_NAMES, Prediction, predict, register_budget
 from napkin_ir.progress import ProgressLine
 
 TIE_TOLERANCE = 0.01
@@ -217,8 +217,11 @@ def _judge(cand: Candidate, module: ModuleOp, level: str, hw: Hardware, instruct
     try:
         (cost,) = analyse_module(module).kernels
         cand.cost = cost
-        if cost.registers and cost.registers.total > hw.regs_per_thread:
-            cand.rejected = f"registers: about {cost.registers.total} per thread, over the {hw.regs_per_thread} a thread may have"
+        budget = register_budget(cost, hw)
+        if cost.registers and cost.registers.total > budget:
+            whom = f"consumer thread, over the {budget} setmaxnreg gives the consumers" if cost.producer_warps else \
+                f"thread, over the {budget} a thread may have"
+            cand.rejected = f"registers: about {cost.registers.total} per {whom}"
             return cand
         cand.prediction = predict(cost, hw, instruction=instruction)
     except UserError as e:

@@ -82,6 +82,29 @@ def _blocks_by_smem(hw: Hardware, smem_per_block: int) -> int:
     return hw.smem_per_sm // (smem_per_block + hw.smem_reserved_per_block) if smem_per_block else hw.max_blocks_per_sm
 
 
+def launch_registers(cost: KernelCost, hw: Hardware) -> int | None:
+    """What each thread holds at launch where the kernel, not its fragments, decides it:
+    a warp-specialised kernel's producer gives its registers to the consumers
+    (`setmaxnreg`), which ptxas allows within the cap `.maxntid` and `.minnctapersm`
+    impose, so it allocates the whole cap (the register file over the block's threads and
+    its `hbm.blocks_per_sm`, in steps of 8; `ptxas -v` reports it): registers then hold a
+    multiprocessor to the blocks the launch asks for. None for other kernels."""
+    if not cost.producer_warps:
+        return None
+    return min(hw.regs_per_thread, hw.regs_per_sm // cost.blocks_per_sm // (32 * cost.warps)) // 8 * 8
+
+
+def register_budget(cost: KernelCost, hw: Hardware) -> int:
+    """The registers a computing thread may hold: what the machine gives a thread, or in a
+    warp-specialised kernel what `setmaxnreg` gives the consumers once the producer has
+    dropped to its share (`consumer_registers` of reg-to-ptx, which emits it)."""
+    if not cost.producer_warps:
+        return hw.regs_per_thread
+    from napkin_ir.lowering.ptx_rules.kernel import consumer_registers
+
+    return consumer_registers(32 * cost.warps, cost.blocks_per_sm)
+
+
 def _blocks_by_registers(hw: Hardware, warps: int, registers: int | None) -> int:
     if registers is None:
         return hw.max_blocks_per_sm
@@ -127,6 +150,8 @@ def predict(cost: KernelCost, hw: Hardware, registers: int | None = None, instru
     the estimate with an SM's blocks in step rather than staggered (`Prediction.dram_in_step`):
     which of the two the GPU settles into is not read off the kernel, and far apart they say
     the estimate is no surer than that."""
+    if registers is None:
+        registers = launch_registers(cost, hw)
     regs = registers if registers is not None else (cost.registers.total if cost.registers else None)
     occ = occupancy(hw, cost.smem_per_block, cost.warps, regs)
     if cost.smem_per_block > hw.smem_per_block:

@@ -1,9 +1,12 @@
 """The napkin model on napkin-sm90's attention kernel (TMA, wgmma, P V with P from
-registers): the work of both products, what they read from shared memory."""
+registers): the work of both products, what they read from shared memory, the registers
+setmaxnreg moves from the producer to the consumers."""
 
 from napkin_ir import registry
 from napkin_ir.attention_diagrams import attention_diagram, sm90_attention_pass_list
 from napkin_ir.model.analysis import analyse_module
+from napkin_ir.model.hardware import H200
+from napkin_ir.model.timing import launch_registers, predict, register_budget
 from napkin_ir.pipelines import run_passes, run_pipeline
 
 
@@ -28,3 +31,21 @@ def test_p_v_reads_only_v_from_shared_memory():
     cost = _kernel(n=512, d=128, block=128, stream=128)
     per_warpgroup_tile = (64 + 128 + 128) * 128 * 2
     assert cost.smem_read == 2 * 2 * (512 // 64) * (512 // 128) * per_warpgroup_tile
+
+
+def test_the_consumers_registers_are_what_setmaxnreg_gives_them():
+    # two consumer warpgroups and a producer: 384 threads, 168 registers each at launch
+    # (the cap ptxas allocates); the producer keeps 40, the consumers get 232
+    cost = _kernel(n=512, d=128)
+    assert (cost.producer_warps, cost.warps, cost.blocks_per_sm) == (4, 12, 1)
+    assert launch_registers(cost, H200) == 168
+    assert register_budget(cost, H200) == 232
+    assert cost.registers is not None and cost.registers.total <= 232
+    p = predict(cost, H200)
+    assert p.registers == 168 and p.occupancy.blocks_per_sm == 1 and "registers" in p.occupancy.limiter
+
+
+def test_two_blocks_of_one_warpgroup_share_the_register_file():
+    cost = _kernel(n=512, d=64, block=64, blocks_per_sm=2)
+    assert launch_registers(cost, H200) == 128
+    assert predict(cost, H200).occupancy.blocks_per_sm == 2
