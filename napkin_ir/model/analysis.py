@@ -72,6 +72,11 @@ class KernelCost:
     compute_warps: int  # those that share the tile's computation (`reg.warps`)
     producer_warps: int = 0  # a warp-specialised producer's, whose registers setmaxnreg gives the others
     blocks_per_sm: int = 1  # what the launch asks a multiprocessor to hold (`hbm.blocks_per_sm`)
+    # how its products and the math between them run (`_schedule`): whether they wait on
+    # one another, the stream loop software-pipelined, the warpgroups taking turns
+    chained: bool = False
+    overlapped: bool = False
+    pingpong: bool = False
     work: Work = field(default_factory=Work)
     accesses: list[Access] = field(default_factory=list)
     smem_read: float = 0.0
@@ -278,6 +283,18 @@ def _producer_warps(kernel: hbm.KernelOp) -> int:
     return sum(w.value.data for op in kernel.walk() if op.regions and isinstance(w := op.properties.get("warps"), IntegerAttr))
 
 
+def _schedule(kernel: hbm.KernelOp) -> tuple[bool, bool, bool]:
+    """(chained, overlapped, pingpong) of a kernel: whether a wgmma takes its A from
+    fragments the kernel computed (`reg.wgmma_rs`: attention's P V on the softmax's
+    probabilities), so that the products wait on the math between them; whether a stream
+    loop runs a tile's second product under the next tile's math (`reg.overlapped`, from
+    reg-wgmma-overlap); whether the consumer warpgroups take turns issuing products
+    (`reg.turn_wait`, from reg-pingpong, which leaves a kernel of one warpgroup alone)."""
+    ops = list(kernel.walk())
+    return (any(isinstance(op, reg.WgmmaRsOp) for op in ops), any("reg.overlapped" in op.attributes for op in ops),
+            any(isinstance(op, reg.TurnWaitOp) for op in ops))
+
+
 def analyse_kernel(kernel: hbm.KernelOp) -> KernelCost:
     warp_grid = kernel.warp_grid
     compute = 1
@@ -285,11 +302,13 @@ def analyse_kernel(kernel: hbm.KernelOp) -> KernelCost:
         compute *= n
     smem_bytes, inflight, assumed = _smem_footprint(kernel)
     producer = _producer_warps(kernel) if warp_grid else 0
+    chained, overlapped, pingpong = _schedule(kernel)
     cost = KernelCost(
         name=kernel.sym_name.data, level=kernel_level(kernel), grid=kernel.grid_tiles, blocks=kernel.grid_shape(),
         globals={_global_name(g, n): type_bytes(g.type) for n, g in enumerate(kernel.globals)},
         warps=compute + producer if warp_grid else ASSUMED_WARPS, warps_assumed=not warp_grid,
         compute_warps=compute, producer_warps=producer, blocks_per_sm=kernel.resident_blocks,
+        chained=chained, overlapped=overlapped, pingpong=pingpong,
         smem_per_block=smem_bytes, smem_assumed=assumed, inflight_per_block=inflight,
         registers=estimate_registers(kernel), instruction=_instruction(kernel),
     )

@@ -17,10 +17,20 @@ while the tensor cores work; warps hide each other's latency):
   what the bytes in flight sustain by Little's law (concurrent blocks x bytes each has
   in flight / `DRAM_LATENCY_S`), whichever is lower.
 
-The SM-side times (the first four) run at full rate only with a warp on each of the
-SM's four sub-partitions (`WARPS_PER_SM_TO_FILL`), and are scaled by the tail: the
-busiest SM runs ceil(blocks / SMs) blocks while the average runs blocks / SMs. The
-number of waves, ceil(blocks / (SMs x blocks per SM)), is reported with it.
+A kernel whose products wait on the math between them (sm_90a attention: S = Q K^T,
+the softmax on S's accumulators, then P V with P from registers) cannot overlap them
+perfectly: its warpgroups keep the tensor cores busy only while another product is
+ready to issue. For it a further time, `chain`, is the longer of the products (tensor)
+and the math (the longer of ALU and MUFU, which overlap each other as elsewhere) plus
+the share of the shorter that its schedule leaves exposed (`CHAIN_EXPOSED`): all of it
+where each warpgroup waits for its products where it stands (the sum), less where the
+next tile's scores are made under this tile's P V (`reg-wgmma-overlap`) or one
+warpgroup's softmax runs under another's products (`reg-pingpong`), least with both.
+
+The SM-side times (the first four, and `chain`) run at full rate only with a warp on
+each of the SM's four sub-partitions (`WARPS_PER_SM_TO_FILL`), and are scaled by the
+tail: the busiest SM runs ceil(blocks / SMs) blocks while the average runs blocks /
+SMs. The number of waves, ceil(blocks / (SMs x blocks per SM)), is reported with it.
 """
 
 from __future__ import annotations
@@ -44,8 +54,17 @@ DRAM_LATENCY_S = 600e-9
 # runs on one of them.
 WARPS_PER_SM_TO_FILL = 4
 
+# The share of the shorter of a chain's products and its math that runs exposed, by
+# (overlapped, pingpong). Fitted on napkin-sm90's attention steps on the H200
+# (docs/benchmarks.md, 2026-11-25): at d=128, 4k tokens, waiting for each group where it
+# stands measured 524 TFLOP/s and with reg-wgmma-overlap 603 (+15%; the model, with 2/3
+# exposed, +13%); ping-pong on top measured -3% to +9%; spherical attention (almost no
+# MUFU work) ran 1.19-1.24x the softmax at d=128 with both on (the model: 1.15x) and
+# 1.15-1.22x with neither at d=256 (1.17x).
+CHAIN_EXPOSED = {(False, False): 1.0, (True, False): 2 / 3, (False, True): 2 / 3, (True, True): 1 / 2}
+
 BOUND_NAMES = {"tensor": "tensor cores", "alu": "f32 ALU", "sfu": "special functions", "smem": "shared memory",
-               "l2": "L2", "hbm": "HBM"}
+               "l2": "L2", "hbm": "HBM", "chain": "the products and the math between them, in turn"}
 
 
 @dataclass(frozen=True)
@@ -173,6 +192,8 @@ def predict(cost: KernelCost, hw: Hardware, registers: int | None = None, instru
     in_flight = min(blocks, slots) * cost.inflight_per_block
     hbm_rate = min(sustained_hbm(hw), in_flight / DRAM_LATENCY_S) if in_flight else sustained_hbm(hw)
     times = {k: t * sm_side for k, t in work_times(cost.work, hw, mma).items()}
+    if cost.chained:
+        times["chain"] = chain_time(times["tensor"], max(times["alu"], times["sfu"]), cost.overlapped, cost.pingpong)
     times.update({
         "smem": (cost.smem_read + cost.smem_written) / hw.smem_bytes_per_s * sm_side,
         "l2": cost.hbm_bytes / hw.l2_bytes_per_s,
@@ -186,6 +207,12 @@ def predict(cost: KernelCost, hw: Hardware, registers: int | None = None, instru
         in_step = sum(together.moved.values())
     return Prediction(hw, occ, mma, cost.instruction is None, regs, dram, times, math.ceil(blocks / slots), tail,
                       estimate.dirty_at_end, dram_edge, in_step)
+
+
+def chain_time(products: float, math_: float, overlapped: bool, pingpong: bool) -> float:
+    """Products and the math between them where they wait on one another: the longer,
+    plus the share of the shorter the schedule leaves exposed (`CHAIN_EXPOSED`)."""
+    return max(products, math_) + CHAIN_EXPOSED[overlapped, pingpong] * min(products, math_)
 
 
 def sustained_hbm(hw: Hardware) -> float:

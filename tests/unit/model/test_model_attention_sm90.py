@@ -1,6 +1,9 @@
 """The napkin model on napkin-sm90's attention kernel (TMA, wgmma, P V with P from
 registers): the work of both products, what they read from shared memory, the registers
-setmaxnreg moves from the producer to the consumers."""
+setmaxnreg moves from the producer to the consumers, and the time of products and
+softmax that wait on one another, as the schedule overlaps them."""
+
+import pytest
 
 from napkin_ir import registry
 from napkin_ir.attention_diagrams import attention_diagram, sm90_attention_pass_list
@@ -49,3 +52,31 @@ def test_two_blocks_of_one_warpgroup_share_the_register_file():
     cost = _kernel(n=512, d=64, block=64, blocks_per_sm=2)
     assert launch_registers(cost, H200) == 128
     assert predict(cost, H200).occupancy.blocks_per_sm == 2
+
+
+def _seconds(kind: str = "softmax", n: int = 2048, d: int = 128, **config) -> float:
+    return predict(_kernel(kind, n=n, d=d, b=2, h=4, **config), H200).seconds
+
+
+def test_the_schedule_is_read_off_the_kernel():
+    assert [(c.chained, c.overlapped, c.pingpong) for c in (_kernel(), _kernel(stages=2), _kernel(pingpong=False))] == \
+        [(True, True, True), (True, False, False), (True, True, False)]
+
+
+def test_overlap_and_ping_pong_hide_part_of_the_softmax():
+    serial, overlap, both = _seconds(stages=2), _seconds(pingpong=False), _seconds()
+    assert both < overlap < serial
+    # neither: the products, then the softmax (the longer of its ALU and MUFU work)
+    p = predict(_kernel(n=2048, d=128, b=2, h=4, stages=2), H200)
+    assert p.bound == "chain" and p.times["chain"] == pytest.approx(p.times["tensor"] + max(p.times["alu"], p.times["sfu"]))
+
+
+def test_spherical_attention_is_predicted_faster_than_softmax():
+    # the L2 norm needs no exp2: at d=128 the softmax's MUFU time is half the products'
+    assert _seconds("spherical", d=128) < _seconds("softmax", d=128) / 1.1
+    assert _seconds("spherical", d=64) < _seconds("softmax", d=64) / 1.2
+
+
+def test_causal_attention_costs_about_half():
+    ratio = _seconds("causal", n=4096) / _seconds("softmax", n=4096)
+    assert 0.45 < ratio < 0.6  # half the tiles, and the diagonal ones whole
