@@ -1,13 +1,16 @@
 """The napkin model on napkin-sm90's attention kernel (TMA, wgmma, P V with P from
 registers): the work of both products, what they read from shared memory, the registers
-setmaxnreg moves from the producer to the consumers, and the time of products and
-softmax that wait on one another, as the schedule overlaps them."""
+setmaxnreg moves from the producer to the consumers, the time of products and softmax
+that wait on one another, as the schedule overlaps them; and the search over
+napkin-sm90's attention configurations."""
 
 import pytest
 
 from napkin_ir import registry
 from napkin_ir.attention_diagrams import attention_diagram, sm90_attention_pass_list
+from napkin_ir.errors import UserError
 from napkin_ir.model.analysis import analyse_module
+from napkin_ir.model.autotile import AttentionConfig, AttentionSpace, attention_configs, autotile_attention
 from napkin_ir.model.hardware import H200
 from napkin_ir.model.timing import launch_registers, predict, register_budget
 from napkin_ir.pipelines import run_passes, run_pipeline
@@ -80,3 +83,57 @@ def test_spherical_attention_is_predicted_faster_than_softmax():
 def test_causal_attention_costs_about_half():
     ratio = _seconds("causal", n=4096) / _seconds("softmax", n=4096)
     assert 0.45 < ratio < 0.6  # half the tiles, and the diagonal ones whole
+
+
+# --------------------------------------------------------------------------------------
+# the search over napkin-sm90's attention configurations
+# --------------------------------------------------------------------------------------
+
+
+def _autotile(kind: str = "softmax", n: int = 2048, d: int = 128, space: AttentionSpace = AttentionSpace()):
+    return autotile_attention(attention_diagram(kind, b=2, h=4, n=n, d=d), "h200", space=space, progress=lambda *_: None)
+
+
+def test_the_configurations_are_those_that_differ():
+    module = run_pipeline(attention_diagram("softmax", b=1, h=1, n=2048, d=64))
+    configs = attention_configs(module)
+    # per block and stream tile: 2 stages plain; 3 stages with overlap and ping-pong on or
+    # off (one warpgroup, 64 rows, takes no turns)
+    assert len(configs) == 2 * (1 + 2) + 2 * 2 * (1 + 4)
+    assert not any(c.pingpong for c in configs if c.block == 64)
+    assert not any(c.overlap or c.pingpong for c in configs if c.stages == 2)
+    # a short sequence: the tiles fit its axes as napkin-sm90 fits them, and some coincide
+    short = attention_configs(run_pipeline(attention_diagram("softmax", b=1, h=1, n=64, d=64)))
+    assert {(c.block, c.stream) for c in short} == {(64, 64)}
+
+
+def test_the_choice_at_d128_is_the_measured_best():
+    result = _autotile(d=128)
+    assert result.config == AttentionConfig("i", "j", 128, 128, 3, overlap=True, pingpong=True)
+    assert result.reason.startswith("chose grid i:128, stream j:128, 3 stages, overlap and ping-pong: predicted ")
+    judged = [c for c in result.candidates if c.prediction]
+    assert result.prediction.seconds <= min(c.prediction.seconds for c in judged) * 1.01
+    # it lowers as napkin-sm90 lowers it, and predicts the same there
+    assert result.prediction.seconds == pytest.approx(_seconds(n=2048, d=128))
+
+
+def test_at_d256_only_two_stages_of_64_keys_fit_beside_q():
+    result = _autotile(d=256)
+    assert (result.config.block, result.config.stream, result.config.stages) == (128, 64, 2)
+    assert not result.config.overlap and not result.config.pingpong
+
+
+def test_a_configuration_over_the_shared_memory_is_never_chosen():
+    result = _autotile(d=128)
+    over = [c for c in result.candidates if c.rejected and "shared memory" in c.rejected]
+    assert {(c.config.block, c.config.stream, c.config.stages) for c in over} == {(192, 128, 3)}
+    assert result.cost.smem_per_block <= H200.smem_per_block
+    with pytest.raises(UserError, match="none of 4 candidates fits or lowers: does not lower: hbm-to-smem"):
+        _autotile(d=128, space=AttentionSpace(block_rows=(192,), stream_sizes=(128,), stages=(3,)))
+
+
+def test_a_configuration_over_the_consumers_registers_is_set_aside():
+    result = _autotile(d=64, n=256)
+    over = [c for c in result.candidates if c.rejected and "registers" in c.rejected]
+    assert over and all(c.config.block == 192 and c.config.stream == 128 for c in over)
+    assert all("over the 152 setmaxnreg gives the consumers" in c.rejected for c in over)
