@@ -17,6 +17,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 from xdsl.dialects import func
 from xdsl.dialects.builtin import ModuleOp, StringAttr
@@ -24,6 +25,9 @@ from xdsl.passes import ModulePass
 from xdsl.utils.exceptions import PassFailedException
 
 from napkin_ir.passmanager import PipelinePass, available_passes, compile_to_ptx, run_passes, run_pipeline, spec
+
+if TYPE_CHECKING:
+    from napkin_ir.model.autotile import AttentionSpace
 
 __all__ = ["NapkinSm80Pass", "NapkinSm90Pass", "PipelinePass", "available_passes", "compile_to_ptx", "gemm_axes", "launch_config",
            "run_passes", "run_pipeline", "sm80_gemm_passes", "sm80_gemm_pipeline", "sm90_gemm_passes", "sm90_gemm_pipeline", "spec"]
@@ -181,7 +185,7 @@ def product_shape(module: ModuleOp, pipeline: str = "napkin-sm80") -> ProductSha
     return ProductShape(tuple(batch), rows, cols, k, len(contracts) == 1 and not batch and b_kn, len(contracts), halves)
 
 
-def _autotile(module: ModuleOp, hw: str, target: str, pipeline: str, group: int = 0, attention=None):
+def _autotile(module: ModuleOp, hw: str, target: str, pipeline: str, group: int = 0, attention: AttentionSpace | None = None):
     """The napkin model's choice of tiles for `target`, said on stderr and kept on the
     function; for attention, of napkin-sm90's configurations in the `attention` space."""
     import sys
