@@ -88,8 +88,6 @@ def sm90_attention_pass_list(module: ModuleOp, block: int = 128, stream: int | N
     products). Both run with 3 stages or more: the overlap holds two tiles' stages at once,
     and with two it (and ping-pong on top) measured slower than neither (head dim 256, 1k
     tokens, H200: 394 TFLOP/s against 481)."""
-    from xdsl.utils.exceptions import PassFailedException
-
     from napkin_ir.lowering.hbm_to_smem import HbmToSmemPass
     from napkin_ir.lowering.ncd_to_hbm import NcdToHbmPass
     from napkin_ir.lowering.reg_to_ptx import RegToPtxPass
@@ -99,6 +97,22 @@ def sm90_attention_pass_list(module: ModuleOp, block: int = 128, stream: int | N
     from napkin_ir.passes.relabel import RelabelPass
     from napkin_ir.passes.wgmma_overlap import RegWgmmaOverlapPass
 
+    batch, i, j, _ = attention_shape(module)
+    block, stream, stages, budget = sm90_attention_tiles(module, block, stream, stages, blocks_per_sm)
+    return (RelabelPass(grid=",".join([*batch, f"{i}:{block}"]), stream=f"{j}:{stream}"), NcdToHbmPass(),
+            HbmLaunchPass(order="last", blocks_per_sm=blocks_per_sm), HbmToSmemPass(stages=stages, copy="tma", smem_bytes=budget),
+            SmemToRegPass(mma="wgmma"),
+            *((RegWgmmaOverlapPass(),) if overlap and stages >= 3 else ()),
+            *((RegPingpongPass(),) if pingpong and stages >= 3 else ()), RegToPtxPass())
+
+
+def sm90_attention_tiles(module: ModuleOp, block: int = 128, stream: int | None = None, stages: int = 0,
+                         blocks_per_sm: int = 1) -> tuple[int, int, int, int]:
+    """(query rows, keys a tile, stages, shared-memory budget of a block) that
+    `sm90_attention_pass_list` takes for `module`: the tiles fitted to the axes, the
+    default stream tile and stage count where none is given."""
+    from xdsl.utils.exceptions import PassFailedException
+
     batch, i, j, sizes = attention_shape(module)
     heads = [a for a in sizes if a not in (*batch, i, j)]
     d = max(sizes[a] for a in heads) if heads else 0
@@ -107,7 +121,7 @@ def sm90_attention_pass_list(module: ModuleOp, block: int = 128, stream: int | N
     stream = stream or (64 if d > 128 or d > 64 and sizes[j] % 128 else 128)
     while stream > 16 and stream > sizes[j]:
         stream //= 2
-    if block % 64 or block > 256:
+    if block % 64 or not 64 <= block <= 256:
         raise PassFailedException(f"napkin-sm90: attention's block is warpgroups of 64 query rows (64 to 256), got {block}")
     while block > 64 and block > sizes[i]:
         block -= 64
@@ -117,11 +131,7 @@ def sm90_attention_pass_list(module: ModuleOp, block: int = 128, stream: int | N
     if not stages:
         tile_bytes = 2 * d * 2  # a row of K and of V, bf16 or f16
         stages = 3 if block * d * 2 + 3 * stream * tile_bytes <= budget else 2
-    return (RelabelPass(grid=",".join([*batch, f"{i}:{block}"]), stream=f"{j}:{stream}"), NcdToHbmPass(),
-            HbmLaunchPass(order="last", blocks_per_sm=blocks_per_sm), HbmToSmemPass(stages=stages, copy="tma", smem_bytes=budget),
-            SmemToRegPass(mma="wgmma"),
-            *((RegWgmmaOverlapPass(),) if overlap and stages >= 3 else ()),
-            *((RegPingpongPass(),) if pingpong and stages >= 3 else ()), RegToPtxPass())
+    return block, stream, stages, budget
 
 
 def sm80_attention_pipeline(block: int = 128, stream: int = 64, warps: int | None = None, stages: int = 3,

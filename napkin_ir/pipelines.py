@@ -17,6 +17,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 from xdsl.dialects import func
 from xdsl.dialects.builtin import ModuleOp, StringAttr
@@ -24,6 +25,9 @@ from xdsl.passes import ModulePass
 from xdsl.utils.exceptions import PassFailedException
 
 from napkin_ir.passmanager import PipelinePass, available_passes, compile_to_ptx, run_passes, run_pipeline, spec
+
+if TYPE_CHECKING:
+    from napkin_ir.model.autotile import AttentionSpace
 
 __all__ = ["NapkinSm80Pass", "NapkinSm90Pass", "PipelinePass", "available_passes", "compile_to_ptx", "gemm_axes", "launch_config",
            "run_passes", "run_pipeline", "sm80_gemm_passes", "sm80_gemm_pipeline", "sm90_gemm_passes", "sm90_gemm_pipeline", "spec"]
@@ -179,18 +183,22 @@ def product_shape(module: ModuleOp, pipeline: str = "napkin-sm80") -> ProductSha
     return ProductShape(tuple(batch), rows, cols, k, len(contracts) == 1 and not batch and b_kn, len(contracts), halves)
 
 
-def _autotile(module: ModuleOp, hw: str, target: str, pipeline: str, group: int = 0):
-    """The napkin model's choice of tiles for `target`, said on stderr and kept on the function."""
+def _autotile(module: ModuleOp, hw: str, target: str, pipeline: str, group: int = 0, attention: AttentionSpace | None = None):
+    """The napkin model's choice of tiles for `target`, said on stderr and kept on the
+    function; for attention, of napkin-sm90's configurations in the `attention` space."""
     import sys
 
     from napkin_ir.errors import UserError
-    from napkin_ir.model.autotile import SearchSpace, autotile
+    from napkin_ir.model.autotile import SearchSpace, autotile, autotile_attention
 
     try:
-        result = autotile(module.clone(), hw, space=SearchSpace(target=target, block_sizes=(64, 128, 256), stream_sizes=(32, 64)
-                                                                   if target == "sm80" else (64,), group=group))
+        if attention is not None:
+            result = autotile_attention(module.clone(), hw, space=attention)
+        else:
+            result = autotile(module.clone(), hw, space=SearchSpace(target=target, block_sizes=(64, 128, 256), stream_sizes=(32, 64)
+                                                                       if target == "sm80" else (64,), group=group))
     except UserError as e:
-        raise PassFailedException(f"{pipeline}: autotile: {e}") from None
+        raise PassFailedException(f"{pipeline}: autotile: {str(e).removeprefix('autotile: ')}") from None
     print(f"{pipeline}: autotile {result.reason}", file=sys.stderr)
     for f in module.walk():
         if isinstance(f, func.FuncOp) and f.body.blocks:
@@ -315,14 +323,20 @@ class NapkinSm90Pass(PipelinePass):
     blocks as fit, each looping over tiles, `cluster=2` pairs of blocks sharing B's tiles by
     TMA multicast (on a plain grid: no group, no persistence), `store` how the output leaves
     (`tma`: stmatrix into shared memory and TMA stores that overlap the next tile; `direct`:
-    from registers; `auto`: TMA where it fits). Attention (softmax, causal, spherical)
-    takes `block="rows,keys"` (128 query rows: two consumer warpgroups; 128 keys a tile,
-    64 at head dims over 128), `stages` (3 where they fit beside Q, else 2) and
-    `blocks_per_sm` (the shared memory and registers shared out): Q, K and V by TMA,
-    S = Q K^T by wgmma from shared memory, P V by wgmma with P from registers, `overlap`
-    running a tile's P V while the next tile's scores are made, `pingpong` the consumer
-    warpgroups taking turns issuing products (both on by default, and run where three
-    stages fit: with two they measured slower); the other options are refused for it."""
+    from registers; `auto`: TMA where it fits). `autotile=true` lets the napkin model
+    choose the block tile and the stages for `hw` (h100, h200); `block` is refused with it.
+    Attention (softmax, causal, spherical) takes `block="rows,keys"` (128 query rows: two
+    consumer warpgroups; 128 keys a tile, 64 at head dims over 128), `stages` (3 where
+    they fit beside Q, else 2) and `blocks_per_sm` (the shared memory and registers shared
+    out): Q, K and V by TMA, S = Q K^T by wgmma from shared memory, P V by wgmma with P
+    from registers, `overlap` running a tile's P V while the next tile's scores are made,
+    `pingpong` the consumer warpgroups taking turns issuing products (both on by default,
+    and run where three stages fit: with two they measured slower). With `autotile=true`
+    the model chooses among 64, 128 and 192 query rows, 64 and 128 keys, 2 and 3 stages,
+    overlap and ping-pong on or off (`autotile_attention`: those over the shared memory or
+    the consumers' registers set aside); `stages` given, `overlap=false`, `pingpong=false`
+    and `blocks_per_sm` bound its search, and `block` is refused. The other options are
+    refused for attention."""
 
     name = "napkin-sm90"
     block: str = ""
@@ -341,9 +355,17 @@ class NapkinSm90Pass(PipelinePass):
         from napkin_ir.attention_diagrams import attention_axes, sm90_attention_pass_list
 
         if attention_axes(module) is not None:
-            _refuse(self.name, "attention on sm_90a", {"autotile": self.autotile, "group": self.group if self.group != 8 else 0,
+            _refuse(self.name, "attention on sm_90a", {"group": self.group if self.group != 8 else 0,
                                                        "cluster": self.cluster if self.cluster != 1 else 0,
                                                        "store": self.store if self.store != "auto" else ""})
+            if self.autotile:
+                from napkin_ir.model.autotile import AttentionSpace
+
+                _refuse(self.name, "autotile=true (the model chooses it)", {"block": self.block})
+                # stages given, overlap or ping-pong turned off, and the blocks an SM bound the search
+                space = AttentionSpace(stages=(self.stages,) if self.stages else (2, 3), overlap=(True, False) if self.overlap else (False,),
+                                       pingpong=(True, False) if self.pingpong else (False,), blocks_per_sm=self.blocks_per_sm)
+                return _autotile(module, self.hw, "sm90", self.name, attention=space).config.passes(module)
             rows, keys = _ints(self.block, 2, "block", self.name, "for attention: query rows, keys") if self.block else (128, 0)
             return sm90_attention_pass_list(module, rows, keys or None, self.stages, self.overlap, self.pingpong, self.blocks_per_sm)
         shape = product_shape(module, self.name)

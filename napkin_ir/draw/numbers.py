@@ -14,7 +14,8 @@ from napkin_ir.draw import style
 from napkin_ir.model.timing import BOUND_NAMES
 
 LINE = 0.19  # inches between lines
-UNIT_NAMES = {"tensor": "tensor cores", "alu": "f32 ALU", "sfu": "special fn", "smem": "shared mem", "l2": "L2", "hbm": "HBM"}
+UNIT_NAMES = {"tensor": "tensor cores", "alu": "f32 ALU", "sfu": "special fn", "smem": "shared mem", "l2": "L2", "hbm": "HBM",
+              "chain": "in turn"}
 
 
 @dataclass

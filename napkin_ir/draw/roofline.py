@@ -25,7 +25,8 @@ from napkin_ir.draw import style
 from napkin_ir.model.report import Report
 from napkin_ir.model.timing import BOUND_NAMES, op_times, fused_floor, sustained_hbm
 
-UNIT_COLOURS = {"tensor": "#0072B2", "alu": "#009E73", "sfu": "#CC79A7", "smem": "#B8860B", "l2": "#7F5539", "hbm": "#D55E00"}
+UNIT_COLOURS = {"tensor": "#0072B2", "alu": "#009E73", "sfu": "#CC79A7", "smem": "#B8860B", "l2": "#7F5539", "hbm": "#D55E00",
+                "chain": "#56B4E9"}
 MEMORY = ("hbm", "l2", "smem")
 COMPUTE = ("tensor", "alu", "sfu")
 
@@ -35,7 +36,8 @@ def _kernel_lines(r) -> tuple[dict[str, float], dict[str, tuple[float, float]], 
     c, p = r.cost, r.prediction
     flops = c.work.flops
     height = flops / p.seconds if p.seconds else 0.0
-    ceilings = {u: flops / p.times[u] for u in COMPUTE if p.times.get(u)}
+    # products and the math between them, in turn (sm_90a attention): a ceiling below both
+    ceilings = {u: flops / p.times[u] for u in (*COMPUTE, "chain") if p.times.get(u)}
     traffic = {"hbm": sum(p.dram.values()), "l2": c.hbm_bytes, "smem": c.smem_read + c.smem_written}
     memory = {u: (flops / b, b / p.times[u]) for u, b in traffic.items() if b and p.times.get(u)}
     return ceilings, memory, flops, height

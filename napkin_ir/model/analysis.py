@@ -7,8 +7,8 @@ re-read once per block column and B once per block row, and attention's K and V 
 query tile, by the same rule); each `hbm.store` or `reg.store` writes its tile once.
 Shared-memory traffic is what copies write into buffers (a tile partly past the edge
 whole, zero-filled; one wholly past it not at all, as reg-to-ptx skips it) and what
-`smem.read`, `reg.ldmatrix` and `reg.wgmma` read out of them; work is counted per op
-(`napkin_ir.model.work`). At the `ncd` level, a function is costed unfused: every op
+`smem.read`, `reg.ldmatrix`, `reg.wgmma` and `reg.wgmma_rs` (B alone: its A is in
+registers) read out of them; work is counted per op (`napkin_ir.model.work`). At the `ncd` level, a function is costed unfused: every op
 reads its operands from HBM and writes its result back, which is what fusing it into one
 kernel saves.
 
@@ -70,6 +70,13 @@ class KernelCost:
     warps: int  # per block, for occupancy
     warps_assumed: bool
     compute_warps: int  # those that share the tile's computation (`reg.warps`)
+    producer_warps: int = 0  # a warp-specialised producer's, whose registers setmaxnreg gives the others
+    blocks_per_sm: int = 1  # what the launch asks a multiprocessor to hold (`hbm.blocks_per_sm`)
+    # how its products and the math between them run (`_schedule`): whether they wait on
+    # one another, the stream loop software-pipelined, the warpgroups taking turns
+    chained: bool = False
+    overlapped: bool = False
+    pingpong: bool = False
     work: Work = field(default_factory=Work)
     accesses: list[Access] = field(default_factory=list)
     smem_read: float = 0.0
@@ -195,7 +202,7 @@ class _Counter:
             self.cost.smem_read += space.count() * type_bytes(op.result.type)
         elif isinstance(op, reg.LdmatrixOp):
             self.cost.smem_read += space.count() * type_bytes(op.result.type) * self.cost.compute_warps
-        elif isinstance(op, reg.WgmmaOp):
+        elif isinstance(op, (reg.WgmmaOp, reg.WgmmaRsOp)):
             self.cost.smem_read += space.count() * _wgmma_smem_bytes(op, self.cost.compute_warps)
         elif isinstance(op, reg.StoreOp):
             self._reg_store(op, space)
@@ -238,14 +245,15 @@ def copied_buffer(op: Operation) -> smem.BufferType | None:
     return None
 
 
-def _wgmma_smem_bytes(op: Operation, warps: int) -> int:
-    """Shared memory a wgmma reads for the block: each warp's rows of the A slice, and the B
-    slice once per warpgroup of four."""
-    acc: reg.FragType = op.operands[4].type  # type: ignore[assignment]
-    a: smem.BufferType = op.operands[0].type  # type: ignore[assignment]
+def _wgmma_smem_bytes(op: reg.WgmmaOp | reg.WgmmaRsOp, warps: int) -> int:
+    """Shared memory a wgmma reads for the block: each warp's rows of the A slice (none
+    where A comes from registers, `reg.wgmma_rs`), and the B slice once per warpgroup of
+    four."""
+    acc: reg.FragType = op.c.type  # type: ignore[assignment]
+    b: smem.BufferType = op.b.type  # type: ignore[assignment]
     rows, cols = acc.dims
-    per_warp = rows * WGMMA_DEPTH + WGMMA_DEPTH * cols / WARPGROUP
-    return int(per_warp * warps * ELEMENT_BYTES[a.dtype])
+    per_warp = (rows * WGMMA_DEPTH if isinstance(op, reg.WgmmaOp) else 0) + WGMMA_DEPTH * cols / WARPGROUP
+    return int(per_warp * warps * ELEMENT_BYTES[b.dtype])
 
 
 def _smem_footprint(kernel: hbm.KernelOp) -> tuple[int, int, bool]:
@@ -275,17 +283,32 @@ def _producer_warps(kernel: hbm.KernelOp) -> int:
     return sum(w.value.data for op in kernel.walk() if op.regions and isinstance(w := op.properties.get("warps"), IntegerAttr))
 
 
+def _schedule(kernel: hbm.KernelOp) -> tuple[bool, bool, bool]:
+    """(chained, overlapped, pingpong) of a kernel: whether a wgmma takes its A from
+    fragments the kernel computed (`reg.wgmma_rs`: attention's P V on the softmax's
+    probabilities), so that the products wait on the math between them; whether a stream
+    loop runs a tile's second product under the next tile's math (`reg.overlapped`, from
+    reg-wgmma-overlap); whether the consumer warpgroups take turns issuing products
+    (`reg.turn_wait`, from reg-pingpong, which leaves a kernel of one warpgroup alone)."""
+    ops = list(kernel.walk())
+    return (any(isinstance(op, reg.WgmmaRsOp) for op in ops), any("reg.overlapped" in op.attributes for op in ops),
+            any(isinstance(op, reg.TurnWaitOp) for op in ops))
+
+
 def analyse_kernel(kernel: hbm.KernelOp) -> KernelCost:
     warp_grid = kernel.warp_grid
     compute = 1
     for n in warp_grid.values():
         compute *= n
     smem_bytes, inflight, assumed = _smem_footprint(kernel)
+    producer = _producer_warps(kernel) if warp_grid else 0
+    chained, overlapped, pingpong = _schedule(kernel)
     cost = KernelCost(
         name=kernel.sym_name.data, level=kernel_level(kernel), grid=kernel.grid_tiles, blocks=kernel.grid_shape(),
         globals={_global_name(g, n): type_bytes(g.type) for n, g in enumerate(kernel.globals)},
-        warps=compute + _producer_warps(kernel) if warp_grid else ASSUMED_WARPS, warps_assumed=not warp_grid,
-        compute_warps=compute,
+        warps=compute + producer if warp_grid else ASSUMED_WARPS, warps_assumed=not warp_grid,
+        compute_warps=compute, producer_warps=producer, blocks_per_sm=kernel.resident_blocks,
+        chained=chained, overlapped=overlapped, pingpong=pingpong,
         smem_per_block=smem_bytes, smem_assumed=assumed, inflight_per_block=inflight,
         registers=estimate_registers(kernel), instruction=_instruction(kernel),
     )

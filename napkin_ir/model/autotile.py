@@ -12,6 +12,11 @@ is lowered as far as the passes go (`ncd-relabel`, `ncd-to-hbm`, `hbm-to-smem`,
 the shared-memory or register budget are set aside with the reason. The fastest
 prediction wins; near-ties (within `TIE_TOLERANCE`) go to fewer HBM bytes, then to more
 stages (more latency hidden than the model sees).
+
+`autotile_attention(module, hw)` searches napkin-sm90's attention kernel instead, whose
+configurations are not labels alone (`AttentionSpace`: query rows a block, keys a stream
+tile, stages, reg-wgmma-overlap and reg-pingpong on or off): each is lowered by
+`sm90_attention_pass_list` to the reg level and ranked the same way.
 """
 
 from __future__ import annotations
@@ -30,7 +35,7 @@ from napkin_ir.dialects import ncd
 from napkin_ir.errors import UserError
 from napkin_ir.model.analysis import KernelCost, analyse_module
 from napkin_ir.model.hardware import Hardware, hardware
-from napkin_ir.model.timing import BOUND_NAMES, Prediction, predict
+from napkin_ir.model.timing import BOUND_NAMES, Prediction, predict, register_budget
 from napkin_ir.progress import ProgressLine
 
 TIE_TOLERANCE = 0.01
@@ -92,9 +97,51 @@ class TileConfig:
         return f"grid {_labels(self.grid)}, stream {_labels(self.stream)}{warps}, {self.stages} stages{group}"
 
 
+@dataclass(frozen=True)
+class AttentionSpace:
+    """napkin-sm90's attention configurations to search (`sm90_attention_pass_list`'s
+    arguments): query rows a block (warpgroups of 64), keys a stream tile, stages, and
+    whether reg-wgmma-overlap and reg-pingpong run (with 3 stages or more, as the pass
+    list runs them); the blocks a multiprocessor holds are given, not searched."""
+
+    block_rows: tuple[int, ...] = (64, 128, 192)
+    stream_sizes: tuple[int, ...] = (64, 128)
+    stages: tuple[int, ...] = (2, 3)
+    overlap: tuple[bool, ...] = (True, False)
+    pingpong: tuple[bool, ...] = (True, False)
+    blocks_per_sm: int = 1
+
+
+@dataclass(frozen=True)
+class AttentionConfig:
+    """One configuration of napkin-sm90's attention: blocks of `block` rows of the query
+    axis, `stream` keys a tile through `stages` TMA stages, the schedule passes."""
+
+    queries: str
+    keys: str
+    block: int
+    stream: int
+    stages: int
+    overlap: bool = False
+    pingpong: bool = False
+    blocks_per_sm: int = 1
+
+    def passes(self, module: ModuleOp) -> tuple:
+        """The passes from `module` to sm_90a PTX (`sm90_attention_pass_list`)."""
+        from napkin_ir.attention_diagrams import sm90_attention_pass_list
+
+        return sm90_attention_pass_list(module, self.block, self.stream, self.stages, self.overlap, self.pingpong, self.blocks_per_sm)
+
+    def describe(self) -> str:
+        schedule = " and ".join(name for name, on in (("overlap", self.overlap), ("ping-pong", self.pingpong)) if on)
+        blocks = f", {self.blocks_per_sm} blocks an SM" if self.blocks_per_sm > 1 else ""
+        return (f"grid {self.queries}:{self.block}, stream {self.keys}:{self.stream}, {self.stages} stages, "
+                f"{schedule or 'no overlap or ping-pong'}{blocks}")
+
+
 @dataclass
 class Candidate:
-    config: TileConfig
+    config: TileConfig | AttentionConfig
     level: str = ""
     cost: KernelCost | None = None
     prediction: Prediction | None = None
@@ -103,7 +150,7 @@ class Candidate:
 
 @dataclass
 class AutotileResult:
-    config: TileConfig
+    config: TileConfig | AttentionConfig
     level: str
     cost: KernelCost
     prediction: Prediction
@@ -217,8 +264,11 @@ def _judge(cand: Candidate, module: ModuleOp, level: str, hw: Hardware, instruct
     try:
         (cost,) = analyse_module(module).kernels
         cand.cost = cost
-        if cost.registers and cost.registers.total > hw.regs_per_thread:
-            cand.rejected = f"registers: about {cost.registers.total} per thread, over the {hw.regs_per_thread} a thread may have"
+        budget = register_budget(cost, hw)
+        if cost.registers and cost.registers.total > budget:
+            whom = f"consumer thread, over the {budget} setmaxnreg gives the consumers" if cost.producer_warps else \
+                f"thread, over the {budget} a thread may have"
+            cand.rejected = f"registers: about {cost.registers.total} per {whom}"
             return cand
         cand.prediction = predict(cost, hw, instruction=instruction)
     except UserError as e:
@@ -349,3 +399,82 @@ def _reason(win: Candidate, ranked: list[Candidate], cands: list[Candidate], rol
     if roles.batch or roles.whole:
         text += f"; one block per {', '.join(roles.batch) or '-'}; kept whole: {', '.join(roles.whole) or '-'}"
     return text
+
+
+# --------------------------------------------------------------------------------------
+# sm_90a attention: napkin-sm90's own configurations
+# --------------------------------------------------------------------------------------
+
+
+def attention_configs(module: ModuleOp, space: AttentionSpace = AttentionSpace()) -> list[AttentionConfig]:
+    """The distinct configurations of `space` for the attention in `module`: tiles fitted to
+    its axes as napkin-sm90 fits them (`sm90_attention_tiles`), the schedule passes only
+    where they run (three stages or more; ping-pong with two warpgroups or more: one has
+    no one to take turns with)."""
+    from napkin_ir.attention_diagrams import attention_shape, sm90_attention_tiles
+
+    _, i, j, _ = attention_shape(module)
+    out: dict[tuple, AttentionConfig] = {}
+    for rows, keys, stages in itertools.product(space.block_rows, space.stream_sizes, space.stages):
+        block, stream, _, _ = sm90_attention_tiles(module, rows, keys, stages, space.blocks_per_sm)
+        for overlap, pingpong in itertools.product(space.overlap, space.pingpong):
+            cfg = AttentionConfig(i, j, block, stream, stages, overlap and stages >= 3, pingpong and stages >= 3 and block > 64,
+                                  space.blocks_per_sm)
+            out.setdefault((block, stream, stages, cfg.overlap, cfg.pingpong), cfg)
+    return list(out.values())
+
+
+def _attention_candidates(module: ModuleOp, configs: list[AttentionConfig], hw: Hardware) -> Iterator[Candidate]:
+    """Each configuration lowered to the reg level (every prefix of its passes lowered once
+    and shared with the configurations that begin with it) and judged there."""
+    from napkin_ir.passmanager import run_passes, spec
+
+    done: dict[str, ModuleOp] = {}
+    for cfg in configs:
+        passes = cfg.passes(module)[:-1]  # all but reg-to-ptx
+        lowered, why = module, None
+        for n in range(len(passes)):
+            key = spec(passes[: n + 1])
+            if key not in done:
+                out = lowered.clone()
+                try:
+                    run_passes(registry.make_context(), out, passes[n: n + 1])
+                    out.verify()
+                except (PassFailedException, VerifyException, UserError) as e:
+                    why = str(e).strip().splitlines()[0]
+                    break
+                done[key] = out
+            lowered = done[key]
+        yield Candidate(cfg, "reg", rejected=f"does not lower: {why}") if why else _judge(Candidate(cfg), lowered, "reg", hw, None)
+
+
+def autotile_attention(module: ModuleOp | str, hw: Hardware | str = "h100", *, space: AttentionSpace = AttentionSpace(),
+                       progress: Progress | None = None) -> AutotileResult:
+    """Pick the configuration of napkin-sm90's attention kernel (query rows a block, keys a
+    stream tile, stages, overlap and ping-pong) that minimises the predicted time of the
+    attention in `module` on `hw`. Each is lowered as napkin-sm90 lowers it, to the reg
+    level, and predicted there; those over the shared-memory budget (they do not lower)
+    or the consumers' registers are set aside with the reason. Ranked as `autotile` ranks."""
+    hw = hardware(hw) if isinstance(hw, str) else hw
+    if isinstance(module, str):
+        from napkin_ir.passmanager import run_pipeline
+
+        module = run_pipeline(module)
+    from napkin_ir.attention_diagrams import attention_axes
+
+    f = _the_function(module)
+    if attention_axes(module) is None:
+        raise UserError("autotile: the diagram is not attention (two contractions, the second over the first's keys)")
+    if not hw.wgmma_flops:
+        raise UserError(f"autotile: napkin-sm90's attention runs wgmma, which the {hw.name} does not have")
+    configs = attention_configs(module, space)
+    cands = _search(_attention_candidates(module, configs, hw), len(configs), progress)
+    ok = [c for c in cands if c.prediction]
+    if not ok:
+        reasons = sorted({c.rejected for c in cands if c.rejected})
+        raise UserError(f"autotile: none of {len(cands)} candidates fits or lowers: {'; '.join(reasons[:3])}")
+    best = min(c.prediction.seconds for c in ok)  # type: ignore[union-attr]
+    ranked = sorted(ok, key=lambda c: _rank_key(c, best))
+    win = ranked[0]
+    assert win.prediction is not None and win.cost is not None
+    return AutotileResult(win.config, win.level, win.cost, win.prediction, _reason(win, ranked, cands, axis_roles(f)), cands)

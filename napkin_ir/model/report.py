@@ -19,8 +19,10 @@ from napkin_ir.model.timing import (
     BOUND_NAMES,
     Prediction,
     fused_floor,
+    launch_registers,
     op_times,
     predict,
+    register_budget,
 )
 
 US = 1e6
@@ -209,6 +211,10 @@ def _registers_text(r: KernelReport) -> str:
     if est is None:
         return "not known above the reg level (not limiting occupancy)"
     text = f"{est.total} per thread estimated (fragments {est.fragments} + overhead {est.overhead})"
+    if r.cost.producer_warps:
+        hw = r.prediction.hardware
+        text = (f"{est.total} per consumer thread estimated (fragments {est.fragments} + overhead {est.overhead}), "
+                f"{register_budget(r.cost, hw)} given them by setmaxnreg; {launch_registers(r.cost, hw)} a thread at launch")
     if r.ptxas_registers is not None:
         text += f"; ptxas: {r.ptxas_registers} (used)"
     return text

@@ -124,11 +124,14 @@ class Space:
 
     # -- nesting ------------------------------------------------------------------------
     def narrowed(self, cond: np.ndarray) -> Space:
+        cond = _pad(cond, len(self.shape))
         mask = cond if self.mask is None else np.logical_and(self.mask, cond)
         return Space(self.shape, self.grid_axes, mask, dict(self.values), self.group, self.last_fastest)
 
     def with_loop(self, trips: int) -> Space:
-        return Space(self.shape + (trips,), self.grid_axes, self.mask, dict(self.values), self.group, self.last_fastest)
+        # the mask keeps its axes: a loop inside a branch adds one after them
+        mask = None if self.mask is None else _pad(self.mask, len(self.shape) + 1)
+        return Space(self.shape + (trips,), self.grid_axes, mask, dict(self.values), self.group, self.last_fastest)
 
 
 def _grouped_ids(rows: int, cols: int, group: int) -> np.ndarray:

@@ -17,10 +17,20 @@ while the tensor cores work; warps hide each other's latency):
   what the bytes in flight sustain by Little's law (concurrent blocks x bytes each has
   in flight / `DRAM_LATENCY_S`), whichever is lower.
 
-The SM-side times (the first four) run at full rate only with a warp on each of the
-SM's four sub-partitions (`WARPS_PER_SM_TO_FILL`), and are scaled by the tail: the
-busiest SM runs ceil(blocks / SMs) blocks while the average runs blocks / SMs. The
-number of waves, ceil(blocks / (SMs x blocks per SM)), is reported with it.
+A kernel whose products wait on the math between them (sm_90a attention: S = Q K^T,
+the softmax on S's accumulators, then P V with P from registers) cannot overlap them
+perfectly: its warpgroups keep the tensor cores busy only while another product is
+ready to issue. For it a further time, `chain`, is the longer of the products (tensor)
+and the math (the longer of ALU and MUFU, which overlap each other as elsewhere) plus
+the share of the shorter that its schedule leaves exposed (`CHAIN_EXPOSED`): all of it
+where each warpgroup waits for its products where it stands (the sum), less where the
+next tile's scores are made under this tile's P V (`reg-wgmma-overlap`) or one
+warpgroup's softmax runs under another's products (`reg-pingpong`), least with both.
+
+The SM-side times (the first four, and `chain`) run at full rate only with a warp on
+each of the SM's four sub-partitions (`WARPS_PER_SM_TO_FILL`), and are scaled by the
+tail: the busiest SM runs ceil(blocks / SMs) blocks while the average runs blocks /
+SMs. The number of waves, ceil(blocks / (SMs x blocks per SM)), is reported with it.
 """
 
 from __future__ import annotations
@@ -44,8 +54,17 @@ DRAM_LATENCY_S = 600e-9
 # runs on one of them.
 WARPS_PER_SM_TO_FILL = 4
 
+# The share of the shorter of a chain's products and its math that runs exposed, by
+# (overlapped, pingpong). Fitted on napkin-sm90's attention steps on the H200
+# (docs/benchmarks.md, 2026-11-25): at d=128, 4k tokens, waiting for each group where it
+# stands measured 524 TFLOP/s and with reg-wgmma-overlap 603 (+15%; the model, with 2/3
+# exposed, +13%); ping-pong on top measured -3% to +9%; spherical attention (almost no
+# MUFU work) ran 1.19-1.24x the softmax at d=128 with both on (the model: 1.15x) and
+# 1.15-1.22x with neither at d=256 (1.17x).
+CHAIN_EXPOSED = {(False, False): 1.0, (True, False): 2 / 3, (False, True): 2 / 3, (True, True): 1 / 2}
+
 BOUND_NAMES = {"tensor": "tensor cores", "alu": "f32 ALU", "sfu": "special functions", "smem": "shared memory",
-               "l2": "L2", "hbm": "HBM"}
+               "l2": "L2", "hbm": "HBM", "chain": "the products and the math between them, in turn"}
 
 
 @dataclass(frozen=True)
@@ -80,6 +99,29 @@ def _blocks_by_smem(hw: Hardware, smem_per_block: int) -> int:
     if smem_per_block > hw.smem_per_block:
         return 0
     return hw.smem_per_sm // (smem_per_block + hw.smem_reserved_per_block) if smem_per_block else hw.max_blocks_per_sm
+
+
+def launch_registers(cost: KernelCost, hw: Hardware) -> int | None:
+    """What each thread holds at launch where the kernel, not its fragments, decides it:
+    a warp-specialised kernel's producer gives its registers to the consumers
+    (`setmaxnreg`), which ptxas allows within the cap `.maxntid` and `.minnctapersm`
+    impose, so it allocates the whole cap (the register file over the block's threads and
+    its `hbm.blocks_per_sm`, in steps of 8; `ptxas -v` reports it): registers then hold a
+    multiprocessor to the blocks the launch asks for. None for other kernels."""
+    if not cost.producer_warps:
+        return None
+    return min(hw.regs_per_thread, hw.regs_per_sm // cost.blocks_per_sm // (32 * cost.warps)) // 8 * 8
+
+
+def register_budget(cost: KernelCost, hw: Hardware) -> int:
+    """The registers a computing thread may hold: what the machine gives a thread, or in a
+    warp-specialised kernel what `setmaxnreg` gives the consumers once the producer has
+    dropped to its share (`consumer_registers` of reg-to-ptx, which emits it)."""
+    if not cost.producer_warps:
+        return hw.regs_per_thread
+    from napkin_ir.lowering.ptx_rules.kernel import consumer_registers
+
+    return consumer_registers(32 * cost.warps, cost.blocks_per_sm)
 
 
 def _blocks_by_registers(hw: Hardware, warps: int, registers: int | None) -> int:
@@ -127,6 +169,8 @@ def predict(cost: KernelCost, hw: Hardware, registers: int | None = None, instru
     the estimate with an SM's blocks in step rather than staggered (`Prediction.dram_in_step`):
     which of the two the GPU settles into is not read off the kernel, and far apart they say
     the estimate is no surer than that."""
+    if registers is None:
+        registers = launch_registers(cost, hw)
     regs = registers if registers is not None else (cost.registers.total if cost.registers else None)
     occ = occupancy(hw, cost.smem_per_block, cost.warps, regs)
     if cost.smem_per_block > hw.smem_per_block:
@@ -148,6 +192,8 @@ def predict(cost: KernelCost, hw: Hardware, registers: int | None = None, instru
     in_flight = min(blocks, slots) * cost.inflight_per_block
     hbm_rate = min(sustained_hbm(hw), in_flight / DRAM_LATENCY_S) if in_flight else sustained_hbm(hw)
     times = {k: t * sm_side for k, t in work_times(cost.work, hw, mma).items()}
+    if cost.chained:
+        times["chain"] = chain_time(times["tensor"], max(times["alu"], times["sfu"]), cost.overlapped, cost.pingpong)
     times.update({
         "smem": (cost.smem_read + cost.smem_written) / hw.smem_bytes_per_s * sm_side,
         "l2": cost.hbm_bytes / hw.l2_bytes_per_s,
@@ -161,6 +207,12 @@ def predict(cost: KernelCost, hw: Hardware, registers: int | None = None, instru
         in_step = sum(together.moved.values())
     return Prediction(hw, occ, mma, cost.instruction is None, regs, dram, times, math.ceil(blocks / slots), tail,
                       estimate.dirty_at_end, dram_edge, in_step)
+
+
+def chain_time(products: float, math_: float, overlapped: bool, pingpong: bool) -> float:
+    """Products and the math between them where they wait on one another: the longer,
+    plus the share of the shorter the schedule leaves exposed (`CHAIN_EXPOSED`)."""
+    return max(products, math_) + CHAIN_EXPOSED[overlapped, pingpong] * min(products, math_)
 
 
 def sustained_hbm(hw: Hardware) -> float:

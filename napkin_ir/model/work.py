@@ -112,7 +112,7 @@ def op_work(op: Operation, warps: int = 1) -> tuple[Work, bool]:
         return _contraction(op.lhs.type, op.rhs.type), False  # type: ignore[arg-type]
     if isinstance(op, reg.MmaOp):
         return _contraction(op.a.type, op.b.type, warps), False  # type: ignore[arg-type]
-    if isinstance(op, reg.WgmmaOp):  # each warp's accumulator rows, all columns, one 16-deep slice
+    if isinstance(op, (reg.WgmmaOp, reg.WgmmaRsOp)):  # each warp's accumulator rows, all columns, one 16-deep slice
         return Work(tensor_flops=2 * elements(op.c.type) * WGMMA_DEPTH * warps), False
     if isinstance(op, ncd.SoftmaxOp):
         return _along(op, SOFTMAX_ALU_PER_ELEMENT, SOFTMAX_SFU_PER_ELEMENT, SOFTMAX_SFU_PER_ROW), False

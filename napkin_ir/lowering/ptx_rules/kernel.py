@@ -242,12 +242,12 @@ def per_tile(k: KernelLowering, body) -> None:
 def check_registers(k: KernelLowering) -> None:
     """ptxas compiles the whole kernel within the cap at entry, wgmma's accumulators too."""
     at_entry = min(255, REGISTER_FILE // k.blocks_per_sm // k.nthreads) // 8 * 8
-    wgmmas = [o for o in k.kernel.walk() if isinstance(o, reg.WgmmaOp)]
+    wgmmas = [o for o in k.kernel.walk() if isinstance(o, (reg.WgmmaOp, reg.WgmmaRsOp))]
     need = max((o.c.type.dims[1] // 2 for o in wgmmas), default=0) + 24  # type: ignore[attr-defined]
     if need > at_entry:
         raise k.fail(f"{k.blocks_per_sm} blocks of {k.nthreads} threads per multiprocessor leave {at_entry} registers "
                      f"per thread at entry, but the wgmma accumulators need about {need}; use fewer blocks per "
-                     "multiprocessor or fewer columns per block")
+                     "multiprocessor, fewer warpgroups or fewer columns per block")
 
 
 def init_barriers(k: KernelLowering) -> None:

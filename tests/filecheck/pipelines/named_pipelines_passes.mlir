@@ -9,6 +9,7 @@
 // RUN: not napkin-opt %examples/attention.mlir -p 'napkin-sm80{block="128,128,32"}' 2>&1 | filecheck %s --check-prefix=BLOCK
 // RUN: not napkin-opt %examples/matmul.mlir -p 'napkin-sm80{autotile=true block="64,64,32"}' 2>&1 | filecheck %s --check-prefix=CHOSEN
 // RUN: not napkin-opt %examples/matmul.mlir -p 'napkin-sm90{autotile=true block="64,64,32"}' 2>&1 | filecheck %s --check-prefix=CHOSEN90
+// RUN: not napkin-opt %examples/attention.mlir -p 'napkin-sm90{autotile=true block="128,128"}' 2>&1 | filecheck %s --check-prefix=CHOSEN90A
 
 // SM90:      IR after ncd-relabel:
 // SM90:      func.func @matmul
@@ -40,3 +41,4 @@
 // BLOCK: napkin-opt: error: napkin-sm80: block="128,128,32" should be 2 positive integers separated by commas (for attention: query rows, keys)
 // CHOSEN: napkin-opt: error: napkin-sm80: block=64,64,32 cannot be honoured for autotile=true (the model chooses them)
 // CHOSEN90: napkin-opt: error: napkin-sm90: block=64,64,32 cannot be honoured for autotile=true (the model chooses it)
+// CHOSEN90A: napkin-opt: error: napkin-sm90: block=128,128 cannot be honoured for autotile=true (the model chooses it)

@@ -105,6 +105,18 @@ def test_napkin_model_plots_the_roofline(level_spec, tmp_path, capsys):
         assert any("fused (one kernel" in t for t in found)
 
 
+def test_the_roofline_of_sm90_attention_draws_its_chain(tmp_path, capsys):
+    from napkin_ir.attention_diagrams import sm90_attention_pass_list
+    from napkin_ir.passmanager import spec
+
+    text = (EXAMPLES / "attention.mlir").read_text()
+    out = tmp_path / "roofline.svg"
+    stdin = str(run_pipeline(text, spec(sm90_attention_pass_list(run_pipeline(text))[:-1])))
+    code, report, _ = run(model_cli.main, ["-", "--hw", "h200", "--plot", str(out)], capsys, stdin=stdin)
+    assert code == 0 and "bound by the products and the math between them, in turn" in report
+    assert any(t.startswith("the products and the math between them, in turn:") for t in texts(out))
+
+
 def test_napkin_model_plot_with_a_bad_name_is_refused(tmp_path, capsys):
     code, _, err = run(model_cli.main, [str(EXAMPLES / "matmul.mlir"), "--plot", str(tmp_path / "r.bmp")], capsys)
     assert code == 1 and "name it .svg, .png or .pdf" in one_diagnostic(err, "napkin-model")

@@ -55,6 +55,23 @@ def test_a_loop_whose_trip_count_depends_on_the_block(parse):
     assert k.hbm_read == {"a": TILE * (1 + 2 + 3 + 4)}
 
 
+def test_a_loop_inside_a_branch_counts_the_blocks_that_take_it(parse):
+    body = f"""
+  %c1 = arith.constant 1 : index
+  %c3 = arith.constant 3 : index
+  %c256 = arith.constant 256 : index
+  %first = arith.cmpi ult, %m0, %c256 : index
+  scf.if %first {{
+    scf.for %r = %c0 to %c3 step %c1 {{
+      %t = hbm.load %a[%m0, %c0] : {G} -> {T}
+      scf.yield
+    }}
+  }}"""
+    (k,) = analyse_module(parse(_kernel(body))).kernels
+    # the first 2 of 4 blocks take the branch and load 3 times each
+    assert k.hbm_read == {"a": TILE * 2 * 3}
+
+
 def test_a_tile_past_the_edge_reads_nothing(parse):
     body = f"""
   %c512 = arith.constant 512 : index

@@ -1,0 +1,139 @@
+"""The napkin model on napkin-sm90's attention kernel (TMA, wgmma, P V with P from
+registers): the work of both products, what they read from shared memory, the registers
+setmaxnreg moves from the producer to the consumers, the time of products and softmax
+that wait on one another, as the schedule overlaps them; and the search over
+napkin-sm90's attention configurations."""
+
+import pytest
+
+from napkin_ir import registry
+from napkin_ir.attention_diagrams import attention_diagram, sm90_attention_pass_list
+from napkin_ir.errors import UserError
+from napkin_ir.model.analysis import analyse_module
+from napkin_ir.model.autotile import AttentionConfig, AttentionSpace, attention_configs, autotile_attention
+from napkin_ir.model.hardware import H200
+from napkin_ir.model.timing import launch_registers, predict, register_budget
+from napkin_ir.pipelines import run_passes, run_pipeline
+
+
+def _kernel(kind: str = "softmax", n: int = 512, d: int = 128, b: int = 2, h: int = 2, **config):
+    """The kernel's cost at the reg level, as napkin-sm90 lowers it (all but reg-to-ptx)."""
+    module = run_pipeline(attention_diagram(kind, b=b, h=h, n=n, d=d))
+    run_passes(registry.make_context(), module, sm90_attention_pass_list(module, **config)[:-1])
+    (cost,) = analyse_module(module).kernels
+    return cost
+
+
+def test_both_products_are_tensor_core_work():
+    cost = _kernel(n=512, d=128)
+    assert cost.instruction == "wgmma"
+    assert cost.work.tensor_flops == 4 * 2 * 2 * 512 * 512 * 128  # S = Q K^T and P V, 2 n^2 d each
+    assert not cost.estimated_ops  # reg.wgmma_rs is no unknown op
+
+
+def test_p_v_reads_only_v_from_shared_memory():
+    # per 64 query rows and 128 keys at d=128: Q K^T reads Q's 64 rows and K's tile, P V
+    # reads V's tile (P is in registers): (64 + 128 + 128) x 128 x 2 bytes
+    cost = _kernel(n=512, d=128, block=128, stream=128)
+    per_warpgroup_tile = (64 + 128 + 128) * 128 * 2
+    assert cost.smem_read == 2 * 2 * (512 // 64) * (512 // 128) * per_warpgroup_tile
+
+
+def test_the_consumers_registers_are_what_setmaxnreg_gives_them():
+    # two consumer warpgroups and a producer: 384 threads, 168 registers each at launch
+    # (the cap ptxas allocates); the producer keeps 40, the consumers get 232
+    cost = _kernel(n=512, d=128)
+    assert (cost.producer_warps, cost.warps, cost.blocks_per_sm) == (4, 12, 1)
+    assert launch_registers(cost, H200) == 168
+    assert register_budget(cost, H200) == 232
+    assert cost.registers is not None and cost.registers.total <= 232
+    p = predict(cost, H200)
+    assert p.registers == 168 and p.occupancy.blocks_per_sm == 1 and "registers" in p.occupancy.limiter
+
+
+def test_two_blocks_of_one_warpgroup_share_the_register_file():
+    cost = _kernel(n=512, d=64, block=64, blocks_per_sm=2)
+    assert launch_registers(cost, H200) == 128
+    assert predict(cost, H200).occupancy.blocks_per_sm == 2
+
+
+def _seconds(kind: str = "softmax", n: int = 2048, d: int = 128, **config) -> float:
+    return predict(_kernel(kind, n=n, d=d, b=2, h=4, **config), H200).seconds
+
+
+def test_the_schedule_is_read_off_the_kernel():
+    assert [(c.chained, c.overlapped, c.pingpong) for c in (_kernel(), _kernel(stages=2), _kernel(pingpong=False))] == \
+        [(True, True, True), (True, False, False), (True, True, False)]
+
+
+def test_overlap_and_ping_pong_hide_part_of_the_softmax():
+    serial, overlap, both = _seconds(stages=2), _seconds(pingpong=False), _seconds()
+    assert both < overlap < serial
+    # neither: the products, then the softmax (the longer of its ALU and MUFU work)
+    p = predict(_kernel(n=2048, d=128, b=2, h=4, stages=2), H200)
+    assert p.bound == "chain" and p.times["chain"] == pytest.approx(p.times["tensor"] + max(p.times["alu"], p.times["sfu"]))
+
+
+def test_spherical_attention_is_predicted_faster_than_softmax():
+    # the L2 norm needs no exp2: at d=128 the softmax's MUFU time is half the products'
+    assert _seconds("spherical", d=128) < _seconds("softmax", d=128) / 1.1
+    assert _seconds("spherical", d=64) < _seconds("softmax", d=64) / 1.2
+
+
+def test_causal_attention_costs_about_half():
+    ratio = _seconds("causal", n=4096) / _seconds("softmax", n=4096)
+    assert 0.45 < ratio < 0.6  # half the tiles, and the diagonal ones whole
+
+
+# --------------------------------------------------------------------------------------
+# the search over napkin-sm90's attention configurations
+# --------------------------------------------------------------------------------------
+
+
+def _autotile(kind: str = "softmax", n: int = 2048, d: int = 128, space: AttentionSpace = AttentionSpace()):
+    return autotile_attention(attention_diagram(kind, b=2, h=4, n=n, d=d), "h200", space=space, progress=lambda *_: None)
+
+
+def test_the_configurations_are_those_that_differ():
+    module = run_pipeline(attention_diagram("softmax", b=1, h=1, n=2048, d=64))
+    configs = attention_configs(module)
+    # per block and stream tile: 2 stages plain; 3 stages with overlap and ping-pong on or
+    # off (one warpgroup, 64 rows, takes no turns)
+    assert len(configs) == 2 * (1 + 2) + 2 * 2 * (1 + 4)
+    assert not any(c.pingpong for c in configs if c.block == 64)
+    assert not any(c.overlap or c.pingpong for c in configs if c.stages == 2)
+    # a short sequence: the tiles fit its axes as napkin-sm90 fits them, and some coincide
+    short = attention_configs(run_pipeline(attention_diagram("softmax", b=1, h=1, n=64, d=64)))
+    assert {(c.block, c.stream) for c in short} == {(64, 64)}
+
+
+def test_the_choice_at_d128_is_the_measured_best():
+    result = _autotile(d=128)
+    assert result.config == AttentionConfig("i", "j", 128, 128, 3, overlap=True, pingpong=True)
+    assert result.reason.startswith("chose grid i:128, stream j:128, 3 stages, overlap and ping-pong: predicted ")
+    judged = [c for c in result.candidates if c.prediction]
+    assert result.prediction.seconds <= min(c.prediction.seconds for c in judged) * 1.01
+    # it lowers as napkin-sm90 lowers it, and predicts the same there
+    assert result.prediction.seconds == pytest.approx(_seconds(n=2048, d=128))
+
+
+def test_at_d256_only_two_stages_of_64_keys_fit_beside_q():
+    result = _autotile(d=256)
+    assert (result.config.block, result.config.stream, result.config.stages) == (128, 64, 2)
+    assert not result.config.overlap and not result.config.pingpong
+
+
+def test_a_configuration_over_the_shared_memory_is_never_chosen():
+    result = _autotile(d=128)
+    over = [c for c in result.candidates if c.rejected and "shared memory" in c.rejected]
+    assert {(c.config.block, c.config.stream, c.config.stages) for c in over} == {(192, 128, 3)}
+    assert result.cost.smem_per_block <= H200.smem_per_block
+    with pytest.raises(UserError, match="none of 4 candidates fits or lowers: does not lower: hbm-to-smem"):
+        _autotile(d=128, space=AttentionSpace(block_rows=(192,), stream_sizes=(128,), stages=(3,)))
+
+
+def test_a_configuration_over_the_consumers_registers_is_set_aside():
+    result = _autotile(d=64, n=256)
+    over = [c for c in result.candidates if c.rejected and "registers" in c.rejected]
+    assert over and all(c.config.block == 192 and c.config.stream == 128 for c in over)
+    assert all("over the 152 setmaxnreg gives the consumers" in c.rejected for c in over)
