@@ -4,7 +4,8 @@
     python3 tools/bench_attention.py [--quick] [--dtype bf16|f16] [--path sm80|sm90]
 
 `--path sm80` times napkin-sm80's kernels (cp.async, mma.sync), `sm90` napkin-sm90's (TMA,
-wgmma, a producer warpgroup).
+wgmma, a producer warpgroup); its last configuration, `auto`, is napkin-sm90{autotile=true}
+for the GPU at hand (the napkin model's choice).
 
 The FlashAttention-3 paper's setting: batch x sequence = 16k tokens, hidden 2048 (32 heads
 of 64 or 16 heads of 128), sequence 1k, 4k and 16k, causal and not. For each shape, in
@@ -53,6 +54,7 @@ SM90_CONFIGS = [  # query rows per block, keys per tile (0: the pipeline's defau
     (192, 64, 0, True, True),  # three consumer warpgroups
     (64, 64, 0, True, True, 2),  # two blocks of one consumer warpgroup a multiprocessor
     (64, 128, 0, True, True, 2),
+    "auto",  # napkin-sm90{autotile=true}: the napkin model's choice for this GPU
 ]
 
 
@@ -65,9 +67,14 @@ def napkin_sm90_kernel(kind: str, b: int, h: int, n: int, d: int, t: str, config
     from napkin_ir.attention_diagrams import attention_diagram
     from napkin_ir.errors import UserError
 
-    block, stream, stages, overlap, pingpong, blocks_per_sm = (*config, 1)[:6]
-    options = {"block": f"{block},{stream or (128 if d <= 128 else 64)}", "stages": stages, "overlap": overlap, "pingpong": pingpong,
-               "blocks_per_sm": blocks_per_sm}
+    if config == "auto":
+        import torch
+
+        options: dict = {"autotile": True, "hw": "h200" if "H200" in torch.cuda.get_device_name() else "h100"}
+    else:
+        block, stream, stages, overlap, pingpong, blocks_per_sm = (*config, 1)[:6]
+        options = {"block": f"{block},{stream or (128 if d <= 128 else 64)}", "stages": stages, "overlap": overlap,
+                   "pingpong": pingpong, "blocks_per_sm": blocks_per_sm}
     try:
         kern = napkin_ir.compile(attention_diagram(kind, b, h, n, d, t), target="sm90", cache=False, **options)
     except (UserError, DiagnosticException) as e:  # a configuration the pipeline refuses (shared memory)
@@ -143,7 +150,8 @@ def bench_shape(torch, F, sdpa_kernel, backends, n: int, d: int, t: str, configs
             launch(q, k, v, o, sync=True)
             err = rel_err(torch, o, ref)
             ms = time_ms(torch, lambda launch=launch: launch(q, k, v, o))
-            label = ("b{}s{}st{}{}{}{}".format(*config[:3], "" if config[3] else "-serial", "" if config[4] else "-nopp",
+            label = ("auto" if config == "auto" else
+                     "b{}s{}st{}{}{}{}".format(*config[:3], "" if config[3] else "-serial", "" if config[4] else "-nopp",
                                                  f"-x{config[5]}" if len(config) > 5 else "") if path == "sm90" else
                      "b{}s{}w{}st{}{}{}".format(*config[:4], "" if config[4] else "-qsmem", f"-x{config[5]}" if config[5] > 1 else ""))
             print(f"  N={n} d={d} {kind} napkin {label}: {flop / ms / 1e9:.0f} TFLOP/s (err {err:.1e})", flush=True)
