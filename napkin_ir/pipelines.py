@@ -335,15 +335,15 @@ class NapkinSm90Pass(PipelinePass):
     the model chooses among 64, 128 and 192 query rows, 64 and 128 keys, 2 and 3 stages,
     overlap and ping-pong on or off (`autotile_attention`: those over the shared memory or
     the consumers' registers set aside); `stages` given, `overlap=false`, `pingpong=false`
-    and `blocks_per_sm` bound its search, and `block` is refused. The other options are
-    refused for attention."""
+    and `blocks_per_sm` bound its search, and `block` is refused. The other options
+    (`persistent`, `group`, `cluster`, `store`) are refused for attention."""
 
     name = "napkin-sm90"
     block: str = ""
     stages: int = 0  # the ring's depth: 4 for a GEMM, 2 for attention
     group: int = 8
     blocks_per_sm: int = 1
-    persistent: bool = True
+    persistent: bool | None = None  # None: on for a GEMM
     cluster: int = 1
     store: str = "auto"
     autotile: bool = False
@@ -355,7 +355,8 @@ class NapkinSm90Pass(PipelinePass):
         from napkin_ir.attention_diagrams import attention_axes, sm90_attention_pass_list
 
         if attention_axes(module) is not None:
-            _refuse(self.name, "attention on sm_90a", {"group": self.group if self.group != 8 else 0,
+            # a block computes one query tile (its Q is loaded once, outside the stream)
+            _refuse(self.name, "attention on sm_90a", {"persistent": self.persistent, "group": self.group if self.group != 8 else 0,
                                                        "cluster": self.cluster if self.cluster != 1 else 0,
                                                        "store": self.store if self.store != "auto" else ""})
             if self.autotile:
@@ -396,7 +397,7 @@ class NapkinSm90Pass(PipelinePass):
                 raise PassFailedException(f"{self.name}: store=tma writes bf16 or f16 outputs (stmatrix); this one is f32: use store=direct")
             store = "direct"
         return sm90_gemm_passes(block, stages, axes, 0 if plain else group, self.blocks_per_sm,  # type: ignore[arg-type]
-                                self.persistent and not plain, self.cluster, store, shape.batch, shape.outputs)
+                                self.persistent is not False and not plain, self.cluster, store, shape.batch, shape.outputs)
 
 
 def _sm90_stages(block: tuple[int, int, int], outputs: int) -> int:

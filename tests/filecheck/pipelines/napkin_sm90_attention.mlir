@@ -29,6 +29,7 @@
 // RUN: %ptxas -v -arch=sm_90a %t.one.ptx -o %t.one.cubin 2>&1 | filecheck %s --check-prefix=REPORT
 // RUN: filecheck %s --check-prefix=ONE < %t.one.ptx
 // RUN: not napkin-opt %examples/attention.mlir -p 'napkin-sm90{cluster=2}' 2>&1 | filecheck %s --check-prefix=CLUSTER
+// RUN: not napkin-opt %examples/attention.mlir -p 'napkin-sm90{persistent=true}' 2>&1 | filecheck %s --check-prefix=PERSISTENT
 // three consumer warpgroups at d=256: P V's accumulators do not fit the registers at entry
 // RUN: sed -e 's/d=64/d=256/g; s/0.125/0.0625/' %examples/attention.mlir | not napkin-opt -p 'napkin-sm90{block="192,64"}' 2>&1 | filecheck %s --check-prefix=ENTRY
 // RUN: not napkin-opt %examples/attention.mlir -p 'napkin-sm90{block="96,128"}' 2>&1 | filecheck %s --check-prefix=BLOCK
@@ -63,6 +64,7 @@
 // D128: cvt.rn.f16x2.f32
 
 // CLUSTER: napkin-opt: error: napkin-sm90: cluster=2 cannot be honoured for attention on sm_90a
+// PERSISTENT: napkin-opt: error: napkin-sm90: persistent=true cannot be honoured for attention on sm_90a
 // BLOCK: napkin-opt: error: napkin-sm90: attention's block is warpgroups of 64 query rows (64 to 256), got 96
 // ENTRY: napkin-opt: error: reg-to-ptx: @attention: 1 blocks of 512 threads per multiprocessor leave 128 registers per thread at entry, but the wgmma accumulators need about 152
 
