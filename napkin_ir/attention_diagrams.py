@@ -1,7 +1,9 @@
 """Attention diagrams built in Python at any shape, for tests, benchmarks and users who
-generate shapes: softmax, causal and spherical attention as `examples/` writes them.
+generate shapes: softmax, causal and spherical attention as `examples/` writes them, and
+grouped-query attention, whose query heads come in groups that share a key/value head.
 
     text = attention_diagram("causal", b=2, h=4, n=1000, d=128, dtype="f16")
+    text = gqa_attention_diagram("causal", b=1, g=2, r=4, n=1000, d=128)   # 8 query heads, 2 key/value heads
 """
 
 from __future__ import annotations
@@ -12,6 +14,7 @@ from xdsl.dialects.builtin import ModuleOp
 
 KINDS = ("softmax", "causal", "spherical")
 NAMES = {"softmax": "attention", "causal": "causal_attention", "spherical": "spherical_attention"}
+GQA_NAMES = {kind: f"gqa_{name}" for kind, name in NAMES.items()}
 
 
 def attention_diagram(kind: str, b: int, h: int, n: int, d: int, dtype: str = "bf16", n_keys: int | None = None,
@@ -20,6 +23,26 @@ def attention_diagram(kind: str, b: int, h: int, n: int, d: int, dtype: str = "b
     (n by default; a causal mask needs them equal): softmax(Q K^T * scale) V (scale 1/sqrt(d)
     by default), the same with keys after the query masked, or the scores divided by their
     L2 norm along j (which takes no scale)."""
+    return _diagram(kind, NAMES, {"b": b, "h": h}, {"b": b, "h": h}, n, d, dtype, n_keys, scale)
+
+
+def gqa_attention_diagram(kind: str, b: int, g: int, r: int, n: int, d: int, dtype: str = "bf16", n_keys: int | None = None,
+                          scale: float | None = None) -> str:
+    """Grouped-query attention: O[b, g, r, i, d] from Q[b, g, r, i, d], K[b, g, j, d] and
+    V[b, g, j, d]: g key/value heads, each shared by a group of r query heads. K and V lack
+    the axis r, so the scores S[b, g, r, i, j] = sum_d Q K broadcast them over it by name;
+    the rest is `attention_diagram`'s (softmax, causal or spherical). Q's axes in this
+    order are a [b, g * r, n, d] tensor's memory, query head h = g r + r' (SDPA's
+    `enable_gqa`)."""
+    if r < 1 or g < 1:
+        raise ValueError(f"grouped-query attention needs at least one group and one query head a group, got g={g}, r={r}")
+    return _diagram(kind, GQA_NAMES, {"b": b, "g": g, "r": r}, {"b": b, "g": g}, n, d, dtype, n_keys, scale)
+
+
+def _diagram(kind: str, names: dict[str, str], q_lead: dict[str, int], kv_lead: dict[str, int], n: int, d: int, dtype: str,
+             n_keys: int | None, scale: float | None) -> str:
+    """The attention diagram with Q's leading axes `q_lead` and K's and V's `kv_lead` (the
+    scores and the output take Q's)."""
     if kind not in KINDS:
         raise ValueError(f"unknown attention kind '{kind}'; expected one of {', '.join(KINDS)}")
     if kind == "spherical" and scale is not None:
@@ -27,10 +50,12 @@ def attention_diagram(kind: str, b: int, h: int, n: int, d: int, dtype: str = "b
     nj = n if n_keys is None else n_keys
     if kind == "causal" and nj != n:
         raise ValueError("causal attention compares query and key positions: n_keys must equal n")
-    q, kv, o = (f"!ncd.tensor<b={b}, h={h}, {a}={m}, d={d} : {dtype}>" for a, m in (("i", n), ("j", nj), ("i", n)))
-    s = f"!ncd.tensor<b={b}, h={h}, i={n}, j={nj} : f32>"
-    p16 = f"!ncd.tensor<b={b}, h={h}, i={n}, j={nj} : {dtype}>"
-    lines = [f"func.func @{NAMES[kind]}(%q: {q}, %k: {kv}, %v: {kv}) -> {o} {{",
+    ql, kvl = (", ".join(f"{a}={m}" for a, m in lead.items()) for lead in (q_lead, kv_lead))
+    q = o = f"!ncd.tensor<{ql}, i={n}, d={d} : {dtype}>"
+    kv = f"!ncd.tensor<{kvl}, j={nj}, d={d} : {dtype}>"
+    s = f"!ncd.tensor<{ql}, i={n}, j={nj} : f32>"
+    p16 = f"!ncd.tensor<{ql}, i={n}, j={nj} : {dtype}>"
+    lines = [f"func.func @{names[kind]}(%q: {q}, %k: {kv}, %v: {kv}) -> {o} {{",
              f"  %s = ncd.contract %q, %k over [d] : {q}, {kv} -> {s}"]
     scores = "%s"
     if kind == "causal":

@@ -1,0 +1,75 @@
+"""Grouped-query attention keeps its numbers at every level on the CPU: the diagram (K and V
+broadcast over the query heads of their group by name) against napkin_ir/reference.py,
+and the hbm and smem levels with a block tile of a whole group of query heads by a tile
+of query positions (the rows of one block: r x i), on sequence lengths the tiles do not
+divide, against the diagram's interpreter and the reference."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from napkin_ir import reference
+from napkin_ir.attention_diagrams import GQA_NAMES, gqa_attention_diagram
+from napkin_ir.interpreters.run import find_entry
+from napkin_ir.pipelines import run_pipeline
+
+KINDS = ["softmax", "causal", "spherical"]
+
+
+def _labels(r_tile: int, i_tile: int, stream: int) -> str:
+    return f'ncd-relabel{{grid="b,g,r:{r_tile},i:{i_tile}" stream="j:{stream}"}},ncd-to-hbm'
+
+
+def _check(kind: str, got: np.ndarray, inputs, dtype: str = "bf16") -> None:
+    assert not np.isnan(got).any()
+    assert reference.relative_error(got, reference.REFERENCES[GQA_NAMES[kind]](*inputs)) <= reference.TOLERANCE[dtype]
+
+
+@pytest.mark.parametrize("kind", KINDS)
+def test_the_diagram_matches_the_reference(kind):
+    text = gqa_attention_diagram(kind, 2, 2, 3, 20, 16, n_keys=20 if kind == "causal" else 33)
+    diagram = find_entry(run_pipeline(text))
+    inputs = diagram.random_inputs(1)
+    _check(kind, diagram.run(inputs)[0], inputs)
+
+
+def test_the_reference_is_attention_with_k_and_v_repeated_over_the_group():
+    rng = np.random.default_rng(0)
+    q, k, v = rng.standard_normal((1, 2, 4, 9, 8)), rng.standard_normal((1, 2, 11, 8)), rng.standard_normal((1, 2, 11, 8))
+    want = reference.attention(q.reshape(1, 8, 9, 8), np.repeat(k, 4, axis=1), np.repeat(v, 4, axis=1)).reshape(q.shape)
+    np.testing.assert_allclose(reference.gqa_attention(q, k, v), want, rtol=1e-12)
+
+
+# (kind, query heads a group, n queries, n keys, r tile, i tile, stream tile, stages): the
+# group whole in a block (r x i rows), ragged queries and keys, one head a block, a causal
+# block whose rows end inside a stream tile
+CASES = [
+    ("softmax", 4, 77, 50, 4, 16, 32, 2),
+    ("causal", 4, 77, 77, 4, 16, 32, 3),
+    ("causal", 2, 40, 40, 2, 32, 16, 3),
+    ("causal", 4, 50, 50, 1, 32, 32, 2),
+    ("spherical", 8, 33, 70, 8, 16, 32, 2),
+]
+
+
+@pytest.mark.parametrize("kind,r,n,nj,rt,it,tj,stages", CASES)
+def test_hbm_and_smem_levels_equal_the_diagram(kind, r, n, nj, rt, it, tj, stages):
+    text = gqa_attention_diagram(kind, 1, 2, r, n, 32, n_keys=nj)
+    diagram = find_entry(run_pipeline(text))
+    hbm_level = find_entry(run_pipeline(text, _labels(rt, it, tj)))
+    smem_level = find_entry(run_pipeline(text, f"{_labels(rt, it, tj)},hbm-to-smem{{stages={stages} layout=pad8}}"))
+    inputs = diagram.random_inputs(n + nj)
+    got = smem_level.run(inputs)[0]
+    np.testing.assert_array_equal(got, hbm_level.run(inputs)[0])
+    assert reference.relative_error(got, diagram.run(inputs)[0]) <= reference.TOLERANCE["bf16"]
+    _check(kind, got, inputs)
+
+
+@pytest.mark.parametrize("kind", KINDS)
+def test_tma_smem_level_with_the_group_in_one_block(kind):
+    # Q's tile is the group's 4 heads by 32 positions: one TMA box of r x i x d
+    text = gqa_attention_diagram(kind, 1, 2, 4, 77, 64)
+    smem_level = find_entry(run_pipeline(text, f"{_labels(4, 32, 64)},hbm-to-smem{{stages=2 copy=tma}}"))
+    inputs = smem_level.random_inputs(5)
+    _check(kind, smem_level.run(inputs)[0], inputs)
