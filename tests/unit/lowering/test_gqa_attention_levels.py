@@ -73,3 +73,41 @@ def test_tma_smem_level_with_the_group_in_one_block(kind):
     smem_level = find_entry(run_pipeline(text, f"{_labels(4, 32, 64)},hbm-to-smem{{stages=2 copy=tma}}"))
     inputs = smem_level.random_inputs(5)
     _check(kind, smem_level.run(inputs)[0], inputs)
+
+
+# (kind, query heads a group, n queries, n keys, r tile, i tile, stream tile, warps): warps
+# that hold a query head each (the fragments lack r), two warps a head, one head a block
+REG_CASES = [
+    ("softmax", 4, 77, 50, 4, 16, 32, "r:4,i:1"),
+    ("causal", 4, 77, 77, 4, 32, 32, "r:4,i:2"),
+    ("causal", 8, 40, 40, 8, 16, 16, "r:8,i:1"),
+    ("spherical", 2, 33, 70, 2, 32, 32, "r:2,i:1"),
+    ("causal", 4, 50, 50, 1, 32, 32, "i:2"),
+]
+
+
+@pytest.mark.parametrize("kind,r,n,nj,rt,it,tj,warps", REG_CASES)
+def test_reg_level_equals_smem_level(kind, r, n, nj, rt, it, tj, warps):
+    text = gqa_attention_diagram(kind, 1, 2, r, n, 32, n_keys=nj)
+    smem_pipeline = f"{_labels(rt, it, tj)},hbm-to-smem{{stages=2 layout=pad8}}"
+    smem_level = find_entry(run_pipeline(text, smem_pipeline))
+    reg_level = find_entry(run_pipeline(text, f'{smem_pipeline},smem-to-reg{{warps="{warps}"}}'))
+    inputs = smem_level.random_inputs(n * nj)
+    got, want = reg_level.run(inputs)[0], smem_level.run(inputs)[0]
+    np.testing.assert_allclose(got, want, rtol=2**-7, atol=2**-7 * np.abs(want).max())
+    _check(kind, got, inputs)
+
+
+@pytest.mark.parametrize("kind,r,n,nj,d", [("softmax", 4, 77, 130, 64), ("causal", 4, 77, 77, 64), ("causal", 8, 45, 45, 128),
+                                           ("spherical", 8, 20, 33, 64)])
+def test_wgmma_reg_level_with_overlap_and_pingpong(kind, r, n, nj, d):
+    # 128 rows a block: r heads by 128 / r positions, two consumer warpgroups taking turns,
+    # each tile's P V under the next tile's scores
+    text = gqa_attention_diagram(kind, 1, 2, r, n, d, n_keys=nj)
+    pipeline = (f"{_labels(r, 128 // r, 64)},hbm-launch{{order=last}},hbm-to-smem{{stages=3 copy=tma}},smem-to-reg{{mma=wgmma}},"
+                "reg-wgmma-overlap,reg-pingpong")
+    module = run_pipeline(text, pipeline)
+    assert f"reg.warps = #hbm.labels<r={r}, i={128 // r // 16}>" in str(module)
+    reg_level = find_entry(module)
+    inputs = reg_level.random_inputs(n + d)
+    _check(kind, reg_level.run(inputs)[0], inputs)
