@@ -1,7 +1,9 @@
 """The sm_80 grouped-query attention kernels keep the numbers: the PTX that reg-to-ptx emits
 runs on the CPU in the warp-level emulator of `napkin_ir.interpreters.ptx` on ragged
 shapes and matches float64: with one query head a block (a grid of four axes, two of
-them sharing %ctaid.z)."""
+them sharing %ctaid.z), and with a group's query heads packed into a block (its rows
+heads by positions: each copied row split into its head and position, the warps holding
+a head each, the causal mask and the stores by each row's own position)."""
 
 from __future__ import annotations
 
@@ -38,4 +40,21 @@ def test_a_grid_of_four_axes(kind):
     pipeline = ('ncd-relabel{grid="b,g,r,i:16" stream="j:16"},ncd-to-hbm,hbm-launch{order=last},'
                 'hbm-to-smem{stages=2 layout=pad8},smem-to-reg{warps="i:1"},reg-to-ptx')
     inputs, out = emulate(kind, 2, 2, 2, 20, 16, pipeline)
+    _check(kind, inputs, out)
+
+
+# (kind, query heads a group, n, d, heads a block, positions a block, keys a tile, stages, warps)
+PACKED = [
+    ("causal", 4, 77, 64, 4, 32, 64, 2, "r:4,i:2"),
+    ("softmax", 8, 50, 64, 8, 16, 32, 3, "r:8,i:1"),
+    ("spherical", 2, 70, 128, 2, 32, 64, 2, "r:2,i:2"),
+    ("causal", 8, 40, 64, 4, 16, 16, 2, "r:4,i:1"),
+]
+
+
+@pytest.mark.parametrize("kind,r,n,d,rt,it,tj,stages,warps", PACKED)
+def test_query_heads_packed_into_a_block(kind, r, n, d, rt, it, tj, stages, warps):
+    pipeline = (f'ncd-relabel{{grid="b,g,r:{rt},i:{it}" stream="j:{tj}"}},ncd-to-hbm,hbm-launch{{order=last}},'
+                f'hbm-to-smem{{stages={stages} layout=pad8}},smem-to-reg{{warps="{warps}"}},reg-to-ptx')
+    inputs, out = emulate(kind, 1, 1, r, n, d, pipeline)
     _check(kind, inputs, out)
