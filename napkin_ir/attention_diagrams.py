@@ -9,6 +9,7 @@ grouped-query attention, whose query heads come in groups that share a key/value
 from __future__ import annotations
 
 import math
+from typing import NamedTuple
 
 from xdsl.dialects.builtin import ModuleOp
 
@@ -74,17 +75,21 @@ def _diagram(kind: str, names: dict[str, str], q_lead: dict[str, int], kv_lead: 
 def sm80_attention_pass_list(module: ModuleOp, block: int = 128, stream: int = 64, warps: int | None = None, stages: int = 3,
                              q_in_registers: bool = True, blocks_per_sm: int = 1) -> tuple:
     """The passes that take `module`, attention, to sm_80 PTX: `sm80_attention_pipeline`
-    with its axes and tiles fitted to them, then reg-to-ptx."""
+    with its axes and tiles fitted to them, then reg-to-ptx. Grouped-query attention's
+    blocks take `group_tiles`' query heads of a group by query positions: each K and V tile
+    is copied once for them all."""
     from napkin_ir.lowering.reg_to_ptx import RegToPtxPass
 
-    batch, i, j, sizes = attention_shape(module)
-    fitted = fit_tiles(sizes[i], sizes[j], block, stream, warps)
-    return (*_attention_passes(fitted["block"], fitted["stream"], fitted["warps"], stages, q_in_registers, (i, j), batch, blocks_per_sm),
+    axes, sizes = attention_shape(module)
+    fitted = fit_tiles(sizes[axes.query], sizes[axes.keys], block, stream, warps, _group_size(axes, sizes))
+    group = (axes.group[0], fitted["heads"]) if axes.group else None
+    return (*_attention_passes(fitted["block"], fitted["stream"], fitted["warps"], stages, q_in_registers, (axes.query, axes.keys),
+                               axes.batch, blocks_per_sm, group),
             RegToPtxPass())
 
 
 def _attention_passes(block: int, stream: int, warps: int | None, stages: int, q_in_registers: bool, axes: tuple[str, str],
-                      batch: tuple[str, ...], blocks_per_sm: int) -> tuple:
+                      batch: tuple[str, ...], blocks_per_sm: int, group: tuple[str, int] | None = None) -> tuple:
     from napkin_ir.lowering.hbm_to_smem import HbmToSmemPass
     from napkin_ir.lowering.ncd_to_hbm import NcdToHbmPass
     from napkin_ir.lowering.smem_to_reg import SmemToRegPass
@@ -93,10 +98,14 @@ def _attention_passes(block: int, stream: int, warps: int | None, stages: int, q
 
     i, j = axes
     w = warps or block // 16
+    per_block = group[1] if group else 1
+    heads = [f"{group[0]}:{per_block}"] if group else []
+    # a warp holds one query head of those a block packs, or more warps share it
+    warp_heads = heads if per_block > 1 else []
     # the query tiles of one head run together (they share its K and V in L2), longest first
-    return (RelabelPass(grid=",".join([*batch, f"{i}:{block}"]), stream=f"{j}:{stream}"), NcdToHbmPass(),
+    return (RelabelPass(grid=",".join([*batch, *heads, f"{i}:{block // per_block}"]), stream=f"{j}:{stream}"), NcdToHbmPass(),
             HbmLaunchPass(blocks_per_sm=blocks_per_sm, order="last"), HbmToSmemPass(stages=stages, layout="pad8"),
-            SmemToRegPass(warps=f"{i}:{w}", hoist=q_in_registers))
+            SmemToRegPass(warps=",".join([*warp_heads, f"{i}:{w // per_block}"]), hoist=q_in_registers))
 
 
 def sm90_attention_pass_list(module: ModuleOp, block: int = 128, stream: int | None = None, stages: int = 0,
@@ -112,7 +121,13 @@ def sm90_attention_pass_list(module: ModuleOp, block: int = 128, stream: int | N
     registers divided between them, so one's prologue and epilogue run under another's
     products). Both run with 3 stages or more: the overlap holds two tiles' stages at once,
     and with two it (and ping-pong on top) measured slower than neither (head dim 256, 1k
-    tokens, H200: 394 TFLOP/s against 481)."""
+    tokens, H200: 394 TFLOP/s against 481).
+
+    Grouped-query attention packs the query heads of a group into a block (FlashAttention-3's
+    PackGQA): its rows are `group_tiles`' heads (a group's r whole where r divides the
+    block into whole warps' 16 rows a head: 4 heads by 32 positions, 8 by 16) by query
+    positions, head by head, so each K and V tile is copied once for all of them; Q's tile
+    is one TMA box of heads x positions x 64 columns, 128 swizzled rows in shared memory."""
     from xdsl.utils.exceptions import PassFailedException
 
     from napkin_ir.lowering.hbm_to_smem import HbmToSmemPass
@@ -124,8 +139,9 @@ def sm90_attention_pass_list(module: ModuleOp, block: int = 128, stream: int | N
     from napkin_ir.passes.relabel import RelabelPass
     from napkin_ir.passes.wgmma_overlap import RegWgmmaOverlapPass
 
-    batch, i, j, sizes = attention_shape(module)
-    heads = [a for a in sizes if a not in (*batch, i, j)]
+    axes, sizes = attention_shape(module)
+    batch, i, j = axes.batch, axes.query, axes.keys
+    heads = [a for a in sizes if a not in (*batch, *axes.group, i, j)]
     d = max(sizes[a] for a in heads) if heads else 0
     # 128 keys a tile; 64 at head dims over 128, or over 64 where the keys end in a partial
     # tile (its masking needs the registers: 128 spills at d=128)
@@ -134,15 +150,18 @@ def sm90_attention_pass_list(module: ModuleOp, block: int = 128, stream: int | N
         stream //= 2
     if block % 64 or block > 256:
         raise PassFailedException(f"napkin-sm90: attention's block is warpgroups of 64 query rows (64 to 256), got {block}")
-    while block > 64 and block > sizes[i]:
+    r = _group_size(axes, sizes)
+    while block > 64 and group_tiles(r, block)[1] > sizes[i]:
         block -= 64
+    per_head, rows = group_tiles(r, block)
     # a block's shared memory: a multiprocessor's 228 KiB less 1 KiB the system keeps for
     # each block (227 KiB at most), less the swizzle's alignment slack and the barriers
     budget = min(227 * 1024, 228 * 1024 // blocks_per_sm - 1024) - 1024 - 64
     if not stages:
         tile_bytes = 2 * d * 2  # a row of K and of V, bf16 or f16
         stages = 3 if block * d * 2 + 3 * stream * tile_bytes <= budget else 2
-    return (RelabelPass(grid=",".join([*batch, f"{i}:{block}"]), stream=f"{j}:{stream}"), NcdToHbmPass(),
+    packed = [f"{axes.group[0]}:{per_head}"] if axes.group else []
+    return (RelabelPass(grid=",".join([*batch, *packed, f"{i}:{rows}"]), stream=f"{j}:{stream}"), NcdToHbmPass(),
             HbmLaunchPass(order="last", blocks_per_sm=blocks_per_sm), HbmToSmemPass(stages=stages, copy="tma", smem_bytes=budget),
             SmemToRegPass(mma="wgmma"),
             *((RegWgmmaOverlapPass(),) if overlap and stages >= 3 else ()),
@@ -151,31 +170,66 @@ def sm90_attention_pass_list(module: ModuleOp, block: int = 128, stream: int | N
 
 def sm80_attention_pipeline(block: int = 128, stream: int = 64, warps: int | None = None, stages: int = 3,
                             q_in_registers: bool = True, axes: tuple[str, str] = ("i", "j"),
-                            batch: tuple[str, ...] = ("b", "h"), blocks_per_sm: int = 1) -> str:
+                            batch: tuple[str, ...] = ("b", "h"), blocks_per_sm: int = 1, group: tuple[str, int] | None = None) -> str:
     """The passes from an attention diagram to the register level on sm_80: blocks of `block`
     query rows (one batch entry and head each), keys streamed `stream` at a time through
     `stages` shared-memory stages, `warps` warps sharing the rows (16 each by default), Q's
     fragments loaded once (`q_in_registers`) or at each product, and registers left for
-    `blocks_per_sm` blocks on a multiprocessor."""
+    `blocks_per_sm` blocks on a multiprocessor. `group` (axis, heads) packs that many query
+    heads of a group of grouped-query attention into a block, a warp a head or more."""
     from napkin_ir.passmanager import spec
 
-    return spec(_attention_passes(block, stream, warps, stages, q_in_registers, axes, batch, blocks_per_sm))
+    return spec(_attention_passes(block, stream, warps, stages, q_in_registers, axes, batch, blocks_per_sm, group))
 
 
-def fit_tiles(n_queries: int, n_keys: int, block: int = 128, stream: int = 64, warps: int | None = None) -> dict[str, int]:
+def group_tiles(group: int, block: int, warps: int | None = None) -> tuple[int, int]:
+    """(query heads, query positions) of a block of `block` query rows of grouped-query
+    attention, `group` query heads sharing a key/value head: the most heads of the group
+    (a divisor of it) that leave each head a multiple of 16 positions (whole warps' rows:
+    each warp holds 16 rows or more of one head), and, given `warps`, a whole number of
+    warps. (1, block) where the heads are not grouped."""
+    for heads in range(group, 0, -1):
+        if group % heads or block % heads or (block // heads) % 16:
+            continue
+        if warps is not None and (warps % heads or (block // heads) % (16 * (warps // heads))):
+            continue
+        return heads, block // heads
+    return 1, block
+
+
+def fit_tiles(n_queries: int, n_keys: int, block: int = 128, stream: int = 64, warps: int | None = None,
+              group: int = 1) -> dict[str, int]:
     """Tiles no longer than the axes (a tile may not exceed its axis): the block's rows and
     the stream tile halve, down to 16, until they fit; the warps of a shrunk block keep 16
-    rows or more each."""
+    rows or more each. With a `group` of query heads sharing K and V, a block holds
+    `heads` of them (`group_tiles`), and its positions along the queries are what must fit."""
     fitted = block
-    while fitted > 16 and fitted > n_queries:
+    while fitted > 16 and group_tiles(group, fitted)[1] > n_queries and group_tiles(group, fitted // 2)[1] >= 16:
         fitted //= 2
     while stream > 16 and stream > n_keys:
         stream //= 2
     w = warps or fitted // 16
-    return {"block": fitted, "stream": stream, "warps": w if fitted == block else min(w, fitted // 16)}
+    w = w if fitted == block else min(w, fitted // 16)
+    return {"block": fitted, "stream": stream, "warps": w, "heads": group_tiles(group, fitted, w)[0]}
 
 
-def attention_shape(module: ModuleOp) -> tuple[tuple[str, ...], str, str, dict[str, int]]:
+class AttentionAxes(NamedTuple):
+    """The axes of an attention diagram: `batch` (Q, K, V and O have them: a batch entry, a
+    head), `query` and `keys` (the scores' rows and the axis the second product
+    contracts), and `group` (the axes of Q and O that K and V lack: grouped-query
+    attention's query heads of a group, which share a key/value head)."""
+
+    batch: tuple[str, ...]
+    query: str
+    keys: str
+    group: tuple[str, ...] = ()
+
+
+def _group_size(axes: AttentionAxes, sizes: dict[str, int]) -> int:
+    return math.prod(sizes[a] for a in axes.group)
+
+
+def attention_shape(module: ModuleOp) -> tuple[AttentionAxes, dict[str, int]]:
     """`attention_axes` and the size of every axis of the diagram; a diagram that is not
     attention is refused."""
     from xdsl.dialects import func
@@ -186,14 +240,19 @@ def attention_shape(module: ModuleOp) -> tuple[tuple[str, ...], str, str, dict[s
     axes = attention_axes(module)
     if axes is None:
         raise PassFailedException("the diagram is not attention (two contractions, the second over the first's keys)")
+    if len(axes.group) > 1:
+        raise PassFailedException(f"grouped-query attention with one axis of query heads a group is compiled; Q has "
+                                  f"{len(axes.group)} that K and V lack: {list(axes.group)}")
     (f,) = [op for op in module.walk() if isinstance(op, func.FuncOp) and op.body.blocks]
-    return (*axes, function_axes(f))
+    return axes, function_axes(f)
 
 
-def attention_axes(module: ModuleOp) -> tuple[tuple[str, ...], str, str] | None:
-    """(batch axes, query axis, key axis) of a diagram that is attention, else None: one
-    function whose result is a contraction over an axis (the keys) of a tile of scores that
-    another contraction made; the query axis is the scores' axis that the values lack."""
+def attention_axes(module: ModuleOp) -> AttentionAxes | None:
+    """The `AttentionAxes` of a diagram that is attention, else None: one function whose
+    result is a contraction over an axis (the keys) of a tile of scores that another
+    contraction made; the scores' axes that the values lack are the query axis (the one a
+    causal mask compares with the keys, else the last) and the query heads of a group
+    (grouped-query attention: K and V broadcast over them by name)."""
     from xdsl.dialects import func
 
     from napkin_ir.dialects import ncd
@@ -208,10 +267,14 @@ def attention_axes(module: ModuleOp) -> tuple[tuple[str, ...], str, str] | None:
     if j not in first.result.type.shape or j in first.over_axes:  # type: ignore[attr-defined]
         return None
     queries = [a for a in scores.axis_names if a not in values.shape]
-    if len(queries) != 1:
+    if not queries:
         return None
+    masks = {m.row.data for m in funcs[0].walk() if isinstance(m, ncd.MaskOp) and m.col.data == j}
+    if len(masks) > 1 or masks - set(queries):
+        return None
+    query = masks.pop() if masks else queries[-1]
     batch = tuple(a for a in second.result.type.axis_names if a in scores.shape and a in values.shape)  # type: ignore[attr-defined]
-    return batch, queries[0], j
+    return AttentionAxes(batch, query, j, tuple(a for a in queries if a != query))
 
 
 def sm80_attention_passes(module: ModuleOp, **config) -> str | None:

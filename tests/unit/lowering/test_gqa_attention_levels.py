@@ -111,3 +111,49 @@ def test_wgmma_reg_level_with_overlap_and_pingpong(kind, r, n, nj, d):
     reg_level = find_entry(module)
     inputs = reg_level.random_inputs(n + d)
     _check(kind, reg_level.run(inputs)[0], inputs)
+
+
+def test_attention_axes_of_grouped_query_attention():
+    from napkin_ir.attention_diagrams import AttentionAxes, attention_axes, attention_diagram
+
+    for kind in KINDS:
+        axes = attention_axes(run_pipeline(gqa_attention_diagram(kind, 1, 2, 4, 64, 64)))
+        assert axes == AttentionAxes(("b", "g"), "i", "j", ("r",))
+    assert attention_axes(run_pipeline(attention_diagram("causal", 1, 2, 64, 64))) == AttentionAxes(("b", "h"), "i", "j", ())
+
+
+def test_group_tiles_pack_whole_warps_of_one_head():
+    from napkin_ir.attention_diagrams import group_tiles
+
+    assert group_tiles(4, 128) == (4, 32)
+    assert group_tiles(8, 128) == (8, 16)
+    assert group_tiles(16, 128) == (8, 16)  # half the group a block: 16 positions of 8 heads
+    assert group_tiles(8, 64) == (4, 16)
+    assert group_tiles(3, 128) == (1, 128)  # 3 heads do not divide the rows: one head a block
+    assert group_tiles(6, 128) == (2, 64)
+    assert group_tiles(1, 128) == (1, 128)
+    assert group_tiles(4, 128, warps=4) == (4, 32)  # a warp a head
+    assert group_tiles(4, 128, warps=2) == (2, 64)
+
+
+# (kind, query heads a group, n queries, n keys, d): 4 and 8 heads a block, ragged queries
+# and keys, fewer queries than a block's positions (down to one), a group split over blocks
+SM90_CASES = [("causal", 4, 77, 77, 64), ("softmax", 8, 45, 130, 128), ("spherical", 4, 20, 33, 64), ("causal", 8, 1, 1, 64),
+              ("causal", 16, 40, 40, 64), ("softmax", 3, 50, 50, 64)]
+
+
+@pytest.mark.parametrize("kind,r,n,nj,d", SM90_CASES)
+def test_sm90_pass_list_keeps_the_numbers(kind, r, n, nj, d):
+    """napkin-sm90's passes for grouped-query attention, all but reg-to-ptx, on the CPU:
+    the group's heads packed into a block, overlap and ping-pong where they run."""
+    from napkin_ir.attention_diagrams import group_tiles, sm90_attention_pass_list
+    from napkin_ir.passmanager import spec
+
+    text = gqa_attention_diagram(kind, 1, 2, r, n, d, n_keys=nj)
+    passes = sm90_attention_pass_list(run_pipeline(text))[:-1]
+    block = 128 if group_tiles(r, 128)[1] <= n else 64
+    heads, rows = group_tiles(r, block)
+    assert f'grid="b,g,r:{heads},i:{rows}"' in spec(passes)
+    reg_level = find_entry(run_pipeline(text, spec(passes)))
+    inputs = reg_level.random_inputs(n + nj + d)
+    _check(kind, reg_level.run(inputs)[0], inputs)

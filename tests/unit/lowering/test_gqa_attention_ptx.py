@@ -58,3 +58,15 @@ def test_query_heads_packed_into_a_block(kind, r, n, d, rt, it, tj, stages, warp
                 f'hbm-to-smem{{stages={stages} layout=pad8}},smem-to-reg{{warps="{warps}"}},reg-to-ptx')
     inputs, out = emulate(kind, 1, 1, r, n, d, pipeline)
     _check(kind, inputs, out)
+
+
+@pytest.mark.parametrize("kind,r,n,d", [("causal", 4, 77, 64), ("softmax", 8, 33, 64), ("spherical", 4, 20, 64)])
+def test_napkin_sm80_packs_the_group(kind, r, n, d):
+    # the tiles napkin-sm80 chooses (sm80_attention_pass_list): the group's heads in a block
+    from napkin_ir.attention_diagrams import sm80_attention_pass_list
+    from napkin_ir.passmanager import spec
+
+    passes = spec(sm80_attention_pass_list(run_pipeline(gqa_attention_diagram(kind, 1, 1, r, n, d))))
+    assert f'grid="b,g,r:{r},' in passes
+    inputs, out = emulate(kind, 1, 1, r, n, d, passes)
+    _check(kind, inputs, out)
