@@ -191,7 +191,9 @@ def kernel_warps(op: IRDLOperation) -> dict[str, int] | None:
     k = op.parent_op()
     while k is not None and not isinstance(k, KernelOp):
         k = k.parent_op()
-    return k.warp_grid or None if k is not None else None
+    if k is None or not k.warp_grid:
+        return None
+    return k.warp_grid
 
 
 def _held(op: IRDLOperation, axes: Sequence[str], shape: dict[str, int]) -> bool:

@@ -10,10 +10,10 @@ later), and vectors read straight from global memory into registers.
   a line copied whole stays in one line of shared memory.
 - `smem.copy`: the tile in 16-byte chunks, g threads a row (`_chunk_threads`), each
   thread's chunks at fixed distances from its first: one base register per copy, the
-  stage and the chunk in immediates. A buffer's rows may fold several axes (a group's
-  query heads by positions: row = head x positions + position), each row copied from
-  its own place along each; rows past the edge of any of them are zero-filled. The buffer's rows run along the global's last axis
-  (a multiple of 8 elements). What index analysis cannot place inside the global
+  stage and the chunk in immediates. The buffer's rows run along the global's last axis
+  (a multiple of 8 elements), and may fold several axes (a group's query heads by
+  positions: row = head x positions + position), each row copied from its own place
+  along each. What index analysis cannot place inside the global
   (`KernelLowering.span`) is checked: a tile that may start past an edge is not copied
   (its stage is never read), rows and chunks past an edge are zero-filled (a source size
   of 0, from the tensor's first element); a copy under `scf.if` takes its condition as a
@@ -180,6 +180,7 @@ def cp_async_copy(k: KernelLowering, op: smem.CopyOp, guard: SSAValue | None) ->
 
     def row_place(row: int) -> int:
         return sum(digits(row)[a] * strides[a] for a in row_axes)
+
     swizzled = buf.type.layout.data == "swizzle"
     perm = _phase_rows(gk, buf.row_bytes) if row_pass % 8 == 0 and not swizzled else None
 
@@ -215,6 +216,7 @@ def cp_async_copy(k: KernelLowering, op: smem.CopyOp, guard: SSAValue | None) ->
         term = k.affine(o).scale(strides[a])
         place = term if place is None else place + term
     assert place is not None and g.ptr is not None
+
     def thread_place() -> SSAValue:
         return k.add(_folded(k, row_t, row_axes, buf.type.shape, strides), k.mul(chunk_t, 8))
 

@@ -188,7 +188,7 @@ def _wgmma(k: KernelLowering, op: reg.WgmmaOp) -> None:
     # The warps share A's rows (folded from its row axes, the first outermost, as the warps
     # are numbered): warp w's 16 rows start at row 16 w
     if rows not in k.warps or list(k.warps) != [x for x in a.row_axes if x in k.warps] \
-            or any(k.warps[x] != a.type.shape[x] for x in a.row_axes[:-1]) or 16 * k.warps[rows] != a.type.shape[rows]:
+            or any(k.warps.get(x) != a.type.shape[x] for x in a.row_axes[:-1]) or 16 * k.warps[rows] != a.type.shape[rows]:
         raise k.fail(f"wgmma's warps share A's rows {' x '.join(a.row_axes)} ({a.type}), 16 rows of one place of the "
                      f"others a warp; got reg.warps {k.warps}")
     warp = k.warp_number()
