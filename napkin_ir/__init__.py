@@ -28,6 +28,7 @@ _API = {
     "pipeline_spec": "napkin_ir.compiler",
     "gemm": "napkin_ir.diagrams",
     "attention_diagram": "napkin_ir.attention_diagrams",
+    "gqa_attention_diagram": "napkin_ir.attention_diagrams",
     "CompiledKernel": "napkin_ir.runtime.compiled",
     "LaunchContract": "napkin_ir.runtime.contract",
     "CompileCache": "napkin_ir.cache",

@@ -1,17 +1,21 @@
 """Attention diagrams built in Python at any shape, for tests, benchmarks and users who
-generate shapes: softmax, causal and spherical attention as `examples/` writes them.
+generate shapes: softmax, causal and spherical attention as `examples/` writes them, and
+grouped-query attention, whose query heads come in groups that share a key/value head.
 
     text = attention_diagram("causal", b=2, h=4, n=1000, d=128, dtype="f16")
+    text = gqa_attention_diagram("causal", b=1, g=2, r=4, n=1000, d=128)   # 8 query heads, 2 key/value heads
 """
 
 from __future__ import annotations
 
 import math
+from typing import NamedTuple
 
 from xdsl.dialects.builtin import ModuleOp
 
 KINDS = ("softmax", "causal", "spherical")
 NAMES = {"softmax": "attention", "causal": "causal_attention", "spherical": "spherical_attention"}
+GQA_NAMES = {kind: f"gqa_{name}" for kind, name in NAMES.items()}
 
 
 def attention_diagram(kind: str, b: int, h: int, n: int, d: int, dtype: str = "bf16", n_keys: int | None = None,
@@ -20,6 +24,26 @@ def attention_diagram(kind: str, b: int, h: int, n: int, d: int, dtype: str = "b
     (n by default; a causal mask needs them equal): softmax(Q K^T * scale) V (scale 1/sqrt(d)
     by default), the same with keys after the query masked, or the scores divided by their
     L2 norm along j (which takes no scale)."""
+    return _diagram(kind, NAMES, {"b": b, "h": h}, {"b": b, "h": h}, n, d, dtype, n_keys, scale)
+
+
+def gqa_attention_diagram(kind: str, b: int, g: int, r: int, n: int, d: int, dtype: str = "bf16", n_keys: int | None = None,
+                          scale: float | None = None) -> str:
+    """Grouped-query attention: O[b, g, r, i, d] from Q[b, g, r, i, d], K[b, g, j, d] and
+    V[b, g, j, d]: g key/value heads, each shared by a group of r query heads. K and V lack
+    the axis r, so the scores S[b, g, r, i, j] = sum_d Q K broadcast them over it by name;
+    the rest is `attention_diagram`'s (softmax, causal or spherical). Q's axes in this
+    order are a [b, g * r, n, d] tensor's memory, query head h = g r + r' (SDPA's
+    `enable_gqa`)."""
+    if r < 1 or g < 1:
+        raise ValueError(f"grouped-query attention needs at least one group and one query head a group, got g={g}, r={r}")
+    return _diagram(kind, GQA_NAMES, {"b": b, "g": g, "r": r}, {"b": b, "g": g}, n, d, dtype, n_keys, scale)
+
+
+def _diagram(kind: str, names: dict[str, str], q_lead: dict[str, int], kv_lead: dict[str, int], n: int, d: int, dtype: str,
+             n_keys: int | None, scale: float | None) -> str:
+    """The attention diagram with Q's leading axes `q_lead` and K's and V's `kv_lead` (the
+    scores and the output take Q's)."""
     if kind not in KINDS:
         raise ValueError(f"unknown attention kind '{kind}'; expected one of {', '.join(KINDS)}")
     if kind == "spherical" and scale is not None:
@@ -27,10 +51,12 @@ def attention_diagram(kind: str, b: int, h: int, n: int, d: int, dtype: str = "b
     nj = n if n_keys is None else n_keys
     if kind == "causal" and nj != n:
         raise ValueError("causal attention compares query and key positions: n_keys must equal n")
-    q, kv, o = (f"!ncd.tensor<b={b}, h={h}, {a}={m}, d={d} : {dtype}>" for a, m in (("i", n), ("j", nj), ("i", n)))
-    s = f"!ncd.tensor<b={b}, h={h}, i={n}, j={nj} : f32>"
-    p16 = f"!ncd.tensor<b={b}, h={h}, i={n}, j={nj} : {dtype}>"
-    lines = [f"func.func @{NAMES[kind]}(%q: {q}, %k: {kv}, %v: {kv}) -> {o} {{",
+    ql, kvl = (", ".join(f"{a}={m}" for a, m in lead.items()) for lead in (q_lead, kv_lead))
+    q = o = f"!ncd.tensor<{ql}, i={n}, d={d} : {dtype}>"
+    kv = f"!ncd.tensor<{kvl}, j={nj}, d={d} : {dtype}>"
+    s = f"!ncd.tensor<{ql}, i={n}, j={nj} : f32>"
+    p16 = f"!ncd.tensor<{ql}, i={n}, j={nj} : {dtype}>"
+    lines = [f"func.func @{names[kind]}(%q: {q}, %k: {kv}, %v: {kv}) -> {o} {{",
              f"  %s = ncd.contract %q, %k over [d] : {q}, {kv} -> {s}"]
     scores = "%s"
     if kind == "causal":
@@ -49,17 +75,21 @@ def attention_diagram(kind: str, b: int, h: int, n: int, d: int, dtype: str = "b
 def sm80_attention_pass_list(module: ModuleOp, block: int = 128, stream: int = 64, warps: int | None = None, stages: int = 3,
                              q_in_registers: bool = True, blocks_per_sm: int = 1) -> tuple:
     """The passes that take `module`, attention, to sm_80 PTX: `sm80_attention_pipeline`
-    with its axes and tiles fitted to them, then reg-to-ptx."""
+    with its axes and tiles fitted to them, then reg-to-ptx. Grouped-query attention's
+    blocks take `group_tiles`' query heads of a group by query positions: each K and V tile
+    is copied once for them all."""
     from napkin_ir.lowering.reg_to_ptx import RegToPtxPass
 
-    batch, i, j, sizes = attention_shape(module)
-    fitted = fit_tiles(sizes[i], sizes[j], block, stream, warps)
-    return (*_attention_passes(fitted["block"], fitted["stream"], fitted["warps"], stages, q_in_registers, (i, j), batch, blocks_per_sm),
+    axes, sizes = attention_shape(module)
+    fitted = fit_tiles(sizes[axes.query], sizes[axes.keys], block, stream, warps, _group_size(axes, sizes))
+    group = (axes.group[0], fitted["heads"]) if axes.group else None
+    return (*_attention_passes(fitted["block"], fitted["stream"], fitted["warps"], stages, q_in_registers, (axes.query, axes.keys),
+                               axes.batch, blocks_per_sm, group),
             RegToPtxPass())
 
 
 def _attention_passes(block: int, stream: int, warps: int | None, stages: int, q_in_registers: bool, axes: tuple[str, str],
-                      batch: tuple[str, ...], blocks_per_sm: int) -> tuple:
+                      batch: tuple[str, ...], blocks_per_sm: int, group: tuple[str, int] | None = None) -> tuple:
     from napkin_ir.lowering.hbm_to_smem import HbmToSmemPass
     from napkin_ir.lowering.ncd_to_hbm import NcdToHbmPass
     from napkin_ir.lowering.smem_to_reg import SmemToRegPass
@@ -68,10 +98,14 @@ def _attention_passes(block: int, stream: int, warps: int | None, stages: int, q
 
     i, j = axes
     w = warps or block // 16
+    per_block = group[1] if group else 1
+    heads = [f"{group[0]}:{per_block}"] if group else []
+    # a warp holds one query head of those a block packs, or more warps share it
+    warp_heads = heads if per_block > 1 else []
     # the query tiles of one head run together (they share its K and V in L2), longest first
-    return (RelabelPass(grid=",".join([*batch, f"{i}:{block}"]), stream=f"{j}:{stream}"), NcdToHbmPass(),
+    return (RelabelPass(grid=",".join([*batch, *heads, f"{i}:{block // per_block}"]), stream=f"{j}:{stream}"), NcdToHbmPass(),
             HbmLaunchPass(blocks_per_sm=blocks_per_sm, order="last"), HbmToSmemPass(stages=stages, layout="pad8"),
-            SmemToRegPass(warps=f"{i}:{w}", hoist=q_in_registers))
+            SmemToRegPass(warps=",".join([*warp_heads, f"{i}:{w // per_block}"]), hoist=q_in_registers))
 
 
 def sm90_attention_pass_list(module: ModuleOp, block: int = 128, stream: int | None = None, stages: int = 0,
@@ -87,7 +121,13 @@ def sm90_attention_pass_list(module: ModuleOp, block: int = 128, stream: int | N
     registers divided between them, so one's prologue and epilogue run under another's
     products). Both run with 3 stages or more: the overlap holds two tiles' stages at once,
     and with two it (and ping-pong on top) measured slower than neither (head dim 256, 1k
-    tokens, H200: 394 TFLOP/s against 481)."""
+    tokens, H200: 394 TFLOP/s against 481).
+
+    Grouped-query attention packs the query heads of a group into a block (FlashAttention-3's
+    PackGQA): its rows are `group_tiles`' heads (a group's r whole where r divides the
+    block into whole warps' 16 rows a head: 4 heads by 32 positions, 8 by 16) by query
+    positions, head by head, so each K and V tile is copied once for all of them; Q's tile
+    is one TMA box of heads x positions x 64 columns, 128 swizzled rows in shared memory."""
     from napkin_ir.lowering.hbm_to_smem import HbmToSmemPass
     from napkin_ir.lowering.ncd_to_hbm import NcdToHbmPass
     from napkin_ir.lowering.reg_to_ptx import RegToPtxPass
@@ -97,11 +137,13 @@ def sm90_attention_pass_list(module: ModuleOp, block: int = 128, stream: int | N
     from napkin_ir.passes.relabel import RelabelPass
     from napkin_ir.passes.wgmma_overlap import RegWgmmaOverlapPass
 
-    batch, i, j, _ = attention_shape(module)
+    axes, sizes = attention_shape(module)
     block, stream, stages, budget = sm90_attention_tiles(module, block, stream, stages, blocks_per_sm)
-    return (RelabelPass(grid=",".join([*batch, f"{i}:{block}"]), stream=f"{j}:{stream}"), NcdToHbmPass(),
-            HbmLaunchPass(order="last", blocks_per_sm=blocks_per_sm), HbmToSmemPass(stages=stages, copy="tma", smem_bytes=budget),
-            SmemToRegPass(mma="wgmma"),
+    per_head, rows = group_tiles(_group_size(axes, sizes), block)
+    packed = [f"{axes.group[0]}:{per_head}"] if axes.group else []
+    return (RelabelPass(grid=",".join([*axes.batch, *packed, f"{axes.query}:{rows}"]), stream=f"{axes.keys}:{stream}"),
+            NcdToHbmPass(), HbmLaunchPass(order="last", blocks_per_sm=blocks_per_sm),
+            HbmToSmemPass(stages=stages, copy="tma", smem_bytes=budget), SmemToRegPass(mma="wgmma"),
             *((RegWgmmaOverlapPass(),) if overlap and stages >= 3 else ()),
             *((RegPingpongPass(),) if pingpong and stages >= 3 else ()), RegToPtxPass())
 
@@ -109,12 +151,14 @@ def sm90_attention_pass_list(module: ModuleOp, block: int = 128, stream: int | N
 def sm90_attention_tiles(module: ModuleOp, block: int = 128, stream: int | None = None, stages: int = 0,
                          blocks_per_sm: int = 1) -> tuple[int, int, int, int]:
     """(query rows, keys a tile, stages, shared-memory budget of a block) that
-    `sm90_attention_pass_list` takes for `module`: the tiles fitted to the axes, the
-    default stream tile and stage count where none is given."""
+    `sm90_attention_pass_list` takes for `module`: the tiles fitted to the axes (a block of
+    grouped-query attention no longer than its packed heads' positions need), the default
+    stream tile and stage count where none is given."""
     from xdsl.utils.exceptions import PassFailedException
 
-    batch, i, j, sizes = attention_shape(module)
-    heads = [a for a in sizes if a not in (*batch, i, j)]
+    axes, sizes = attention_shape(module)
+    batch, i, j = axes.batch, axes.query, axes.keys
+    heads = [a for a in sizes if a not in (*batch, *axes.group, i, j)]
     d = max(sizes[a] for a in heads) if heads else 0
     # 128 keys a tile; 64 at head dims over 128, or over 64 where the keys end in a partial
     # tile (its masking needs the registers: 128 spills at d=128)
@@ -123,7 +167,8 @@ def sm90_attention_tiles(module: ModuleOp, block: int = 128, stream: int | None 
         stream //= 2
     if block % 64 or not 64 <= block <= 256:
         raise PassFailedException(f"napkin-sm90: attention's block is warpgroups of 64 query rows (64 to 256), got {block}")
-    while block > 64 and block > sizes[i]:
+    r = _group_size(axes, sizes)
+    while block > 64 and group_tiles(r, block)[1] > sizes[i]:
         block -= 64
     # a block's shared memory: a multiprocessor's 228 KiB less 1 KiB the system keeps for
     # each block (227 KiB at most), less the swizzle's alignment slack and the barriers
@@ -136,31 +181,66 @@ def sm90_attention_tiles(module: ModuleOp, block: int = 128, stream: int | None 
 
 def sm80_attention_pipeline(block: int = 128, stream: int = 64, warps: int | None = None, stages: int = 3,
                             q_in_registers: bool = True, axes: tuple[str, str] = ("i", "j"),
-                            batch: tuple[str, ...] = ("b", "h"), blocks_per_sm: int = 1) -> str:
+                            batch: tuple[str, ...] = ("b", "h"), blocks_per_sm: int = 1, group: tuple[str, int] | None = None) -> str:
     """The passes from an attention diagram to the register level on sm_80: blocks of `block`
     query rows (one batch entry and head each), keys streamed `stream` at a time through
     `stages` shared-memory stages, `warps` warps sharing the rows (16 each by default), Q's
     fragments loaded once (`q_in_registers`) or at each product, and registers left for
-    `blocks_per_sm` blocks on a multiprocessor."""
+    `blocks_per_sm` blocks on a multiprocessor. `group` (axis, heads) packs that many query
+    heads of a group of grouped-query attention into a block, a warp a head or more."""
     from napkin_ir.passmanager import spec
 
-    return spec(_attention_passes(block, stream, warps, stages, q_in_registers, axes, batch, blocks_per_sm))
+    return spec(_attention_passes(block, stream, warps, stages, q_in_registers, axes, batch, blocks_per_sm, group))
 
 
-def fit_tiles(n_queries: int, n_keys: int, block: int = 128, stream: int = 64, warps: int | None = None) -> dict[str, int]:
+def group_tiles(group: int, block: int, warps: int | None = None) -> tuple[int, int]:
+    """(query heads, query positions) of a block of `block` query rows of grouped-query
+    attention, `group` query heads sharing a key/value head: the most heads of the group
+    (a divisor of it) that leave each head a multiple of 16 positions (whole warps' rows:
+    each warp holds 16 rows or more of one head), and, given `warps`, a whole number of
+    warps. (1, block) where the heads are not grouped."""
+    for heads in range(group, 0, -1):
+        if group % heads or block % heads or (block // heads) % 16:
+            continue
+        if warps is not None and (warps % heads or (block // heads) % (16 * (warps // heads))):
+            continue
+        return heads, block // heads
+    return 1, block
+
+
+def fit_tiles(n_queries: int, n_keys: int, block: int = 128, stream: int = 64, warps: int | None = None,
+              group: int = 1) -> dict[str, int]:
     """Tiles no longer than the axes (a tile may not exceed its axis): the block's rows and
     the stream tile halve, down to 16, until they fit; the warps of a shrunk block keep 16
-    rows or more each."""
+    rows or more each. With a `group` of query heads sharing K and V, a block holds
+    `heads` of them (`group_tiles`), and its positions along the queries are what must fit."""
     fitted = block
-    while fitted > 16 and fitted > n_queries:
+    while fitted > 16 and group_tiles(group, fitted)[1] > n_queries and group_tiles(group, fitted // 2)[1] >= 16:
         fitted //= 2
     while stream > 16 and stream > n_keys:
         stream //= 2
     w = warps or fitted // 16
-    return {"block": fitted, "stream": stream, "warps": w if fitted == block else min(w, fitted // 16)}
+    w = w if fitted == block else min(w, fitted // 16)
+    return {"block": fitted, "stream": stream, "warps": w, "heads": group_tiles(group, fitted, w)[0]}
 
 
-def attention_shape(module: ModuleOp) -> tuple[tuple[str, ...], str, str, dict[str, int]]:
+class AttentionAxes(NamedTuple):
+    """The axes of an attention diagram: `batch` (Q, K, V and O have them: a batch entry, a
+    head), `query` and `keys` (the scores' rows and the axis the second product
+    contracts), and `group` (the axes of Q and O that K and V lack: grouped-query
+    attention's query heads of a group, which share a key/value head)."""
+
+    batch: tuple[str, ...]
+    query: str
+    keys: str
+    group: tuple[str, ...] = ()
+
+
+def _group_size(axes: AttentionAxes, sizes: dict[str, int]) -> int:
+    return math.prod(sizes[a] for a in axes.group)
+
+
+def attention_shape(module: ModuleOp) -> tuple[AttentionAxes, dict[str, int]]:
     """`attention_axes` and the size of every axis of the diagram; a diagram that is not
     attention is refused."""
     from xdsl.dialects import func
@@ -171,14 +251,19 @@ def attention_shape(module: ModuleOp) -> tuple[tuple[str, ...], str, str, dict[s
     axes = attention_axes(module)
     if axes is None:
         raise PassFailedException("the diagram is not attention (two contractions, the second over the first's keys)")
+    if len(axes.group) > 1:
+        raise PassFailedException(f"grouped-query attention with one axis of query heads a group is compiled; Q has "
+                                  f"{len(axes.group)} that K and V lack: {list(axes.group)}")
     (f,) = [op for op in module.walk() if isinstance(op, func.FuncOp) and op.body.blocks]
-    return (*axes, function_axes(f))
+    return axes, function_axes(f)
 
 
-def attention_axes(module: ModuleOp) -> tuple[tuple[str, ...], str, str] | None:
-    """(batch axes, query axis, key axis) of a diagram that is attention, else None: one
-    function whose result is a contraction over an axis (the keys) of a tile of scores that
-    another contraction made; the query axis is the scores' axis that the values lack."""
+def attention_axes(module: ModuleOp) -> AttentionAxes | None:
+    """The `AttentionAxes` of a diagram that is attention, else None: one function whose
+    result is a contraction over an axis (the keys) of a tile of scores that another
+    contraction made; the scores' axes that the values lack are the query axis (the one a
+    causal mask compares with the keys, else the last) and the query heads of a group
+    (grouped-query attention: K and V broadcast over them by name)."""
     from xdsl.dialects import func
 
     from napkin_ir.dialects import ncd
@@ -193,10 +278,14 @@ def attention_axes(module: ModuleOp) -> tuple[tuple[str, ...], str, str] | None:
     if j not in first.result.type.shape or j in first.over_axes:  # type: ignore[attr-defined]
         return None
     queries = [a for a in scores.axis_names if a not in values.shape]
-    if len(queries) != 1:
+    if not queries:
         return None
+    masks = {m.row.data for m in funcs[0].walk() if isinstance(m, ncd.MaskOp) and m.col.data == j}
+    if len(masks) > 1 or masks - set(queries):
+        return None
+    query = masks.pop() if masks else queries[-1]
     batch = tuple(a for a in second.result.type.axis_names if a in scores.shape and a in values.shape)  # type: ignore[attr-defined]
-    return batch, queries[0], j
+    return AttentionAxes(batch, query, j, tuple(a for a in queries if a != query))
 
 
 def sm80_attention_passes(module: ModuleOp, **config) -> str | None:

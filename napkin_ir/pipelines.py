@@ -266,7 +266,9 @@ class NapkinSm80Pass(PipelinePass):
     block-row bands of the launch order (L2 reuse; 0 = plain). Attention (softmax, causal,
     spherical) takes `block="rows,keys"` (128,64 by default), `warps="n"` (rows / 16 by
     default) and `stages`; the model does not choose attention tiles on sm_80, and its
-    stages are padded, launched head by head: `autotile`, `layout` and `group` are refused."""
+    stages are padded, launched head by head: `autotile`, `layout` and `group` are refused.
+    Grouped-query attention (K and V without the query heads' axis of a group) packs a
+    group's heads into a block's rows, a warp or more a head (`group_tiles`)."""
 
     name = "napkin-sm80"
     block: str = ""
@@ -336,7 +338,9 @@ class NapkinSm90Pass(PipelinePass):
     overlap and ping-pong on or off (`autotile_attention`: those over the shared memory or
     the consumers' registers set aside); `stages` given, `overlap=false`, `pingpong=false`
     and `blocks_per_sm` bound its search, and `block` is refused. The other options
-    (`persistent`, `group`, `cluster`, `store`) are refused for attention."""
+    (`persistent`, `group`, `cluster`, `store`) are refused for attention. Grouped-query
+    attention packs a group's query heads into a block (its 128 rows 4 heads by 32
+    positions, 8 by 16), so each K and V tile is loaded once for them all."""
 
     name = "napkin-sm90"
     block: str = ""

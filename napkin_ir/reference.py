@@ -51,12 +51,39 @@ def spherical_attention(q: np.ndarray, k: np.ndarray, v: np.ndarray) -> np.ndarr
     return (s / np.linalg.norm(s, axis=-1, keepdims=True)) @ np.asarray(v, np.float64)
 
 
+def _grouped(q: np.ndarray, k: np.ndarray, v: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """K and V [..., g, j, d] given an axis of one place before j, so that they broadcast
+    over the query heads of Q [..., g, r, i, d] that share them."""
+    if q.ndim != k.ndim + 1:
+        raise ValueError(f"grouped-query attention takes Q [..., g, r, i, d] and K, V [..., g, j, d], got {q.shape} and {k.shape}")
+    return np.expand_dims(k, -3), np.expand_dims(v, -3)
+
+
+def gqa_attention(q: np.ndarray, k: np.ndarray, v: np.ndarray) -> np.ndarray:
+    """`attention` with a group of r query heads sharing each key/value head:
+    Q [..., g, r, i, d], K and V [..., g, j, d]."""
+    return attention(q, *_grouped(q, k, v))
+
+
+def gqa_causal_attention(q: np.ndarray, k: np.ndarray, v: np.ndarray) -> np.ndarray:
+    """`causal_attention` over grouped query heads (see `gqa_attention`)."""
+    return causal_attention(q, *_grouped(q, k, v))
+
+
+def gqa_spherical_attention(q: np.ndarray, k: np.ndarray, v: np.ndarray) -> np.ndarray:
+    """`spherical_attention` over grouped query heads (see `gqa_attention`)."""
+    return spherical_attention(q, *_grouped(q, k, v))
+
+
 REFERENCES: dict[str, Callable[..., np.ndarray]] = {
     "matmul": matmul,
     "gemm_bias": gemm_bias,
     "attention": attention,
     "causal_attention": causal_attention,
     "spherical_attention": spherical_attention,
+    "gqa_attention": gqa_attention,
+    "gqa_causal_attention": gqa_causal_attention,
+    "gqa_spherical_attention": gqa_spherical_attention,
 }
 
 # ||out - ref|| / ||ref|| that each output element type should meet against float64

@@ -5,7 +5,8 @@
     o = napkin_ir.torch.attention(q, k, v, kind="causal")    # torch.ops.napkin.attention(q, k, v, "causal")
 
 Each call builds the diagram for its shapes (`napkin_ir.diagrams.gemm`,
-`napkin_ir.attention_diagrams.attention_diagram`), compiles it through the compile cache
+`napkin_ir.attention_diagrams.attention_diagram`, or `gqa_attention_diagram` for
+grouped-query heads), compiles it through the compile cache
 (once per shape on a machine: later processes read the PTX from disk) and launches it on
 torch's current stream without synchronising. A GEMM compiles with `napkin-sm90` (TMA,
 wgmma) on a Hopper GPU where its shape allows, else with `napkin-sm80`; attention with
@@ -23,7 +24,7 @@ import torch
 from torch import Tensor
 
 import napkin_ir
-from napkin_ir.attention_diagrams import KINDS, attention_diagram
+from napkin_ir.attention_diagrams import KINDS, attention_diagram, gqa_attention_diagram
 from napkin_ir.diagrams import gemm
 
 DTYPES = {torch.bfloat16: "bf16", torch.float16: "f16"}
@@ -84,11 +85,17 @@ def attention_shapes(q: Tensor, k: Tensor, v: Tensor, kind: str, scale: float | 
         raise ValueError(f"{op}: q has {h} heads and k, v {hk}; the query heads must be a multiple of the key/value heads")
     if kind == "causal" and nk != n:
         raise ValueError(f"{op}: causal attention compares query and key positions: q has {n} tokens, k {nk}")
-    if kind == "causal" and hk != h:
-        raise ValueError(f"{op}: grouped-query attention ({h} query heads, {hk} key/value heads) is not supported with a causal "
-                         f"mask: napkin's diagrams have no axis for a query's position within its group yet; repeat k and v "
-                         f"along the heads first (k.repeat_interleave({h // hk}, dim=1))")
     return b, h, hk, n, nk, d
+
+
+def attention_text(kind: str, b: int, h: int, hk: int, n: int, nk: int, d: int, dtype: str, scale: float | None = None) -> str:
+    """The diagram `napkin::attention` compiles for q[B, H, N, D], k and v [B, H_kv, N_keys,
+    D]: attention over the heads, or, where H_kv < H, grouped-query attention whose group
+    axis r holds the H / H_kv query heads that share a key/value head (q viewed as [B,
+    H_kv, H / H_kv, N, D])."""
+    if hk == h:
+        return attention_diagram(kind, b, h, n, d, dtype, n_keys=nk, scale=scale)
+    return gqa_attention_diagram(kind, b, hk, h // hk, n, d, dtype, n_keys=nk, scale=scale)
 
 
 # --- compiling and launching ------------------------------------------------------------
@@ -174,23 +181,25 @@ def attention(q: Tensor, k: Tensor, v: Tensor, kind: str = "softmax", scale: flo
     masked; N_keys == N) or `spherical` (the scores divided by their L2 norm along the keys).
 
     Grouped-query attention (H a multiple of H_kv, query head h reading key/value head
-    h // (H / H_kv), as SDPA's enable_gqa) runs without copying K and V for softmax and
-    spherical attention; with a causal mask it is refused, as the diagrams cannot say it yet.
+    h // (H / H_kv), as SDPA's enable_gqa) compiles the grouped-query diagram (K and V
+    broadcast over a group's query heads by name; the kernels pack a group's heads into a
+    block, so each K and V tile is read once for them), with any of the three kinds.
     Compiles once per shape (`napkin-sm90` on Hopper, else `napkin-sm80`) and launches on torch's current stream
     without synchronising. Non-contiguous inputs are copied to contiguous ones first.
     """
     b, h, hk, n, nk, d = attention_shapes(q, k, v, kind, scale)
     if q.numel() == 0:
         return q.new_zeros(q.shape)
-    dt, group = DTYPES[q.dtype], h // hk
-    # a group's query heads share one key/value head: fold them into its query axis
-    text = attention_diagram(kind, b, hk, group * n, d, dt, n_keys=nk, scale=scale)
+    dt = DTYPES[q.dtype]
+    text = attention_text(kind, b, h, hk, n, nk, d, dt, scale)
     capability = _capability(q.device)
     targets = ["sm90"] if capability == (9, 0) else ["sm80"]
-    kernel = _compiled(("attention", kind, scale, b, hk, group * n, nk, d, dt, capability), [(t, text, {}) for t in targets],
+    kernel = _compiled(("attention", kind, scale, b, h, hk, n, nk, d, dt, capability), [(t, text, {}) for t in targets],
                        f"napkin::attention ({kind}) of q {list(q.shape)}, k and v {list(k.shape)}, {dt}")
-    out = torch.empty((b, hk, group * n, d), dtype=q.dtype, device=q.device)
-    _launch(kernel, q.device, q=q.contiguous().view(b, hk, group * n, d), k=k.contiguous(), v=v.contiguous(), out=out)
+    # grouped: q and the output as [B, H_kv, H / H_kv, N, D], the diagram's Q and O (the same memory)
+    shape = (b, h, n, d) if hk == h else (b, hk, h // hk, n, d)
+    out = torch.empty(shape, dtype=q.dtype, device=q.device)
+    _launch(kernel, q.device, q=q.contiguous().view(shape), k=k.contiguous(), v=v.contiguous(), out=out)
     return out.view(b, h, n, d)
 
 
@@ -200,4 +209,4 @@ def _attention_fake(q: Tensor, k: Tensor, v: Tensor, kind: str = "softmax", scal
     return q.new_empty(q.shape)
 
 
-__all__ = ["attention", "attention_shapes", "gemm_candidates", "matmul", "matmul_shapes"]
+__all__ = ["attention", "attention_shapes", "attention_text", "gemm_candidates", "matmul", "matmul_shapes"]

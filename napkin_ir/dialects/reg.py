@@ -1,7 +1,10 @@
 """The `reg` dialect: per-warp register fragments and the tensor-core steps on them.
 
 Below `smem-to-reg`, the block's warps split each tile: the kernel's `reg.warps` labels
-(`#hbm.labels<m=2, n=2>`) say how many warps share each axis, and a fragment type
+(`#hbm.labels<m=2, n=2>`) say how many warps share each axis (the first axis varies
+slowest over the warps; an axis whose every place has warps of its own, as a group's
+query heads in `<r=4, i=2>`, is held a place a warp: fragments lack it, and a warp's
+place along it is its index there), and a fragment type
 (`!reg.frag<c, m=64, n=32 : f32>`) is one warp's part, held across its 32 lanes in the
 layout the sm_80 `mma.sync.m16n8k16` instruction fixes for its role: `a` (rows x 16, bf16
 or f16), `b` (16 x columns), `c` (rows x columns, f32 accumulators). `reg.ldmatrix` loads
@@ -57,7 +60,7 @@ from xdsl.parser import AttrParser, Parser
 from xdsl.printer import Printer
 from xdsl.utils.exceptions import VerifyException
 
-from napkin_ir.dialects.hbm import GlobalType, LabelsAttr, format_labels, parse_labels
+from napkin_ir.dialects.hbm import GlobalType, KernelOp, LabelsAttr, format_labels, parse_labels
 from napkin_ir.dialects.ncd import MapOp as NcdMapOp
 from napkin_ir.dialects.ncd import NamedAxesType, NcdOp, _parse_float, format_float, parameters_hash, same_parameters
 from napkin_ir.dialects.smem import BufferType, PendingWaitOp, WindowWriteOp
@@ -183,6 +186,23 @@ def lane_layout(role: str, rows: int, cols: int = 1) -> tuple[np.ndarray, np.nda
 
 
 
+def kernel_warps(op: IRDLOperation) -> dict[str, int] | None:
+    """The `reg.warps` of the kernel around `op`; None before `smem-to-reg` has set them."""
+    k = op.parent_op()
+    while k is not None and not isinstance(k, KernelOp):
+        k = k.parent_op()
+    if k is None or not k.warp_grid:
+        return None
+    return k.warp_grid
+
+
+def _held(op: IRDLOperation, axes: Sequence[str], shape: dict[str, int]) -> bool:
+    """Whether every place of each of `axes` has warps of its own in the kernel around `op`
+    (`reg.warps`), so that a fragment may lack them."""
+    warps = kernel_warps(op) or {}
+    return all(warps.get(a) == shape[a] for a in axes)
+
+
 def _frag(v: SSAValue) -> FragType:
     assert isinstance(v.type, FragType)
     return v.type
@@ -209,7 +229,9 @@ class LdmatrixOp(IRDLOperation):
 
     The fragment's axes are the buffer's. Along an axis that `reg.warps` splits, the warp
     starts at its warp index times the fragment's size; along the others at `at`
-    (`#hbm.labels<k=16>`: the second 16-wide slice of k).
+    (`#hbm.labels<k=16>`: the second 16-wide slice of k). The buffer's axes the fragment
+    lacks have one place, or are `reg.warps` axes whose every place has its own warps (a
+    group's query heads): the warp reads the place of its index.
 
         %a = reg.ldmatrix %buf[%s] {at = #hbm.labels<k=16>} : !smem.buffer<m=128, k=32 : bf16, stages=3, layout=row> -> !reg.frag<a, m=64, k=16 : bf16>
     """
@@ -229,9 +251,10 @@ class LdmatrixOp(IRDLOperation):
         b, f = self.source.type, _frag(self.result)
         assert isinstance(b, BufferType)
         require(f.role.data in ("a", "b"), self, "loads a or b fragments")
-        extra = [a for a in b.axis_names if a not in f.shape]
-        require(set(f.axis_names) <= set(b.axis_names) and all(b.shape[a] == 1 for a in extra), self,
-                f"the fragment's axes {list(f.axis_names)} must be the buffer's {list(b.axis_names)} but for axes of size 1")
+        extra = [a for a in b.axis_names if a not in f.shape and b.shape[a] > 1]
+        require(set(f.axis_names) <= set(b.axis_names) and _held(self, extra, b.shape), self,
+                f"the fragment's axes {list(f.axis_names)} must be the buffer's {list(b.axis_names)} but for axes of size 1 "
+                "or held a place a warp (reg.warps)")
         require(f.element_type == b.element_type, self, f"the fragment's element type {f.element_type} differs from the buffer's {b.element_type}")
         for a, o in parse_labels(self.at).items():
             require(a in b.shape and 0 <= o and o + f.shape[a] <= b.shape[a], self, f"a slice of {f.shape.get(a)} at {o} along '{a}' does not fit the buffer's {b.shape.get(a)}")
@@ -357,7 +380,10 @@ class WgmmaOp(IRDLOperation):
 
     The instruction belongs to a warpgroup (4 warps, 64 rows); the accumulator type is one
     warp's part of it, 16 rows by all N columns, in the same lane layout as a `c` fragment.
-    The warp's rows follow its index along the `reg.warps` axis; B is read whole. The
+    The warp's rows follow its index along the `reg.warps` axis; B is read whole. A's rows
+    may be folded from more axes than the accumulators' (grouped-query attention's query
+    heads r and positions i: A<r=4, i=32, d=64>, its rows r x i, r outermost, with
+    `reg.warps = <r=4, i=2>`): the warp's 16 rows are then at its place along each. The
     product runs asynchronously: it is complete only after a `reg.wgmma_wait` retires its
     group (`reg.wgmma_commit` closes one), and only then may its stages be released.
 
@@ -388,7 +414,11 @@ class WgmmaOp(IRDLOperation):
         a = self.a.type
         assert isinstance(a, BufferType)
         rows, _, k = _verify_wgmma(self, a.element_type)
-        require(set(tile_axes(a)) == {rows, k}, self, f"expects A<{rows}, {k}> for accumulators with rows '{rows}', got A{list(a.axis_names)}")
+        ta = tile_axes(a)
+        outer = [x for x in ta if x not in (rows, k)]
+        require({rows, k} <= set(ta) and ta[len(outer):] in ((rows, k), (k, rows)) and _held(self, outer, a.shape), self,
+                f"expects A<{rows}, {k}> for accumulators with rows '{rows}' (or A<..., {rows}, {k}>, its rows folded from axes "
+                f"before '{rows}' whose every place has warps of its own), got A{list(a.axis_names)}")
         require(a.shape[k] == self.b.type.shape[k], self, f"A's {a.shape[k]} along '{k}' differ from B's {self.b.type.shape[k]}")  # type: ignore[attr-defined]
         require(a.layout.data == "swizzle", self, f"A must be in a 128-byte swizzled buffer (layout=swizzle), got layout={a.layout.data}")
 

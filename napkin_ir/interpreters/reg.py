@@ -59,7 +59,18 @@ def lane_layout_of(t: reg.FragType):
 
 
 def warp_origin(t: reg.FragType, w: dict[str, int], at: dict[str, int]) -> dict[str, int]:
-    return {a: w[a] * s if a in w else at.get(a, 0) for a, s in t.shape.items()}
+    """Where warp `w`'s fragment starts in the block's tile: along a `reg.warps` axis its
+    index times the fragment's size there (one place of an axis the fragment lacks, which
+    the warp holds a place of), along the others at `at`."""
+    origin = {a: w[a] * s if a in w else at.get(a, 0) for a, s in t.shape.items()}
+    return {**origin, **{a: i for a, i in w.items() if a not in t.shape}}
+
+
+def warp_window(t: reg.FragType, w: dict[str, int], at: dict[str, int], axes: tuple[str, ...]) -> tuple:
+    """The index of warp `w`'s fragment in a tile of `axes`: a slice along the fragment's
+    axes, the warp's place along the others (0 where they have one place)."""
+    origin = warp_origin(t, w, at)
+    return tuple(slice(origin[a], origin[a] + t.shape[a]) if a in t.shape else origin.get(a, 0) for a in axes)
 
 
 @register_impls
@@ -84,9 +95,8 @@ class RegFunctions(InterpreterFunctions):
         tile = NamedArray(buf.type.axis_names, buf.data[stage])
         out = {}
         for w in warps_of(op):
-            origin = warp_origin(t, w, at)
-            window = tuple(slice(origin[a], origin[a] + t.shape[a]) if a in t.shape else 0 for a in buf.type.axis_names)
-            kept = tuple(a for a in buf.type.axis_names if a in t.shape)  # the buffer's other axes have one place
+            window = warp_window(t, w, at, buf.type.axis_names)
+            kept = tuple(a for a in buf.type.axis_names if a in t.shape)  # the buffer's other axes: the warp's place
             part = NamedArray(kept, tile.data[window]).aligned(t.axis_names)
             out[_key(w)] = gather(t, part)
         return (out,)
@@ -116,12 +126,15 @@ class RegFunctions(InterpreterFunctions):
         rows, cols, k = op.axes()
         t: reg.FragType = op.c.type  # type: ignore[assignment]
         kk = hbm.parse_labels(op.at)[k]
-        a_tile = self._wgmma_read(op, a, a_stage, (rows, k))[:, kk : kk + 16]
+        kept = reg.tile_axes(a.type)
+        a_all = self._wgmma_read(op, a, a_stage, kept)
         b_tile = self._wgmma_read(op, b, b_stage, (k, cols))[kk : kk + 16, :]
         out = {}
-        for w in warps_of(op):
-            r0 = w[rows] * t.shape[rows]
-            d = scatter(t, c[_key(w)]) + a_tile[r0 : r0 + t.shape[rows]] @ b_tile
+        n = t.shape[rows]
+        for w in warps_of(op):  # the warp's rows: its place along each of A's row axes (held ones: one place)
+            window = tuple(slice(w[x] * n, (w[x] + 1) * n) if x == rows else w[x] if x in w and x != k else slice(None) for x in kept)
+            a_rows = NamedArray(tuple(x for x in kept if x in (rows, k)), a_all[window]).aligned((rows, k))
+            d = scatter(t, c[_key(w)]) + a_rows[:, kk : kk + 16] @ b_tile
             out[_key(w)] = gather(t, d.astype(np.float32))
         return (out,)
 
@@ -199,7 +212,8 @@ class RegFunctions(InterpreterFunctions):
         dims = [t.dims[0] if a == axis else 1 for a in g.type.axis_names]
         out = {}
         for w in warps_of(op):
-            start = [o + warp_origin(t, w, {})[a] if a == axis else o for o, a in zip(offsets, g.type.axis_names)]
+            origin = warp_origin(t, w, {})  # the warp's place along the fragment's axis, and along axes it holds
+            start = [o + origin.get(a, 0) for o, a in zip(offsets, g.type.axis_names)]
             out[_key(w)] = gather(t, read_tile(g, start, dims).reshape(_matrix_shape(t)))
         return (out,)
 

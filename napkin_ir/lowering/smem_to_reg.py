@@ -15,13 +15,18 @@ rows and columns first needs it. `warps="m:2,n:2"` says how many warps share eac
 (attention: the query rows only, `warps="i:8"`, so that a row reduction stays within a
 warp); each warp's part must be a whole number of m16n8 tiles and a contracted tile a
 multiple of 16. An operand read before its loop (attention's Q)
-is loaded into fragments once (`hoist=true`, the default) or at each product.
+is loaded into fragments once (`hoist=true`, the default) or at each product. Warps may
+hold a place each of an axis beyond the rows and columns: grouped-query attention's block
+packs a group's query heads r by query positions i, and `warps="r:4,i:2"` gives every
+head of 4 two warps of its own, so its tiles' fragments lack r (`!reg.frag<c, i=16,
+j=64 : f32>`) and each warp's place along r is its index there.
 
 With `mma=wgmma` (sm_90a, after `hbm-to-smem{copy=tma}`) the tensor cores read both
 operands from the swizzled stages themselves: each 16-wide slice is one `reg.wgmma` per
 warpgroup, the block's rows split over warpgroups of 64 (so `reg.warps` is the row axis
 over all consumer warps, 16 rows each, and each warp's accumulators are 16 rows by the
-whole tile's columns); the slices of one stage form a group that is committed; one group
+whole tile's columns; where the rows are two axes, r x i, `r=4, i=2`: 16 rows of one
+head a warp); the slices of one stage form a group that is committed; one group
 stays in flight: iteration i waits until only its own group runs, then releases the stage
 iteration i - 1 read (its products are complete), and after the loop all are awaited.
 The accumulators go out as `reg.store`, or, where `hbm-to-smem{store=tma}` writes the
@@ -221,18 +226,26 @@ class SmemToRegPass(ModulePass):
 
 def _wgmma_warps(kernel: hbm.KernelOp) -> dict[str, int]:
     """The consumer warps of a wgmma kernel: 16 of the block's rows each (warpgroups of 64),
-    the rows being those of the tiles its products compute."""
+    the rows being those of the tiles its products compute. Where the rows are two axes or
+    more (grouped-query attention's query heads r by query positions i: the block's rows
+    are r x i, r outermost), every place of the outer ones has warps of its own, which hold
+    one place of it and 16 rows of the last: `r=4, i=2` for 4 heads by 32 positions."""
     contracts = [o for o in kernel.walk() if isinstance(o, ncd.ContractOp)]
     if not contracts:
         raise _fail(kernel, "has no product for wgmma to compute")
     t: ncd.TensorType = contracts[0].result.type  # type: ignore[assignment]
     tiled = [(a, n) for a, n in t.shape.items() if n > 1]
-    if len(tiled) != 2:
+    if len(tiled) < 2:
         raise _fail(kernel, f"a product's tile has rows and columns, got {t}")
-    rows, bm = tiled[0]
-    if bm % 64 or not 1 <= bm // 64 <= 4:
-        raise _fail(kernel, f"wgmma splits the tile's {bm} rows over warpgroups of 64; the rows must be 64, 128, 192 or 256")
-    return {rows: bm // 16}
+    *outer, (rows, bm), _ = tiled
+    block_rows = bm * math.prod(n for _, n in outer)
+    if block_rows % 64 or not 1 <= block_rows // 64 <= 4:
+        what = " x ".join(f"{n} ({a})" for a, n in [*outer, (rows, bm)]) if outer else str(bm)
+        raise _fail(kernel, f"wgmma splits the tile's {what} rows over warpgroups of 64; the rows must be 64, 128, 192 or 256")
+    if bm % 16:
+        raise _fail(kernel, f"the block's rows are {' x '.join(a for a, _ in outer)} x {rows}: each warp holds 16 rows of one place "
+                            f"of {', '.join(a for a, _ in outer)}, so the tile's {bm} along '{rows}' must be a multiple of 16")
+    return {**dict(outer), rows: bm // 16}
 
 
 @dataclass
@@ -276,11 +289,12 @@ class _Fragments:
 
     # -- types -----------------------------------------------------------------------------
     def frag_type(self, t: ncd.TensorType) -> reg.FragType:
-        """Each warp's part of an f32 tile."""
-        axes = {a: n for a, n in t.shape.items() if n > 1 or a in self.warps}
+        """Each warp's part of an f32 tile. An axis whose every place has warps of its own
+        (a group's query heads, `warps="r:4,i:2"` over 4 heads) drops out: a warp holds one
+        place of it."""
         if t.dtype != "f32":
             raise self.fail(f"tiles computed in registers are f32 (accumulators), got {t}")
-        self.axes.update(axes)
+        axes = self.fragment_axes(t)
         if len(axes) == 1:
             ((rows, n),) = axes.items()
             w = self.warps.get(rows, 1)
@@ -296,6 +310,19 @@ class _Fragments:
                             "each warp's part must be a multiple of 16 x 8 (mma.sync m16n8k16)")
         return reg.FragType("c", {rows: bm // wm, cols: bn // wn}, builtin.f32)
 
+    def fragment_axes(self, t: ncd.TensorType) -> dict[str, int]:
+        """The axes of a tile that its fragments keep: all of more than one place (or shared
+        by warps) but those whose every place has warps of its own, at most two."""
+        held = {a for a, n in t.shape.items() if n > 1 and self.warps.get(a) == n}
+        axes = {a: n for a, n in t.shape.items() if a not in held and (n > 1 or a in self.warps)}
+        self.axes.update(axes, held)
+        if len(axes) > 2:
+            outer = list(axes)[:-2]
+            raise self.fail(f"a tile computed in registers has one or two axes of more than one place, got {t}; warps that "
+                            f"hold a place each of {', '.join(outer)} take it out of the fragments (warps=\""
+                            + ",".join(f"{a}:{t.shape[a]}" for a in outer) + ",...\")")
+        return axes
+
     def frag(self, v: SSAValue, what: str) -> SSAValue:
         """The fragment standing for a tile computed in registers."""
         if isinstance(v.type, reg.FragType):
@@ -307,6 +334,9 @@ class _Fragments:
 
     # -- the walk --------------------------------------------------------------------------
     def lower(self) -> None:
+        for product in self.kernel.walk():  # the products' tiles first: they say best what the warps cannot split
+            if isinstance(product, ncd.ContractOp):
+                self.fragment_axes(product.result.type)  # type: ignore[arg-type]
         self.lower_block(self.kernel.body.block)
         for op in reversed(self.dead):
             Rewriter.erase_op(op, safe_erase=False)

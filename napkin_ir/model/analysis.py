@@ -221,11 +221,12 @@ class _Counter:
 
     def _reg_store(self, op: reg.StoreOp, space: Space) -> None:
         """Each warp writes its fragment, at its place in the block's tile; the global's
-        axes the fragment lacks are those the grid cuts into tiles of one."""
+        axes the fragment lacks are those the grid cuts into tiles of one, and those whose
+        every place has warps of its own (a group's query heads: one place a warp)."""
         frag: reg.FragType = op.value.type  # type: ignore[assignment]
         tile = tuple(frag.shape.get(a, 1) for a in op.dest.type.axis_names)  # type: ignore[attr-defined]
         for w in warps_of(op):
-            shift = {a: i * frag.shape[a] for a, i in w.items()}
+            shift = {a: i * frag.shape.get(a, 1) for a, i in w.items()}
             self.access(op.dest, op.offsets, tile, space, True, shift)
 
     def _work(self, op: Operation, space: Space) -> None:

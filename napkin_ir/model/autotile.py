@@ -413,7 +413,8 @@ def attention_configs(module: ModuleOp, space: AttentionSpace = AttentionSpace()
     no one to take turns with)."""
     from napkin_ir.attention_diagrams import attention_shape, sm90_attention_tiles
 
-    _, i, j, _ = attention_shape(module)
+    axes, _ = attention_shape(module)
+    i, j = axes.query, axes.keys
     out: dict[tuple, AttentionConfig] = {}
     for rows, keys, stages in itertools.product(space.block_rows, space.stream_sizes, space.stages):
         block, stream, _, _ = sm90_attention_tiles(module, rows, keys, stages, space.blocks_per_sm)

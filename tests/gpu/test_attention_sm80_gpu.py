@@ -93,3 +93,26 @@ def test_attention_sm80_small(kind):
     out, ref = run_attention(torch, kind, 1, 1, 200, 200, 64, "bf16", block=64, stream=64, stages=3)
     assert not np.isnan(out).any()
     assert reference.relative_error(out, ref) <= TOLERANCE["bf16"]
+
+
+@pytest.mark.parametrize("kind", ["softmax", "causal", "spherical"])
+@pytest.mark.parametrize("r,n,d", [(4, 77, 64), (8, 1000, 128), (4, 256, 128)])
+def test_gqa_attention_sm80_matches_float64(kind, r, n, d):
+    """Grouped-query attention on napkin-sm80: a group's query heads packed into a block,
+    a warp or two a head."""
+    import napkin_ir
+    from napkin_ir.attention_diagrams import GQA_NAMES, gqa_attention_diagram
+
+    torch = pytest.importorskip("torch")
+    b, g = 2, 2
+    kernel = napkin_ir.compile(gqa_attention_diagram(kind, b, g, r, n, d), target="sm80", cache=False)
+    gen = torch.Generator(device="cuda").manual_seed(0)
+    q = torch.randn(b, g, r, n, d, device="cuda", generator=gen).to(torch.bfloat16)
+    k = torch.randn(b, g, n, d, device="cuda", generator=gen).to(torch.bfloat16)
+    v = torch.randn(b, g, n, d, device="cuda", generator=gen).to(torch.bfloat16)
+    o = torch.full((b, g, r, n, d), float("nan"), device="cuda", dtype=torch.bfloat16)
+    kernel(q=q, k=k, v=v, out=o, sync=True)
+    out = o.float().cpu().numpy()
+    ref = reference.REFERENCES[GQA_NAMES[kind]](*(x.double().cpu().numpy() for x in (q, k, v)))
+    assert not np.isnan(out).any(), "some output was not written"
+    assert reference.relative_error(out, ref) <= TOLERANCE["bf16"]

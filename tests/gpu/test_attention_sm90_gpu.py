@@ -2,8 +2,9 @@
 filled by a producer warpgroup, wgmma from shared memory for Q K^T and from registers for
 P V): softmax, causal and spherical attention, head dims 64, 128 and 256, bf16 and f16,
 sequence lengths the tiles divide and ragged ones, fewer queries than a warpgroup's 64
-rows (down to one), more keys than queries, against a
-float64 reference on fresh random inputs with a NaN-poisoned output.
+rows (down to one), more keys than queries; and grouped-query attention (4 and 8 query
+heads a group packed into a block: each K and V tile loaded once for the group), against
+a float64 reference on fresh random inputs with a NaN-poisoned output.
 
     python3 -m pytest -q tests/gpu/test_attention_sm90_gpu.py
 """
@@ -14,7 +15,7 @@ import numpy as np
 import pytest
 
 from napkin_ir import reference
-from napkin_ir.attention_diagrams import NAMES, attention_diagram
+from napkin_ir.attention_diagrams import GQA_NAMES, NAMES, attention_diagram, gqa_attention_diagram
 
 pytestmark = pytest.mark.gpu
 
@@ -112,5 +113,60 @@ def test_attention_sm90_one_query_small(kind):
     """compute-sanitizer on one query and one key: a tile of 64 rows over a sequence of 1."""
     torch = pytest.importorskip("torch")
     out, ref = run_attention(torch, kind, 1, 1, 1, 1, 64, "bf16")
+    assert not np.isnan(out).any()
+    assert reference.relative_error(out, ref) <= TOLERANCE["bf16"]
+
+
+def run_gqa(torch, kind, b, g, r, n, d, t, seed=0, **options):
+    """Grouped-query attention: Q [b, g, r, n, d] (r query heads a group), K and V
+    [b, g, n, d] shared by the group's heads."""
+    import napkin_ir
+
+    dt = torch.bfloat16 if t == "bf16" else torch.float16
+    kernel = napkin_ir.compile(gqa_attention_diagram(kind, b, g, r, n, d, t), target="sm90", cache=False, **options)
+    gen = torch.Generator(device="cuda").manual_seed(seed)
+    q = torch.randn(b, g, r, n, d, device="cuda", generator=gen).to(dt)
+    k = torch.randn(b, g, n, d, device="cuda", generator=gen).to(dt)
+    v = torch.randn(b, g, n, d, device="cuda", generator=gen).to(dt)
+    o = torch.full((b, g, r, n, d), float("nan"), device="cuda", dtype=dt)
+    kernel(q=q, k=k, v=v, out=o, sync=True)
+    out = o.float().cpu().numpy()
+    ref = reference.REFERENCES[GQA_NAMES[kind]](*(x.double().cpu().numpy() for x in (q, k, v)))
+    return out, ref
+
+
+@pytest.mark.parametrize("t", ["bf16", "f16"])
+@pytest.mark.parametrize("d", [64, 128])
+@pytest.mark.parametrize("r", [4, 8])
+@pytest.mark.parametrize("n", [77, 1000, 4096])
+@pytest.mark.parametrize("kind", ["softmax", "causal", "spherical"])
+def test_gqa_attention_sm90_matches_float64(kind, n, r, d, t):
+    """A group's query heads packed into a block (4 heads by 32 positions, 8 by 16): the 5-D
+    TMA box of Q, the causal mask and the ragged rows by each row's own position, the
+    stores at each warp's head."""
+    torch = pytest.importorskip("torch")
+    out, ref = run_gqa(torch, kind, 2, 2, r, n, d, t)
+    assert not np.isnan(out).any(), "some output was not written"
+    assert reference.relative_error(out, ref) <= TOLERANCE[t]
+
+
+@pytest.mark.parametrize("kind,r,n", [("causal", 8, 1), ("softmax", 4, 10), ("causal", 16, 300), ("causal", 3, 200),
+                                      ("spherical", 6, 129)])
+def test_gqa_attention_sm90_short_and_odd_groups(kind, r, n):
+    """Fewer queries than a block's positions (64 rows: 4 heads of 8 a block, the group over
+    two blocks), a group larger than a block holds, and groups that do not divide a
+    block's rows into whole warps (one head a block, or two)."""
+    torch = pytest.importorskip("torch")
+    out, ref = run_gqa(torch, kind, 1, 3, r, n, 64, "bf16")
+    assert not np.isnan(out).any()
+    assert reference.relative_error(out, ref) <= TOLERANCE["bf16"]
+
+
+@pytest.mark.sanitize
+@pytest.mark.parametrize("kind", ["softmax", "causal", "spherical"])
+def test_gqa_attention_sm90_small(kind):
+    """Small enough for compute-sanitizer: 4 heads a block over a ragged sequence."""
+    torch = pytest.importorskip("torch")
+    out, ref = run_gqa(torch, kind, 1, 2, 4, 77, 64, "bf16")
     assert not np.isnan(out).any()
     assert reference.relative_error(out, ref) <= TOLERANCE["bf16"]

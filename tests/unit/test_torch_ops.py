@@ -61,8 +61,6 @@ Q, KV = (2, 8, 128, 64), (2, 8, 128, 64)
     (Q, (2, 3, 128, 64), "softmax", None, r"q has 8 heads and k, v 3; the query heads must be a multiple"),
     (Q, (2, 8, 128, 32), "softmax", None, r"their batch and head dim must match"),
     (Q, (2, 8, 100, 64), "causal", None, r"causal attention compares query and key positions: q has 128 tokens, k 100"),
-    (Q, (2, 2, 128, 64), "causal", None, r"grouped-query attention \(8 query heads, 2 key/value heads\) is not supported with a "
-                                         r"causal mask.*k.repeat_interleave\(4, dim=1\)"),
     ((8, 128, 64), KV, "softmax", None, r"q must be 4-dimensional \(\[batch, heads, tokens, head dim\]\)"),
 ])
 def test_attention_checks_say_what_is_wrong(q, kv, kind, scale, message):
@@ -75,10 +73,31 @@ def test_k_and_v_must_match():
         nt.attention(meta(*Q), meta(*KV), meta(2, 8, 64, 64))
 
 
+def test_grouped_query_attention_is_the_grouped_diagram():
+    # 8 query heads sharing 2 key/value heads: a group axis r of 4, K and V without it, any kind
+    o = torch.ops.napkin.attention(meta(2, 8, 128, 64), meta(2, 2, 128, 64), meta(2, 2, 128, 64), "causal")
+    assert o.shape == (2, 8, 128, 64)
+    text = nt.attention_text("causal", 2, 8, 2, 128, 128, 64, "bf16")
+    assert "func.func @gqa_causal_attention(%q: !ncd.tensor<b=2, g=2, r=4, i=128, d=64 : bf16>, " \
+           "%k: !ncd.tensor<b=2, g=2, j=128, d=64 : bf16>" in text
+    assert "ncd.mask causal %s keep i >= j" in text
+    assert nt.attention_text("softmax", 2, 8, 8, 128, 100, 64, "f16").startswith("func.func @attention(")
+
+
+def test_grouped_query_attention_compiles_for_both_targets():
+    """The diagram the op builds for grouped heads, causal, through both pipelines
+    (napkin-sm90 packs a group's 4 heads into a block: one TMA box of heads x positions)."""
+    import napkin_ir
+
+    text = nt.attention_text("causal", 1, 8, 2, 77, 77, 64, "bf16")
+    assert "cp.async.bulk.tensor.5d" in napkin_ir.compile(text, "sm90", cache=False).ptx
+    assert "mma.sync" in napkin_ir.compile(text, "sm80", cache=False).ptx
+
+
 def test_torch_compile_traces_the_ops_without_graph_breaks():
     def model(a, b, q, k, v):
         h = torch.ops.napkin.matmul(a, b).float().relu()
-        return h.sum() + nt.attention(q, k, v, "causal").float().mean() + nt.attention(q, k[:, :2], v[:, :2]).float().mean()
+        return h.sum() + nt.attention(q, k, v, "causal").float().mean() + nt.attention(q, k[:, :2], v[:, :2], "causal").float().mean()
 
     counter = CompileCounter()
     compiled = torch.compile(model, fullgraph=True, backend=counter)

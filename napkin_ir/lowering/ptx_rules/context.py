@@ -80,7 +80,10 @@ class Buffer:
     """A shared-memory buffer: stage 0's address and how a tile lies in a stage. A plain
     buffer holds rows of `cols` elements (`row_bytes` apart: `layout=pad8` adds 16); a
     panel buffer (filled or read by the TMA and wgmma) holds 128-byte-wide panels of
-    its innermost axis, one after the other, each row-major and 128-byte swizzled."""
+    its innermost axis, one after the other, each row-major and 128-byte swizzled. The
+    rows are the places of `row_axes` (the tile's axes of more than one place before the
+    innermost), the first outermost: grouped-query attention's Q tile <r=4, i=32, d=64>
+    is 128 rows, head by head; `rows_axis` is the last of them."""
 
     base: SSAValue
     type: smem.BufferType
@@ -91,6 +94,12 @@ class Buffer:
     row_bytes: int
     stage_bytes: int
     panels: bool
+    row_axes: tuple[str, ...] = ()
+
+    def row_stride(self, axis: str) -> int:
+        """Rows between neighbouring places along one of `row_axes`."""
+        axes = self.row_axes or (self.rows_axis,)
+        return prod(self.type.shape[a] for a in axes[axes.index(axis) + 1 :])
 
     @property
     def key_rows(self) -> int:
@@ -279,10 +288,23 @@ class KernelLowering:
             self.once(("warps",), self._warp_indices)
         return self.cache[("warp", axis)]
 
+    def warp_number(self) -> SSAValue:
+        """The warp's index among the consumer warps (its index along the `reg.warps` axes
+        taken together, the first slowest)."""
+        self.once(("warps",), self._warp_indices)
+        return self.cache[("warp_number",)]
+
+    def held_places(self, t: reg.FragType, axes) -> dict[str, SSAValue]:
+        """This warp's place along each `reg.warps` axis among `axes` that fragment type `t`
+        lacks: every place of it has warps of its own, and a warp holds the one of its index
+        (grouped-query attention's query heads)."""
+        return {a: self.warp_index(a) for a in self.warps if a not in t.shape and a in axes}  # type: ignore[misc]
+
     def _warp_indices(self) -> SSAValue:
         rest = self.op2(P.ShrOp, "u32", self.tid, 5)
         if self.producer_warps:
             rest = self.op2(P.SubOp, "u32", rest, 4)  # warpgroup 0 produces
+        self.cache[("warp_number",)] = rest
         first = list(self.warps)[0]
         for a, count in reversed(list(self.warps.items())):
             if a == first:
@@ -364,6 +386,21 @@ class KernelLowering:
             lin = term if lin is None else self.add(lin, term)
         assert lin is not None
         return lin
+
+    def held_element(self, g: Global, t: reg.FragType, offsets) -> tuple[SSAValue, SSAValue | None]:
+        """(the element index of this warp's part of a tile at `offsets` in `g`, the
+        condition that it lies inside, or None where it always does): the tile's corner
+        moved to the warp's place along the `reg.warps` axes fragment type `t` lacks (a
+        group's query heads, one a warp), which lies past the global's edge where the
+        tile may cross it."""
+        lin = self.element(g, offsets)
+        held = self.held_places(t, g.type.axis_names)
+        for axis, w in held.items():
+            lin = self.add(lin, self.mul(w, g.strides[axis]))
+        ok = None
+        for room in self.rooms(g, offsets, held, {a: self.warps[a] for a in held}).values():
+            ok = self.both(ok, self.setp("gt", room, 0))
+        return lin, ok
 
     def rooms(self, g: Global, offsets, lane_at: dict[str, SSAValue], tiles: dict[str, int]) -> dict[str, SSAValue]:
         """Per axis of `lane_at` along which the block's tile (of `tiles[axis]`, at `offsets`,

@@ -11,7 +11,9 @@ later), and vectors read straight from global memory into registers.
 - `smem.copy`: the tile in 16-byte chunks, g threads a row (`_chunk_threads`), each
   thread's chunks at fixed distances from its first: one base register per copy, the
   stage and the chunk in immediates. The buffer's rows run along the global's last axis
-  (a multiple of 8 elements). What index analysis cannot place inside the global
+  (a multiple of 8 elements), and may fold several axes (a group's query heads by
+  positions: row = head x positions + position), each row copied from its own place
+  along each. What index analysis cannot place inside the global
   (`KernelLowering.span`) is checked: a tile that may start past an edge is not copied
   (its stage is never read), rows and chunks past an edge are zero-filled (a source size
   of 0, from the tensor's first element); a copy under `scf.if` takes its condition as a
@@ -34,7 +36,7 @@ from napkin_ir.dialects import reg, smem
 from napkin_ir.dialects.ptx import ops as P
 from napkin_ir.dialects.ptx import tensor_ops as T
 from napkin_ir.dialects.ptx.registers import RegType
-from napkin_ir.lowering.ptx_rules.context import B32, F32, PANEL, Buffer, Global, KernelLowering, constant, lowers
+from napkin_ir.lowering.ptx_rules.context import B32, F32, PANEL, Buffer, Global, KernelLowering, constant, lowers, prod
 
 
 def _has_panels(buf: SSAValue) -> bool:
@@ -48,22 +50,20 @@ def _alloc(k: KernelLowering, op: smem.AllocOp) -> None:
         raise k.fail(f"shared buffers hold bf16 or f16 tiles, got {t}")
     if _has_panels(op.result):
         tiled = reg.tile_axes(t)
-        if len(tiled) != 2 or tiled[1] != t.axis_names[-1] or t.layout.data != "swizzle":
-            raise k.fail(f"a buffer the TMA or wgmma reads is a 2-D tile (its other axes of one place, before them) "
-                         f"with layout=swizzle, got {t}")
-        rows_axis, cols_axis = tiled
+        if len(tiled) < 2 or tiled[-1] != t.axis_names[-1] or t.layout.data != "swizzle":
+            raise k.fail(f"a buffer the TMA or wgmma reads is a tile of rows and its innermost axis (its axes of one place "
+                         f"anywhere before that) with layout=swizzle, got {t}")
+        *row_axes, cols_axis = tiled
         if (2 * t.shape[cols_axis]) % PANEL:
             raise k.fail(f"a swizzled tile's rows are whole 128-byte panels, got {t}")
         stage_bytes = t.bytes() // t.stages.data
-        k.vals[op.result] = Buffer(k.reserve(t.bytes(), 1024), t, rows_axis, cols_axis, t.shape[rows_axis], t.shape[cols_axis],
-                                   PANEL, stage_bytes, True)
+        k.vals[op.result] = Buffer(k.reserve(t.bytes(), 1024), t, row_axes[-1], cols_axis, prod(t.shape[a] for a in row_axes),
+                                   t.shape[cols_axis], PANEL, stage_bytes, True, tuple(row_axes))
         return
     *lead, cols_axis = t.axis_names
-    big = [a for a in lead if t.shape[a] > 1]
-    if len(big) > 1:
-        raise k.fail(f"a buffer has one axis of rows (and its columns), got {t}")
-    rows_axis = big[0] if big else lead[-1]
-    rows, cols = t.shape[rows_axis], t.shape[cols_axis]
+    row_axes = [a for a in lead if t.shape[a] > 1] or lead[-1:]
+    rows_axis = row_axes[-1]
+    rows, cols = prod(t.shape[a] for a in row_axes), t.shape[cols_axis]
     if cols % 8:
         raise k.fail(f"a buffer's rows must be a multiple of 8 elements (16 bytes), got {cols}")
     if t.layout.data == "swizzle" and not smem.swizzle_fits(2 * cols):
@@ -71,7 +71,7 @@ def _alloc(k: KernelLowering, op: smem.AllocOp) -> None:
                      f"a multiple of 128 bytes, got {2 * cols} ({t}); use layout=pad8")
     row_bytes = 2 * cols + (16 if t.layout.data == "pad8" else 0)
     base = k.reserve(t.stages.data * rows * row_bytes, 128)
-    k.vals[op.result] = Buffer(base, t, rows_axis, cols_axis, rows, cols, row_bytes, rows * row_bytes, False)
+    k.vals[op.result] = Buffer(base, t, rows_axis, cols_axis, rows, cols, row_bytes, rows * row_bytes, False, tuple(row_axes))
 
 
 @lowers(smem.CopyOp)
@@ -155,10 +155,32 @@ def cp_async_copy(k: KernelLowering, op: smem.CopyOp, guard: SSAValue | None) ->
         raise k.fail(f"a copy from {gt} must start its rows at a multiple of 8 elements (16 bytes)")
     strides = g.strides
     rows, per_row = buf.rows, buf.cols // 8
-    s_r = strides[buf.rows_axis]
+    row_axes = buf.row_axes or (buf.rows_axis,)
     gk = _chunk_threads(k, rows, per_row)
     row_pass, width = k.nthreads // gk, per_row // gk
     passes = -(-rows // row_pass)
+
+    def digits(row: int) -> dict[str, int]:
+        """A buffer row's place along each of its row axes (the rows fold them, the first
+        outermost; the outermost is not wrapped)."""
+        out = {}
+        for n, a in enumerate(reversed(row_axes)):
+            last_digit = n == len(row_axes) - 1
+            out[a] = row if last_digit else row % buf.type.shape[a]
+            row = row if last_digit else row // buf.type.shape[a]
+        return out
+
+    # each thread's rows lie at fixed distances from its first along every row axis (rows
+    # folded from several axes: the passes move by whole places of the outer ones or
+    # within one of the inner): its place and the pass's add up
+    if any(digits(rt + p * row_pass)[a] != digits(rt)[a] + digits(p * row_pass)[a]
+           for p in range(passes) for rt in range(min(row_pass, rows - p * row_pass)) for a in row_axes):
+        raise k.fail(f"a tile of rows {' x '.join(row_axes)} ({buf.type}) copied {row_pass} rows a pass does not keep each "
+                     "thread's rows at fixed distances")
+
+    def row_place(row: int) -> int:
+        return sum(digits(row)[a] * strides[a] for a in row_axes)
+
     swizzled = buf.type.layout.data == "swizzle"
     perm = _phase_rows(gk, buf.row_bytes) if row_pass % 8 == 0 and not swizzled else None
 
@@ -194,8 +216,13 @@ def cp_async_copy(k: KernelLowering, op: smem.CopyOp, guard: SSAValue | None) ->
         term = k.affine(o).scale(strides[a])
         place = term if place is None else place + term
     assert place is not None and g.ptr is not None
-    thread = k.once(("copy_elem", s_r, gk, tuple(perm or ())), lambda: k.add(k.mul(row_t, s_r), k.mul(chunk_t, 8)))
-    key = ("copy_src", id(k.cur), op.source, place.terms, s_r, gk, tuple(perm or ()))
+
+    def thread_place() -> SSAValue:
+        return k.add(_folded(k, row_t, row_axes, buf.type.shape, strides), k.mul(chunk_t, 8))
+
+    fold = (strides[row_axes[-1]], *((a, buf.type.shape[a], strides[a]) for a in row_axes[:-1]))
+    thread = k.once(("copy_elem", fold, gk, tuple(perm or ())), thread_place)
+    key = ("copy_src", id(k.cur), op.source, place.terms, fold, gk, tuple(perm or ()))
     if key not in k.cache:  # copies of one block whose places differ by a constant share it
         sym = k.symbolic(place)
         k.cache[key] = k.wide_address(g.ptr, thread if sym is None else k.add(sym, thread), g.esize)
@@ -206,19 +233,24 @@ def cp_async_copy(k: KernelLowering, op: smem.CopyOp, guard: SSAValue | None) ->
         r = k.span(o)
         if r is None or r[1] >= gt.shape[a]:
             guard = k.both(guard, k.setp("lt", k.index(o), gt.shape[a]))
-    row_room = col_room = None
-    extent_r, extent_c = gt.shape[buf.rows_axis], gt.shape[last]
-    if _may_straddle(k, offsets[buf.rows_axis], extent_r, rows):
-        row_room = k.op2(P.SubOp, "s32", k.s32(extent_r), k.add(k.index(offsets[buf.rows_axis]), row_t))
+    col_room = None
+    row_rooms = {}  # per row axis along which the tile may cross the edge: the room left past the thread's first row
+    for a in row_axes:
+        if _may_straddle(k, offsets[a], gt.shape[a], buf.type.shape[a] if len(row_axes) > 1 else rows):
+            first = row_t if len(row_axes) == 1 else _digit(k, row_t, row_axes, buf.type.shape, a)
+            row_rooms[a] = k.op2(P.SubOp, "s32", k.s32(gt.shape[a]), k.add(k.index(offsets[a]), first))
+    extent_c = gt.shape[last]
     if _may_straddle(k, offsets[last], extent_c, buf.cols):
         col_room = k.op2(P.SubOp, "s32", k.s32(extent_c), k.add(k.index(offsets[last]), k.mul(chunk_t, 8)))
     for p in range(passes):
         pred = guard
         if (p + 1) * row_pass > rows:  # a last pass that not every thread has a row in
             pred = k.both(pred, k.setp("lt", row_t, rows - p * row_pass))
-        row_in = k.setp("gt", row_room, p * row_pass) if row_room is not None else None
+        row_in = None
+        for a, room in row_rooms.items():
+            row_in = k.both(row_in, k.setp("gt", room, digits(p * row_pass)[a]))
         for i in range(width):
-            s_off = src_imm + (p * row_pass * s_r + 8 * i * gk) * g.esize
+            s_off = src_imm + (row_place(p * row_pass) + 8 * i * gk) * g.esize
             d_off = dst_imm + p * row_pass * buf.row_bytes + 16 * i * gk
             inside = k.both(row_in, k.setp("gt", col_room, 8 * i * gk) if col_room is not None else None)
             if inside is None:
@@ -227,6 +259,27 @@ def cp_async_copy(k: KernelLowering, op: smem.CopyOp, guard: SSAValue | None) ->
             size = k.r(P.SelpOp("b32", k.u32(16), k.u32(0), inside))
             at = k.r(P.SelpOp("b64", k.add64(src, s_off), g.ptr, inside))
             k.emit(T.CpAsyncOp(dst, at, 16, dst_offset=d_off, src_size=size, guard=pred))
+
+
+def _digit(k: KernelLowering, row: SSAValue, row_axes: tuple[str, ...], shape: dict[str, int], axis: str) -> SSAValue:
+    """A register holding buffer row `row`'s place along `axis`, one of the row axes it
+    folds (the first outermost)."""
+    n = row_axes.index(axis)
+    inner = prod(shape[a] for a in row_axes[n + 1 :])
+    place = row if inner == 1 else k.op2(P.DivOp, "u32", row, inner)
+    return place if n == 0 else k.op2(P.RemOp, "u32", place, shape[axis])
+
+
+def _folded(k: KernelLowering, row: SSAValue, row_axes: tuple[str, ...], shape: dict[str, int], strides: dict[str, int]) -> SSAValue:
+    """The element offset of buffer row `row` in a global: its place along each row axis
+    times that axis's stride."""
+    if len(row_axes) == 1:
+        return k.mul(row, strides[row_axes[0]])
+    out = None
+    for a in row_axes:
+        term = k.mul(_digit(k, row, row_axes, shape, a), strides[a])
+        out = term if out is None else k.add(out, term)
+    return out  # type: ignore[return-value]
 
 
 @lowers(reg.LoadOp)
@@ -241,7 +294,10 @@ def _load_vector(k: KernelLowering, op: reg.LoadOp) -> None:
     w = k.warp_place(axis, t.dims[0])
     first = first if w is None else k.add(first, w)
     stride = g.strides[axis]
-    base = k.wide_address(g.ptr, k.add(k.element(g, op.offsets), k.mul(first, stride)), g.esize)
+    lin, held_ok = k.held_element(g, t, op.offsets)
+    if held_ok is not None:
+        raise k.fail(f"a vector read for warps that each hold a place of an axis may lie past the edge of {g.type}")
+    base = k.wide_address(g.ptr, k.add(lin, k.mul(first, stride)), g.esize)
     room = k.rooms(g, op.offsets, {axis: first}, {axis: t.dims[0] * k.warps.get(axis, 1)}).get(axis)
     # (distance from the lane's first place, adjacent values there) of each read
     if col and stride == 1 and g.type.shape[axis] % 2 == 0:  # a pair lies wholly inside or wholly past the edge

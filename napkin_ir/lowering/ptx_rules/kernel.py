@@ -4,7 +4,8 @@
   the TMA copies it, else a `.u64` generic address.
 - Grid origins follow the launch order `hbm-launch` chose (the kernel's properties): a
   plain grid maps the grid axes to %ctaid.x, .y, .z in order; `order = "last"` maps them
-  from the last (walked from its end: a causal stream's longest blocks first); grouped
+  from the last (walked from its end: a causal stream's longest blocks first); beyond
+  three axes, axes of one block take no %ctaid and the slowest others share .z; grouped
   (`hbm.group`) and persistent launches number tiles along %ctaid.x alone.
 - `smem.producer` splits the warps: warpgroup 0 runs its region on one thread, after
   `setmaxnreg` gives its registers to the consumers, which run the rest of the kernel
@@ -46,8 +47,6 @@ def build_kernel(k: KernelLowering) -> P.KernelOp:
     body = kernel.body.block
     globs = kernel.globals
     grid = kernel.grid_tiles
-    if len(grid) > 3:
-        raise k.fail(f"at most 3 grid axes, got {len(grid)}")
     tma = {o.source for o in kernel.walk() if isinstance(o, smem.TmaCopyOp)} | {o.dest for o in kernel.walk() if isinstance(o, smem.TmaStoreOp)}
     params = []
     for n, g in enumerate(globs):
@@ -66,18 +65,25 @@ def build_kernel(k: KernelLowering) -> P.KernelOp:
         k.grid_args[arg] = axis
     last = kernel.last_axis_fastest
     counts = kernel.grid_shape()
-    order = list(reversed(grid)) if last else list(grid)  # the axis on %ctaid.x varies fastest
+    dims = launch_dims(kernel)
     if k.persistent:
         if not k.producer_warps:
             raise k.fail("a persistent launch loops over tiles in a warp-specialised kernel (smem.producer); this one has none")
     elif k.group:
         set_origins(k, k.r(P.SregOp("ctaid.x")))
     else:
-        for n, axis in enumerate(order):
+        for axis in grid:
+            if not any(axis in dim for dim in dims):  # one block along it: at the axis's start
+                k.vals[k.origin_args[axis]] = k.u32(0)
+        for n, dim in enumerate(dims):
             cta = k.r(P.SregOp(f"ctaid.{'xyz'[n]}"))
-            if last and n == 0 and counts[axis] > 1:  # the last blocks first: a causal stream's longest
-                cta = k.op2(P.SubOp, "u32", k.u32(counts[axis] - 1), cta)
-            k.vals[k.origin_args[axis]] = k.mul(cta, grid[axis])
+            for m, axis in enumerate(dim):  # axes folded into %ctaid.z: the first fastest
+                block = cta
+                if m + 1 < len(dim):
+                    block, cta = k.op2(P.RemOp, "u32", cta, counts[axis]), k.op2(P.DivOp, "u32", cta, counts[axis])
+                if last and n == 0 and counts[axis] > 1:  # the last blocks first: a causal stream's longest
+                    block = k.op2(P.SubOp, "u32", k.u32(counts[axis] - 1), block)
+                k.vals[k.origin_args[axis]] = k.mul(block, grid[axis])
     k.tid = k.r(P.SregOp("tid.x"))
     ops = list(body.ops)
     for n, op in enumerate(ops):
@@ -92,7 +98,7 @@ def build_kernel(k: KernelLowering) -> P.KernelOp:
     else:
         out = P.KernelOp(k.name, params, Region(k.blocks), dynamic_shared=SHARED if k.smem_bytes else None, reqntid=[k.nthreads],
                          minnctapersm=k.blocks_per_sm if k.blocks_per_sm > 1 else None)
-    launch = [counts[a] for a in order]
+    launch = [prod(counts[a] for a in dim) for dim in dims]
     if k.group or k.persistent:
         launch = [prod(launch)]
     facts: dict[str, Attribute] = {}
@@ -107,6 +113,19 @@ def build_kernel(k: KernelLowering) -> P.KernelOp:
         facts["napkin.tma"] = builtin.ArrayAttr(k.tma_boxes)
     out.properties.update(facts)
     return out
+
+
+def launch_dims(kernel: hbm.KernelOp) -> list[tuple[str, ...]]:
+    """The grid axes on %ctaid.x, .y and .z of a plain launch, the one on x varying fastest
+    (the first grid axis, or the last with `hbm.order = "last"`). Beyond three axes, those
+    of one block take none (their origin is 0) and the slowest of the rest share .z (the
+    first of them fastest): grouped-query attention's grid b, g, r, i."""
+    grid = kernel.grid_tiles
+    counts = kernel.grid_shape()
+    order = list(reversed(grid)) if kernel.last_axis_fastest else list(grid)
+    if len(order) > 3:
+        order = [a for a in order if counts[a] > 1] or order[:1]
+    return [(a,) for a in order[:2]] + ([tuple(order[2:])] if len(order) > 2 else [])
 
 
 @lowers(hbm.ReturnOp)

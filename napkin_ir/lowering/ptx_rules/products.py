@@ -9,7 +9,9 @@
   product shares an operand with the last).
 - `reg.wgmma`: `wgmma.mma_async` m64nNk16 with both operands from shared-memory
   descriptors (A K-major; B K-major or, for a [k, n] tile, N-major with `imm-trans-b`),
-  the warpgroup's 64 rows of A chosen by its index; a `wgmma.fence` precedes the first
+  the warpgroup's 64 rows of A chosen by its index (A's rows may fold several axes, as a
+  grouped-query tile's heads by positions: the warps are numbered as its rows are); a
+  `wgmma.fence` precedes the first
   after registers changed. `reg.wgmma_commit` and `reg.wgmma_wait` are the group ops.
 """
 
@@ -105,10 +107,14 @@ def _lane_base(k: KernelLowering, buf: Buffer, kind: str, t: reg.FragType, row_i
                     row = k.add(row, w)
                 else:
                     col = k.add(col, w)
+        for axis, w in k.held_places(t, buf.row_axes[:-1]).items():  # a place of a row axis the warp holds
+            row = k.add(row, k.mul(w, buf.row_stride(axis)))
         at = k.placed(k.add(row, row_in), k.add(col, col_in), buf.row_bytes, buf.type.layout.data == "swizzle")
         return k.add(buf.base, at) if absolute else at
 
-    key = ("lane_base", buf.base if absolute else buf.row_bytes, kind, r_axis, t.shape[r_axis], c_axis, t.shape[c_axis], row_in, col_in)
+    held = tuple((a, buf.row_stride(a)) for a in k.held_places(t, buf.row_axes[:-1]))
+    key = ("lane_base", buf.base if absolute else buf.row_bytes, kind, r_axis, t.shape[r_axis], c_axis, t.shape[c_axis], row_in, col_in,
+           held)
     return k.once(key, make)
 
 
@@ -178,10 +184,14 @@ def _wgmma(k: KernelLowering, op: reg.WgmmaOp) -> None:
     kk = hbm.parse_labels(op.at)[kx]
     if (a.rows_axis, a.cols_axis) != (rows, kx):
         raise k.fail(f"A must be laid out [{rows}, {kx}] (K-major) for wgmma from shared memory, got {list(a.type.axis_names)}")
-    # A, K-major: 8-row groups 1024 bytes apart; the warpgroup's 64 rows, the slice's panel and its offset in it
-    warp = k.warp_index(rows)
-    if warp is None:
-        raise k.fail(f"wgmma's warps share the rows '{rows}' (reg.warps), got {k.warps}")
+    # A, K-major: 8-row groups 1024 bytes apart; the warpgroup's 64 rows, the slice's panel and its offset in it.
+    # The warps share A's rows (folded from its row axes, the first outermost, as the warps
+    # are numbered): warp w's 16 rows start at row 16 w
+    if rows not in k.warps or list(k.warps) != [x for x in a.row_axes if x in k.warps] \
+            or any(k.warps.get(x) != a.type.shape[x] for x in a.row_axes[:-1]) or 16 * k.warps[rows] != a.type.shape[rows]:
+        raise k.fail(f"wgmma's warps share A's rows {' x '.join(a.row_axes)} ({a.type}), 16 rows of one place of the "
+                     f"others a warp; got reg.warps {k.warps}")
+    warp = k.warp_number()
     group_rows = k.once(("warpgroup_rows", a.rows), lambda: k.mul(k.op2(P.ShrOp, "u32", warp, 2), 64 * PANEL))
     adesc = _descriptor(k, a, op.a_stage, (kk // 64) * a.rows * PANEL + (kk % 64) * 2, 16, 1024, group_rows)
     bdesc, trans_b = _b_descriptor(k, op, cols, kx, kk)
@@ -215,9 +225,7 @@ def _turns(k: KernelLowering) -> tuple[int, SSAValue] | None:
     groups = k.consumer_threads // 128
     if groups < 2:
         return None
-    rows = list(k.warps)[0]
-    warp = k.warp_index(rows)
-    assert warp is not None
+    warp = k.warp_number()
     return groups, k.once(("warpgroup",), lambda: k.op2(P.ShrOp, "u32", warp, 2))
 
 

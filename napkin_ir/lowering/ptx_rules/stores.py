@@ -4,7 +4,9 @@
   shared memory and leaves in whole lines (`_store_through_shared`); otherwise each lane's
   pairs of values (rounded with `cvt.rn.bf16x2.f32`, or as they are for an f32 output) go
   to global memory from one base register per lane, the value's place an immediate. Rows
-  (columns) past the global's edge are not stored where a tile may cross it.
+  (columns) past the global's edge are not stored where a tile may cross it. A warp's
+  place along a `reg.warps` axis its fragment lacks (a query head of a group) moves its
+  base: each row is stored at its own place along every axis.
 - `reg.stmatrix`: each warp's 16 rows, rounded, into a 128-byte swizzled panel: one
   `stmatrix.x4` per two 8-column tiles (the rows 0-7 and 8-15 of each); lane l gives the
   address of row l mod 8 of matrix l / 8.
@@ -33,7 +35,7 @@ def _store(k: KernelLowering, op: reg.StoreOp) -> None:
     if gt.shape[c_axis] % 2:
         raise k.fail(f"the output's rows must have an even length, got {gt.shape[c_axis]}")
     tiles = {a: t.shape[a] * k.warps.get(a, 1) for a in (r_axis, c_axis)}
-    lin = k.element(g, op.offsets)
+    lin, held_ok = k.held_element(g, t, op.offsets)
     row, col = k.lane_row, k.mul(k.lane_pair, 2)
     w = k.warp_place(r_axis, t.shape[r_axis])
     row = row if w is None else k.add(row, w)
@@ -41,7 +43,7 @@ def _store(k: KernelLowering, op: reg.StoreOp) -> None:
     col = col if w is None else k.add(col, w)
     assert g.ptr is not None
     if gt.dtype != "f32" and gt.shape[c_axis] % 8 == 0 and (2 * t.dims[1]) % 128 == 0 and not k.producer_warps:
-        _store_through_shared(k, op, x, lin)
+        _store_through_shared(k, op, x, lin, held_ok)
         return
     elem = k.add(lin, k.add(k.mul(row, strides[r_axis]), col))  # type: ignore[arg-type]
     base = k.wide_address(g.ptr, elem, g.esize)
@@ -52,7 +54,7 @@ def _store(k: KernelLowering, op: reg.StoreOp) -> None:
     for tm in range(t.dims[0] // 16):
         for h in range(2):
             dr = 16 * tm + 8 * h
-            row_ok = k.setp("gt", rooms[r_axis], dr) if r_axis in rooms else None
+            row_ok = k.both(held_ok, k.setp("gt", rooms[r_axis], dr) if r_axis in rooms else None)
             for tn in range(nt):
                 i = 4 * (tm * nt + tn) + 2 * h
                 inside = k.both(row_ok, col_ok.get(8 * tn))
@@ -63,7 +65,7 @@ def _store(k: KernelLowering, op: reg.StoreOp) -> None:
                     k.emit(P.StOp("global", "b32", base, [k.pack(gt.dtype, x[i], x[i + 1])], offset=off, guard=inside))
 
 
-def _store_through_shared(k: KernelLowering, op: reg.StoreOp, x: list, lin) -> None:
+def _store_through_shared(k: KernelLowering, op: reg.StoreOp, x: list, lin, held_ok) -> None:
     """The tile through shared memory, so that it leaves in whole lines: each warp writes
     its rounded values into its own swizzled region of the block's shared memory (once
     every warp is past its last read of it: a barrier), then each 8 (or 16) lanes read a
@@ -113,7 +115,7 @@ def _store_through_shared(k: KernelLowering, op: reg.StoreOp, x: list, lin) -> N
     for it in range(rows // rows_per):
         v = it % variants
         vals = k.emit(P.LdOp("shared", "b32", bases[v], [B32] * 4, offset=(it - v) * rows_per * row_bytes)).results
-        row_ok = k.setp("gt", rooms[r_axis], it * rows_per) if r_axis in rooms else None
+        row_ok = k.both(held_ok, k.setp("gt", rooms[r_axis], it * rows_per) if r_axis in rooms else None)
         k.emit(P.StOp("global", "b32", gptr, list(vals), offset=it * rows_per * gcols * g.esize, guard=k.both(row_ok, col_ok)))
 
 

@@ -9,7 +9,8 @@
   thread's arrival, or in a cluster one lane per warp on this block's barrier and on the
   peer's (whose producer fills this block's stage too).
 - `smem.tma_copy`: one `cp.async.bulk.tensor` per 128-byte panel of the tile (2-D, or one
-  dimension more per outer axis of one place: a head, a batch entry) (a tile a
+  dimension more per outer axis: a head, a batch entry of one place, or a group's query
+  heads, whose places the box's rows run over) (a tile a
   cluster shares: each block loads half the panels, multicast to both); the global is a
   tensor-map parameter whose box the kernel's `napkin.tma` lists for the runtime.
 - `smem.tma_store`: every consumer's writes are fenced for the async proxy, the
@@ -77,10 +78,11 @@ def _arrive(k: KernelLowering, op: smem.ArriveOp) -> None:
 
 
 def _box(k: KernelLowering, g: SSAValue, buf: Buffer) -> None:
-    """The box one copy moves, outermost axis first: a panel of the tile's rows (the axes
-    before them, of one place, 1 each)."""
-    lead = len(buf.type.dims) - 2
-    box = TmaBoxAttr(arg_name(g, k.kernel.globals.index(g)), (1,) * lead + (buf.rows, PANEL // 2), "128B")
+    """The box one copy moves, outermost axis first: a panel of the tile (its places along
+    every axis but the innermost, 1 along those of one place: a grouped-query tile's box is
+    1 x 1 x heads x positions x 64). The TMA writes a box's rows one after another, the
+    outer axes' places outermost: the buffer's rows, folded from its row axes."""
+    box = TmaBoxAttr(arg_name(g, k.kernel.globals.index(g)), (*buf.type.dims[:-1], PANEL // 2), "128B")
     if box not in k.tma_boxes:
         k.tma_boxes.append(box)
 

@@ -5,6 +5,8 @@
 // RUN: napkin-opt %examples/spherical_attention.mlir | napkin-opt | filecheck %s --check-prefix=SPHERE
 // RUN: napkin-opt %examples/attention.mlir --print-op-generic | napkin-opt - | filecheck %s --check-prefix=ATTN
 // RUN: napkin-opt %examples/gemm_bias.mlir | napkin-opt | filecheck %s --check-prefix=BIAS
+// RUN: napkin-opt %examples/gqa_attention.mlir | napkin-opt | filecheck %s --check-prefix=GQA
+// RUN: napkin-opt %examples/gqa_causal_attention.mlir | napkin-opt | filecheck %s --check-prefix=GQA-CAUSAL
 
 // MATMUL: func.func @matmul(%a: !ncd.tensor<m=512, k=256 : bf16>, %b: !ncd.tensor<k=256, n=384 : bf16>) -> !ncd.tensor<m=512, n=384 : bf16>
 // MATMUL-NEXT: %c = ncd.contract %a, %b over [k] : {{.*}} -> !ncd.tensor<m=512, n=384 : bf16>
@@ -30,3 +32,13 @@
 // SPHERE: func.func @spherical_attention
 // SPHERE: %p = ncd.l2norm %s along j
 // SPHERE-NOT: softmax
+
+// K and V lack the query heads' axis r: the scores broadcast them over it by name
+// GQA: func.func @gqa_attention(%q: !ncd.tensor<b=1, g=2, r=4, i=256, d=64 : bf16>, %k: !ncd.tensor<b=1, g=2, j=256, d=64 : bf16>, %v: !ncd.tensor<b=1, g=2, j=256, d=64 : bf16>)
+// GQA-NEXT: %s = ncd.contract %q, %k over [d] : {{.*}} -> !ncd.tensor<b=1, g=2, r=4, i=256, j=256 : f32>
+// GQA-NEXT: %p = ncd.softmax %s along j scale 0.125
+// GQA-NEXT: %p16 = ncd.map cast %p
+// GQA-NEXT: %o = ncd.contract %p16, %v over [j] : {{.*}}, !ncd.tensor<b=1, g=2, j=256, d=64 : bf16> -> !ncd.tensor<b=1, g=2, r=4, i=256, d=64 : bf16>
+
+// GQA-CAUSAL: func.func @gqa_causal_attention
+// GQA-CAUSAL: %m = ncd.mask causal %s keep i >= j fill -inf : !ncd.tensor<b=1, g=2, r=4, i=256, j=256 : f32>

@@ -109,3 +109,13 @@ func.func @f(%buf: !smem.buffer<b=2, j=64, d=32 : bf16, stages=2, layout=pad8>, 
   func.return
 }
 // CHECK: reg.ldmatrix: the fragment's axes ['d', 'j'] must be the buffer's ['b', 'j', 'd'] but for axes of size 1
+
+// -----
+// a fragment may lack an axis of the buffer only where the warps hold a place of it each
+hbm.kernel attributes {sym_name = "k", grid = #hbm.labels<r=4, i=32>, num_outputs = 1 : i32, reg.warps = #hbm.labels<r=2, i=2>} {
+^bb0(%g: !hbm.global<r=4, i=100, d=32 : bf16>, %r0: index, %i0: index):
+  %buf = smem.alloc : !smem.buffer<r=4, i=32, d=32 : bf16, stages=1, layout=pad8>
+  %a = reg.ldmatrix %buf[%i0] {at = #hbm.labels<d=0>} : !smem.buffer<r=4, i=32, d=32 : bf16, stages=1, layout=pad8> -> !reg.frag<a, i=16, d=16 : bf16>
+  hbm.return
+}
+// CHECK: reg.ldmatrix: the fragment's axes ['i', 'd'] must be the buffer's ['r', 'i', 'd'] but for axes of size 1 or held a place a warp (reg.warps)

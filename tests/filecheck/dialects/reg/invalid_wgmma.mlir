@@ -90,3 +90,15 @@ hbm.kernel attributes {sym_name = "k", grid = #hbm.labels<i=128>, num_outputs = 
   hbm.return
 }
 // CHECK: reg.wgmma_rs: a 16-wide slice at 64 along 'j' does not fit the tile's 64
+
+// -----
+// A's rows folded from r and i, but the warps do not hold a place of r each
+hbm.kernel attributes {sym_name = "k", grid = #hbm.labels<r=4, i=32>, num_outputs = 1 : i32, reg.warps = #hbm.labels<i=8>} {
+^bb0(%g: !hbm.global<r=4, i=100, d=64 : bf16>, %r0: index, %i0: index):
+  %a = smem.alloc : !smem.buffer<r=4, i=32, d=64 : bf16, stages=1, layout=swizzle>
+  %b = smem.alloc : !smem.buffer<j=64, d=64 : bf16, stages=2, layout=swizzle>
+  %c = reg.zeros : !reg.frag<c, i=16, j=64 : f32>
+  %d = reg.wgmma %a[%i0], %b[%i0], %c {at = #hbm.labels<d=0>} : !smem.buffer<r=4, i=32, d=64 : bf16, stages=1, layout=swizzle>, !smem.buffer<j=64, d=64 : bf16, stages=2, layout=swizzle>, !reg.frag<c, i=16, j=64 : f32> -> !reg.frag<c, i=16, j=64 : f32>
+  hbm.return
+}
+// CHECK: reg.wgmma: expects A<i, d> for accumulators with rows 'i' (or A<..., i, d>, its rows folded from axes before 'i' whose every place has warps of its own), got A['r', 'i', 'd']

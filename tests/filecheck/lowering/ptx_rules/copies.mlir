@@ -6,6 +6,10 @@
 // ld.global.v2.f32 (a bf16 pair as .b32, unpacked and widened), each row alone (g and g + 8,
 // 32 bytes apart); guarded and zero-filled where the tile may cross the edge, not where
 // the tiles divide the axes.
+// Grouped-query attention's Q tile folds its rows from a group's query heads r and the
+// positions i (4 x 32): each thread's row is split into its head and position, whose
+// strides place it; a pass of 32 rows moves a head on (an immediate); ragged positions
+// are zero-filled by the row's own position, not its row in the tile.
 // RUN: napkin-opt %examples/matmul.mlir -p 'ncd-relabel{grid="m:128,n:128" stream="k:32"},ncd-to-hbm,hbm-to-smem{stages=3},smem-to-reg{warps="m:2,n:2"},smem-unroll-stages,reg-prefetch,reg-to-ptx' -t ptx | filecheck %s
 // RUN: sed -e 's/k=256/k=200/g' %examples/matmul.mlir | napkin-opt -p 'ncd-relabel{grid="m:128,n:128" stream="k:32"},ncd-to-hbm,hbm-to-smem{stages=3 layout=pad8},smem-to-reg{warps="m:2,n:2"},smem-unroll-stages,reg-to-ptx' -t ptx | filecheck %s --check-prefix=RAGGED
 // RUN: napkin-opt %examples/attention.mlir -p napkin-sm80 -t ptx | filecheck %s --check-prefix=ROWS
@@ -14,6 +18,8 @@
 // RUN: sed -e 's/%bias: !ncd.tensor<n=192 : f32>/%bias: !ncd.tensor<m=256 : f32>/; s/!ncd.tensor<n=192 : f32> ->/!ncd.tensor<m=256 : f32> ->/' %examples/gemm_bias.mlir | napkin-opt -p 'napkin-sm80{block="128,128,32" warps="2,2"}' -t ptx | filecheck %s --check-prefix=BIAS-ROW
 // RUN: sed -e 's/%bias: !ncd.tensor<n=192 : f32>/%bias: !ncd.tensor<n=192 : bf16>/; s/%y = ncd.map add %c, %bias/%b32 = ncd.map cast %bias : !ncd.tensor<n=192 : bf16> -> !ncd.tensor<n=192 : f32>\n  %y = ncd.map add %c, %b32/' %examples/gemm_bias.mlir | napkin-opt -p napkin-sm80 -t ptx | filecheck %s --check-prefix=BIAS-BF16
 // RUN: napkin-opt %examples/matmul.mlir -p 'ncd-relabel{grid="m:128,n:128" stream="k:64"},ncd-to-hbm,hbm-to-smem{stages=3 layout=swizzle},smem-to-reg{warps="m:2,n:2"},smem-unroll-stages,reg-prefetch,reg-to-ptx' -t ptx | filecheck %s --check-prefix=SWIZZLE
+// RUN: napkin-opt %examples/gqa_causal_attention.mlir -p 'ncd-relabel{grid="b,g,r:4,i:32" stream="j:64"},ncd-to-hbm,hbm-launch{order=last},hbm-to-smem{stages=2 layout=pad8},smem-to-reg{warps="r:4,i:2"},reg-to-ptx' -t ptx | filecheck %s --check-prefix=GQA
+// RUN: sed -e 's/i=256/i=77/g; s/j=256/j=77/g' %examples/gqa_causal_attention.mlir | napkin-opt -p 'ncd-relabel{grid="b,g,r:4,i:32" stream="j:64"},ncd-to-hbm,hbm-launch{order=last},hbm-to-smem{stages=2 layout=pad8},smem-to-reg{warps="r:4,i:2"},reg-to-ptx' -t ptx | filecheck %s --check-prefix=GQA-RAGGED
 
 // CHECK: .extern .shared .align 128 .b8 napkin_smem[];
 // CHECK: mov.u32 %r{{[0-9]+}}, napkin_smem;
@@ -59,3 +65,29 @@
 // BIAS-BF16-NEXT: mov.b32 {[[LO:%bh[0-9]+]], [[HI:%bh[0-9]+]]}, [[PAIR]];
 // BIAS-BF16-NEXT: cvt.f32.bf16 %f{{[0-9]+}}, [[LO]];
 // BIAS-BF16-NEXT: cvt.f32.bf16 %f{{[0-9]+}}, [[HI]];
+
+// the thread's row t / 8: head (t / 8) / 32 (16384 elements a head), position (t / 8) mod 32 (64 a position)
+// GQA: div.u32 [[ROW:%r[0-9]+]], %r{{[0-9]+}}, %r{{[0-9]+}};
+// GQA: mov.u32 [[PER_HEAD:%r[0-9]+]], 32;
+// GQA-NEXT: div.u32 [[HEAD:%r[0-9]+]], [[ROW]], [[PER_HEAD]];
+// GQA-NEXT: mov.u32 [[RS:%r[0-9]+]], 16384;
+// GQA-NEXT: mul.lo.u32 %r{{[0-9]+}}, [[HEAD]], [[RS]];
+// GQA-NEXT: mov.u32 [[PER_HEAD2:%r[0-9]+]], 32;
+// GQA-NEXT: rem.u32 [[POS:%r[0-9]+]], [[ROW]], [[PER_HEAD2]];
+// GQA-NEXT: mov.u32 [[IS:%r[0-9]+]], 64;
+// GQA-NEXT: mul.lo.u32 %r{{[0-9]+}}, [[POS]], [[IS]];
+// GQA: cp.async.cg.shared.global [[[DST:%r[0-9]+]]], [[[SRC:%rd[0-9]+]]], 16;
+// GQA-NEXT: cp.async.cg.shared.global [[[DST]]+4608], [[[SRC]]+32768], 16;
+// GQA-NEXT: cp.async.cg.shared.global [[[DST]]+9216], [[[SRC]]+65536], 16;
+// GQA-NEXT: cp.async.cg.shared.global [[[DST]]+13824], [[[SRC]]+98304], 16;
+
+// GQA-RAGGED: add.u64 %rd{{[0-9]+}}, %rd{{[0-9]+}}, %rd{{[0-9]+}};
+// GQA-RAGGED-NEXT: mov.u32 [[PER_HEAD:%r[0-9]+]], 32;
+// GQA-RAGGED-NEXT: rem.u32 [[POS:%r[0-9]+]], %r{{[0-9]+}}, [[PER_HEAD]];
+// GQA-RAGGED-NEXT: mov.s32 [[N:%r[0-9]+]], 77;
+// GQA-RAGGED-NEXT: add.u32 [[AT:%r[0-9]+]], %r{{[0-9]+}}, [[POS]];
+// GQA-RAGGED-NEXT: sub.s32 [[ROOM:%r[0-9]+]], [[N]], [[AT]];
+// GQA-RAGGED: setp.gt.s32 [[IN:%p[0-9]+]], [[ROOM]], %r{{[0-9]+}};
+// GQA-RAGGED: cp.async.cg.shared.global [%r{{[0-9]+}}], [%rd{{[0-9]+}}], 16, %r{{[0-9]+}};
+// GQA-RAGGED: setp.gt.s32 %p{{[0-9]+}}, [[ROOM]], %r{{[0-9]+}};
+// GQA-RAGGED: cp.async.cg.shared.global [%r{{[0-9]+}}+4608], [%rd{{[0-9]+}}], 16, %r{{[0-9]+}};

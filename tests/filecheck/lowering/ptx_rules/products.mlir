@@ -2,10 +2,15 @@
 // for a k-major B) from a lane base register plus immediates; reg.mma one mma.sync per
 // m16n8 tile, serpentine; reg.wgmma is wgmma.mma_async from two descriptors, fenced once
 // after registers changed, committed and waited by group.
+// Grouped-query attention (reg.warps <r=4, i=2>): the warps are numbered as A's rows
+// (head by head), so a warpgroup's 64 rows of A start at its warp number / 4 x 64 rows;
+// ldmatrix reads Q at the warp's head (32 rows a head) and its 16 positions.
 // RUN: napkin-opt %examples/matmul.mlir -p 'ncd-relabel{grid="m:128,n:128" stream="k:32"},ncd-to-hbm,hbm-to-smem{stages=3},smem-to-reg{warps="m:2,n:2"},smem-unroll-stages,reg-prefetch,reg-to-ptx' -t ptx | filecheck %s
 // RUN: napkin-opt %examples/matmul.mlir -p napkin-sm90 -t ptx | filecheck %s --check-prefix=WGMMA
 // RUN: napkin-opt %examples/attention.mlir -p 'ncd-relabel{grid="b,h,i:128" stream="j:128"},ncd-to-hbm,hbm-to-smem{stages=2 copy=tma},smem-to-reg{mma=wgmma},reg-to-ptx' -t ptx | filecheck %s --check-prefix=RS
 // RUN: sed -e 's/k=256, n=384/n=384, k=256/g' %examples/matmul.mlir | napkin-opt -p 'ncd-relabel{grid="m:128,n:128" stream="k:32"},ncd-to-hbm,hbm-to-smem{stages=3},smem-to-reg{warps="m:2,n:2"},smem-unroll-stages,reg-prefetch,reg-to-ptx' -t ptx | filecheck %s --check-prefix=NK
+// RUN: napkin-opt %examples/gqa_causal_attention.mlir -p 'ncd-relabel{grid="b,g,r:4,i:32" stream="j:128"},ncd-to-hbm,hbm-launch{order=last},hbm-to-smem{stages=2 copy=tma},smem-to-reg{mma=wgmma},reg-to-ptx' -t ptx | filecheck %s --check-prefix=GQA
+// RUN: napkin-opt %examples/gqa_causal_attention.mlir -p 'ncd-relabel{grid="b,g,r:4,i:32" stream="j:64"},ncd-to-hbm,hbm-launch{order=last},hbm-to-smem{stages=2 layout=pad8},smem-to-reg{warps="r:4,i:2"},reg-to-ptx' -t ptx | filecheck %s --check-prefix=GQA-LDMATRIX
 
 // CHECK: ldmatrix.sync.aligned.m8n8.x4.shared.b16 {%r{{[0-9]+}}, %r{{[0-9]+}}, %r{{[0-9]+}}, %r{{[0-9]+}}}, [%r{{[0-9]+}}];
 // CHECK: ldmatrix.sync.aligned.m8n8.x4.trans.shared.b16
@@ -32,3 +37,23 @@
 // RS: wgmma.mma_async.sync.aligned.m64n64k16.f32.bf16.bf16 {{{.*}}}, {%{{[a-z]+[0-9]+}}, %{{[a-z]+[0-9]+}}, %{{[a-z]+[0-9]+}}, %{{[a-z]+[0-9]+}}}, %rd{{[0-9]+}}, %p{{[0-9]+}}, 1, 1, 1;
 // RS-COUNT-7: wgmma.mma_async.sync.aligned.m64n64k16
 // RS-NEXT: wgmma.commit_group.sync.aligned;
+
+// GQA: shr.u32 [[WARPS:%r[0-9]+]], %r{{[0-9]+}}, %r{{[0-9]+}};
+// GQA-NEXT: mov.u32 [[PRODUCER:%r[0-9]+]], 4;
+// GQA-NEXT: sub.u32 [[WARP:%r[0-9]+]], [[WARPS]], [[PRODUCER]];
+// GQA: shr.u32 [[GROUP:%r[0-9]+]], [[WARP]], %r{{[0-9]+}};
+// GQA-NEXT: mov.u32 [[ROWS:%r[0-9]+]], 8192;
+// GQA-NEXT: mul.lo.u32 %r{{[0-9]+}}, [[GROUP]], [[ROWS]];
+// GQA: wgmma.mma_async.sync.aligned.m64n128k16.f32.bf16.bf16
+
+// the warp's place along i (warp mod 2) x 16 rows, then along r (warp / 2) x 32 rows
+// GQA-LDMATRIX: bar.sync 0;
+// GQA-LDMATRIX: rem.u32 [[WI:%r[0-9]+]], [[W:%r[0-9]+]], %r{{[0-9]+}};
+// GQA-LDMATRIX-NEXT: mov.u32 %r{{[0-9]+}}, 2;
+// GQA-LDMATRIX-NEXT: div.u32 [[WR:%r[0-9]+]], [[W]], %r{{[0-9]+}};
+// GQA-LDMATRIX: mul.lo.u32 [[AT_I:%r[0-9]+]], [[WI]], %r{{[0-9]+}};
+// GQA-LDMATRIX-NEXT: add.u32 [[ROW:%r[0-9]+]], %r{{[0-9]+}}, [[AT_I]];
+// GQA-LDMATRIX-NEXT: mov.u32 [[HEAD_ROWS:%r[0-9]+]], 32;
+// GQA-LDMATRIX-NEXT: mul.lo.u32 [[AT_R:%r[0-9]+]], [[WR]], [[HEAD_ROWS]];
+// GQA-LDMATRIX-NEXT: add.u32 %r{{[0-9]+}}, [[ROW]], [[AT_R]];
+// GQA-LDMATRIX: ldmatrix.sync.aligned.m8n8.x4.shared.b16

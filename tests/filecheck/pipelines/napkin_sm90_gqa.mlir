@@ -1,0 +1,49 @@
+// napkin-sm90 compiles grouped-query attention with a group's query heads packed into a
+// block: 128 rows of 4 heads by 32 query positions (8 by 16), so each K and V tile is
+// TMA-loaded once for all of them. Q arrives as one 5-D box (heads x positions x 64) into
+// 128 swizzled rows; the causal mask and the ragged rows go by each row's own position.
+// Softmax, causal and spherical, head dims 64 and 128, 4 and 8 heads a group, bf16 and
+// f16, even and ragged sequences: each assembles without spills.
+// RUN: napkin-opt %examples/gqa_attention.mlir -p napkin-sm90 --print-between-passes -t ptx -o %t.softmax.ptx 2>&1 | filecheck %s --check-prefix=LABELS
+// RUN: %ptxas -v -arch=sm_90a %t.softmax.ptx -o %t.softmax.cubin 2>&1 | filecheck %s --check-prefix=REPORT
+// RUN: filecheck %s < %t.softmax.ptx
+// RUN: napkin-opt %examples/gqa_causal_attention.mlir -p napkin-sm90 -t ptx -o %t.causal.ptx
+// RUN: %ptxas -v -arch=sm_90a %t.causal.ptx -o %t.causal.cubin 2>&1 | filecheck %s --check-prefix=REPORT
+// RUN: filecheck %s --check-prefix=CAUSAL < %t.causal.ptx
+// RUN: sed -e 's/i=256/i=1000/g; s/j=256/j=1000/g; s/d=64/d=128/g; s/0.125/0.08838834764831845/' %examples/gqa_causal_attention.mlir | napkin-opt -p napkin-sm90 -t ptx -o %t.c128.ptx
+// RUN: %ptxas -v -arch=sm_90a %t.c128.ptx -o %t.c128.cubin 2>&1 | filecheck %s --check-prefix=REPORT
+// RUN: sed -e 's/r=4/r=8/g; s/i=256/i=77/g; s/j=256/j=77/g; s/bf16/f16/g' %examples/gqa_causal_attention.mlir | napkin-opt -p napkin-sm90 --print-between-passes -t ptx -o %t.r8.ptx 2>&1 | filecheck %s --check-prefix=EIGHT
+// RUN: %ptxas -v -arch=sm_90a %t.r8.ptx -o %t.r8.cubin 2>&1 | filecheck %s --check-prefix=REPORT
+// RUN: sed -e 's/r=4/r=8/g; s/d=64/d=128/g; s/ncd.softmax %%s along j scale 0.125/ncd.l2norm %%s along j/' %examples/gqa_attention.mlir | napkin-opt -p napkin-sm90 -t ptx -o %t.sph.ptx
+// RUN: %ptxas -v -arch=sm_90a %t.sph.ptx -o %t.sph.cubin 2>&1 | filecheck %s --check-prefix=REPORT
+// RUN: filecheck %s --check-prefix=SPHERICAL < %t.sph.ptx
+// a group of 3 heads does not divide 128 rows into whole warps' rows a head: one head a block
+// RUN: sed -e 's/r=4/r=3/g' %examples/gqa_causal_attention.mlir | napkin-opt -p napkin-sm90 --print-between-passes -t ptx -o %t.r3.ptx 2>&1 | filecheck %s --check-prefix=THREE
+// RUN: %ptxas -v -arch=sm_90a %t.r3.ptx -o %t.r3.cubin 2>&1 | filecheck %s --check-prefix=REPORT
+
+// REPORT: 0 bytes stack frame, 0 bytes spill stores, 0 bytes spill loads
+
+// LABELS: ncd.grid = #hbm.labels<b=1, g=1, r=4, i=32>, ncd.stream = #hbm.labels<j=128>
+// LABELS: reg.warps = #hbm.labels<r=4, i=2>
+
+// CHECK: .maxntid 384
+// CHECK: cp.async.bulk.tensor.5d.shared::cluster.global.mbarrier::complete_tx::bytes
+// CHECK: cp.async.bulk.tensor.4d.shared::cluster.global.mbarrier::complete_tx::bytes
+// CHECK: wgmma.mma_async.sync.aligned.m64n128k16.f32.bf16.bf16
+// CHECK: ex2.approx.ftz.f32
+// CHECK: wgmma.mma_async.sync.aligned.m64n64k16.f32.bf16.bf16
+
+// CAUSAL: wgmma.mma_async.sync.aligned.m64n128k16
+// the diagonal tiles, masked, in a loop of their own
+// CAUSAL: setp.{{.*}}
+// CAUSAL: wgmma.mma_async.sync.aligned.m64n128k16
+
+// EIGHT: ncd.grid = #hbm.labels<b=1, g=1, r=8, i=16>, ncd.stream = #hbm.labels<j=64>
+// EIGHT: reg.warps = #hbm.labels<r=8, i=1>
+
+// SPHERICAL-NOT: ex2.approx
+// SPHERICAL: sqrt
+// SPHERICAL: wgmma.mma_async.sync.aligned.m64n128k16
+
+// THREE: ncd.grid = #hbm.labels<b=1, g=1, r=1, i=128>, ncd.stream = #hbm.labels<j=128>
+// THREE: reg.warps = #hbm.labels<i=8>
