@@ -5,7 +5,9 @@
 
 `--path sm80` times napkin-sm80's kernels (cp.async, mma.sync), `sm90` napkin-sm90's (TMA,
 wgmma, a producer warpgroup); its last configuration, `auto`, is napkin-sm90{autotile=true}
-for the GPU at hand (the napkin model's choice).
+for the GPU at hand (the napkin model's choice). `--path sm90 --groups 4,8` times
+grouped-query attention instead (r query heads sharing each key/value head) against SDPA's
+`enable_gqa`.
 
 The FlashAttention-3 paper's setting: batch x sequence = 16k tokens, hidden 2048 (32 heads
 of 64 or 16 heads of 128), sequence 1k, 4k and 16k, causal and not. For each shape, in
@@ -183,6 +185,56 @@ def bench_shape(torch, F, sdpa_kernel, backends, n: int, d: int, t: str, configs
     return rows, sph
 
 
+def bench_gqa(torch, F, sdpa_kernel, backends, n: int, d: int, r: int, t: str):
+    """Grouped-query attention at the same setting: HIDDEN / d query heads, r of them
+    sharing each key/value head, against SDPA with `enable_gqa=True` (each backend that
+    takes it) and against napkin's own kernel on K and V repeated r times (every query head
+    its own: what the grouping saves). napkin-sm90's default configuration, and `auto`.
+    Rows: (n, d, r, causal, napkin TFLOP/s by configuration, napkin without grouping, SDPA's)."""
+    import napkin_ir
+    from napkin_ir.attention_diagrams import attention_diagram, gqa_attention_diagram
+
+    dt = torch.bfloat16 if t == "bf16" else torch.float16
+    tol = 2e-2 if t == "bf16" else 4e-3
+    b, h = TOKENS // n, HIDDEN // d
+    g = h // r
+    gen = torch.Generator(device="cuda").manual_seed(n + d + r)
+    q = torch.randn(b, h, n, d, device="cuda", generator=gen).to(dt)
+    k, v = (torch.randn(b, g, n, d, device="cuda", generator=gen).to(dt) for _ in range(2))
+    kr, vr = k.repeat_interleave(r, dim=1), v.repeat_interleave(r, dim=1)
+    o = torch.empty_like(q)
+    hw = "h200" if "H200" in torch.cuda.get_device_name() else "h100"
+    rows = []
+    for causal in (False, True):
+        kind = "causal" if causal else "softmax"
+        flop = 4.0 * b * h * n * n * d / (2 if causal else 1)
+        ref = F.scaled_dot_product_attention(q, kr, vr, is_causal=causal)
+        ours = {}
+        for label, options in (("default", {}), ("auto", {"autotile": True, "hw": hw})):
+            kern = napkin_ir.compile(gqa_attention_diagram(kind, b, g, r, n, d, t), target="sm90", cache=False, **options)
+            bound = kern.bind({"q": q.view(b, g, r, n, d), "k": k, "v": v, "out": o.view(b, g, r, n, d)})
+            o.fill_(float("nan"))
+            kern(bound=bound, sync=True)
+            err = rel_err(torch, o, ref)
+            ms = time_ms(torch, lambda kern=kern, bound=bound: kern(bound=bound))
+            print(f"  N={n} d={d} r={r} {kind} napkin {label}: {flop / ms / 1e9:.0f} TFLOP/s (err {err:.1e})", flush=True)
+            ours[label] = flop / ms / 1e9 if err < tol else float("nan")
+        plain = napkin_ir.compile(attention_diagram(kind, b, h, n, d, t), target="sm90", cache=False)
+        bound = plain.bind({"q": q, "k": kr, "v": vr, "out": o})
+        ungrouped = flop / time_ms(torch, lambda: plain(bound=bound)) / 1e9
+        theirs = {}
+        for name, backend in backends:
+            try:
+                with sdpa_kernel(backend):
+                    F.scaled_dot_product_attention(q, k, v, is_causal=causal, enable_gqa=True)
+                    theirs[name] = flop / time_ms(torch, lambda causal=causal: F.scaled_dot_product_attention(
+                        q, k, v, is_causal=causal, enable_gqa=True)) / 1e9
+            except RuntimeError as e:  # a backend that does not take grouped heads here
+                print(f"    sdpa {name} (enable_gqa): n/a ({str(e).splitlines()[0][:80]})", flush=True)
+        rows.append((n, d, r, causal, ours, ungrouped, theirs))
+    return rows
+
+
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--quick", action="store_true", help="sequence 4k only, head dim 128, three configurations")
@@ -191,6 +243,7 @@ def main() -> int:
     ap.add_argument("--dims", help="head dims, e.g. 128 (default: 64,128)")
     ap.add_argument("--path", choices=["sm80", "sm90"], default="sm80", help="napkin-sm80's kernels or napkin-sm90's")
     ap.add_argument("--configs", help="which of the path's configurations to time, by position, e.g. 0,6 (default: all)")
+    ap.add_argument("--groups", help="with --path sm90: grouped-query attention instead, r query heads a key/value head, e.g. 4,8")
     args = ap.parse_args()
     import torch
     import torch.nn.functional as F
@@ -206,6 +259,25 @@ def main() -> int:
         configs = [every[int(x)] for x in args.configs.split(",")]
     backends = [("flash", SDPBackend.FLASH_ATTENTION), ("cudnn", SDPBackend.CUDNN_ATTENTION), ("efficient", SDPBackend.EFFICIENT_ATTENTION)]
     print(f"device: {torch.cuda.get_device_name()}  torch {torch.__version__}  {t}", flush=True)
+    if args.groups:
+        gqa_rows = [row for n in seqs for d in dims for r in (int(x) for x in args.groups.split(","))
+                    for row in bench_gqa(torch, F, sdpa_kernel, backends, n, d, r, t)]
+        names = [name for name, _ in backends]
+        lines = [f"napkin-sm90 grouped-query attention, {t}, {TOKENS} tokens, hidden {HIDDEN} (query heads), r query heads a "
+                 "key/value head; TFLOP/s; 'ungrouped': napkin's kernel on K and V repeated r times",
+                 f"{'seq':>6} {'d':>4} {'r':>3} {'causal':>6} {'default':>8} {'auto':>6} {'ungrouped':>9} "
+                 + " ".join(f"{x:>9}" for x in names) + f" {'vs cudnn':>8}"]
+        for n, d, r, causal, ours, ungrouped, tf in gqa_rows:
+            best = max((x for x in ours.values() if x == x), default=float("nan"))
+            cols = " ".join(f"{tf[x]:9.0f}" if x in tf else f"{'n/a':>9}" for x in names)
+            lines.append(f"{n:>6} {d:>4} {r:>3} {('yes' if causal else 'no'):>6} {ours['default']:8.0f} {ours['auto']:6.0f} "
+                         f"{ungrouped:9.0f} {cols} {best / tf['cudnn'] if 'cudnn' in tf else float('nan'):8.2f}")
+        table = "\n".join(lines)
+        print("\n" + table)
+        out = os.environ.get("OUT")
+        if out:
+            Path(out, "bench_attention_gqa.txt").write_text(table + "\n")
+        return 0
     rows, sph_rows = [], []
     for n in seqs:
         for d in dims:
