@@ -23,7 +23,6 @@ is printed last and written to $OUT/bench_attention.txt.
 from __future__ import annotations
 
 import argparse
-import os
 import sys
 from pathlib import Path
 
@@ -31,7 +30,7 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(ROOT / "tools"))
 
-from bench_gemm import time_ms  # CUDA events after a warm-up, the median of batches
+from bench_gemm import report, time_ms  # CUDA events after a warm-up, the median of batches; the table out
 
 TOKENS, HIDDEN = 16 * 1024, 2048
 SEQS = [1024, 4096, 16384]
@@ -272,11 +271,7 @@ def main() -> int:
             cols = " ".join(f"{tf[x]:9.0f}" if x in tf else f"{'n/a':>9}" for x in names)
             lines.append(f"{n:>6} {d:>4} {r:>3} {('yes' if causal else 'no'):>6} {ours['default']:8.0f} {ours['auto']:6.0f} "
                          f"{ungrouped:9.0f} {cols} {best / tf['cudnn'] if 'cudnn' in tf else float('nan'):8.2f}")
-        table = "\n".join(lines)
-        print("\n" + table)
-        out = os.environ.get("OUT")
-        if out:
-            Path(out, "bench_attention_gqa.txt").write_text(table + "\n")
+        report(lines, "bench_attention_gqa.txt")
         return 0
     rows, sph_rows = [], []
     for n in seqs:
@@ -296,11 +291,7 @@ def main() -> int:
     lines += ["", "spherical attention against napkin's softmax kernel (not causal)",
               f"{'seq':>6} {'d':>4} {'napkin config':<22} {'spherical':>9} {'softmax':>8} {'ratio':>6}"]
     lines += [f"{n:>6} {d:>4} {cfg:<22} {s:9.0f} {m:8.0f} {s / m:6.2f}" for n, d, cfg, s, m in sph_rows]
-    table = "\n".join(lines)
-    print("\n" + table)
-    out = os.environ.get("OUT")
-    if out:
-        Path(out, "bench_attention.txt").write_text(table + "\n")
+    report(lines, "bench_attention.txt")
     return 0
 
 

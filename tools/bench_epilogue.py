@@ -15,7 +15,6 @@ written to $OUT/bench_epilogue.txt.
 from __future__ import annotations
 
 import argparse
-import os
 import statistics
 import sys
 from pathlib import Path
@@ -24,7 +23,7 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(ROOT / "tools"))
 
-from bench_gemm import time_interleaved  # CUDA events, batches interleaved round by round
+from bench_gemm import report, time_interleaved  # CUDA events, batches interleaved round by round; the table out
 
 
 def diagram(kind: str, n: int) -> str:
@@ -88,11 +87,7 @@ def main() -> int:
              f"{'n':>6} " + " ".join(f"{k:>9}" for k in kinds) + f" {'cuBLAS':>7} " + " ".join(f"{k + '/plain':>15}" for k in kinds[1:])]
     for n, tf, rel in rows:
         lines.append(f"{n:>6} " + " ".join(f"{x:9.0f}" for x in tf[:-1]) + f" {tf[-1]:7.0f} " + " ".join(f"{r:15.3f}" for r in rel[1:]))
-    table = "\n".join(lines)
-    print("\n" + table)
-    out = os.environ.get("OUT")
-    if out:
-        Path(out, "bench_epilogue.txt").write_text(table + "\n")
+    report(lines, "bench_epilogue.txt")
     return 0
 
 

@@ -51,6 +51,16 @@ SM90_CONFIGS = [  # block tile (m, n, k), stages, block-row group, persistent, c
 ]
 
 
+def report(lines: list[str], name: str) -> None:
+    """Print the table last (the device call's reply carries the end of the output) and
+    write it to $OUT/name where $OUT is set."""
+    table = "\n".join(lines)
+    print("\n" + table)
+    out = os.environ.get("OUT")
+    if out:
+        Path(out, name).write_text(table + "\n")
+
+
 def time_ms(torch, fn, batches: int = 10, per_batch: int = 10) -> float:
     """The median over `batches` batches of `per_batch` launches of the ms a launch took."""
     return statistics.median(time_interleaved(torch, [fn], batches, per_batch, warm_s=0.0)[0])
@@ -222,11 +232,7 @@ def main() -> int:
                   f"{'shape':<18} {'dtype':<5} {'path':<5} {'napkin config':<24} {'napkin':>8} {'cuBLAS':>8} {'ratio':>6} {'MHz':>11} {'W':>9}"]
         lines += [f"{s_:<18} {t:<5} {p:<5} {cfg:<24} {o:8.0f} {c_:8.0f} {r:6.2f} {f'{mo:.0f}/{mc:.0f}':>11} {f'{wo:.0f}/{wc:.0f}':>9}"
                   for s_, t, p, cfg, o, c_, r, mo, mc, wo, wc in sustained]
-    table = "\n".join(lines)
-    print("\n" + table)
-    out = os.environ.get("OUT")
-    if out:
-        Path(out, "bench_gemm.txt").write_text(table + "\n")
+    report(lines, "bench_gemm.txt")
     return 0
 
 
