@@ -58,7 +58,8 @@ def kernel_sections(kernel: dict, hw_name: str) -> list[Section]:
     inten = Section("FLOP per byte", [(name, f"{v:.1f}") for name, v in (("HBM", it["flop_per_hbm_byte"]),
                     ("DRAM", it["flop_per_dram_byte"]), ("shared memory", it["flop_per_smem_byte"])) if v])
     time = Section(f"time on the {hw_name}", bars=dict(k["times_s"]), bound=k["bound"])
-    time.rows.append(("predicted", f"{style.seconds(k['predicted_s'])}, bound by {BOUND_NAMES[k['bound']]}"))
+    bound = "products and math in turn" if k["bound"] == "chain" else BOUND_NAMES[k["bound"]]  # fits the panel's width
+    time.rows.append(("predicted", f"{style.seconds(k['predicted_s'])}, bound by {bound}"))
     return [launch, traffic, work, on_chip, inten, time]
 
 
