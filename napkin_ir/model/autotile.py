@@ -363,14 +363,25 @@ def autotile(module: ModuleOp | str, hw: Hardware | str = "h100", *, space: Sear
     candidate)` is called after each candidate; by default a progress line on stderr says
     how far the search is, where stderr is a terminal."""
     hw = hardware(hw) if isinstance(hw, str) else hw
-    if isinstance(module, str):
-        from napkin_ir.passmanager import run_pipeline
-
-        module = run_pipeline(module)
+    module = _parsed(module)
     roles = axis_roles(_the_function(module))
     if not roles.tiled and not roles.batch:
         raise UserError("autotile: the function's output has no axis to spread over the grid")
     cands = _search(_candidates(module, roles, hw, space, instruction), count_candidates(roles, space), progress)
+    return _chosen(cands, roles)
+
+
+def _parsed(module: ModuleOp | str) -> ModuleOp:
+    if isinstance(module, str):
+        from napkin_ir.passmanager import run_pipeline
+
+        module = run_pipeline(module)
+    return module
+
+
+def _chosen(cands: list[Candidate], roles: AxisRoles) -> AutotileResult:
+    """The fastest predicted candidate of those judged at the deepest level any reached
+    (ties broken by `_rank_key`), with the reason; an error where none was judged."""
     deepest = max((LEVELS.index(c.level) for c in cands if c.prediction), default=None)
     if deepest is None:
         reasons = sorted({c.rejected for c in cands if c.rejected})
@@ -456,26 +467,14 @@ def autotile_attention(module: ModuleOp | str, hw: Hardware | str = "h100", *, s
     attention in `module` on `hw`. Each is lowered as napkin-sm90 lowers it, to the reg
     level, and predicted there; those over the shared-memory budget (they do not lower)
     or the consumers' registers are set aside with the reason. Ranked as `autotile` ranks."""
-    hw = hardware(hw) if isinstance(hw, str) else hw
-    if isinstance(module, str):
-        from napkin_ir.passmanager import run_pipeline
-
-        module = run_pipeline(module)
     from napkin_ir.attention_diagrams import attention_axes
 
-    f = _the_function(module)
+    hw = hardware(hw) if isinstance(hw, str) else hw
+    module = _parsed(module)
     if attention_axes(module) is None:
         raise UserError("autotile: the diagram is not attention (two contractions, the second over the first's keys)")
     if not hw.wgmma_flops:
         raise UserError(f"autotile: napkin-sm90's attention runs wgmma, which the {hw.name} does not have")
     configs = attention_configs(module, space)
     cands = _search(_attention_candidates(module, configs, hw), len(configs), progress)
-    ok = [c for c in cands if c.prediction]
-    if not ok:
-        reasons = sorted({c.rejected for c in cands if c.rejected})
-        raise UserError(f"autotile: none of {len(cands)} candidates fits or lowers: {'; '.join(reasons[:3])}")
-    best = min(c.prediction.seconds for c in ok)  # type: ignore[union-attr]
-    ranked = sorted(ok, key=lambda c: _rank_key(c, best))
-    win = ranked[0]
-    assert win.prediction is not None and win.cost is not None
-    return AutotileResult(win.config, win.level, win.cost, win.prediction, _reason(win, ranked, cands, axis_roles(f)), cands)
+    return _chosen(cands, axis_roles(_the_function(module)))  # every candidate is judged at the reg level
