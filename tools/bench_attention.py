@@ -59,6 +59,13 @@ SM90_CONFIGS = [  # query rows per block, keys per tile (0: the pipeline's defau
 ]
 
 
+def autotile_options() -> dict:
+    """napkin-sm90{autotile=true} for the GPU at hand (the model knows the H100 and H200)."""
+    import torch
+
+    return {"autotile": True, "hw": "h200" if "H200" in torch.cuda.get_device_name() else "h100"}
+
+
 def napkin_sm90_kernel(kind: str, b: int, h: int, n: int, d: int, t: str, config):
     """A launcher for napkin-sm90's kernel, its arguments bound once (None where the
     configuration does not compile)."""
@@ -69,9 +76,7 @@ def napkin_sm90_kernel(kind: str, b: int, h: int, n: int, d: int, t: str, config
     from napkin_ir.errors import UserError
 
     if config == "auto":
-        import torch
-
-        options: dict = {"autotile": True, "hw": "h200" if "H200" in torch.cuda.get_device_name() else "h100"}
+        options: dict = autotile_options()
     else:
         block, stream, stages, overlap, pingpong, blocks_per_sm = (*config, 1)[:6]
         options = {"block": f"{block},{stream or (128 if d <= 128 else 64)}", "stages": stages, "overlap": overlap,
@@ -202,14 +207,13 @@ def bench_gqa(torch, F, sdpa_kernel, backends, n: int, d: int, r: int, t: str):
     k, v = (torch.randn(b, g, n, d, device="cuda", generator=gen).to(dt) for _ in range(2))
     kr, vr = k.repeat_interleave(r, dim=1), v.repeat_interleave(r, dim=1)
     o = torch.empty_like(q)
-    hw = "h200" if "H200" in torch.cuda.get_device_name() else "h100"
     rows = []
     for causal in (False, True):
         kind = "causal" if causal else "softmax"
         flop = 4.0 * b * h * n * n * d / (2 if causal else 1)
         ref = F.scaled_dot_product_attention(q, kr, vr, is_causal=causal)
         ours = {}
-        for label, options in (("default", {}), ("auto", {"autotile": True, "hw": hw})):
+        for label, options in (("default", {}), ("auto", autotile_options())):
             kern = napkin_ir.compile(gqa_attention_diagram(kind, b, g, r, n, d, t), target="sm90", cache=False, **options)
             bound = kern.bind({"q": q.view(b, g, r, n, d), "k": k, "v": v, "out": o.view(b, g, r, n, d)})
             o.fill_(float("nan"))
