@@ -40,6 +40,10 @@ class Buffer:
         self.in_flight: dict[int, int] = {}  # stage -> copies not yet retired by a wait
         self.unsynced: set[int] = set()  # stages written since the last barrier
         self.held: set[int] = set()  # TMA-filled stages the consumers have not released
+        # stages a TMA copy may fill: all at first, then each again once the producer has
+        # waited for its release. Kept apart from `held` so that a missing wait is refused
+        # however the roles' threads happen to be scheduled.
+        self.free: set[int] = set(range(t.stages.data))
         self.wgmma_reads: dict[int, int] = {}  # stage -> wgmma products not yet retired
         self.storing: dict[int, int] = {}  # stage -> TMA stores not yet retired (still reading it)
 
@@ -272,7 +276,7 @@ class SmemFunctions(InterpreterFunctions):
         g, *offsets, buf, stage, ring, bar_stage = args
         ring.check(bar_stage, op.name)
         with self.roles.cond:
-            if stage in buf.held or buf.in_flight.get(stage, 0):
+            if stage not in buf.free or stage in buf.held or buf.in_flight.get(stage, 0):
                 raise InterpretationError(f"{op.name}: copies into stage {stage} of {buf.type} while the consumers still "
                                           "hold it (wait for its empty barrier first)")
             nbytes = buf.type.bytes() // buf.type.stages.data
@@ -280,6 +284,7 @@ class SmemFunctions(InterpreterFunctions):
                 raise InterpretationError(f"{op.name}: delivers {nbytes} bytes to stage {bar_stage}'s barrier, but only "
                                           f"{ring.tx[bar_stage]} were announced (smem.arrive_expect)")
             ring.tx[bar_stage] -= nbytes
+            buf.free.discard(stage)
             buf.in_flight[stage] = buf.in_flight.get(stage, 0) + 1
             ring.landing[bar_stage].append((buf, stage, read_tile(g, offsets, buf.type.dims)))
             self._maybe_complete(ring, bar_stage)
@@ -294,6 +299,11 @@ class SmemFunctions(InterpreterFunctions):
             raise InterpretationError(f"{op.name}: parity must be 0 or 1, got {parity}")
         # the phase of this parity is complete when the current one has the other parity
         self.roles.wait_until(lambda: ring.phase[stage] % 2 != parity, f"{op.name} on stage {stage}, parity {parity}")
+        if ring.releases:  # the producer has seen the stage released: it may fill it again
+            with self.roles.cond:
+                for buf in self.buffers:
+                    if stage < buf.type.stages.data and stage not in buf.held and not buf.in_flight.get(stage, 0):
+                        buf.free.add(stage)
         return ()
 
 
