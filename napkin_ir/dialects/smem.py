@@ -373,6 +373,24 @@ class RingPositionOp(IRDLOperation):
         super().__init__(result_types=[IndexType()])
 
 
+@irdl_op_definition
+class TilePositionOp(IRDLOperation):
+    """How many tiles this block computed before its current one: 0 for a block that
+    computes one tile; a persistent block counts one per tile it looped over. A tile copied
+    once per tile (attention's Q) takes one step of its one-stage rings per tile: its phase
+    parities count from here.
+
+        %tile = smem.tile_position : index
+    """
+
+    name = "smem.tile_position"
+    result = result_def(IndexType)
+    assembly_format = "attr-dict `:` type($result)"
+
+    def __init__(self):
+        super().__init__(result_types=[IndexType()])
+
+
 # -- the sm_90a epilogue: tiles out through shared memory and TMA stores --
 
 
@@ -486,9 +504,9 @@ class ProducerOp(IRDLOperation):
 
 
 SMEM = Dialect("smem", [AllocOp, CopyOp, CommitOp, WaitOp, BarrierOp, ReadOp, MbarrierAllocOp, TmaCopyOp, ArriveExpectOp,
-                        ArriveOp, MbarrierWaitOp, RingPositionOp, ProducerOp, WriteOp, TmaStoreOp, TmaStoreWaitOp],
+                        ArriveOp, MbarrierWaitOp, RingPositionOp, TilePositionOp, ProducerOp, WriteOp, TmaStoreOp, TmaStoreWaitOp],
                [BufferType, MbarrierType])
 
 __all__ = ["SMEM", "AllocOp", "ArriveExpectOp", "ArriveOp", "BarrierOp", "BufferType", "CommitOp", "CopyOp", "MbarrierAllocOp",
-           "MbarrierType", "MbarrierWaitOp", "ProducerOp", "RingPositionOp", "ReadOp", "TmaCopyOp", "TmaStoreOp", "TmaStoreWaitOp",
+           "MbarrierType", "MbarrierWaitOp", "ProducerOp", "RingPositionOp", "ReadOp", "TilePositionOp", "TmaCopyOp", "TmaStoreOp", "TmaStoreWaitOp",
            "WaitOp", "WriteOp"]

@@ -224,6 +224,10 @@ class SmemFunctions(InterpreterFunctions):
     def run_ring_position(self, interpreter: Interpreter, op: smem.RingPositionOp, args: tuple[Any, ...]):
         return (0,)  # the interpreter runs each block's one tile
 
+    @impl(smem.TilePositionOp)
+    def run_tile_position(self, interpreter: Interpreter, op: smem.TilePositionOp, args: tuple[Any, ...]):
+        return (0,)  # the interpreter runs each block's one tile
+
     @impl(smem.ProducerOp)
     def run_producer(self, interpreter: Interpreter, op: smem.ProducerOp, args: tuple[Any, ...]):
         child = Interpreter(interpreter.module)

@@ -28,8 +28,10 @@ hbm.kernel attributes {sym_name = "k", grid = #hbm.labels<m=128>, num_outputs = 
 }
 
 // CHECK: %pos = smem.ring_position : index
+// CHECK-NEXT: %tile = smem.tile_position : index
 hbm.kernel attributes {sym_name = "k2", grid = #hbm.labels<m=128>, num_outputs = 1 : i32} {
 ^bb0(%a: !hbm.global<m=300, k=64 : bf16>, %out: !hbm.global<m=300, k=64 : bf16>, %m0: index):
   %pos = smem.ring_position : index
+  %tile = smem.tile_position : index
   hbm.return
 }
