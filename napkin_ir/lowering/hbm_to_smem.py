@@ -38,8 +38,11 @@ Buffers are 128-byte swizzled (`layout=swizzle`).
 A chain of stream loops (causal attention's) has one producer loop over the whole stream.
 A tile loaded outside the stream (attention's Q) is copied by the producer before its
 stream, into a one-stage buffer on a one-stage barrier of its own; the consumers wait for
-its phase 0 just before its first use (a block computes one tile: a persistent kernel
-cannot have such tiles).
+its phase 0 just before its first use. In a persistent kernel (`hbm.persistent`: a block
+loops over tiles) that buffer is refilled for each tile: its rings take one step a tile
+(`smem.tile_position`, the tiles the block computed before), the consumers release it on
+an empty barrier after its last use, and the producer waits for that before the next
+tile's copy, so the copy runs while the consumers finish the last tile.
 
 With `store=tma` as well, a bf16 or f16 tile stored after the stream leaves through shared
 memory: a two-stage buffer of one 128-byte panel of columns (64 elements) by the tile's
@@ -112,6 +115,12 @@ def first_use(block: Block, load: hbm.LoadOp) -> Operation | None:
     """The op of `block` that holds the first use of the tile `load` reads, if any."""
     users = [u.operation for u in load.result.uses]
     return min((block_ancestor(block, u) for u in users), key=block.get_operation_index, default=None)
+
+
+def _last_use(block: Block, value: SSAValue) -> Operation:
+    """The op of `block` that holds the last use of `value` (its users read the buffer it
+    was read from)."""
+    return max((block_ancestor(block, u.operation) for u in value.uses), key=block.get_operation_index)
 
 
 def block_ancestor(block: Block, op: Operation) -> Operation:
@@ -187,9 +196,6 @@ class HbmToSmemPass(ModulePass):
         for kernel in kernels:
             loops = [o for o in kernel.walk() if isinstance(o, scf.ForOp) and "hbm.stream" in o.attributes]
             if tma:
-                if kernel.persistent is not None and _staged_once(kernel.body.block):
-                    raise PassFailedException(f"hbm-to-smem: @{kernel.sym_name.data}: a persistent kernel loads its tiles in "
-                                              "the stream; a tile loaded once per block (outside the stream) needs a plain grid")
                 producers: list[smem.ProducerOp] = []
                 buffers = [self._tma_pipeline(chain, layout, producers) for chain in stream_chains(loops)]
                 buffers.append(self._tma_one_time_copies(kernel, layout, producers))
@@ -464,22 +470,39 @@ class HbmToSmemPass(ModulePass):
             producers.append(producer)
         producer_block = producers[0].body.block
         at = producers[0]
+        ring = smem.MbarrierType(1, 1)
+        zero = _const(0)
+        parity, before = zero.result, zero.result  # of this tile's phase of the rings, and of the one before
+        setup: list[Operation] = [zero]
+        if kernel.persistent is not None:
+            tile, two, one = smem.TilePositionOp(), _const(2), _const(1)
+            p = arith.RemUIOp(tile.result, two.result)
+            prev = arith.SubiOp(one.result, p.result)
+            setup += [tile, two, one, p, prev]
+            parity, before = p.result, prev.result
+        Rewriter.insert_op(setup, InsertPoint.before(at))
         types = []
         for load in loads:
             t = smem.BufferType(load.result.type.shape, load.result.type.element_type, 1, layout)  # type: ignore[attr-defined]
             self._check_tma_tile(load, t)
             types.append(t)
-            alloc, bars = smem.AllocOp(t), smem.MbarrierAllocOp(smem.MbarrierType(1, 1))
-            zero = _const(0)
-            Rewriter.insert_op([alloc, bars, zero], InsertPoint.before(at))
+            alloc, bars = smem.AllocOp(t), smem.MbarrierAllocOp(ring)
+            empty = smem.MbarrierAllocOp(ring) if kernel.persistent is not None else None
+            Rewriter.insert_op([alloc, bars, *([empty] if empty else [])], InsertPoint.before(at))
             first_op = producer_block.first_op
-            copy = [smem.ArriveExpectOp(bars.result, zero.result, t.bytes()),
-                    smem.TmaCopyOp(load.source, list(load.offsets), alloc.result, zero.result, bars.result, zero.result)]
+            copy: list[Operation] = [smem.MbarrierWaitOp(empty.result, zero.result, before)] if empty else []
+            copy += [smem.ArriveExpectOp(bars.result, zero.result, t.bytes()),
+                     smem.TmaCopyOp(load.source, list(load.offsets), alloc.result, zero.result, bars.result, zero.result)]
             Rewriter.insert_op(copy, InsertPoint.before(first_op) if first_op is not None else InsertPoint.at_end(producer_block))
             first = first_use(block, load)
             if first is not None:
                 read = smem.ReadOp(alloc.result, zero.result)
-                Rewriter.insert_op([smem.MbarrierWaitOp(bars.result, zero.result, zero.result), read], InsertPoint.before(first))
+                Rewriter.insert_op([smem.MbarrierWaitOp(bars.result, zero.result, parity), read], InsertPoint.before(first))
                 load.result.replace_all_uses_with(read.result)
+                if empty:  # released after the last op of the body that reads it
+                    last = _last_use(block, read.result)
+                    Rewriter.insert_op([smem.ArriveOp(empty.result, zero.result)], InsertPoint.after(last))
+            elif empty:
+                Rewriter.insert_op([smem.ArriveOp(empty.result, zero.result)], InsertPoint.before(block.last_op))  # type: ignore[arg-type]
             Rewriter.erase_op(load)
         return types

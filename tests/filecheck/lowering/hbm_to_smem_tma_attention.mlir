@@ -6,7 +6,11 @@
 // (the scores do not wait for V); one empty ring releases the stage.
 // RUN: napkin-opt %examples/causal_attention.mlir -p 'ncd-relabel{grid="b,h,i:128" stream="j:64"},ncd-to-hbm,hbm-to-smem{stages=2 copy=tma}' | filecheck %s
 // RUN: napkin-opt %examples/causal_attention.mlir -p 'ncd-relabel{grid="b,h,i:128" stream="j:64"},ncd-to-hbm,hbm-to-smem{stages=2 copy=tma}' | napkin-run --random-inputs --check | filecheck %s --check-prefix=NUMBERS
-// RUN: not napkin-opt %examples/attention.mlir -p 'ncd-relabel{grid="b,h,i:128" stream="j:64"},ncd-to-hbm,hbm-launch{persistent=true},hbm-to-smem{copy=tma}' 2>&1 | filecheck %s --check-prefix=PERSISTENT
+// A persistent block refills Q for each of its tiles: Q's rings take a step a tile (their
+// parity is the tile's position mod 2), the producer waits for Q's empty barrier before the
+// copy, and the consumers release it after the last loop that reads it.
+// RUN: napkin-opt %examples/causal_attention.mlir -p 'ncd-relabel{grid="b,h,i:128" stream="j:64"},ncd-to-hbm,hbm-launch{persistent=true order=last},hbm-to-smem{stages=2 copy=tma}' | filecheck %s --check-prefix=PERSISTENT
+// RUN: napkin-opt %examples/causal_attention.mlir -p 'ncd-relabel{grid="b,h,i:128" stream="j:64"},ncd-to-hbm,hbm-launch{persistent=true order=last},hbm-to-smem{stages=2 copy=tma}' | napkin-run --random-inputs --check | filecheck %s --check-prefix=NUMBERS
 
 // CHECK: %[[K:.*]] = smem.alloc : !smem.buffer<b=1, h=1, j=64, d=64 : bf16, stages=2, layout=swizzle>
 // CHECK: %[[V:.*]] = smem.alloc : !smem.buffer<b=1, h=1, j=64, d=64 : bf16, stages=2, layout=swizzle>
@@ -41,4 +45,21 @@
 // CHECK: {hbm.stream = "j", smem.stages = 2 : i32, smem.copy = "tma"}
 
 // NUMBERS: check against float64 reference: {{.*}}: ok
-// PERSISTENT: hbm-to-smem: @attention: a persistent kernel loads its tiles in the stream; a tile loaded once per block (outside the stream) needs a plain grid
+// PERSISTENT: %[[POS:.*]] = smem.ring_position : index
+// PERSISTENT: %[[TILE:.*]] = smem.tile_position : index
+// PERSISTENT-NEXT: %[[TWO:.*]] = arith.constant 2 : index
+// PERSISTENT-NEXT: %[[ONE:.*]] = arith.constant 1 : index
+// PERSISTENT-NEXT: %[[PAR:.*]] = arith.remui %[[TILE]], %[[TWO]] : index
+// PERSISTENT-NEXT: %[[PREV:.*]] = arith.subi %[[ONE]], %[[PAR]] : index
+// PERSISTENT-NEXT: %[[Q:.*]] = smem.alloc : !smem.buffer<b=1, h=1, i=128, d=64 : bf16, stages=1, layout=swizzle>
+// PERSISTENT-NEXT: %[[QFULL:.*]] = smem.mbarrier_alloc : !smem.mbarrier<stages=1, arrivals=1>
+// PERSISTENT-NEXT: %[[QEMPTY:.*]] = smem.mbarrier_alloc : !smem.mbarrier<stages=1, arrivals=1>
+// PERSISTENT-NEXT: smem.producer
+// PERSISTENT-NEXT: smem.mbarrier_wait %[[QEMPTY]][%[[Z:.*]]] parity %[[PREV]]
+// PERSISTENT-NEXT: smem.arrive_expect %[[QFULL]][%[[Z]]] {bytes = 16384 : i32}
+// PERSISTENT-NEXT: smem.tma_copy %q[%b0, %h0, %i0, %c0] -> %[[Q]][%[[Z]]], %[[QFULL]][%[[Z]]]
+// PERSISTENT: smem.mbarrier_wait %[[QFULL]][%[[Z]]] parity %[[PAR]]
+// PERSISTENT: scf.for %j0_1 = %j_masked to %j_end
+// PERSISTENT: {hbm.stream = "j", smem.stages = 2 : i32, smem.copy = "tma"}
+// PERSISTENT-NEXT: smem.arrive %[[QEMPTY]][%[[Z]]]
+// PERSISTENT-NEXT: %normalised = ncd.map div
