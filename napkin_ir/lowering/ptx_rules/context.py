@@ -168,7 +168,7 @@ class KernelLowering:
         self.tid: SSAValue = None  # type: ignore[assignment]  (%tid.x, read at the kernel's start)
         self.origin_args: dict[str, SSAValue] = {}  # grid axis -> the kernel's block argument for its origin
         self.ring_positions: list[SSAValue] = []  # smem.ring_position results, bound per tile when persistent
-        self.trips = 0  # stream steps a tile takes (persistent: how far the rings move per tile)
+        self.tile_positions: list[SSAValue] = []  # smem.tile_position results, bound per tile when persistent
         self.affines: dict[SSAValue, Affine] = {}
         self.rank = self.peer = self.cluster_mask = None  # this block's and its peer's rank in a cluster, the multicast mask
 

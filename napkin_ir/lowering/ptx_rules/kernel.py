@@ -86,10 +86,18 @@ def build_kernel(k: KernelLowering) -> P.KernelOp:
                 k.vals[k.origin_args[axis]] = k.mul(block, grid[axis])
     k.tid = k.r(P.SregOp("tid.x"))
     ops = list(body.ops)
+    varying = set(k.origin_args.values())  # values that differ from tile to tile
+    per_tile_ops: list = []  # a persistent block's ops before the roles that depend on its tile
     for n, op in enumerate(ops):
         if isinstance(op, smem.ProducerOp):
-            roles(k, op, [o for o in ops[n + 1:] if not isinstance(o, hbm.ReturnOp)])
+            roles(k, op, [o for o in ops[n + 1:] if not isinstance(o, hbm.ReturnOp)], per_tile_ops)
             break
+        if isinstance(op, smem.RingPositionOp | smem.TilePositionOp):
+            varying.update(op.results)
+        elif k.persistent and any(v in varying for v in op.operands):
+            varying.update(op.results)
+            per_tile_ops.append(op)
+            continue
         k.lower(op)
 
     if k.producer_warps:
@@ -157,13 +165,24 @@ def set_origins(k: KernelLowering, p: SSAValue) -> None:
         rows, cols = counts.values()
         blocks = list(grouped_tile(k, rows, cols, k.group, p))
     else:
-        blocks, rest = [], p
-        for n, axis in enumerate(grid):
-            final = n == len(grid) - 1
-            blocks.append(rest if final else k.op2(P.RemOp, "u32", rest, counts[axis]))
-            rest = rest if final else k.op2(P.DivOp, "u32", rest, counts[axis])
-    for (axis, tile), b in zip(grid.items(), blocks):
+        blocks = _digits(k, p, [counts[a] for a in grid])
+    bind_origins(k, blocks)
+
+
+def bind_origins(k: KernelLowering, blocks: list[SSAValue]) -> None:
+    """Each grid axis's origin: its block (one per axis, in order) times its tile."""
+    for (axis, tile), b in zip(k.kernel.grid_tiles.items(), blocks):
         k.vals[k.origin_args[axis]] = k.mul(b, tile)
+
+
+def _digits(k: KernelLowering, n: SSAValue, bases: list[int]) -> list[SSAValue]:
+    """`n` in the mixed radix `bases`, the first fastest (the last digit takes the rest)."""
+    out, rest = [], n
+    for m, base in enumerate(bases):
+        final = m == len(bases) - 1
+        out.append(rest if final else k.op2(P.RemOp, "u32", rest, base))
+        rest = rest if final else k.op2(P.DivOp, "u32", rest, base)
+    return out
 
 
 @lowers(smem.RingPositionOp)
@@ -175,14 +194,25 @@ def _ring_position(k: KernelLowering, op: smem.RingPositionOp) -> None:
         k.vals[op.result] = k.u32(0)
 
 
+@lowers(smem.TilePositionOp)
+def _tile_position(k: KernelLowering, op: smem.TilePositionOp) -> None:
+    """How many tiles this block computed before its current one: 0, or (persistent) the
+    tile loop's count in each role."""
+    k.tile_positions.append(op.result)
+    if not k.persistent:
+        k.vals[op.result] = k.u32(0)
+
+
 # -- warp roles ----------------------------------------------------------------------------
-def roles(k: KernelLowering, producer: smem.ProducerOp, consumer_ops: list) -> None:
-    """Warpgroup 0 produces (one thread issues its region), the others consume."""
+def roles(k: KernelLowering, producer: smem.ProducerOp, consumer_ops: list, per_tile_ops: list) -> None:
+    """Warpgroup 0 produces (one thread issues its region), the others consume. A
+    persistent block's roles each loop over its tiles, computing `per_tile_ops` (the index
+    math of the tile's origin) for each; the consumers' turn rotation starts once."""
     if k.producer_warps != 4:
         raise k.fail(f"a producer here is one warpgroup (4 warps), got {k.producer_warps}")
     if k.consumer_threads % 128:
         raise k.fail(f"{k.consumer_threads // 32} consumer warps are not whole warpgroups of 4")
-    k.trips = trips_per_tile(k) if k.persistent else 0
+    stream = stream_loop(k, producer) if k.persistent else None
     init_barriers(k)
     if k.cluster > 1:
         start_cluster(k)
@@ -193,13 +223,17 @@ def roles(k: KernelLowering, producer: smem.ProducerOp, consumer_ops: list) -> N
     k.cur = idle
     leave(k)
     k.cur = issuer
-    per_tile(k, lambda: k.lower_ops(producer.body.block.ops))
+    per_tile(k, stream, lambda: k.lower_ops([*per_tile_ops, *producer.body.block.ops]))
     leave(k)
 
     k.cur = k.entry = consume  # per-thread values of the consumers are made here
     k.emit(T.SetmaxnregOp("inc", consumer_registers(k.nthreads, k.blocks_per_sm)))
     check_registers(k)
-    per_tile(k, lambda: k.lower_ops(consumer_ops))
+    if k.persistent:  # one rotation of turns runs on from tile to tile
+        starts = [o for o in consumer_ops if isinstance(o, reg.TurnStartOp)]
+        k.lower_ops(starts)
+        consumer_ops = [o for o in consumer_ops if o not in starts]
+    per_tile(k, stream, lambda: k.lower_ops([*per_tile_ops, *consumer_ops]))
     if any(isinstance(o, smem.TmaStoreOp) for o in k.kernel.walk()):  # the stores must have read their stages before the block goes
         by_store_issuer(k, lambda: k.emit(T.CpAsyncBulkWaitGroupOp(0)))
     leave(k)
@@ -225,36 +259,81 @@ def by_store_issuer(k: KernelLowering, body) -> None:
     k.cur = join
 
 
-def trips_per_tile(k: KernelLowering) -> int:
-    loops = [o for o in k.kernel.body.block.ops if isinstance(o, scf.ForOp)]
-    if len(loops) != 1:
+def stream_loop(k: KernelLowering, producer: smem.ProducerOp) -> scf.ForOp | None:
+    """The producer's loop over the stream, whose trips move the rings on from tile to tile
+    (None: it copies only once per tile)."""
+    loops = [o for o in producer.body.block.ops if isinstance(o, scf.ForOp)]
+    if len(loops) > 1:
         raise k.fail(f"a persistent block streams one loop per tile, found {len(loops)}")
-    lb, ub, step = (constant(v) for v in (loops[0].lb, loops[0].ub, loops[0].step))
-    if lb is None or ub is None or step is None or step <= 0:
-        raise k.fail("a persistent block's stream loop needs constant bounds")
-    return -(-(ub - lb) // step)
+    if loops and (constant(loops[0].step) or 0) <= 0:
+        raise k.fail("a persistent block's stream loop needs a constant positive step")
+    return loops[0] if loops else None
 
 
-def per_tile(k: KernelLowering, body) -> None:
-    """`body` once (for this block's tile) or, persistent, for tiles p = block,
-    block + blocks, ... below the tile count, each counting its ring steps on from the last."""
+def trips(k: KernelLowering, loop: scf.ForOp | None) -> SSAValue | int:
+    """How many trips `loop` takes in this tile: a constant, or computed from the bounds as
+    this role lowered them (a causal tile streams as many keys as its rows reach)."""
+    if loop is None:
+        return 0
+    lb, ub, step = (constant(v) for v in (loop.lb, loop.ub, loop.step))
+    assert step is not None
+    if lb is not None and ub is not None:
+        return max(0, -(-(ub - lb) // step))
+    first, end = k.index(loop.lb), k.index(loop.ub)
+    span = k.op2(P.SubOp, "u32", k.r(P.MaxOp("u32", end, first, result=B32)), first)
+    return k.op2(P.DivOp, "u32", k.add(span, step - 1), step)
+
+
+def per_tile(k: KernelLowering, stream: scf.ForOp | None, body) -> None:
+    """`body` once (for this block's tile) or, persistent, for the block's tiles, each
+    counting its ring steps on from the last (`stream`'s trips). Turn t of a plain launch
+    takes tile t x blocks + block. A longest-first launch (`hbm.order = "last"`: the
+    streams grow along the last axis, as causal attention's do) takes its tiles in pairs of
+    equal work along that axis, its last block with its first, the second last with the
+    second, ...: a block takes pair t x blocks + block's longer tile, then its shorter (the
+    middle block of an odd count pairs with none), the other axes' blocks slowest."""
     if not k.persistent:
         body()
         return
-    total = prod(k.kernel.grid_shape().values())
-    first = k.r(P.SregOp("ctaid.x"))
-    step = k.r(P.SregOp("nctaid.x"))
-    head = k.new_block([B32, B32])  # the tile, and the ring steps taken before it
-    k.emit(P.BraOp(head, first, k.u32(0)))
+    block = k.r(P.SregOp("ctaid.x"))
+    blocks = k.r(P.SregOp("nctaid.x"))
+    counts = k.kernel.grid_shape()
+    *others, last = counts
+    pairs = -(-counts[last] // 2)
+    paired = k.kernel.last_axis_fastest
+    head = k.new_block([B32, B32, B32])  # the block's turn, the ring steps taken before it, the tiles computed before it
+    k.emit(P.BraOp(head, k.u32(0), k.u32(0), k.u32(0)))
     k.cur = head
-    p, taken = head.args
+    turn, taken, before = head.args
+    if paired:
+        p = k.add(k.mul(k.op2(P.ShrOp, "u32", turn, 1), blocks), block)  # the pair
+        total = prod(counts[a] for a in others) * pairs
+    else:
+        p = k.add(k.mul(turn, blocks), block)
+        total = prod(counts.values())
     work, done = k.branch(k.setp("lt", p, total, "u32"))
     k.cur = work
-    set_origins(k, p)
+    nxt = k.add(turn, 1)
+    if paired:
+        within = k.op2(P.RemOp, "u32", p, pairs)
+        second = k.setp("ne", k.op2(P.AndOp, "b32", turn, 1), 0, "u32")
+        along = k.r(P.SelpOp("u32", within, k.op2(P.SubOp, "u32", k.u32(counts[last] - 1), within), second))
+        if counts[last] % 2:  # the middle block has no partner: the pair's second turn is skipped
+            middle = k.both(second, k.setp("eq", within, pairs - 1, "u32"))
+            assert middle is not None
+            skip, work = k.branch(middle)
+            k.cur = skip
+            k.jump(head, nxt, taken, before)
+            k.cur = work
+        bind_origins(k, [*_digits(k, k.op2(P.DivOp, "u32", p, pairs), [counts[a] for a in others]), along])
+    else:
+        set_origins(k, p)
     for pos in k.ring_positions:
         k.vals[pos] = taken
+    for pos in k.tile_positions:
+        k.vals[pos] = before
     body()
-    k.jump(head, k.op2(P.AddOp, "u32", p, step), k.add(taken, k.trips))
+    k.jump(head, nxt, k.add(taken, trips(k, stream)), k.add(before, 1))
     k.cur = done
 
 

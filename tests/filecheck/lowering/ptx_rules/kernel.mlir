@@ -28,3 +28,24 @@
 // ONE-NEXT: mov.u32 [[ONE:%r[0-9]+]], 1;
 // ONE-NEXT: mul.lo.u32 %r{{[0-9]+}}, [[Z]], [[ONE]];
 // ONE-LAUNCH: "grid": [4, 4, 2],
+
+// A persistent longest-first launch (attention, `order=last`): each block's turn t takes
+// pair t / 2 x blocks + block of equal work along i, the last query block with the first:
+// 32 pairs of the 64 query blocks of each of 32 heads; an even turn the longer tile
+// (63 - pair's place), an odd one the shorter (the place itself). b and h: the pair / 32.
+// RUN: sed -e 's/h=4/h=16/g; s/=256/=8192/g' %examples/causal_attention.mlir | napkin-opt -p 'napkin-sm90{persistent=true}' -t ptx | filecheck %s --check-prefix=PERSISTENT
+// PERSISTENT: mov.u32 [[B:%r[0-9]+]], %ctaid.x;
+// PERSISTENT-NEXT: mov.u32 [[N:%r[0-9]+]], %nctaid.x;
+// PERSISTENT: shr.u32 [[HALF:%r[0-9]+]], [[TURN:%r[0-9]+]], %r{{[0-9]+}};
+// PERSISTENT-NEXT: mul.lo.u32 [[FIRST:%r[0-9]+]], [[HALF]], [[N]];
+// PERSISTENT-NEXT: add.u32 [[PAIR:%r[0-9]+]], [[FIRST]], [[B]];
+// PERSISTENT-NEXT: mov.u32 [[PAIRS:%r[0-9]+]], 1024;
+// PERSISTENT-NEXT: setp.lt.u32 %p{{[0-9]+}}, [[PAIR]], [[PAIRS]];
+// PERSISTENT: rem.u32 [[PLACE:%r[0-9]+]], [[PAIR]], %r{{[0-9]+}};
+// PERSISTENT: and.b32 [[PARITY:%r[0-9]+]], [[TURN]], %r{{[0-9]+}};
+// PERSISTENT: setp.ne.u32 [[SECOND:%p[0-9]+]], [[PARITY]], %r{{[0-9]+}};
+// PERSISTENT-NEXT: mov.u32 [[LASTQ:%r[0-9]+]], 63;
+// PERSISTENT-NEXT: sub.u32 [[LONGER:%r[0-9]+]], [[LASTQ]], [[PLACE]];
+// PERSISTENT-NEXT: selp.u32 %r{{[0-9]+}}, [[PLACE]], [[LONGER]], [[SECOND]];
+// PERSISTENT-NEXT: mov.u32 [[PER:%r[0-9]+]], 32;
+// PERSISTENT-NEXT: div.u32 %r{{[0-9]+}}, [[PAIR]], [[PER]];
