@@ -109,7 +109,7 @@ def _attention_passes(block: int, stream: int, warps: int | None, stages: int, q
 
 
 def sm90_attention_pass_list(module: ModuleOp, block: int = 128, stream: int | None = None, stages: int = 0,
-                             overlap: bool = True, pingpong: bool = True, blocks_per_sm: int = 1) -> tuple:
+                             overlap: bool = True, pingpong: bool = True, blocks_per_sm: int = 1, persistent: bool = False) -> tuple:
     """The passes that take `module`, attention, to sm_90a PTX: blocks of `block` query rows
     (warpgroups of 64 consumer rows each; one batch entry and head a block, longest first),
     keys streamed `stream` at a time (128, or 64 at head dim 256) through `stages` TMA
@@ -119,8 +119,11 @@ def sm90_attention_pass_list(module: ModuleOp, block: int = 128, stream: int | N
     take turns issuing products (`reg-pingpong`); `stages` 0 takes 3 where they fit beside
     Q, else 2; `blocks_per_sm` blocks share a multiprocessor (its shared memory and
     registers divided between them, so one's prologue and epilogue run under another's
-    products). Both run with 3 stages or more: the overlap holds two tiles' stages at once,
-    and with two it (and ping-pong on top) measured slower than neither (head dim 256, 1k
+    products); `persistent` launches as many blocks as fit, each looping over query tiles
+    in pairs of equal work (the longest with the shortest: `hbm-launch{order=last}`), its
+    producer loading the next tile's Q and keys while the consumers finish the last. Both
+    overlap and ping-pong run with 3 stages or more: the overlap holds two tiles' stages at
+    once, and with two it (and ping-pong on top) measured slower than neither (head dim 256, 1k
     tokens, H200: 394 TFLOP/s against 481).
 
     Grouped-query attention packs the query heads of a group into a block (FlashAttention-3's
@@ -142,7 +145,7 @@ def sm90_attention_pass_list(module: ModuleOp, block: int = 128, stream: int | N
     per_head, rows = group_tiles(_group_size(axes, sizes), block)
     packed = [f"{axes.group[0]}:{per_head}"] if axes.group else []
     return (RelabelPass(grid=",".join([*axes.batch, *packed, f"{axes.query}:{rows}"]), stream=f"{axes.keys}:{stream}"),
-            NcdToHbmPass(), HbmLaunchPass(order="last", blocks_per_sm=blocks_per_sm),
+            NcdToHbmPass(), HbmLaunchPass(order="last", blocks_per_sm=blocks_per_sm, persistent=persistent),
             HbmToSmemPass(stages=stages, copy="tma", smem_bytes=budget), SmemToRegPass(mma="wgmma"),
             *((RegWgmmaOverlapPass(),) if overlap and stages >= 3 else ()),
             *((RegPingpongPass(),) if pingpong and stages >= 3 else ()), RegToPtxPass())

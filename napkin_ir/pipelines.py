@@ -337,8 +337,10 @@ class NapkinSm90Pass(PipelinePass):
     the model chooses among 64, 128 and 192 query rows, 64 and 128 keys, 2 and 3 stages,
     overlap and ping-pong on or off (`autotile_attention`: those over the shared memory or
     the consumers' registers set aside); `stages` given, `overlap=false`, `pingpong=false`
-    and `blocks_per_sm` bound its search, and `block` is refused. The other options
-    (`persistent`, `group`, `cluster`, `store`) are refused for attention. Grouped-query
+    and `blocks_per_sm` bound its search, and `block` is refused. `persistent` loops each
+    block over query tiles in pairs of equal work (the longest with the shortest), its
+    producer loading the next tile while the consumers finish the last (off by default for
+    attention). The other options (`group`, `cluster`, `store`) are refused for attention. Grouped-query
     attention packs a group's query heads into a block (its 128 rows 4 heads by 32
     positions, 8 by 16), so each K and V tile is loaded once for them all."""
 
@@ -359,8 +361,8 @@ class NapkinSm90Pass(PipelinePass):
         from napkin_ir.attention_diagrams import attention_axes, sm90_attention_pass_list
 
         if attention_axes(module) is not None:
-            # a block computes one query tile (its Q is loaded once, outside the stream)
-            _refuse(self.name, "attention on sm_90a", {"persistent": self.persistent, "group": self.group if self.group != 8 else 0,
+            persistent = bool(self.persistent)
+            _refuse(self.name, "attention on sm_90a", {"group": self.group if self.group != 8 else 0,
                                                        "cluster": self.cluster if self.cluster != 1 else 0,
                                                        "store": self.store if self.store != "auto" else ""})
             if self.autotile:
@@ -369,10 +371,12 @@ class NapkinSm90Pass(PipelinePass):
                 _refuse(self.name, "autotile=true (the model chooses it)", {"block": self.block})
                 # stages given, overlap or ping-pong turned off, and the blocks an SM bound the search
                 space = AttentionSpace(stages=(self.stages,) if self.stages else (2, 3), overlap=(True, False) if self.overlap else (False,),
-                                       pingpong=(True, False) if self.pingpong else (False,), blocks_per_sm=self.blocks_per_sm)
+                                       pingpong=(True, False) if self.pingpong else (False,), blocks_per_sm=self.blocks_per_sm,
+                                       persistent=persistent)
                 return _autotile(module, self.hw, "sm90", self.name, attention=space).config.passes(module)
             rows, keys = _ints(self.block, 2, "block", self.name, "for attention: query rows, keys") if self.block else (128, 0)
-            return sm90_attention_pass_list(module, rows, keys or None, self.stages, self.overlap, self.pingpong, self.blocks_per_sm)
+            return sm90_attention_pass_list(module, rows, keys or None, self.stages, self.overlap, self.pingpong, self.blocks_per_sm,
+                                            persistent)
         shape = product_shape(module, self.name)
         if not self.overlap or not self.pingpong:
             raise PassFailedException(f"{self.name}: overlap=false and pingpong=false order attention's products; a GEMM's "

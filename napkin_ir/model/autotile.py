@@ -102,7 +102,8 @@ class AttentionSpace:
     """napkin-sm90's attention configurations to search (`sm90_attention_pass_list`'s
     arguments): query rows a block (warpgroups of 64), keys a stream tile, stages, and
     whether reg-wgmma-overlap and reg-pingpong run (with 3 stages or more, as the pass
-    list runs them); the blocks a multiprocessor holds are given, not searched."""
+    list runs them); the blocks a multiprocessor holds and whether the launch is
+    persistent are given, not searched."""
 
     block_rows: tuple[int, ...] = (64, 128, 192)
     stream_sizes: tuple[int, ...] = (64, 128)
@@ -110,6 +111,7 @@ class AttentionSpace:
     overlap: tuple[bool, ...] = (True, False)
     pingpong: tuple[bool, ...] = (True, False)
     blocks_per_sm: int = 1
+    persistent: bool = False
 
 
 @dataclass(frozen=True)
@@ -125,12 +127,14 @@ class AttentionConfig:
     overlap: bool = False
     pingpong: bool = False
     blocks_per_sm: int = 1
+    persistent: bool = False
 
     def passes(self, module: ModuleOp) -> tuple:
         """The passes from `module` to sm_90a PTX (`sm90_attention_pass_list`)."""
         from napkin_ir.attention_diagrams import sm90_attention_pass_list
 
-        return sm90_attention_pass_list(module, self.block, self.stream, self.stages, self.overlap, self.pingpong, self.blocks_per_sm)
+        return sm90_attention_pass_list(module, self.block, self.stream, self.stages, self.overlap, self.pingpong, self.blocks_per_sm,
+                                        self.persistent)
 
     def describe(self) -> str:
         schedule = " and ".join(name for name, on in (("overlap", self.overlap), ("ping-pong", self.pingpong)) if on)
@@ -431,7 +435,7 @@ def attention_configs(module: ModuleOp, space: AttentionSpace = AttentionSpace()
         block, stream, _, _ = sm90_attention_tiles(module, rows, keys, stages, space.blocks_per_sm)
         for overlap, pingpong in itertools.product(space.overlap, space.pingpong):
             cfg = AttentionConfig(i, j, block, stream, stages, overlap and stages >= 3, pingpong and stages >= 3 and block > 64,
-                                  space.blocks_per_sm)
+                                  space.blocks_per_sm, space.persistent)
             out.setdefault((block, stream, stages, cfg.overlap, cfg.pingpong), cfg)
     return list(out.values())
 

@@ -2,9 +2,9 @@
 filled by a producer warpgroup, wgmma from shared memory for Q K^T and from registers for
 P V): softmax, causal and spherical attention, head dims 64, 128 and 256, bf16 and f16,
 sequence lengths the tiles divide and ragged ones, fewer queries than a warpgroup's 64
-rows (down to one), more keys than queries; and grouped-query attention (4 and 8 query
-heads a group packed into a block: each K and V tile loaded once for the group), against
-a float64 reference on fresh random inputs with a NaN-poisoned output.
+rows (down to one), more keys than queries, persistent grids; and grouped-query attention (4 and 8 query heads a group packed
+into a block: each K and V tile loaded once for the group), against a float64 reference
+on fresh random inputs with a NaN-poisoned output.
 
     python3 -m pytest -q tests/gpu/test_attention_sm90_gpu.py
 """
@@ -84,6 +84,36 @@ def test_attention_sm90_two_blocks_a_multiprocessor(kind, d, block):
     assert reference.relative_error(out, ref) <= TOLERANCE["bf16"]
 
 
+@pytest.mark.parametrize("d,block", [(64, "64,128"), (128, "128,128"), (128, "64,64"), (256, "128,64")])
+@pytest.mark.parametrize("kind", ["softmax", "causal", "spherical"])
+def test_attention_sm90_persistent(kind, d, block):
+    """A persistent grid: each block loops over query tiles (2 to 4 a block here, more
+    tiles than the device holds blocks), refilling Q once the consumers release it; the
+    rings run on across tiles whose key streams differ in length (causal, ragged)."""
+    torch = pytest.importorskip("torch")
+    out, ref = run_attention(torch, kind, 2, 16, 1000, 1000, d, "bf16", block=block, persistent=True)
+    assert not np.isnan(out).any(), "some output was not written"
+    assert reference.relative_error(out, ref) <= TOLERANCE["bf16"]
+
+
+@pytest.mark.parametrize("kind", ["softmax", "causal"])
+def test_attention_sm90_persistent_two_blocks_a_multiprocessor(kind):
+    torch = pytest.importorskip("torch")
+    out, ref = run_attention(torch, kind, 2, 16, 1000, 1000, 128, "f16", block="64,64", blocks_per_sm=2, persistent=True)
+    assert not np.isnan(out).any()
+    assert reference.relative_error(out, ref) <= TOLERANCE["f16"]
+
+
+@pytest.mark.sanitize
+@pytest.mark.parametrize("kind", ["causal", "spherical"])
+def test_attention_sm90_persistent_small(kind):
+    """compute-sanitizer on a persistent grid (a few tiles a block on a ragged sequence)."""
+    torch = pytest.importorskip("torch")
+    out, ref = run_attention(torch, kind, 1, 4, 300, 300, 64, "bf16", block="64,64", persistent=True)
+    assert not np.isnan(out).any()
+    assert reference.relative_error(out, ref) <= TOLERANCE["bf16"]
+
+
 @pytest.mark.sanitize
 @pytest.mark.parametrize("kind", ["softmax", "causal", "spherical"])
 def test_attention_sm90_small(kind):
@@ -158,6 +188,14 @@ def test_gqa_attention_sm90_short_and_odd_groups(kind, r, n):
     block's rows into whole warps (one head a block, or two)."""
     torch = pytest.importorskip("torch")
     out, ref = run_gqa(torch, kind, 1, 3, r, n, 64, "bf16")
+    assert not np.isnan(out).any()
+    assert reference.relative_error(out, ref) <= TOLERANCE["bf16"]
+
+
+@pytest.mark.parametrize("kind", ["softmax", "causal"])
+def test_gqa_attention_sm90_persistent(kind):
+    torch = pytest.importorskip("torch")
+    out, ref = run_gqa(torch, kind, 2, 8, 4, 1000, 128, "bf16", persistent=True)
     assert not np.isnan(out).any()
     assert reference.relative_error(out, ref) <= TOLERANCE["bf16"]
 

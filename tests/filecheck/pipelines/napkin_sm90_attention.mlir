@@ -2,7 +2,8 @@
 // (4-D boxes: one batch entry and head), a producer warpgroup and register-rebalanced
 // consumers, S = Q K^T by wgmma from shared memory, the online softmax on the
 // accumulators (ex2, quad shuffles), P V by wgmma with P from registers. Each assembles
-// without spills; f16, head dims 128 and 256, and options attention cannot take.
+// without spills; f16, head dims 128 and 256, a persistent grid, and options attention
+// cannot take.
 // RUN: napkin-opt %examples/attention.mlir -p napkin-sm90 -t ptx -o %t.softmax.ptx
 // RUN: %ptxas -v -arch=sm_90a %t.softmax.ptx -o %t.softmax.cubin 2>&1 | filecheck %s --check-prefix=REPORT
 // RUN: filecheck %s < %t.softmax.ptx
@@ -29,7 +30,12 @@
 // RUN: %ptxas -v -arch=sm_90a %t.one.ptx -o %t.one.cubin 2>&1 | filecheck %s --check-prefix=REPORT
 // RUN: filecheck %s --check-prefix=ONE < %t.one.ptx
 // RUN: not napkin-opt %examples/attention.mlir -p 'napkin-sm90{cluster=2}' 2>&1 | filecheck %s --check-prefix=CLUSTER
-// RUN: not napkin-opt %examples/attention.mlir -p 'napkin-sm90{persistent=true}' 2>&1 | filecheck %s --check-prefix=PERSISTENT
+// a persistent grid: each role loops over the block's tiles, the producer waiting for Q's
+// release before each copy; the consumers' turns start once, before their loop over tiles
+// RUN: napkin-opt %examples/causal_attention.mlir -p 'napkin-sm90{persistent=true}' -t ptx -o %t.persistent.ptx --launch-json %t.persistent.json
+// RUN: %ptxas -v -arch=sm_90a %t.persistent.ptx -o %t.persistent.cubin 2>&1 | filecheck %s --check-prefix=REPORT
+// RUN: filecheck %s --check-prefix=PERSISTENT < %t.persistent.ptx
+// RUN: filecheck %s --check-prefix=PLAUNCH < %t.persistent.json
 // three consumer warpgroups at d=256: P V's accumulators do not fit the registers at entry
 // RUN: sed -e 's/d=64/d=256/g; s/0.125/0.0625/' %examples/attention.mlir | not napkin-opt -p 'napkin-sm90{block="192,64"}' 2>&1 | filecheck %s --check-prefix=ENTRY
 // RUN: not napkin-opt %examples/attention.mlir -p 'napkin-sm90{block="96,128"}' 2>&1 | filecheck %s --check-prefix=BLOCK
@@ -64,7 +70,18 @@
 // D128: cvt.rn.f16x2.f32
 
 // CLUSTER: napkin-opt: error: napkin-sm90: cluster=2 cannot be honoured for attention on sm_90a
-// PERSISTENT: napkin-opt: error: napkin-sm90: persistent=true cannot be honoured for attention on sm_90a
+// PERSISTENT: setmaxnreg.dec.sync.aligned.u32 40;
+// PERSISTENT: setmaxnreg.inc.sync.aligned.u32
+// PERSISTENT: mov.u32 %r{{[0-9]+}}, %nctaid.x;
+// PERSISTENT: mbarrier.try_wait.parity.shared::cta.b64
+// PERSISTENT: mbarrier.arrive.expect_tx.shared::cta.b64
+// PERSISTENT: cp.async.bulk.tensor.4d
+// PERSISTENT: bar.arrive
+// PERSISTENT-NOT: wgmma.mma_async
+// PERSISTENT: mov.u32 %r{{[0-9]+}}, %nctaid.x;
+// PERSISTENT: wgmma.mma_async
+// PERSISTENT: mbarrier.arrive.shared::cta.b64
+// PLAUNCH: "persistent_blocks_per_sm": 1,
 // BLOCK: napkin-opt: error: napkin-sm90: attention's block is warpgroups of 64 query rows (64 to 256), got 96
 // ENTRY: napkin-opt: error: reg-to-ptx: @attention: 1 blocks of 512 threads per multiprocessor leave 128 registers per thread at entry, but the wgmma accumulators need about 152
 
