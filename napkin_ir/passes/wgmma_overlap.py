@@ -23,6 +23,13 @@ What B is: the second group, the ops that depend on the carried accumulator (its
 and the waits, arrivals and releases that come after the first of those; what B needs
 from A (P's fragments, the rescale, the stage) is carried. A loop whose first part would
 need something of the second is left alone, as is a loop of one trip.
+
+B_last reads only its own stage, so a release that followed the loops (a persistent
+block's Q, `smem.arrive` on Q's empty barrier) moves up to just after them, ahead of
+B_last, where each trip ends with every group retired (`reg.wgmma_wait {pending = 0}`
+after its last commit) and nothing in between reads the buffers it releases (those the
+producer copies after waiting on that barrier): the producer loads the next tile's Q
+while the last tile's P V runs.
 """
 
 from __future__ import annotations
@@ -36,7 +43,7 @@ from xdsl.ir import Block, Operation, Region, SSAValue
 from xdsl.passes import ModulePass
 from xdsl.rewriter import InsertPoint, Rewriter
 
-from napkin_ir.dialects import hbm, reg
+from napkin_ir.dialects import hbm, reg, smem
 from napkin_ir.dialects.utils import constant
 from napkin_ir.lowering.hbm_to_smem import stream_chains
 
@@ -278,6 +285,62 @@ def rotate_chain(first: scf.ForOp, second: scf.ForOp) -> bool:
     return True
 
 
+def guarded_buffers(kernel: hbm.KernelOp) -> dict[SSAValue, set[SSAValue]]:
+    """Per empty barrier ring: the buffers the producer copies into after waiting on it
+    (and before it waits on another), which a consumer's arrival on it releases."""
+    empties = {a.operation.bars for o in kernel.walk() if isinstance(o, smem.MbarrierAllocOp)  # type: ignore[attr-defined]
+               for a in o.result.uses if isinstance(a.operation, smem.ArriveOp)}
+    out: dict[SSAValue, set[SSAValue]] = {}
+    for producer in [o for o in kernel.walk() if isinstance(o, smem.ProducerOp)]:
+        ring = None
+        for o in producer.walk():
+            if isinstance(o, smem.MbarrierWaitOp) and o.bars in empties:
+                ring = o.bars
+            elif isinstance(o, smem.TmaCopyOp) and ring is not None:
+                out.setdefault(ring, set()).add(o.dest)
+    return out
+
+
+def _reads(op: Operation, buffers: set[SSAValue]) -> bool:
+    return any(v in buffers for o in op.walk() for v in o.operands)
+
+
+def _retires_all(loop: scf.ForOp) -> bool:
+    """Whether each trip of `loop` ends with no wgmma group pending."""
+    ops = list(loop.body.block.ops)
+    commits = [n for n, o in enumerate(ops) if isinstance(o, reg.WgmmaCommitOp)]
+    waits = [n for n, o in enumerate(ops) if isinstance(o, reg.WgmmaWaitOp)]
+    return bool(waits) and (not commits or waits[-1] > commits[-1]) and ops[waits[-1]].pending.value.data == 0  # type: ignore[attr-defined]
+
+
+def release_early(arrive: smem.ArriveOp, buffers: set[SSAValue]) -> None:
+    """Move `arrive` up past the ops before it that read none of `buffers`, into both
+    branches of an `scf.if`, to just after a stream loop whose trips retire every group;
+    where no such loop comes first it stays where it is."""
+    block = arrive.parent_block()
+    assert block is not None
+    at = arrive.prev_op
+    while at is not None and not isinstance(at, scf.ForOp | scf.IfOp) and not _reads(at, buffers):
+        at = at.prev_op
+    if isinstance(at, scf.ForOp) and "smem.stages" in at.attributes and _reads(at, buffers) and _retires_all(at):
+        if at is not arrive.prev_op:
+            arrive.detach()
+            Rewriter.insert_op([arrive], InsertPoint.after(at))
+    elif isinstance(at, scf.IfOp):
+        moved = []
+        for region in at.regions:
+            end = region.block.last_op
+            assert end is not None
+            copy = arrive.clone()
+            Rewriter.insert_op([copy], InsertPoint.before(end))
+            moved.append(copy)
+        # ops between the scf.if and the arrive read none of the buffers: the arrive may
+        # come before them, in each branch at its end
+        Rewriter.erase_op(arrive)
+        for copy in moved:
+            release_early(copy, buffers)
+
+
 @dataclass(frozen=True)
 class RegWgmmaOverlapPass(ModulePass):
     name = "reg-wgmma-overlap"
@@ -285,8 +348,15 @@ class RegWgmmaOverlapPass(ModulePass):
     def apply(self, ctx: Context, op: builtin.ModuleOp) -> None:
         for kernel in [k for k in op.walk() if isinstance(k, hbm.KernelOp)]:
             loops = [o for o in kernel.walk() if isinstance(o, scf.ForOp) and "smem.stages" in o.attributes]
+            rotated = False
             for chain in stream_chains(loops):
                 if len(chain) == 2 and rotate_chain(*chain):
+                    rotated = True
                     continue
                 for loop in chain:
-                    rotate(loop)  # a loop without two wgmma groups (an mma.sync kernel's, a GEMM's) is left alone
+                    rotated |= rotate(loop)  # a loop without two wgmma groups (an mma.sync kernel's, a GEMM's) is left alone
+            if not rotated:
+                continue
+            guarded = guarded_buffers(kernel)
+            for arrive in [o for o in kernel.body.block.ops if isinstance(o, smem.ArriveOp)]:
+                release_early(arrive, guarded.get(arrive.bars, set()))

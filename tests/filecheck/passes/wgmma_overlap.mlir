@@ -67,3 +67,29 @@
 // REPORT: 0 bytes stack frame, 0 bytes spill stores, 0 bytes spill loads
 // GEMM-NOT: reg.overlapped
 // GEMM: reg.wgmma_wait {pending = 1 : i32}
+
+// A persistent block's release of Q (its empty barrier, after the loops) moves ahead of the
+// last tile's P V, which reads only V: the producer loads the next tile's Q meanwhile. It
+// lands just after the masked loop, whose trips end with every group retired; in the
+// branch where the unmasked loop runs no trip, after the masked loop alone, and at the end
+// of the branch that runs no trip.
+// RUN: napkin-opt %examples/causal_attention.mlir -p 'ncd-relabel{grid="b,h,i:128" stream="j:64"},ncd-to-hbm,hbm-launch{order=last persistent=true},hbm-to-smem{stages=3 copy=tma},smem-to-reg{mma=wgmma},reg-wgmma-overlap' | filecheck %s --check-prefix=RELEASE
+// RUN: napkin-opt %examples/causal_attention.mlir -p 'ncd-relabel{grid="b,h,i:128" stream="j:64"},ncd-to-hbm,hbm-launch{order=last persistent=true},hbm-to-smem{stages=3 copy=tma},smem-to-reg{mma=wgmma},reg-wgmma-overlap' | napkin-run --random-inputs --check | filecheck %s --check-prefix=NUMBERS
+// RELEASE: smem.mbarrier_alloc : !smem.mbarrier<stages=1, arrivals=1>
+// RELEASE-NEXT: %[[QEMPTY:.*]] = smem.mbarrier_alloc : !smem.mbarrier<stages=1, arrivals=1>
+// RELEASE-NEXT: smem.producer
+// RELEASE: scf.for %{{.*}} = %j_masked to %j_end
+// RELEASE: reg.wgmma_wait {pending = 0 : i32}
+// RELEASE-NEXT: smem.arrive %{{.*}} : !smem.mbarrier<stages=3, arrivals=1>
+// RELEASE: scf.yield
+// RELEASE-NEXT: } {hbm.stream = "j", smem.stages = 3 : i32, smem.copy = "tma", reg.overlapped}
+// RELEASE-NEXT: smem.arrive %[[QEMPTY]][%{{.*}}] : !smem.mbarrier<stages=1, arrivals=1>
+// RELEASE-NEXT: reg.map mul
+// RELEASE-NEXT: reg.wgmma_rs
+// RELEASE: } else {
+// RELEASE: } {hbm.stream = "j", smem.stages = 3 : i32, smem.copy = "tma", reg.overlapped}
+// RELEASE-NEXT: smem.arrive %[[QEMPTY]]
+// RELEASE: } else {
+// RELEASE-NEXT: smem.arrive %[[QEMPTY]]
+// RELEASE-NOT: smem.arrive %[[QEMPTY]]
+// RELEASE: reg.store
