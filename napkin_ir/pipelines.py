@@ -339,8 +339,9 @@ class NapkinSm90Pass(PipelinePass):
     the consumers' registers set aside); `stages` given, `overlap=false`, `pingpong=false`
     and `blocks_per_sm` bound its search, and `block` is refused. `persistent` loops each
     block over query tiles in pairs of equal work (the longest with the shortest), its
-    producer loading the next tile while the consumers finish the last (off by default for
-    attention). The other options (`group`, `cluster`, `store`) are refused for attention. Grouped-query
+    producer loading the next tile while the consumers finish the last; by default it is on
+    where a block streams 2048 keys or fewer on average (`persistent_pays`). The other
+    options (`group`, `cluster`, `store`) are refused for attention. Grouped-query
     attention packs a group's query heads into a block (its 128 rows 4 heads by 32
     positions, 8 by 16), so each K and V tile is loaded once for them all."""
 
@@ -349,7 +350,7 @@ class NapkinSm90Pass(PipelinePass):
     stages: int = 0  # the ring's depth: 4 for a GEMM, 2 for attention
     group: int = 8
     blocks_per_sm: int = 1
-    persistent: bool | None = None  # None: on for a GEMM
+    persistent: bool | None = None  # None: on for a GEMM; for attention, where its streams are short
     cluster: int = 1
     store: str = "auto"
     autotile: bool = False
@@ -358,10 +359,10 @@ class NapkinSm90Pass(PipelinePass):
     pingpong: bool = True
 
     def passes(self, module: ModuleOp) -> Sequence[ModulePass]:
-        from napkin_ir.attention_diagrams import attention_axes, sm90_attention_pass_list
+        from napkin_ir.attention_diagrams import attention_axes, persistent_pays, sm90_attention_pass_list
 
         if attention_axes(module) is not None:
-            persistent = bool(self.persistent)
+            persistent = persistent_pays(module) if self.persistent is None else self.persistent
             _refuse(self.name, "attention on sm_90a", {"group": self.group if self.group != 8 else 0,
                                                        "cluster": self.cluster if self.cluster != 1 else 0,
                                                        "store": self.store if self.store != "auto" else ""})

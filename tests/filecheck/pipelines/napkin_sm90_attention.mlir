@@ -36,6 +36,12 @@
 // RUN: %ptxas -v -arch=sm_90a %t.persistent.ptx -o %t.persistent.cubin 2>&1 | filecheck %s --check-prefix=REPORT
 // RUN: filecheck %s --check-prefix=PERSISTENT < %t.persistent.ptx
 // RUN: filecheck %s --check-prefix=PLAUNCH < %t.persistent.json
+// by default, persistent where a block streams 2048 keys or fewer on average (half the
+// keys under a causal mask): 4096 causal keys are, 4096 unmasked ones are not
+// RUN: sed -e 's/=256/=4096/g' %examples/causal_attention.mlir | napkin-opt -p napkin-sm90 -t ptx -o %t.c4k.ptx --launch-json %t.c4k.json
+// RUN: filecheck %s --check-prefix=PLAUNCH < %t.c4k.json
+// RUN: sed -e 's/=256/=4096/g' %examples/attention.mlir | napkin-opt -p napkin-sm90 -t ptx -o %t.s4k.ptx --launch-json %t.s4k.json
+// RUN: filecheck %s --check-prefix=PLAIN < %t.s4k.json
 // three consumer warpgroups at d=256: P V's accumulators do not fit the registers at entry
 // RUN: sed -e 's/d=64/d=256/g; s/0.125/0.0625/' %examples/attention.mlir | not napkin-opt -p 'napkin-sm90{block="192,64"}' 2>&1 | filecheck %s --check-prefix=ENTRY
 // RUN: not napkin-opt %examples/attention.mlir -p 'napkin-sm90{block="96,128"}' 2>&1 | filecheck %s --check-prefix=BLOCK
@@ -82,6 +88,8 @@
 // PERSISTENT: wgmma.mma_async
 // PERSISTENT: mbarrier.arrive.shared::cta.b64
 // PLAUNCH: "persistent_blocks_per_sm": 1,
+// PLAIN: "grid": [32, 4, 2],
+// PLAIN-NEXT: "persistent_blocks_per_sm": 0,
 // BLOCK: napkin-opt: error: napkin-sm90: attention's block is warpgroups of 64 query rows (64 to 256), got 96
 // ENTRY: napkin-opt: error: reg-to-ptx: @attention: 1 blocks of 512 threads per multiprocessor leave 128 registers per thread at entry, but the wgmma accumulators need about 152
 
