@@ -4,6 +4,12 @@
 Meant for the lent GPU machine: `python3 tools/gpu_check.py` from the repository root,
 with napkin_ir importable (PYTHONPATH=.) and its Python dependencies present. Writes the
 full logs to $OUT (or ./gpu-logs) and prints a short table last.
+
+The whole sweep takes about 8 minutes on an H200; a call may run part of it:
+
+    python3 tools/gpu_check.py tests/gpu/test_attention_sm90_gpu.py   # these files' tests
+    python3 tools/gpu_check.py -k persistent                           # a pytest selection
+    python3 tools/gpu_check.py --no-sanitizer --no-sass ...            # the tests alone
 """
 
 from __future__ import annotations
@@ -13,6 +19,7 @@ import re
 import shutil
 import subprocess
 import sys
+import argparse
 import xml.etree.ElementTree as ET
 from pathlib import Path
 
@@ -63,10 +70,18 @@ def sass_rows(env: dict[str, str]) -> list[tuple[str, str, str]]:
 
 
 def main() -> int:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[1])
+    ap.add_argument("paths", nargs="*", default=["tests/gpu"], help="test files or directories (default: tests/gpu)")
+    ap.add_argument("-k", dest="select", default="", help="a pytest -k expression")
+    ap.add_argument("--no-sanitizer", action="store_true", help="skip compute-sanitizer")
+    ap.add_argument("--no-sass", action="store_true", help="skip the SASS instruction counts")
+    args = ap.parse_args()
+    select = ["-k", args.select] if args.select else []
     env = {**os.environ, "PYTHONPATH": f"{ROOT}:{os.environ.get('PYTHONPATH', '')}", "PYTHONUNBUFFERED": "1"}
     rows: list[tuple[str, str, str]] = []
     junit = OUT / "gpu-tests.xml"
-    rc = run([sys.executable, "-m", "pytest", "tests/gpu", "-m", "gpu", "-v", "-rs", f"--junitxml={junit}", "-p", "no:cacheprovider"], "gpu-tests.log", env)
+    rc = run([sys.executable, "-m", "pytest", *args.paths, "-m", "gpu", *select, "-v", "-rs", f"--junitxml={junit}", "-p", "no:cacheprovider"],
+             "gpu-tests.log", env)
     if junit.exists():
         for case in ET.parse(junit).getroot().iter("testcase"):
             name = f"{Path(case.get('classname', '')).name}::{case.get('name')}"
@@ -78,19 +93,22 @@ def main() -> int:
                     detail = (el.get("message") or "").splitlines()[0][:80] if el.get("message") else ""
             rows.append((name, status, detail))
     sanitizer = shutil.which("compute-sanitizer") or next(iter(Path("/usr/local/cuda/bin").glob("compute-sanitizer")), None)
-    if sanitizer:
+    if args.no_sanitizer:
+        pass
+    elif sanitizer:
         for tool in ("memcheck", "racecheck", "synccheck"):
             # API errors are not reported: the runtime checks every driver result itself and
             # probes cuFuncGetParamInfo past the last parameter on drivers without a count
             code = run([str(sanitizer), "--tool", tool, "--error-exitcode", "9", "--target-processes", "all", "--report-api-errors", "no",
-                        sys.executable, "-m", "pytest", "tests/gpu", "-m", "gpu and sanitize", "-q", "-p", "no:cacheprovider"],
+                        sys.executable, "-m", "pytest", *args.paths, "-m", "gpu and sanitize", *select, "-q", "-p", "no:cacheprovider"],
                        f"sanitizer-{tool}.log", env)
             text = (OUT / f"sanitizer-{tool}.log").read_text(errors="replace")
             summary = re.findall(r"ERROR SUMMARY: \d+ errors?", text)
             rows.append((f"compute-sanitizer {tool}", "pass" if code == 0 else f"rc={code}", summary[-1] if summary else ""))
     else:
         rows.append(("compute-sanitizer", "skip", "not on this machine"))
-    rows += sass_rows(env)
+    if not args.no_sass:
+        rows += sass_rows(env)
     print(f"\ndevice: {device_line()}")
     width = max((len(r[0]) for r in rows), default=10)
     for name, status, detail in rows:
