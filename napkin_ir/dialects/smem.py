@@ -355,8 +355,18 @@ class MbarrierWaitOp(IRDLOperation):
         super().__init__(operands=[bars, stage, parity])
 
 
+class _PositionOp(IRDLOperation):
+    """An index a persistent block's loop over tiles binds for each tile."""
+
+    result = result_def(IndexType)
+    assembly_format = "attr-dict `:` type($result)"
+
+    def __init__(self):
+        super().__init__(result_types=[IndexType()])
+
+
 @irdl_op_definition
-class RingPositionOp(IRDLOperation):
+class RingPositionOp(_PositionOp):
     """How many stream steps this block's mbarrier rings have already taken before its
     current tile: 0 for a block that computes one tile; a persistent block (one that loops
     over tiles, `hbm-launch{persistent=true}`) has taken one per step of each earlier tile.
@@ -366,15 +376,10 @@ class RingPositionOp(IRDLOperation):
     """
 
     name = "smem.ring_position"
-    result = result_def(IndexType)
-    assembly_format = "attr-dict `:` type($result)"
-
-    def __init__(self):
-        super().__init__(result_types=[IndexType()])
 
 
 @irdl_op_definition
-class TilePositionOp(IRDLOperation):
+class TilePositionOp(_PositionOp):
     """How many tiles this block computed before its current one: 0 for a block that
     computes one tile; a persistent block counts one per tile it looped over. A tile copied
     once per tile (attention's Q) takes one step of its one-stage rings per tile: its phase
@@ -384,11 +389,6 @@ class TilePositionOp(IRDLOperation):
     """
 
     name = "smem.tile_position"
-    result = result_def(IndexType)
-    assembly_format = "attr-dict `:` type($result)"
-
-    def __init__(self):
-        super().__init__(result_types=[IndexType()])
 
 
 # -- the sm_90a epilogue: tiles out through shared memory and TMA stores --
