@@ -47,7 +47,8 @@ tile's copy, so the copy runs while the consumers finish the last tile.
 With `store=tma` as well, a bf16 or f16 tile stored after the stream leaves through shared
 memory: a two-stage buffer of one 128-byte panel of columns (64 elements) by the tile's
 rows; for each panel, `smem.tma_store_wait {pending = 1}` (the store two panels back has
-read the stage), `smem.write` of the panel into the stage and `smem.tma_store` of the stage.
+read the stage; pending 0 for the first of an odd count, whose stage the last panel's
+store reads), `smem.write` of the panel into the stage and `smem.tma_store` of the stage.
 The stores run on while the block goes on (a persistent block, to its next tile).
 """
 
@@ -213,7 +214,10 @@ class HbmToSmemPass(ModulePass):
     def _tma_stores(self, kernel: hbm.KernelOp) -> list[smem.BufferType]:
         """Each tile stored after the stream goes out through a two-stage buffer of one
         128-byte panel of columns: per panel, wait until the store two panels back has read
-        the stage (`smem.tma_store_wait {pending = 1}`), write the panel into it, store it."""
+        the stage (`smem.tma_store_wait {pending = 1}`), write the panel into it, store it.
+        Panel j takes stage j mod 2, so with an odd count of panels the first panel's stage
+        is the one the last panel's store reads: that wait retires every store (pending 0),
+        those a persistent block's last tile left running too."""
         types = []
         for store in [o for o in kernel.body.block.ops if isinstance(o, hbm.StoreOp)]:
             t: ncd.TensorType = store.value.type  # type: ignore[assignment]
@@ -233,7 +237,8 @@ class HbmToSmemPass(ModulePass):
             Rewriter.insert_op([alloc], InsertPoint.at_start(kernel.body.block))
             ops: list[Operation] = []
             col_offset = store.offsets[list(g.axis_names).index(cols)]
-            for j in range(t.shape[cols] // panel):
+            panels = t.shape[cols] // panel
+            for j in range(panels):
                 stage = _const(j % 2)
                 ops.append(stage)
                 moved = col_offset
@@ -243,7 +248,10 @@ class HbmToSmemPass(ModulePass):
                     ops += [shift, add]
                     moved = add.result
                 offsets = [moved if a == cols else o for o, a in zip(store.offsets, g.axis_names)]
-                ops += [smem.TmaStoreWaitOp(1), smem.WriteOp(store.value, alloc.result, stage.result, {cols: j * panel}),
+                # the stage's last store must have read it: two panels back, or, for the first
+                # panel of an odd count, the last tile's last (a persistent block's stores run on)
+                ops += [smem.TmaStoreWaitOp(0 if j == 0 and panels % 2 else 1),
+                        smem.WriteOp(store.value, alloc.result, stage.result, {cols: j * panel}),
                         smem.TmaStoreOp(alloc.result, stage.result, store.dest, offsets)]
             Rewriter.replace_op(store, ops)
             types.append(buf_t)

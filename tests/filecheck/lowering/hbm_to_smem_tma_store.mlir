@@ -1,6 +1,10 @@
 // hbm-to-smem{copy=tma store=tma}: the tile stored after the stream leaves through a
 // two-stage panel buffer, one 64-column panel at a time, each a TMA store.
 // RUN: napkin-opt %examples/matmul.mlir -p 'ncd-relabel{grid="m:128,n:256" stream="k:64"},ncd-to-hbm,hbm-to-smem{stages=4 copy=tma store=tma}' | filecheck %s
+// An odd count of panels (3 of 192 columns): the first panel's stage is the one the last
+// panel's store reads, so its wait retires every store, a persistent block's last tile's too.
+// RUN: napkin-opt %examples/matmul.mlir -p 'ncd-relabel{grid="m:128,n:192" stream="k:64"},ncd-to-hbm,hbm-launch{persistent=true},hbm-to-smem{stages=4 copy=tma store=tma}' | filecheck %s --check-prefix=ODD
+// RUN: napkin-opt %examples/matmul.mlir -p 'ncd-relabel{grid="m:128,n:192" stream="k:64"},ncd-to-hbm,hbm-launch{persistent=true},hbm-to-smem{stages=4 copy=tma store=tma}' | napkin-run --random-inputs --check | filecheck %s --check-prefix=NUMBERS
 // RUN: not napkin-opt %examples/matmul.mlir -p 'ncd-relabel{grid="m:128,n:256" stream="k:64"},ncd-to-hbm,hbm-to-smem{store=tma}' 2>&1 | filecheck %s --check-prefix=NOTMA
 // RUN: not napkin-opt %examples/matmul.mlir -p 'ncd-relabel{grid="m:128,n:256" stream="k:64"},ncd-to-hbm,hbm-to-smem{copy=tma store=global}' 2>&1 | filecheck %s --check-prefix=STORE
 // RUN: sed -e 's/bf16/f32/g' %examples/matmul.mlir | not napkin-opt -p 'ncd-relabel{grid="m:128,n:256" stream="k:64"},ncd-to-hbm,hbm-to-smem{copy=tma store=tma}' 2>&1 | filecheck %s --check-prefix=F32
@@ -33,3 +37,11 @@
 // F32: hbm-to-smem: @matmul: store=tma writes 2-D bf16 or f16 tiles (stmatrix moves 16-bit elements); got !ncd.tensor<m=128, n=256 : f32>
 // STRIDE: hbm-to-smem: copy=tma needs each global's rows to be a multiple of 16 bytes (the TMA's stride); 'n' of b has 260 elements
 // BUDGET: hbm-to-smem: @matmul needs 229376 bytes of shared memory ({{.*}}!smem.buffer<m=128, n=64 : bf16, stages=2, layout=swizzle>: 32768), over the budget of 200000
+
+// ODD: smem.tma_store_wait {pending = 0 : i32}
+// ODD-NEXT: smem.write %{{.*}} {at = #hbm.labels<n=0>}
+// ODD: smem.tma_store_wait {pending = 1 : i32}
+// ODD-NEXT: smem.write %{{.*}} {at = #hbm.labels<n=64>}
+// ODD: smem.tma_store_wait {pending = 1 : i32}
+// ODD-NEXT: smem.write %{{.*}} {at = #hbm.labels<n=128>}
+// NUMBERS: check against float64 reference: {{.*}}: ok
