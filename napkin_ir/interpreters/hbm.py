@@ -3,11 +3,16 @@
 Global tensors are numpy arrays that `hbm.store` writes in place; the kernel's body is
 interpreted once per block, in grid order, with xDSL's scf and arith interpreters for
 the streaming loops and index arithmetic and napkin's ncd interpreter for the tiles.
+A persistent kernel (`hbm.persistent`) runs as a few blocks (`PERSISTENT_BLOCKS`), each
+looping over its tiles in reg-to-ptx's order with its shared memory, barrier phases and
+ring positions carried from one tile to the next, so that the interpreters check its
+protocol from tile to tile.
 """
 
 from __future__ import annotations
 
 import itertools
+import math
 from collections.abc import Sequence
 from typing import Any
 
@@ -104,7 +109,7 @@ class HbmFunctions(InterpreterFunctions):
 def run_kernel(module: ModuleOp, kernel: hbm.KernelOp, inputs: Sequence[np.ndarray]) -> list[np.ndarray]:
     """Run every block of `kernel` on `inputs` (arrays in the globals' axis order); returns the outputs."""
     from napkin_ir.interpreters.reg import RegFunctions
-    from napkin_ir.interpreters.smem import SmemFunctions
+    from napkin_ir.interpreters.smem import Roles, SmemFunctions
 
     globs = kernel.globals
     n_out = kernel.num_outputs.value.data
@@ -115,13 +120,69 @@ def run_kernel(module: ModuleOp, kernel: hbm.KernelOp, inputs: Sequence[np.ndarr
         tensors.append(GlobalTensor(t, data))
     grid = kernel.grid_tiles
     blocks = kernel.grid_shape()
-    for idx in itertools.product(*(range(blocks[a]) for a in grid)):
-        # each block starts with its own shared memory and no copies in flight
-        interp = Interpreter(module)
+    if kernel.persistent is None:  # a block a tile
+        tiles_of = [[idx] for idx in itertools.product(*(range(blocks[a]) for a in grid))]
+    else:  # PERSISTENT_BLOCKS blocks, each looping over its tiles as reg-to-ptx orders them
+        tiles_of = persistent_tiles(kernel, min(PERSISTENT_BLOCKS, math.prod(blocks.values())))
+    for tiles in tiles_of:
+        # each block starts with its own shared memory and no copies in flight; a persistent
+        # one keeps them, and its barriers' phases, from tile to tile
         smem_fns = SmemFunctions()
-        for fns in (HbmFunctions(), smem_fns, RegFunctions(), NcdFunctions(), ScfFunctions(), ArithFunctions(), UnsignedIndexFunctions()):
-            interp.register_implementations(fns)
-        origins = [i * grid[a] for i, a in zip(idx, grid)]
-        interp.run_ssacfg_region(kernel.body, (*tensors, *origins), kernel.sym_name.data)
-        smem_fns.roles.join()  # a producer role ends with the block
+        for n, idx in enumerate(tiles):
+            interp = Interpreter(module)
+            for fns in (HbmFunctions(), smem_fns, RegFunctions(), NcdFunctions(), ScfFunctions(), ArithFunctions(), UnsignedIndexFunctions()):
+                interp.register_implementations(fns)
+            smem_fns.roles, smem_fns.tile_position = Roles(), n
+            origins = [i * grid[a] for i, a in zip(idx, grid)]
+            interp.run_ssacfg_region(kernel.body, (*tensors, *origins), kernel.sym_name.data)
+            smem_fns.roles.join()  # a producer role ends with the tile
+            smem_fns.ring_position += smem_fns.tile_trips
     return [t.data for t in tensors[len(globs) - n_out :]]
+
+
+PERSISTENT_BLOCKS = 3  # blocks a persistent kernel is run with: several tiles each, in turns of both parities
+
+
+def persistent_tiles(kernel: hbm.KernelOp, nblocks: int) -> list[list[tuple[int, ...]]]:
+    """Each of `nblocks` persistent blocks' tiles (block indices along the grid axes), in
+    the order reg-to-ptx's loop takes them: turn t takes tile t x blocks + block (grouped
+    launches in bands of `hbm.group` rows); a longest-first launch (`hbm.order = "last"`)
+    takes pairs of equal work along the last axis, the longer tile then the shorter."""
+    counts = list(kernel.grid_shape().values())
+    *others, last = counts
+    pairs = -(-last // 2)
+    group = kernel.group_rows
+    out: list[list[tuple[int, ...]]] = []
+    for b in range(nblocks):
+        tiles, turn = [], 0
+        while True:
+            if kernel.last_axis_fastest:
+                pair = (turn >> 1) * nblocks + b
+                if pair >= math.prod(others) * pairs:
+                    break
+                within, second = pair % pairs, turn & 1
+                if not (second and last % 2 and within == pairs - 1):
+                    tiles.append((*_digits(pair // pairs, others), within if second else last - 1 - within))
+            else:
+                p = turn * nblocks + b
+                if p >= math.prod(counts):
+                    break
+                if group:
+                    rows, cols = counts
+                    band, within = divmod(p, group * cols)
+                    height = min(group, rows - band * group)
+                    tiles.append((band * group + within % height, within // height))
+                else:
+                    tiles.append(tuple(_digits(p, counts)))
+            turn += 1
+        out.append(tiles)
+    return out
+
+
+def _digits(n: int, bases: list[int]) -> list[int]:
+    """`n` in the mixed radix `bases`, the first fastest (the last digit takes the rest)."""
+    out = []
+    for m, base in enumerate(bases):
+        out.append(n if m == len(bases) - 1 else n % base)
+        n //= base
+    return out

@@ -12,8 +12,10 @@ phase completes when its arrivals and announced bytes are all in; TMA data lands
 buffer then, not before. The protocol is checked: a copy into a stage still held by the
 consumers (not yet released through its `empty` barrier), bytes beyond those announced,
 a read of a stage whose phase has not completed, a release while a wgmma still reads the
-stage, a write into a stage a TMA store still reads, and a deadlock (every role waiting)
-each stop with the reason.
+stage, a write into a stage a TMA store still reads, a consumer's wait that passes on a
+phase whose data it already took (a wrong parity), and a deadlock (every role waiting)
+each stop with the reason. A persistent block's buffers and barriers (one per alloc op)
+live on from tile to tile, its rings' positions given by the hbm interpreter.
 """
 
 from __future__ import annotations
@@ -23,8 +25,10 @@ from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
+from xdsl.dialects import scf
 from xdsl.interpreter import Interpreter, InterpreterFunctions, impl, register_impls
 from xdsl.utils.exceptions import InterpretationError
+from xdsl.ir import Operation
 from xdsl.utils.scoped_dict import ScopedDict
 
 from napkin_ir.dialects import smem
@@ -68,6 +72,7 @@ class Ring:
         self.tx = [0] * n
         self.landing: list[list[tuple[Buffer, int, np.ndarray]]] = [[] for _ in range(n)]
         self.releases = False  # consumers arrive on it: a completed phase frees its stage
+        self.taken = [0] * n  # phases of a full ring the consumers have waited for, per stage
 
     def check(self, stage: int, op_name: str) -> None:
         if not 0 <= stage < len(self.phase):
@@ -142,12 +147,18 @@ class SmemFunctions(InterpreterFunctions):
     buffers: list[Buffer] = field(default_factory=list)
     roles: Roles = field(default_factory=Roles)
     store_groups: list[tuple[Buffer, int]] = field(default_factory=list)  # TMA stores in flight, oldest first
+    # a persistent block's shared memory and barriers live on from tile to tile
+    allocated: dict[Operation, Any] = field(default_factory=dict)
+    ring_position: int = 0  # stream steps the rings took before this tile
+    tile_position: int = 0  # tiles the block computed before this one
+    tile_trips: int = 0  # steps the producer's stream loop takes in this tile
 
     @impl(smem.AllocOp)
     def run_alloc(self, interpreter: Interpreter, op: smem.AllocOp, args: tuple[Any, ...]):
-        buf = Buffer(op.result.type)  # type: ignore[arg-type]
-        self.buffers.append(buf)
-        return (buf,)
+        if op not in self.allocated:
+            self.allocated[op] = Buffer(op.result.type)  # type: ignore[arg-type]
+            self.buffers.append(self.allocated[op])
+        return (self.allocated[op],)
 
     @impl(smem.CopyOp)
     def run_copy(self, interpreter: Interpreter, op: smem.CopyOp, args: tuple[Any, ...]):
@@ -216,20 +227,26 @@ class SmemFunctions(InterpreterFunctions):
     # -- the sm_90a pipeline -------------------------------------------------------------
     @impl(smem.MbarrierAllocOp)
     def run_mbarrier_alloc(self, interpreter: Interpreter, op: smem.MbarrierAllocOp, args: tuple[Any, ...]):
-        ring = Ring(op.result.type)  # type: ignore[arg-type]
-        ring.releases = any(isinstance(u.operation, smem.ArriveOp) for u in op.result.uses)
-        return (ring,)
+        if op not in self.allocated:
+            ring = Ring(op.result.type)  # type: ignore[arg-type]
+            ring.releases = any(isinstance(u.operation, smem.ArriveOp) for u in op.result.uses)
+            self.allocated[op] = ring
+        return (self.allocated[op],)
 
     @impl(smem.RingPositionOp)
     def run_ring_position(self, interpreter: Interpreter, op: smem.RingPositionOp, args: tuple[Any, ...]):
-        return (0,)  # the interpreter runs each block's one tile
+        return (self.ring_position,)
 
     @impl(smem.TilePositionOp)
     def run_tile_position(self, interpreter: Interpreter, op: smem.TilePositionOp, args: tuple[Any, ...]):
-        return (0,)  # the interpreter runs each block's one tile
+        return (self.tile_position,)
 
     @impl(smem.ProducerOp)
     def run_producer(self, interpreter: Interpreter, op: smem.ProducerOp, args: tuple[Any, ...]):
+        self.tile_trips = 0
+        for loop in (o for o in op.body.block.ops if isinstance(o, scf.ForOp)):
+            lb, ub, step = interpreter.get_values((loop.lb, loop.ub, loop.step))
+            self.tile_trips += max(0, -(-(ub - lb) // step))
         child = Interpreter(interpreter.module)
         child._impls = interpreter._impls
         child._ctx = ScopedDict(parent=interpreter._ctx, name="producer")
@@ -303,11 +320,18 @@ class SmemFunctions(InterpreterFunctions):
             raise InterpretationError(f"{op.name}: parity must be 0 or 1, got {parity}")
         # the phase of this parity is complete when the current one has the other parity
         self.roles.wait_until(lambda: ring.phase[stage] % 2 != parity, f"{op.name} on stage {stage}, parity {parity}")
-        if ring.releases:  # the producer has seen the stage released: it may fill it again
-            with self.roles.cond:
+        with self.roles.cond:
+            if ring.releases:  # the producer has seen the stage released: it may fill it again
                 for buf in self.buffers:
                     if stage < buf.type.stages.data and stage not in buf.held and not buf.in_flight.get(stage, 0):
                         buf.free.add(stage)
+            else:  # the consumers take the phase that completed last: one they have not taken
+                seen = ring.phase[stage] - 1  # -1: the phase before the first, a producer's start
+                if 0 <= seen < ring.taken[stage]:
+                    raise InterpretationError(f"{op.name}: waits on stage {stage} with parity {parity} and passes on phase "
+                                              f"{seen}, which its data already came with; the parity is wrong (phases run "
+                                              "on from step to step, and in a persistent block from tile to tile)")
+                ring.taken[stage] = seen + 1
         return ()
 
 

@@ -1,0 +1,138 @@
+"""Persistent sm_90a kernels keep their numbers at every level, and the interpreters check
+their protocol from tile to tile.
+
+A persistent launch (`hbm-launch{persistent=true}`) is interpreted as reg-to-ptx runs it:
+a few blocks (`PERSISTENT_BLOCKS`), each looping over its tiles in the lowering's order,
+its shared memory and mbarrier phases living on from one tile to the next, its rings
+moved on by each tile's stream steps (`smem.ring_position`) and Q's by one a tile
+(`smem.tile_position`). A wrong parity or a missing release then fails in a later tile.
+"""
+
+from __future__ import annotations
+
+import re
+from collections import Counter
+
+import numpy as np
+import pytest
+from xdsl.utils.exceptions import InterpretationError
+
+from napkin_ir import reference
+from napkin_ir.attention_diagrams import NAMES, attention_diagram
+from napkin_ir.diagrams import gemm
+from napkin_ir.interpreters.hbm import persistent_tiles
+from napkin_ir.interpreters.run import find_entry
+from napkin_ir.pipelines import run_pipeline
+
+SM90 = "hbm-to-smem{stages=3 copy=tma},smem-to-reg{mma=wgmma},reg-wgmma-overlap,reg-pingpong"
+
+
+def _launch(bm: int, tj: int, order: str = "last") -> str:
+    return f'ncd-relabel{{grid="b,h,i:{bm}" stream="j:{tj}"}},ncd-to-hbm,hbm-launch{{order={order} persistent=true}}'
+
+
+# (kind, heads, queries = keys, block rows): 5 and 4 query blocks a head (odd: a middle
+# block without a partner), causal streams of every length from one to five tiles
+CASES = [("softmax", 2, 300), ("causal", 2, 300), ("causal", 3, 256), ("spherical", 2, 300)]
+
+
+@pytest.mark.parametrize("kind,h,n", CASES)
+def test_persistent_levels_match_the_diagram(kind, h, n):
+    text = attention_diagram(kind, 1, h, n, 64)
+    diagram = find_entry(run_pipeline(text))
+    inputs = diagram.random_inputs(n + h)
+    want = reference.REFERENCES[NAMES[kind]](*inputs)
+    hbm_level = find_entry(run_pipeline(text, _launch(64, 64)))
+    expected = hbm_level.run(inputs)[0]
+    assert reference.relative_error(expected, want) <= reference.TOLERANCE["bf16"]
+    got = find_entry(run_pipeline(text, f"{_launch(64, 64)},{SM90}")).run(inputs)[0]
+    assert not np.isnan(got).any(), "a tile was not computed"
+    assert reference.relative_error(got, want) <= reference.TOLERANCE["bf16"]
+
+
+def _broken(text: str, pattern: str, repl: str) -> str:
+    out = re.sub(pattern, repl, text, count=1)
+    assert out != text
+    return out
+
+
+def _persistent_causal() -> str:
+    return str(run_pipeline(attention_diagram("causal", 1, 2, 300, 64), f"{_launch(64, 64)},{SM90}"))
+
+
+def _run(text: str):
+    entry = find_entry(run_pipeline(text))
+    return entry.run(entry.random_inputs(1))
+
+
+def test_the_printed_persistent_kernel_runs():
+    out = _run(_persistent_causal())[0]
+    assert not np.isnan(out).any()
+
+
+def test_a_q_never_released_deadlocks_the_next_tile():
+    text = _persistent_causal()
+    for _ in range(3):  # the release in each branch of the pipelined loops
+        text = re.sub(r"\n *smem.arrive %\d+\[%\d+\] : !smem.mbarrier<stages=1, arrivals=1>", "", text, count=1)
+    assert "smem.arrive" in text and not re.search(r"smem.arrive %\d+\[%\d+\] : !smem.mbarrier<stages=1", text)
+    with pytest.raises(InterpretationError, match="deadlock"):
+        _run(text)
+
+
+def test_q_waited_for_at_the_first_tile_parity_is_wrong_in_the_next():
+    # the consumers wait for phase 0 of Q's full barrier at every tile: from the second tile
+    # on that phase is long complete, and they would compute with the last tile's Q
+    text = _broken(_persistent_causal(), r"\n    smem.mbarrier_wait (%\d+)\[(%\d+)\] parity %\d+ : (!smem.mbarrier<stages=1, arrivals=1>)",
+                   r"\n    smem.mbarrier_wait \1[\2] parity \2 : \3")
+    try:
+        out = _run(text)[0]
+    except InterpretationError:
+        return  # refused: a read of a stage whose copy has not landed
+    entry = find_entry(run_pipeline(text))
+    want = reference.REFERENCES["causal_attention"](*entry.random_inputs(1))
+    assert np.isnan(out).any() or reference.relative_error(out, want) > reference.TOLERANCE["bf16"]
+
+
+def test_rings_that_restart_each_tile_are_refused():
+    # the stream's steps counted from 0 in every tile: the producer waits for a release of
+    # the last tile's phase that already happened, and fills a stage the consumers hold
+    text = _broken(_persistent_causal(), r"(%\d+) = smem.ring_position : index", r"\1 = arith.constant 0 : index")
+    with pytest.raises(InterpretationError):
+        _run(text)
+
+
+class _Grid:
+    """What persistent_tiles reads of a kernel."""
+
+    def __init__(self, counts: tuple[int, ...], order: str, group: int):
+        self.shape = dict(zip("abc", counts))
+        self.last_axis_fastest = order == "last"
+        self.group_rows = group
+
+    def grid_shape(self) -> dict[str, int]:
+        return self.shape
+
+
+@pytest.mark.parametrize("order,counts,group", [("last", (2, 3, 5), 0), ("last", (1, 4), 0), ("last", (3, 8), 0),
+                                                ("first", (4, 6), 0), ("first", (7, 5), 3)])
+@pytest.mark.parametrize("blocks", [1, 2, 3, 7])
+def test_persistent_tiles_cover_the_grid_once(order, counts, group, blocks):
+    """Every tile once, over the blocks; longest first in pairs of equal work."""
+    tiles = persistent_tiles(_Grid(counts, order, group), blocks)  # type: ignore[arg-type]
+    seen = Counter(t for block in tiles for t in block)
+    assert sorted(seen) == sorted(np.ndindex(*counts)) and set(seen.values()) == {1}, seen
+    if order == "last" and blocks > 1 and int(np.prod(counts)) >= 4 * blocks:
+        work = [sum(t[-1] + 1 for t in block) for block in tiles]  # a causal tile streams its row block's keys
+        assert max(work) <= 1.34 * sum(work) / blocks, work
+
+
+def test_a_persistent_gemm_keeps_its_numbers_over_tiles():
+    text = gemm(200, 264, 192, "bf16")
+    spec = ('ncd-relabel{grid="m:64,n:64" stream="k:64"},ncd-to-hbm,hbm-launch{persistent=true group=2},'
+            "hbm-to-smem{stages=2 copy=tma store=tma},smem-to-reg{mma=wgmma}")
+    entry = find_entry(run_pipeline(text, spec))
+    inputs = entry.random_inputs(3)
+    got = entry.run(inputs)[0]
+    want = reference.matmul(*(np.asarray(x, np.float64) for x in inputs))
+    assert not np.isnan(got).any()
+    assert reference.relative_error(got, want) < 1e-2
