@@ -363,7 +363,10 @@ class StmatrixOp(WindowWriteOp):
         assert isinstance(b, BufferType)
         require(f.role.data == "c", self, f"stores accumulators (role c), got {f}")
         require(b.dtype in ("bf16", "f16"), self, f"stmatrix writes 16-bit elements; the buffer holds {b.dtype}")
-        require(f.axis_names == b.axis_names, self, f"the fragment's axes {list(f.axis_names)} must be the buffer's {list(b.axis_names)}, in order")
+        require([a for a in b.axis_names if a in f.shape] == list(f.axis_names) and b.axis_names[-1] == f.axis_names[-1]
+                and all(b.shape[a] == 1 for a in b.axis_names if a not in f.shape), self,
+                f"the fragment's axes {list(f.axis_names)} must be the buffer's {list(b.axis_names)}, in order, but for axes of "
+                "one place before them")
         at = parse_labels(self.at)
         rows, cols = f.axis_names
         require(rows not in at, self, f"each warp writes its own rows; `at` may name only the columns '{cols}'")

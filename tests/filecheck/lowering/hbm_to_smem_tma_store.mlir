@@ -34,7 +34,7 @@
 
 // NOTMA: hbm-to-smem: store=tma writes tiles out with the TMA of sm_90a; it needs copy=tma
 // STORE: hbm-to-smem: store must be direct or tma, got 'global'
-// F32: hbm-to-smem: @matmul: store=tma writes 2-D bf16 or f16 tiles (stmatrix moves 16-bit elements); got !ncd.tensor<m=128, n=256 : f32>
+// F32: hbm-to-smem: @matmul: store=tma writes bf16 or f16 tiles of two axes (stmatrix moves 16-bit elements; axes of one place besides), the columns last; got !ncd.tensor<m=128, n=256 : f32>
 // STRIDE: hbm-to-smem: copy=tma needs each global's rows to be a multiple of 16 bytes (the TMA's stride); 'n' of b has 260 elements
 // BUDGET: hbm-to-smem: @matmul needs 229376 bytes of shared memory ({{.*}}!smem.buffer<m=128, n=64 : bf16, stages=2, layout=swizzle>: 32768), over the budget of 200000
 
@@ -45,3 +45,14 @@
 // ODD: smem.tma_store_wait {pending = 1 : i32}
 // ODD-NEXT: smem.write %{{.*}} {at = #hbm.labels<n=128>}
 // NUMBERS: check against float64 reference: {{.*}}: ok
+
+// A tile whose other axes hold one place (attention's output <b=1, h=1, i=128, d=64>)
+// leaves the same way, through panels with those axes; stmatrix writes them.
+// RUN: napkin-opt %examples/attention.mlir -p 'ncd-relabel{grid="b,h,i:128" stream="j:64"},ncd-to-hbm,hbm-to-smem{stages=2 copy=tma store=tma}' | filecheck %s --check-prefix=UNIT
+// RUN: napkin-opt %examples/attention.mlir -p 'ncd-relabel{grid="b,h,i:128" stream="j:64"},ncd-to-hbm,hbm-to-smem{stages=2 copy=tma store=tma},smem-to-reg{mma=wgmma}' | napkin-run --random-inputs --check | filecheck %s --check-prefix=NUMBERS
+// RUN: napkin-opt %examples/attention.mlir -p 'ncd-relabel{grid="b,h,i:128" stream="j:64"},ncd-to-hbm,hbm-to-smem{stages=2 copy=tma store=tma},smem-to-reg{mma=wgmma}' | filecheck %s --check-prefix=UNIT-REG
+// UNIT: %[[O:.*]] = smem.alloc : !smem.buffer<b=1, h=1, i=128, d=64 : bf16, stages=2, layout=swizzle>
+// UNIT: smem.tma_store_wait {pending = 0 : i32}
+// UNIT-NEXT: smem.write %{{.*}} -> %[[O]][%{{.*}}] {at = #hbm.labels<d=0>}
+// UNIT-NEXT: smem.tma_store %[[O]][%{{.*}}] -> %out[%b0, %h0, %i0, %c0]
+// UNIT-REG: reg.stmatrix %{{.*}} -> %{{.*}}[%{{.*}}] {at = #hbm.labels<d=0>} : !reg.frag<c, i=16, d=64 : f32>, !smem.buffer<b=1, h=1, i=128, d=64 : bf16, stages=2, layout=swizzle>

@@ -37,7 +37,7 @@ hbm.kernel attributes {sym_name = "k", grid = #hbm.labels<m=128, n=256>, num_out
   reg.stmatrix %f -> %c[%m0] {at = #hbm.labels<n=0>} : !reg.frag<c, m=16, n=256 : f32>, !smem.buffer<n=64, m=128 : bf16, stages=2, layout=swizzle>
   hbm.return
 }
-// CHECK: reg.stmatrix: the fragment's axes ['m', 'n'] must be the buffer's ['n', 'm'], in order
+// CHECK: reg.stmatrix: the fragment's axes ['m', 'n'] must be the buffer's ['n', 'm'], in order, but for axes of one place before them
 
 // -----
 hbm.kernel attributes {sym_name = "k", grid = #hbm.labels<m=128, n=256>, num_outputs = 1 : i32, reg.warps = #hbm.labels<m=8>} {
