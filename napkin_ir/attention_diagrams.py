@@ -159,9 +159,9 @@ def persistent_pays(module: ModuleOp) -> bool:
     query block streams PERSISTENT_KEYS keys or fewer on average (half the keys under a
     causal mask), the prologue each block pays (Q and the first keys landing) is a large
     share of its time, and a persistent block loads them while it finishes its last tile.
-    Measured on an H200 (2026-11-26, d 64/128/256): 4-16% faster at 1k tokens and at 4k
-    causal; within 3% either way or slower (d=256, 4k, no mask: 5%) at longer streams,
-    where the static order's last round costs more than the prologue it hides."""
+    Measured on an H200 (2026-11-26, d 64/128/256): 3-16% faster at 1k tokens and 6-11%
+    at 4k causal; at longer streams between 5% slower and 9% faster (docs/benchmarks.md),
+    where the static order's last round costs about as much as the prologue it hides."""
     from xdsl.dialects import func
 
     from napkin_ir.dialects import ncd
