@@ -145,44 +145,25 @@ PERSISTENT_BLOCKS = 3  # blocks a persistent kernel is run with: several tiles e
 
 def persistent_tiles(kernel: hbm.KernelOp, nblocks: int) -> list[list[tuple[int, ...]]]:
     """Each of `nblocks` persistent blocks' tiles (block indices along the grid axes), in
-    the order reg-to-ptx's loop takes them: turn t takes tile t x blocks + block (grouped
-    launches in bands of `hbm.group` rows); a longest-first launch (`hbm.order = "last"`)
-    takes pairs of equal work along the last axis, the longer tile then the shorter."""
+    the order reg-to-ptx's loop takes them: turn t takes tile t x blocks + block in launch
+    order (the first axis fastest, or bands of `hbm.group` rows: the model's
+    `grouped_ids`); a longest-first launch (`hbm.order = "last"`) takes pairs of equal work
+    along the last axis, the longer tile then the shorter."""
+    from napkin_ir.model.space import grouped_ids
+
     counts = list(kernel.grid_shape().values())
     *others, last = counts
     pairs = -(-last // 2)
-    group = kernel.group_rows
-    out: list[list[tuple[int, ...]]] = []
-    for b in range(nblocks):
-        tiles, turn = [], 0
-        while True:
-            if kernel.last_axis_fastest:
-                pair = (turn >> 1) * nblocks + b
-                if pair >= math.prod(others) * pairs:
-                    break
-                within, second = pair % pairs, turn & 1
-                if not (second and last % 2 and within == pairs - 1):
-                    tiles.append((*_digits(pair // pairs, others), within if second else last - 1 - within))
-            else:
-                p = turn * nblocks + b
-                if p >= math.prod(counts):
-                    break
-                if group:
-                    rows, cols = counts
-                    band, within = divmod(p, group * cols)
-                    height = min(group, rows - band * group)
-                    tiles.append((band * group + within % height, within // height))
-                else:
-                    tiles.append(tuple(_digits(p, counts)))
-            turn += 1
-        out.append(tiles)
-    return out
-
-
-def _digits(n: int, bases: list[int]) -> list[int]:
-    """`n` in the mixed radix `bases`, the first fastest (the last digit takes the rest)."""
-    out = []
-    for m, base in enumerate(bases):
-        out.append(n if m == len(bases) - 1 else n % base)
-        n //= base
-    return out
+    if kernel.last_axis_fastest:
+        order = []
+        for pair in range(math.prod(others) * pairs):
+            place, within = divmod(pair, pairs)
+            rest = tuple(int(i) for i in np.unravel_index(place, others, order="F"))
+            order.append([(*rest, last - 1 - within), *([(*rest, within)] if last - 1 - within != within else [])])
+        return [[t for pair in order[b::nblocks] for t in pair] for b in range(nblocks)]
+    if kernel.group_rows:
+        by_launch = np.argsort(grouped_ids(*counts, kernel.group_rows).ravel())
+        order = [tuple(int(i) for i in np.unravel_index(n, counts)) for n in by_launch]
+    else:
+        order = [tuple(int(i) for i in np.unravel_index(p, counts, order="F")) for p in range(math.prod(counts))]
+    return [order[b::nblocks] for b in range(nblocks)]

@@ -111,7 +111,7 @@ class Space:
         the last grid axis fastest and walked from its end."""
         n = len(self.grid_axes)
         if self.group and n == 2:
-            return self.full(_grouped_ids(self.shape[0], self.shape[1], self.group))
+            return self.full(grouped_ids(self.shape[0], self.shape[1], self.group))
         ids = np.zeros(self.shape[:n], np.int64)
         stride = 1
         for d in (reversed(range(n)) if self.last_fastest else range(n)):
@@ -134,7 +134,7 @@ class Space:
         return Space(self.shape + (trips,), self.grid_axes, mask, dict(self.values), self.group, self.last_fastest)
 
 
-def _grouped_ids(rows: int, cols: int, group: int) -> np.ndarray:
+def grouped_ids(rows: int, cols: int, group: int) -> np.ndarray:
     """Launch index of block (row, col) when bands of `group` rows (the last may be shorter)
     are swept column by column."""
     row = np.arange(rows).reshape(-1, 1)

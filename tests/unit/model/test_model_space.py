@@ -96,10 +96,10 @@ def test_an_index_the_model_cannot_follow_is_named(parse):
 
 
 def test_grouped_launch_order():
-    from napkin_ir.model.space import _grouped_ids
+    from napkin_ir.model.space import grouped_ids
 
     # 5 block rows in bands of 2 (the last band 1 high), 3 columns, each band column by column
-    assert _grouped_ids(5, 3, 2).tolist() == [[0, 2, 4], [1, 3, 5], [6, 8, 10], [7, 9, 11], [12, 13, 14]]
+    assert grouped_ids(5, 3, 2).tolist() == [[0, 2, 4], [1, 3, 5], [6, 8, 10], [7, 9, 11], [12, 13, 14]]
 
 
 def test_grouping_keeps_a_wave_on_fewer_tiles_of_a():
