@@ -297,7 +297,7 @@ class SmemFunctions(InterpreterFunctions):
         g, *offsets, buf, stage, ring, bar_stage = args
         ring.check(bar_stage, op.name)
         with self.roles.cond:
-            if stage not in buf.free or stage in buf.held or buf.in_flight.get(stage, 0):
+            if stage not in buf.free:  # a free stage is neither held nor being filled
                 raise InterpretationError(f"{op.name}: copies into stage {stage} of {buf.type} while the consumers still "
                                           "hold it (wait for its empty barrier first)")
             nbytes = buf.type.bytes() // buf.type.stages.data
