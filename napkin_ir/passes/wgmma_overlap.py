@@ -358,5 +358,5 @@ class RegWgmmaOverlapPass(ModulePass):
             if not rotated:
                 continue
             guarded = guarded_buffers(kernel)
-            for arrive in [o for o in kernel.body.block.ops if isinstance(o, smem.ArriveOp)]:
-                release_early(arrive, guarded.get(arrive.bars, set()))
+            for arrive in [o for o in kernel.body.block.ops if isinstance(o, smem.ArriveOp) and o.bars in guarded]:
+                release_early(arrive, guarded[arrive.bars])
