@@ -162,13 +162,8 @@ def persistent_pays(module: ModuleOp) -> bool:
     Measured on an H200 (2026-11-26, d 64/128/256): 3-16% faster at 1k tokens and 6-11%
     at 4k causal; at longer streams between 5% slower and 9% faster (docs/benchmarks.md),
     where the static order's last round costs about as much as the prologue it hides."""
-    from xdsl.dialects import func
-
-    from napkin_ir.dialects import ncd
-
     axes, sizes = attention_shape(module)
-    masked = any(isinstance(o, ncd.MaskOp) for f in module.walk() if isinstance(f, func.FuncOp) for o in f.walk())
-    return sizes[axes.keys] / (2 if masked else 1) <= PERSISTENT_KEYS
+    return sizes[axes.keys] / (2 if axes.masked else 1) <= PERSISTENT_KEYS
 
 
 def sm90_attention_tiles(module: ModuleOp, block: int = 128, stream: int | None = None, stages: int = 0,
@@ -250,13 +245,15 @@ def fit_tiles(n_queries: int, n_keys: int, block: int = 128, stream: int = 64, w
 class AttentionAxes(NamedTuple):
     """The axes of an attention diagram: `batch` (Q, K, V and O have them: a batch entry, a
     head), `query` and `keys` (the scores' rows and the axis the second product
-    contracts), and `group` (the axes of Q and O that K and V lack: grouped-query
-    attention's query heads of a group, which share a key/value head)."""
+    contracts), `group` (the axes of Q and O that K and V lack: grouped-query
+    attention's query heads of a group, which share a key/value head), and whether the
+    keys are masked by the query's position (`masked`: causal attention)."""
 
     batch: tuple[str, ...]
     query: str
     keys: str
     group: tuple[str, ...] = ()
+    masked: bool = False  # a mask of the keys by the query's position (causal)
 
 
 def _group_size(axes: AttentionAxes, sizes: dict[str, int]) -> int:
@@ -306,9 +303,9 @@ def attention_axes(module: ModuleOp) -> AttentionAxes | None:
     masks = {m.row.data for m in funcs[0].walk() if isinstance(m, ncd.MaskOp) and m.col.data == j}
     if len(masks) > 1 or masks - set(queries):
         return None
-    query = masks.pop() if masks else queries[-1]
+    query = next(iter(masks)) if masks else queries[-1]
     batch = tuple(a for a in second.result.type.axis_names if a in scores.shape and a in values.shape)  # type: ignore[attr-defined]
-    return AttentionAxes(batch, query, j, tuple(a for a in queries if a != query))
+    return AttentionAxes(batch, query, j, tuple(a for a in queries if a != query), bool(masks))
 
 
 def sm80_attention_passes(module: ModuleOp, **config) -> str | None:

@@ -118,8 +118,8 @@ def test_attention_axes_of_grouped_query_attention():
 
     for kind in KINDS:
         axes = attention_axes(run_pipeline(gqa_attention_diagram(kind, 1, 2, 4, 64, 64)))
-        assert axes == AttentionAxes(("b", "g"), "i", "j", ("r",))
-    assert attention_axes(run_pipeline(attention_diagram("causal", 1, 2, 64, 64))) == AttentionAxes(("b", "h"), "i", "j", ())
+        assert axes == AttentionAxes(("b", "g"), "i", "j", ("r",), masked=kind == "causal")
+    assert attention_axes(run_pipeline(attention_diagram("causal", 1, 2, 64, 64))) == AttentionAxes(("b", "h"), "i", "j", (), masked=True)
 
 
 def test_group_tiles_pack_whole_warps_of_one_head():
