@@ -109,7 +109,8 @@ def _attention_passes(block: int, stream: int, warps: int | None, stages: int, q
 
 
 def sm90_attention_pass_list(module: ModuleOp, block: int = 128, stream: int | None = None, stages: int = 0,
-                             overlap: bool = True, pingpong: bool = True, blocks_per_sm: int = 1, persistent: bool = False) -> tuple:
+                             overlap: bool = True, pingpong: bool = True, blocks_per_sm: int = 1, persistent: bool = False,
+                             store: str = "direct") -> tuple:
     """The passes that take `module`, attention, to sm_90a PTX: blocks of `block` query rows
     (warpgroups of 64 consumer rows each; one batch entry and head a block, longest first),
     keys streamed `stream` at a time (128, or 64 at head dim 256) through `stages` TMA
@@ -124,7 +125,9 @@ def sm90_attention_pass_list(module: ModuleOp, block: int = 128, stream: int | N
     producer loading the next tile's Q and keys while the consumers finish the last. Both
     overlap and ping-pong run with 3 stages or more: the overlap holds two tiles' stages at
     once, and with two it (and ping-pong on top) measured slower than neither (head dim 256, 1k
-    tokens, H200: 394 TFLOP/s against 481).
+    tokens, H200: 394 TFLOP/s against 481). `store="tma"` writes the output by stmatrix into
+    a two-stage buffer of 64-column panels and TMA stores (which run on under a persistent
+    block's next tile), `"direct"` from registers.
 
     Grouped-query attention packs the query heads of a group into a block (FlashAttention-3's
     PackGQA): its rows are `group_tiles`' heads (a group's r whole where r divides the
@@ -141,12 +144,12 @@ def sm90_attention_pass_list(module: ModuleOp, block: int = 128, stream: int | N
     from napkin_ir.passes.wgmma_overlap import RegWgmmaOverlapPass
 
     axes, sizes = attention_shape(module)
-    block, stream, stages, budget = sm90_attention_tiles(module, block, stream, stages, blocks_per_sm)
+    block, stream, stages, budget = sm90_attention_tiles(module, block, stream, stages, blocks_per_sm, store)
     per_head, rows = group_tiles(_group_size(axes, sizes), block)
     packed = [f"{axes.group[0]}:{per_head}"] if axes.group else []
     return (RelabelPass(grid=",".join([*axes.batch, *packed, f"{axes.query}:{rows}"]), stream=f"{axes.keys}:{stream}"),
             NcdToHbmPass(), HbmLaunchPass(order="last", blocks_per_sm=blocks_per_sm, persistent=persistent),
-            HbmToSmemPass(stages=stages, copy="tma", smem_bytes=budget), SmemToRegPass(mma="wgmma"),
+            HbmToSmemPass(stages=stages, copy="tma", smem_bytes=budget, store=store), SmemToRegPass(mma="wgmma"),
             *((RegWgmmaOverlapPass(),) if overlap and stages >= 3 else ()),
             *((RegPingpongPass(),) if pingpong and stages >= 3 else ()), RegToPtxPass())
 
@@ -167,11 +170,12 @@ def persistent_pays(module: ModuleOp) -> bool:
 
 
 def sm90_attention_tiles(module: ModuleOp, block: int = 128, stream: int | None = None, stages: int = 0,
-                         blocks_per_sm: int = 1) -> tuple[int, int, int, int]:
+                         blocks_per_sm: int = 1, store: str = "direct") -> tuple[int, int, int, int]:
     """(query rows, keys a tile, stages, shared-memory budget of a block) that
     `sm90_attention_pass_list` takes for `module`: the tiles fitted to the axes (a block of
     grouped-query attention no longer than its packed heads' positions need), the default
-    stream tile and stage count where none is given."""
+    stream tile and stage count where none is given (beside the output's two panel stages
+    with `store="tma"`)."""
     from xdsl.utils.exceptions import PassFailedException
 
     axes, sizes = attention_shape(module)
@@ -193,7 +197,8 @@ def sm90_attention_tiles(module: ModuleOp, block: int = 128, stream: int | None 
     budget = min(227 * 1024, 228 * 1024 // blocks_per_sm - 1024) - 1024 - 64
     if not stages:
         tile_bytes = 2 * d * 2  # a row of K and of V, bf16 or f16
-        stages = 3 if block * d * 2 + 3 * stream * tile_bytes <= budget else 2
+        out = 2 * block * 64 * 2 if store == "tma" else 0  # two stages of a 64-column panel
+        stages = 3 if block * d * 2 + 3 * stream * tile_bytes + out <= budget else 2
     return block, stream, stages, budget
 
 

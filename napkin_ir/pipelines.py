@@ -340,8 +340,9 @@ class NapkinSm90Pass(PipelinePass):
     and `blocks_per_sm` bound its search, and `block` is refused. `persistent` loops each
     block over query tiles in pairs of equal work (the longest with the shortest), its
     producer loading the next tile while the consumers finish the last; by default it is on
-    where a block streams 2048 keys or fewer on average (`persistent_pays`). The other
-    options (`group`, `cluster`, `store`) are refused for attention. Grouped-query
+    where a block streams 2048 keys or fewer on average (`persistent_pays`). `store=tma`
+    writes attention's output by stmatrix and TMA stores (`auto` stores it from
+    registers). The other options (`group`, `cluster`) are refused for attention. Grouped-query
     attention packs a group's query heads into a block (its 128 rows 4 heads by 32
     positions, 8 by 16), so each K and V tile is loaded once for them all."""
 
@@ -364,8 +365,10 @@ class NapkinSm90Pass(PipelinePass):
         if attention_axes(module) is not None:
             persistent = persistent_pays(module) if self.persistent is None else self.persistent
             _refuse(self.name, "attention on sm_90a", {"group": self.group if self.group != 8 else 0,
-                                                       "cluster": self.cluster if self.cluster != 1 else 0,
-                                                       "store": self.store if self.store != "auto" else ""})
+                                                       "cluster": self.cluster if self.cluster != 1 else 0})
+            if self.store not in ("auto", "tma", "direct"):
+                raise PassFailedException(f"{self.name}: store must be auto, tma or direct, got '{self.store}'")
+            store = "tma" if self.store == "tma" else "direct"  # auto: from registers, as measured
             if self.autotile:
                 from napkin_ir.model.autotile import AttentionSpace
 
@@ -373,11 +376,11 @@ class NapkinSm90Pass(PipelinePass):
                 # stages given, overlap or ping-pong turned off, and the blocks an SM bound the search
                 space = AttentionSpace(stages=(self.stages,) if self.stages else (2, 3), overlap=(True, False) if self.overlap else (False,),
                                        pingpong=(True, False) if self.pingpong else (False,), blocks_per_sm=self.blocks_per_sm,
-                                       persistent=persistent)
+                                       persistent=persistent, store=store)
                 return _autotile(module, self.hw, "sm90", self.name, attention=space).config.passes(module)
             rows, keys = _ints(self.block, 2, "block", self.name, "for attention: query rows, keys") if self.block else (128, 0)
             return sm90_attention_pass_list(module, rows, keys or None, self.stages, self.overlap, self.pingpong, self.blocks_per_sm,
-                                            persistent)
+                                            persistent, store)
         shape = product_shape(module, self.name)
         if not self.overlap or not self.pingpong:
             raise PassFailedException(f"{self.name}: overlap=false and pingpong=false order attention's products; a GEMM's "

@@ -47,7 +47,7 @@ CONFIGS = [  # query rows per block, keys per tile, warps, stages, Q's fragments
     (128, 128, 8, 2, False, 1),
 ]
 SM90_CONFIGS = [  # query rows per block, keys per tile (0: the pipeline's default), stages (0: the default), overlap, pingpong,
-    # blocks a multiprocessor, persistent
+    # blocks a multiprocessor, persistent, how the output leaves
     (128, 0, 0, True, True),
     (128, 0, 0, True, False),
     (128, 0, 2, False, False),
@@ -59,6 +59,8 @@ SM90_CONFIGS = [  # query rows per block, keys per tile (0: the pipeline's defau
     "auto",  # napkin-sm90{autotile=true}: the napkin model's choice for this GPU
     (128, 0, 0, True, True, 1, True),  # persistent: each block loops over query tiles, the longest first
     (128, 64, 0, True, True, 1, True),
+    (128, 0, 0, True, True, 1, True, "tma"),  # the output by stmatrix and TMA stores
+    (128, 0, 0, True, True, 1, False, "tma"),
 ]
 
 
@@ -81,9 +83,9 @@ def napkin_sm90_kernel(kind: str, b: int, h: int, n: int, d: int, t: str, config
     if config == "auto":
         options: dict = autotile_options()
     else:
-        block, stream, stages, overlap, pingpong, blocks_per_sm, persistent = (*config, 1, False)[:7]
+        block, stream, stages, overlap, pingpong, blocks_per_sm, persistent, store = (*config, 1, False, "direct")[:8]
         options = {"block": f"{block},{stream or (128 if d <= 128 else 64)}", "stages": stages, "overlap": overlap,
-                   "pingpong": pingpong, "blocks_per_sm": blocks_per_sm, "persistent": persistent}
+                   "pingpong": pingpong, "blocks_per_sm": blocks_per_sm, "persistent": persistent, "store": store}
     try:
         kern = napkin_ir.compile(attention_diagram(kind, b, h, n, d, t), target="sm90", cache=False, **options)
     except (UserError, DiagnosticException) as e:  # a configuration the pipeline refuses (shared memory)
@@ -160,9 +162,10 @@ def bench_shape(torch, F, sdpa_kernel, backends, n: int, d: int, t: str, configs
             err = rel_err(torch, o, ref)
             ms = time_ms(torch, lambda launch=launch: launch(q, k, v, o))
             label = ("auto" if config == "auto" else
-                     "b{}s{}st{}{}{}{}{}".format(*config[:3], "" if config[3] else "-serial", "" if config[4] else "-nopp",
-                                                   f"-x{config[5]}" if len(config) > 5 and config[5] > 1 else "",
-                                                   "-persistent" if len(config) > 6 and config[6] else "") if path == "sm90" else
+                     "b{}s{}st{}{}{}{}{}{}".format(*config[:3], "" if config[3] else "-serial", "" if config[4] else "-nopp",
+                                                     f"-x{config[5]}" if len(config) > 5 and config[5] > 1 else "",
+                                                     "-persistent" if len(config) > 6 and config[6] else "",
+                                                     "-tmastore" if len(config) > 7 and config[7] == "tma" else "") if path == "sm90" else
                      "b{}s{}w{}st{}{}{}".format(*config[:4], "" if config[4] else "-qsmem", f"-x{config[5]}" if config[5] > 1 else ""))
             print(f"  N={n} d={d} {kind} napkin {label}: {flop / ms / 1e9:.0f} TFLOP/s (err {err:.1e})", flush=True)
             if err < tol and (best is None or ms < best[0]):

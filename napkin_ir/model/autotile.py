@@ -102,8 +102,8 @@ class AttentionSpace:
     """napkin-sm90's attention configurations to search (`sm90_attention_pass_list`'s
     arguments): query rows a block (warpgroups of 64), keys a stream tile, stages, and
     whether reg-wgmma-overlap and reg-pingpong run (with 3 stages or more, as the pass
-    list runs them); the blocks a multiprocessor holds and whether the launch is
-    persistent are given, not searched."""
+    list runs them); the blocks a multiprocessor holds, whether the launch is persistent
+    and how the output leaves are given, not searched."""
 
     block_rows: tuple[int, ...] = (64, 128, 192)
     stream_sizes: tuple[int, ...] = (64, 128)
@@ -112,6 +112,7 @@ class AttentionSpace:
     pingpong: tuple[bool, ...] = (True, False)
     blocks_per_sm: int = 1
     persistent: bool = False
+    store: str = "direct"
 
 
 @dataclass(frozen=True)
@@ -128,13 +129,14 @@ class AttentionConfig:
     pingpong: bool = False
     blocks_per_sm: int = 1
     persistent: bool = False
+    store: str = "direct"
 
     def passes(self, module: ModuleOp) -> tuple:
         """The passes from `module` to sm_90a PTX (`sm90_attention_pass_list`)."""
         from napkin_ir.attention_diagrams import sm90_attention_pass_list
 
         return sm90_attention_pass_list(module, self.block, self.stream, self.stages, self.overlap, self.pingpong, self.blocks_per_sm,
-                                        self.persistent)
+                                        self.persistent, self.store)
 
     def describe(self) -> str:
         schedule = " and ".join(name for name, on in (("overlap", self.overlap), ("ping-pong", self.pingpong)) if on)
@@ -432,10 +434,10 @@ def attention_configs(module: ModuleOp, space: AttentionSpace = AttentionSpace()
     i, j = axes.query, axes.keys
     out: dict[tuple, AttentionConfig] = {}
     for rows, keys, stages in itertools.product(space.block_rows, space.stream_sizes, space.stages):
-        block, stream, _, _ = sm90_attention_tiles(module, rows, keys, stages, space.blocks_per_sm)
+        block, stream, _, _ = sm90_attention_tiles(module, rows, keys, stages, space.blocks_per_sm, space.store)
         for overlap, pingpong in itertools.product(space.overlap, space.pingpong):
             cfg = AttentionConfig(i, j, block, stream, stages, overlap and stages >= 3, pingpong and stages >= 3 and block > 64,
-                                  space.blocks_per_sm, space.persistent)
+                                  space.blocks_per_sm, space.persistent, space.store)
             out.setdefault((block, stream, stages, cfg.overlap, cfg.pingpong), cfg)
     return list(out.values())
 

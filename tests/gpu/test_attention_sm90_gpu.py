@@ -107,6 +107,27 @@ def test_attention_sm90_plain_grid(kind, d):
     assert reference.relative_error(out, ref) <= TOLERANCE["bf16"]
 
 
+@pytest.mark.parametrize("persistent", [True, False])
+@pytest.mark.parametrize("d", [64, 128, 256])
+@pytest.mark.parametrize("kind", ["softmax", "causal", "spherical"])
+def test_attention_sm90_tma_store(kind, d, persistent):
+    """The output by stmatrix and TMA stores (`store=tma`): rows past a ragged sequence's
+    end clipped by the TMA; a persistent block's stores run on under its next tile."""
+    torch = pytest.importorskip("torch")
+    out, ref = run_attention(torch, kind, 2, 16, 1000, 1000, d, "bf16", store="tma", persistent=persistent)
+    assert not np.isnan(out).any()
+    assert reference.relative_error(out, ref) <= TOLERANCE["bf16"]
+
+
+@pytest.mark.sanitize
+@pytest.mark.parametrize("kind", ["softmax", "causal"])
+def test_attention_sm90_tma_store_small(kind):
+    torch = pytest.importorskip("torch")
+    out, ref = run_attention(torch, kind, 1, 4, 300, 300, 64, "bf16", block="64,64", store="tma")
+    assert not np.isnan(out).any()
+    assert reference.relative_error(out, ref) <= TOLERANCE["bf16"]
+
+
 @pytest.mark.parametrize("kind", ["softmax", "causal"])
 def test_attention_sm90_persistent_two_blocks_a_multiprocessor(kind):
     torch = pytest.importorskip("torch")
