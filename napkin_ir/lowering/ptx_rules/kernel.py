@@ -24,7 +24,10 @@ from napkin_ir.dialects.ptx import tensor_ops as T
 from napkin_ir.dialects.ptx.registers import RegType
 from napkin_ir.lowering.ptx_rules.context import B32, B64, SHARED, Global, KernelLowering, arg_name, constant, lowers, prod
 
-PRODUCER_REGS = 40
+# the producer's code (TMA copies, barrier waits, a persistent tile loop's index math) fits in
+# 24 registers: ptxas allocates what follows setmaxnreg.dec within it (16 used, no spills,
+# in every kernel the pipelines make), and the consumers get 240 at 128 rows a block
+PRODUCER_REGS = 24
 REGISTER_FILE = 65536
 CONSUMER_BARRIER = 1  # the named barrier the consumer warpgroups meet at (0 is the whole block's)
 

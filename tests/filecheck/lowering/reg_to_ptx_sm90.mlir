@@ -15,8 +15,8 @@
 // CHECK: mbarrier.init.shared::cta.b64
 // CHECK: fence.mbarrier_init.release.cluster;
 // CHECK: bar.sync 0;
-// CHECK: setmaxnreg.dec.sync.aligned.u32 40;
-// CHECK: setmaxnreg.inc.sync.aligned.u32 232;
+// CHECK: setmaxnreg.dec.sync.aligned.u32 24;
+// CHECK: setmaxnreg.inc.sync.aligned.u32 240;
 // CHECK: mbarrier.try_wait.parity.shared::cta.b64
 // CHECK: mbarrier.arrive.expect_tx.shared::cta.b64
 // CHECK: cp.async.bulk.tensor.2d.shared::cluster.global.mbarrier::complete_tx::bytes

@@ -11,7 +11,7 @@
 // CHECK-NEXT: .param .align 64 .b8 matmul_a[128],
 // CHECK-NEXT: .param .align 64 .b8 matmul_b[128],
 // CHECK-NEXT: .param .align 64 .b8 matmul_out[128]
-// CHECK: setmaxnreg.inc.sync.aligned.u32 232;
+// CHECK: setmaxnreg.inc.sync.aligned.u32 240;
 // CHECK: wgmma.wait_group.sync.aligned 0;
 // CHECK: cp.async.bulk.wait_group.read 1;
 // CHECK: bar.sync 1, 256;

@@ -76,7 +76,7 @@
 // D128: cvt.rn.f16x2.f32
 
 // CLUSTER: napkin-opt: error: napkin-sm90: cluster=2 cannot be honoured for attention on sm_90a
-// PERSISTENT: setmaxnreg.dec.sync.aligned.u32 40;
+// PERSISTENT: setmaxnreg.dec.sync.aligned.u32 24;
 // PERSISTENT: setmaxnreg.inc.sync.aligned.u32
 // PERSISTENT: mov.u32 %r{{[0-9]+}}, %nctaid.x;
 // PERSISTENT: mbarrier.try_wait.parity.shared::cta.b64

@@ -12,8 +12,8 @@
 // CHECK: .maxntid 384
 // CHECK: mbarrier.init.shared::cta.b64
 // CHECK: fence.mbarrier_init.release.cluster;
-// CHECK: setmaxnreg.dec.sync.aligned.u32 40;
-// CHECK: setmaxnreg.inc.sync.aligned.u32 232;
+// CHECK: setmaxnreg.dec.sync.aligned.u32 24;
+// CHECK: setmaxnreg.inc.sync.aligned.u32 240;
 // CHECK: %nctaid.x
 // CHECK: mbarrier.try_wait.parity.shared::cta.b64
 // CHECK: mbarrier.arrive.expect_tx.shared::cta.b64
