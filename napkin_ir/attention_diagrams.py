@@ -122,12 +122,12 @@ def sm90_attention_pass_list(module: ModuleOp, block: int = 128, stream: int | N
     registers divided between them, so one's prologue and epilogue run under another's
     products); `persistent` launches as many blocks as fit, each looping over query tiles
     in pairs of equal work (the longest with the shortest: `hbm-launch{order=last}`), its
-    producer loading the next tile's Q and keys while the consumers finish the last. Both
-    overlap and ping-pong run with 3 stages or more: the overlap holds two tiles' stages at
-    once, and with two it (and ping-pong on top) measured slower than neither (head dim 256, 1k
-    tokens, H200: 394 TFLOP/s against 481). `store="tma"` writes the output by stmatrix into
-    a two-stage buffer of 64-column panels and TMA stores (which run on under a persistent
-    block's next tile), `"direct"` from registers.
+    producer loading the next tile's Q and keys while the consumers finish the last. The
+    overlap holds two steps of the stream at once, the V of one and the K of the next; K and
+    V are released on rings of their own (`hbm-to-smem`), so with two stages the producer
+    still loads the next K while the consumers hold those. `store="tma"` writes the output
+    by stmatrix into a two-stage buffer of 64-column panels and TMA stores (which run on
+    under a persistent block's next tile), `"direct"` from registers.
 
     Grouped-query attention packs the query heads of a group into a block (FlashAttention-3's
     PackGQA): its rows are `group_tiles`' heads (a group's r whole where r divides the
@@ -150,8 +150,7 @@ def sm90_attention_pass_list(module: ModuleOp, block: int = 128, stream: int | N
     return (RelabelPass(grid=",".join([*axes.batch, *packed, f"{axes.query}:{rows}"]), stream=f"{axes.keys}:{stream}"),
             NcdToHbmPass(), HbmLaunchPass(order="last", blocks_per_sm=blocks_per_sm, persistent=persistent),
             HbmToSmemPass(stages=stages, copy="tma", smem_bytes=budget, store=store), SmemToRegPass(mma="wgmma"),
-            *((RegWgmmaOverlapPass(),) if overlap and stages >= 3 else ()),
-            *((RegPingpongPass(),) if pingpong and stages >= 3 else ()), RegToPtxPass())
+            *((RegWgmmaOverlapPass(),) if overlap else ()), *((RegPingpongPass(),) if pingpong else ()), RegToPtxPass())
 
 
 PERSISTENT_KEYS = 2048  # a block's average stream at which a persistent grid stops paying

@@ -34,6 +34,10 @@ phase r of `full` (parity r mod 2) and for phase r - 1 of `empty` (parity (r + 1
 a fresh barrier's phase before the first counts as done, so round 0 does not wait). Tiles
 first used apart (attention's K, by the scores, then V, by P V) arrive on full rings of
 their own, each waited for just before its first use, so the scores do not wait for V.
+Likewise tiles last used apart are released on empty rings of their own, each just after
+its last use (a product accumulated by an `add` counts as used there): K's part of a stage
+is free once the scores are made, so the producer refills it while P V still reads the V of
+that step, and two stages keep a load in flight under a consumer that holds two steps.
 Buffers are 128-byte swizzled (`layout=swizzle`).
 A chain of stream loops (causal attention's) has one producer loop over the whole stream.
 A tile loaded outside the stream (attention's Q) is copied by the producer before its
@@ -122,6 +126,22 @@ def _last_use(block: Block, value: SSAValue) -> Operation:
     """The op of `block` that holds the last use of `value` (its users read the buffer it
     was read from)."""
     return max((block_ancestor(block, u.operation) for u in value.uses), key=block.get_operation_index)
+
+
+def _released_after(block: Block, tiles: list[SSAValue]) -> Operation:
+    """The op of `block` after which the stage `tiles` were read from may be released: the
+    last that uses them, where a product that only an `add` uses counts as used at that add
+    (the register levels accumulate it there); the block's terminator where none is used."""
+    ends = []
+    for tile in tiles:
+        for use in tile.uses:
+            op = block_ancestor(block, use.operation)
+            users = [u.operation for u in op.results[0].uses] if isinstance(op, ncd.ContractOp) else []
+            if len(users) == 1 and isinstance(users[0], ncd.MapOp) and users[0].fn.data == "add" and users[0].parent_block() is block:
+                op = users[0]
+            ends.append(op)
+    assert block.last_op is not None
+    return max(ends, key=block.get_operation_index, default=block.last_op)
 
 
 def block_ancestor(block: Block, op: Operation) -> Operation:
@@ -410,9 +430,16 @@ class HbmToSmemPass(ModulePass):
         allocs = [smem.AllocOp(t) for t in types]
         ring = smem.MbarrierType(self.stages, 1)
         # a full ring for each group of tiles first used together (attention's K, then V:
-        # the scores need not wait for V); one empty ring releases the stage
+        # the scores need not wait for V)
         groups = _first_use_groups(first, loads)
-        fulls, empty = [smem.MbarrierAllocOp(ring) for _ in groups], smem.MbarrierAllocOp(ring)
+        fulls = [smem.MbarrierAllocOp(ring) for _ in groups]
+        # an empty ring for each point of the body where groups are last used (attention
+        # releases K after the scores, V after P V), so that a stage of K is refilled while
+        # the V of its step is still read
+        ends = [_released_after(first.body.block, [loads[n].result for n in group]) for group in groups]
+        points = sorted(set(ends), key=first.body.block.get_operation_index)
+        empties = [smem.MbarrierAllocOp(ring) for _ in points]
+        empty_of = [empties[points.index(e)] for e in ends]
 
         position = smem.RingPositionOp()  # steps the rings took before this tile
 
@@ -431,8 +458,12 @@ class HbmToSmemPass(ModulePass):
         ops, s, p = round_of(body.args[0])
         one = _const(1)
         prev = arith.SubiOp(one.result, p)  # parity of the round before: (r + 1) mod 2
-        ops += [one, prev, smem.MbarrierWaitOp(empty.result, s, prev.result)]
-        for group, full in zip(groups, fulls):
+        ops += [one, prev]
+        waited: list[smem.MbarrierAllocOp] = []
+        for group, full, empty in zip(groups, fulls, empty_of):
+            if empty not in waited:  # the stage of each ring released before its first copy
+                ops.append(smem.MbarrierWaitOp(empty.result, s, prev.result))
+                waited.append(empty)
             ops.append(smem.ArriveExpectOp(full.result, s, sum(types[n].bytes() // self.stages for n in group)))
             for n in group:
                 offsets = [body.args[0] if o is first.body.block.args[0] else o for o in loads[n].offsets]
@@ -443,14 +474,15 @@ class HbmToSmemPass(ModulePass):
         produce.attributes["hbm.stream"] = first.attributes["hbm.stream"]
         producer = smem.ProducerOp(4, Region(Block([produce])))
         producers.append(producer)
-        Rewriter.insert_op([*allocs, *fulls, empty, position, producer], InsertPoint.before(first))
+        Rewriter.insert_op([*allocs, *fulls, *empties, position, producer], InsertPoint.before(first))
 
         # the consumers: wait for each group of the stage just before its first use, read
-        # it, compute, release the stage
+        # it, compute, release each ring's part of the stage after its last use
         for loop in chain:
             cbody = loop.body.block
             loop_loads = self._loop_loads(loop)
             uses = [first_use(cbody, loop_loads[group[0]]) for group in groups]
+            released = [_released_after(cbody, [loop_loads[n].result for n in group]) for group in groups]
             ops, s, p = round_of(cbody.args[0])
             Rewriter.insert_op(ops, InsertPoint.at_start(cbody))
             reads = [smem.ReadOp(buf.result, s) for buf in allocs]
@@ -458,7 +490,11 @@ class HbmToSmemPass(ModulePass):
                 at = InsertPoint.before(use) if use is not None else InsertPoint.before(cbody.last_op)  # type: ignore[arg-type]
                 Rewriter.insert_op([smem.MbarrierWaitOp(full.result, s, p), *(reads[n] for n in group)], at)
             assert cbody.last_op is not None
-            Rewriter.insert_op([smem.ArriveOp(empty.result, s)], InsertPoint.before(cbody.last_op))
+            for empty in empties:
+                ends = [e for e, ring in zip(released, empty_of) if ring is empty]
+                last = max(ends, key=cbody.get_operation_index)
+                at = InsertPoint.after(last) if last is not cbody.last_op else InsertPoint.before(last)
+                Rewriter.insert_op([smem.ArriveOp(empty.result, s)], at)
             for load, read in zip(loop_loads, reads):
                 load.result.replace_all_uses_with(read.result)
                 Rewriter.erase_op(load)

@@ -101,8 +101,7 @@ class TileConfig:
 class AttentionSpace:
     """napkin-sm90's attention configurations to search (`sm90_attention_pass_list`'s
     arguments): query rows a block (warpgroups of 64), keys a stream tile, stages, and
-    whether reg-wgmma-overlap and reg-pingpong run (with 3 stages or more, as the pass
-    list runs them); the blocks a multiprocessor holds, whether the launch is persistent
+    whether reg-wgmma-overlap and reg-pingpong run; the blocks a multiprocessor holds, whether the launch is persistent
     and how the output leaves are given, not searched."""
 
     block_rows: tuple[int, ...] = (64, 128, 192)
@@ -425,9 +424,8 @@ def _reason(win: Candidate, ranked: list[Candidate], cands: list[Candidate], rol
 
 def attention_configs(module: ModuleOp, space: AttentionSpace = AttentionSpace()) -> list[AttentionConfig]:
     """The distinct configurations of `space` for the attention in `module`: tiles fitted to
-    its axes as napkin-sm90 fits them (`sm90_attention_tiles`), the schedule passes only
-    where they run (three stages or more; ping-pong with two warpgroups or more: one has
-    no one to take turns with)."""
+    its axes as napkin-sm90 fits them (`sm90_attention_tiles`), ping-pong only with two
+    warpgroups or more (one has no one to take turns with)."""
     from napkin_ir.attention_diagrams import attention_shape, sm90_attention_tiles
 
     axes, _ = attention_shape(module)
@@ -436,8 +434,8 @@ def attention_configs(module: ModuleOp, space: AttentionSpace = AttentionSpace()
     for rows, keys, stages in itertools.product(space.block_rows, space.stream_sizes, space.stages):
         block, stream, _, _ = sm90_attention_tiles(module, rows, keys, stages, space.blocks_per_sm, space.store)
         for overlap, pingpong in itertools.product(space.overlap, space.pingpong):
-            cfg = AttentionConfig(i, j, block, stream, stages, overlap and stages >= 3, pingpong and stages >= 3 and block > 64,
-                                  space.blocks_per_sm, space.persistent, space.store)
+            cfg = AttentionConfig(i, j, block, stream, stages, overlap, pingpong and block > 64, space.blocks_per_sm, space.persistent,
+                                  space.store)
             out.setdefault((block, stream, stages, cfg.overlap, cfg.pingpong), cfg)
     return list(out.values())
 

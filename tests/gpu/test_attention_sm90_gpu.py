@@ -128,6 +128,29 @@ def test_attention_sm90_tma_store_small(kind):
     assert reference.relative_error(out, ref) <= TOLERANCE["bf16"]
 
 
+@pytest.mark.parametrize("store", ["direct", "tma"])
+@pytest.mark.parametrize("block", ["128,128", "128,176", "128,48"])
+@pytest.mark.parametrize("kind", ["softmax", "causal", "spherical"])
+def test_attention_sm90_two_stages_overlapped(kind, block, store):
+    """Two stages with overlap and ping-pong: K and V released on rings of their own, the
+    producer refills K's part of a stage while P V still reads the V beside it; key tiles
+    of 128, 176 and 48 (not powers of two: the last tile partial), either store."""
+    torch = pytest.importorskip("torch")
+    out, ref = run_attention(torch, kind, 2, 8, 1000, 1000, 64, "bf16", block=block, stages=2, store=store)
+    assert not np.isnan(out).any()
+    assert reference.relative_error(out, ref) <= TOLERANCE["bf16"]
+
+
+@pytest.mark.sanitize
+@pytest.mark.parametrize("kind", ["softmax", "causal"])
+def test_attention_sm90_two_stages_small(kind):
+    """compute-sanitizer on two overlapped stages of 176 keys, a ragged last tile."""
+    torch = pytest.importorskip("torch")
+    out, ref = run_attention(torch, kind, 1, 2, 300, 300, 64, "bf16", block="128,176", stages=2)
+    assert not np.isnan(out).any()
+    assert reference.relative_error(out, ref) <= TOLERANCE["bf16"]
+
+
 @pytest.mark.parametrize("kind", ["softmax", "causal"])
 def test_attention_sm90_persistent_two_blocks_a_multiprocessor(kind):
     torch = pytest.importorskip("torch")

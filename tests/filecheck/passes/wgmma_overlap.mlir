@@ -2,7 +2,8 @@
 // softmax run before the loop; each trip issues tile j's Q K^T and then tile j - 1's P V
 // (its rescale first: no register a product reads is written while one runs), waits for
 // the first group only (pending 1), computes tile j's softmax while P V runs, waits for
-// it, releases tile j - 1's stages and packs P_j; the last tile's P V runs after the loop.
+// it, releases tile j - 1's V and packs P_j (tile j's K is released once its scores
+// retire, before the softmax); the last tile's P V runs after the loop.
 // Causal attention's two loops (unmasked tiles, then masked ones) are pipelined as one:
 // the unmasked loop's last P V runs in the masked loop's first trip, under the diagonal
 // tile's scores; where the unmasked loop runs no trip, the masked one is pipelined alone
@@ -32,6 +33,8 @@
 // CHECK-NEXT: reg.wgmma_rs {{.*}} {at = #hbm.labels<j=0>}
 // CHECK: reg.wgmma_commit
 // CHECK-NEXT: reg.wgmma_wait {pending = 1 : i32}
+// tile j's K is released as soon as its scores retire, tile j - 1's V after its P V
+// CHECK-NEXT: smem.arrive %[[KEMPTY:[0-9]+]]
 // CHECK: reg.row_reduce max
 // CHECK: reg.wgmma_wait {pending = 0 : i32}
 // CHECK-NEXT: smem.arrive
@@ -53,6 +56,7 @@
 // the masked loop takes the unmasked one's pending P V (its P, stage, rescale) as it stands
 // CAUSAL-NEXT: scf.for %{{.*}} = %j_masked to %j_end step %{{.*}} iter_args(%{{[0-9]+}} = %[[U0]], {{.*}} = %[[U8]])
 // CAUSAL: reg.wgmma_wait {pending = 1 : i32}
+// CAUSAL-NEXT: smem.arrive
 // CAUSAL-NEXT: reg.mask causal
 // CAUSAL: reg.overlapped}
 // CAUSAL: reg.wgmma_rs

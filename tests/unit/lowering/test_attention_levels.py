@@ -5,12 +5,16 @@ hbm-to-smem (one pipeline across the unmasked and the masked loop) and smem-to-r
 
 from __future__ import annotations
 
+import re
+
 import numpy as np
 import pytest
+from xdsl.utils.exceptions import InterpretationError
 
 from napkin_ir import reference
 from napkin_ir.attention_diagrams import NAMES, attention_diagram
 from napkin_ir.interpreters.run import find_entry
+from napkin_ir.passmanager import spec
 from napkin_ir.pipelines import run_pipeline
 
 # (kind, b, h, n queries, n keys, d, block rows, stream tile, stages): tiles that divide the
@@ -101,3 +105,59 @@ def test_sm90_levels_with_one_partial_query_tile(kind, n, nj, d):
     assert not np.isnan(got).any()
     assert reference.relative_error(hbm_level.run(inputs)[0], want) <= reference.TOLERANCE["bf16"]
     assert reference.relative_error(got, reference.REFERENCES[NAMES[kind]](*inputs)) <= reference.TOLERANCE["bf16"]
+
+
+# (kind, n queries, n keys, d, stream tile): more key tiles than two stages, ragged keys, a
+# causal diagonal inside a tile, a tile that is not a power of two
+SM90_TWO_STAGES = [("softmax", 100, 300, 64, 64), ("causal", 200, 200, 64, 64), ("spherical", 70, 230, 64, 48),
+                   ("causal", 130, 130, 64, 48)]
+
+
+def _sm90_two_stages(kind, n, nj, d, tj):
+    from napkin_ir.attention_diagrams import sm90_attention_pass_list
+
+    text = _text(kind, 1, 2, n, nj, d)
+    return text, sm90_attention_pass_list(run_pipeline(text), block=128, stream=tj, stages=2)[:-1]  # all but reg-to-ptx
+
+
+@pytest.mark.parametrize("kind,n,nj,d,tj", SM90_TWO_STAGES)
+def test_sm90_two_stages_overlapped_keep_the_numbers(kind, n, nj, d, tj):
+    """With two stages, K and V released on rings of their own, reg-wgmma-overlap and
+    reg-pingpong still run (the consumers hold a step's V and the next step's K): the smem
+    and reg levels keep the numbers, the interpreters checking the mbarrier protocol."""
+    text, passes = _sm90_two_stages(kind, n, nj, d, tj)
+    assert "reg-wgmma-overlap" in spec(passes) and "reg-pingpong" in spec(passes)
+    diagram = find_entry(run_pipeline(text))
+    inputs = diagram.random_inputs(n + nj)
+    want = reference.REFERENCES[NAMES[kind]](*inputs)
+
+    for upto in (4, len(passes)):  # the smem level, then the reg level after overlap and ping-pong
+        got = find_entry(run_pipeline(text, spec(passes[:upto]))).run(inputs)[0]
+        assert not np.isnan(got).any()
+        assert reference.relative_error(got, want) <= reference.TOLERANCE["bf16"]
+
+
+def test_sm90_k_and_v_are_released_apart():
+    """The smem level releases K's ring after the scores and V's after P V: two empty rings,
+    K's arrival before V's wait."""
+    text, passes = _sm90_two_stages("softmax", 100, 300, 64, 64)
+
+    smem_text = str(run_pipeline(text, spec(passes[:4])))
+    body = smem_text[smem_text.index("iter_args(") :]
+    arrives = re.findall(r"smem.arrive (%\w+)\[", body)
+    assert len(set(arrives[:2])) == 2
+    assert body.index("smem.arrive ") < body.index("%v_tile = smem.read")
+
+
+def test_sm90_k_released_before_its_scores_retire_is_refused():
+    """At the reg level K's stage is released after the wait that retires the scores; an
+    arrival moved before that wait lets the producer overwrite a stage a wgmma still reads."""
+    text, passes = _sm90_two_stages("softmax", 100, 300, 64, 64)
+
+    reg_text = str(run_pipeline(text, spec(passes)))
+    # in the overlapped loop: `wait {pending = 1}` then K's arrival; swap them
+    broken = re.sub(r"(\n *reg.wgmma_wait \{pending = 1 : i32\})(\n *smem.arrive [^\n]*)", r"\2\1", reg_text, count=1)
+    assert broken != reg_text
+    entry = find_entry(run_pipeline(broken))
+    with pytest.raises(InterpretationError, match="wgmma still reads"):
+        entry.run(entry.random_inputs(1))
