@@ -110,24 +110,24 @@ def _attention_passes(block: int, stream: int, warps: int | None, stages: int, q
 
 def sm90_attention_pass_list(module: ModuleOp, block: int = 128, stream: int | None = None, stages: int = 0,
                              overlap: bool = True, pingpong: bool = True, blocks_per_sm: int = 1, persistent: bool = False,
-                             store: str = "direct") -> tuple:
+                             store: str = "auto") -> tuple:
     """The passes that take `module`, attention, to sm_90a PTX: blocks of `block` query rows
     (warpgroups of 64 consumer rows each; one batch entry and head a block, longest first),
-    keys streamed `stream` at a time (128, or 64 at head dim 256) through `stages` TMA
-    stages filled by a producer warpgroup, Q copied once, S = Q K^T by wgmma from shared
-    memory, P V by wgmma with P from registers. `overlap` runs a tile's P V while the next
-    tile's scores are made (`reg-wgmma-overlap`); `pingpong` has the consumer warpgroups
-    take turns issuing products (`reg-pingpong`); `stages` 0 takes 3 where they fit beside
-    Q, else 2; `blocks_per_sm` blocks share a multiprocessor (its shared memory and
-    registers divided between them, so one's prologue and epilogue run under another's
-    products); `persistent` launches as many blocks as fit, each looping over query tiles
+    keys streamed `stream` at a time through `stages` TMA stages filled by a producer
+    warpgroup (0 for either: `sm90_attention_tiles`' defaults), Q copied once, S = Q K^T
+    by wgmma from shared memory, P V by wgmma with P from registers. `overlap` runs a
+    tile's P V while the next tile's scores are made (`reg-wgmma-overlap`); `pingpong` has
+    the consumer warpgroups take turns issuing products (`reg-pingpong`); `blocks_per_sm`
+    blocks share a multiprocessor (its shared memory and registers divided between them,
+    so one's prologue and epilogue run under another's products); `persistent` launches as many blocks as fit, each looping over query tiles
     in pairs of equal work (the longest with the shortest: `hbm-launch{order=last}`), its
     producer loading the next tile's Q and keys while the consumers finish the last. The
     overlap holds two steps of the stream at once, the V of one and the K of the next; K and
     V are released on rings of their own (`hbm-to-smem`), so with two stages the producer
     still loads the next K while the consumers hold those. `store="tma"` writes the output
     by stmatrix into a two-stage buffer of 64-column panels and TMA stores (which run on
-    under a persistent block's next tile), `"direct"` from registers.
+    under a persistent block's next tile), `"direct"` from registers, `"auto"` the first
+    where it fits.
 
     Grouped-query attention packs the query heads of a group into a block (FlashAttention-3's
     PackGQA): its rows are `group_tiles`' heads (a group's r whole where r divides the
@@ -144,7 +144,7 @@ def sm90_attention_pass_list(module: ModuleOp, block: int = 128, stream: int | N
     from napkin_ir.passes.wgmma_overlap import RegWgmmaOverlapPass
 
     axes, sizes = attention_shape(module)
-    block, stream, stages, budget = sm90_attention_tiles(module, block, stream, stages, blocks_per_sm, store)
+    block, stream, stages, budget, store = sm90_attention_tiles(module, block, stream, stages, blocks_per_sm, store)
     per_head, rows = group_tiles(_group_size(axes, sizes), block)
     packed = [f"{axes.group[0]}:{per_head}"] if axes.group else []
     return (RelabelPass(grid=",".join([*axes.batch, *packed, f"{axes.query}:{rows}"]), stream=f"{axes.keys}:{stream}"),
@@ -168,24 +168,32 @@ def persistent_pays(module: ModuleOp) -> bool:
     return sizes[axes.keys] / (2 if axes.masked else 1) <= PERSISTENT_KEYS
 
 
+WIDE_STREAM = 176  # keys a tile where no mask cuts them, at head dims up to 128
+
+
 def sm90_attention_tiles(module: ModuleOp, block: int = 128, stream: int | None = None, stages: int = 0,
-                         blocks_per_sm: int = 1, store: str = "direct") -> tuple[int, int, int, int]:
-    """(query rows, keys a tile, stages, shared-memory budget of a block) that
-    `sm90_attention_pass_list` takes for `module`: the tiles fitted to the axes (a block of
-    grouped-query attention no longer than its packed heads' positions need), the default
-    stream tile and stage count where none is given (beside the output's two panel stages
-    with `store="tma"`)."""
+                         blocks_per_sm: int = 1, store: str = "auto") -> tuple[int, int, int, int, str]:
+    """(query rows, keys a tile, stages, shared-memory budget of a block, how the output
+    leaves) that `sm90_attention_pass_list` takes for `module`: the tiles fitted to the axes
+    (a block of grouped-query attention no longer than its packed heads' positions need),
+    and where none is given, the default stream tile, store and stage count.
+
+    Keys a tile: WIDE_STREAM (FlashAttention-3's at head dim 128) where no causal mask cuts
+    the tiles and the head dim is 128 or less: each tile's fixed costs (the row reductions'
+    shuffles, the rescale of the output, the barriers) spread over more keys. H200,
+    2026-11-26, d=128 without a mask: 616-631 TFLOP/s at 4k against 557-605 for 128 keys.
+    Under a mask 128 (the diagonal tile's waste grows with the tile), and 64 at head dims
+    over 128, or over 64 where the keys end in a partial tile of 128.
+    `store="auto"` takes TMA stores of the output (two stages of a 64-column panel, beside
+    Q and two stages of K and V) where they fit, else stores from registers: at 4k causal
+    d=128, 564-591 against 523-558. Stages: three where they fit beside Q and the output's
+    panels, else two."""
     from xdsl.utils.exceptions import PassFailedException
 
     axes, sizes = attention_shape(module)
     batch, i, j = axes.batch, axes.query, axes.keys
     heads = [a for a in sizes if a not in (*batch, *axes.group, i, j)]
     d = max(sizes[a] for a in heads) if heads else 0
-    # 128 keys a tile; 64 at head dims over 128, or over 64 where the keys end in a partial
-    # tile (its masking needs the registers: 128 spills at d=128)
-    stream = stream or (64 if d > 128 or d > 64 and sizes[j] % 128 else 128)
-    while stream > 16 and stream > sizes[j]:
-        stream //= 2
     if block % 64 or not 64 <= block <= 256:
         raise PassFailedException(f"napkin-sm90: attention's block is warpgroups of 64 query rows (64 to 256), got {block}")
     r = _group_size(axes, sizes)
@@ -194,11 +202,22 @@ def sm90_attention_tiles(module: ModuleOp, block: int = 128, stream: int | None 
     # a block's shared memory: a multiprocessor's 228 KiB less 1 KiB the system keeps for
     # each block (227 KiB at most), less the swizzle's alignment slack and the barriers
     budget = min(227 * 1024, 228 * 1024 // blocks_per_sm - 1024) - 1024 - 64
+    q_bytes, tile_bytes = block * d * 2, 2 * d * 2  # Q; a row of K and of V, bf16 or f16
+    out = 2 * block * 64 * 2  # two stages of a 64-column panel of the output
+
+    def fits(keys: int, panels: bool) -> bool:
+        return q_bytes + (stages or 2) * keys * tile_bytes + (out if panels else 0) <= budget
+
+    if not stream:
+        wide = d <= 128 and not axes.masked and sizes[j] >= WIDE_STREAM and fits(WIDE_STREAM, store == "tma")
+        stream = WIDE_STREAM if wide else 64 if d > 128 or d > 64 and sizes[j] % 128 else 128
+    while stream > 16 and stream > sizes[j]:
+        stream = max(16, stream // 32 * 16)  # halved, a multiple of 16 (wgmma's k step in P V)
+    if store == "auto":  # the panels are 2-D: a block of several packed query heads stores directly
+        store = "tma" if d % 64 == 0 and group_tiles(r, block)[0] == 1 and fits(stream, True) else "direct"
     if not stages:
-        tile_bytes = 2 * d * 2  # a row of K and of V, bf16 or f16
-        out = 2 * block * 64 * 2 if store == "tma" else 0  # two stages of a 64-column panel
-        stages = 3 if block * d * 2 + 3 * stream * tile_bytes + out <= budget else 2
-    return block, stream, stages, budget
+        stages = 3 if q_bytes + 3 * stream * tile_bytes + (out if store == "tma" else 0) <= budget else 2
+    return block, stream, stages, budget, store
 
 
 def sm80_attention_pipeline(block: int = 128, stream: int = 64, warps: int | None = None, stages: int = 3,

@@ -328,23 +328,26 @@ class NapkinSm90Pass(PipelinePass):
     from registers; `auto`: TMA where it fits). `autotile=true` lets the napkin model
     choose the block tile and the stages for `hw` (h100, h200); `block` is refused with it.
     Attention (softmax, causal, spherical) takes `block="rows,keys"` (128 query rows: two
-    consumer warpgroups; 128 keys a tile, 64 at head dims over 128), `stages` (3 where
-    they fit beside Q, else 2) and `blocks_per_sm` (the shared memory and registers shared
-    out): Q, K and V by TMA, S = Q K^T by wgmma from shared memory, P V by wgmma with P
-    from registers, `overlap` running a tile's P V while the next tile's scores are made,
-    `pingpong` the consumer warpgroups taking turns issuing products (both on by default,
-    and run where three stages fit: with two they measured slower). With `autotile=true`
-    the model chooses among 64, 128 and 192 query rows, 64 and 128 keys, 2 and 3 stages,
-    overlap and ping-pong on or off (`autotile_attention`: those over the shared memory or
-    the consumers' registers set aside); `stages` given, `overlap=false`, `pingpong=false`
-    and `blocks_per_sm` bound its search, and `block` is refused. `persistent` loops each
-    block over query tiles in pairs of equal work (the longest with the shortest), its
-    producer loading the next tile while the consumers finish the last; by default it is on
-    where a block streams 2048 keys or fewer on average (`persistent_pays`). `store=tma`
-    writes attention's output by stmatrix and TMA stores (`auto` stores it from
-    registers). The other options (`group`, `cluster`) are refused for attention. Grouped-query
-    attention packs a group's query heads into a block (its 128 rows 4 heads by 32
-    positions, 8 by 16), so each K and V tile is loaded once for them all."""
+    consumer warpgroups; 176 keys a tile where no mask cuts them at head dims up to 128,
+    else 128, 64 at head dims over 128), `stages` (3 where they fit beside Q and the
+    output's panels, else 2) and `blocks_per_sm` (the shared memory and registers shared
+    out): Q, K and V by TMA (K and V released on rings of their own), S = Q K^T by wgmma
+    from shared memory, P V by wgmma with P from registers, `overlap` running a tile's P V
+    while the next tile's scores are made, `pingpong` the consumer warpgroups taking turns
+    issuing products (both on by default). With `autotile=true` the model chooses among
+    64, 128 and 192 query rows, 64 and 128 keys, 2 and 3 stages, overlap and ping-pong on
+    or off (`autotile_attention`: those over the shared memory or the consumers' registers
+    set aside); `stages` given, `overlap=false`, `pingpong=false` and `blocks_per_sm` bound
+    its search, and `block` is refused. `persistent` loops each block over query tiles in
+    pairs of equal work (the longest with the shortest), its producer loading the next
+    tile while the consumers finish the last; by default it is on where a block streams
+    2048 keys or fewer on average (`persistent_pays`). `store=tma` writes attention's
+    output by stmatrix and TMA stores, `direct` from registers; `auto` takes TMA stores
+    where their panels fit beside two stages (`sm90_attention_tiles`). The other options
+    (`group`, `cluster`) are refused for attention. Grouped-query attention packs a group's
+    query heads into a block (its 128 rows 4 heads by 32 positions, 8 by 16), so each K
+    and V tile is loaded once for them all.
+    """
 
     name = "napkin-sm90"
     block: str = ""
@@ -368,7 +371,6 @@ class NapkinSm90Pass(PipelinePass):
                                                        "cluster": self.cluster if self.cluster != 1 else 0})
             if self.store not in ("auto", "tma", "direct"):
                 raise PassFailedException(f"{self.name}: store must be auto, tma or direct, got '{self.store}'")
-            store = "tma" if self.store == "tma" else "direct"  # auto: from registers, as measured
             if self.autotile:
                 from napkin_ir.model.autotile import AttentionSpace
 
@@ -376,11 +378,11 @@ class NapkinSm90Pass(PipelinePass):
                 # stages given, overlap or ping-pong turned off, and the blocks an SM bound the search
                 space = AttentionSpace(stages=(self.stages,) if self.stages else (2, 3), overlap=(True, False) if self.overlap else (False,),
                                        pingpong=(True, False) if self.pingpong else (False,), blocks_per_sm=self.blocks_per_sm,
-                                       persistent=persistent, store=store)
+                                       persistent=persistent, store=self.store)
                 return _autotile(module, self.hw, "sm90", self.name, attention=space).config.passes(module)
             rows, keys = _ints(self.block, 2, "block", self.name, "for attention: query rows, keys") if self.block else (128, 0)
             return sm90_attention_pass_list(module, rows, keys or None, self.stages, self.overlap, self.pingpong, self.blocks_per_sm,
-                                            persistent, store)
+                                            persistent, self.store)
         shape = product_shape(module, self.name)
         if not self.overlap or not self.pingpong:
             raise PassFailedException(f"{self.name}: overlap=false and pingpong=false order attention's products; a GEMM's "

@@ -4,7 +4,8 @@
     python3 tools/bench_attention.py [--quick] [--dtype bf16|f16] [--path sm80|sm90]
 
 `--path sm80` times napkin-sm80's kernels (cp.async, mma.sync), `sm90` napkin-sm90's (TMA,
-wgmma, a producer warpgroup); its last configuration, `auto`, is napkin-sm90{autotile=true}
+wgmma, a producer warpgroup); its configuration `default` is napkin-sm90 as a user runs it
+(its own tiles, store and persistence for the shape), `auto` napkin-sm90{autotile=true}
 for the GPU at hand (the napkin model's choice). `--path sm90 --groups 4,8` times
 grouped-query attention instead (r query heads sharing each key/value head) against SDPA's
 `enable_gqa`.
@@ -61,6 +62,11 @@ SM90_CONFIGS = [  # query rows per block, keys per tile (0: the pipeline's defau
     (128, 64, 0, True, True, 1, True),
     (128, 0, 0, True, True, 1, True, "tma"),  # the output by stmatrix and TMA stores
     (128, 0, 0, True, True, 1, False, "tma"),
+    (128, 0, 2, True, True),  # two stages, overlapped: K and V released apart
+    (128, 176, 2, True, True),  # 176 keys a tile (FlashAttention-3's at head dim 128 without a mask)
+    (128, 176, 2, True, True, 1, True),
+    (128, 0, 2, True, True, 1, True),
+    "default",  # napkin-sm90 as it stands: its own tiles, store and persistence for the shape
 ]
 
 
@@ -82,8 +88,10 @@ def napkin_sm90_kernel(kind: str, b: int, h: int, n: int, d: int, t: str, config
 
     if config == "auto":
         options: dict = autotile_options()
+    elif config == "default":
+        options = {}
     else:
-        block, stream, stages, overlap, pingpong, blocks_per_sm, persistent, store = (*config, 1, False, "direct")[:8]
+        block, stream, stages, overlap, pingpong, blocks_per_sm, persistent, store = (*config, *(1, False, "direct")[len(config) - 5 :])
         options = {"block": f"{block},{stream or (128 if d <= 128 else 64)}", "stages": stages, "overlap": overlap,
                    "pingpong": pingpong, "blocks_per_sm": blocks_per_sm, "persistent": persistent, "store": store}
     try:
@@ -161,7 +169,7 @@ def bench_shape(torch, F, sdpa_kernel, backends, n: int, d: int, t: str, configs
             launch(q, k, v, o, sync=True)
             err = rel_err(torch, o, ref)
             ms = time_ms(torch, lambda launch=launch: launch(q, k, v, o))
-            label = ("auto" if config == "auto" else
+            label = (config if isinstance(config, str) else
                      "b{}s{}st{}{}{}{}{}{}".format(*config[:3], "" if config[3] else "-serial", "" if config[4] else "-nopp",
                                                      f"-x{config[5]}" if len(config) > 5 and config[5] > 1 else "",
                                                      "-persistent" if len(config) > 6 and config[6] else "",
@@ -262,7 +270,7 @@ def main() -> int:
     t = args.dtype
     seqs = [4096] if args.quick else [int(x) for x in args.seqs.split(",")] if args.seqs else SEQS
     dims = [128] if args.quick else [int(x) for x in args.dims.split(",")] if args.dims else HEAD_DIMS
-    configs = SM90_CONFIGS[:3] if args.path == "sm90" and args.quick else SM90_CONFIGS if args.path == "sm90" else \
+    configs = ["default", *SM90_CONFIGS[:2]] if args.path == "sm90" and args.quick else SM90_CONFIGS if args.path == "sm90" else \
         [CONFIGS[0], CONFIGS[3], CONFIGS[4]] if args.quick else CONFIGS
     if args.configs:
         every = SM90_CONFIGS if args.path == "sm90" else CONFIGS

@@ -101,8 +101,9 @@ class TileConfig:
 class AttentionSpace:
     """napkin-sm90's attention configurations to search (`sm90_attention_pass_list`'s
     arguments): query rows a block (warpgroups of 64), keys a stream tile, stages, and
-    whether reg-wgmma-overlap and reg-pingpong run; the blocks a multiprocessor holds, whether the launch is persistent
-    and how the output leaves are given, not searched."""
+    whether reg-wgmma-overlap and reg-pingpong run; the blocks a multiprocessor holds,
+    whether the launch is persistent and how the output leaves (`auto`: TMA stores where
+    they fit) are given, not searched."""
 
     block_rows: tuple[int, ...] = (64, 128, 192)
     stream_sizes: tuple[int, ...] = (64, 128)
@@ -111,7 +112,7 @@ class AttentionSpace:
     pingpong: tuple[bool, ...] = (True, False)
     blocks_per_sm: int = 1
     persistent: bool = False
-    store: str = "direct"
+    store: str = "auto"
 
 
 @dataclass(frozen=True)
@@ -424,18 +425,18 @@ def _reason(win: Candidate, ranked: list[Candidate], cands: list[Candidate], rol
 
 def attention_configs(module: ModuleOp, space: AttentionSpace = AttentionSpace()) -> list[AttentionConfig]:
     """The distinct configurations of `space` for the attention in `module`: tiles fitted to
-    its axes as napkin-sm90 fits them (`sm90_attention_tiles`), ping-pong only with two
-    warpgroups or more (one has no one to take turns with)."""
+    its axes as napkin-sm90 fits them (`sm90_attention_tiles`: the output's store too),
+    ping-pong only with two warpgroups or more (one has no one to take turns with)."""
     from napkin_ir.attention_diagrams import attention_shape, sm90_attention_tiles
 
     axes, _ = attention_shape(module)
     i, j = axes.query, axes.keys
     out: dict[tuple, AttentionConfig] = {}
     for rows, keys, stages in itertools.product(space.block_rows, space.stream_sizes, space.stages):
-        block, stream, _, _ = sm90_attention_tiles(module, rows, keys, stages, space.blocks_per_sm, space.store)
+        block, stream, _, _, store = sm90_attention_tiles(module, rows, keys, stages, space.blocks_per_sm, space.store)
         for overlap, pingpong in itertools.product(space.overlap, space.pingpong):
             cfg = AttentionConfig(i, j, block, stream, stages, overlap, pingpong and block > 64, space.blocks_per_sm, space.persistent,
-                                  space.store)
+                                  store)
             out.setdefault((block, stream, stages, cfg.overlap, cfg.pingpong), cfg)
     return list(out.values())
 

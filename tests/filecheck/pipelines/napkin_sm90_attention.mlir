@@ -3,7 +3,8 @@
 // consumers, S = Q K^T by wgmma from shared memory, the online softmax on the
 // accumulators (ex2, quad shuffles), P V by wgmma with P from registers. Each assembles
 // without spills; f16, head dims 128 and 256, a persistent grid, and options attention
-// cannot take.
+// cannot take. Unmasked keys stream 176 a tile at head dims up to 128, masked ones 128;
+// the output leaves by TMA stores where their panels fit.
 // RUN: napkin-opt %examples/attention.mlir -p napkin-sm90 -t ptx -o %t.softmax.ptx
 // RUN: %ptxas -v -arch=sm_90a %t.softmax.ptx -o %t.softmax.cubin 2>&1 | filecheck %s --check-prefix=REPORT
 // RUN: filecheck %s < %t.softmax.ptx
@@ -52,7 +53,8 @@
 // CHECK-DAG: setmaxnreg.dec.sync.aligned.u32
 // CHECK-DAG: setmaxnreg.inc.sync.aligned.u32
 // CHECK-DAG: cp.async.bulk.tensor.4d.shared::cluster.global.mbarrier::complete_tx::bytes
-// CHECK: wgmma.mma_async.sync.aligned.m64n128k16.f32.bf16.bf16 {{{.*}}}, %rd{{[0-9]+}}, %rd{{[0-9]+}}, %p{{[0-9]+}}, 1, 1, 0, 0;
+// unmasked keys 176 a tile (the last one partial)
+// CHECK: wgmma.mma_async.sync.aligned.m64n176k16.f32.bf16.bf16 {{{.*}}}, %rd{{[0-9]+}}, %rd{{[0-9]+}}, %p{{[0-9]+}}, 1, 1, 0, 0;
 // CHECK: wgmma.commit_group.sync.aligned;
 // CHECK: wgmma.wait_group.sync.aligned 0;
 // CHECK: shfl.sync.bfly.b32
@@ -61,6 +63,9 @@
 // CHECK: cvt.rn.bf16x2.f32
 // CHECK: wgmma.fence.sync.aligned;
 // CHECK: wgmma.mma_async.sync.aligned.m64n64k16.f32.bf16.bf16 {{{.*}}}, {%{{[a-z]+}}{{[0-9]+}}, %{{[a-z]+}}{{[0-9]+}}, %{{[a-z]+}}{{[0-9]+}}, %{{[a-z]+}}{{[0-9]+}}}, %rd{{[0-9]+}}, %p{{[0-9]+}}, 1, 1, 1;
+// the output's panels fit beside two stages at d=64: stmatrix, then a TMA store
+// CHECK: stmatrix.sync.aligned.m8n8.x4.shared.b16
+// CHECK: cp.async.bulk.tensor.4d.global.shared::cta.bulk_group
 
 // CAUSAL: wgmma.mma_async.sync.aligned.m64n128k16
 // CAUSAL: wgmma.mma_async.sync.aligned.m64n64k16
@@ -72,8 +77,10 @@
 // SPHERICAL: sqrt
 // SPHERICAL: wgmma.mma_async.sync.aligned.m64n64k16
 
-// D128: wgmma.mma_async.sync.aligned.m64n128k16.f32.f16.f16
+// D128: wgmma.mma_async.sync.aligned.m64n176k16.f32.f16.f16
 // D128: cvt.rn.f16x2.f32
+// at d=128 the panels do not fit beside two stages of 176 keys: stored from registers
+// D128-NOT: stmatrix
 
 // CLUSTER: napkin-opt: error: napkin-sm90: cluster=2 cannot be honoured for attention on sm_90a
 // PERSISTENT: setmaxnreg.dec.sync.aligned.u32 24;

@@ -23,13 +23,13 @@
 
 // REPORT: 0 bytes stack frame, 0 bytes spill stores, 0 bytes spill loads
 
-// LABELS: ncd.grid = #hbm.labels<b=1, g=1, r=4, i=32>, ncd.stream = #hbm.labels<j=128>
+// LABELS: ncd.grid = #hbm.labels<b=1, g=1, r=4, i=32>, ncd.stream = #hbm.labels<j=176>
 // LABELS: reg.warps = #hbm.labels<r=4, i=2>
 
 // CHECK: .maxntid 384
 // CHECK: cp.async.bulk.tensor.5d.shared::cluster.global.mbarrier::complete_tx::bytes
 // CHECK: cp.async.bulk.tensor.4d.shared::cluster.global.mbarrier::complete_tx::bytes
-// CHECK: wgmma.mma_async.sync.aligned.m64n128k16.f32.bf16.bf16
+// CHECK: wgmma.mma_async.sync.aligned.m64n176k16.f32.bf16.bf16
 // CHECK: ex2.approx.ftz.f32
 // CHECK: wgmma.mma_async.sync.aligned.m64n64k16.f32.bf16.bf16
 

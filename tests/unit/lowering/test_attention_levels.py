@@ -161,3 +161,28 @@ def test_sm90_k_released_before_its_scores_retire_is_refused():
     entry = find_entry(run_pipeline(broken))
     with pytest.raises(InterpretationError, match="wgmma still reads"):
         entry.run(entry.random_inputs(1))
+
+
+@pytest.mark.parametrize("kind,d,n,options,want", [
+    ("softmax", 128, 4096, {}, (128, 176, 2, "direct")),  # 176 keys unmasked; no room for the panels beside them
+    ("softmax", 64, 1000, {}, (128, 176, 3, "tma")),
+    ("causal", 128, 4096, {}, (128, 128, 2, "tma")),  # masked: 128 keys, the panels beside two stages
+    ("softmax", 256, 4096, {}, (128, 64, 2, "tma")),
+    ("softmax", 128, 150, {}, (128, 64, 3, "tma")),  # fewer keys than 176
+    ("softmax", 128, 4096, {"store": "tma"}, (128, 128, 2, "tma")),  # the panels asked for: the tile that leaves room
+    ("softmax", 64, 100, {"stream": 176}, (64, 80, 3, "tma")),  # halved to the keys, a multiple of 16
+])
+def test_sm90_default_tiles(kind, d, n, options, want):
+    from napkin_ir.attention_diagrams import sm90_attention_tiles
+
+    block, stream, stages, _, store = sm90_attention_tiles(run_pipeline(_text(kind, 1, 2, n, n, d)), **options)
+    assert (block, stream, stages, store) == want
+
+
+def test_sm90_packed_query_heads_store_directly():
+    """A block of grouped-query attention that packs several query heads has a 3-D output
+    tile: `auto` stores it from registers (TMA store panels are 2-D)."""
+    from napkin_ir.attention_diagrams import gqa_attention_diagram, sm90_attention_tiles
+
+    *_, store = sm90_attention_tiles(run_pipeline(gqa_attention_diagram("causal", 1, 2, 4, 1000, 64, "bf16")))
+    assert store == "direct"
