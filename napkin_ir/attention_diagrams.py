@@ -181,14 +181,19 @@ def sm90_attention_tiles(module: ModuleOp, block: int = 128, stream: int | None 
     Keys a tile: WIDE_STREAM (FlashAttention-3's at head dim 128) where no causal mask cuts
     the tiles and the head dim is 128 or less: each tile's fixed costs (the row reductions'
     shuffles, the rescale of the output, the barriers) spread over more keys. H200,
-    2026-11-26, d=128 without a mask: 616-631 TFLOP/s at 4k against 557-605 for 128 keys.
-    Under a mask 128 (the diagonal tile's waste grows with the tile), and 64 at head dims
-    over 128, or over 64 where the keys end in a partial tile of 128.
+    2026-11-26, d=128 without a mask: 616-635 TFLOP/s at 4k against 557-605 for 128 keys.
+    Where the output's panels do not fit beside the wide tile (d=128), a softmax keeps it
+    and stores from registers; spherical attention, without a running max to rescale by,
+    takes 128 keys and the TMA stores (4k: 758-766 against 699-743). Under a mask 128 (the
+    diagonal tile's waste grows with the tile), and 64 at head dims over 128, or over 64
+    where the keys end in a partial tile of 128.
     `store="auto"` takes TMA stores of the output (two stages of a 64-column panel, beside
     Q and two stages of K and V) where they fit, else stores from registers: at 4k causal
     d=128, 564-591 against 523-558. Stages: three where they fit beside Q and the output's
     panels, else two."""
     from xdsl.utils.exceptions import PassFailedException
+
+    from napkin_ir.dialects import ncd
 
     axes, sizes = attention_shape(module)
     batch, i, j = axes.batch, axes.query, axes.keys
@@ -209,7 +214,11 @@ def sm90_attention_tiles(module: ModuleOp, block: int = 128, stream: int | None 
         return q_bytes + (stages or 2) * keys * tile_bytes + (out if panels else 0) <= budget
 
     if not stream:
-        wide = d <= 128 and not axes.masked and sizes[j] >= WIDE_STREAM and fits(WIDE_STREAM, store == "tma")
+        # the wide tile spreads a softmax's per-tile costs (the running max's shuffles, the
+        # output's rescale); spherical attention has none, and gains more from TMA stores
+        softmax = any(isinstance(op, ncd.SoftmaxOp) for op in module.walk())
+        wide = d <= 128 and not axes.masked and sizes[j] >= WIDE_STREAM and (
+            fits(WIDE_STREAM, store != "direct") or store == "auto" and softmax and fits(WIDE_STREAM, False))
         stream = WIDE_STREAM if wide else 64 if d > 128 or d > 64 and sizes[j] % 128 else 128
     while stream > 16 and stream > sizes[j]:
         stream = max(16, stream // 32 * 16)  # halved, a multiple of 16 (wgmma's k step in P V)

@@ -166,6 +166,8 @@ def test_sm90_k_released_before_its_scores_retire_is_refused():
 @pytest.mark.parametrize("kind,d,n,options,want", [
     ("softmax", 128, 4096, {}, (128, 176, 2, "direct")),  # 176 keys unmasked; no room for the panels beside them
     ("softmax", 64, 1000, {}, (128, 176, 3, "tma")),
+    ("spherical", 128, 4096, {}, (128, 128, 2, "tma")),  # no running max to rescale: the panels before the wide tile
+    ("spherical", 64, 4096, {}, (128, 176, 3, "tma")),  # both fit
     ("causal", 128, 4096, {}, (128, 128, 2, "tma")),  # masked: 128 keys, the panels beside two stages
     ("softmax", 256, 4096, {}, (128, 64, 2, "tma")),
     ("softmax", 128, 150, {}, (128, 64, 3, "tma")),  # fewer keys than 176
