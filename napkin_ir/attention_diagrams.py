@@ -178,19 +178,19 @@ def sm90_attention_tiles(module: ModuleOp, block: int = 128, stream: int | None 
     (a block of grouped-query attention no longer than its packed heads' positions need),
     and where none is given, the default stream tile, store and stage count.
 
-    Keys a tile: WIDE_STREAM (FlashAttention-3's at head dim 128) where no causal mask cuts
-    the tiles and the head dim is 128 or less: each tile's fixed costs (the row reductions'
+    Keys a tile: WIDE_STREAM (FlashAttention-3's at head dim 128) at head dims up to 128
+    where no causal mask cuts the tiles: each tile's fixed costs (the row reductions'
     shuffles, the rescale of the output, the barriers) spread over more keys. H200,
-    2026-11-26, d=128 without a mask: 616-635 TFLOP/s at 4k against 557-605 for 128 keys.
-    Where the output's panels do not fit beside the wide tile (d=128), a softmax keeps it
-    and stores from registers; spherical attention, without a running max to rescale by,
-    takes 128 keys and the TMA stores (4k: 758-766 against 699-743). Under a mask 128 (the
-    diagonal tile's waste grows with the tile), and 64 at head dims over 128, or over 64
-    where the keys end in a partial tile of 128.
-    `store="auto"` takes TMA stores of the output (two stages of a 64-column panel, beside
-    Q and two stages of K and V) where they fit, else stores from registers: at 4k causal
-    d=128, 564-591 against 523-558. Stages: three where they fit beside Q and the output's
-    panels, else two."""
+    2026-11-26, d=128 at 4k without a mask: 613-644 TFLOP/s against 557-605 for 128 keys.
+    Where the output's panels do not fit beside the wide tile, a softmax keeps it and
+    stores from registers; spherical attention, without a running max to rescale by, takes
+    128 keys and the panels. Else 128 keys (the diagonal tile's waste grows with the tile),
+    or 64 at head dims over 128, or over 64 where the keys end in a partial tile of 128.
+    `store="auto"` takes TMA stores of the output (a panel of 64 columns through two
+    stages, or one where two do not fit beside Q and two stages of K and V) where they fit
+    and the block packs one query head, else stores from registers: at 4k causal d=128,
+    564-596 against 523-558. Stages: three where they fit beside Q and a panel stage, else
+    two."""
     from xdsl.utils.exceptions import PassFailedException
 
     from napkin_ir.dialects import ncd
@@ -208,7 +208,7 @@ def sm90_attention_tiles(module: ModuleOp, block: int = 128, stream: int | None 
     # each block (227 KiB at most), less the swizzle's alignment slack and the barriers
     budget = min(227 * 1024, 228 * 1024 // blocks_per_sm - 1024) - 1024 - 64
     q_bytes, tile_bytes = block * d * 2, 2 * d * 2  # Q; a row of K and of V, bf16 or f16
-    out = 2 * block * 64 * 2  # two stages of a 64-column panel of the output
+    out = block * 64 * 2  # a stage of a 64-column panel of the output (hbm-to-smem takes two where they fit)
 
     def fits(keys: int, panels: bool) -> bool:
         return q_bytes + (stages or 2) * keys * tile_bytes + (out if panels else 0) <= budget

@@ -67,6 +67,7 @@ SM90_CONFIGS = [  # query rows per block, keys per tile (0: the pipeline's defau
     (128, 176, 2, True, True, 1, True),
     (128, 0, 2, True, True, 1, True),
     "default",  # napkin-sm90 as it stands: its own tiles, store and persistence for the shape
+    (128, 176, 2, True, True, 1, False, "tma"),  # 176 keys and TMA stores through one panel stage
 ]
 
 

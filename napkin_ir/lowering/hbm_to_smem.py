@@ -53,7 +53,9 @@ memory: a two-stage buffer of one 128-byte panel of columns (64 elements) by the
 rows; for each panel, `smem.tma_store_wait {pending = 1}` (the store two panels back has
 read the stage; pending 0 for the first of an odd count, whose stage the last panel's
 store reads), `smem.write` of the panel into the stage and `smem.tma_store` of the stage.
-The stores run on while the block goes on (a persistent block, to its next tile).
+Where two stages do not fit beside the other buffers, one does, each panel waiting for
+every store before it (pending 0). The stores run on while the block goes on (a
+persistent block, to its next tile).
 """
 
 from __future__ import annotations
@@ -221,7 +223,7 @@ class HbmToSmemPass(ModulePass):
                 buffers = [self._tma_pipeline(chain, layout, producers) for chain in stream_chains(loops)]
                 buffers.append(self._tma_one_time_copies(kernel, layout, producers))
                 if self.store == "tma":
-                    buffers.append(self._tma_stores(kernel))
+                    buffers.append(self._tma_stores(kernel, self.smem_bytes - sum(b.bytes() for bs in buffers for b in bs)))
             else:
                 buffers = [self._pipeline(chain, layout) for chain in stream_chains(loops)]
                 buffers.append(self._one_time_copies(kernel, layout))
@@ -231,13 +233,15 @@ class HbmToSmemPass(ModulePass):
                 raise PassFailedException(f"hbm-to-smem: @{kernel.sym_name.data} needs {total} bytes of shared memory "
                                           f"({detail}), over the budget of {self.smem_bytes}; use fewer stages or smaller tiles")
 
-    def _tma_stores(self, kernel: hbm.KernelOp) -> list[smem.BufferType]:
+    def _tma_stores(self, kernel: hbm.KernelOp, room: int) -> list[smem.BufferType]:
         """Each tile stored after the stream goes out through a two-stage buffer of one
-        128-byte panel of columns: per panel, wait until the store two panels back has read
-        the stage (`smem.tma_store_wait {pending = 1}`), write the panel into it, store it.
+        128-byte panel of columns (one stage where two would not fit in the `room` the
+        other buffers leave): per panel, wait until the store two panels back has read the
+        stage (`smem.tma_store_wait {pending = 1}`), write the panel into it, store it.
         Panel j takes stage j mod 2, so with an odd count of panels the first panel's stage
         is the one the last panel's store reads: that wait retires every store (pending 0),
-        those a persistent block's last tile left running too."""
+        those a persistent block's last tile left running too. With one stage every wait
+        retires every store."""
         types = []
         for store in [o for o in kernel.body.block.ops if isinstance(o, hbm.StoreOp)]:
             t: ncd.TensorType = store.value.type  # type: ignore[assignment]
@@ -254,14 +258,19 @@ class HbmToSmemPass(ModulePass):
             if (g.shape[cols] * ELEMENT_BYTES[g.dtype]) % 16:
                 raise PassFailedException(f"{where} needs the global's rows to be a multiple of 16 bytes (the TMA's stride); "
                                           f"'{cols}' has {g.shape[cols]} elements")
-            buf_t = smem.BufferType({**{a: 1 for a in t.axis_names[:-2]}, rows: t.shape[rows], cols: panel}, t.element_type, 2, "swizzle")
+            panel_shape = {**{a: 1 for a in t.axis_names[:-2]}, rows: t.shape[rows], cols: panel}
+            buf_t = smem.BufferType(panel_shape, t.element_type, 2, "swizzle")
+            if buf_t.bytes() > room:
+                buf_t = smem.BufferType(panel_shape, t.element_type, 1, "swizzle")
+            room -= buf_t.bytes()
+            stages = buf_t.stages.data
             alloc = smem.AllocOp(buf_t)
             Rewriter.insert_op([alloc], InsertPoint.at_start(kernel.body.block))
             ops: list[Operation] = []
             col_offset = store.offsets[list(g.axis_names).index(cols)]
             panels = t.shape[cols] // panel
             for j in range(panels):
-                stage = _const(j % 2)
+                stage = _const(j % stages)
                 ops.append(stage)
                 moved = col_offset
                 if j:
@@ -271,8 +280,9 @@ class HbmToSmemPass(ModulePass):
                     moved = add.result
                 offsets = [moved if a == cols else o for o, a in zip(store.offsets, g.axis_names)]
                 # the stage's last store must have read it: two panels back, or, for the first
-                # panel of an odd count, the last tile's last (a persistent block's stores run on)
-                ops += [smem.TmaStoreWaitOp(0 if j == 0 and panels % 2 else 1),
+                # panel of an odd count, the last tile's last (a persistent block's stores run
+                # on); with one stage, the panel before
+                ops += [smem.TmaStoreWaitOp(0 if stages == 1 or j == 0 and panels % 2 else 1),
                         smem.WriteOp(store.value, alloc.result, stage.result, {cols: j * panel}),
                         smem.TmaStoreOp(alloc.result, stage.result, store.dest, offsets)]
             Rewriter.replace_op(store, ops)

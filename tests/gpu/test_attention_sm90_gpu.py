@@ -141,6 +141,17 @@ def test_attention_sm90_two_stages_overlapped(kind, block, store):
     assert reference.relative_error(out, ref) <= TOLERANCE["bf16"]
 
 
+@pytest.mark.parametrize("kind", ["softmax", "causal", "spherical"])
+def test_attention_sm90_wide_tiles_one_panel_stage(kind):
+    """176 keys a tile at d=128 with TMA stores through one panel stage (two do not fit
+    beside them): each panel waits for the store before it; a persistent block's too."""
+    torch = pytest.importorskip("torch")
+    for persistent in (False, True):
+        out, ref = run_attention(torch, kind, 2, 8, 1000, 1000, 128, "bf16", block="128,176", store="tma", persistent=persistent)
+        assert not np.isnan(out).any()
+        assert reference.relative_error(out, ref) <= TOLERANCE["bf16"]
+
+
 @pytest.mark.sanitize
 @pytest.mark.parametrize("kind", ["softmax", "causal"])
 def test_attention_sm90_two_stages_small(kind):

@@ -79,8 +79,11 @@
 
 // D128: wgmma.mma_async.sync.aligned.m64n176k16.f32.f16.f16
 // D128: cvt.rn.f16x2.f32
-// at d=128 the panels do not fit beside two stages of 176 keys: stored from registers
-// D128-NOT: stmatrix
+// at d=128 one panel stage fits beside two stages of 176 keys: each panel waits for the
+// store before it
+// D128: stmatrix.sync.aligned.m8n8.x4.shared.b16
+// D128: cp.async.bulk.wait_group.read 0;
+// D128: stmatrix.sync.aligned.m8n8.x4.shared.b16
 
 // CLUSTER: napkin-opt: error: napkin-sm90: cluster=2 cannot be honoured for attention on sm_90a
 // PERSISTENT: setmaxnreg.dec.sync.aligned.u32 24;

@@ -164,14 +164,16 @@ def test_sm90_k_released_before_its_scores_retire_is_refused():
 
 
 @pytest.mark.parametrize("kind,d,n,options,want", [
-    ("softmax", 128, 4096, {}, (128, 176, 2, "direct")),  # 176 keys unmasked; no room for the panels beside them
+    ("softmax", 128, 4096, {}, (128, 176, 2, "tma")),  # 176 keys unmasked; room for a panel stage beside them
     ("softmax", 64, 1000, {}, (128, 176, 3, "tma")),
-    ("spherical", 128, 4096, {}, (128, 128, 2, "tma")),  # no running max to rescale: the panels before the wide tile
+    ("spherical", 128, 4096, {"blocks_per_sm": 1, "stages": 2}, (128, 176, 2, "tma")),
+    ("softmax", 128, 4096, {"store": "direct"}, (128, 176, 2, "direct")),
     ("spherical", 64, 4096, {}, (128, 176, 3, "tma")),  # both fit
     ("causal", 128, 4096, {}, (128, 128, 2, "tma")),  # masked: 128 keys, the panels beside two stages
     ("softmax", 256, 4096, {}, (128, 64, 2, "tma")),
     ("softmax", 128, 150, {}, (128, 64, 3, "tma")),  # fewer keys than 176
-    ("softmax", 128, 4096, {"store": "tma"}, (128, 128, 2, "tma")),  # the panels asked for: the tile that leaves room
+    ("softmax", 128, 8192, {"block": 192}, (192, 176, 2, "direct")),  # a softmax keeps the wide tile over the panels
+    ("spherical", 128, 8192, {"block": 192}, (192, 128, 2, "tma")),  # spherical attention takes the panels
     ("softmax", 64, 100, {"stream": 176}, (64, 80, 3, "tma")),  # halved to the keys, a multiple of 16
 ])
 def test_sm90_default_tiles(kind, d, n, options, want):
