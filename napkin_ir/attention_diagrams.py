@@ -179,13 +179,15 @@ def sm90_attention_tiles(module: ModuleOp, block: int = 128, stream: int | None 
     and where none is given, the default stream tile, store and stage count.
 
     Keys a tile: WIDE_STREAM (FlashAttention-3's at head dim 128) at head dims up to 128
-    where no causal mask cuts the tiles: each tile's fixed costs (the row reductions'
-    shuffles, the rescale of the output, the barriers) spread over more keys. H200,
-    2026-11-26, d=128 at 4k without a mask: 613-644 TFLOP/s against 557-605 for 128 keys.
-    Where the output's panels do not fit beside the wide tile, a softmax keeps it and
-    stores from registers; spherical attention, without a running max to rescale by, takes
-    128 keys and the panels. Else 128 keys (the diagonal tile's waste grows with the tile),
-    or 64 at head dims over 128, or over 64 where the keys end in a partial tile of 128.
+    where no causal mask cuts the tiles, or where the masked stream is long (its diagonal
+    tiles, whose waste grows with the tile, a small share): each tile's fixed costs (the
+    row reductions' shuffles, the rescale of the output, the barriers) spread over more
+    keys. H200, 2026-11-26, d=128: at 4k without a mask 613-644 TFLOP/s against 557-605
+    for 128 keys; at 16k causal 588-615 against 576-585 (128 keys and TMA stores), but at
+    4k causal 526-557 against 564-596. Where the output's panels do not fit beside the
+    wide tile, a softmax keeps it and stores from registers; spherical attention, without
+    a running max to rescale by, takes 128 keys and the panels. Else 128 keys, or 64 at
+    head dims over 128, or over 64 where the keys end in a partial tile of 128.
     `store="auto"` takes TMA stores of the output (a panel of 64 columns through two
     stages, or one where two do not fit beside Q and two stages of K and V) where they fit
     and the block packs one query head, else stores from registers: at 4k causal d=128,
@@ -217,7 +219,8 @@ def sm90_attention_tiles(module: ModuleOp, block: int = 128, stream: int | None 
         # the wide tile spreads a softmax's per-tile costs (the running max's shuffles, the
         # output's rescale); spherical attention has none, and gains more from TMA stores
         softmax = any(isinstance(op, ncd.SoftmaxOp) for op in module.walk())
-        wide = d <= 128 and not axes.masked and sizes[j] >= WIDE_STREAM and (
+        long = sizes[j] / (2 if axes.masked else 1) > PERSISTENT_KEYS  # a mask's diagonal tiles a small share
+        wide = d <= 128 and (long or not axes.masked) and sizes[j] >= WIDE_STREAM and (
             fits(WIDE_STREAM, store != "direct") or store == "auto" and softmax and fits(WIDE_STREAM, False))
         stream = WIDE_STREAM if wide else 64 if d > 128 or d > 64 and sizes[j] % 128 else 128
     while stream > 16 and stream > sizes[j]:

@@ -170,6 +170,7 @@ def test_sm90_k_released_before_its_scores_retire_is_refused():
     ("softmax", 128, 4096, {"store": "direct"}, (128, 176, 2, "direct")),
     ("spherical", 64, 4096, {}, (128, 176, 3, "tma")),  # both fit
     ("causal", 128, 4096, {}, (128, 128, 2, "tma")),  # masked: 128 keys, the panels beside two stages
+    ("causal", 128, 8192, {}, (128, 176, 2, "tma")),  # a long masked stream: the diagonal a small share
     ("softmax", 256, 4096, {}, (128, 64, 2, "tma")),
     ("softmax", 128, 150, {}, (128, 64, 3, "tma")),  # fewer keys than 176
     ("softmax", 128, 8192, {"block": 192}, (192, 176, 2, "direct")),  # a softmax keeps the wide tile over the panels
