@@ -328,13 +328,14 @@ class NapkinSm90Pass(PipelinePass):
     from registers; `auto`: TMA where it fits). `autotile=true` lets the napkin model
     choose the block tile and the stages for `hw` (h100, h200); `block` is refused with it.
     Attention (softmax, causal, spherical) takes `block="rows,keys"` (128 query rows: two
-    consumer warpgroups; 176 keys a tile where no mask cuts them at head dims up to 128,
-    else 128, 64 at head dims over 128), `stages` (3 where they fit beside Q and the
-    output's panels, else 2) and `blocks_per_sm` (the shared memory and registers shared
-    out): Q, K and V by TMA (K and V released on rings of their own), S = Q K^T by wgmma
-    from shared memory, P V by wgmma with P from registers, `overlap` running a tile's P V
-    while the next tile's scores are made, `pingpong` the consumer warpgroups taking turns
-    issuing products (both on by default). With `autotile=true` the model chooses among
+    consumer warpgroups; 176 keys a tile at head dims up to 128 where no mask cuts them
+    or a causal stream is long, else 128, 64 at head dims over 128: `sm90_attention_tiles`),
+    `stages` (3 where they fit beside Q and the output's panels, else 2) and
+    `blocks_per_sm` (the shared memory and registers shared out): Q, K and V by TMA (K and
+    V released on rings of their own), S = Q K^T by wgmma from shared memory, P V by wgmma
+    with P from registers, `overlap` running a tile's P V while the next tile's scores are
+    made, `pingpong` the consumer warpgroups taking turns issuing products (both on by
+    default). With `autotile=true` the model chooses among
     64, 128 and 192 query rows, 64 and 128 keys, 2 and 3 stages, overlap and ping-pong on
     or off (`autotile_attention`: those over the shared memory or the consumers' registers
     set aside); `stages` given, `overlap=false`, `pingpong=false` and `blocks_per_sm` bound
@@ -343,7 +344,7 @@ class NapkinSm90Pass(PipelinePass):
     tile while the consumers finish the last; by default it is on where a block streams
     2048 keys or fewer on average (`persistent_pays`). `store=tma` writes attention's
     output by stmatrix and TMA stores, `direct` from registers; `auto` takes TMA stores
-    where their panels fit beside two stages (`sm90_attention_tiles`). The other options
+    where a panel stage fits beside two stages of K and V (`sm90_attention_tiles`). The other options
     (`group`, `cluster`) are refused for attention. Grouped-query attention packs a group's
     query heads into a block (its 128 rows 4 heads by 32 positions, 8 by 16), so each K
     and V tile is loaded once for them all.
