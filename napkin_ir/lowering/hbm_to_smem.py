@@ -124,24 +124,23 @@ def first_use(block: Block, load: hbm.LoadOp) -> Operation | None:
     return min((block_ancestor(block, u) for u in users), key=block.get_operation_index, default=None)
 
 
-def _last_use(block: Block, value: SSAValue) -> Operation:
-    """The op of `block` that holds the last use of `value` (its users read the buffer it
-    was read from)."""
-    return max((block_ancestor(block, u.operation) for u in value.uses), key=block.get_operation_index)
+def accumulating_add(product: Operation) -> ncd.MapOp | None:
+    """The `add` that is the only use of `product` (a contraction), if any: the register
+    levels issue the product there, onto the add's other operand (`smem-to-reg`)."""
+    users = [u.operation for u in product.results[0].uses] if isinstance(product, ncd.ContractOp) else []
+    return users[0] if len(users) == 1 and isinstance(users[0], ncd.MapOp) and users[0].fn.data == "add" else None
 
 
 def _released_after(block: Block, tiles: list[SSAValue]) -> Operation:
     """The op of `block` after which the stage `tiles` were read from may be released: the
-    last that uses them, where a product that only an `add` uses counts as used at that add
-    (the register levels accumulate it there); the block's terminator where none is used."""
+    last that uses them, a product counting as used at its accumulating add (where the
+    register levels issue it); the block's terminator where none is used."""
     ends = []
     for tile in tiles:
         for use in tile.uses:
             op = block_ancestor(block, use.operation)
-            users = [u.operation for u in op.results[0].uses] if isinstance(op, ncd.ContractOp) else []
-            if len(users) == 1 and isinstance(users[0], ncd.MapOp) and users[0].fn.data == "add" and users[0].parent_block() is block:
-                op = users[0]
-            ends.append(op)
+            add = accumulating_add(op)
+            ends.append(add if add is not None and add.parent_block() is block else op)
     assert block.last_op is not None
     return max(ends, key=block.get_operation_index, default=block.last_op)
 
@@ -501,8 +500,7 @@ class HbmToSmemPass(ModulePass):
                 Rewriter.insert_op([smem.MbarrierWaitOp(full.result, s, p), *(reads[n] for n in group)], at)
             assert cbody.last_op is not None
             for empty in empties:
-                ends = [e for e, ring in zip(released, empty_of) if ring is empty]
-                last = max(ends, key=cbody.get_operation_index)
+                last = max((e for e, ring in zip(released, empty_of) if ring is empty), key=cbody.get_operation_index)
                 at = InsertPoint.after(last) if last is not cbody.last_op else InsertPoint.before(last)
                 Rewriter.insert_op([smem.ArriveOp(empty.result, s)], at)
             for load, read in zip(loop_loads, reads):
@@ -556,7 +554,7 @@ class HbmToSmemPass(ModulePass):
                 Rewriter.insert_op([smem.MbarrierWaitOp(bars.result, zero.result, parity), read], InsertPoint.before(first))
                 load.result.replace_all_uses_with(read.result)
                 if empty:  # released after the last op of the body that reads it
-                    last = _last_use(block, read.result)
+                    last = _released_after(block, [read.result])
                     Rewriter.insert_op([smem.ArriveOp(empty.result, zero.result)], InsertPoint.after(last))
             elif empty:
                 Rewriter.insert_op([smem.ArriveOp(empty.result, zero.result)], InsertPoint.before(block.last_op))  # type: ignore[arg-type]

@@ -55,7 +55,7 @@ from xdsl.rewriter import InsertPoint, Rewriter
 from xdsl.utils.exceptions import PassFailedException
 
 from napkin_ir.dialects import hbm, ncd, reg, smem
-from napkin_ir.lowering.hbm_to_smem import read_in_registers
+from napkin_ir.lowering.hbm_to_smem import accumulating_add, read_in_registers
 from napkin_ir.passes.relabel import parse_label_option
 
 
@@ -411,9 +411,9 @@ class _Fragments:
         if t.role.data != "c":
             raise self.fail(f"a product in registers has rows and columns, got {op.result.type}")
         self.dead.append(op)
-        uses = [u.operation for u in op.result.uses]
-        if len(uses) == 1 and isinstance(uses[0], ncd.MapOp) and uses[0].fn.data == "add":
-            self.fused[uses[0]] = op  # emitted at the add, onto its other operand
+        add = accumulating_add(op)
+        if add is not None:
+            self.fused[add] = op  # emitted at the add, onto its other operand
             return
         zeros = reg.ZerosOp(t)
         self.emit([zeros], op)
