@@ -32,22 +32,17 @@ def _pipelined_text() -> str:
     return str(module)
 
 
-def _run_text(text: str):
-    entry = find_entry(run_pipeline(text))
-    return entry.run(entry.random_inputs(0))
+def test_the_lowered_pipeline_runs(run_printed):
+    assert not np.isnan(run_printed(_pipelined_text())[0]).any()
 
 
-def test_the_lowered_pipeline_runs():
-    assert not np.isnan(_run_text(_pipelined_text())[0]).any()
-
-
-def test_waiting_too_little_is_caught():
+def test_waiting_too_little_is_caught(run_printed):
     text = _pipelined_text().replace("smem.wait {pending = 1 : i32}", "smem.wait {pending = 2 : i32}")
     with pytest.raises(InterpretationError, match="still has a copy in flight"):
-        _run_text(text)
+        run_printed(text)
 
 
-def test_a_missing_barrier_is_caught():
+def test_a_missing_barrier_is_caught(run_printed):
     text = _pipelined_text().replace("smem.barrier\n", "", 1)
     with pytest.raises(InterpretationError, match="filled since the last barrier"):
-        _run_text(text)
+        run_printed(text)

@@ -60,41 +60,36 @@ def _persistent_causal() -> str:
     return str(run_pipeline(attention_diagram("causal", 1, 2, 300, 64), f"{_launch(64, 64)},{SM90}"))
 
 
-def _run(text: str):
-    entry = find_entry(run_pipeline(text))
-    return entry.run(entry.random_inputs(1))
-
-
-def test_the_printed_persistent_kernel_runs():
-    out = _run(_persistent_causal())[0]
+def test_the_printed_persistent_kernel_runs(run_printed):
+    out = run_printed(_persistent_causal(), 1)[0]
     assert not np.isnan(out).any()
 
 
-def test_a_q_never_released_deadlocks_the_next_tile():
+def test_a_q_never_released_deadlocks_the_next_tile(run_printed):
     text = _persistent_causal()
     for _ in range(3):  # the release in each branch of the pipelined loops
         text = re.sub(r"\n *smem.arrive %\d+\[%\d+\] : !smem.mbarrier<stages=1, arrivals=1>", "", text, count=1)
     assert "smem.arrive" in text and not re.search(r"smem.arrive %\d+\[%\d+\] : !smem.mbarrier<stages=1", text)
     with pytest.raises(InterpretationError, match="deadlock"):
-        _run(text)
+        run_printed(text, 1)
 
 
-def test_q_waited_for_at_the_first_tile_parity_is_refused():
+def test_q_waited_for_at_the_first_tile_parity_is_refused(run_printed):
     # the consumers wait for phase 0 of Q's full barrier at every tile: in the second tile
     # that phase's data was taken already (refused), or, once the next copy has landed,
     # the phase waited for never comes (deadlock)
     text = _broken(_persistent_causal(), r"\n    smem.mbarrier_wait (%\d+)\[(%\d+)\] parity %\d+ : (!smem.mbarrier<stages=1, arrivals=1>)",
                    r"\n    smem.mbarrier_wait \1[\2] parity \2 : \3")
     with pytest.raises(InterpretationError, match="the parity is wrong|deadlock"):
-        _run(text)
+        run_printed(text, 1)
 
 
-def test_rings_that_restart_each_tile_are_refused():
+def test_rings_that_restart_each_tile_are_refused(run_printed):
     # the stream's steps counted from 0 in every tile: the producer waits for a release of
     # the last tile's phase that already happened, and fills a stage the consumers hold
     text = _broken(_persistent_causal(), r"(%\d+) = smem.ring_position : index", r"\1 = arith.constant 0 : index")
     with pytest.raises(InterpretationError):
-        _run(text)
+        run_printed(text, 1)
 
 
 class _Grid:

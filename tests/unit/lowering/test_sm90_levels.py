@@ -53,62 +53,57 @@ def _module_text(stages: int = 2, through: str = "hbm-to-smem") -> str:
     return str(run_pipeline(gemm(64, 64, 320, "bf16"), spec))
 
 
-def _run(text: str):
-    entry = find_entry(run_pipeline(text))
-    return entry.run(entry.random_inputs(0))
-
-
-def test_the_printed_pipeline_runs():
-    out = _run(_module_text())[0]
+def test_the_printed_pipeline_runs(run_printed):
+    out = run_printed(_module_text())[0]
     assert not np.isnan(out).any()
 
 
-def test_a_producer_that_does_not_wait_for_a_free_stage_is_refused():
+def test_a_producer_that_does_not_wait_for_a_free_stage_is_refused(run_printed):
     text = _module_text()
     broken = re.sub(r"\n *smem.mbarrier_wait %\d+\[%\d+\] parity %\d+ : !smem.mbarrier<[^>]*>(?=\n *smem.arrive_expect)", "", text, count=1)
     assert broken != text
     with pytest.raises(InterpretationError, match="still hold it"):
-        _run(broken)
+        run_printed(broken)
 
 
-def test_a_wrong_parity_is_a_deadlock():
+def test_a_wrong_parity_is_a_deadlock(run_printed):
     text = _module_text()
     # the consumers wait for the parity the producer waits for: phase 0 is never awaited right
     broken = re.sub(r"(smem.mbarrier_wait %\d+\[%(\d+)\] parity )%(\d+)( : [^\n]*\n(?:(?!scf.yield)[^\n]*\n)*? *%\w+ = smem.read)",
                     lambda m: m.group(1) + "%c0" + m.group(4), text, count=1)
     assert broken != text
     with pytest.raises(InterpretationError, match="deadlock|parity"):
-        _run(broken)
+        run_printed(broken)
 
 
-def test_bytes_not_announced_are_refused():
+def test_bytes_not_announced_are_refused(run_printed):
     text = _module_text()
     broken = re.sub(r"bytes = \d+", "bytes = 8192", text, count=1)
     assert broken != text
     with pytest.raises(InterpretationError, match="announced"):
-        _run(broken)
+        run_printed(broken)
 
 
-def test_releasing_a_stage_a_wgmma_still_reads_is_refused():
+def test_releasing_a_stage_a_wgmma_still_reads_is_refused(run_printed):
     text = _module_text(through="smem-to-reg")
     broken = text.replace("reg.wgmma_wait {pending = 1 : i32}", "reg.wgmma_wait {pending = 2 : i32}")
     broken = re.sub(r"arith.cmpi ne, %k0, %c0", "arith.cmpi eq, %k0, %k0", broken)  # and release from the first iteration on
     assert broken != text
     with pytest.raises(InterpretationError, match="wgmma still reads"):
-        _run(broken)
+        run_printed(broken)
 
 
 @pytest.mark.parametrize("through", ["hbm-to-smem", "smem-to-reg"])
-def test_writing_a_stage_a_tma_store_still_reads_is_refused(through):
+def test_writing_a_stage_a_tma_store_still_reads_is_refused(through, run_printed):
     spec = f"{_labels((64, 256, 64))},hbm-to-smem{{stages=2 copy=tma store=tma}}"
     if through == "smem-to-reg":
         spec += ",smem-to-reg{mma=wgmma}"
     text = str(run_pipeline(gemm(64, 256, 128, "bf16"), spec))
     assert text.count("smem.tma_store_wait {pending = 1 : i32}") == 4  # one per 64-column panel, two stages
-    _run(text)  # as lowered, every write finds its stage retired
+    run_printed(text)  # as lowered, every write finds its stage retired
     # drop the third wait: panel 2 goes into stage 0 while panel 0's store may still read it
     waits = [m.start() for m in re.finditer(r"\n *smem.tma_store_wait \{pending = 1 : i32\}", text)]
     end = text.index("\n", waits[2] + 1)
     broken = text[: waits[2]] + text[end:]
     with pytest.raises(InterpretationError, match="TMA store still reads"):
-        _run(broken)
+        run_printed(broken)
