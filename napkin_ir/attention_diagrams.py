@@ -119,15 +119,16 @@ def sm90_attention_pass_list(module: ModuleOp, block: int = 128, stream: int | N
     tile's P V while the next tile's scores are made (`reg-wgmma-overlap`); `pingpong` has
     the consumer warpgroups take turns issuing products (`reg-pingpong`); `blocks_per_sm`
     blocks share a multiprocessor (its shared memory and registers divided between them,
-    so one's prologue and epilogue run under another's products); `persistent` launches as many blocks as fit, each looping over query tiles
-    in pairs of equal work (the longest with the shortest: `hbm-launch{order=last}`), its
-    producer loading the next tile's Q and keys while the consumers finish the last. The
-    overlap holds two steps of the stream at once, the V of one and the K of the next; K and
-    V are released on rings of their own (`hbm-to-smem`), so with two stages the producer
-    still loads the next K while the consumers hold those. `store="tma"` writes the output
-    by stmatrix into a two-stage buffer of 64-column panels and TMA stores (which run on
+    so one's prologue and epilogue run under another's products); `persistent` launches as
+    many blocks as fit, each looping over query tiles in pairs of equal work (the longest
+    with the shortest: `hbm-launch{order=last}`), its producer loading the next tile's Q
+    and keys while the consumers finish the last. The overlap holds two steps of the
+    stream at once, the V of one and the K of the next; K and V are released on rings of
+    their own (`hbm-to-smem`), so with two stages the producer still loads the next K while
+    the consumers hold those. `store="tma"` writes the output by stmatrix into a buffer of
+    64-column panels (two stages, or one where two do not fit) and TMA stores (which run on
     under a persistent block's next tile), `"direct"` from registers, `"auto"` the first
-    where it fits.
+    where it fits (`sm90_attention_tiles`).
 
     Grouped-query attention packs the query heads of a group into a block (FlashAttention-3's
     PackGQA): its rows are `group_tiles`' heads (a group's r whole where r divides the
