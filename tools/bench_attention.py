@@ -47,7 +47,7 @@ CONFIGS = [  # query rows per block, keys per tile, warps, stages, Q's fragments
     (64, 64, 4, 2, True, 1),
     (128, 128, 8, 2, False, 1),
 ]
-SM90_CONFIGS = [  # query rows per block, keys per tile (0: the pipeline's default), stages (0: the default), overlap, pingpong,
+SM90_CONFIGS = [  # query rows per block, keys per tile (0: 128, 64 at head dims over 128), stages (0: the pipeline's default), overlap, pingpong,
     # blocks a multiprocessor, persistent, how the output leaves
     (128, 0, 0, True, True),
     (128, 0, 0, True, False),
@@ -58,7 +58,7 @@ SM90_CONFIGS = [  # query rows per block, keys per tile (0: the pipeline's defau
     (64, 64, 0, True, True, 2),  # two blocks of one consumer warpgroup a multiprocessor
     (64, 128, 0, True, True, 2),
     "auto",  # napkin-sm90{autotile=true}: the napkin model's choice for this GPU
-    (128, 0, 0, True, True, 1, True),  # persistent: each block loops over query tiles, the longest first
+    (128, 0, 0, True, True, 1, True),  # persistent: each block loops over query tiles, in pairs of equal work
     (128, 64, 0, True, True, 1, True),
     (128, 0, 0, True, True, 1, True, "tma"),  # the output by stmatrix and TMA stores
     (128, 0, 0, True, True, 1, False, "tma"),
