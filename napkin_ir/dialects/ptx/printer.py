@@ -28,7 +28,8 @@ DEFAULT_VERSION = "8.0"
 # ops that only sm_90a (Hopper with its architecture-specific features) assembles
 SM90A_OPS = (tops.WgmmaMmaAsyncOp, tops.WgmmaFenceOp, tops.WgmmaCommitGroupOp, tops.WgmmaWaitGroupOp, tops.SetmaxnregOp)
 SM90_OPS = (tops.CpAsyncBulkTensorLoadOp, tops.CpAsyncBulkTensorStoreOp, tops.MbarrierExpectTxOp, tops.StmatrixOp,
-            tops.CpAsyncBulkTensorLoadMulticastOp, tops.MapaOp, tops.MbarrierArriveClusterOp, tops.BarrierClusterOp)
+            tops.CpAsyncBulkTensorLoadMulticastOp, tops.MapaOp, tops.MbarrierArriveClusterOp, tops.BarrierClusterOp,
+            tops.PrefetchTensormapOp)
 MOV_TYPE = {"pred": "pred", "b16": "b16", "b32": "b32", "b64": "b64", "f16": "b16", "f16x2": "b32", "bf16": "b16", "bf16x2": "b32", "f32": "f32", "f64": "f64"}
 
 

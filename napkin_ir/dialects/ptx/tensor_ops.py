@@ -397,6 +397,24 @@ def _verify_tensor_load(op) -> None:
 
 
 @irdl_op_definition
+class PrefetchTensormapOp(InstrOp):
+    """Bring a tensor map (a kernel parameter's generic address) into the cache the TMA unit
+    reads descriptors from, ahead of the first copy that names it: `prefetch.tensormap [a];`."""
+
+    name = "ptx.prefetch_tensormap"
+
+    def __init__(self, tmap: SSAValue):
+        super().__init__(operands=[[tmap]], result_types=[[]])
+
+    def verify_(self) -> None:
+        require(len(self.srcs) == 1 and not self.dsts, self, "takes a tensor map's address and gives nothing")
+        _need_class(self, "the tensor map", self.srcs[0], "b64")
+
+    def ptx_lines(self, names: Namer) -> list[str]:
+        return [f"prefetch.tensormap [{names(self.srcs[0])}];"]
+
+
+@irdl_op_definition
 class CpAsyncBulkTensorStoreOp(PtxOp):
     """TMA store of a shared-memory box: `cp.async.bulk.tensor.2d.global.shared::cta.bulk_group [tmap, {x, y}], [src];`."""
 

@@ -9,7 +9,8 @@
   (`hbm.group`) and persistent launches number tiles along %ctaid.x alone.
 - `smem.producer` splits the warps: warpgroup 0 runs its region on one thread, after
   `setmaxnreg` gives its registers to the consumers, which run the rest of the kernel
-  body. With `hbm.persistent` each role loops over tiles p = block, block + blocks, ...;
+  body. That thread first prefetches every tensor map, so that no copy waits for its
+  descriptor. With `hbm.persistent` each role loops over tiles p = block, block + blocks, ...;
   the rings' positions (`smem.ring_position`) count on from tile to tile.
 """
 
@@ -226,6 +227,9 @@ def roles(k: KernelLowering, producer: smem.ProducerOp, consumer_ops: list, per_
     k.cur = idle
     leave(k)
     k.cur = issuer
+    for g in k.kernel.globals:  # each tensor map fetched at once, not at its first copy
+        if isinstance(k.vals.get(g), Global) and k.vals[g].tmap is not None:
+            k.emit(T.PrefetchTensormapOp(k.vals[g].tmap))
     per_tile(k, stream, lambda: k.lower_ops([*per_tile_ops, *producer.body.block.ops]))
     leave(k)
 

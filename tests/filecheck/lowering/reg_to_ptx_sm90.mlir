@@ -1,5 +1,6 @@
 // reg-to-ptx on a wgmma kernel: a producer warpgroup issuing TMA copies on mbarriers, two
-// consumer warpgroups issuing wgmma from swizzled shared memory; ptxas accepts it for sm_90a.
+// consumer warpgroups issuing wgmma from swizzled shared memory, the tensor maps prefetched
+// by the producer first; ptxas accepts it for sm_90a.
 // RUN: napkin-opt %examples/matmul.mlir -p 'ncd-relabel{grid="m:128,n:256" stream="k:64"},ncd-to-hbm,hbm-to-smem{stages=4 copy=tma},smem-to-reg{mma=wgmma},reg-to-ptx' -t ptx -o %t.ptx
 // RUN: filecheck %s < %t.ptx
 // RUN: %ptxas -v -arch=sm_90a %t.ptx -o %t.cubin 2>&1 | filecheck %s --check-prefix=REPORT
@@ -17,6 +18,8 @@
 // CHECK: bar.sync 0;
 // CHECK: setmaxnreg.dec.sync.aligned.u32 24;
 // CHECK: setmaxnreg.inc.sync.aligned.u32 240;
+// CHECK-COUNT-2: prefetch.tensormap [%rd{{[0-9]+}}];
+// CHECK-NOT: prefetch.tensormap
 // CHECK: mbarrier.try_wait.parity.shared::cta.b64
 // CHECK: mbarrier.arrive.expect_tx.shared::cta.b64
 // CHECK: cp.async.bulk.tensor.2d.shared::cluster.global.mbarrier::complete_tx::bytes

@@ -23,3 +23,11 @@ ptx.kernel attributes {sym_name = "k", params = [], param_types = []} {
   ptx.ret
 }
 // CHECK: ptx.cp_async_bulk_tensor_load_multicast: the CTA mask must be a !ptx.reg<b16> register, got !ptx.reg<b32>
+
+// -----
+ptx.kernel attributes {sym_name = "k", params = [], param_types = []} {
+  %a = ptx.const {ty = "u32", value = 1 : i64} : () -> !ptx.reg<b32>
+  ptx.prefetch_tensormap %a : (!ptx.reg<b32>) -> ()
+  ptx.ret
+}
+// CHECK: ptx.prefetch_tensormap: the tensor map must be a !ptx.reg<b64> register, got !ptx.reg<b32>

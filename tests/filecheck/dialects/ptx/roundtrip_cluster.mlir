@@ -1,4 +1,4 @@
-// The cluster ops round-trip, print as PTX, and ptxas assembles them for sm_90a.
+// The cluster ops (and prefetch.tensormap) round-trip, print as PTX, and ptxas assembles them for sm_90a.
 // RUN: napkin-opt %s | napkin-opt | filecheck %s
 // RUN: napkin-opt %s --print-op-generic | napkin-opt | filecheck %s
 // RUN: napkin-opt %s -t ptx | filecheck %s --check-prefix=PTX
@@ -12,11 +12,13 @@
 // CHECK-NEXT: %peer = ptx.mapa %bar, %one : (!ptx.reg<b32>, !ptx.reg<b32>) -> !ptx.reg<b32>
 // CHECK-NEXT: ptx.mbarrier_arrive_cluster %peer : (!ptx.reg<b32>) -> ()
 // CHECK-NEXT: ptx.cp_async_bulk_tensor_load_multicast [%bar], [%t, (%one, %one)], [%bar], %mask : !ptx.reg<b32>, !ptx.reg<b64>, (!ptx.reg<b32>, !ptx.reg<b32>), !ptx.reg<b32>, !ptx.reg<b16>
+// CHECK-NEXT: ptx.prefetch_tensormap %t : (!ptx.reg<b64>) -> ()
 // PTX: barrier.cluster.arrive.release;
 // PTX-NEXT: barrier.cluster.wait.acquire;
 // PTX-NEXT: mapa.shared::cluster.u32 %r{{[0-9]+}}, %r{{[0-9]+}}, %r{{[0-9]+}};
 // PTX-NEXT: mbarrier.arrive.release.cluster.shared::cluster.b64 _, [%r{{[0-9]+}}];
 // PTX-NEXT: cp.async.bulk.tensor.2d.shared::cluster.global.mbarrier::complete_tx::bytes.multicast::cluster [%r{{[0-9]+}}], [%rd{{[0-9]+}}, {%r{{[0-9]+}}, %r{{[0-9]+}}}], [%r{{[0-9]+}}], %rs{{[0-9]+}};
+// PTX-NEXT: prefetch.tensormap [%rd{{[0-9]+}}];
 ptx.kernel attributes {sym_name = "cluster_ops", params = ["tmap"], param_types = ["tensormap"], shared = [#ptx.shared<"bars", bytes = 64, align = 8>], reqntid = [128 : i32, 1 : i32, 1 : i32], napkin.grid = [8 : i32], napkin.smem_bytes = 0 : i32, napkin.cluster = [2 : i32], napkin.tma = [#ptx.tma_box<"tmap", box = 128x64, swizzle = "128B">]} {
   %bar = ptx.addr_of {sym = "bars"} : () -> !ptx.reg<b32>
   %ta = ptx.addr_of {sym = "tmap"} : () -> !ptx.reg<b64>
@@ -28,5 +30,6 @@ ptx.kernel attributes {sym_name = "cluster_ops", params = ["tmap"], param_types 
   %peer = ptx.mapa %bar, %one : (!ptx.reg<b32>, !ptx.reg<b32>) -> !ptx.reg<b32>
   ptx.mbarrier_arrive_cluster %peer : (!ptx.reg<b32>) -> ()
   ptx.cp_async_bulk_tensor_load_multicast [%bar], [%t, (%one, %one)], [%bar], %mask : !ptx.reg<b32>, !ptx.reg<b64>, (!ptx.reg<b32>, !ptx.reg<b32>), !ptx.reg<b32>, !ptx.reg<b16>
+  ptx.prefetch_tensormap %t : (!ptx.reg<b64>) -> ()
   ptx.ret
 }
