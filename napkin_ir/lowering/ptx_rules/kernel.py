@@ -10,8 +10,11 @@
 - `smem.producer` splits the warps: warpgroup 0 runs its region on one thread, after
   `setmaxnreg` gives its registers to the consumers, which run the rest of the kernel
   body. That thread first prefetches every tensor map, so that no copy waits for its
-  descriptor. With `hbm.persistent` each role loops over tiles p = block, block + blocks, ...;
-  the rings' positions (`smem.ring_position`) count on from tile to tile.
+  descriptor. The consumers' last TMA stores need only have read their shared memory
+  when the block leaves (`.read`): the grid's end makes their writes visible, and the
+  next block on the multiprocessor starts without waiting for them. With
+  `hbm.persistent` each role loops over tiles p = block, block + blocks, ...; the rings'
+  positions (`smem.ring_position`) count on from tile to tile.
 """
 
 from __future__ import annotations
@@ -242,7 +245,7 @@ def roles(k: KernelLowering, producer: smem.ProducerOp, consumer_ops: list, per_
         consumer_ops = [o for o in consumer_ops if o not in starts]
     per_tile(k, stream, lambda: k.lower_ops([*per_tile_ops, *consumer_ops]))
     if any(isinstance(o, smem.TmaStoreOp) for o in k.kernel.walk()):  # the stores must have read their stages before the block goes
-        by_store_issuer(k, lambda: k.emit(T.CpAsyncBulkWaitGroupOp(0)))
+        by_store_issuer(k, lambda: k.emit(T.CpAsyncBulkWaitGroupOp(0, read=True)))
     leave(k)
     if k.finish is not None:  # no CTA leaves while a peer may still arrive on its barriers
         k.blocks.append(k.finish)
