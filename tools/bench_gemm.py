@@ -58,6 +58,7 @@ def report(lines: list[str], name: str) -> None:
     print("\n" + table)
     out = os.environ.get("OUT")
     if out:
+        Path(out).mkdir(parents=True, exist_ok=True)
         Path(out, name).write_text(table + "\n")
 
 
