@@ -5,8 +5,9 @@
 
 `--path sm80` times napkin-sm80's kernels (cp.async, mma.sync), `sm90` napkin-sm90's (TMA,
 wgmma, a producer warpgroup); its configuration `default` is napkin-sm90 as a user runs it
-(its own tiles, store and persistence for the shape), `auto` napkin-sm90{autotile=true}
-for the GPU at hand (the napkin model's choice). `--path sm90 --groups 4,8` times
+(its own tiles, store and persistence for the shape), `persistent` and `plain` the same
+with the grid persistent or not, `auto` napkin-sm90{autotile=true} for the GPU at hand
+(the napkin model's choice). `--path sm90 --groups 4,8` times
 grouped-query attention instead (r query heads sharing each key/value head) against SDPA's
 `enable_gqa`.
 
@@ -16,9 +17,12 @@ the same run: napkin's kernel in a few tile configurations (each checked against
 first; the fastest correct one is reported), and torch's SDPA with each backend it offers
 (`torch.nn.attention.sdpa_kernel`: FLASH_ATTENTION, CUDNN_ATTENTION, EFFICIENT_ATTENTION).
 Spherical attention (no softmax: the scores over their L2 norm) is timed against napkin's
-own softmax kernel at the same shapes. FLOPs are 4 B H N^2 D, halved when causal; times
-are the median of batches of launches timed with CUDA events after a warm-up. The table
-is printed last and written to $OUT/bench_attention.txt.
+own softmax kernel at the same shapes. FLOPs are 4 B H N^2 D, halved when causal. Every
+kernel of a shape (napkin's configurations, SDPA's backends; for spherical attention, with
+the fastest softmax) is timed in the same rounds, each round a batch of launches of each
+in turn, after a second of warm-up (`bench_gemm.time_interleaved`): the ratios compare
+kernels that saw the same clocks and heat. Times are the medians over the rounds. The
+table is printed last and written to $OUT/bench_attention.txt.
 """
 
 from __future__ import annotations
@@ -31,7 +35,7 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(ROOT / "tools"))
 
-from bench_gemm import report, time_ms  # CUDA events after a warm-up, the median of batches; the table out
+from bench_gemm import report, time_interleaved  # CUDA events, batches of each kernel in turn; the table out
 
 TOKENS, HIDDEN = 16 * 1024, 2048
 SEQS = [1024, 4096, 16384]
@@ -68,6 +72,9 @@ SM90_CONFIGS = [  # query rows per block, keys per tile (0: 128, 64 at head dims
     (128, 0, 2, True, True, 1, True),
     "default",  # napkin-sm90 as it stands: its own tiles, store and persistence for the shape
     (128, 176, 2, True, True, 1, False, "tma"),  # 176 keys and TMA stores through one panel stage
+    (128, 176, 2, True, True, 1, True, "tma"),  # the same, persistent
+    "persistent",  # the defaults with a persistent grid
+    "plain",  # the defaults with a plain grid, one block a tile
 ]
 
 
@@ -89,8 +96,8 @@ def napkin_sm90_kernel(kind: str, b: int, h: int, n: int, d: int, t: str, config
 
     if config == "auto":
         options: dict = autotile_options()
-    elif config == "default":
-        options = {}
+    elif config in ("default", "persistent", "plain"):  # napkin-sm90's defaults, persistence as given
+        options = {} if config == "default" else {"persistent": config == "persistent"}
     else:
         block, stream, stages, overlap, pingpong, blocks_per_sm, persistent, store = (*config, *(1, False, "direct")[len(config) - 5 :])
         options = {"block": f"{block},{stream or (128 if d <= 128 else 64)}", "stages": stages, "overlap": overlap,
@@ -150,6 +157,28 @@ def spherical_ref(torch, q, k, v):
     return torch.stack(outs, dim=1)
 
 
+def timed(torch, fns: dict) -> dict:
+    """The median ms of a launch of each of `fns` (label: launch), all timed in the same
+    rounds."""
+    import statistics
+
+    labels = list(fns)
+    return {label: statistics.median(ms) for label, ms in zip(labels, time_interleaved(torch, [fns[x] for x in labels]))}
+
+
+def in_backend(sdpa_kernel, backend, F, *args, **kwargs):
+    """A launch of SDPA through one backend (None where it does not take this shape)."""
+    def launch():
+        with sdpa_kernel(backend):
+            F.scaled_dot_product_attention(*args, **kwargs)
+    try:
+        launch()
+    except RuntimeError as e:  # a backend this shape or device does not offer
+        print(f"    sdpa {backend.name}: n/a ({str(e).splitlines()[0][:80]})", flush=True)
+        return None
+    return launch
+
+
 def bench_shape(torch, F, sdpa_kernel, backends, n: int, d: int, t: str, configs, path: str = "sm80"):
     """The rows for one sequence length and head dim: softmax (causal and not) against each
     SDPA backend, and spherical against napkin's softmax."""
@@ -160,8 +189,9 @@ def bench_shape(torch, F, sdpa_kernel, backends, n: int, d: int, t: str, configs
     q, k, v = (torch.randn(b, h, n, d, device="cuda", generator=g).to(dt) for _ in range(3))
     o = torch.empty_like(q)
 
-    def best_napkin(kind: str, ref, flop: float):
-        best = None
+    def correct(kind: str, ref) -> dict:
+        """napkin's launches of `kind` by label, those that compile and match `ref`."""
+        out = {}
         for config in configs:
             launch = (napkin_sm90_kernel if path == "sm90" else napkin_kernel)(kind, b, h, n, d, t, config)
             if launch is None:
@@ -169,39 +199,43 @@ def bench_shape(torch, F, sdpa_kernel, backends, n: int, d: int, t: str, configs
             o.fill_(float("nan"))
             launch(q, k, v, o, sync=True)
             err = rel_err(torch, o, ref)
-            ms = time_ms(torch, lambda launch=launch: launch(q, k, v, o))
             label = (config if isinstance(config, str) else
                      "b{}s{}st{}{}{}{}{}{}".format(*config[:3], "" if config[3] else "-serial", "" if config[4] else "-nopp",
                                                      f"-x{config[5]}" if len(config) > 5 and config[5] > 1 else "",
                                                      "-persistent" if len(config) > 6 and config[6] else "",
                                                      "-tmastore" if len(config) > 7 and config[7] == "tma" else "") if path == "sm90" else
                      "b{}s{}w{}st{}{}{}".format(*config[:4], "" if config[4] else "-qsmem", f"-x{config[5]}" if config[5] > 1 else ""))
-            print(f"  N={n} d={d} {kind} napkin {label}: {flop / ms / 1e9:.0f} TFLOP/s (err {err:.1e})", flush=True)
-            if err < tol and (best is None or ms < best[0]):
-                best = (ms, label)
-        return best
+            print(f"  N={n} d={d} {kind} napkin {label}: err {err:.1e}{'' if err < tol else ' (wrong: not timed)'}", flush=True)
+            if err < tol:
+                out[label] = lambda launch=launch: launch(q, k, v, o)
+        return out
 
-    rows, softmax_ms = [], None
+    def show(kind: str, flop: float, ms: dict) -> None:
+        for label, x in ms.items():
+            print(f"  N={n} d={d} {kind} {label}: {flop / x / 1e9:.0f} TFLOP/s", flush=True)
+
+    rows, softmax_best = [], None
     for causal in (False, True):
+        kind = "causal" if causal else "softmax"
         flop = 4.0 * b * h * n * n * d / (2 if causal else 1)
         ref = F.scaled_dot_product_attention(q, k, v, is_causal=causal)
-        theirs = {}
-        for name, backend in backends:
-            try:
-                with sdpa_kernel(backend):
-                    F.scaled_dot_product_attention(q, k, v, is_causal=causal)
-                    theirs[name] = time_ms(torch, lambda causal=causal: F.scaled_dot_product_attention(q, k, v, is_causal=causal))
-            except RuntimeError as e:  # a backend this shape or device does not offer
-                print(f"    sdpa {name}: n/a ({str(e).splitlines()[0][:80]})", flush=True)
-        best = best_napkin("causal" if causal else "softmax", ref, flop)
-        if not causal:
-            softmax_ms = best[0] if best else None
-        tf = {name: flop / ms / 1e9 for name, ms in theirs.items()}
-        rows.append((n, d, causal, best[1] if best else "none correct", flop / best[0] / 1e9 if best else float("nan"), tf))
+        ours = correct(kind, ref)
+        theirs = {name: fn for name, backend in backends
+                  if (fn := in_backend(sdpa_kernel, backend, F, q, k, v, is_causal=causal)) is not None}
+        ms = timed(torch, {**ours, **{f"sdpa {name}": fn for name, fn in theirs.items()}})
+        show(kind, flop, ms)
+        best = min(ours, key=ms.__getitem__) if ours else None
+        if not causal and best:
+            softmax_best = ours[best]
+        tf = {name: flop / ms[f"sdpa {name}"] / 1e9 for name in theirs}
+        rows.append((n, d, causal, best or "none correct", flop / ms[best] / 1e9 if best else float("nan"), tf))
     flop = 4.0 * b * h * n * n * d
-    best = best_napkin("spherical", spherical_ref(torch, q, k, v), flop)
-    sph = (n, d, best[1] if best else "none correct", flop / best[0] / 1e9 if best else float("nan"),
-           flop / softmax_ms / 1e9 if softmax_ms else float("nan"))
+    ours = correct("spherical", spherical_ref(torch, q, k, v))
+    ms = timed(torch, {**ours, **({"softmax": softmax_best} if softmax_best else {})})
+    show("spherical", flop, ms)
+    best = min(ours, key=ms.__getitem__) if ours else None
+    sph = (n, d, best or "none correct", flop / ms[best] / 1e9 if best else float("nan"),
+           flop / ms["softmax"] / 1e9 if softmax_best else float("nan"))
     return rows, sph
 
 
@@ -209,7 +243,8 @@ def bench_gqa(torch, F, sdpa_kernel, backends, n: int, d: int, r: int, t: str):
     """Grouped-query attention at the same setting: HIDDEN / d query heads, r of them
     sharing each key/value head, against SDPA with `enable_gqa=True` (each backend that
     takes it) and against napkin's own kernel on K and V repeated r times (every query head
-    its own: what the grouping saves). napkin-sm90's default configuration, and `auto`.
+    its own: what the grouping saves), all timed in the same rounds. napkin-sm90's default
+    configuration, and `auto`.
     Rows: (n, d, r, causal, napkin TFLOP/s by configuration, napkin without grouping, SDPA's)."""
     import napkin_ir
     from napkin_ir.attention_diagrams import attention_diagram, gqa_attention_diagram
@@ -228,28 +263,29 @@ def bench_gqa(torch, F, sdpa_kernel, backends, n: int, d: int, r: int, t: str):
         kind = "causal" if causal else "softmax"
         flop = 4.0 * b * h * n * n * d / (2 if causal else 1)
         ref = F.scaled_dot_product_attention(q, kr, vr, is_causal=causal)
-        ours = {}
+        fns, wrong = {}, set()
         for label, options in (("default", {}), ("auto", autotile_options())):
             kern = napkin_ir.compile(gqa_attention_diagram(kind, b, g, r, n, d, t), target="sm90", cache=False, **options)
             bound = kern.bind({"q": q.view(b, g, r, n, d), "k": k, "v": v, "out": o.view(b, g, r, n, d)})
             o.fill_(float("nan"))
             kern(bound=bound, sync=True)
             err = rel_err(torch, o, ref)
-            ms = time_ms(torch, lambda kern=kern, bound=bound: kern(bound=bound))
-            print(f"  N={n} d={d} r={r} {kind} napkin {label}: {flop / ms / 1e9:.0f} TFLOP/s (err {err:.1e})", flush=True)
-            ours[label] = flop / ms / 1e9 if err < tol else float("nan")
+            print(f"  N={n} d={d} r={r} {kind} napkin {label}: err {err:.1e}", flush=True)
+            fns[label] = lambda kern=kern, bound=bound: kern(bound=bound)
+            if err >= tol:
+                wrong.add(label)
         plain = napkin_ir.compile(attention_diagram(kind, b, h, n, d, t), target="sm90", cache=False)
-        bound = plain.bind({"q": q, "k": kr, "v": vr, "out": o})
-        ungrouped = flop / time_ms(torch, lambda: plain(bound=bound)) / 1e9
-        theirs = {}
+        fns["ungrouped"] = lambda bound=plain.bind({"q": q, "k": kr, "v": vr, "out": o}): plain(bound=bound)
         for name, backend in backends:
-            try:
-                with sdpa_kernel(backend):
-                    F.scaled_dot_product_attention(q, k, v, is_causal=causal, enable_gqa=True)
-                    theirs[name] = flop / time_ms(torch, lambda causal=causal: F.scaled_dot_product_attention(
-                        q, k, v, is_causal=causal, enable_gqa=True)) / 1e9
-            except RuntimeError as e:  # a backend that does not take grouped heads here
-                print(f"    sdpa {name} (enable_gqa): n/a ({str(e).splitlines()[0][:80]})", flush=True)
+            fn = in_backend(sdpa_kernel, backend, F, q, k, v, is_causal=causal, enable_gqa=True)
+            if fn is not None:
+                fns[f"sdpa {name}"] = fn
+        tf = {label: flop / x / 1e9 for label, x in timed(torch, fns).items()}
+        for label, x in tf.items():
+            print(f"  N={n} d={d} r={r} {kind} {label}: {x:.0f} TFLOP/s", flush=True)
+        ours = {label: float("nan") if label in wrong else tf[label] for label in ("default", "auto")}
+        theirs = {name: tf[f"sdpa {name}"] for name, _ in backends if f"sdpa {name}" in tf}
+        ungrouped = tf["ungrouped"]
         rows.append((n, d, r, causal, ours, ungrouped, theirs))
     return rows
 
