@@ -154,19 +154,28 @@ def sm90_attention_pass_list(module: ModuleOp, block: int = 128, stream: int | N
             *((RegWgmmaOverlapPass(),) if overlap else ()), *((RegPingpongPass(),) if pingpong else ()), RegToPtxPass())
 
 
-PERSISTENT_KEYS = 2048  # a block's average stream at which a persistent grid stops paying
+PERSISTENT_WORK = 2048 * 256  # keys x head dim a block streams on average, at which a persistent grid stops paying
+LONG_STREAM = 2048  # a causal block's average keys over which its diagonal tiles are a small share
 
 
 def persistent_pays(module: ModuleOp) -> bool:
     """Whether napkin-sm90 launches `module`'s attention persistent by default: where a
-    query block streams PERSISTENT_KEYS keys or fewer on average (half the keys under a
-    causal mask), the prologue each block pays (Q and the first keys landing) is a large
-    share of its time, and a persistent block loads them while it finishes its last tile.
-    Measured on an H200 (2026-11-26, d 64/128/256): 3-16% faster at 1k tokens and 6-11%
-    at 4k causal; at longer streams between 5% slower and 9% faster (docs/benchmarks.md),
-    where the static order's last round costs about as much as the prologue it hides."""
+    query block's stream (its keys, half of them under a causal mask, times the head dim)
+    is PERSISTENT_WORK or less on average, the prologue and epilogue each block pays (Q
+    and the first keys landing, the output leaving) are a large share of its time, and a
+    persistent block overlaps them with its next and last tiles. Measured on an H200
+    (2026-11-26): with 128-key tiles, 3-16% faster at 1k tokens and 6-11% at 4k causal (d
+    64/128/256); at 4k without a mask, d=128, 176-key tiles and TMA stores, 631 TFLOP/s
+    against 599. Over it, from 5% slower (d=256 at 4k without a mask) to 3% faster, and
+    at 16k d=128 slower by 2-3% (docs/benchmarks.md): there the static order's last round
+    costs about as much as the prologue it hides."""
     axes, sizes = attention_shape(module)
-    return sizes[axes.keys] / (2 if axes.masked else 1) <= PERSISTENT_KEYS
+    return sizes[axes.keys] / (2 if axes.masked else 1) * _head_dim(axes, sizes) <= PERSISTENT_WORK
+
+
+def _head_dim(axes: AttentionAxes, sizes: dict[str, int]) -> int:
+    heads = [a for a in sizes if a not in (*axes.batch, *axes.group, axes.query, axes.keys)]
+    return max(sizes[a] for a in heads) if heads else 0
 
 
 WIDE_STREAM = 176  # keys a tile where no mask cuts them, at head dims up to 128
@@ -200,8 +209,7 @@ def sm90_attention_tiles(module: ModuleOp, block: int = 128, stream: int | None 
 
     axes, sizes = attention_shape(module)
     batch, i, j = axes.batch, axes.query, axes.keys
-    heads = [a for a in sizes if a not in (*batch, *axes.group, i, j)]
-    d = max(sizes[a] for a in heads) if heads else 0
+    d = _head_dim(axes, sizes)
     if block % 64 or not 64 <= block <= 256:
         raise PassFailedException(f"napkin-sm90: attention's block is warpgroups of 64 query rows (64 to 256), got {block}")
     r = _group_size(axes, sizes)
@@ -220,7 +228,7 @@ def sm90_attention_tiles(module: ModuleOp, block: int = 128, stream: int | None 
         # the wide tile spreads a softmax's per-tile costs (the running max's shuffles, the
         # output's rescale); spherical attention has none, and gains more from TMA stores
         softmax = any(isinstance(op, ncd.SoftmaxOp) for op in module.walk())
-        long = sizes[j] / (2 if axes.masked else 1) > PERSISTENT_KEYS  # a mask's diagonal tiles a small share
+        long = sizes[j] / (2 if axes.masked else 1) > LONG_STREAM  # a mask's diagonal tiles a small share
         wide = d <= 128 and (long or not axes.masked) and sizes[j] >= WIDE_STREAM and (
             fits(WIDE_STREAM, store != "direct") or store == "auto" and softmax and fits(WIDE_STREAM, False))
         stream = WIDE_STREAM if wide else 64 if d > 128 or d > 64 and sizes[j] % 128 else 128

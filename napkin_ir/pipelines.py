@@ -342,7 +342,8 @@ class NapkinSm90Pass(PipelinePass):
     its search, and `block` is refused. `persistent` loops each block over query tiles in
     pairs of equal work (the longest with the shortest), its producer loading the next
     tile while the consumers finish the last; by default it is on where a block streams
-    2048 keys or fewer on average (`persistent_pays`). `store=tma` writes attention's
+    2048 keys of head dim 256 or fewer on average, or as much work in more keys of a
+    smaller head dim (`persistent_pays`). `store=tma` writes attention's
     output by stmatrix and TMA stores, `direct` from registers; `auto` takes TMA stores
     where a panel stage fits beside two stages of K and V (`sm90_attention_tiles`). The other options
     (`group`, `cluster`) are refused for attention. Grouped-query attention packs a group's

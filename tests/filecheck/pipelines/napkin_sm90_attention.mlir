@@ -37,11 +37,12 @@
 // RUN: %ptxas -v -arch=sm_90a %t.persistent.ptx -o %t.persistent.cubin 2>&1 | filecheck %s --check-prefix=REPORT
 // RUN: filecheck %s --check-prefix=PERSISTENT < %t.persistent.ptx
 // RUN: filecheck %s --check-prefix=PLAUNCH < %t.persistent.json
-// by default, persistent where a block streams 2048 keys or fewer on average (half the
-// keys under a causal mask): 4096 causal keys are, 4096 unmasked ones are not
+// by default, persistent where a block streams keys x head dim of 2048 x 256 or less on
+// average (half the keys under a causal mask): 4096 causal keys at d=64 do, 4096
+// unmasked ones at d=256 do not
 // RUN: sed -e 's/=256/=4096/g' %examples/causal_attention.mlir | napkin-opt -p napkin-sm90 -t ptx -o %t.c4k.ptx --launch-json %t.c4k.json
 // RUN: filecheck %s --check-prefix=PLAUNCH < %t.c4k.json
-// RUN: sed -e 's/=256/=4096/g' %examples/attention.mlir | napkin-opt -p napkin-sm90 -t ptx -o %t.s4k.ptx --launch-json %t.s4k.json
+// RUN: sed -e 's/=256/=4096/g; s/d=64/d=256/g; s/0.125/0.0625/' %examples/attention.mlir | napkin-opt -p napkin-sm90 -t ptx -o %t.s4k.ptx --launch-json %t.s4k.json
 // RUN: filecheck %s --check-prefix=PLAIN < %t.s4k.json
 // three consumer warpgroups at d=256: P V's accumulators do not fit the registers at entry
 // RUN: sed -e 's/d=64/d=256/g; s/0.125/0.0625/' %examples/attention.mlir | not napkin-opt -p 'napkin-sm90{block="192,64"}' 2>&1 | filecheck %s --check-prefix=ENTRY
