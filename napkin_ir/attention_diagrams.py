@@ -199,9 +199,9 @@ def sm90_attention_tiles(module: ModuleOp, block: int = 128, stream: int | None 
     a running max to rescale by, takes 128 keys and the panels. Else 128 keys, or 64 at
     head dims over 128, or over 64 where the keys end in a partial tile of 128.
     `store="auto"` takes TMA stores of the output (a panel of 64 columns through two
-    stages, or one where two do not fit beside Q and two stages of K and V) where they fit
-    and the block packs one query head, else stores from registers: at 4k causal d=128,
-    564-596 against 523-558. Stages: three where they fit beside Q and a panel stage, else
+    stages, or one where two do not fit beside Q and two stages of K and V; a block of
+    packed query heads stores them head by head in one box) where they fit, else stores
+    from registers: at 4k causal d=128, 564-596 against 523-558. Stages: three where they fit beside Q and a panel stage, else
     two."""
     from xdsl.utils.exceptions import PassFailedException
 
@@ -234,8 +234,8 @@ def sm90_attention_tiles(module: ModuleOp, block: int = 128, stream: int | None 
         stream = WIDE_STREAM if wide else 64 if d > 128 or d > 64 and sizes[j] % 128 else 128
     while stream > 16 and stream > sizes[j]:
         stream = max(16, stream // 32 * 16)  # halved, a multiple of 16 (wgmma's k step in P V)
-    if store == "auto":  # the panels are 2-D: a block of several packed query heads stores directly
-        store = "tma" if d % 64 == 0 and group_tiles(r, block)[0] == 1 and fits(stream, True) else "direct"
+    if store == "auto":
+        store = "tma" if d % 64 == 0 and fits(stream, True) else "direct"
     if not stages:
         stages = 3 if q_bytes + 3 * stream * tile_bytes + (out if store == "tma" else 0) <= budget else 2
     return block, stream, stages, budget, store

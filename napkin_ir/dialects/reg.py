@@ -349,8 +349,11 @@ class StmatrixOp(WindowWriteOp):
     """Round each warp's accumulators to the buffer's element type and write the window
     `at` of them (the buffer's shape; 0 along axes not named) into one stage of a
     shared-memory buffer, each warp at its place in the block's tile (its index along the
-    `reg.warps` axes times its fragment's size), with `stmatrix`. The stage must not be one
-    a `smem.tma_store` still reads.
+    `reg.warps` axes times its fragment's size), with `stmatrix`. The buffer's axes the
+    fragment lacks have one place, or are `reg.warps` axes whose every place has its own
+    warps (a group's query heads: the buffer's rows are its heads' positions, head by
+    head): the warp writes the place of its index. The stage must not be one a
+    `smem.tma_store` still reads.
 
         reg.stmatrix %acc -> %c[%s] {at = #hbm.labels<n=64>} : !reg.frag<c, m=16, n=256 : f32>, !smem.buffer<m=128, n=64 : bf16, stages=2, layout=swizzle>
     """
@@ -363,10 +366,11 @@ class StmatrixOp(WindowWriteOp):
         assert isinstance(b, BufferType)
         require(f.role.data == "c", self, f"stores accumulators (role c), got {f}")
         require(b.dtype in ("bf16", "f16"), self, f"stmatrix writes 16-bit elements; the buffer holds {b.dtype}")
+        extra = [a for a in b.axis_names if a not in f.shape and b.shape[a] > 1]
         require([a for a in b.axis_names if a in f.shape] == list(f.axis_names) and b.axis_names[-1] == f.axis_names[-1]
-                and all(b.shape[a] == 1 for a in b.axis_names if a not in f.shape), self,
+                and _held(self, extra, b.shape), self,
                 f"the fragment's axes {list(f.axis_names)} must be the buffer's {list(b.axis_names)}, in order, but for axes of "
-                "one place before them")
+                "one place, or held a place a warp (reg.warps), before them")
         at = parse_labels(self.at)
         rows, cols = f.axis_names
         require(rows not in at, self, f"each warp writes its own rows; `at` may name only the columns '{cols}'")

@@ -225,12 +225,14 @@ class RegFunctions(InterpreterFunctions):
         at = hbm.parse_labels(op.at)
         rows, cols = t.axis_names
         c0, width = at.get(cols, 0), buf.type.shape[cols]
-        tile = np.zeros((buf.type.shape[rows], width), np.float32)
+        tile = np.zeros(buf.type.dims, np.float32)
         for w in warps_of(op):
-            r0 = warp_origin(t, w, {})[rows]
-            if r0 < buf.type.shape[rows]:
-                tile[r0 : r0 + t.shape[rows]] = scatter(t, value[_key(w)])[:, c0 : c0 + width]
-        buf.data[stage] = round_to(buf.type.dtype, tile.reshape(buf.type.dims))  # axes of one place before the rows
+            origin = warp_origin(t, w, {})  # its rows, and its place along axes it holds (a head of a group)
+            if origin[rows] < buf.type.shape[rows]:
+                where = tuple(slice(origin[rows], origin[rows] + t.shape[rows]) if a == rows else slice(None) if a == cols
+                              else origin.get(a, 0) for a in buf.type.axis_names)
+                tile[where] = scatter(t, value[_key(w)])[:, c0 : c0 + width]
+        buf.data[stage] = round_to(buf.type.dtype, tile)
         return ()
 
     # -- fragment math -----------------------------------------------------------------------

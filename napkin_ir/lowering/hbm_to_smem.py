@@ -247,17 +247,17 @@ class HbmToSmemPass(ModulePass):
             g: hbm.GlobalType = store.dest.type  # type: ignore[assignment]
             where = f"hbm-to-smem: @{kernel.sym_name.data}: store=tma"
             wide = [a for a, n in t.shape.items() if n > 1]
-            if t.dtype not in ("bf16", "f16") or len(wide) > 2 or t.axis_names[-1] not in wide:
-                raise PassFailedException(f"{where} writes bf16 or f16 tiles of two axes (stmatrix moves 16-bit elements; "
-                                          f"axes of one place besides), the columns last; got {t}")
-            rows, cols = t.axis_names[-2], t.axis_names[-1]
+            if t.dtype not in ("bf16", "f16") or len(wide) < 2 or t.axis_names[-1] not in wide:
+                raise PassFailedException(f"{where} writes bf16 or f16 tiles of rows and columns (stmatrix moves 16-bit "
+                                          f"elements), the columns last; got {t}")
+            cols = t.axis_names[-1]
             panel = 128 // 2
             if t.shape[cols] % panel:
                 raise PassFailedException(f"{where} writes 128-byte panels of {panel} columns; the tile has {t.shape[cols]} along '{cols}'")
             if (g.shape[cols] * ELEMENT_BYTES[g.dtype]) % 16:
                 raise PassFailedException(f"{where} needs the global's rows to be a multiple of 16 bytes (the TMA's stride); "
                                           f"'{cols}' has {g.shape[cols]} elements")
-            panel_shape = {**{a: 1 for a in t.axis_names[:-2]}, rows: t.shape[rows], cols: panel}
+            panel_shape = {**{a: t.shape[a] for a in t.axis_names[:-1]}, cols: panel}  # rows: the places of the other axes
             buf_t = smem.BufferType(panel_shape, t.element_type, 2, "swizzle")
             if buf_t.bytes() > room:
                 buf_t = smem.BufferType(panel_shape, t.element_type, 1, "swizzle")

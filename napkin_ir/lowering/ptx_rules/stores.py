@@ -9,7 +9,8 @@
   base: each row is stored at its own place along every axis.
 - `reg.stmatrix`: each warp's 16 rows, rounded, into a 128-byte swizzled panel: one
   `stmatrix.x4` per two 8-column tiles (the rows 0-7 and 8-15 of each); lane l gives the
-  address of row l mod 8 of matrix l / 8.
+  address of row l mod 8 of matrix l / 8. A warp that holds one place of an axis its
+  fragment lacks (a query head of a group) writes the rows of that place.
 """
 
 from __future__ import annotations
@@ -130,14 +131,18 @@ def _stmatrix(k: KernelLowering, op: reg.StmatrixOp) -> None:
     x = k.frag(op.value)
     dt = buf.type.dtype
     lane = k.lane
-    warp_rows = k.warp_place(rows_axis, 16)
+    held = tuple((a, buf.row_stride(a)) for a in k.held_places(t, buf.row_axes))  # a head of a group: its positions' rows
 
-    def make_row():
+    def make_row():  # at the entry, as every value `once` makes
         matrix = k.op2(P.ShrOp, "u32", lane, 3)
         row = k.add(k.op2(P.AndOp, "b32", lane, 7), k.mul(k.op2(P.AndOp, "b32", matrix, 1), 8))
+        warp_rows = k.warp_place(rows_axis, 16)
+        for a, stride in held:
+            place = k.mul(k.warp_index(a), stride)
+            warp_rows = place if warp_rows is None else k.add(warp_rows, place)
         return k.mul(row if warp_rows is None else k.add(row, warp_rows), PANEL)
 
-    row_bytes = k.once(("stmatrix_row",), make_row)
+    row_bytes = k.once(("stmatrix_row", rows_axis, held), make_row)
     swz = k.once(("stmatrix_swizzle",), lambda: k.op2(P.AndOp, "b32", lane, 7))  # row mod 8: the XOR of the 16-byte chunks
     half = k.once(("stmatrix_half",), lambda: k.op2(P.ShrOp, "u32", lane, 4))  # matrices 2, 3: the second 8-column tile
     row_addr = k.add(k.stage_addr(buf, op.stage), row_bytes)

@@ -5,6 +5,9 @@
 // RUN: napkin-opt %examples/gqa_causal_attention.mlir -p 'ncd-relabel{grid="b,g,r:4,i:32" stream="j:128"},ncd-to-hbm' | filecheck %s --check-prefix=HBM
 // RUN: napkin-opt %examples/gqa_causal_attention.mlir -p 'ncd-relabel{grid="b,g,r:4,i:32" stream="j:128"},ncd-to-hbm,hbm-to-smem{stages=2 copy=tma}' | filecheck %s
 // RUN: sed -e 's/i=256/i=77/g; s/j=256/j=77/g' %examples/gqa_causal_attention.mlir | napkin-opt -p 'ncd-relabel{grid="b,g,r:4,i:32" stream="j:64"},ncd-to-hbm,hbm-to-smem{stages=2 copy=tma}' | napkin-run --random-inputs --check | filecheck %s --check-prefix=NUMBERS
+// store=tma: the output's panels are the block's heads by positions by 64 columns, one box each
+// RUN: napkin-opt %examples/gqa_causal_attention.mlir -p 'ncd-relabel{grid="b,g,r:4,i:32" stream="j:128"},ncd-to-hbm,hbm-to-smem{stages=2 copy=tma store=tma}' | filecheck %s --check-prefix=STORE
+// RUN: sed -e 's/i=256/i=77/g; s/j=256/j=77/g' %examples/gqa_causal_attention.mlir | napkin-opt -p 'ncd-relabel{grid="b,g,r:4,i:32" stream="j:64"},ncd-to-hbm,hbm-to-smem{stages=2 copy=tma store=tma}' | napkin-run --random-inputs --check | filecheck %s --check-prefix=NUMBERS
 
 // HBM: hbm.kernel attributes {sym_name = "gqa_causal_attention", grid = #hbm.labels<b=1, g=1, r=4, i=32>
 // HBM: %q_tile = hbm.load %q[%b0, %g0, %r0, %i0, %c0] : !hbm.global<b=1, g=2, r=4, i=256, d=64 : bf16> -> !ncd.tensor<b=1, g=1, r=4, i=32, d=64 : bf16>
@@ -23,3 +26,8 @@
 // CHECK: smem.tma_copy %v[%b0, %g0, %{{.*}}, %c0]
 
 // NUMBERS: check against float64 reference: {{.*}}: ok
+
+// STORE: %[[PANEL:.*]] = smem.alloc : !smem.buffer<b=1, g=1, r=4, i=32, d=64 : bf16, stages=2, layout=swizzle>
+// STORE: smem.write %{{.*}} -> %[[PANEL]][%{{.*}}] {at = #hbm.labels<d=0>}
+// STORE-NEXT: smem.tma_store %[[PANEL]][%{{.*}}] -> %out[%b0, %g0, %r0, %i0, %c0]
+// STORE-NOT: hbm.store

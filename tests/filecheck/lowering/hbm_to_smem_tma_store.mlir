@@ -38,7 +38,7 @@
 
 // NOTMA: hbm-to-smem: store=tma writes tiles out with the TMA of sm_90a; it needs copy=tma
 // STORE: hbm-to-smem: store must be direct or tma, got 'global'
-// F32: hbm-to-smem: @matmul: store=tma writes bf16 or f16 tiles of two axes (stmatrix moves 16-bit elements; axes of one place besides), the columns last; got !ncd.tensor<m=128, n=256 : f32>
+// F32: hbm-to-smem: @matmul: store=tma writes bf16 or f16 tiles of rows and columns (stmatrix moves 16-bit elements), the columns last; got !ncd.tensor<m=128, n=256 : f32>
 // STRIDE: hbm-to-smem: copy=tma needs each global's rows to be a multiple of 16 bytes (the TMA's stride); 'n' of b has 260 elements
 // ONE: %[[C:.*]] = smem.alloc : !smem.buffer<m=128, n=64 : bf16, stages=1, layout=swizzle>
 // ONE-COUNT-4: smem.tma_store_wait {pending = 0 : i32}

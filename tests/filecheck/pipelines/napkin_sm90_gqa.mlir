@@ -1,7 +1,8 @@
 // napkin-sm90 compiles grouped-query attention with a group's query heads packed into a
 // block: 128 rows of 4 heads by 32 query positions (8 by 16), so each K and V tile is
 // TMA-loaded once for all of them. Q arrives as one 5-D box (heads x positions x 64) into
-// 128 swizzled rows; the causal mask and the ragged rows go by each row's own position.
+// 128 swizzled rows, and the output leaves the same way (stmatrix, a 5-D TMA store); the
+// causal mask and the ragged rows go by each row's own position.
 // Softmax, causal and spherical, head dims 64 and 128, 4 and 8 heads a group, bf16 and
 // f16, even and ragged sequences: each assembles without spills.
 // RUN: napkin-opt %examples/gqa_attention.mlir -p napkin-sm90 --print-between-passes -t ptx -o %t.softmax.ptx 2>&1 | filecheck %s --check-prefix=LABELS
@@ -32,6 +33,9 @@
 // CHECK: wgmma.mma_async.sync.aligned.m64n176k16.f32.bf16.bf16
 // CHECK: ex2.approx.ftz.f32
 // CHECK: wgmma.mma_async.sync.aligned.m64n64k16.f32.bf16.bf16
+// the output by stmatrix into a panel of the heads' rows, then one 5-D box
+// CHECK: stmatrix.sync.aligned.m8n8.x4.shared.b16
+// CHECK: cp.async.bulk.tensor.5d.global.shared::cta.bulk_group
 
 // CAUSAL: wgmma.mma_async.sync.aligned.m64n128k16
 // the diagonal tiles, masked, in a loop of their own

@@ -183,10 +183,14 @@ def test_sm90_default_tiles(kind, d, n, options, want):
     assert (block, stream, stages, store) == want
 
 
-def test_sm90_packed_query_heads_store_directly():
-    """A block of grouped-query attention that packs several query heads has a 3-D output
-    tile: `auto` stores it from registers (TMA store panels are 2-D)."""
+def test_sm90_packed_query_heads_store_by_tma():
+    """A block of grouped-query attention that packs several query heads stores its output
+    tile (heads by positions by columns) by TMA too, one box a panel, where it fits."""
     from napkin_ir.attention_diagrams import gqa_attention_diagram, sm90_attention_tiles
 
     *_, store = sm90_attention_tiles(run_pipeline(gqa_attention_diagram("causal", 1, 2, 4, 1000, 64, "bf16")))
-    assert store == "direct"
+    assert store == "tma"
+    *_, store = sm90_attention_tiles(run_pipeline(gqa_attention_diagram("causal", 1, 2, 4, 1000, 96, "bf16")))
+    assert store == "direct"  # 96 columns are not whole 64-column panels
+
+

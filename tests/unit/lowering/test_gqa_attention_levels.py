@@ -67,12 +67,33 @@ def test_hbm_and_smem_levels_equal_the_diagram(kind, r, n, nj, rt, it, tj, stage
 
 
 @pytest.mark.parametrize("kind", KINDS)
-def test_tma_smem_level_with_the_group_in_one_block(kind):
-    # Q's tile is the group's 4 heads by 32 positions: one TMA box of r x i x d
-    text = gqa_attention_diagram(kind, 1, 2, 4, 77, 64)
-    smem_level = find_entry(run_pipeline(text, f"{_labels(4, 32, 64)},hbm-to-smem{{stages=2 copy=tma}}"))
+@pytest.mark.parametrize("store", ["direct", "tma"])
+def test_tma_smem_level_with_the_group_in_one_block(kind, store):
+    # Q's tile is the group's 4 heads by 32 positions: one TMA box of r x i x d; so is each
+    # panel of the output with store=tma (the last block's positions past 77 clipped)
+    text = gqa_attention_diagram(kind, 1, 2, 4, 77, 128)
+    module = run_pipeline(text, f"{_labels(4, 32, 64)},hbm-to-smem{{stages=2 copy=tma store={store}}}")
+    assert ("smem.tma_store" in str(module)) == (store == "tma")
+    smem_level = find_entry(module)
     inputs = smem_level.random_inputs(5)
     _check(kind, smem_level.run(inputs)[0], inputs)
+
+
+@pytest.mark.parametrize("kind", KINDS)
+def test_sm90_stores_a_group_by_tma(kind):
+    # the output's panels are the block's 4 heads by 32 positions by 64 columns, each warp
+    # writing the rows of its head (stmatrix), then one 5-D TMA box a panel
+    from napkin_ir.attention_diagrams import sm90_attention_pass_list
+    from napkin_ir.passmanager import spec
+
+    text = gqa_attention_diagram(kind, 1, 2, 4, 77, 128)
+    passes = sm90_attention_pass_list(run_pipeline(text), store="tma")[:-1]
+    module = run_pipeline(text, spec(passes))
+    assert "!smem.buffer<b=1, g=1, r=4, i=32, d=64 : bf16, stages=2, layout=swizzle>" in str(module)
+    assert str(module).count("reg.stmatrix") == 2
+    reg_level = find_entry(module)
+    inputs = reg_level.random_inputs(7)
+    _check(kind, reg_level.run(inputs)[0], inputs)
 
 
 # (kind, query heads a group, n queries, n keys, r tile, i tile, stream tile, warps): warps

@@ -37,7 +37,7 @@ hbm.kernel attributes {sym_name = "k", grid = #hbm.labels<m=128, n=256>, num_out
   reg.stmatrix %f -> %c[%m0] {at = #hbm.labels<n=0>} : !reg.frag<c, m=16, n=256 : f32>, !smem.buffer<n=64, m=128 : bf16, stages=2, layout=swizzle>
   hbm.return
 }
-// CHECK: reg.stmatrix: the fragment's axes ['m', 'n'] must be the buffer's ['n', 'm'], in order, but for axes of one place before them
+// CHECK: reg.stmatrix: the fragment's axes ['m', 'n'] must be the buffer's ['n', 'm'], in order, but for axes of one place, or held a place a warp (reg.warps), before them
 
 // -----
 hbm.kernel attributes {sym_name = "k", grid = #hbm.labels<m=128, n=256>, num_outputs = 1 : i32, reg.warps = #hbm.labels<m=8>} {
@@ -48,3 +48,15 @@ hbm.kernel attributes {sym_name = "k", grid = #hbm.labels<m=128, n=256>, num_out
   hbm.return
 }
 // CHECK: reg.stmatrix: the buffer's 120 rows are not whole warps' 16
+
+// -----
+// a group's heads whose places the warps do not hold (reg.warps lacks r)
+hbm.kernel attributes {sym_name = "k", grid = #hbm.labels<r=4, i=32>, num_outputs = 1 : i32, reg.warps = #hbm.labels<i=2>} {
+^bb0(%out: !hbm.global<r=4, i=100, d=64 : bf16>, %r0: index, %i0: index):
+  %c0 = arith.constant 0 : index
+  %o = smem.alloc : !smem.buffer<r=4, i=32, d=64 : bf16, stages=2, layout=swizzle>
+  %f = reg.zeros : !reg.frag<c, i=16, d=64 : f32>
+  reg.stmatrix %f -> %o[%c0] {at = #hbm.labels<d=0>} : !reg.frag<c, i=16, d=64 : f32>, !smem.buffer<r=4, i=32, d=64 : bf16, stages=2, layout=swizzle>
+  hbm.return
+}
+// CHECK: reg.stmatrix: the fragment's axes ['i', 'd'] must be the buffer's ['r', 'i', 'd'], in order, but for axes of one place, or held a place a warp (reg.warps), before them
