@@ -232,8 +232,8 @@ def sm90_attention_tiles(module: ModuleOp, block: int = 128, stream: int | None 
         wide = d <= 128 and (long or not axes.masked) and sizes[j] >= WIDE_STREAM and (
             fits(WIDE_STREAM, store != "direct") or store == "auto" and softmax and fits(WIDE_STREAM, False))
         stream = WIDE_STREAM if wide else 64 if d > 128 or d > 64 and sizes[j] % 128 else 128
-    while stream > 16 and stream > sizes[j]:
-        stream = max(16, stream // 32 * 16)  # halved, a multiple of 16 (wgmma's k step in P V)
+    while stream > 16 and stream > sizes[j]:  # the power of two below (176: 128), a multiple of 16 (P V's k step)
+        stream = 1 << (stream - 1).bit_length() - 1
     if store == "auto":
         store = "tma" if d % 64 == 0 and fits(stream, True) else "direct"
     if not stages:

@@ -174,7 +174,8 @@ def test_sm90_k_released_before_its_scores_retire_is_refused(run_printed):
     ("softmax", 128, 150, {}, (128, 64, 3, "tma")),  # fewer keys than 176
     ("softmax", 128, 8192, {"block": 192}, (192, 176, 2, "direct")),  # a softmax keeps the wide tile over the panels
     ("spherical", 128, 8192, {"block": 192}, (192, 128, 2, "tma")),  # spherical attention takes the panels
-    ("softmax", 64, 100, {"stream": 176}, (64, 80, 3, "tma")),  # halved to the keys, a multiple of 16
+    ("softmax", 64, 100, {"stream": 176}, (64, 64, 3, "tma")),  # narrowed to the keys: the powers of two below 176
+    ("softmax", 64, 150, {"stream": 176}, (128, 128, 3, "tma")),
 ])
 def test_sm90_default_tiles(kind, d, n, options, want):
     from napkin_ir.attention_diagrams import sm90_attention_tiles
