@@ -336,7 +336,7 @@ class NapkinSm90Pass(PipelinePass):
     with P from registers, `overlap` running a tile's P V while the next tile's scores are
     made, `pingpong` the consumer warpgroups taking turns issuing products (both on by
     default). With `autotile=true` the model chooses among
-    64, 128 and 192 query rows, 64 and 128 keys, 2 and 3 stages, overlap and ping-pong on
+    64, 128 and 192 query rows, 64, 128 and 176 keys, 2 and 3 stages, overlap and ping-pong on
     or off (`autotile_attention`: those over the shared memory or the consumers' registers
     set aside); `stages` given, `overlap=false`, `pingpong=false` and `blocks_per_sm` bound
     its search, and `block` is refused. `persistent` loops each block over query tiles in

@@ -77,6 +77,7 @@ class KernelCost:
     chained: bool = False
     overlapped: bool = False
     pingpong: bool = False
+    reductions: float = 0.0  # row reductions (reg.row_reduce) its blocks run: lanes exchanging a row's values
     work: Work = field(default_factory=Work)
     accesses: list[Access] = field(default_factory=list)
     smem_read: float = 0.0
@@ -204,6 +205,8 @@ class _Counter:
             self.cost.smem_read += space.count() * type_bytes(op.result.type) * self.cost.compute_warps
         elif isinstance(op, (reg.WgmmaOp, reg.WgmmaRsOp)):
             self.cost.smem_read += space.count() * _wgmma_smem_bytes(op, self.cost.compute_warps)
+        elif isinstance(op, reg.RowReduceOp):
+            self.cost.reductions += space.count()
         elif isinstance(op, reg.StoreOp):
             self._reg_store(op, space)
         elif isinstance(op, reg.LoadOp):  # the block's vector tile (warps sharing the other axis read it from the L1)

@@ -35,6 +35,7 @@ from napkin_ir.dialects import ncd
 from napkin_ir.errors import UserError
 from napkin_ir.model.analysis import KernelCost, analyse_module
 from napkin_ir.model.hardware import Hardware, hardware
+from napkin_ir.attention_diagrams import WIDE_STREAM
 from napkin_ir.model.timing import BOUND_NAMES, Prediction, predict, register_budget
 from napkin_ir.progress import ProgressLine
 
@@ -106,7 +107,7 @@ class AttentionSpace:
     they fit) are given, not searched."""
 
     block_rows: tuple[int, ...] = (64, 128, 192)
-    stream_sizes: tuple[int, ...] = (64, 128)
+    stream_sizes: tuple[int, ...] = (64, 128, WIDE_STREAM)
     stages: tuple[int, ...] = (2, 3)
     overlap: tuple[bool, ...] = (True, False)
     pingpong: tuple[bool, ...] = (True, False)

@@ -1,32 +1,39 @@
 """Registers per thread, estimated from the fragments of the `reg` level.
 
 A fragment of `n` values per lane takes `n` 32-bit registers when it holds f32 and n / 2
-when it holds bf16 or f16 (two halves to a register). In each block of the kernel (the
-body, each loop body) the live fragments are those it uses but did not define (the
-accumulators carried by a loop, operands loaded before it) plus those it defines; an
-mma's result reuses its accumulators' registers, a loop's results those it carried. Of
-the A and B operands loaded for the mma steps of one block, ptxas keeps about two steps'
-worth live (the step it computes and the one it prefetches), so the estimate counts the
-two largest. On top of the
-fragments, `OVERHEAD` registers hold addresses, loop counters and predicates, and one more
-for each extra ldmatrix base a swizzled buffer needs: reg-to-ptx keeps a chunk's place
-within its 128-byte line in the base register (XOR does not add), so each distinct 32-byte
-column within a line that a warp's fragments start at has its own (4 for A with 64-deep
-stream tiles, 4 for B with 64-column warp tiles, where a padded buffer needs one each).
+when it holds bf16 or f16 (two halves to a register). The estimate is the most fragment
+registers live at once (`_peak`): walking each block's ops in order, a value lives from
+its definition to its last use (a loop's carried values and the operands it uses but
+did not define, throughout its body); an op's result takes the registers of operands
+that die at it, so an mma's or wgmma's result reuses its accumulators, and a
+probability tile rounded for P V frees the scores it came from. Of the A and B operands
+loaded for the mma steps of one block, ptxas keeps about two steps' worth live (the step
+it computes and the one it prefetches), so the estimate counts the two largest. On top
+of the fragments, `OVERHEAD` registers hold addresses, loop counters and predicates, and
+one more for each extra ldmatrix base a swizzled buffer needs: reg-to-ptx keeps a
+chunk's place within its 128-byte line in the base register (XOR does not add), so each
+distinct 32-byte column within a line that a warp's fragments start at has its own (4
+for A with 64-deep stream tiles, 4 for B with 64-column warp tiles, where a padded
+buffer needs one each).
 
 Calibrated against `ptxas -v` on napkin-sm80's GEMM (sm_80, reg-to-ptx with base +
 immediate addresses and fragments a step ahead, commit 65427c4): 64x64 warp tiles: 212
 estimated, 212-214 by ptxas (32- and 64-deep stream tiles); 64x32: 132 and 128-132;
 32x32: 84 and 86 (GEMMs of 2048 and 4096 cubed; with only a few stream tiles ptxas keeps
 fewer live, 168 for 64x64 at K = 256). No spills. Code that keeps more addresses live
-needs a larger `OVERHEAD`: `napkin-model --ptxas` shows both figures.
+needs a larger `OVERHEAD`: `napkin-model --ptxas` shows both figures. On napkin-sm90's
+attention (2026-11-26), against what setmaxnreg gives the consumers: at d=128, 176 keys
+a tile with overlap and ping-pong, 222 of 240 (ptxas: no spills); three consumer
+warpgroups at d=64 (160 each), 128 keys 154 (no spills), 176 keys 190 (56 bytes
+spilled).
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
 
-from xdsl.ir import Block, Operation, SSAValue
+from xdsl.dialects import scf
+from xdsl.ir import Block, SSAValue
 
 from napkin_ir.dialects import hbm, reg, smem
 
@@ -53,37 +60,56 @@ def _regs(v: SSAValue) -> int:
     return fragment_registers(v.type) if isinstance(v.type, reg.FragType) else 0  # type: ignore[arg-type]
 
 
-def _inside(op: Operation | None, block: Block) -> bool:
-    while op is not None:
-        if op.parent_block() is block:
-            return True
-        op = op.parent_op()
-    return False
+def _peak(block: Block, around: int = 0, kept: frozenset[SSAValue] = frozenset()) -> int:
+    """The most fragment registers live at once in `block` (and the blocks inside its ops),
+    with `around` registers held by values live across it that it does not use, and
+    `kept` the values from outside it that it uses and that live on after it.
 
-
-def _accumulates(op: Operation) -> bool:
-    """An op whose fragment result has the type of a fragment it takes (mma, wgmma)."""
-    frags = {o.type for o in op.operands if isinstance(o.type, reg.FragType)}
-    return bool(op.results) and all(r.type in frags for r in op.results)
-
-
-def _block_fragments(block: Block) -> int:
-    live_in: set[SSAValue] = {a for a in block.args if isinstance(a.type, reg.FragType)}
-    for op in block.walk():
-        for v in op.operands:
-            owner = v.owner if isinstance(v.owner, Operation) else v.owner.parent_op()  # type: ignore[union-attr]
-            if isinstance(v.type, reg.FragType) and not _inside(owner, block) and v not in block.args:
-                live_in.add(v)
+    Walking the block's ops in order: a value is live from its definition (or the block's
+    start) to its last use in the block; a value from outside it, to its last use too,
+    unless it lives on after the block (`kept`) or the block is a loop's body, run again
+    (then throughout). An op's results take the registers of the operands that die at it
+    (an accumulating op's result reuses its accumulators). The A and B operands of the
+    block's mma steps are counted apart, as the two largest steps' worth
+    (`PREFETCHED_STEPS`)."""
+    ops = list(block.ops)
+    last: dict[SSAValue, int] = {}
+    inside: list[set[SSAValue]] = []
+    for n, op in enumerate(ops):
+        within = [inner for r in op.regions for inner in r.walk()]
+        made_within = {v for inner in within for v in inner.results} | {
+            a for inner in [op, *within] for r in inner.regions for b in r.blocks for a in b.args}
+        nested = {v for inner in within for v in inner.operands if isinstance(v.type, reg.FragType) and v not in made_within}
+        inside.append(nested)
+        for v in [*op.operands, *nested]:
+            if isinstance(v.type, reg.FragType):
+                last[v] = n
+    mine = set(block.args) | {r for op in ops for r in op.results}
     mma_steps, operands = [], set()
-    for op in block.ops:
+    for op in ops:
         if isinstance(op, reg.MmaOp):
-            mine = [v for v in (op.a, op.b) if v not in live_in]
-            operands.update(mine)
-            mma_steps.append(sum(_regs(v) for v in mine))
-    # an accumulating op's result reuses its accumulators, a loop's results its carried values
-    defined = [r for op in block.ops if not _accumulates(op) and not op.regions for r in op.results if r not in operands]
+            loaded = [v for v in (op.a, op.b) if v in mine and v not in block.args]
+            operands.update(loaded)
+            mma_steps.append(sum(_regs(v) for v in loaded))
     window = sum(sorted(mma_steps, reverse=True)[:PREFETCHED_STEPS])
-    return sum(_regs(v) for v in live_in) + sum(_regs(v) for v in defined) + window
+    outside = {v for v in last if v not in mine}
+    pinned = outside if isinstance(block.parent_op(), scf.ForOp) else outside & kept
+    live = outside | {a for a in block.args if a in last}
+    base = around + window
+    peak = base + sum(_regs(v) for v in live)
+    for n, op in enumerate(ops):
+        held = sum(_regs(v) for v in live)
+        after = {v for v in live if v in pinned or last[v] > n}  # live once the op is done
+        if op.regions:  # what lives across the op unused inside it; what it uses and lives on
+            beside = sum(_regs(v) for v in after if v not in inside[n])
+            for region in op.regions:
+                for b in region.blocks:
+                    peak = max(peak, _peak(b, base + beside, frozenset(after & inside[n])))
+        dying = live - after
+        made = [r for r in op.results if isinstance(r.type, reg.FragType) and r not in operands]
+        peak = max(peak, base + held, base + held - sum(_regs(v) for v in dying) + sum(_regs(r) for r in made))
+        live = after | {r for r in made if r in last}
+    return peak
 
 
 def _swizzle_bases(kernel: hbm.KernelOp) -> int:
@@ -106,7 +132,6 @@ def _swizzle_bases(kernel: hbm.KernelOp) -> int:
 
 def estimate_registers(kernel: hbm.KernelOp) -> RegisterEstimate | None:
     """The estimate for a kernel at the `reg` level; None above it (no fragments yet)."""
-    blocks = [b for op in kernel.walk() for r in op.regions for b in r.blocks]
     if not any(isinstance(op.results[0].type, reg.FragType) for op in kernel.walk() if op.results):
         return None
-    return RegisterEstimate(max(_block_fragments(b) for b in blocks), OVERHEAD + _swizzle_bases(kernel))
+    return RegisterEstimate(_peak(kernel.body.block), OVERHEAD + _swizzle_bases(kernel))

@@ -25,7 +25,9 @@ and the math (the longer of ALU and MUFU, which overlap each other as elsewhere)
 the share of the shorter that its schedule leaves exposed (`CHAIN_EXPOSED`): all of it
 where each warpgroup waits for its products where it stands (the sum), less where the
 next tile's scores are made under this tile's P V (`reg-wgmma-overlap`) or one
-warpgroup's softmax runs under another's products (`reg-pingpong`), least with both.
+warpgroup's softmax runs under another's products (`reg-pingpong`), least with both;
+plus a latency for each row reduction (`REDUCTION_LATENCY_S`), two a tile step for a
+softmax: fewer, wider stream tiles cost less.
 
 The SM-side times (the first four, and `chain`) run at full rate only with a warp on
 each of the SM's four sub-partitions (`WARPS_PER_SM_TO_FILL`), and are scaled by the
@@ -62,6 +64,15 @@ WARPS_PER_SM_TO_FILL = 4
 # MUFU work) ran 1.19-1.24x the softmax at d=128 with both on (the model: 1.15x) and
 # 1.15-1.22x with neither at d=256 (1.17x).
 CHAIN_EXPOSED = {(False, False): 1.0, (True, False): 2 / 3, (False, True): 2 / 3, (True, True): 1 / 2}
+# What each row reduction of such a kernel (a softmax's running max and sum, a spherical
+# attention's sum of squares: two a tile step, or one) costs an SM beyond its share of the
+# work: the warpgroup's next stage waits on it (its products retired, its lanes
+# exchanging), and no number of keys a tile shrinks it. Fitted on napkin-sm90's attention
+# at d=128 on the H200 (2026-11-26, same call, overlap and ping-pong): 176 keys a tile
+# against 128 at 16k tokens, 3587 against 3962 us; with 0.35 us a reduction the model
+# gives 3959 against 4317, and at 4k (not paired; 875 against 946 us across calls) 1011
+# against 1079.
+REDUCTION_LATENCY_S = 0.35e-6
 
 BOUND_NAMES = {"tensor": "tensor cores", "alu": "f32 ALU", "sfu": "special functions", "smem": "shared memory",
                "l2": "L2", "hbm": "HBM", "chain": "the products and the math between them, in turn"}
@@ -192,8 +203,10 @@ def predict(cost: KernelCost, hw: Hardware, registers: int | None = None, instru
     in_flight = min(blocks, slots) * cost.inflight_per_block
     hbm_rate = min(sustained_hbm(hw), in_flight / DRAM_LATENCY_S) if in_flight else sustained_hbm(hw)
     times = {k: t * sm_side for k, t in work_times(cost.work, hw, mma).items()}
-    if cost.chained:
-        times["chain"] = chain_time(times["tensor"], max(times["alu"], times["sfu"]), cost.overlapped, cost.pingpong)
+    if cost.chained:  # the busiest SM's row reductions, each with its latency
+        reductions = cost.reductions / (hw.sms * occ.blocks_per_sm) * sm_side
+        times["chain"] = chain_time(times["tensor"], max(times["alu"], times["sfu"]), cost.overlapped, cost.pingpong) + \
+            reductions * REDUCTION_LATENCY_S
     times.update({
         "smem": (cost.smem_read + cost.smem_written) / hw.smem_bytes_per_s * sm_side,
         "l2": cost.hbm_bytes / hw.l2_bytes_per_s,
