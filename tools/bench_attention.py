@@ -20,9 +20,12 @@ Spherical attention (no softmax: the scores over their L2 norm) is timed against
 own softmax kernel at the same shapes. FLOPs are 4 B H N^2 D, halved when causal. Every
 kernel of a shape (napkin's configurations, SDPA's backends; for spherical attention, with
 the fastest softmax) is timed in the same rounds, each round a batch of launches of each
-in turn, after a second of warm-up (`bench_gemm.time_interleaved`): the ratios compare
-kernels that saw the same clocks and heat. Times are the medians over the rounds. The
-table is printed last and written to $OUT/bench_attention.txt.
+in an order of its own, each batch after 50 ms of untimed launches of its own kernel (so
+that the clock is the one that kernel sustains, not its predecessor's), after a second of
+warm-up (`bench_gemm.time_interleaved`): the ratios compare kernels that saw the same
+heat.
+Times are the medians over the rounds. The table is printed last and written to
+$OUT/bench_attention.txt.
 """
 
 from __future__ import annotations
@@ -163,7 +166,8 @@ def timed(torch, fns: dict) -> dict:
     import statistics
 
     labels = list(fns)
-    return {label: statistics.median(ms) for label, ms in zip(labels, time_interleaved(torch, [fns[x] for x in labels]))}
+    rounds = time_interleaved(torch, [fns[x] for x in labels], settle_s=0.05)
+    return {label: statistics.median(ms) for label, ms in zip(labels, rounds)}
 
 
 def in_backend(sdpa_kernel, backend, F, *args, **kwargs):

@@ -19,7 +19,9 @@ from __future__ import annotations
 
 import argparse
 import io
+import math
 import os
+import random
 import statistics
 import sys
 from pathlib import Path
@@ -67,23 +69,44 @@ def time_ms(torch, fn, batches: int = 10, per_batch: int = 10) -> float:
     return statistics.median(time_interleaved(torch, [fn], batches, per_batch, warm_s=0.0)[0])
 
 
-def time_interleaved(torch, fns: list, rounds: int = 15, per_batch: int = 10, warm_s: float = 1.0) -> list[list[float]]:
+def time_interleaved(torch, fns: list, rounds: int = 15, per_batch: int = 10, warm_s: float = 1.0,
+                     settle_s: float = 0.0) -> list[list[float]]:
     """Per function, the ms a launch took in each of `rounds` rounds; a round runs a batch of
     `per_batch` launches of every function, starting one further along the list each round,
     so all of them see the same clocks and heat. Rounds run for `warm_s` seconds first, not
-    counted, to bring the GPU to the clock it sustains under this load."""
+    counted, to bring the GPU to the clock it sustains under this load. With `settle_s`,
+    each timed batch follows about that many seconds of untimed launches of the same
+    function, and each round takes the functions in an order of its own (seeded): the
+    board's clock follows its power draw over tens of milliseconds, so a batch timed
+    straight after a lighter kernel's runs at a higher clock, and identical kernels, each
+    always after the same neighbour, differed by 10% (3% with 30 ms to settle; H200,
+    2026-11-26)."""
     import time
 
     for _ in range(3):
         for fn in fns:
             fn()
     torch.cuda.synchronize()
+    settle = [0] * len(fns)
+    for n, fn in enumerate(fns if settle_s else []):  # launches that take settle_s, from one timed batch
+        start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+        start.record()
+        for _ in range(per_batch):
+            fn()
+        end.record()
+        end.synchronize()
+        settle[n] = math.ceil(settle_s * 1e3 / max(start.elapsed_time(end) / per_batch, 1e-3))
     times: list[list[float]] = [[] for _ in fns]
     begin, counted = time.perf_counter(), 0
+    shuffle = random.Random(len(fns))
     while counted < rounds:
         warm = time.perf_counter() - begin < warm_s
-        for j in range(len(fns)):
-            i = (j + counted) % len(fns)
+        order = [(j + counted) % len(fns) for j in range(len(fns))]
+        if settle_s:
+            shuffle.shuffle(order)
+        for i in order:
+            for _ in range(settle[i]):
+                fns[i]()
             start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
             start.record()
             for _ in range(per_batch):

@@ -1,6 +1,7 @@
 """tools/bench_gemm.py's interleaved timing, on a stand-in for torch's CUDA events: every
 function is timed once a round, the starting one moving along the list, and the warm-up
-rounds are not counted."""
+rounds are not counted; with time to settle, each timed batch follows untimed launches
+of its own function, in an order of each round's own."""
 
 import sys
 from pathlib import Path
@@ -50,6 +51,33 @@ def test_every_function_is_timed_once_a_round_from_a_moving_start():
     assert times == [[1.0] * 4, [2.0] * 4, [3.0] * 4]  # ms a launch, per round
     batches = log[9:][::2]  # after 3 warm-up launches of each, batches of 2
     assert batches == list("abc" "bca" "cab" "abc")
+
+
+def test_with_time_to_settle_each_batch_follows_launches_of_its_own():
+    clock, log = _Clock(), []
+
+    def launcher(name, ms):
+        def fn():
+            clock.now += ms
+            log.append(name)
+        return fn
+
+    fns = [launcher("a", 1.0), launcher("b", 2.0), launcher("c", 4.0)]
+    times = bench_gemm.time_interleaved(_torch(clock), fns, rounds=6, per_batch=2, warm_s=0.0, settle_s=0.008)
+    assert times == [[1.0] * 6, [2.0] * 6, [4.0] * 6]
+    # after 3 warm-up launches and one batch of each (to size the settling: 8 ms is 8, 4
+    # and 2 launches), each round runs every function once: settling, then its batch
+    rounds, order = log[9 + 6:], []
+    for _ in range(6 * 3):
+        name = rounds[0]
+        run = {"a": 8 + 2, "b": 4 + 2, "c": 2 + 2}[name]
+        assert rounds[:run] == [name] * run
+        order.append(name)
+        rounds = rounds[run:]
+        if len(order) % 3 == 0:
+            assert sorted(order[-3:]) == ["a", "b", "c"]
+    assert not rounds
+    assert len({tuple(order[k:k + 3]) for k in range(0, 18, 3)}) > 1  # the order changes from round to round
 
 
 def test_time_paired_alternates_and_reports_the_ratio():
