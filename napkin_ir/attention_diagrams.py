@@ -201,8 +201,8 @@ def sm90_attention_tiles(module: ModuleOp, block: int = 128, stream: int | None 
     `store="auto"` takes TMA stores of the output (a panel of 64 columns through two
     stages, or one where two do not fit beside Q and two stages of K and V; a block of
     packed query heads stores them head by head in one box) where they fit, else stores
-    from registers: at 4k causal d=128, 564-596 against 523-558. Stages: three where they fit beside Q and a panel stage, else
-    two."""
+    from registers: at 4k causal d=128, 564-596 against 523-558. Stages: three where they
+    fit beside Q and a panel stage, else two."""
     from xdsl.utils.exceptions import PassFailedException
 
     from napkin_ir.dialects import ncd

@@ -31,11 +31,11 @@ from xdsl.passes import PassPipeline
 from xdsl.utils.exceptions import PassFailedException, VerifyException
 
 from napkin_ir import registry
+from napkin_ir.attention_diagrams import WIDE_STREAM
 from napkin_ir.dialects import ncd
 from napkin_ir.errors import UserError
 from napkin_ir.model.analysis import KernelCost, analyse_module
 from napkin_ir.model.hardware import Hardware, hardware
-from napkin_ir.attention_diagrams import WIDE_STREAM
 from napkin_ir.model.timing import BOUND_NAMES, Prediction, predict, register_budget
 from napkin_ir.progress import ProgressLine
 
