@@ -208,7 +208,7 @@ def sm90_attention_tiles(module: ModuleOp, block: int = 128, stream: int | None 
     from napkin_ir.dialects import ncd
 
     axes, sizes = attention_shape(module)
-    batch, i, j = axes.batch, axes.query, axes.keys
+    i, j = axes.query, axes.keys
     d = _head_dim(axes, sizes)
     if block % 64 or not 64 <= block <= 256:
         raise PassFailedException(f"napkin-sm90: attention's block is warpgroups of 64 query rows (64 to 256), got {block}")

@@ -96,7 +96,7 @@ def _peak(block: Block, around: int = 0, kept: frozenset[SSAValue] = frozenset()
     pinned = outside if isinstance(block.parent_op(), scf.ForOp) else outside & kept
     live = outside | {a for a in block.args if a in last}
     base = around + window
-    peak = base + sum(_regs(v) for v in live)
+    peak = base
     for n, op in enumerate(ops):
         held = sum(_regs(v) for v in live)
         after = {v for v in live if v in pinned or last[v] > n}  # live once the op is done

@@ -37,16 +37,19 @@ def _torch(clock):
     return SimpleNamespace(cuda=SimpleNamespace(Event=clock.event, synchronize=lambda: None))
 
 
-def test_every_function_is_timed_once_a_round_from_a_moving_start():
-    clock, log = _Clock(), []
-
-    def launcher(name, ms):
+def _launchers(clock, log, **ms):
+    """A function per name that takes its ms on `clock` and notes its name in `log`."""
+    def launcher(name, t):
         def fn():
-            clock.now += ms
+            clock.now += t
             log.append(name)
         return fn
+    return [launcher(name, t) for name, t in ms.items()]
 
-    fns = [launcher("a", 1.0), launcher("b", 2.0), launcher("c", 3.0)]
+
+def test_every_function_is_timed_once_a_round_from_a_moving_start():
+    clock, log = _Clock(), []
+    fns = _launchers(clock, log, a=1.0, b=2.0, c=3.0)
     times = bench_gemm.time_interleaved(_torch(clock), fns, rounds=4, per_batch=2, warm_s=0.0)
     assert times == [[1.0] * 4, [2.0] * 4, [3.0] * 4]  # ms a launch, per round
     batches = log[9:][::2]  # after 3 warm-up launches of each, batches of 2
@@ -55,14 +58,7 @@ def test_every_function_is_timed_once_a_round_from_a_moving_start():
 
 def test_with_time_to_settle_each_batch_follows_launches_of_its_own():
     clock, log = _Clock(), []
-
-    def launcher(name, ms):
-        def fn():
-            clock.now += ms
-            log.append(name)
-        return fn
-
-    fns = [launcher("a", 1.0), launcher("b", 2.0), launcher("c", 4.0)]
+    fns = _launchers(clock, log, a=1.0, b=2.0, c=4.0)
     times = bench_gemm.time_interleaved(_torch(clock), fns, rounds=6, per_batch=2, warm_s=0.0, settle_s=0.008)
     assert times == [[1.0] * 6, [2.0] * 6, [4.0] * 6]
     # after 3 warm-up launches and one batch of each (to size the settling: 8 ms is 8, 4
