@@ -335,17 +335,17 @@ class NapkinSm90Pass(PipelinePass):
     V released on rings of their own), S = Q K^T by wgmma from shared memory, P V by wgmma
     with P from registers, `overlap` running a tile's P V while the next tile's scores are
     made, `pingpong` the consumer warpgroups taking turns issuing products (both on by
-    default). With `autotile=true` the model chooses among
-    64, 128 and 192 query rows, 64, 128 and 176 keys, 2 and 3 stages, overlap and ping-pong on
-    or off (`autotile_attention`: those over the shared memory or the consumers' registers
-    set aside); `stages` given, `overlap=false`, `pingpong=false` and `blocks_per_sm` bound
-    its search, and `block` is refused. `persistent` loops each block over query tiles in
-    pairs of equal work (the longest with the shortest), its producer loading the next
-    tile while the consumers finish the last; by default it is on where a block streams
-    2048 keys of head dim 256 or fewer on average, or as much work in more keys of a
-    smaller head dim (`persistent_pays`). `store=tma` writes attention's
-    output by stmatrix and TMA stores, `direct` from registers; `auto` takes TMA stores
-    where a panel stage fits beside two stages of K and V (`sm90_attention_tiles`). The other options
+    default). With `autotile=true` the model chooses among 64, 128 and 192 query rows,
+    64, 128 and 176 keys, 2 and 3 stages, overlap and ping-pong on or off
+    (`autotile_attention`: those over the shared memory or the consumers' registers set
+    aside); `stages` given, `overlap=false`, `pingpong=false` and `blocks_per_sm` bound its
+    search, and `block` is refused. `persistent` loops each block over query tiles in pairs
+    of equal work (the longest with the shortest), its producer loading the next tile
+    while the consumers finish the last; by default it is on where a block streams 2048
+    keys of head dim 256 or fewer on average, or as much work in more keys of a smaller
+    head dim (`persistent_pays`). `store=tma` writes attention's output by stmatrix and TMA
+    stores, `direct` from registers; `auto` takes TMA stores where a panel stage fits
+    beside two stages of K and V (`sm90_attention_tiles`). The other options
     (`group`, `cluster`) are refused for attention. Grouped-query attention packs a group's
     query heads into a block (its 128 rows 4 heads by 32 positions, 8 by 16), so each K
     and V tile is loaded once for them all.

@@ -23,8 +23,7 @@ the fastest softmax) is timed in the same rounds, each round a batch of launches
 in an order of its own, each batch after 50 ms of untimed launches of its own kernel (so
 that the clock is the one that kernel sustains, not its predecessor's), after a second of
 warm-up (`bench_gemm.time_interleaved`): the ratios compare kernels that saw the same
-heat.
-Times are the medians over the rounds. The table is printed last and written to
+heat. Times are the medians over the rounds. The table is printed last and written to
 $OUT/bench_attention.txt.
 """
 
