@@ -294,6 +294,9 @@ class Warp:
                 "and": lambda: a[0] & a[1], "or": lambda: a[0] | a[1], "xor": lambda: a[0] ^ a[1], "not": lambda: ~a[0],
                 "shl": lambda: a[0] << a[1], "shr": lambda: a[0] >> a[1],
             }[code]()
+        if code == "mul" and "hi" in mods:
+            assert n <= 32, f"mul.hi.{ty} is not emulated"
+            out = out >> n
         if ty == "pred":
             return out.astype(bool)
         bits = 2 * n if wide else n

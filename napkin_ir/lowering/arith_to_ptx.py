@@ -8,6 +8,10 @@ and the function to a `ptx.kernel` whose arguments are loaded from `.param` spac
 `builtin.unrealized_conversion_cast` between a builtin type and the register it lowers
 to disappears, which is how hand-written `ptx` ops meet arith values in one function.
 Index is 32-bit on the device: address arithmetic widens explicitly (`mul.wide`).
+
+Unsigned division and remainder by a constant are strength-reduced here: ptxas does not
+do it (it expands `div.u32 x, 176` into a reciprocal in floating point and two rounds of
+correction, some forty instructions, where a pipeline's stage index needs three).
 """
 
 from __future__ import annotations
@@ -96,6 +100,67 @@ _CMPF = {"oeq": "eq", "ogt": "gt", "oge": "ge", "olt": "lt", "ole": "le", "one":
          "ueq": "equ", "ugt": "gtu", "uge": "geu", "ult": "ltu", "ule": "leu", "une": "neu", "uno": "nan"}
 
 
+def unsigned_magic(d: int, bits: int = 32) -> tuple[int, int, int, bool]:
+    """(pre, m, post, add) such that, for every x below 2**bits, x // d is
+    - x >> pre where m == 0 (d is 2**pre);
+    - (((x >> pre) * m) >> bits) >> post where not `add`;
+    - with h = (x * m) >> bits, (h + ((x - h) >> 1)) >> post where `add` (pre is 0).
+
+    The plain form: with d' = d >> pre, k = bits + post and m = ceil(2**k / d'), x m / 2**k
+    is x / d' + x e / (d' 2**k), e = m d' - 2**k; the floor is unchanged while x e < 2**k,
+    since x / d' falls short of the next integer by at least 1 / d'. Some odd divisors (7)
+    need a multiplier of bits + 1 bits: `add` keeps its low bits and adds the top one back
+    as (x - h) / 2 + h, which cannot overflow (Granlund and Montgomery, 1994)."""
+    if d <= 0 or d >= 1 << bits:
+        raise ValueError(f"no unsigned {bits}-bit division by {d}")
+    pre = (d & -d).bit_length() - 1
+    odd = d >> pre
+    if odd == 1:
+        return pre, 0, 0, False
+    top = (1 << (bits - pre)) - 1
+    for post in range(bits):
+        k = bits + post
+        m = -(-(1 << k) // odd)
+        if m >= 1 << bits:
+            break
+        if top * (m * odd - (1 << k)) < 1 << k:
+            return pre, m, post, False
+    log = (d - 1).bit_length()
+    return 0, ((1 << bits) * ((1 << log) - d)) // d + 1, log - 1, True
+
+
+def divide_by_constant(x: SSAValue, d: int, ty: str, remainder: bool) -> tuple[list[Operation], SSAValue] | None:
+    """The instructions for x // d (or x % d) of unsigned `ty` by shifts, masks and a high
+    multiply (only shifts and masks at 64 bits); None where there is no such form (the
+    caller divides)."""
+    bits = int(ty[1:])
+    if d <= 0 or d >= 1 << bits or (bits != 32 and d & (d - 1)):
+        return None
+    pre, m, post, add = unsigned_magic(d, bits)
+    rt = x.type
+    ops: list[Operation] = []
+
+    def emit(o: Operation) -> SSAValue:
+        ops.append(o)
+        return o.results[0]
+
+    def const(v: int, t: str = ty) -> SSAValue:
+        return emit(P.ConstOp(t, v, rt if t == ty else RegType("b32")))
+
+    def shr(v: SSAValue, n: int) -> SSAValue:
+        return emit(P.ShrOp(ty, v, const(n, "u32"))) if n else v
+
+    if m == 0 and remainder:
+        return ops, emit(P.AndOp(f"b{bits}", x, const(d - 1)))
+    q = shr(x, pre)
+    if m:
+        h = emit(P.MulOp(ty, q, const(m), mods="hi"))
+        q = shr(emit(P.AddOp(ty, h, shr(emit(P.SubOp(ty, x, h)), 1))) if add else h, post)
+    if not remainder:
+        return ops, q
+    return ops, emit(P.SubOp(ty, x, emit(P.MulOp(ty, q, const(d), mods="lo"))))
+
+
 class ArithLowering:
     def __init__(self):
         self.values: dict[SSAValue, SSAValue] = {}
@@ -113,6 +178,13 @@ class ArithLowering:
                 return [a, b, self._bind(op.result, P.SetpOp("ne", "u32", b.dsts[0], a.dsts[0]))]
             return [self._bind(op.result, P.ConstOp(_ptx_type(t, signed=False) if not isinstance(t, builtin.IndexType) else "s32",
                                                     v.value.data, reg_type_for(t)))]  # type: ignore[union-attr]
+        if isinstance(op, arith.DivUIOp | arith.RemUIOp) and isinstance(c := op.operands[1].owner, arith.ConstantOp):
+            reduced = divide_by_constant(g(op.operands[0]), c.value.value.data,  # type: ignore[union-attr]
+                                         _ptx_type(op.results[0].type, signed=False), isinstance(op, arith.RemUIOp))
+            if reduced is not None:
+                ops, out = reduced
+                self.values[op.results[0]] = out
+                return ops
         if type(op) in _BINARY:
             cls, signed, fmods, imods = _BINARY[type(op)]
             t = op.results[0].type

@@ -30,7 +30,7 @@ from napkin_ir.dialects.ptx import ops as P
 from napkin_ir.dialects.ptx.attributes import TmaBoxAttr
 from napkin_ir.dialects.ptx.registers import RegType
 from napkin_ir.dialects.utils import constant  # re-exported: the rules read constant bounds and stages
-from napkin_ir.lowering.arith_to_ptx import ArithLowering
+from napkin_ir.lowering.arith_to_ptx import ArithLowering, divide_by_constant
 
 B32, B64, F32, PRED = RegType("b32"), RegType("b64"), RegType("f32"), RegType("pred")
 SHARED = "napkin_smem"
@@ -233,6 +233,12 @@ class KernelLowering:
         return self.r(P.ConstOp("f32", v, F32))
 
     def op2(self, cls, ty: str, a: SSAValue, b: SSAValue | int, mods: str | None = None, result=B32) -> SSAValue:
+        if cls in (P.DivOp, P.RemOp) and isinstance(b, int) and ty == "u32":
+            reduced = divide_by_constant(a, b, ty, cls is P.RemOp)  # shifts and a high multiply
+            if reduced is not None:
+                for op in reduced[0]:
+                    self.emit(op)
+                return reduced[1]
         bv = self.u32(b) if isinstance(b, int) else b
         return self.r(cls(ty, a, bv, result=result, mods=mods))
 

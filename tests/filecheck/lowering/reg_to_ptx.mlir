@@ -50,8 +50,17 @@
 // CHECK-NEXT: @%p[[MORE]] bra $L__BB0_2;
 // CHECK-NEXT: bra.uni $L__BB0_3;
 // CHECK-NEXT: $L__BB0_2:
-// CHECK:      div.u32 %r[[TILE:[0-9]+]], %r[[K]], %r{{[0-9]+}};
-// CHECK-NEXT: rem.u32 %r{{[0-9]+}}, %r[[TILE]], %r{{[0-9]+}};
+// The tile k / 32 is a shift; its stage, tile mod 3, the high word of a multiply by
+// ceil(2**33 / 3), a shift, and a multiply-subtract.
+// CHECK:      mov.u32 %r[[FIVE:[0-9]+]], 5;
+// CHECK-NEXT: shr.u32 %r[[TILE:[0-9]+]], %r[[K]], %r[[FIVE]];
+// CHECK-NEXT: mov.u32 %r[[MAGIC:[0-9]+]], 2863311531;
+// CHECK-NEXT: mul.hi.u32 %r[[HI:[0-9]+]], %r[[TILE]], %r[[MAGIC]];
+// CHECK-NEXT: mov.u32 %r[[ONE:[0-9]+]], 1;
+// CHECK-NEXT: shr.u32 %r[[THIRD:[0-9]+]], %r[[HI]], %r[[ONE]];
+// CHECK-NEXT: mov.u32 %r[[THREE:[0-9]+]], 3;
+// CHECK-NEXT: mul.lo.u32 %r[[BACK:[0-9]+]], %r[[THIRD]], %r[[THREE]];
+// CHECK-NEXT: sub.u32 %r{{[0-9]+}}, %r[[TILE]], %r[[BACK]];
 // CHECK-NEXT: cp.async.wait_group 1;
 // CHECK-NEXT: bar.sync 0;
 // CHECK:      setp.lt.s32 %p[[AHEAD:[0-9]+]], %r{{[0-9]+}}, %r{{[0-9]+}};
@@ -92,12 +101,18 @@
 // NOREG: napkin-opt: error: reg-to-ptx: @matmul has no reg.warps; run smem-to-reg first
 
 // GROUP:      mov.u32 %r[[P:[0-9]+]], %ctaid.x;
-// GROUP-NEXT: mov.u32 %r[[SIX:[0-9]+]], 6;
-// GROUP-NEXT: div.u32 %r[[BAND:[0-9]+]], %r[[P]], %r[[SIX]];
+// the band p / 6: a shift by 1, then the high word of a multiply by ceil(2**32 / 3)
+// GROUP-NEXT: mov.u32 %r[[ONE:[0-9]+]], 1;
+// GROUP-NEXT: shr.u32 %r[[HALF:[0-9]+]], %r[[P]], %r[[ONE]];
+// GROUP-NEXT: mov.u32 %r[[MAGIC:[0-9]+]], 1431655766;
+// GROUP-NEXT: mul.hi.u32 %r[[BAND:[0-9]+]], %r[[HALF]], %r[[MAGIC]];
 // GROUP:      mul.lo.u32 %r[[FIRST:[0-9]+]], %r[[BAND]], %r{{[0-9]+}};
 // GROUP:      sub.u32 %r[[LEFT:[0-9]+]], %r{{[0-9]+}}, %r[[FIRST]];
 // GROUP-NEXT: min.u32 %r[[HEIGHT:[0-9]+]], %r{{[0-9]+}}, %r[[LEFT]];
-// GROUP:      rem.u32 %r[[WITHIN:[0-9]+]], %r[[P]], %r{{[0-9]+}};
+// the block within its band, p mod 6 (p less six times the band); the height is not a
+// constant, so it divides
+// GROUP:      mul.hi.u32
+// GROUP:      sub.u32 %r[[WITHIN:[0-9]+]], %r[[P]], %r{{[0-9]+}};
 // GROUP-NEXT: rem.u32 %r[[R:[0-9]+]], %r[[WITHIN]], %r[[HEIGHT]];
 // GROUP-NEXT: add.u32 %r{{[0-9]+}}, %r[[FIRST]], %r[[R]];
 // GROUP-NEXT: div.u32 %r{{[0-9]+}}, %r[[WITHIN]], %r[[HEIGHT]];

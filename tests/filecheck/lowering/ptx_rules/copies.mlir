@@ -38,8 +38,9 @@
 // ROWS: @%p{{[0-9]+}} cp.async.cg.shared.global
 
 // the swizzle: the row mod 8, shifted to a 16-byte chunk, XORed into the place
-// SWIZZLE: and.b32 [[KEY:%r[0-9]+]], %r{{[0-9]+}}, %r{{[0-9]+}};
-// SWIZZLE: shl.b32 [[CHUNK:%r[0-9]+]], [[KEY]], %r{{[0-9]+}};
+// SWIZZLE: mov.u32 [[SEVEN:%r[0-9]+]], 7;
+// SWIZZLE: and.b32 %r{{[0-9]+}}, %r{{[0-9]+}}, [[SEVEN]];
+// SWIZZLE: shl.b32 [[CHUNK:%r[0-9]+]], %r{{[0-9]+}}, %r{{[0-9]+}};
 // SWIZZLE: xor.b32 %r{{[0-9]+}}, %r{{[0-9]+}}, [[CHUNK]];
 // SWIZZLE: cp.async.cg.shared.global
 
@@ -66,14 +67,16 @@
 // BIAS-BF16-NEXT: cvt.f32.bf16 %f{{[0-9]+}}, [[LO]];
 // BIAS-BF16-NEXT: cvt.f32.bf16 %f{{[0-9]+}}, [[HI]];
 
-// the thread's row t / 8: head (t / 8) / 32 (16384 elements a head), position (t / 8) mod 32 (64 a position)
-// GQA: div.u32 [[ROW:%r[0-9]+]], %r{{[0-9]+}}, %r{{[0-9]+}};
-// GQA: mov.u32 [[PER_HEAD:%r[0-9]+]], 32;
-// GQA-NEXT: div.u32 [[HEAD:%r[0-9]+]], [[ROW]], [[PER_HEAD]];
+// the thread's row t / 8: head (t / 8) / 32 (16384 elements a head), position (t / 8) mod 32
+// (64 a position); divisions by powers of two are shifts and masks
+// GQA: mov.u32 [[THREE:%r[0-9]+]], 3;
+// GQA-NEXT: shr.u32 [[ROW:%r[0-9]+]], %r{{[0-9]+}}, [[THREE]];
+// GQA: mov.u32 [[FIVE:%r[0-9]+]], 5;
+// GQA-NEXT: shr.u32 [[HEAD:%r[0-9]+]], [[ROW]], [[FIVE]];
 // GQA-NEXT: mov.u32 [[RS:%r[0-9]+]], 16384;
 // GQA-NEXT: mul.lo.u32 %r{{[0-9]+}}, [[HEAD]], [[RS]];
-// GQA-NEXT: mov.u32 [[PER_HEAD2:%r[0-9]+]], 32;
-// GQA-NEXT: rem.u32 [[POS:%r[0-9]+]], [[ROW]], [[PER_HEAD2]];
+// GQA-NEXT: mov.u32 [[MASK:%r[0-9]+]], 31;
+// GQA-NEXT: and.b32 [[POS:%r[0-9]+]], [[ROW]], [[MASK]];
 // GQA-NEXT: mov.u32 [[IS:%r[0-9]+]], 64;
 // GQA-NEXT: mul.lo.u32 %r{{[0-9]+}}, [[POS]], [[IS]];
 // GQA: cp.async.cg.shared.global [[[DST:%r[0-9]+]]], [[[SRC:%rd[0-9]+]]], 16;
@@ -82,8 +85,8 @@
 // GQA-NEXT: cp.async.cg.shared.global [[[DST]]+13824], [[[SRC]]+98304], 16;
 
 // GQA-RAGGED: add.u64 %rd{{[0-9]+}}, %rd{{[0-9]+}}, %rd{{[0-9]+}};
-// GQA-RAGGED-NEXT: mov.u32 [[PER_HEAD:%r[0-9]+]], 32;
-// GQA-RAGGED-NEXT: rem.u32 [[POS:%r[0-9]+]], %r{{[0-9]+}}, [[PER_HEAD]];
+// GQA-RAGGED-NEXT: mov.u32 [[MASK:%r[0-9]+]], 31;
+// GQA-RAGGED-NEXT: and.b32 [[POS:%r[0-9]+]], %r{{[0-9]+}}, [[MASK]];
 // GQA-RAGGED-NEXT: mov.s32 [[N:%r[0-9]+]], 77;
 // GQA-RAGGED-NEXT: add.u32 [[AT:%r[0-9]+]], %r{{[0-9]+}}, [[POS]];
 // GQA-RAGGED-NEXT: sub.s32 [[ROOM:%r[0-9]+]], [[N]], [[AT]];

@@ -38,19 +38,21 @@
 // RS-COUNT-7: wgmma.mma_async.sync.aligned.m64n64k16
 // RS-NEXT: wgmma.commit_group.sync.aligned;
 
-// GQA: shr.u32 [[WARPS:%r[0-9]+]], %r{{[0-9]+}}, %r{{[0-9]+}};
-// GQA-NEXT: mov.u32 [[PRODUCER:%r[0-9]+]], 4;
-// GQA-NEXT: sub.u32 [[WARP:%r[0-9]+]], [[WARPS]], [[PRODUCER]];
-// GQA: shr.u32 [[GROUP:%r[0-9]+]], [[WARP]], %r{{[0-9]+}};
+// GQA: mov.u32 [[PRODUCER:%r[0-9]+]], 4;
+// GQA-NEXT: sub.u32 [[WARP:%r[0-9]+]], %r{{[0-9]+}}, [[PRODUCER]];
+// GQA: mov.u32 [[TWO:%r[0-9]+]], 2;
+// GQA-NEXT: shr.u32 [[GROUP:%r[0-9]+]], [[WARP]], [[TWO]];
 // GQA-NEXT: mov.u32 [[ROWS:%r[0-9]+]], 8192;
 // GQA-NEXT: mul.lo.u32 %r{{[0-9]+}}, [[GROUP]], [[ROWS]];
 // GQA: wgmma.mma_async.sync.aligned.m64n128k16.f32.bf16.bf16
 
 // the warp's place along i (warp mod 2) x 16 rows, then along r (warp / 2) x 32 rows
 // GQA-LDMATRIX: bar.sync 0;
-// GQA-LDMATRIX: rem.u32 [[WI:%r[0-9]+]], [[W:%r[0-9]+]], %r{{[0-9]+}};
-// GQA-LDMATRIX-NEXT: mov.u32 %r{{[0-9]+}}, 2;
-// GQA-LDMATRIX-NEXT: div.u32 [[WR:%r[0-9]+]], [[W]], %r{{[0-9]+}};
+// GQA-LDMATRIX: shr.u32 [[W:%r[0-9]+]], %r{{[0-9]+}}, %r{{[0-9]+}};
+// GQA-LDMATRIX-NEXT: mov.u32 %r{{[0-9]+}}, 1;
+// GQA-LDMATRIX-NEXT: and.b32 [[WI:%r[0-9]+]], [[W]], %r{{[0-9]+}};
+// GQA-LDMATRIX-NEXT: mov.u32 %r{{[0-9]+}}, 1;
+// GQA-LDMATRIX-NEXT: shr.u32 [[WR:%r[0-9]+]], [[W]], %r{{[0-9]+}};
 // GQA-LDMATRIX: mul.lo.u32 [[AT_I:%r[0-9]+]], [[WI]], %r{{[0-9]+}};
 // GQA-LDMATRIX-NEXT: add.u32 [[ROW:%r[0-9]+]], %r{{[0-9]+}}, [[AT_I]];
 // GQA-LDMATRIX-NEXT: mov.u32 [[HEAD_ROWS:%r[0-9]+]], 32;

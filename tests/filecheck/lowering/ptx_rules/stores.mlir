@@ -23,8 +23,9 @@
 // STSM: cp.async.bulk.tensor.2d.global.shared::cta.bulk_group
 
 // GQA: setmaxnreg.inc
-// GQA: rem.u32 [[WI:%r[0-9]+]], [[W:%r[0-9]+]], %r{{[0-9]+}};
-// GQA: div.u32 [[WR:%r[0-9]+]], [[W]], %r{{[0-9]+}};
+// GQA: and.b32 [[WI:%r[0-9]+]], [[W:%r[0-9]+]], %r{{[0-9]+}};
+// GQA-NEXT: mov.u32 %r{{[0-9]+}}, 1;
+// GQA-NEXT: shr.u32 [[WR:%r[0-9]+]], [[W]], %r{{[0-9]+}};
 // GQA: mov.u32 %r{{[0-9]+}}, 4928;
 // GQA: mov.u32 [[HEAD:%r[0-9]+]], 4928;
 // GQA-NEXT: mul.lo.u32 %r{{[0-9]+}}, [[WR]], [[HEAD]];
