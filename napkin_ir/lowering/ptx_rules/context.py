@@ -4,7 +4,7 @@ A rule lowers one op class: `@lowers(smem.CommitOp) def commit(k, op): ...` regi
 and `KernelLowering.lower` dispatches on the op's class. Rules meet only through what this
 context holds:
 - `vals`: what each register-level value became (a register, a list of a fragment's
-  registers, a `Global`, a `Buffer`, or a pending `Scaled` fragment); index arithmetic
+  registers, a `Global`, a `Buffer`, or a pending `Scaled` or `Squared` fragment); index arithmetic
   goes through `convert-arith-to-ptx`'s rules and shares the map;
 - the blocks of the kernel being built (`cur` is where instructions go), with `branch`,
   `jump` and `once` (a per-thread value computed once, where it dominates its uses);
@@ -118,6 +118,14 @@ class Scaled:
 
     regs: list[SSAValue]
     by: float
+
+
+@dataclass
+class Squared:
+    """A `c` fragment times itself, not yet multiplied out (a row sum of it is fused
+    multiply-adds)."""
+
+    regs: list[SSAValue]
 
 
 def prod(xs) -> int:
@@ -373,14 +381,16 @@ class KernelLowering:
     def carried(self, v: SSAValue):
         """What a loop carries for `v`: a fragment's registers, or an index register."""
         x = self.vals[v]
-        return self.frag(v) if isinstance(x, list | Scaled) else x
+        return self.frag(v) if isinstance(x, list | Scaled | Squared) else x
 
     def frag(self, v: SSAValue) -> list[SSAValue]:
-        """The registers of a fragment, a scaling left pending done now."""
+        """The registers of a fragment, a scaling or squaring left pending done now."""
         x = self.vals[v]
         if isinstance(x, Scaled):
             k = self.f32(x.by)
             x = self.vals[v] = [self.r(P.MulOp("f32", r, k)) for r in x.regs]
+        elif isinstance(x, Squared):
+            x = self.vals[v] = [self.r(P.MulOp("f32", r, r)) for r in x.regs]
         return x
 
     # -- global memory ------------------------------------------------------------------------

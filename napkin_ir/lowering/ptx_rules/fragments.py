@@ -9,8 +9,11 @@ a `row` fragment holds rows g and g + 8 of each 16, a `col` fragment columns 2 t
   operand is read at the row (column) of each value; a division by a `row` fragment
   multiplies by its reciprocal (`rcp.rn`). A scaling by a positive constant is left
   pending (`Scaled`), so that a row max scales its result instead of every value and
-  `scaled - max` is one `fma` (the online softmax's exp2(s c - m));
+  `scaled - max` is one `fma` (the online softmax's exp2(s c - m)). A `c` fragment times
+  itself is left pending too (`Squared`);
 - `reg.row_reduce`: a tree within the lane, then `shfl.sync.bfly` 1 and 2 across its quad;
+  the sum of a `Squared` fragment (spherical attention's squared norm) is four chains of
+  `fma` in the lane, one instruction a value where squares and a tree take two;
 - `reg.mask`, `reg.mask_bound`: one comparison and one select per value, against a
   difference computed once per lane;
 - `reg.to_a`: pairs of values packed with `cvt.rn.bf16x2.f32` (columns at .. at + 15 are
@@ -22,7 +25,7 @@ from __future__ import annotations
 
 from napkin_ir.dialects import reg
 from napkin_ir.dialects.ptx import ops as P
-from napkin_ir.lowering.ptx_rules.context import KernelLowering, Scaled, lowers
+from napkin_ir.lowering.ptx_rules.context import KernelLowering, Scaled, Squared, lowers
 
 FRAGMENT_MATH = (reg.FillOp, reg.MapOp, reg.RowReduceOp, reg.MaskOp, reg.MaskBoundOp, reg.ToAOp)
 
@@ -56,6 +59,8 @@ def _map_values(k: KernelLowering, op: reg.MapOp):
     if fn == "scale" and op.by.value.data > 0 and t.role.data == "c":  # type: ignore[union-attr]
         # left pending: a row max takes it after the reduction, x - m becomes fma(x, c, -m)
         return Scaled(k.frag(op.inputs[0]), op.by.value.data)  # type: ignore[union-attr]
+    if fn == "mul" and op.inputs[0] is op.inputs[1] and t.role.data == "c":  # type: ignore[attr-defined]
+        return Squared(k.frag(op.inputs[0]))  # left pending: a row sum of it fuses the products
     first = k.vals[op.inputs[0]]
     if fn == "sub" and isinstance(first, Scaled) and op.inputs[1].type.role.data == "row":  # type: ignore[attr-defined]
         negs = [k.r(P.NegOp("f32", m)) for m in k.frag(op.inputs[1])]
@@ -94,17 +99,34 @@ def _row_reduce(k: KernelLowering, op: reg.RowReduceOp) -> None:
     x = k.vals[op.input]
     if isinstance(x, Scaled):  # max(c x) = c max(x) for c > 0, sum(c x) = c sum(x)
         k.vals[op.result] = [k.r(P.MulOp("f32", m, k.f32(x.by))) for m in _reduce_rows(k, op.kind.data, t, x.regs)]
+    elif isinstance(x, Squared) and op.kind.data == "sum":
+        k.vals[op.result] = _reduce_rows(k, "sum", t, x.regs, squares=True)
     else:
-        k.vals[op.result] = _reduce_rows(k, op.kind.data, t, x)
+        k.vals[op.result] = _reduce_rows(k, op.kind.data, t, k.frag(op.input))
 
 
-def _reduce_rows(k: KernelLowering, kind: str, t: reg.FragType, x: list) -> list:
+def _sum_of_squares(k: KernelLowering, vals: list, chains: int = 4) -> list:
+    """Partial sums of the squares of `vals`: `chains` running fma chains (each started by
+    a product), which the caller adds as a tree."""
+    out = []
+    for c in range(min(chains, len(vals))):
+        acc = k.r(P.MulOp("f32", vals[c], vals[c]))
+        for v in vals[c + chains::chains]:
+            acc = k.r(P.FmaOp("f32", v, v, acc, mods="rn"))
+        out.append(acc)
+    return out
+
+
+def _reduce_rows(k: KernelLowering, kind: str, t: reg.FragType, x: list, squares: bool = False) -> list:
+    """Each row's max or sum (of the squares, with `squares`), in every lane of its quad."""
     cls = P.MaxOp if kind == "max" else P.AddOp
     nt = t.dims[1] // 8
     out = []
     for tm in range(t.dims[0] // 16):
         for h in range(2):  # rows g and g + 8
             vals = [x[4 * (tm * nt + tn) + 2 * h + q] for tn in range(nt) for q in range(2)]
+            if squares:
+                vals = _sum_of_squares(k, vals)
             while len(vals) > 1:  # a tree within the lane
                 vals = [k.r(cls("f32", vals[i], vals[i + 1])) if i + 1 < len(vals) else vals[i] for i in range(0, len(vals), 2)]
             acc = vals[0]

@@ -4,6 +4,7 @@
 // RUN: napkin-opt %examples/causal_attention.mlir -p napkin-sm80 -t ptx | filecheck %s
 // RUN: napkin-opt %examples/gemm_exp.mlir -p napkin-sm80 -t ptx | filecheck %s --check-prefix=EXP
 // RUN: napkin-opt %examples/gemm_bias.mlir -p napkin-sm80 -t ptx | filecheck %s --check-prefix=BIAS
+// RUN: napkin-opt %examples/spherical_attention.mlir -p napkin-sm80 -t ptx | filecheck %s --check-prefix=SPHERICAL
 
 // CHECK: max.f32
 // CHECK: shfl.sync.bfly.b32 {{%f[0-9]+}}, {{%f[0-9]+}}, 1, 31, 0xffffffff;
@@ -29,3 +30,17 @@
 // BIAS-NEXT: add.f32 %f{{[0-9]+}}, %f{{[0-9]+}}, [[B1]];
 // BIAS-NEXT: add.f32 %f{{[0-9]+}}, %f{{[0-9]+}}, [[B0]];
 // BIAS-NEXT: add.f32 %f{{[0-9]+}}, %f{{[0-9]+}}, [[B1]];
+
+// spherical attention's squared norm: a row's 16 values of a lane (64 keys) squared and
+// summed as four fma chains of four, each started by a product (the fourth checked whole),
+// the chains added as a tree, then across the quad
+// SPHERICAL-COUNT-4: mul.f32 [[ACC:%f[0-9]+]], [[X:%f[0-9]+]], [[X]];{{$}}
+// SPHERICAL-NEXT: fma.rn.f32 [[ACC2:%f[0-9]+]], [[Y:%f[0-9]+]], [[Y]], [[ACC]];
+// SPHERICAL-NEXT: fma.rn.f32 [[ACC3:%f[0-9]+]], [[Z:%f[0-9]+]], [[Z]], [[ACC2]];
+// SPHERICAL-NEXT: fma.rn.f32 %f{{[0-9]+}}, [[W:%f[0-9]+]], [[W]], [[ACC3]];
+// SPHERICAL-NEXT: add.f32
+// SPHERICAL-NEXT: add.f32
+// SPHERICAL-NEXT: add.f32 [[LANE:%f[0-9]+]],
+// SPHERICAL-NEXT: shfl.sync.bfly.b32 [[OTHER:%f[0-9]+]], [[LANE]], 1, 31, 0xffffffff;
+// SPHERICAL-NEXT: add.f32 %f{{[0-9]+}}, [[LANE]], [[OTHER]];
+// SPHERICAL: cvt.rn.bf16x2.f32
