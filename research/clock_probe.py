@@ -3,6 +3,10 @@
 sm_90a kernels and cuBLAS: whether a kernel is held back by the power limit.
 
     python3 research/clock_probe.py [--seconds 3] [--size 4096 | --shape M,N,K] [--sm80 BM,BN,BK/WM,WN/STAGES ...]
+    python3 research/clock_probe.py --attention 16384 [--dim 128]
+
+`--attention N` does the same for attention at sequence N (16k tokens, hidden 2048, bf16):
+napkin-sm90's softmax and spherical kernels and torch SDPA's cuDNN backend.
 
 `--sm80` replaces the sm_80 configuration (256x128x64, warps 4x2, 3 stages) with the ones
 given, to compare their clocks and power side by side.
@@ -36,7 +40,11 @@ def main() -> int:
     ap.add_argument("--size", type=int, default=4096, help="M = N = K")
     ap.add_argument("--shape", type=lambda t: tuple(int(x) for x in t.split(",")), help="M,N,K (instead of --size)")
     ap.add_argument("--sm80", nargs="+", default=["256,128,64/4,2/3"], help="BM,BN,BK/WM,WN/STAGES")
+    ap.add_argument("--attention", type=int, help="attention at this sequence length instead of a GEMM")
+    ap.add_argument("--dim", type=int, default=128, help="attention's head dim")
     args = ap.parse_args()
+    if args.attention:
+        return attention(torch, args.attention, args.dim, args.seconds)
     m, n, k = args.shape or (args.size,) * 3
     a, b = torch.randn(m, k, device="cuda").bfloat16(), torch.randn(k, n, device="cuda").bfloat16()
     c = torch.empty(m, n, device="cuda", dtype=torch.bfloat16)
@@ -56,6 +64,31 @@ def main() -> int:
     for name, fn in list(runs.items()) * 2:
         ms, mhz, watts = time_sustained(torch, fn, args.seconds)
         print(f"{name:<26} {mhz:7.0f} {watts:8.0f} {2 * m * n * k / ms / 1e9:8.0f}", flush=True)
+    return 0
+
+
+def attention(torch, n: int, d: int, seconds: float) -> int:
+    import torch.nn.functional as F
+    from torch.nn.attention import SDPBackend, sdpa_kernel
+
+    from bench_attention import HIDDEN, TOKENS, napkin_sm90_kernel
+
+    b, h = TOKENS // n, HIDDEN // d
+    q, k, v = (torch.randn(b, h, n, d, device="cuda").bfloat16() for _ in range(3))
+    o = torch.empty_like(q)
+    runs = {f"napkin sm90 {kind}": (lambda f=napkin_sm90_kernel(kind, b, h, n, d, "bf16", "default"): f(q, k, v, o))
+            for kind in ("softmax", "spherical")}
+
+    def cudnn():
+        with sdpa_kernel(SDPBackend.CUDNN_ATTENTION):
+            F.scaled_dot_product_attention(q, k, v)
+
+    runs["cuDNN softmax"] = cudnn
+    flop = 4.0 * b * h * n * n * d
+    print(f"\nattention N={n} d={d}\n{'kernel':<26} {'SM MHz':>7} {'power W':>8} {'TFLOP/s':>8}")
+    for name, fn in list(runs.items()) * 2:
+        ms, mhz, watts = time_sustained(torch, fn, seconds)
+        print(f"{name:<26} {mhz:7.0f} {watts:8.0f} {flop / ms / 1e9:8.0f}", flush=True)
     return 0
 
 

@@ -77,6 +77,7 @@ SM90_CONFIGS = [  # query rows per block, keys per tile (0: 128, 64 at head dims
     (128, 176, 2, True, True, 1, True, "tma"),  # the same, persistent
     "persistent",  # the defaults with a persistent grid
     "plain",  # the defaults with a plain grid, one block a tile
+    (128, 176, 2, True, False, 1, True, "tma"),  # 19 without ping-pong (spherical attention's turns are short)
 ]
 
 
