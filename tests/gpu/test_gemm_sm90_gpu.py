@@ -5,8 +5,8 @@ ragged shapes (M and N not multiples of the block tile, K not a multiple of the 
 tile), bf16 and f16, several tile configurations.
 """
 
-import numpy as np
 import pytest
+from checks import expect_close
 
 from napkin_ir import reference
 from napkin_ir.diagrams import gemm
@@ -45,9 +45,7 @@ def run_sm90(torch, m, n, k, t, block=(128, 256, 64), stages=4, **launch):
 def test_gemm_sm90_matches_float64(shape, t):
     torch = pytest.importorskip("torch")
     _need_sm90()
-    out, ref = run_sm90(torch, *shape, t)
-    assert not np.isnan(out).any()
-    assert reference.relative_error(out, ref) <= (1e-2 if t == "bf16" else 2e-3)
+    expect_close(*run_sm90(torch, *shape, t), t)
 
 
 @pytest.mark.parametrize("config", CONFIGS, ids=lambda c: f"{c[0][0]}x{c[0][1]}x{c[0][2]}s{c[1]}" if isinstance(c, tuple) else str(c))
@@ -55,9 +53,7 @@ def test_gemm_sm90_matches_float64(shape, t):
 def test_gemm_sm90_configs(shape, config):
     torch = pytest.importorskip("torch")
     _need_sm90()
-    out, ref = run_sm90(torch, *shape, "bf16", *config)
-    assert not np.isnan(out).any()
-    assert reference.relative_error(out, ref) <= 1e-2
+    expect_close(*run_sm90(torch, *shape, "bf16", *config), "bf16")
 
 
 @pytest.mark.sanitize
@@ -66,9 +62,7 @@ def test_gemm_sm90_small(shape):
     """Small enough for compute-sanitizer's memcheck, racecheck and synccheck."""
     torch = pytest.importorskip("torch")
     _need_sm90()
-    out, ref = run_sm90(torch, *shape, "bf16")
-    assert not np.isnan(out).any()
-    assert reference.relative_error(out, ref) <= 1e-2
+    expect_close(*run_sm90(torch, *shape, "bf16"), "bf16")
 
 
 @pytest.mark.parametrize("config", LAUNCHES, ids=lambda c: f"{c[0][0]}x{c[0][1]}x{c[0][2]}s{c[1]}g{c[2]}b{c[3]}")
@@ -78,9 +72,7 @@ def test_gemm_sm90_launch_orders(shape, config):
     torch = pytest.importorskip("torch")
     _need_sm90()
     block, stages, group, per_sm = config
-    out, ref = run_sm90(torch, *shape, "bf16", block, stages, group=group, blocks_per_sm=per_sm)
-    assert not np.isnan(out).any()
-    assert reference.relative_error(out, ref) <= 1e-2
+    expect_close(*run_sm90(torch, *shape, "bf16", block, stages, group=group, blocks_per_sm=per_sm), "bf16")
 
 
 @pytest.mark.parametrize("stages", [3, 4])
@@ -92,9 +84,7 @@ def test_gemm_sm90_persistent(shape, group, stages):
     against 3 or 4 stages)."""
     torch = pytest.importorskip("torch")
     _need_sm90()
-    out, ref = run_sm90(torch, *shape, "bf16", (128, 256, 64), stages, group=group, persistent=True)
-    assert not np.isnan(out).any()
-    assert reference.relative_error(out, ref) <= 1e-2
+    expect_close(*run_sm90(torch, *shape, "bf16", (128, 256, 64), stages, group=group, persistent=True), "bf16")
 
 
 @pytest.mark.parametrize("block", [(128, 64, 64), (128, 192, 64)], ids=["one_panel", "three_panels"])
@@ -104,9 +94,7 @@ def test_gemm_sm90_persistent_odd_output_panels(shape, block):
     tile's last panel is stored from, so its write waits for every store."""
     torch = pytest.importorskip("torch")
     _need_sm90()
-    out, ref = run_sm90(torch, *shape, "bf16", block, 4, group=8, persistent=True, store="tma")
-    assert not np.isnan(out).any()
-    assert reference.relative_error(out, ref) <= 1e-2
+    expect_close(*run_sm90(torch, *shape, "bf16", block, 4, group=8, persistent=True, store="tma"), "bf16")
 
 
 @pytest.mark.parametrize("config", [((128, 256, 64), 4), ((128, 128, 64), 5)], ids=["128x256", "128x128"])
@@ -115,17 +103,14 @@ def test_gemm_sm90_cluster_multicast(shape, config):
     """Pairs of blocks sharing B's tiles: each loads half the panels, multicast to both."""
     torch = pytest.importorskip("torch")
     _need_sm90()
-    out, ref = run_sm90(torch, *shape, "bf16", *config, group=0, cluster=2)
-    assert not np.isnan(out).any()
-    assert reference.relative_error(out, ref) <= 1e-2
+    expect_close(*run_sm90(torch, *shape, "bf16", *config, group=0, cluster=2), "bf16")
 
 
 @pytest.mark.sanitize
 def test_gemm_sm90_cluster_small():
     torch = pytest.importorskip("torch")
     _need_sm90()
-    out, ref = run_sm90(torch, 256, 264, 120, "bf16", (128, 256, 64), 2, group=0, cluster=2)
-    assert reference.relative_error(out, ref) <= 1e-2
+    expect_close(*run_sm90(torch, 256, 264, 120, "bf16", (128, 256, 64), 2, group=0, cluster=2), "bf16")
 
 
 EPILOGUES = [  # block, stages, launch options: the output through shared memory and TMA stores
@@ -151,15 +136,11 @@ def test_gemm_sm90_tma_store(shape, config):
     _need_sm90()
     block, stages, launch = config
     for t in ("bf16", "f16"):
-        out, ref = run_sm90(torch, *shape, t, block, stages, store="tma", **launch)
-        assert not np.isnan(out).any()
-        assert reference.relative_error(out, ref) <= (1e-2 if t == "bf16" else 2e-3)
+        expect_close(*run_sm90(torch, *shape, t, block, stages, store="tma", **launch), t)
 
 
 @pytest.mark.sanitize
 def test_gemm_sm90_tma_store_small():
     torch = pytest.importorskip("torch")
     _need_sm90()
-    out, ref = run_sm90(torch, 300, 264, 200, "bf16", (128, 256, 64), 3, group=2, persistent=True, store="tma")
-    assert not np.isnan(out).any()
-    assert reference.relative_error(out, ref) <= 1e-2
+    expect_close(*run_sm90(torch, 300, 264, 200, "bf16", (128, 256, 64), 3, group=2, persistent=True, store="tma"), "bf16")
