@@ -81,6 +81,9 @@ SM90_CONFIGS = [  # query rows per block, keys per tile (0: 128, 64 at head dims
 ]
 
 
+NAMED = ("default", "auto")  # configurations the table also gives apart, beside the fastest
+
+
 def autotile_options() -> dict:
     """napkin-sm90{autotile=true} for the GPU at hand (the model knows the H100 and H200)."""
     import torch
@@ -232,7 +235,8 @@ def bench_shape(torch, F, sdpa_kernel, backends, n: int, d: int, t: str, configs
         if not causal and best:
             softmax_best = ours[best]
         tf = {name: flop / ms[f"sdpa {name}"] / 1e9 for name in theirs}
-        rows.append((n, d, causal, best or "none correct", flop / ms[best] / 1e9 if best else float("nan"), tf))
+        rows.append((n, d, causal, best or "none correct", flop / ms[best] / 1e9 if best else float("nan"), tf,
+                     {label: flop / ms[label] / 1e9 for label in ours}))
     flop = 4.0 * b * h * n * n * d
     ours = correct("spherical", spherical_ref(torch, q, k, v))
     ms = timed(torch, {**ours, **({"softmax": softmax_best} if softmax_best else {})})
@@ -342,12 +346,14 @@ def main() -> int:
             torch.cuda.empty_cache()
     names = [name for name, _ in backends]
     lines = [f"napkin-{args.path} attention, {t}, {TOKENS} tokens, hidden {HIDDEN}; TFLOP/s (4 B H N^2 D, halved when causal)",
-             f"{'seq':>6} {'d':>4} {'causal':>6} {'napkin config':<22} {'napkin':>7} " + " ".join(f"{x:>9}" for x in names) + f" {'vs flash':>8} {'vs cudnn':>8}"]
-    for n, d, causal, cfg, ours, tf in rows:
+             f"{'seq':>6} {'d':>4} {'causal':>6} {'napkin config':<22} {'napkin':>7} " + " ".join(f"{x:>9}" for x in names)
+             + f" {'vs flash':>8} {'vs cudnn':>8}" + "".join(f" {x:>7}" for x in NAMED if x in configs)]
+    for n, d, causal, cfg, ours, tf, each in rows:
         cols = " ".join(f"{tf[x]:9.0f}" if x in tf else f"{'n/a':>9}" for x in names)
         ratio = ours / tf["flash"] if "flash" in tf else float("nan")
         vs_cudnn = ours / tf["cudnn"] if "cudnn" in tf else float("nan")
-        lines.append(f"{n:>6} {d:>4} {('yes' if causal else 'no'):>6} {cfg:<22} {ours:7.0f} {cols} {ratio:8.2f} {vs_cudnn:8.2f}")
+        named = "".join(f" {each.get(x, float('nan')):7.0f}" for x in NAMED if x in configs)  # napkin's own choices, each
+        lines.append(f"{n:>6} {d:>4} {('yes' if causal else 'no'):>6} {cfg:<22} {ours:7.0f} {cols} {ratio:8.2f} {vs_cudnn:8.2f}{named}")
     lines += ["", "spherical attention against napkin's softmax kernel (not causal)",
               f"{'seq':>6} {'d':>4} {'napkin config':<22} {'spherical':>9} {'softmax':>8} {'ratio':>6}"]
     lines += [f"{n:>6} {d:>4} {cfg:<22} {s:9.0f} {m:8.0f} {s / m:6.2f}" for n, d, cfg, s, m in sph_rows]
