@@ -229,7 +229,7 @@ def sm90_attention_tiles(module: ModuleOp, block: int = 128, stream: int | None 
         # output's rescale); spherical attention has none, and gains more from TMA stores
         softmax = any(isinstance(op, ncd.SoftmaxOp) for op in module.walk())
         long = sizes[j] / (2 if axes.masked else 1) > LONG_STREAM  # a mask's diagonal tiles a small share
-        wide = d <= 128 and (long or not axes.masked) and sizes[j] >= WIDE_STREAM and (
+        wide = d <= 128 and (long or not axes.masked) and sizes[j] >= WIDE_STREAM and not _streamed_innermost(module, j) and (
             fits(WIDE_STREAM, store != "direct") or store == "auto" and softmax and fits(WIDE_STREAM, False))
         stream = WIDE_STREAM if wide else 64 if d > 128 or d > 64 and sizes[j] % 128 else 128
     while stream > 16 and stream > sizes[j]:  # the power of two below (176: 128), a multiple of 16 (P V's k step)
@@ -239,6 +239,18 @@ def sm90_attention_tiles(module: ModuleOp, block: int = 128, stream: int | None 
     if not stages:
         stages = 3 if q_bytes + 3 * stream * tile_bytes + (out if store == "tma" else 0) <= budget else 2
     return block, stream, stages, budget, store
+
+
+def _streamed_innermost(module: ModuleOp, j: str) -> bool:
+    """Whether an input holds the streamed axis `j` innermost (an MLP's first weight [k, h]
+    streams h): its TMA tiles along `j` are then whole 128-byte panels of the swizzle,
+    which WIDE_STREAM keys (352 bytes) are not."""
+    from xdsl.dialects import func
+
+    from napkin_ir.dialects import ncd
+
+    return any(isinstance(a.type, ncd.TensorType) and a.type.axis_names[-1] == j
+               for f in module.walk() if isinstance(f, func.FuncOp) for a in f.args)
 
 
 def sm80_attention_pipeline(block: int = 128, stream: int = 64, warps: int | None = None, stages: int = 3,

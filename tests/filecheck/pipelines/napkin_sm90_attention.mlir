@@ -47,6 +47,9 @@
 // three consumer warpgroups at d=256: P V's accumulators do not fit the registers at entry
 // RUN: sed -e 's/d=64/d=256/g; s/0.125/0.0625/' %examples/attention.mlir | not napkin-opt -p 'napkin-sm90{block="192,64"}' 2>&1 | filecheck %s --check-prefix=ENTRY
 // RUN: not napkin-opt %examples/attention.mlir -p 'napkin-sm90{block="96,128"}' 2>&1 | filecheck %s --check-prefix=BLOCK
+// RUN: sed -e 's/h=512/h=4096/g' %examples/mlp.mlir | napkin-opt -p napkin-sm90 -t ptx -o %t.mlp.ptx
+// RUN: %ptxas -v -arch=sm_90a %t.mlp.ptx -o %t.mlp.cubin 2>&1 | filecheck %s --check-prefix=REPORT
+// RUN: filecheck %s --check-prefix=MLP < %t.mlp.ptx
 
 // REPORT: 0 bytes stack frame, 0 bytes spill stores, 0 bytes spill loads
 
@@ -111,3 +114,9 @@
 // TWO-NEXT: .minnctapersm 2
 // TWO: wgmma.mma_async.sync.aligned.m64n128k16.f32.bf16.bf16
 // TWOFULL: hbm-to-smem: @attention needs 114688 bytes of shared memory {{.*}} over the budget of 114624
+
+// the fused MLP streams its hidden axis, the innermost of its first weight [k, h]: a TMA
+// tile along it is whole 128-byte panels, so 128 of it a tile, not 176
+// MLP-NOT: m64n176k16
+// MLP: wgmma.mma_async.sync.aligned.m64n128k16.f32.bf16.bf16
+// MLP-NOT: m64n176k16
