@@ -108,13 +108,13 @@ def _attention_passes(block: int, stream: int, warps: int | None, stages: int, q
             SmemToRegPass(warps=",".join([*warp_heads, f"{i}:{w // per_block}"]), hoist=q_in_registers))
 
 
-def sm90_attention_pass_list(module: ModuleOp, block: int = 128, stream: int | None = None, stages: int = 0,
+def sm90_attention_pass_list(module: ModuleOp, block: int | None = None, stream: int | None = None, stages: int = 0,
                              overlap: bool = True, pingpong: bool = True, blocks_per_sm: int = 1, persistent: bool = False,
                              store: str = "auto") -> tuple:
     """The passes that take `module`, attention, to sm_90a PTX: blocks of `block` query rows
     (warpgroups of 64 consumer rows each; one batch entry and head a block, longest first),
     keys streamed `stream` at a time through `stages` TMA stages filled by a producer
-    warpgroup (0 for either: `sm90_attention_tiles`' defaults), Q copied once, S = Q K^T
+    warpgroup (None or 0 for any: `sm90_attention_tiles`' defaults), Q copied once, S = Q K^T
     by wgmma from shared memory, P V by wgmma with P from registers. `overlap` runs a
     tile's P V while the next tile's scores are made (`reg-wgmma-overlap`); `pingpong` has
     the consumer warpgroups take turns issuing products (`reg-pingpong`); `blocks_per_sm`
@@ -158,19 +158,41 @@ PERSISTENT_WORK = 2048 * 256  # keys x head dim a block streams on average, at w
 LONG_STREAM = 2048  # a causal block's average keys over which its diagonal tiles are a small share
 
 
-def persistent_pays(module: ModuleOp) -> bool:
-    """Whether napkin-sm90 launches `module`'s attention persistent by default: where a
-    query block's stream (its keys, half of them under a causal mask, times the head dim)
-    is PERSISTENT_WORK or less on average, the prologue and epilogue each block pays (Q
-    and the first keys landing, the output leaving) are a large share of its time, and a
-    persistent block overlaps them with its next and last tiles. Measured on an H200
-    (2026-11-26): with 128-key tiles, 3-16% faster at 1k tokens and 6-11% at 4k causal (d
-    64/128/256); at 4k without a mask, d=128, 176-key tiles and TMA stores, 631 TFLOP/s
-    against 599. Over it, from 5% slower (d=256 at 4k without a mask) to 3% faster, and
-    at 16k d=128 slower by 2-3% (docs/benchmarks.md): there the static order's last round
-    costs about as much as the prologue it hides."""
+def persistent_pays(module: ModuleOp, block: int | None = None) -> bool:
+    """Whether napkin-sm90 launches `module`'s attention persistent by default (with blocks
+    of `block` query rows, or `sm90_attention_tiles`' default): where a query block's stream
+    (its keys, half of them under a causal mask, times the head dim) is PERSISTENT_WORK or
+    less on average, the prologue and epilogue each block pays (Q and the first keys
+    landing, the output leaving) are a large share of its time, and a persistent block
+    overlaps them with its next and last tiles. Measured on an H200 (2026-11-26): with
+    128-key tiles, 3-16% faster at 1k tokens and 6-11% at 4k causal (d 64/128/256); at 4k
+    without a mask, d=128, 176-key tiles and TMA stores, 631 TFLOP/s against 599. Over it,
+    from 5% slower (d=256 at 4k without a mask) to 3% faster, and at 16k d=128 slower by
+    2-3% (docs/benchmarks.md): there the static order's last round costs about as much as
+    the prologue it hides. Blocks of three consumer warpgroups (192 rows) stay a block a
+    tile: at 16k causal d=64, 472 TFLOP/s against 437 persistent; at 4k, 467 against 474."""
     axes, sizes = attention_shape(module)
+    if (block or default_rows(module)) > 128:
+        return False
     return sizes[axes.keys] / (2 if axes.masked else 1) * _head_dim(axes, sizes) <= PERSISTENT_WORK
+
+
+def default_rows(module: ModuleOp) -> int:
+    """The query rows of napkin-sm90's attention blocks where none are given: 192 (three
+    consumer warpgroups, FlashAttention-3's tile at head dim 64) at head dims up to 64 where
+    the stream is long (`_long_stream`) and no group of query heads is packed, else 128.
+    H200, 2026-11-26, d=64, 128 keys a tile: 16k 511 TFLOP/s against 448 for 128 rows,
+    16k causal 472 against 437, 4k 467 against 427; at 4k causal 396 against 401, and at
+    1k behind too."""
+    axes, sizes = attention_shape(module)
+    return 192 if _head_dim(axes, sizes) <= 64 and not axes.group and _long_stream(axes, sizes) else 128
+
+
+def _long_stream(axes: AttentionAxes, sizes: dict[str, int]) -> bool:
+    """Keys enough that a block's fixed costs are a small share: 4096 or more without a
+    mask; under a causal mask, over LONG_STREAM on average (its diagonal tiles a small
+    share too)."""
+    return sizes[axes.keys] / 2 > LONG_STREAM if axes.masked else sizes[axes.keys] >= 4096
 
 
 def _head_dim(axes: AttentionAxes, sizes: dict[str, int]) -> int:
@@ -179,14 +201,16 @@ def _head_dim(axes: AttentionAxes, sizes: dict[str, int]) -> int:
 
 
 WIDE_STREAM = 176  # keys a tile where no mask cuts them, at head dims up to 128
+DEEP_STREAM = 80  # keys a tile of a long stream at head dims over 128 (FlashAttention-3's at 256)
 
 
-def sm90_attention_tiles(module: ModuleOp, block: int = 128, stream: int | None = None, stages: int = 0,
+def sm90_attention_tiles(module: ModuleOp, block: int | None = None, stream: int | None = None, stages: int = 0,
                          blocks_per_sm: int = 1, store: str = "auto") -> tuple[int, int, int, int, str]:
     """(query rows, keys a tile, stages, shared-memory budget of a block, how the output
     leaves) that `sm90_attention_pass_list` takes for `module`: the tiles fitted to the axes
     (a block of grouped-query attention no longer than its packed heads' positions need),
-    and where none is given, the default stream tile, store and stage count.
+    and where none is given, the default query rows (`default_rows`), stream tile, store
+    and stage count.
 
     Keys a tile: WIDE_STREAM (FlashAttention-3's at head dim 128) at head dims up to 128
     where no causal mask cuts the tiles, or where the masked stream is long (its diagonal
@@ -196,8 +220,13 @@ def sm90_attention_tiles(module: ModuleOp, block: int = 128, stream: int | None 
     for 128 keys; at 16k causal 588-615 against 576-585 (128 keys and TMA stores), but at
     4k causal 526-557 against 564-596. Where the output's panels do not fit beside the
     wide tile, a softmax keeps it and stores from registers; spherical attention, without
-    a running max to rescale by, takes 128 keys and the panels. Else 128 keys, or 64 at
-    head dims over 128, or over 64 where the keys end in a partial tile of 128.
+    a running max to rescale by, takes 128 keys and the panels. At head dims over 128 a
+    softmax over a long stream (`_long_stream`) takes DEEP_STREAM keys, stores from
+    registers (at 16k d=256: 693 TFLOP/s against 661 for 64 keys, causal 654 against 636;
+    at 4k 638 against 628, but causal 524-558 against 574; spherical attention 718 against
+    737). Else 128 keys, or 64 at head dims over 128, or over 64 where the keys end in a
+    partial tile of 128. Neither wide tile where an input holds the keys innermost
+    (`_streamed_innermost`).
     `store="auto"` takes TMA stores of the output (a panel of 64 columns through two
     stages, or one where two do not fit beside Q and two stages of K and V; a block of
     packed query heads stores them head by head in one box) where they fit, else stores
@@ -210,6 +239,7 @@ def sm90_attention_tiles(module: ModuleOp, block: int = 128, stream: int | None 
     axes, sizes = attention_shape(module)
     i, j = axes.query, axes.keys
     d = _head_dim(axes, sizes)
+    block = block or default_rows(module)
     if block % 64 or not 64 <= block <= 256:
         raise PassFailedException(f"napkin-sm90: attention's block is warpgroups of 64 query rows (64 to 256), got {block}")
     r = _group_size(axes, sizes)
@@ -229,9 +259,12 @@ def sm90_attention_tiles(module: ModuleOp, block: int = 128, stream: int | None 
         # output's rescale); spherical attention has none, and gains more from TMA stores
         softmax = any(isinstance(op, ncd.SoftmaxOp) for op in module.walk())
         long = sizes[j] / (2 if axes.masked else 1) > LONG_STREAM  # a mask's diagonal tiles a small share
-        wide = d <= 128 and (long or not axes.masked) and sizes[j] >= WIDE_STREAM and not _streamed_innermost(module, j) and (
+        inner = _streamed_innermost(module, j)
+        # three consumer warpgroups at d=64 hold too little a thread for 176 keys (ptxas spills)
+        wide = d <= 128 and not (d <= 64 and block > 128) and (long or not axes.masked) and sizes[j] >= WIDE_STREAM and not inner and (
             fits(WIDE_STREAM, store != "direct") or store == "auto" and softmax and fits(WIDE_STREAM, False))
-        stream = WIDE_STREAM if wide else 64 if d > 128 or d > 64 and sizes[j] % 128 else 128
+        deep = d > 128 and softmax and _long_stream(axes, sizes) and not inner and store != "tma" and fits(DEEP_STREAM, False)
+        stream = WIDE_STREAM if wide else DEEP_STREAM if deep else 64 if d > 128 or d > 64 and sizes[j] % 128 else 128
     while stream > 16 and stream > sizes[j]:  # the power of two below (176: 128), a multiple of 16 (P V's k step)
         stream = 1 << (stream - 1).bit_length() - 1
     if store == "auto":

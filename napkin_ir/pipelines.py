@@ -328,8 +328,10 @@ class NapkinSm90Pass(PipelinePass):
     from registers; `auto`: TMA where it fits). `autotile=true` lets the napkin model
     choose the block tile and the stages for `hw` (h100, h200); `block` is refused with it.
     Attention (softmax, causal, spherical) takes `block="rows,keys"` (128 query rows: two
-    consumer warpgroups; 176 keys a tile at head dims up to 128 where no mask cuts them
-    or a causal stream is long, else 128, 64 at head dims over 128: `sm90_attention_tiles`),
+    consumer warpgroups, or 192, three, at head dims up to 64 on a long stream; 176 keys a
+    tile at head dims up to 128 where no mask cuts them or a causal stream is long, 80 for
+    a softmax's long stream at head dims over 128, else 128, 64 at head dims over 128:
+    `sm90_attention_tiles`),
     `stages` (3 where they fit beside Q and the output's panels, else 2) and
     `blocks_per_sm` (the shared memory and registers shared out): Q, K and V by TMA (K and
     V released on rings of their own), S = Q K^T by wgmma from shared memory, P V by wgmma
@@ -341,9 +343,9 @@ class NapkinSm90Pass(PipelinePass):
     aside); `stages` given, `overlap=false`, `pingpong=false` and `blocks_per_sm` bound its
     search, and `block` is refused. `persistent` loops each block over query tiles in pairs
     of equal work (the longest with the shortest), its producer loading the next tile
-    while the consumers finish the last; by default it is on where a block streams 2048
-    keys of head dim 256 or fewer on average, or as much work in more keys of a smaller
-    head dim (`persistent_pays`). `store=tma` writes attention's output by stmatrix and TMA
+    while the consumers finish the last; by default it is on where a block of up to 128
+    rows streams 2048 keys of head dim 256 or fewer on average, or as much work in more
+    keys of a smaller head dim (`persistent_pays`). `store=tma` writes attention's output by stmatrix and TMA
     stores, `direct` from registers; `auto` takes TMA stores where a panel stage fits
     beside two stages of K and V (`sm90_attention_tiles`). The other options
     (`group`, `cluster`) are refused for attention. Grouped-query attention packs a group's
@@ -368,7 +370,8 @@ class NapkinSm90Pass(PipelinePass):
         from napkin_ir.attention_diagrams import attention_axes, persistent_pays, sm90_attention_pass_list
 
         if attention_axes(module) is not None:
-            persistent = persistent_pays(module) if self.persistent is None else self.persistent
+            rows, keys = _ints(self.block, 2, "block", self.name, "for attention: query rows, keys") if self.block else (0, 0)
+            persistent = persistent_pays(module, rows) if self.persistent is None else self.persistent
             _refuse(self.name, "attention on sm_90a", {"group": self.group if self.group != 8 else 0,
                                                        "cluster": self.cluster if self.cluster != 1 else 0})
             if self.store not in ("auto", "tma", "direct"):
@@ -382,8 +385,7 @@ class NapkinSm90Pass(PipelinePass):
                                        pingpong=(True, False) if self.pingpong else (False,), blocks_per_sm=self.blocks_per_sm,
                                        persistent=persistent, store=self.store)
                 return _autotile(module, self.hw, "sm90", self.name, attention=space).config.passes(module)
-            rows, keys = _ints(self.block, 2, "block", self.name, "for attention: query rows, keys") if self.block else (128, 0)
-            return sm90_attention_pass_list(module, rows, keys or None, self.stages, self.overlap, self.pingpong, self.blocks_per_sm,
+            return sm90_attention_pass_list(module, rows or None, keys or None, self.stages, self.overlap, self.pingpong, self.blocks_per_sm,
                                             persistent, self.store)
         shape = product_shape(module, self.name)
         if not self.overlap or not self.pingpong:

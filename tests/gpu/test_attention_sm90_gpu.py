@@ -79,6 +79,17 @@ def test_attention_sm90_two_blocks_a_multiprocessor(kind, d, block):
     check_attention(torch, kind, 2, 3, 1000, 1000, d, "bf16", block=block, blocks_per_sm=2)
 
 
+@pytest.mark.parametrize("kind,d", [("softmax", 64), ("causal", 64), ("spherical", 64), ("softmax", 256), ("causal", 256)])
+def test_attention_sm90_long_stream_defaults(kind, d):
+    """The default tiles of a long stream: three consumer warpgroups (192 query rows, 128
+    keys a tile) at d=64, 80 keys a tile at d=256 (stored from registers); causal at 8192
+    tokens, the others at 4096 and, with the tiles given, on a ragged 1000."""
+    torch = pytest.importorskip("torch")
+    n = 8192 if kind == "causal" else 4096
+    check_attention(torch, kind, 1, 2, n, n, d, "bf16")
+    check_attention(torch, kind, 2, 3, 1000, 1000, d, "bf16", block="192,128" if d == 64 else "128,80", stages=2)
+
+
 @pytest.mark.parametrize("d,block", [(64, "64,128"), (128, "128,128"), (128, "64,64"), (256, "128,64")])
 @pytest.mark.parametrize("kind", ["softmax", "causal", "spherical"])
 def test_attention_sm90_persistent(kind, d, block):

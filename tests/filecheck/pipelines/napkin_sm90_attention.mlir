@@ -47,6 +47,13 @@
 // three consumer warpgroups at d=256: P V's accumulators do not fit the registers at entry
 // RUN: sed -e 's/d=64/d=256/g; s/0.125/0.0625/' %examples/attention.mlir | not napkin-opt -p 'napkin-sm90{block="192,64"}' 2>&1 | filecheck %s --check-prefix=ENTRY
 // RUN: not napkin-opt %examples/attention.mlir -p 'napkin-sm90{block="96,128"}' 2>&1 | filecheck %s --check-prefix=BLOCK
+// RUN: sed -e 's/=256/=4096/g' %examples/attention.mlir | napkin-opt -p napkin-sm90 -t ptx -o %t.three.ptx --launch-json %t.three.json
+// RUN: %ptxas -v -arch=sm_90a %t.three.ptx -o %t.three.cubin 2>&1 | filecheck %s --check-prefix=REPORT
+// RUN: filecheck %s --check-prefix=THREE < %t.three.ptx
+// RUN: filecheck %s --check-prefix=THREE-LAUNCH < %t.three.json
+// RUN: sed -e 's/=256/=4096/g; s/d=64/d=256/g; s/0.125/0.0625/' %examples/attention.mlir | napkin-opt -p napkin-sm90 -t ptx -o %t.deep.ptx
+// RUN: %ptxas -v -arch=sm_90a %t.deep.ptx -o %t.deep.cubin 2>&1 | filecheck %s --check-prefix=REPORT
+// RUN: filecheck %s --check-prefix=DEEP < %t.deep.ptx
 // RUN: sed -e 's/h=512/h=4096/g' %examples/mlp.mlir | napkin-opt -p napkin-sm90 -t ptx -o %t.mlp.ptx
 // RUN: %ptxas -v -arch=sm_90a %t.mlp.ptx -o %t.mlp.cubin 2>&1 | filecheck %s --check-prefix=REPORT
 // RUN: filecheck %s --check-prefix=MLP < %t.mlp.ptx
@@ -120,3 +127,19 @@
 // MLP-NOT: m64n176k16
 // MLP: wgmma.mma_async.sync.aligned.m64n128k16.f32.bf16.bf16
 // MLP-NOT: m64n176k16
+
+// d=64 over 4096 keys: three consumer warpgroups (192 query rows, 128 keys a tile; the
+// producer's registers moved to them), a block a tile: 22 tiles of 192 of the 4096 queries,
+// 4 heads, 2 batch entries
+// THREE: .maxntid 512
+// THREE: setmaxnreg.dec.sync.aligned.u32 24;
+// THREE: setmaxnreg.inc.sync.aligned.u32 160;
+// THREE: wgmma.mma_async.sync.aligned.m64n128k16.f32.bf16.bf16
+// THREE-NOT: m64n176k16
+// THREE-LAUNCH: "grid": [22, 4, 2],
+// THREE-LAUNCH: "block": [512, 1, 1],
+
+// d=256 over 4096 keys: 80 keys a tile (Q K^T is m64n80), the output stored from registers
+// DEEP: wgmma.mma_async.sync.aligned.m64n80k16.f32.bf16.bf16
+// DEEP-NOT: cp.async.bulk.tensor.{{[0-9]}}d.global.shared
+// DEEP: st.global

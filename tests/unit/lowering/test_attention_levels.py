@@ -162,15 +162,54 @@ def test_sm90_k_released_before_its_scores_retire_is_refused(run_printed):
         run_printed(broken, 1)
 
 
+@pytest.mark.parametrize("kind,n,nj,d,block,tj", [
+    ("softmax", 250, 300, 64, 192, 128),  # three consumer warpgroups (d=64's default on long streams)
+    ("causal", 200, 200, 64, 192, 128),
+    ("softmax", 150, 250, 256, 128, 80),  # 80 keys a tile (d=256's default on long streams), the last partial
+    ("causal", 130, 130, 256, 128, 80),
+])
+def test_sm90_default_long_stream_tiles_keep_the_numbers(kind, n, nj, d, block, tj):
+    """The tiles napkin-sm90 takes on long streams, on short ragged ones here: the register
+    level after overlap and ping-pong, run on the CPU, against float64."""
+    from napkin_ir.attention_diagrams import sm90_attention_pass_list
+    from napkin_ir.passmanager import spec
+
+    text = _text(kind, 1, 2, n, nj, d)
+    passes = sm90_attention_pass_list(run_pipeline(text), block=block, stream=tj, stages=2, store="direct")[:-1]
+    diagram, reg_level = find_entry(run_pipeline(text)), find_entry(run_pipeline(text, spec(passes)))
+    inputs = diagram.random_inputs(n + nj + d)
+    got = reg_level.run(inputs)[0]
+    assert not np.isnan(got).any()
+    assert reference.relative_error(got, reference.REFERENCES[NAMES[kind]](*inputs)) <= reference.TOLERANCE["bf16"]
+
+
+def test_sm90_three_warpgroup_blocks_stay_a_block_a_tile():
+    """persistent_pays: the 192-row default at d=64 launches a block a tile, where 128-row
+    blocks of the same stream would loop."""
+    from napkin_ir.attention_diagrams import default_rows, persistent_pays
+
+    module = run_pipeline(_text("softmax", 1, 2, 4096, 4096, 64))
+    assert default_rows(module) == 192 and not persistent_pays(module)
+    assert persistent_pays(module, 128)
+
+
 @pytest.mark.parametrize("kind,d,n,options,want", [
     ("softmax", 128, 4096, {}, (128, 176, 2, "tma")),  # 176 keys unmasked; room for a panel stage beside them
     ("softmax", 64, 1000, {}, (128, 176, 3, "tma")),
     ("spherical", 128, 4096, {"blocks_per_sm": 1, "stages": 2}, (128, 176, 2, "tma")),
     ("softmax", 128, 4096, {"store": "direct"}, (128, 176, 2, "direct")),
-    ("spherical", 64, 4096, {}, (128, 176, 3, "tma")),  # both fit
+    ("spherical", 64, 1000, {}, (128, 176, 3, "tma")),  # both fit
+    ("spherical", 64, 4096, {}, (192, 128, 3, "tma")),  # d=64, a long stream: three consumer warpgroups, 128 keys
+    ("causal", 64, 8192, {}, (192, 128, 3, "tma")),  # a long masked stream too
+    ("causal", 64, 4096, {}, (128, 128, 3, "tma")),  # not long enough under the mask
+    ("softmax", 64, 4096, {"block": 128}, (128, 176, 3, "tma")),  # rows given: the wide tile again
+    ("softmax", 256, 8192, {}, (128, 80, 2, "direct")),  # d=256, a long stream: 80 keys, stored from registers
+    ("causal", 256, 4096, {}, (128, 64, 2, "tma")),  # not long under the mask
+    ("spherical", 256, 8192, {}, (128, 64, 2, "tma")),  # spherical attention keeps 64 keys
+    ("softmax", 256, 8192, {"store": "tma"}, (128, 64, 2, "tma")),  # TMA stores asked for: 80 keys leave no room
     ("causal", 128, 4096, {}, (128, 128, 2, "tma")),  # masked: 128 keys, the panels beside two stages
     ("causal", 128, 8192, {}, (128, 176, 2, "tma")),  # a long masked stream: the diagonal a small share
-    ("softmax", 256, 4096, {}, (128, 64, 2, "tma")),
+    ("softmax", 256, 2048, {}, (128, 64, 2, "tma")),
     ("softmax", 128, 150, {}, (128, 64, 3, "tma")),  # fewer keys than 176
     ("softmax", 128, 8192, {"block": 192}, (192, 176, 2, "direct")),  # a softmax keeps the wide tile over the panels
     ("spherical", 128, 8192, {"block": 192}, (192, 128, 2, "tma")),  # spherical attention takes the panels
