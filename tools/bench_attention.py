@@ -78,6 +78,10 @@ SM90_CONFIGS = [  # query rows per block, keys per tile (0: 128, 64 at head dims
     "persistent",  # the defaults with a persistent grid
     "plain",  # the defaults with a plain grid, one block a tile
     (128, 176, 2, True, False, 1, True, "tma"),  # 19 without ping-pong (spherical attention's turns are short)
+    (128, 80, 2, True, True),  # 80 keys: FlashAttention-3's tile at head dim 256
+    (192, 128, 2, True, True),  # three consumer warpgroups, 128 keys (FlashAttention-3's at head dim 64, causal)
+    (128, 80, 2, True, True, 1, True),  # 23 and 24, persistent
+    (192, 128, 2, True, True, 1, True),
 ]
 
 
