@@ -261,7 +261,8 @@ def sm90_attention_tiles(module: ModuleOp, block: int | None = None, stream: int
         long = sizes[j] / (2 if axes.masked else 1) > LONG_STREAM  # a mask's diagonal tiles a small share
         inner = _streamed_innermost(module, j)
         # three consumer warpgroups at d=64 hold too little a thread for 176 keys (ptxas spills)
-        wide = d <= 128 and not (d <= 64 and block > 128) and (long or not axes.masked) and sizes[j] >= WIDE_STREAM and not inner and (
+        three_at_64 = d <= 64 and block > 128
+        wide = d <= 128 and not three_at_64 and (long or not axes.masked) and sizes[j] >= WIDE_STREAM and not inner and (
             fits(WIDE_STREAM, store != "direct") or store == "auto" and softmax and fits(WIDE_STREAM, False))
         deep = d > 128 and softmax and _long_stream(axes, sizes) and not inner and store != "tma" and fits(DEEP_STREAM, False)
         stream = WIDE_STREAM if wide else DEEP_STREAM if deep else 64 if d > 128 or d > 64 and sizes[j] % 128 else 128
@@ -277,7 +278,7 @@ def sm90_attention_tiles(module: ModuleOp, block: int | None = None, stream: int
 def _streamed_innermost(module: ModuleOp, j: str) -> bool:
     """Whether an input holds the streamed axis `j` innermost (an MLP's first weight [k, h]
     streams h): its TMA tiles along `j` are then whole 128-byte panels of the swizzle,
-    which WIDE_STREAM keys (352 bytes) are not."""
+    which WIDE_STREAM and DEEP_STREAM keys (352 and 160 bytes) are not."""
     from xdsl.dialects import func
 
     from napkin_ir.dialects import ncd
