@@ -32,10 +32,11 @@
 
 // A persistent longest-first launch (attention, `order=last`): each block's turn t takes
 // pair t / 2 x blocks + block of equal work along i, the last query block with the first:
-// 32 pairs of the 64 query blocks of each of 32 heads; an even turn the longer tile
+// 32 pairs of the 64 query blocks (of 128 rows, given: at d=64 the default would be 192)
+// of each of 32 heads; an even turn the longer tile
 // (63 - pair's place), an odd one the shorter (the place itself). b and h: the pair / 32.
 // (Divisions by powers of two are shifts and masks.)
-// RUN: sed -e 's/h=4/h=16/g; s/=256/=8192/g' %examples/causal_attention.mlir | napkin-opt -p 'napkin-sm90{persistent=true}' -t ptx | filecheck %s --check-prefix=PERSISTENT
+// RUN: sed -e 's/h=4/h=16/g; s/=256/=8192/g' %examples/causal_attention.mlir | napkin-opt -p 'napkin-sm90{persistent=true block="128,128"}' -t ptx | filecheck %s --check-prefix=PERSISTENT
 // PERSISTENT: mov.u32 [[B:%r[0-9]+]], %ctaid.x;
 // PERSISTENT-NEXT: mov.u32 [[N:%r[0-9]+]], %nctaid.x;
 // PERSISTENT: shr.u32 [[HALF:%r[0-9]+]], [[TURN:%r[0-9]+]], %r{{[0-9]+}};
