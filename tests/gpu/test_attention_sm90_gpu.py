@@ -90,6 +90,15 @@ def test_attention_sm90_long_stream_defaults(kind, d):
     check_attention(torch, kind, 2, 3, 1000, 1000, d, "bf16", block="192,128" if d == 64 else "128,80", stages=2)
 
 
+@pytest.mark.sanitize
+@pytest.mark.parametrize("kind,d,block", [("softmax", 64, "192,128"), ("causal", 64, "192,128"), ("causal", 256, "128,80")])
+def test_attention_sm90_long_stream_tiles_small(kind, d, block):
+    """compute-sanitizer on the long-stream tiles over a short ragged stream: three
+    consumer warpgroups (192 rows), and 80 keys a tile."""
+    torch = pytest.importorskip("torch")
+    check_attention(torch, kind, 1, 1, 300, 300, d, "bf16", block=block, stages=2)
+
+
 @pytest.mark.parametrize("d,block", [(64, "64,128"), (128, "128,128"), (128, "64,64"), (256, "128,64")])
 @pytest.mark.parametrize("kind", ["softmax", "causal", "spherical"])
 def test_attention_sm90_persistent(kind, d, block):
