@@ -224,7 +224,7 @@ def sm90_attention_tiles(module: ModuleOp, block: int | None = None, stream: int
     softmax over a long stream (`_long_stream`) takes DEEP_STREAM keys, stores from
     registers (at 16k d=256: 693 TFLOP/s against 661 for 64 keys, causal 654 against 636;
     at 4k 638 against 628, but causal 524-558 against 574; spherical attention 718 against
-    737). Else 128 keys, or 64 at head dims over 128, or over 64 where the keys end in a
+    737; measured without packed query heads, so not taken with them). Else 128 keys, or 64 at head dims over 128, or over 64 where the keys end in a
     partial tile of 128. Neither wide tile where an input holds the keys innermost
     (`_streamed_innermost`).
     `store="auto"` takes TMA stores of the output (a panel of 64 columns through two
@@ -264,7 +264,8 @@ def sm90_attention_tiles(module: ModuleOp, block: int | None = None, stream: int
         three_at_64 = d <= 64 and block > 128
         wide = d <= 128 and not three_at_64 and (long or not axes.masked) and sizes[j] >= WIDE_STREAM and not inner and (
             fits(WIDE_STREAM, store != "direct") or store == "auto" and softmax and fits(WIDE_STREAM, False))
-        deep = d > 128 and softmax and _long_stream(axes, sizes) and not inner and store != "tma" and fits(DEEP_STREAM, False)
+        deep = d > 128 and softmax and not axes.group and _long_stream(axes, sizes) and not inner and store != "tma" and fits(
+            DEEP_STREAM, False)
         stream = WIDE_STREAM if wide else DEEP_STREAM if deep else 64 if d > 128 or d > 64 and sizes[j] % 128 else 128
     while stream > 16 and stream > sizes[j]:  # the power of two below (176: 128), a multiple of 16 (P V's k step)
         stream = 1 << (stream - 1).bit_length() - 1
