@@ -331,9 +331,8 @@ class NapkinSm90Pass(PipelinePass):
     consumer warpgroups, or 192, three, at head dims up to 64 on a long stream; 176 keys a
     tile at head dims up to 128 where no mask cuts them or a causal stream is long, 80 for
     a softmax's long stream at head dims over 128 (no packed query heads), else 128, 64 at
-    head dims over 128:
-    `sm90_attention_tiles`),
-    `stages` (3 where they fit beside Q and the output's panels, else 2) and
+    head dims over 128: `sm90_attention_tiles`), `stages` (3 where they fit beside Q and
+    the output's panels, else 2) and
     `blocks_per_sm` (the shared memory and registers shared out): Q, K and V by TMA (K and
     V released on rings of their own), S = Q K^T by wgmma from shared memory, P V by wgmma
     with P from registers, `overlap` running a tile's P V while the next tile's scores are
