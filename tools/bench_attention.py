@@ -82,6 +82,7 @@ SM90_CONFIGS = [  # query rows per block, keys per tile (0: 128, 64 at head dims
     (192, 128, 2, True, True),  # three consumer warpgroups, 128 keys (FlashAttention-3's at head dim 64, causal)
     (128, 80, 2, True, True, 1, True),  # 23 and 24, persistent
     (192, 128, 2, True, True, 1, True),
+    (128, 128, 0, True, True, 1, True, "tma"),  # 128 keys, persistent, TMA stores (the 176 default's short-stream peer)
 ]
 
 
