@@ -170,11 +170,19 @@ def persistent_pays(module: ModuleOp, block: int | None = None) -> bool:
     from 5% slower (d=256 at 4k without a mask) to 3% faster, and at 16k d=128 slower by
     2-3% (docs/benchmarks.md): there the static order's last round costs about as much as
     the prologue it hides. Blocks of three consumer warpgroups (192 rows) stay a block a
-    tile: at 16k causal d=64, 472 TFLOP/s against 437 persistent; at 4k, 467 against 474."""
+    tile: at 16k causal d=64, 472 TFLOP/s against 437 persistent; at 4k, 467 against 474.
+    Spherical attention at head dims over 64 up to 128 is persistent at any length (128
+    keys a tile, `sm90_attention_tiles`): it has no running max, and its blocks, all
+    products, gain from the overlapped prologue at 16k too."""
+    from napkin_ir.dialects import ncd
+
     axes, sizes = attention_shape(module)
     if (block or default_rows(module)) > 128:
         return False
-    return sizes[axes.keys] / (2 if axes.masked else 1) * _head_dim(axes, sizes) <= PERSISTENT_WORK
+    d = _head_dim(axes, sizes)
+    if 64 < d <= 128 and not any(isinstance(op, ncd.SoftmaxOp) for op in module.walk()):
+        return True  # spherical attention at d=128: 743 TFLOP/s against 715 a block a tile at 16k
+    return sizes[axes.keys] / (2 if axes.masked else 1) * d <= PERSISTENT_WORK
 
 
 def default_rows(module: ModuleOp) -> int:
@@ -220,7 +228,10 @@ def sm90_attention_tiles(module: ModuleOp, block: int | None = None, stream: int
     for 128 keys; at 16k causal 588-615 against 576-585 (128 keys and TMA stores), but at
     4k causal 526-557 against 564-596. Where the output's panels do not fit beside the
     wide tile, a softmax keeps it and stores from registers; spherical attention, without
-    a running max to rescale by, takes 128 keys and the panels. At head dims over 128 a
+    a running max to rescale by, takes 128 keys and the panels; at head dims over 64 it
+    always takes 128 keys (H200, 2026-11-26, d=128, persistent, TMA stores, against 176
+    keys: 629 TFLOP/s against 608 at 1k, 681 against 653 at 2k, 710 against 707 at 4k;
+    743 at 16k against 715-740 for 176 keys plain or persistent). At head dims over 128 a
     softmax over a long stream (`_long_stream`) takes DEEP_STREAM keys, stores from
     registers (at 16k d=256: 693 TFLOP/s against 661 for 64 keys, causal 654 against 636;
     at 4k 638 against 628, but causal 524-558 against 574; spherical attention 718 against
@@ -262,7 +273,8 @@ def sm90_attention_tiles(module: ModuleOp, block: int | None = None, stream: int
         inner = _streamed_innermost(module, j)
         # three consumer warpgroups at d=64 hold too little a thread for 176 keys (ptxas spills)
         three_at_64 = d <= 64 and block > 128
-        wide = d <= 128 and not three_at_64 and (long or not axes.masked) and sizes[j] >= WIDE_STREAM and not inner and (
+        # spherical attention at d=128 runs faster on 128 keys, persistent (`persistent_pays`)
+        wide = d <= 128 and not three_at_64 and (softmax or d <= 64) and (long or not axes.masked) and sizes[j] >= WIDE_STREAM and not inner and (
             fits(WIDE_STREAM, store != "direct") or store == "auto" and softmax and fits(WIDE_STREAM, False))
         deep = d > 128 and softmax and not axes.group and _long_stream(axes, sizes) and not inner and store != "tma" and fits(
             DEEP_STREAM, False)

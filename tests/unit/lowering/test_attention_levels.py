@@ -183,6 +183,15 @@ def test_sm90_default_long_stream_tiles_keep_the_numbers(kind, n, nj, d, block, 
     assert reference.relative_error(got, reference.REFERENCES[NAMES[kind]](*inputs)) <= reference.TOLERANCE["bf16"]
 
 
+def test_sm90_spherical_attention_at_d128_is_persistent():
+    """persistent_pays: spherical attention at d=128 loops at 16k too, where a softmax
+    launches a block a tile."""
+    from napkin_ir.attention_diagrams import persistent_pays
+
+    assert persistent_pays(run_pipeline(_text("spherical", 1, 2, 16384, 16384, 128)))
+    assert not persistent_pays(run_pipeline(_text("softmax", 1, 2, 16384, 16384, 128)))
+
+
 def test_sm90_three_warpgroup_blocks_stay_a_block_a_tile():
     """persistent_pays: the 192-row default at d=64 launches a block a tile, where 128-row
     blocks of the same stream would loop."""
@@ -196,7 +205,7 @@ def test_sm90_three_warpgroup_blocks_stay_a_block_a_tile():
 @pytest.mark.parametrize("kind,d,n,options,want", [
     ("softmax", 128, 4096, {}, (128, 176, 2, "tma")),  # 176 keys unmasked; room for a panel stage beside them
     ("softmax", 64, 1000, {}, (128, 176, 3, "tma")),
-    ("spherical", 128, 4096, {"blocks_per_sm": 1, "stages": 2}, (128, 176, 2, "tma")),
+    ("spherical", 128, 4096, {"blocks_per_sm": 1, "stages": 2}, (128, 128, 2, "tma")),  # spherical at d=128: 128 keys
     ("softmax", 128, 4096, {"store": "direct"}, (128, 176, 2, "direct")),
     ("spherical", 64, 1000, {}, (128, 176, 3, "tma")),  # both fit
     ("spherical", 64, 4096, {}, (192, 128, 3, "tma")),  # d=64, a long stream: three consumer warpgroups, 128 keys
