@@ -174,14 +174,12 @@ def persistent_pays(module: ModuleOp, block: int | None = None) -> bool:
     Spherical attention at head dims over 64 up to 128 is persistent at any length (128
     keys a tile, `sm90_attention_tiles`): it has no running max, and its blocks, all
     products, gain from the overlapped prologue at 16k too."""
-    from napkin_ir.dialects import ncd
-
     axes, sizes = attention_shape(module)
-    if (block or default_rows(module)) > 128:
+    if (block or _default_rows(axes, sizes)) > 128:
         return False
     d = _head_dim(axes, sizes)
-    if 64 < d <= 128 and not any(isinstance(op, ncd.SoftmaxOp) for op in module.walk()):
-        return True  # spherical attention at d=128: 743 TFLOP/s against 715 a block a tile at 16k
+    if _spherical_narrow(module, d):
+        return True  # 16k, d=128: 743 TFLOP/s against 715 for 176 keys a block a tile (same call)
     return sizes[axes.keys] / (2 if axes.masked else 1) * d <= PERSISTENT_WORK
 
 
@@ -192,8 +190,24 @@ def default_rows(module: ModuleOp) -> int:
     H200, 2026-11-26, d=64, 128 keys a tile: 16k 511 TFLOP/s against 448 for 128 rows,
     16k causal 472 against 437, 4k 467 against 427; at 4k causal 396 against 401, and at
     1k behind too."""
-    axes, sizes = attention_shape(module)
+    return _default_rows(*attention_shape(module))
+
+
+def _default_rows(axes: AttentionAxes, sizes: dict[str, int]) -> int:
     return 192 if _head_dim(axes, sizes) <= 64 and not axes.group and _long_stream(axes, sizes) else 128
+
+
+def _softmax(module: ModuleOp) -> bool:
+    """Whether the attention normalises its scores by a softmax (else an L2 norm: spherical)."""
+    from napkin_ir.dialects import ncd
+
+    return any(isinstance(op, ncd.SoftmaxOp) for op in module.walk())
+
+
+def _spherical_narrow(module: ModuleOp, d: int) -> bool:
+    """Spherical attention at head dims over 64 up to 128: 128 keys a tile and a persistent
+    grid (`sm90_attention_tiles`, `persistent_pays`)."""
+    return 64 < d <= 128 and not _softmax(module)
 
 
 def _long_stream(axes: AttentionAxes, sizes: dict[str, int]) -> bool:
@@ -230,14 +244,14 @@ def sm90_attention_tiles(module: ModuleOp, block: int | None = None, stream: int
     wide tile, a softmax keeps it and stores from registers; spherical attention, without
     a running max to rescale by, takes 128 keys and the panels; at head dims over 64 it
     always takes 128 keys (H200, 2026-11-26, d=128, persistent, TMA stores, against 176
-    keys: 629 TFLOP/s against 608 at 1k, 681 against 653 at 2k, 710 against 707 at 4k;
-    743 at 16k against 715-740 for 176 keys plain or persistent). At head dims over 128 a
+    keys, in one call: 629 TFLOP/s against 608 at 1k, 681 against 653 at 2k; in another,
+    710 against 707 at 4k and 743 against 715 at 16k, the 176 keys a block a tile there). At head dims over 128 a
     softmax over a long stream (`_long_stream`) takes DEEP_STREAM keys, stores from
     registers (at 16k d=256: 693 TFLOP/s against 661 for 64 keys, causal 654 against 636;
     at 4k 638 against 628, but causal 524-558 against 574; spherical attention 718 against
-    737; measured without packed query heads, so not taken with them). Else 128 keys, or 64 at head dims over 128, or over 64 where the keys end in a
-    partial tile of 128. Neither wide tile where an input holds the keys innermost
-    (`_streamed_innermost`).
+    737; measured without packed query heads, so not taken with them). Else 128 keys, or
+    64 at head dims over 128, or over 64 where the keys end in a partial tile of 128.
+    Neither wide tile where an input holds the keys innermost (`_streamed_innermost`).
     `store="auto"` takes TMA stores of the output (a panel of 64 columns through two
     stages, or one where two do not fit beside Q and two stages of K and V; a block of
     packed query heads stores them head by head in one box) where they fit, else stores
@@ -245,12 +259,10 @@ def sm90_attention_tiles(module: ModuleOp, block: int | None = None, stream: int
     fit beside Q and a panel stage, else two."""
     from xdsl.utils.exceptions import PassFailedException
 
-    from napkin_ir.dialects import ncd
-
     axes, sizes = attention_shape(module)
     i, j = axes.query, axes.keys
     d = _head_dim(axes, sizes)
-    block = block or default_rows(module)
+    block = block or _default_rows(axes, sizes)
     if block % 64 or not 64 <= block <= 256:
         raise PassFailedException(f"napkin-sm90: attention's block is warpgroups of 64 query rows (64 to 256), got {block}")
     r = _group_size(axes, sizes)
@@ -268,13 +280,13 @@ def sm90_attention_tiles(module: ModuleOp, block: int | None = None, stream: int
     if not stream:
         # the wide tile spreads a softmax's per-tile costs (the running max's shuffles, the
         # output's rescale); spherical attention has none, and gains more from TMA stores
-        softmax = any(isinstance(op, ncd.SoftmaxOp) for op in module.walk())
-        long = sizes[j] / (2 if axes.masked else 1) > LONG_STREAM  # a mask's diagonal tiles a small share
+        softmax = _softmax(module)
         inner = _streamed_innermost(module, j)
         # three consumer warpgroups at d=64 hold too little a thread for 176 keys (ptxas spills)
         three_at_64 = d <= 64 and block > 128
-        # spherical attention at d=128 runs faster on 128 keys, persistent (`persistent_pays`)
-        wide = d <= 128 and not three_at_64 and (softmax or d <= 64) and (long or not axes.masked) and sizes[j] >= WIDE_STREAM and not inner and (
+        # unmasked, or a mask's diagonal tiles a small share of a long stream
+        wide = d <= 128 and not three_at_64 and not _spherical_narrow(module, d) and (
+            not axes.masked or _long_stream(axes, sizes)) and sizes[j] >= WIDE_STREAM and not inner and (
             fits(WIDE_STREAM, store != "direct") or store == "auto" and softmax and fits(WIDE_STREAM, False))
         deep = d > 128 and softmax and not axes.group and _long_stream(axes, sizes) and not inner and store != "tma" and fits(
             DEEP_STREAM, False)
