@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import io
+import re
 import sys
 
 from napkin_ir.diagrams import gemm
@@ -39,7 +40,9 @@ def test_a_terminal_gets_a_progress_line_wiped_at_the_end(monkeypatch):
     monkeypatch.setattr(ProgressLine, "__init__", _eager(ProgressLine.__init__))
     autotile(TEXT, space=SPACE)
     text = tty.getvalue()
-    assert text.startswith("\rautotile (0 s): 1 of at most ") and "candidates judged" in text and "fastest so far grid" in text
+    # the elapsed seconds depend on the machine's load: any count of them
+    assert re.match(r"\rautotile \(\d+ s\): 1 of at most \d+ candidates judged", text), text[:80]
+    assert "fastest so far grid" in text
     assert text.endswith("\r") and text.rsplit("\r", 2)[-2].strip() == ""  # the last write blanks the line
 
 
