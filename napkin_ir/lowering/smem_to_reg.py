@@ -38,7 +38,11 @@ are one `reg.wgmma` per 16-wide slice from the stages, or, where the first opera
 f32 tile rounded to bf16 or f16 (attention's P), `reg.to_a` of each slice (all before
 the group's first product) and `reg.wgmma_rs` with A from registers; each product's group
 is committed and waited for where it stands, so the math after it reads finished
-accumulators and the stages are released after their last product.
+accumulators and the stages are released after their last product. With
+`a_registers=true` a first operand read before its loop (attention's Q) is loaded into
+`a` fragments once, right after its read (`reg.ldmatrix`, 16 rows a warp), and its
+products are `reg.wgmma_rs` from them: the tensor cores then read only B from shared
+memory, for 4 registers a thread a 16-wide slice.
 """
 
 from __future__ import annotations
@@ -69,10 +73,14 @@ class SmemToRegPass(ModulePass):
     warps: str = "m:2,n:2"
     mma: str = "mma.sync"
     hoist: bool = True
+    a_registers: bool = False
 
     def apply(self, ctx: Context, op: builtin.ModuleOp) -> None:
         if self.mma not in ("mma.sync", "wgmma"):
             raise PassFailedException(f"smem-to-reg: mma must be mma.sync or wgmma, got '{self.mma}'")
+        if self.a_registers and self.mma != "wgmma":
+            raise PassFailedException("smem-to-reg: a_registers=true chooses where wgmma reads A; mma.sync always reads its "
+                                      "operands from registers (hoist=true loads an operand read before its loop once)")
         warps = parse_label_option("warps", self.warps) if self.mma == "mma.sync" else {}
         kernels = [k for k in op.walk() if isinstance(k, hbm.KernelOp)]
         if not kernels:
@@ -87,7 +95,7 @@ class SmemToRegPass(ModulePass):
                 matched = self._match(kernel, loops[0]) if len(loops) == 1 else None
                 # one product accumulated over the stream: its groups overlap the next stage's
                 warps = self._lower_wgmma(kernel, loops[0], matched) if matched else _wgmma_warps(kernel)
-                _Fragments(kernel, warps, mma="wgmma").lower()
+                _Fragments(kernel, warps, mma="wgmma", a_registers=self.a_registers).lower()
             else:
                 if not loops:
                     raise _fail(kernel, "expects a pipelined stream loop (from hbm-to-smem), found none")
@@ -274,8 +282,9 @@ class _Fragments:
     once, right after its read, or, with `hoist=false`, at each product (fewer registers,
     more shared-memory reads)."""
 
-    def __init__(self, kernel: hbm.KernelOp, warps: dict[str, int], hoist: bool = True, mma: str = "mma.sync"):
-        self.kernel, self.warps, self.hoist, self.mma = kernel, warps, hoist, mma
+    def __init__(self, kernel: hbm.KernelOp, warps: dict[str, int], hoist: bool = True, mma: str = "mma.sync",
+                 a_registers: bool = False):
+        self.kernel, self.warps, self.hoist, self.mma, self.a_registers = kernel, warps, hoist, mma, a_registers
         self.vals: dict[SSAValue, SSAValue | _Cast | _Vector | smem.ReadOp] = {}
         self.loaded: dict[tuple[hbm.LoadOp, Block | None], SSAValue] = {}  # a vector's fragment, per block it is used in
         self.dead: list[Operation] = []
@@ -437,7 +446,7 @@ class _Fragments:
         if bt.dtype not in ("bf16", "f16"):
             raise self.fail(f"mma.sync takes bf16 or f16 operands, got {bt.dtype}")
         if self.mma == "wgmma":
-            steps, acc = self.wgmma_steps(a, b, acc, k, tk, bt)
+            steps, acc = self.wgmma_steps(a, b, acc, k, tk, bt, before)
             self.emit(steps, before)
             return acc
         frag_b = reg.FragType("b", {k: 16, cols: t.shape[cols]}, bt.element_type)
@@ -460,9 +469,11 @@ class _Fragments:
         self.emit(steps, before)
         return acc
 
-    def wgmma_steps(self, a, b: smem.ReadOp, acc: SSAValue, k: str, tk: int, bt: ncd.TensorType) -> tuple[list[Operation], SSAValue]:
+    def wgmma_steps(self, a, b: smem.ReadOp, acc: SSAValue, k: str, tk: int, bt: ncd.TensorType,
+                    before: Operation) -> tuple[list[Operation], SSAValue]:
         """acc + a . b as one wgmma per 16-wide slice (A read from its stage by the tensor
-        cores, or an f32 tile rounded for it, from registers), committed as a group and
+        cores; with `a_registers`, A read before the loop from fragments loaded once after
+        its read; or an f32 tile rounded for it, from registers), committed as a group and
         waited for, so that its result may be read and its stages released."""
         t: reg.FragType = acc.type  # type: ignore[assignment]
         if t.dims[1] > 256:
@@ -471,8 +482,12 @@ class _Fragments:
         operands: list[Operation] = []
         steps: list[Operation] = []
         for kk in range(0, tk, 16):
-            if isinstance(a, smem.ReadOp):
-                step: Operation = reg.WgmmaOp(a.source, a.stage, b.source, b.stage, acc, {k: kk})
+            if isinstance(a, smem.ReadOp) and self.a_registers and a.parent is not before.parent:
+                rows = t.axis_names[0]
+                fa = self.a_from_shared(a, k, kk, rows, t.shape[rows], before, operands)
+                step: Operation = reg.WgmmaRsOp(fa, b.source, b.stage, acc, {k: kk})
+            elif isinstance(a, smem.ReadOp):
+                step = reg.WgmmaOp(a.source, a.stage, b.source, b.stage, acc, {k: kk})
             elif isinstance(a, _Cast):
                 if a.element_type != bt.element_type:
                     raise self.fail(f"the operands of a product differ in type ({a.element_type} and {bt.element_type})")

@@ -29,14 +29,15 @@ from napkin_ir.lowering.ptx_rules.context import F32, PANEL, Buffer, KernelLower
 def _ldmatrix(k: KernelLowering, op: reg.LdmatrixOp) -> None:
     buf: Buffer = k.vals[op.source]
     t: reg.FragType = op.result.type  # type: ignore[assignment]
-    if buf.panels:
-        raise k.fail(f"ldmatrix from a TMA-swizzled buffer ({buf.type}) has no lowering yet")
     at = hbm.parse_labels(op.at)
     role = t.role.data
     r_axis, c_axis = t.axis_names
     rows, cols = t.dims
     if role == "a" and (r_axis, c_axis) == (buf.rows_axis, buf.cols_axis):
         kind = "a"
+    elif buf.panels:
+        raise k.fail(f"ldmatrix from a TMA-swizzled buffer ({buf.type}) loads an `a` fragment of its rows by its innermost "
+                     f"axis (wgmma's A in registers), got {t}")
     elif role == "b" and (r_axis, c_axis) == (buf.rows_axis, buf.cols_axis):
         kind = "b_trans"  # k-major: the buffer's rows are the contracted axis (V, a GEMM's B)
     elif role == "b" and (c_axis, r_axis) == (buf.rows_axis, buf.cols_axis):
@@ -80,10 +81,12 @@ def _ldmatrix(k: KernelLowering, op: reg.LdmatrixOp) -> None:
 def _ld_address(k: KernelLowering, buf: Buffer, kind: str, t: reg.FragType, row: int, col_bytes: int):
     """Base register and immediate of an ldmatrix `row` rows and `col_bytes` bytes past the
     lane's place in a swizzled buffer: only whole swizzle periods (8 key rows down, 128
-    bytes along) move as immediates; what lies within one is in the base register."""
+    bytes along) move as immediates; what lies within one is in the base register. In a
+    panel buffer the 128 bytes along are the next panel, `rows` rows of 128 bytes on."""
     period = 8 * buf.key_rows
-    r_in, c_in = row % period, col_bytes % 128 if buf.row_bytes > 128 else col_bytes
-    return _lane_base(k, buf, kind, t, r_in, c_in, True), (row - r_in) * buf.row_bytes + col_bytes - c_in
+    r_in, c_in = row % period, col_bytes % 128 if buf.row_bytes > 128 or buf.panels else col_bytes
+    along = (col_bytes - c_in) // PANEL * buf.rows * PANEL if buf.panels else col_bytes - c_in
+    return _lane_base(k, buf, kind, t, r_in, c_in, True), (row - r_in) * buf.row_bytes + along
 
 
 def _lane_base(k: KernelLowering, buf: Buffer, kind: str, t: reg.FragType, row_in: int, col_in: int, absolute: bool):

@@ -119,16 +119,19 @@ def test_reg_level_equals_smem_level(kind, r, n, nj, rt, it, tj, warps):
     _check(kind, got, inputs)
 
 
-@pytest.mark.parametrize("kind,r,n,nj,d", [("softmax", 4, 77, 130, 64), ("causal", 4, 77, 77, 64), ("causal", 8, 45, 45, 128),
-                                           ("spherical", 8, 20, 33, 64)])
-def test_wgmma_reg_level_with_overlap_and_pingpong(kind, r, n, nj, d):
+@pytest.mark.parametrize("kind,r,n,nj,d,q_registers", [("softmax", 4, 77, 130, 64, False), ("causal", 4, 77, 77, 64, False),
+                                                       ("causal", 8, 45, 45, 128, False), ("spherical", 8, 20, 33, 64, False),
+                                                       ("softmax", 4, 77, 130, 128, True), ("causal", 8, 45, 45, 128, True)])
+def test_wgmma_reg_level_with_overlap_and_pingpong(kind, r, n, nj, d, q_registers):
     # 128 rows a block: r heads by 128 / r positions, two consumer warpgroups taking turns,
-    # each tile's P V under the next tile's scores
+    # each tile's P V under the next tile's scores; with Q in registers, each warp's 16 rows
+    # of one head loaded from the packed tile
     text = gqa_attention_diagram(kind, 1, 2, r, n, d, n_keys=nj)
-    pipeline = (f"{_labels(r, 128 // r, 64)},hbm-launch{{order=last}},hbm-to-smem{{stages=3 copy=tma}},smem-to-reg{{mma=wgmma}},"
-                "reg-wgmma-overlap,reg-pingpong")
+    pipeline = (f"{_labels(r, 128 // r, 64)},hbm-launch{{order=last}},hbm-to-smem{{stages=3 copy=tma}},"
+                f"smem-to-reg{{mma=wgmma a_registers={str(q_registers).lower()}}},reg-wgmma-overlap,reg-pingpong")
     module = run_pipeline(text, pipeline)
     assert f"reg.warps = #hbm.labels<r={r}, i={128 // r // 16}>" in str(module)
+    assert ("reg.ldmatrix" in str(module)) == q_registers
     reg_level = find_entry(module)
     inputs = reg_level.random_inputs(n + d)
     _check(kind, reg_level.run(inputs)[0], inputs)

@@ -5,12 +5,18 @@
 // Grouped-query attention (reg.warps <r=4, i=2>): the warps are numbered as A's rows
 // (head by head), so a warpgroup's 64 rows of A start at its warp number / 4 x 64 rows;
 // ldmatrix reads Q at the warp's head (32 rows a head) and its 16 positions.
+// Q in registers (smem-to-reg{a_registers=true}, d=128): ldmatrix.x4 from Q's TMA panels,
+// lane l at row l mod 16 of its warp's 16 and the 16-byte chunk l / 16 of the slice, the
+// chunk swizzled by XOR with the row mod 8; the second panel (columns 64-127) is 128 rows
+// x 128 bytes on, an immediate; S = Q K^T takes the fragments as wgmma's A.
 // RUN: napkin-opt %examples/matmul.mlir -p 'ncd-relabel{grid="m:128,n:128" stream="k:32"},ncd-to-hbm,hbm-to-smem{stages=3},smem-to-reg{warps="m:2,n:2"},smem-unroll-stages,reg-prefetch,reg-to-ptx' -t ptx | filecheck %s
 // RUN: napkin-opt %examples/matmul.mlir -p napkin-sm90 -t ptx | filecheck %s --check-prefix=WGMMA
 // RUN: napkin-opt %examples/attention.mlir -p 'ncd-relabel{grid="b,h,i:128" stream="j:128"},ncd-to-hbm,hbm-to-smem{stages=2 copy=tma},smem-to-reg{mma=wgmma},reg-to-ptx' -t ptx | filecheck %s --check-prefix=RS
 // RUN: sed -e 's/k=256, n=384/n=384, k=256/g' %examples/matmul.mlir | napkin-opt -p 'ncd-relabel{grid="m:128,n:128" stream="k:32"},ncd-to-hbm,hbm-to-smem{stages=3},smem-to-reg{warps="m:2,n:2"},smem-unroll-stages,reg-prefetch,reg-to-ptx' -t ptx | filecheck %s --check-prefix=NK
 // RUN: napkin-opt %examples/gqa_causal_attention.mlir -p 'ncd-relabel{grid="b,g,r:4,i:32" stream="j:128"},ncd-to-hbm,hbm-launch{order=last},hbm-to-smem{stages=2 copy=tma},smem-to-reg{mma=wgmma},reg-to-ptx' -t ptx | filecheck %s --check-prefix=GQA
 // RUN: napkin-opt %examples/gqa_causal_attention.mlir -p 'ncd-relabel{grid="b,g,r:4,i:32" stream="j:64"},ncd-to-hbm,hbm-launch{order=last},hbm-to-smem{stages=2 layout=pad8},smem-to-reg{warps="r:4,i:2"},reg-to-ptx' -t ptx | filecheck %s --check-prefix=GQA-LDMATRIX
+// RUN: sed -e 's/d=64/d=128/g' %examples/attention.mlir | napkin-opt -p 'ncd-relabel{grid="b,h,i:128" stream="j:128"},ncd-to-hbm,hbm-to-smem{stages=2 copy=tma},smem-to-reg{mma=wgmma a_registers=true},reg-to-ptx' -t ptx | filecheck %s --check-prefix=QREG
+// RUN: sed -e 's/d=64/d=128/g' %examples/attention.mlir | napkin-opt -p 'ncd-relabel{grid="b,h,i:128" stream="j:128"},ncd-to-hbm,hbm-to-smem{stages=2 copy=tma},smem-to-reg{mma=wgmma a_registers=true},reg-to-ptx' -t ptx > %t.ptx && %ptxas -arch=sm_90a %t.ptx -o %t.cubin
 
 // CHECK: ldmatrix.sync.aligned.m8n8.x4.shared.b16 {%r{{[0-9]+}}, %r{{[0-9]+}}, %r{{[0-9]+}}, %r{{[0-9]+}}}, [%r{{[0-9]+}}];
 // CHECK: ldmatrix.sync.aligned.m8n8.x4.trans.shared.b16
@@ -59,3 +65,30 @@
 // GQA-LDMATRIX-NEXT: mul.lo.u32 [[AT_R:%r[0-9]+]], [[WR]], [[HEAD_ROWS]];
 // GQA-LDMATRIX-NEXT: add.u32 %r{{[0-9]+}}, [[ROW]], [[AT_R]];
 // GQA-LDMATRIX: ldmatrix.sync.aligned.m8n8.x4.shared.b16
+
+// QREG: setmaxnreg.inc.sync.aligned.u32 240;
+// QREG: and.b32 [[LANE:%r[0-9]+]], %r{{[0-9]+}}, %r{{[0-9]+}};
+// QREG-NEXT: mov.u32 [[C15:%r[0-9]+]], 15;
+// QREG-NEXT: and.b32 [[LROW:%r[0-9]+]], [[LANE]], [[C15]];
+// QREG-NEXT: mov.u32 [[C4:%r[0-9]+]], 4;
+// QREG-NEXT: shr.u32 [[CHUNK:%r[0-9]+]], [[LANE]], [[C4]];
+// QREG-NEXT: mov.u32 [[C16:%r[0-9]+]], 16;
+// QREG-NEXT: mul.lo.u32 [[COL:%r[0-9]+]], [[CHUNK]], [[C16]];
+// QREG: mul.lo.u32 [[WROW:%r[0-9]+]], %r{{[0-9]+}}, %r{{[0-9]+}};
+// QREG-NEXT: add.u32 [[ROW:%r[0-9]+]], [[LROW]], [[WROW]];
+// QREG-NEXT: mov.u32 [[C128:%r[0-9]+]], 128;
+// QREG-NEXT: mul.lo.u32 [[RB:%r[0-9]+]], [[ROW]], [[C128]];
+// QREG-NEXT: add.u32 [[PLAIN:%r[0-9]+]], [[RB]], [[COL]];
+// QREG-NEXT: mov.u32 [[C7:%r[0-9]+]], 7;
+// QREG-NEXT: and.b32 [[R8:%r[0-9]+]], [[ROW]], [[C7]];
+// QREG-NEXT: mov.u32 [[C4B:%r[0-9]+]], 4;
+// QREG-NEXT: shl.b32 [[KEY:%r[0-9]+]], [[R8]], [[C4B]];
+// QREG-NEXT: xor.b32 [[AT:%r[0-9]+]], [[PLAIN]], [[KEY]];
+// QREG-NEXT: add.u32 [[BASE:%r[0-9]+]], %r{{[0-9]+}}, [[AT]];
+// QREG: mbarrier.try_wait.parity.shared::cta.b64
+// QREG: ldmatrix.sync.aligned.m8n8.x4.shared.b16 {[[A0:%r[0-9]+]], [[A1:%r[0-9]+]], [[A2:%r[0-9]+]], [[A3:%r[0-9]+]]}, {{\[}}[[BASE]]];
+// QREG-COUNT-3: ldmatrix.sync.aligned.m8n8.x4.shared.b16 {{.*}}, [%r{{[0-9]+}}];
+// QREG-NEXT: ldmatrix.sync.aligned.m8n8.x4.shared.b16 {{.*}}, {{\[}}[[BASE]]+16384];
+// QREG-COUNT-3: ldmatrix.sync.aligned.m8n8.x4.shared.b16 {{.*}}+16384];
+// QREG-NOT: ldmatrix
+// QREG: wgmma.mma_async.sync.aligned.m64n128k16.f32.bf16.bf16 {{.*}}, {[[A0]], [[A1]], [[A2]], [[A3]]}, %rd{{[0-9]+}}, %p{{[0-9]+}}, 1, 1, 0;
