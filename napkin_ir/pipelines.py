@@ -329,7 +329,8 @@ class NapkinSm90Pass(PipelinePass):
     choose the block tile and the stages for `hw` (h100, h200); `block` is refused with it.
     Attention (softmax, causal, spherical) takes `block="rows,keys"` (128 query rows: two
     consumer warpgroups, or 192, three, at head dims up to 64 on a long stream; 176 keys a
-    tile at head dims up to 128 where no mask cuts them or a causal stream is long, 80 for
+    tile at head dims up to 128 where no mask cuts them or a causal stream is long and Q
+    is not held in registers, 80 for
     a softmax's long stream at head dims over 128 (no packed query heads), else 128, 64 at
     head dims over 128: `sm90_attention_tiles`), `stages` (3 where they fit beside Q and
     the output's panels, else 2) and
@@ -337,7 +338,10 @@ class NapkinSm90Pass(PipelinePass):
     V released on rings of their own), S = Q K^T by wgmma from shared memory, P V by wgmma
     with P from registers, `overlap` running a tile's P V while the next tile's scores are
     made, `pingpong` the consumer warpgroups taking turns issuing products (both on by
-    default). With `autotile=true` the model chooses among 64, 128 and 192 query rows,
+    default), `q_registers` each warp's rows of Q loaded into registers once a tile and S
+    = Q K^T by wgmma with A from them (by default for a softmax at head dims over 64 up to
+    128 in blocks of up to 128 rows: it then streams 128 keys a tile, which leave room
+    for Q's registers; `q_registers_pay`). With `autotile=true` the model chooses among 64, 128 and 192 query rows,
     64, 128 and 176 keys, 2 and 3 stages, overlap and ping-pong on or off
     (`autotile_attention`: those over the shared memory or the consumers' registers set
     aside); `stages` given, `overlap=false`, `pingpong=false` and `blocks_per_sm` bound its
@@ -365,6 +369,7 @@ class NapkinSm90Pass(PipelinePass):
     hw: str = "h100"
     overlap: bool = True
     pingpong: bool = True
+    q_registers: bool | None = None  # None: where it pays (`q_registers_pay`)
 
     def passes(self, module: ModuleOp) -> Sequence[ModulePass]:
         from napkin_ir.attention_diagrams import attention_axes, persistent_pays, sm90_attention_pass_list
@@ -386,7 +391,7 @@ class NapkinSm90Pass(PipelinePass):
                                        persistent=persistent, store=self.store)
                 return _autotile(module, self.hw, "sm90", self.name, attention=space).config.passes(module)
             return sm90_attention_pass_list(module, rows or None, keys or None, self.stages, self.overlap, self.pingpong, self.blocks_per_sm,
-                                            persistent, self.store)
+                                            persistent, self.store, self.q_registers)
         shape = product_shape(module, self.name)
         if not self.overlap or not self.pingpong:
             raise PassFailedException(f"{self.name}: overlap=false and pingpong=false order attention's products; a GEMM's "

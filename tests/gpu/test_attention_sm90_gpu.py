@@ -1,11 +1,12 @@
 """Attention on the GPU through every level on the sm_90a path (`napkin-sm90`: TMA stages
-filled by a producer warpgroup, wgmma from shared memory for Q K^T and from registers for
-P V): softmax, causal and spherical attention, head dims 64, 128 and 256, bf16 and f16,
-sequence lengths the tiles divide and ragged ones, fewer queries than a warpgroup's 64
-rows (down to one), more keys than queries, persistent grids (the default for short
-streams) and plain ones; and grouped-query attention (4 and 8 query heads a group packed
-into a block: each K and V tile loaded once for the group), against a float64 reference
-on fresh random inputs with a NaN-poisoned output.
+filled by a producer warpgroup, wgmma for Q K^T with Q from shared memory or from
+registers, and from registers for P V): softmax, causal and spherical attention, head
+dims 64, 128 and 256, bf16 and f16, sequence lengths the tiles divide and ragged ones,
+fewer queries than a warpgroup's 64 rows (down to one), more keys than queries,
+persistent grids (the default for short streams) and plain ones; and grouped-query
+attention (4 and 8 query heads a group packed into a block: each K and V tile loaded once
+for the group), against a float64 reference on fresh random inputs with a NaN-poisoned
+output.
 
     python3 -m pytest -q tests/gpu/test_attention_sm90_gpu.py
 """
@@ -107,6 +108,28 @@ def test_attention_sm90_persistent(kind, d, block):
     rings run on across tiles whose key streams differ in length (causal, ragged)."""
     torch = pytest.importorskip("torch")
     check_attention(torch, kind, 2, 16, 1000, 1000, d, "bf16", block=block, persistent=True)
+
+
+@pytest.mark.parametrize("persistent", [True, False])
+@pytest.mark.parametrize("d", [64, 128])
+@pytest.mark.parametrize("kind", ["softmax", "causal", "spherical"])
+def test_attention_sm90_q_registers(kind, d, persistent):
+    """Q in registers (`q_registers=true`, the default of a softmax at d=128): each warp's
+    16 rows loaded from Q's swizzled panels by ldmatrix once a tile, S = Q K^T by wgmma
+    with A from them; a persistent block loads them again for each of its query tiles.
+    Ragged, and the old route at d=128 (Q in shared memory, 176 keys) beside it."""
+    torch = pytest.importorskip("torch")
+    check_attention(torch, kind, 2, 16, 1000, 1000, d, "bf16", q_registers=True, persistent=persistent)
+    if d == 128 and kind != "spherical":
+        check_attention(torch, kind, 2, 3, 1000, 1000, d, "f16", q_registers=False, persistent=persistent)
+
+
+@pytest.mark.sanitize
+@pytest.mark.parametrize("kind", ["softmax", "causal"])
+def test_attention_sm90_q_registers_small(kind):
+    """compute-sanitizer on Q in registers: d=128, a persistent grid over a ragged 300."""
+    torch = pytest.importorskip("torch")
+    check_attention(torch, kind, 1, 4, 300, 300, 128, "bf16", q_registers=True, persistent=True)
 
 
 @pytest.mark.parametrize("d", [64, 128, 256])

@@ -3,11 +3,12 @@
 // 16-wide slice of d, shared by the masked and the unmasked loop), and S = Q K^T is one
 // reg.wgmma_rs per slice from them; P V is reg.wgmma_rs as before. Without a_registers
 // each product of S reads Q from its stage. The reg level keeps the numbers (napkin-run
-// against float64).
+// against float64), and napkin-sm90{q_registers=true} takes the same route.
 // RUN: napkin-opt %examples/causal_attention.mlir -p 'ncd-relabel{grid="b,h,i:128" stream="j:64"},ncd-to-hbm,hbm-to-smem{stages=2 copy=tma},smem-to-reg{mma=wgmma a_registers=true}' | filecheck %s
 // RUN: napkin-opt %examples/causal_attention.mlir -p 'ncd-relabel{grid="b,h,i:128" stream="j:64"},ncd-to-hbm,hbm-to-smem{stages=2 copy=tma},smem-to-reg{mma=wgmma a_registers=true}' | napkin-run --random-inputs --check | filecheck %s --check-prefix=NUMBERS
 // RUN: napkin-opt %examples/spherical_attention.mlir -p 'ncd-relabel{grid="b,h,i:64" stream="j:64"},ncd-to-hbm,hbm-to-smem{stages=3 copy=tma},smem-to-reg{mma=wgmma a_registers=true},reg-wgmma-overlap' | napkin-run --random-inputs --check | filecheck %s --check-prefix=NUMBERS
 // RUN: napkin-opt %examples/causal_attention.mlir -p 'ncd-relabel{grid="b,h,i:128" stream="j:64"},ncd-to-hbm,hbm-to-smem{stages=2 copy=tma},smem-to-reg{mma=wgmma}' | filecheck %s --check-prefix=SHARED
+// RUN: napkin-opt %examples/causal_attention.mlir -p 'napkin-sm90{q_registers=true}' -t ptx | filecheck %s --check-prefix=PIPELINE
 // RUN: not napkin-opt %examples/causal_attention.mlir -p 'ncd-relabel{grid="b,h,i:128" stream="j:64"},ncd-to-hbm,hbm-to-smem{stages=2},smem-to-reg{a_registers=true}' 2>&1 | filecheck %s --check-prefix=MMA-SYNC
 
 // CHECK: smem.mbarrier_wait {{.*}} : !smem.mbarrier<stages=1, arrivals=1>
@@ -34,5 +35,7 @@
 
 // NUMBERS: check against float64 reference: {{.*}}: ok
 
+// PIPELINE: ldmatrix.sync.aligned.m8n8.x4.shared.b16
+// PIPELINE: wgmma.mma_async.sync.aligned.m64n{{[0-9]+}}k16.f32.bf16.bf16 {{.*}}, {%r{{[0-9]+}}, %r{{[0-9]+}}, %r{{[0-9]+}}, %r{{[0-9]+}}}, %rd{{[0-9]+}}, %p{{[0-9]+}}, 1, 1, 0;
 
 // MMA-SYNC: smem-to-reg: a_registers=true chooses where wgmma reads A; mma.sync always reads its operands from registers

@@ -4,7 +4,9 @@
 // accumulators (ex2, quad shuffles), P V by wgmma with P from registers. Each assembles
 // without spills; f16, head dims 128 and 256, a persistent grid, and options attention
 // cannot take. Unmasked keys stream 176 a tile at head dims up to 128, masked ones 128;
-// the output leaves by TMA stores where their panels fit.
+// a softmax at d=128 holds Q in registers (ldmatrix from its panels, wgmma with A from
+// registers) and streams 128 keys, or 176 with q_registers=false; the output leaves by
+// TMA stores where their panels fit.
 // RUN: napkin-opt %examples/attention.mlir -p napkin-sm90 -t ptx -o %t.softmax.ptx
 // RUN: %ptxas -v -arch=sm_90a %t.softmax.ptx -o %t.softmax.cubin 2>&1 | filecheck %s --check-prefix=REPORT
 // RUN: filecheck %s < %t.softmax.ptx
@@ -17,6 +19,9 @@
 // RUN: sed -e 's/bf16/f16/g; s/d=64/d=128/g; s/0.125/0.08838834764831845/' %examples/attention.mlir | napkin-opt -p napkin-sm90 -t ptx -o %t.d128.ptx
 // RUN: %ptxas -v -arch=sm_90a %t.d128.ptx -o %t.d128.cubin 2>&1 | filecheck %s --check-prefix=REPORT
 // RUN: filecheck %s --check-prefix=D128 < %t.d128.ptx
+// RUN: sed -e 's/bf16/f16/g; s/d=64/d=128/g; s/0.125/0.08838834764831845/' %examples/attention.mlir | napkin-opt -p 'napkin-sm90{q_registers=false}' -t ptx -o %t.wide.ptx
+// RUN: %ptxas -v -arch=sm_90a %t.wide.ptx -o %t.wide.cubin 2>&1 | filecheck %s --check-prefix=REPORT
+// RUN: filecheck %s --check-prefix=WIDE < %t.wide.ptx
 // RUN: sed -e 's/d=64/d=256/g; s/0.125/0.0625/' %examples/causal_attention.mlir | napkin-opt -p napkin-sm90 -t ptx -o %t.d256.ptx
 // RUN: %ptxas -v -arch=sm_90a %t.d256.ptx -o %t.d256.cubin 2>&1 | filecheck %s --check-prefix=REPORT
 // RUN: napkin-opt %examples/attention.mlir -p 'napkin-sm90{block="64,128" stages=3}' -t ptx -o %t.b64.ptx
@@ -88,13 +93,20 @@
 // SPHERICAL: sqrt
 // SPHERICAL: wgmma.mma_async.sync.aligned.m64n64k16
 
-// D128: wgmma.mma_async.sync.aligned.m64n176k16.f32.f16.f16
+// D128-COUNT-8: ldmatrix.sync.aligned.m8n8.x4.shared.b16
+// D128-NOT: ldmatrix
+// D128: wgmma.mma_async.sync.aligned.m64n128k16.f32.f16.f16 {{.*}}, {%r{{[0-9]+}}, %r{{[0-9]+}}, %r{{[0-9]+}}, %r{{[0-9]+}}}, %rd{{[0-9]+}}, %p{{[0-9]+}}, 1, 1, 0;
 // D128: cvt.rn.f16x2.f32
+// D128: stmatrix.sync.aligned.m8n8.x4.shared.b16
+
+// WIDE-NOT: ldmatrix
+// WIDE: wgmma.mma_async.sync.aligned.m64n176k16.f32.f16.f16
+// WIDE: cvt.rn.f16x2.f32
 // at d=128 one panel stage fits beside two stages of 176 keys: each panel waits for the
 // store before it
-// D128: stmatrix.sync.aligned.m8n8.x4.shared.b16
-// D128: cp.async.bulk.wait_group.read 0;
-// D128: stmatrix.sync.aligned.m8n8.x4.shared.b16
+// WIDE: stmatrix.sync.aligned.m8n8.x4.shared.b16
+// WIDE: cp.async.bulk.wait_group.read 0;
+// WIDE: stmatrix.sync.aligned.m8n8.x4.shared.b16
 
 // CLUSTER: napkin-opt: error: napkin-sm90: cluster=2 cannot be honoured for attention on sm_90a
 // PERSISTENT: setmaxnreg.dec.sync.aligned.u32 24;

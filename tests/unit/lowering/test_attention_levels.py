@@ -183,6 +183,61 @@ def test_sm90_default_long_stream_tiles_keep_the_numbers(kind, n, nj, d, block, 
     assert reference.relative_error(got, reference.REFERENCES[NAMES[kind]](*inputs)) <= reference.TOLERANCE["bf16"]
 
 
+@pytest.mark.parametrize("kind,n,nj,d,tj,persistent", [
+    ("softmax", 100, 300, 128, 128, False),  # Q's two 64-column panels, the last key tile partial
+    ("causal", 130, 130, 128, 64, True),  # a persistent block: Q loaded again for each query tile
+    ("spherical", 70, 230, 64, 64, True),
+])
+def test_sm90_q_in_registers_keeps_the_numbers(kind, n, nj, d, tj, persistent):
+    """q_registers: S = Q K^T by wgmma with A from fragments loaded once a tile (no product
+    reads Q's stage); the register level after overlap and ping-pong, run on the CPU,
+    against float64."""
+    from napkin_ir.attention_diagrams import sm90_attention_pass_list
+    from napkin_ir.passmanager import spec
+
+    text = _text(kind, 1, 2, n, nj, d)
+    passes = sm90_attention_pass_list(run_pipeline(text), block=128, stream=tj, stages=2, persistent=persistent, q_registers=True)[:-1]
+    module = run_pipeline(text, spec(passes))
+    printed = str(module)
+    assert "reg.wgmma " not in printed and printed.count("reg.ldmatrix") == d // 16
+    reg_level = find_entry(module)
+    inputs = reg_level.random_inputs(n + nj + d)
+    got = reg_level.run(inputs)[0]
+    assert not np.isnan(got).any()
+    assert reference.relative_error(got, reference.REFERENCES[NAMES[kind]](*inputs)) <= reference.TOLERANCE["bf16"]
+
+
+@pytest.mark.parametrize("kind,d,n,options,want", [
+    ("softmax", 128, 4096, {}, True),
+    ("causal", 128, 16384, {}, True),
+    ("softmax", 96, 1000, {}, True),
+    ("spherical", 128, 4096, {}, False),  # all products: slower with Q in registers
+    ("softmax", 64, 4096, {}, False),  # 192 rows at 160 registers a thread
+    ("softmax", 256, 4096, {}, False),  # 64 registers of Q: spills
+    ("softmax", 128, 4096, {"stream": 176}, False),  # 176 keys leave no room
+    ("softmax", 128, 4096, {"block": 192}, False),
+    ("softmax", 128, 4096, {"blocks_per_sm": 2}, False),
+])
+def test_sm90_q_registers_pay(kind, d, n, options, want):
+    from napkin_ir.attention_diagrams import q_registers_pay
+
+    assert q_registers_pay(run_pipeline(_text(kind, 1, 2, n, n, d)), **options) == want
+
+
+def test_sm90_default_softmax_at_d128_holds_q_in_registers():
+    """napkin-sm90's softmax at d=128 takes 128 keys a tile with Q in registers, where it
+    would take 176 with Q in shared memory; spherical attention keeps Q in shared memory."""
+    from napkin_ir.attention_diagrams import sm90_attention_pass_list
+    from napkin_ir.passmanager import spec
+
+    softmax = spec(sm90_attention_pass_list(run_pipeline(_text("softmax", 1, 2, 4096, 4096, 128))))
+    assert 'stream="j:128"' in softmax and "a_registers=true" in softmax
+    spherical = spec(sm90_attention_pass_list(run_pipeline(_text("spherical", 1, 2, 4096, 4096, 128))))
+    assert 'stream="j:128"' in spherical and "a_registers" not in spherical
+    wide = spec(sm90_attention_pass_list(run_pipeline(_text("softmax", 1, 2, 4096, 4096, 128)), q_registers=False))
+    assert 'stream="j:176"' in wide
+
+
 def test_sm90_spherical_attention_at_d128_is_persistent():
     """persistent_pays: spherical attention at d=128 loops at 16k too, where a softmax
     launches a block a tile."""
@@ -224,6 +279,8 @@ def test_sm90_three_warpgroup_blocks_stay_a_block_a_tile():
     ("spherical", 128, 8192, {"block": 192}, (192, 128, 2, "tma")),  # spherical attention takes the panels
     ("softmax", 64, 100, {"stream": 176}, (64, 64, 3, "tma")),  # narrowed to the keys: the powers of two below 176
     ("softmax", 64, 150, {"stream": 176}, (128, 128, 3, "tma")),
+    ("softmax", 128, 4096, {"q_registers": True}, (128, 128, 2, "tma")),  # Q in registers: 128 keys
+    ("causal", 128, 8192, {"q_registers": True}, (128, 128, 2, "tma")),
 ])
 def test_sm90_default_tiles(kind, d, n, options, want):
     from napkin_ir.attention_diagrams import sm90_attention_tiles

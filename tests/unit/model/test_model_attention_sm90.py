@@ -34,9 +34,17 @@ def test_both_products_are_tensor_core_work():
 def test_p_v_reads_only_v_from_shared_memory():
     # per 64 query rows and 128 keys at d=128: Q K^T reads Q's 64 rows and K's tile, P V
     # reads V's tile (P is in registers): (64 + 128 + 128) x 128 x 2 bytes
-    cost = _kernel(n=512, d=128, block=128, stream=128, store="direct")
+    cost = _kernel(n=512, d=128, block=128, stream=128, store="direct", q_registers=False)
     per_warpgroup_tile = (64 + 128 + 128) * 128 * 2
     assert cost.smem_read == 2 * 2 * (512 // 64) * (512 // 128) * per_warpgroup_tile
+
+
+def test_q_in_registers_is_read_once_a_query_tile():
+    # q_registers (the default here): each warpgroup's 64 rows of Q are read by ldmatrix
+    # once, then each key tile reads only K's and V's tiles
+    cost = _kernel(n=512, d=128, block=128, stream=128, store="direct")
+    warpgroup_tiles = 2 * 2 * (512 // 64)
+    assert cost.smem_read == warpgroup_tiles * (64 * 128 * 2 + (512 // 128) * (128 + 128) * 128 * 2)
 
 
 def test_the_consumers_registers_are_what_setmaxnreg_gives_them():
