@@ -54,7 +54,7 @@ CONFIGS = [  # query rows per block, keys per tile, warps, stages, Q's fragments
     (128, 128, 8, 2, False, 1),
 ]
 SM90_CONFIGS = [  # query rows per block, keys per tile (0: 128, 64 at head dims over 128), stages (0: the pipeline's default), overlap, pingpong,
-    # blocks a multiprocessor, persistent, how the output leaves
+    # blocks a multiprocessor, persistent, how the output leaves, Q in registers
     (128, 0, 0, True, True),
     (128, 0, 0, True, False),
     (128, 0, 2, False, False),
@@ -83,6 +83,8 @@ SM90_CONFIGS = [  # query rows per block, keys per tile (0: 128, 64 at head dims
     (128, 80, 2, True, True, 1, True),  # 23 and 24, persistent
     (192, 128, 2, True, True, 1, True),
     (128, 128, 0, True, True, 1, True, "tma"),  # 128 keys, persistent, TMA stores (the 176 default's short-stream peer)
+    (128, 128, 0, True, True, 1, True, "tma", True),  # 27 with Q in registers (S = Q K^T by wgmma with A from registers)
+    (128, 128, 0, True, True, 1, False, "tma", True),  # the same, a block a tile
 ]
 
 
@@ -110,9 +112,11 @@ def napkin_sm90_kernel(kind: str, b: int, h: int, n: int, d: int, t: str, config
     elif config in ("default", "persistent", "plain"):  # napkin-sm90's defaults, persistence as given
         options = {} if config == "default" else {"persistent": config == "persistent"}
     else:
-        block, stream, stages, overlap, pingpong, blocks_per_sm, persistent, store = (*config, *(1, False, "direct")[len(config) - 5 :])
+        block, stream, stages, overlap, pingpong, blocks_per_sm, persistent, store, q_registers = (
+            *config, *(1, False, "direct", False)[len(config) - 5 :])
         options = {"block": f"{block},{stream or (128 if d <= 128 else 64)}", "stages": stages, "overlap": overlap,
-                   "pingpong": pingpong, "blocks_per_sm": blocks_per_sm, "persistent": persistent, "store": store}
+                   "pingpong": pingpong, "blocks_per_sm": blocks_per_sm, "persistent": persistent, "store": store,
+                   "q_registers": q_registers}
     try:
         kern = napkin_ir.compile(attention_diagram(kind, b, h, n, d, t), target="sm90", cache=False, **options)
     except (UserError, DiagnosticException) as e:  # a configuration the pipeline refuses (shared memory)
@@ -212,10 +216,11 @@ def bench_shape(torch, F, sdpa_kernel, backends, n: int, d: int, t: str, configs
             launch(q, k, v, o, sync=True)
             err = rel_err(torch, o, ref)
             label = (config if isinstance(config, str) else
-                     "b{}s{}st{}{}{}{}{}{}".format(*config[:3], "" if config[3] else "-serial", "" if config[4] else "-nopp",
-                                                     f"-x{config[5]}" if len(config) > 5 and config[5] > 1 else "",
-                                                     "-persistent" if len(config) > 6 and config[6] else "",
-                                                     "-tmastore" if len(config) > 7 and config[7] == "tma" else "") if path == "sm90" else
+                     "b{}s{}st{}{}{}{}{}{}{}".format(*config[:3], "" if config[3] else "-serial", "" if config[4] else "-nopp",
+                                                       f"-x{config[5]}" if len(config) > 5 and config[5] > 1 else "",
+                                                       "-persistent" if len(config) > 6 and config[6] else "",
+                                                       "-tmastore" if len(config) > 7 and config[7] == "tma" else "",
+                                                       "-qreg" if len(config) > 8 and config[8] else "") if path == "sm90" else
                      "b{}s{}w{}st{}{}{}".format(*config[:4], "" if config[4] else "-qsmem", f"-x{config[5]}" if config[5] > 1 else ""))
             print(f"  N={n} d={d} {kind} napkin {label}: err {err:.1e}{'' if err < tol else ' (wrong: not timed)'}", flush=True)
             if err < tol:
@@ -257,7 +262,8 @@ def bench_gqa(torch, F, sdpa_kernel, backends, n: int, d: int, r: int, t: str):
     sharing each key/value head, against SDPA with `enable_gqa=True` (each backend that
     takes it) and against napkin's own kernel on K and V repeated r times (every query head
     its own: what the grouping saves), all timed in the same rounds. napkin-sm90's default
-    configuration, and `auto`.
+    configuration, and `auto` (and `q-shared`, printed but not tabled: the default with Q
+    in shared memory where it would hold Q in registers).
     Rows: (n, d, r, causal, napkin TFLOP/s by configuration, napkin without grouping, SDPA's)."""
     import napkin_ir
     from napkin_ir.attention_diagrams import attention_diagram, gqa_attention_diagram
@@ -277,7 +283,9 @@ def bench_gqa(torch, F, sdpa_kernel, backends, n: int, d: int, r: int, t: str):
         flop = 4.0 * b * h * n * n * d / (2 if causal else 1)
         ref = F.scaled_dot_product_attention(q, kr, vr, is_causal=causal)
         fns, wrong = {}, set()
-        for label, options in (("default", {}), ("auto", autotile_options())):
+        # and, where the default holds Q in registers (64 < d <= 128), the default with Q read from shared memory
+        q_shared = [("q-shared", {"q_registers": False})] if 64 < d <= 128 else []
+        for label, options in (("default", {}), ("auto", autotile_options()), *q_shared):
             kern = napkin_ir.compile(gqa_attention_diagram(kind, b, g, r, n, d, t), target="sm90", cache=False, **options)
             bound = kern.bind({"q": q.view(b, g, r, n, d), "k": k, "v": v, "out": o.view(b, g, r, n, d)})
             o.fill_(float("nan"))
