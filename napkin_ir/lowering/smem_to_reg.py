@@ -349,10 +349,36 @@ class _Fragments:
         self.lower_block(self.kernel.body.block)
         for op in reversed(self.dead):
             Rewriter.erase_op(op, safe_erase=False)
+        if self.a_registers:
+            for read, last in self.hoisted_after.items():
+                self.release_after_loads(read, last)
         for axis in self.warps if self.mma == "mma.sync" else ():  # wgmma's warps are the rows of its products
             if axis not in self.axes:
                 raise self.fail(f"warps can share only the axes of the tiles computed in registers "
                                 f"({', '.join(sorted(self.axes))}), not '{axis}'")
+
+    def release_after_loads(self, read: smem.ReadOp, last: Operation) -> None:
+        """A persistent block's tile read only by the fragments loaded once (Q, with
+        `a_registers`) is released right after the last of those loads, not after the
+        stream: the producer, waiting on that release (the empty barrier it waits on before
+        its copy into the buffer), then loads the next query tile's Q while this tile's
+        stream runs, and the next tile starts without waiting for it."""
+        buf = read.source
+        users = [u.operation for u in buf.uses]
+        copies = [o for o in users if isinstance(o, smem.TmaCopyOp)]
+        loads = set(self.hoisted.values())
+        if len(copies) != 1 or any(not isinstance(o, smem.TmaCopyOp | smem.ReadOp) and not (
+                isinstance(o, reg.LdmatrixOp) and o.result in loads) for o in users):
+            return
+        expect = copies[0].prev_op
+        wait = expect.prev_op if isinstance(expect, smem.ArriveExpectOp) else None
+        if not isinstance(wait, smem.MbarrierWaitOp):
+            return  # a plain grid: the tile is loaded once and never released
+        arrives = [u.operation for u in wait.bars.uses
+                   if isinstance(u.operation, smem.ArriveOp) and u.operation.parent_block() is last.parent_block()]
+        if len(arrives) == 1:
+            arrives[0].detach()
+            Rewriter.insert_op(arrives[0], InsertPoint.after(last))
 
     def lower_block(self, block: Block) -> None:
         for op in list(block.ops):
@@ -504,12 +530,13 @@ class _Fragments:
         """The `a` fragment of one 16-wide slice: loaded at the product, or, for a tile read
         outside the product's loop, once after the read."""
         t = reg.FragType("a", {rows: n, k: 16}, read.result.type.element_type)  # type: ignore[attr-defined]
-        load = reg.LdmatrixOp(read.source, read.stage, {k: kk}, t)
         if read.parent is before.parent or not self.hoist:
+            load = reg.LdmatrixOp(read.source, read.stage, {k: kk}, t)
             steps.append(load)
             return load.result
         key = (read, kk)
-        if key not in self.hoisted:
+        if key not in self.hoisted:  # (made only here: an op left unplaced would still use the buffer)
+            load = reg.LdmatrixOp(read.source, read.stage, {k: kk}, t)
             Rewriter.insert_op([load], InsertPoint.after(self.hoisted_after.get(read, read)))
             self.hoisted_after[read] = load
             self.hoisted[key] = load.result

@@ -3,11 +3,16 @@
 // 16-wide slice of d, shared by the masked and the unmasked loop), and S = Q K^T is one
 // reg.wgmma_rs per slice from them; P V is reg.wgmma_rs as before. Without a_registers
 // each product of S reads Q from its stage. The reg level keeps the numbers (napkin-run
-// against float64), and napkin-sm90{q_registers=true} takes the same route.
+// against float64), and napkin-sm90{q_registers=true} takes the same route. In a
+// persistent block Q's stage is released right after the loads (its next tile's Q then
+// lands while this tile's stream runs), not after the stream.
 // RUN: napkin-opt %examples/causal_attention.mlir -p 'ncd-relabel{grid="b,h,i:128" stream="j:64"},ncd-to-hbm,hbm-to-smem{stages=2 copy=tma},smem-to-reg{mma=wgmma a_registers=true}' | filecheck %s
 // RUN: napkin-opt %examples/causal_attention.mlir -p 'ncd-relabel{grid="b,h,i:128" stream="j:64"},ncd-to-hbm,hbm-to-smem{stages=2 copy=tma},smem-to-reg{mma=wgmma a_registers=true}' | napkin-run --random-inputs --check | filecheck %s --check-prefix=NUMBERS
 // RUN: napkin-opt %examples/spherical_attention.mlir -p 'ncd-relabel{grid="b,h,i:64" stream="j:64"},ncd-to-hbm,hbm-to-smem{stages=3 copy=tma},smem-to-reg{mma=wgmma a_registers=true},reg-wgmma-overlap' | napkin-run --random-inputs --check | filecheck %s --check-prefix=NUMBERS
 // RUN: napkin-opt %examples/causal_attention.mlir -p 'ncd-relabel{grid="b,h,i:128" stream="j:64"},ncd-to-hbm,hbm-to-smem{stages=2 copy=tma},smem-to-reg{mma=wgmma}' | filecheck %s --check-prefix=SHARED
+// RUN: napkin-opt %examples/causal_attention.mlir -p 'ncd-relabel{grid="b,h,i:128" stream="j:64"},ncd-to-hbm,hbm-launch{order=last persistent=true},hbm-to-smem{stages=2 copy=tma},smem-to-reg{mma=wgmma a_registers=true}' | filecheck %s --check-prefix=PERSISTENT
+// RUN: napkin-opt %examples/causal_attention.mlir -p 'ncd-relabel{grid="b,h,i:128" stream="j:64"},ncd-to-hbm,hbm-launch{order=last persistent=true},hbm-to-smem{stages=2 copy=tma},smem-to-reg{mma=wgmma a_registers=true},reg-wgmma-overlap,reg-pingpong' | napkin-run --random-inputs --check | filecheck %s --check-prefix=NUMBERS
+// RUN: napkin-opt %examples/causal_attention.mlir -p 'ncd-relabel{grid="b,h,i:128" stream="j:64"},ncd-to-hbm,hbm-launch{order=last persistent=true},hbm-to-smem{stages=2 copy=tma},smem-to-reg{mma=wgmma}' | filecheck %s --check-prefix=PERSISTENT-SHARED
 // RUN: napkin-opt %examples/causal_attention.mlir -p 'napkin-sm90{q_registers=true}' -t ptx | filecheck %s --check-prefix=PIPELINE
 // RUN: not napkin-opt %examples/causal_attention.mlir -p 'ncd-relabel{grid="b,h,i:128" stream="j:64"},ncd-to-hbm,hbm-to-smem{stages=2},smem-to-reg{a_registers=true}' 2>&1 | filecheck %s --check-prefix=MMA-SYNC
 
@@ -32,6 +37,20 @@
 
 // SHARED-NOT: reg.ldmatrix
 // SHARED: reg.wgmma %{{.*}} {at = #hbm.labels<d=0>}
+
+// PERSISTENT: smem.producer
+// PERSISTENT: smem.mbarrier_wait [[EMPTY:%[0-9]+]][%{{.*}}] parity %{{.*}} : !smem.mbarrier<stages=1, arrivals=1>
+// PERSISTENT: reg.ldmatrix {{.*}} {at = #hbm.labels<d=48>}
+// PERSISTENT-NEXT: smem.arrive [[EMPTY]][%{{.*}}] : !smem.mbarrier<stages=1, arrivals=1>
+// PERSISTENT-NEXT: scf.for
+// PERSISTENT-NOT: smem.arrive [[EMPTY]]
+
+// the same launch with Q in shared memory releases it after the stream
+// PERSISTENT-SHARED: smem.producer
+// PERSISTENT-SHARED: smem.mbarrier_wait [[EMPTY:%[0-9]+]][%{{.*}}] parity %{{.*}} : !smem.mbarrier<stages=1, arrivals=1>
+// PERSISTENT-SHARED: scf.for
+// PERSISTENT-SHARED: scf.for
+// PERSISTENT-SHARED: smem.arrive [[EMPTY]][%{{.*}}] : !smem.mbarrier<stages=1, arrivals=1>
 
 // NUMBERS: check against float64 reference: {{.*}}: ok
 

@@ -92,6 +92,25 @@ def test_rings_that_restart_each_tile_are_refused(run_printed):
         run_printed(text, 1)
 
 
+def _persistent_q_in_registers(kind: str = "causal") -> str:
+    sm90 = SM90.replace("smem-to-reg{mma=wgmma}", "smem-to-reg{mma=wgmma a_registers=true}")
+    return str(run_pipeline(attention_diagram(kind, 1, 2, 300, 64), f"{_launch(64, 64)},{sm90}"))
+
+
+@pytest.mark.parametrize("kind", ["softmax", "causal", "spherical"])
+def test_q_in_registers_is_released_after_its_loads(kind, run_printed):
+    # with a_registers Q's stage is released right after the fragments are loaded (the
+    # producer loads the next tile's Q while this tile's stream runs): the numbers hold
+    # over every tile of the persistent blocks
+    text = _persistent_q_in_registers(kind)
+    assert re.search(r"reg.ldmatrix [^\n]*d=48>[^\n]*\n *smem.arrive %\d+\[%\d+\] : !smem.mbarrier<stages=1, arrivals=1>", text)
+    diagram = find_entry(run_pipeline(attention_diagram(kind, 1, 2, 300, 64)))
+    inputs = diagram.random_inputs(7)
+    got = find_entry(run_pipeline(text)).run(inputs)[0]
+    assert not np.isnan(got).any()
+    assert reference.relative_error(got, reference.REFERENCES[NAMES[kind]](*inputs)) <= reference.TOLERANCE["bf16"]
+
+
 class _Grid:
     """What persistent_tiles reads of a kernel."""
 
