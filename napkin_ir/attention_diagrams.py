@@ -161,18 +161,20 @@ def sm90_attention_pass_list(module: ModuleOp, block: int | None = None, stream:
 def q_registers_pay(module: ModuleOp, block: int | None = None, stream: int | None = None, blocks_per_sm: int = 1) -> bool:
     """Whether napkin-sm90 keeps Q in registers by default (`sm90_attention_pass_list`'s
     `q_registers`) for `module`'s attention with blocks of `block` query rows and `stream`
-    keys a tile (None: the defaults): a softmax, masked or not, at head dims over 64 up to
-    128, in a block of up to 128 rows alone on its multiprocessor, with up to 128 keys a
-    tile (it then takes 128, not WIDE_STREAM: `sm90_attention_tiles`). Q's 32 registers a
-    thread at d=128 fit beside 128 keys' scores, probabilities and the output's
-    accumulators in a consumer's 240, not beside 176 keys' (ptxas spills). H200,
-    2026-11-26, d=128, against the default's 176 keys in one call: 4k 626 TFLOP/s against
-    617, causal 581 against 565; 16k 647 against 637, causal 636 against 629. Spherical
-    attention, all products, runs 1-2% slower with it (718 against 733 at 4k)."""
+    keys a tile (None: the defaults): at head dims over 64 up to 128, in a block of up to
+    128 rows alone on its multiprocessor, with up to 128 keys a tile (a softmax then takes
+    128, not WIDE_STREAM: `sm90_attention_tiles`). Q's 32 registers a thread at d=128 fit
+    beside 128 keys' scores, probabilities and the output's accumulators in a consumer's
+    240, not beside 176 keys' (ptxas spills). A persistent block releases Q's stage right
+    after loading it, so its next tile's Q lands under this tile's stream.
+    H200, 2026-11-26, d=128, the softmax against its 176-key default in one call: 4k 621
+    TFLOP/s against 604, causal 575 against 559; 16k 637 against 633, causal 633 against
+    624; 1k 533 against 538. Spherical attention, persistent, against Q in shared memory
+    in one call: 1k 639 against 629, 4k 732 against 721, 16k 761 against 745 (before the
+    early release of Q it was 1-2% slower)."""
     axes, sizes = attention_shape(module)
     d = _head_dim(axes, sizes)
-    return (_softmax(module) and 64 < d <= 128 and blocks_per_sm == 1 and (block or _default_rows(axes, sizes)) <= 128
-            and (stream or 0) <= 128)
+    return 64 < d <= 128 and blocks_per_sm == 1 and (block or _default_rows(axes, sizes)) <= 128 and (stream or 0) <= 128
 
 
 PERSISTENT_WORK = 2048 * 256  # keys x head dim a block streams on average, at which a persistent grid stops paying

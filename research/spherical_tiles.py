@@ -2,7 +2,7 @@
 """Spherical attention's tiles at one head dim: napkin-sm90 configurations timed in the
 same rounds as napkin's default softmax kernel (16k tokens, hidden 2048, bf16).
 
-    python3 research/spherical_tiles.py [--seqs 4096,16384] [--dim 128] [--set tiles|pipeline]
+    python3 research/spherical_tiles.py [--seqs 4096,16384] [--dim 128] [--set tiles|pipeline|q-registers]
 
 Each configuration is (query rows, keys a tile, stages, overlap, ping-pong, blocks a
 multiprocessor, persistent, store, Q in registers), as tools/bench_attention.py's
@@ -44,6 +44,11 @@ PIPELINE = [  # the default's tiles, its pipeline varied: the store, stages, ove
     (128, 128, 2, False, False, 1, True, "tma"),
     (128, 64, 4, True, True, 1, True, "tma"),
 ]
+Q_REGISTERS = [  # Q in registers (a persistent block releases it after its loads) against the default
+    "default",
+    (128, 128, 2, True, True, 1, True, "tma", True),
+    (128, 128, 2, True, False, 1, True, "tma", True),
+]
 SOFTMAX = [
     "default",
     (128, 128, 2, True, True, 1, False, "tma", True),
@@ -58,10 +63,11 @@ def main() -> int:
     ap = argparse.ArgumentParser()
     ap.add_argument("--seqs", default="4096,16384")
     ap.add_argument("--dim", type=int, default=128)
-    ap.add_argument("--set", choices=["tiles", "pipeline"], default="tiles",
-                    help="tiles: other tiles and Q in registers; pipeline: the default's tiles, its pipeline varied")
+    ap.add_argument("--set", choices=["tiles", "pipeline", "q-registers"], default="tiles",
+                    help="tiles: other tiles and Q in registers; pipeline: the default's tiles, its pipeline varied; "
+                         "q-registers: the default against Q in registers")
     args = ap.parse_args()
-    spherical = CONFIGS if args.set == "tiles" else PIPELINE
+    spherical = {"tiles": CONFIGS, "pipeline": PIPELINE, "q-registers": Q_REGISTERS}[args.set]
     d, lines = args.dim, []
     for n in (int(x) for x in args.seqs.split(",")):
         b, h = 16384 // n, 2048 // d
