@@ -11,10 +11,11 @@ thread of its own, which meets the kernel body (the consumers) only at mbarriers
 phase completes when its arrivals and announced bytes are all in; TMA data lands in the
 buffer then, not before. The protocol is checked: a copy into a stage still held by the
 consumers (not yet released through its `empty` barrier), bytes beyond those announced,
-a read of a stage whose phase has not completed, a release while a wgmma still reads the
-stage, a write into a stage a TMA store still reads, a consumer's wait that passes on a
-phase whose data it already took (a wrong parity), and a deadlock (every role waiting)
-each stop with the reason. A persistent block's buffers and barriers (one per alloc op)
+a read of a stage whose phase has not completed, a read of a stage the consumers have
+released (each empty ring frees the buffers the producer copies into after waiting on
+it), a release while a wgmma still reads the stage, a write into a stage a TMA store
+still reads, a consumer's wait that passes on a phase whose data it already took (a
+wrong parity), and a deadlock (every role waiting) each stop with the reason. A persistent block's buffers and barriers (one per alloc op)
 live on from tile to tile, its rings' positions given by the hbm interpreter.
 """
 
@@ -49,6 +50,7 @@ class Buffer:
         # however the roles' threads happen to be scheduled.
         self.free: set[int] = set(range(t.stages.data))
         self.wgmma_reads: dict[int, int] = {}  # stage -> wgmma products not yet retired
+        self.tma_filled = False  # filled by TMA copies: its stages are held until released
         self.storing: dict[int, int] = {}  # stage -> TMA stores not yet retired (still reading it)
 
     def check_writable(self, stage: int, op_name: str) -> None:
@@ -72,6 +74,7 @@ class Ring:
         self.tx = [0] * n
         self.landing: list[list[tuple[Buffer, int, np.ndarray]]] = [[] for _ in range(n)]
         self.releases = False  # consumers arrive on it: a completed phase frees its stage
+        self.guards: list[Any] = []  # the alloc ops of the buffers it frees (none known: all)
         self.taken = [0] * n  # phases of a full ring the consumers have waited for, per stage
 
     def check(self, stage: int, op_name: str) -> None:
@@ -230,8 +233,15 @@ class SmemFunctions(InterpreterFunctions):
         if op not in self.allocated:
             ring = Ring(op.result.type)  # type: ignore[arg-type]
             ring.releases = any(isinstance(u.operation, smem.ArriveOp) for u in op.result.uses)
+            ring.guards = _guarded_allocs(op) if ring.releases else []
             self.allocated[op] = ring
         return (self.allocated[op],)
+
+    def _guarded(self, ring: Ring) -> list[Buffer]:
+        """The buffers a release ring frees: those the producer copies into after waiting
+        on it, or, where none is known, every buffer."""
+        bufs = [self.allocated[a] for a in ring.guards if a in self.allocated]
+        return bufs or self.buffers
 
     @impl(smem.RingPositionOp)
     def run_ring_position(self, interpreter: Interpreter, op: smem.RingPositionOp, args: tuple[Any, ...]):
@@ -268,7 +278,7 @@ class SmemFunctions(InterpreterFunctions):
             buf.held.add(s)
         ring.landing[stage] = []
         if ring.releases:
-            for buf in self.buffers:
+            for buf in self._guarded(ring):
                 buf.held.discard(stage)
         ring.phase[stage] += 1
         ring.pending[stage] = ring.type.arrivals.data
@@ -306,6 +316,7 @@ class SmemFunctions(InterpreterFunctions):
                                           f"{ring.tx[bar_stage]} were announced (smem.arrive_expect)")
             ring.tx[bar_stage] -= nbytes
             buf.free.discard(stage)
+            buf.tma_filled = True
             buf.in_flight[stage] = buf.in_flight.get(stage, 0) + 1
             ring.landing[bar_stage].append((buf, stage, read_tile(g, offsets, buf.type.dims)))
             self._maybe_complete(ring, bar_stage)
@@ -322,7 +333,7 @@ class SmemFunctions(InterpreterFunctions):
         self.roles.wait_until(lambda: ring.phase[stage] % 2 != parity, f"{op.name} on stage {stage}, parity {parity}")
         with self.roles.cond:
             if ring.releases:  # the producer has seen the stage released: it may fill it again
-                for buf in self.buffers:
+                for buf in self._guarded(ring):
                     if stage < buf.type.stages.data and stage not in buf.held and not buf.in_flight.get(stage, 0):
                         buf.free.add(stage)
             else:  # the consumers take the phase that completed last: one they have not taken
@@ -335,12 +346,31 @@ class SmemFunctions(InterpreterFunctions):
         return ()
 
 
+def _guarded_allocs(ring: smem.MbarrierAllocOp) -> list[Operation]:
+    """The alloc ops of the buffers the producer copies into after a wait on `ring` (up to
+    its next wait): the buffers the consumers' releases on `ring` free."""
+    out: list[Operation] = []
+    for use in ring.result.uses:
+        wait = use.operation
+        if not isinstance(wait, smem.MbarrierWaitOp):
+            continue
+        op = wait.next_op
+        while op is not None and not isinstance(op, smem.MbarrierWaitOp):
+            if isinstance(op, smem.TmaCopyOp) and isinstance(op.dest.owner, smem.AllocOp) and op.dest.owner not in out:
+                out.append(op.dest.owner)
+            op = op.next_op
+    return out
+
+
 def check_readable(buf: Buffer, stage: int, op_name: str) -> None:
     """A stage may be read once its copies have landed and a barrier has passed since."""
     if not 0 <= stage < buf.type.stages.data:
         raise InterpretationError(f"{op_name}: stage {stage} of a buffer with {buf.type.stages.data} stages")
     if buf.in_flight.get(stage, 0):
         raise InterpretationError(f"{op_name}: stage {stage} of {buf.type} still has a copy in flight; wait for its group first")
+    if buf.tma_filled and stage not in buf.held:
+        raise InterpretationError(f"{op_name}: reads stage {stage} of {buf.type} after the consumers released it (the producer "
+                                  "may be filling it again); read it before the release")
     if stage in buf.unsynced:
         raise InterpretationError(f"{op_name}: stage {stage} of {buf.type} was filled since the last barrier; "
                                   "other threads' copies are not visible yet")

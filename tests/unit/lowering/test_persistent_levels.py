@@ -111,6 +111,19 @@ def test_q_in_registers_is_released_after_its_loads(kind, run_printed):
     assert reference.relative_error(got, reference.REFERENCES[NAMES[kind]](*inputs)) <= reference.TOLERANCE["bf16"]
 
 
+def test_q_released_before_its_loads_is_refused(run_printed):
+    # the release moved above the loads: the producer may refill Q's stage while they read
+    text = _persistent_q_in_registers()
+    release = re.search(r"\n *smem.arrive %\d+\[%\d+\] : !smem.mbarrier<stages=1, arrivals=1>", text)
+    assert release is not None
+    text = text[: release.start()] + text[release.end():]
+    first = re.search(r"\n *%\d+ = reg.ldmatrix", text)
+    assert first is not None
+    text = text[: first.start()] + release.group(0) + text[first.start():]
+    with pytest.raises(InterpretationError, match="after the consumers released it"):
+        run_printed(text, 1)
+
+
 class _Grid:
     """What persistent_tiles reads of a kernel."""
 
