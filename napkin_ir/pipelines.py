@@ -388,7 +388,7 @@ class NapkinSm90Pass(PipelinePass):
                 # stages given, overlap or ping-pong turned off, and the blocks an SM bound the search
                 space = AttentionSpace(stages=(self.stages,) if self.stages else (2, 3), overlap=(True, False) if self.overlap else (False,),
                                        pingpong=(True, False) if self.pingpong else (False,), blocks_per_sm=self.blocks_per_sm,
-                                       persistent=persistent, store=self.store)
+                                       persistent=persistent, store=self.store, q_registers=self.q_registers)
                 return _autotile(module, self.hw, "sm90", self.name, attention=space).config.passes(module)
             return sm90_attention_pass_list(module, rows or None, keys or None, self.stages, self.overlap, self.pingpong, self.blocks_per_sm,
                                             persistent, self.store, self.q_registers)

@@ -103,8 +103,9 @@ class AttentionSpace:
     """napkin-sm90's attention configurations to search (`sm90_attention_pass_list`'s
     arguments): query rows a block (warpgroups of 64), keys a stream tile, stages, and
     whether reg-wgmma-overlap and reg-pingpong run; the blocks a multiprocessor holds,
-    whether the launch is persistent and how the output leaves (`auto`: TMA stores where
-    they fit) are given, not searched."""
+    whether the launch is persistent, how the output leaves (`auto`: TMA stores where
+    they fit) and whether Q is held in registers (None: where `q_registers_pay` for the
+    candidate's tile) are given, not searched."""
 
     block_rows: tuple[int, ...] = (64, 128, 192)
     stream_sizes: tuple[int, ...] = (64, 128, WIDE_STREAM)
@@ -114,6 +115,7 @@ class AttentionSpace:
     blocks_per_sm: int = 1
     persistent: bool = False
     store: str = "auto"
+    q_registers: bool | None = None
 
 
 @dataclass(frozen=True)
@@ -131,13 +133,14 @@ class AttentionConfig:
     blocks_per_sm: int = 1
     persistent: bool = False
     store: str = "direct"
+    q_registers: bool | None = None
 
     def passes(self, module: ModuleOp) -> tuple:
         """The passes from `module` to sm_90a PTX (`sm90_attention_pass_list`)."""
         from napkin_ir.attention_diagrams import sm90_attention_pass_list
 
         return sm90_attention_pass_list(module, self.block, self.stream, self.stages, self.overlap, self.pingpong, self.blocks_per_sm,
-                                        self.persistent, self.store)
+                                        self.persistent, self.store, self.q_registers)
 
     def describe(self) -> str:
         schedule = " and ".join(name for name, on in (("overlap", self.overlap), ("ping-pong", self.pingpong)) if on)
@@ -437,7 +440,7 @@ def attention_configs(module: ModuleOp, space: AttentionSpace = AttentionSpace()
         block, stream, _, _, store = sm90_attention_tiles(module, rows, keys, stages, space.blocks_per_sm, space.store)
         for overlap, pingpong in itertools.product(space.overlap, space.pingpong):
             cfg = AttentionConfig(i, j, block, stream, stages, overlap, pingpong and block > 64, space.blocks_per_sm, space.persistent,
-                                  store)
+                                  store, space.q_registers)
             out.setdefault((block, stream, stages, cfg.overlap, cfg.pingpong), cfg)
     return list(out.values())
 

@@ -168,3 +168,20 @@ def test_a_configuration_over_the_consumers_registers_is_set_aside():
     over = [c for c in result.candidates if c.rejected and "registers" in c.rejected]
     assert over and all(c.config.block == 192 and c.config.stream == 176 for c in over)
     assert all("over the 160 setmaxnreg gives the consumers" in c.rejected for c in over)
+
+
+def test_q_in_registers_is_given_to_the_search_not_searched():
+    # q_registers=None: each candidate holds Q in registers where napkin-sm90 would for its
+    # tile (128 keys and up to 128 rows at d=128); False or True: every candidate as given
+    from napkin_ir.passmanager import spec
+
+    module = run_pipeline(attention_diagram("softmax", b=1, h=2, n=512, d=128))
+    for given in (None, False, True):
+        configs = attention_configs(module, AttentionSpace(block_rows=(128,), stream_sizes=(128, 176), q_registers=given))
+        for c in configs:
+            held = "a_registers=true" in spec(c.passes(module))
+            assert held == (c.stream <= 128 if given is None else given)
+    # Q in registers beside 176 keys: more than setmaxnreg gives the consumers
+    with pytest.raises(UserError, match="over the 240 setmaxnreg gives the consumers"):
+        autotile_attention(module, H200, space=AttentionSpace(block_rows=(128,), stream_sizes=(176,), stages=(2,), q_registers=True),
+                           progress=lambda *_: None)
