@@ -115,7 +115,8 @@ def sm90_attention_pass_list(module: ModuleOp, block: int | None = None, stream:
     (warpgroups of 64 consumer rows each; one batch entry and head a block, longest first),
     keys streamed `stream` at a time through `stages` TMA stages filled by a producer
     warpgroup (None or 0 for any: `sm90_attention_tiles`' defaults), Q copied once, S = Q K^T
-    by wgmma from shared memory, P V by wgmma with P from registers. `overlap` runs a
+    by wgmma with Q from shared memory or from registers, P V by wgmma with P from
+    registers. `overlap` runs a
     tile's P V while the next tile's scores are made (`reg-wgmma-overlap`); `pingpong` has
     the consumer warpgroups take turns issuing products (`reg-pingpong`); `q_registers`
     loads each warp's rows of Q into registers once a tile and makes S = Q K^T by wgmma with
@@ -167,11 +168,11 @@ def q_registers_pay(module: ModuleOp, block: int | None = None, stream: int | No
     beside 128 keys' scores, probabilities and the output's accumulators in a consumer's
     240, not beside 176 keys' (ptxas spills). A persistent block releases Q's stage right
     after loading it, so its next tile's Q lands under this tile's stream.
-    H200, 2026-11-26, d=128, the softmax against its 176-key default in one call: 4k 621
-    TFLOP/s against 604, causal 575 against 559; 16k 637 against 633, causal 633 against
-    624; 1k 533 against 538. Spherical attention, persistent, against Q in shared memory
-    in one call: 1k 639 against 629, 4k 732 against 721, 16k 761 against 745 (before the
-    early release of Q it was 1-2% slower)."""
+    H200, 2026-11-26, d=128, against the defaults before (Q in shared memory) in one call:
+    softmax 1k 550 TFLOP/s against 543, causal 420 against 414; 4k 633 against 607,
+    causal 583 against 558; 16k 639 against 637, causal 633 against 629; spherical
+    attention 643 against 628, 733 against 722, 755 against 748 (before the early release
+    of Q it ran 1-2% slower with Q in registers)."""
     axes, sizes = attention_shape(module)
     d = _head_dim(axes, sizes)
     return 64 < d <= 128 and blocks_per_sm == 1 and (block or _default_rows(axes, sizes)) <= 128 and (stream or 0) <= 128

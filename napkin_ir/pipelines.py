@@ -335,14 +335,15 @@ class NapkinSm90Pass(PipelinePass):
     head dims over 128: `sm90_attention_tiles`), `stages` (3 where they fit beside Q and
     the output's panels, else 2) and
     `blocks_per_sm` (the shared memory and registers shared out): Q, K and V by TMA (K and
-    V released on rings of their own), S = Q K^T by wgmma from shared memory, P V by wgmma
-    with P from registers, `overlap` running a tile's P V while the next tile's scores are
-    made, `pingpong` the consumer warpgroups taking turns issuing products (both on by
-    default), `q_registers` each warp's rows of Q loaded into registers once a tile and S
-    = Q K^T by wgmma with A from them, a persistent block releasing Q's stage right after
-    (by default at head dims over 64 up to 128 in blocks of up to 128 rows: a softmax then
-    streams 128 keys a tile, which leave room for Q's registers; `q_registers_pay`). With `autotile=true` the model chooses among 64, 128 and 192 query rows,
-    64, 128 and 176 keys, 2 and 3 stages, overlap and ping-pong on or off
+    V released on rings of their own), S = Q K^T by wgmma (Q from shared memory or
+    registers), P V by wgmma with P from registers, `overlap` running a tile's P V while
+    the next tile's scores are made, `pingpong` the consumer warpgroups taking turns
+    issuing products (both on by default), `q_registers` each warp's rows of Q loaded into
+    registers once a tile and S = Q K^T by wgmma with A from them, a persistent block
+    releasing Q's stage right after (by default at head dims over 64 up to 128 in blocks
+    of up to 128 rows: a softmax then streams 128 keys a tile, which leave room for Q's
+    registers; `q_registers_pay`). With `autotile=true` the model chooses among 64, 128
+    and 192 query rows, 64, 128 and 176 keys, 2 and 3 stages, overlap and ping-pong on or off
     (`autotile_attention`: those over the shared memory or the consumers' registers set
     aside); `stages` given, `overlap=false`, `pingpong=false` and `blocks_per_sm` bound its
     search, and `block` is refused. `persistent` loops each block over query tiles in pairs
