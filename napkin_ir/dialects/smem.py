@@ -503,10 +503,22 @@ class ProducerOp(IRDLOperation):
             require(not isinstance(op, ReadOp | ProducerOp | WriteOp | TmaStoreOp), self, f"a producer only copies and waits; {op.name} belongs to the consumers")
 
 
+def filled_after(wait: MbarrierWaitOp) -> list[SSAValue]:
+    """The buffers a producer copies into after `wait`, up to its next wait: where `wait` is
+    on an empty ring, the buffers the consumers' releases on that ring free."""
+    out: list[SSAValue] = []
+    op = wait.next_op
+    while op is not None and not isinstance(op, MbarrierWaitOp):
+        if isinstance(op, TmaCopyOp) and op.dest not in out:
+            out.append(op.dest)
+        op = op.next_op
+    return out
+
+
 SMEM = Dialect("smem", [AllocOp, CopyOp, CommitOp, WaitOp, BarrierOp, ReadOp, MbarrierAllocOp, TmaCopyOp, ArriveExpectOp,
                         ArriveOp, MbarrierWaitOp, RingPositionOp, TilePositionOp, ProducerOp, WriteOp, TmaStoreOp, TmaStoreWaitOp],
                [BufferType, MbarrierType])
 
 __all__ = ["SMEM", "AllocOp", "ArriveExpectOp", "ArriveOp", "BarrierOp", "BufferType", "CommitOp", "CopyOp", "MbarrierAllocOp",
            "MbarrierType", "MbarrierWaitOp", "ProducerOp", "RingPositionOp", "ReadOp", "TilePositionOp", "TmaCopyOp", "TmaStoreOp", "TmaStoreWaitOp",
-           "WaitOp", "WriteOp"]
+           "WaitOp", "WriteOp", "filled_after"]

@@ -347,18 +347,12 @@ class SmemFunctions(InterpreterFunctions):
 
 
 def _guarded_allocs(ring: smem.MbarrierAllocOp) -> list[Operation]:
-    """The alloc ops of the buffers the producer copies into after a wait on `ring` (up to
-    its next wait): the buffers the consumers' releases on `ring` free."""
+    """The alloc ops of the buffers the producer copies into after a wait on `ring`
+    (`smem.filled_after`): the buffers the consumers' releases on `ring` free."""
     out: list[Operation] = []
     for use in ring.result.uses:
-        wait = use.operation
-        if not isinstance(wait, smem.MbarrierWaitOp):
-            continue
-        op = wait.next_op
-        while op is not None and not isinstance(op, smem.MbarrierWaitOp):
-            if isinstance(op, smem.TmaCopyOp) and isinstance(op.dest.owner, smem.AllocOp) and op.dest.owner not in out:
-                out.append(op.dest.owner)
-            op = op.next_op
+        if isinstance(use.operation, smem.MbarrierWaitOp):
+            out += [b.owner for b in smem.filled_after(use.operation) if isinstance(b.owner, smem.AllocOp) and b.owner not in out]
     return out
 
 

@@ -364,17 +364,16 @@ class _Fragments:
         its copy into the buffer), then loads the next query tile's Q while this tile's
         stream runs, and the next tile starts without waiting for it."""
         buf = read.source
-        users = [u.operation for u in buf.uses]
-        copies = [o for o in users if isinstance(o, smem.TmaCopyOp)]
         loads = set(self.hoisted.values())
-        if len(copies) != 1 or any(not isinstance(o, smem.TmaCopyOp | smem.ReadOp) and not (
-                isinstance(o, reg.LdmatrixOp) and o.result in loads) for o in users):
+        if any(not isinstance(u.operation, smem.TmaCopyOp | smem.ReadOp) and not (
+                isinstance(u.operation, reg.LdmatrixOp) and u.operation.result in loads) for u in buf.uses):
             return
-        expect = copies[0].prev_op
-        wait = expect.prev_op if isinstance(expect, smem.ArriveExpectOp) else None
-        if not isinstance(wait, smem.MbarrierWaitOp):
-            return  # a plain grid: the tile is loaded once and never released
-        arrives = [u.operation for u in wait.bars.uses
+        # the empty ring the producer waits on before filling it (none on a plain grid: the
+        # tile is loaded once and never released)
+        empties = {w.bars for w in self.kernel.walk() if isinstance(w, smem.MbarrierWaitOp) and buf in smem.filled_after(w)}
+        if len(empties) != 1:
+            return
+        arrives = [u.operation for u in empties.pop().uses
                    if isinstance(u.operation, smem.ArriveOp) and u.operation.parent_block() is last.parent_block()]
         if len(arrives) == 1:
             arrives[0].detach()
