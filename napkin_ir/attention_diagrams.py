@@ -251,12 +251,13 @@ DEEP_STREAM = 80  # keys a tile of a long stream at head dims over 128 (FlashAtt
 
 
 def sm90_attention_tiles(module: ModuleOp, block: int | None = None, stream: int | None = None, stages: int = 0,
-                         blocks_per_sm: int = 1, store: str = "auto", q_registers: bool = False) -> tuple[int, int, int, int, str]:
+                         blocks_per_sm: int = 1, store: str = "auto", q_registers: bool | None = None) -> tuple[int, int, int, int, str]:
     """(query rows, keys a tile, stages, shared-memory budget of a block, how the output
     leaves) that `sm90_attention_pass_list` takes for `module`: the tiles fitted to the axes
     (a block of grouped-query attention no longer than its packed heads' positions need),
     and where none is given, the default query rows (`default_rows`), stream tile, store
-    and stage count.
+    and stage count, with Q in registers or not as given (None: as napkin-sm90 decides,
+    `q_registers_pay`).
 
     Keys a tile: WIDE_STREAM (FlashAttention-3's at head dim 128) at head dims up to 128,
     Q not held in registers (`q_registers`: 128 keys, `q_registers_pay`), where no causal
@@ -287,6 +288,8 @@ def sm90_attention_tiles(module: ModuleOp, block: int | None = None, stream: int
     axes, sizes = attention_shape(module)
     i, j = axes.query, axes.keys
     d = _head_dim(axes, sizes)
+    if q_registers is None:
+        q_registers = q_registers_pay(module, block, stream, blocks_per_sm)
     block = block or _default_rows(axes, sizes)
     if block % 64 or not 64 <= block <= 256:
         raise PassFailedException(f"napkin-sm90: attention's block is warpgroups of 64 query rows (64 to 256), got {block}")

@@ -257,10 +257,11 @@ def test_sm90_three_warpgroup_blocks_stay_a_block_a_tile():
 
 
 @pytest.mark.parametrize("kind,d,n,options,want", [
-    ("softmax", 128, 4096, {}, (128, 176, 2, "tma")),  # 176 keys unmasked; room for a panel stage beside them
+    ("softmax", 128, 4096, {"q_registers": False}, (128, 176, 2, "tma")),  # Q in shared memory: 176 keys unmasked; room for a panel stage beside them
+    ("softmax", 128, 4096, {}, (128, 128, 2, "tma")),  # napkin-sm90's default holds Q in registers there: 128 keys
     ("softmax", 64, 1000, {}, (128, 176, 3, "tma")),
     ("spherical", 128, 4096, {"blocks_per_sm": 1, "stages": 2}, (128, 128, 2, "tma")),  # spherical at d=128: 128 keys
-    ("softmax", 128, 4096, {"store": "direct"}, (128, 176, 2, "direct")),
+    ("softmax", 128, 4096, {"store": "direct", "q_registers": False}, (128, 176, 2, "direct")),
     ("spherical", 64, 1000, {}, (128, 176, 3, "tma")),  # both fit
     ("spherical", 64, 4096, {}, (192, 128, 3, "tma")),  # d=64, a long stream: three consumer warpgroups, 128 keys
     ("causal", 64, 8192, {}, (192, 128, 3, "tma")),  # a long masked stream too
@@ -271,7 +272,7 @@ def test_sm90_three_warpgroup_blocks_stay_a_block_a_tile():
     ("spherical", 256, 8192, {}, (128, 64, 2, "tma")),  # spherical attention keeps 64 keys
     ("softmax", 256, 8192, {"store": "tma"}, (128, 64, 2, "tma")),  # TMA stores asked for: 80 keys leave no room
     ("causal", 128, 4096, {}, (128, 128, 2, "tma")),  # masked: 128 keys, the panels beside two stages
-    ("causal", 128, 8192, {}, (128, 176, 2, "tma")),  # a long masked stream: the diagonal a small share
+    ("causal", 128, 8192, {"q_registers": False}, (128, 176, 2, "tma")),  # a long masked stream: the diagonal a small share
     ("softmax", 256, 2048, {}, (128, 64, 2, "tma")),
     ("softmax", 128, 150, {}, (128, 64, 3, "tma")),  # fewer keys than 176
     ("softmax", 128, 8192, {"block": 192}, (192, 176, 2, "direct")),  # a softmax keeps the wide tile over the panels
