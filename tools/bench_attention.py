@@ -54,7 +54,7 @@ CONFIGS = [  # query rows per block, keys per tile, warps, stages, Q's fragments
     (128, 128, 8, 2, False, 1),
 ]
 SM90_CONFIGS = [  # query rows per block, keys per tile (0: 128, 64 at head dims over 128), stages (0: the pipeline's default), overlap, pingpong,
-    # blocks a multiprocessor, persistent, how the output leaves, Q in registers
+    # blocks a multiprocessor, persistent, how the output leaves, Q in registers (left out: shared memory, as before it was an option)
     (128, 0, 0, True, True),
     (128, 0, 0, True, False),
     (128, 0, 2, False, False),
@@ -266,7 +266,8 @@ def bench_gqa(torch, F, sdpa_kernel, backends, n: int, d: int, r: int, t: str):
     in shared memory where it would hold Q in registers).
     Rows: (n, d, r, causal, napkin TFLOP/s by configuration, napkin without grouping, SDPA's)."""
     import napkin_ir
-    from napkin_ir.attention_diagrams import attention_diagram, gqa_attention_diagram
+    from napkin_ir.attention_diagrams import attention_diagram, gqa_attention_diagram, q_registers_pay
+    from napkin_ir.pipelines import run_pipeline
 
     dt = torch.bfloat16 if t == "bf16" else torch.float16
     tol = 2e-2 if t == "bf16" else 4e-3
@@ -283,10 +284,11 @@ def bench_gqa(torch, F, sdpa_kernel, backends, n: int, d: int, r: int, t: str):
         flop = 4.0 * b * h * n * n * d / (2 if causal else 1)
         ref = F.scaled_dot_product_attention(q, kr, vr, is_causal=causal)
         fns, wrong = {}, set()
-        # and, where the default holds Q in registers (64 < d <= 128), the default with Q read from shared memory
-        q_shared = [("q-shared", {"q_registers": False})] if 64 < d <= 128 else []
+        diagram = gqa_attention_diagram(kind, b, g, r, n, d, t)
+        # and, where the default holds Q in registers, the default with Q read from shared memory
+        q_shared = [("q-shared", {"q_registers": False})] if q_registers_pay(run_pipeline(diagram)) else []
         for label, options in (("default", {}), ("auto", autotile_options()), *q_shared):
-            kern = napkin_ir.compile(gqa_attention_diagram(kind, b, g, r, n, d, t), target="sm90", cache=False, **options)
+            kern = napkin_ir.compile(diagram, target="sm90", cache=False, **options)
             bound = kern.bind({"q": q.view(b, g, r, n, d), "k": k, "v": v, "out": o.view(b, g, r, n, d)})
             o.fill_(float("nan"))
             kern(bound=bound, sync=True)
