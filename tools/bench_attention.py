@@ -85,6 +85,7 @@ SM90_CONFIGS = [  # query rows per block, keys per tile (0: 128, 64 at head dims
     (128, 128, 0, True, True, 1, True, "tma"),  # 128 keys, persistent, TMA stores (the 176 default's short-stream peer)
     (128, 128, 0, True, True, 1, True, "tma", True),  # 27 with Q in registers (S = Q K^T by wgmma with A from registers)
     (128, 128, 0, True, True, 1, False, "tma", True),  # the same, a block a tile
+    "q-shared",  # the defaults with Q in shared memory (what they were where napkin-sm90 now holds Q in registers)
 ]
 
 
@@ -111,6 +112,8 @@ def napkin_sm90_kernel(kind: str, b: int, h: int, n: int, d: int, t: str, config
         options: dict = autotile_options()
     elif config in ("default", "persistent", "plain"):  # napkin-sm90's defaults, persistence as given
         options = {} if config == "default" else {"persistent": config == "persistent"}
+    elif config == "q-shared":
+        options = {"q_registers": False}
     else:
         block, stream, stages, overlap, pingpong, blocks_per_sm, persistent, store, q_registers = (
             *config, *(1, False, "direct", False)[len(config) - 5 :])
