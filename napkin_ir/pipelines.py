@@ -340,7 +340,7 @@ class NapkinSm90Pass(PipelinePass):
     the next tile's scores are made, `pingpong` the consumer warpgroups taking turns
     issuing products (both on by default), `q_registers` each warp's rows of Q loaded into
     registers once a tile and S = Q K^T by wgmma with A from them, a persistent block
-    releasing Q's stage right after (by default at head dims over 64 up to 128 in blocks
+    releasing Q's stage right after (by default at head dims from 64 up to 128 in blocks
     of up to 128 rows: a softmax then streams 128 keys a tile, which leave room for Q's
     registers; `q_registers_pay`). With `autotile=true` the model chooses among 64, 128
     and 192 query rows, 64, 128 and 176 keys, 2 and 3 stages, overlap and ping-pong on or off

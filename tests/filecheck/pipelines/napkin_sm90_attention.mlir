@@ -3,10 +3,10 @@
 // consumers, S = Q K^T by wgmma from shared memory, the online softmax on the
 // accumulators (ex2, quad shuffles), P V by wgmma with P from registers. Each assembles
 // without spills; f16, head dims 128 and 256, a persistent grid, and options attention
-// cannot take. Unmasked keys stream 176 a tile at head dims up to 128, masked ones 128;
-// a softmax at d=128 holds Q in registers (ldmatrix from its panels, wgmma with A from
-// registers) and streams 128 keys, or 176 with q_registers=false; the output leaves by
-// TMA stores where their panels fit.
+// cannot take. In blocks of up to 128 rows at head dims 64 to 128 Q is held in registers
+// (ldmatrix from its panels, wgmma with A from registers) and keys stream 128 a tile;
+// with q_registers=false unmasked keys stream 176 a tile, masked ones 128; the output
+// leaves by TMA stores where their panels fit.
 // RUN: napkin-opt %examples/attention.mlir -p napkin-sm90 -t ptx -o %t.softmax.ptx
 // RUN: %ptxas -v -arch=sm_90a %t.softmax.ptx -o %t.softmax.cubin 2>&1 | filecheck %s --check-prefix=REPORT
 // RUN: filecheck %s < %t.softmax.ptx
@@ -16,6 +16,9 @@
 // RUN: napkin-opt %examples/spherical_attention.mlir -p napkin-sm90 -t ptx -o %t.spherical.ptx
 // RUN: %ptxas -v -arch=sm_90a %t.spherical.ptx -o %t.spherical.cubin 2>&1 | filecheck %s --check-prefix=REPORT
 // RUN: filecheck %s --check-prefix=SPHERICAL < %t.spherical.ptx
+// RUN: napkin-opt %examples/attention.mlir -p 'napkin-sm90{q_registers=false}' -t ptx -o %t.wide64.ptx
+// RUN: %ptxas -v -arch=sm_90a %t.wide64.ptx -o %t.wide64.cubin 2>&1 | filecheck %s --check-prefix=REPORT
+// RUN: filecheck %s --check-prefix=WIDE64 < %t.wide64.ptx
 // RUN: sed -e 's/bf16/f16/g; s/d=64/d=128/g; s/0.125/0.08838834764831845/' %examples/attention.mlir | napkin-opt -p napkin-sm90 -t ptx -o %t.d128.ptx
 // RUN: %ptxas -v -arch=sm_90a %t.d128.ptx -o %t.d128.cubin 2>&1 | filecheck %s --check-prefix=REPORT
 // RUN: filecheck %s --check-prefix=D128 < %t.d128.ptx
@@ -69,8 +72,11 @@
 // CHECK-DAG: setmaxnreg.dec.sync.aligned.u32
 // CHECK-DAG: setmaxnreg.inc.sync.aligned.u32
 // CHECK-DAG: cp.async.bulk.tensor.4d.shared::cluster.global.mbarrier::complete_tx::bytes
-// unmasked keys 176 a tile (the last one partial)
-// CHECK: wgmma.mma_async.sync.aligned.m64n176k16.f32.bf16.bf16 {{{.*}}}, %rd{{[0-9]+}}, %rd{{[0-9]+}}, %p{{[0-9]+}}, 1, 1, 0, 0;
+// Q's 64 columns into registers once a tile (four ldmatrix.x4), then S = Q K^T with A
+// from them, 128 keys a tile
+// CHECK-COUNT-4: ldmatrix.sync.aligned.m8n8.x4.shared.b16
+// CHECK-NOT: ldmatrix
+// CHECK: wgmma.mma_async.sync.aligned.m64n128k16.f32.bf16.bf16 {{{.*}}}, {%r{{[0-9]+}}, %r{{[0-9]+}}, %r{{[0-9]+}}, %r{{[0-9]+}}}, %rd{{[0-9]+}}, %p{{[0-9]+}}, 1, 1, 0;
 // CHECK: wgmma.commit_group.sync.aligned;
 // CHECK: wgmma.wait_group.sync.aligned 0;
 // CHECK: shfl.sync.bfly.b32
@@ -98,6 +104,12 @@
 // D128: wgmma.mma_async.sync.aligned.m64n128k16.f32.f16.f16 {{.*}}, {%r{{[0-9]+}}, %r{{[0-9]+}}, %r{{[0-9]+}}, %r{{[0-9]+}}}, %rd{{[0-9]+}}, %p{{[0-9]+}}, 1, 1, 0;
 // D128: cvt.rn.f16x2.f32
 // D128: stmatrix.sync.aligned.m8n8.x4.shared.b16
+
+// with Q in shared memory, unmasked keys 176 a tile (the last one partial), both operands
+// of S = Q K^T from shared memory
+// WIDE64-NOT: ldmatrix
+// WIDE64: wgmma.mma_async.sync.aligned.m64n176k16.f32.bf16.bf16 {{{.*}}}, %rd{{[0-9]+}}, %rd{{[0-9]+}}, %p{{[0-9]+}}, 1, 1, 0, 0;
+// WIDE64: wgmma.mma_async.sync.aligned.m64n64k16.f32.bf16.bf16 {{{.*}}}, {%{{[a-z]+}}{{[0-9]+}}, %{{[a-z]+}}{{[0-9]+}}, %{{[a-z]+}}{{[0-9]+}}, %{{[a-z]+}}{{[0-9]+}}}, %rd{{[0-9]+}}, %p{{[0-9]+}}, 1, 1, 1;
 
 // WIDE-NOT: ldmatrix
 // WIDE: wgmma.mma_async.sync.aligned.m64n176k16.f32.f16.f16

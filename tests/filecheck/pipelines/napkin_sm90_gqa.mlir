@@ -4,7 +4,8 @@
 // 128 swizzled rows, and the output leaves the same way (stmatrix, a 5-D TMA store); the
 // causal mask and the ragged rows go by each row's own position.
 // Softmax, causal and spherical, head dims 64 and 128, 4 and 8 heads a group, bf16 and
-// f16, even and ragged sequences: each assembles without spills.
+// f16, even and ragged sequences: each assembles without spills. Q is held in registers
+// (ldmatrix from the packed rows' panels) and keys stream 128 a tile.
 // RUN: napkin-opt %examples/gqa_attention.mlir -p napkin-sm90 --print-between-passes -t ptx -o %t.softmax.ptx 2>&1 | filecheck %s --check-prefix=LABELS
 // RUN: %ptxas -v -arch=sm_90a %t.softmax.ptx -o %t.softmax.cubin 2>&1 | filecheck %s --check-prefix=REPORT
 // RUN: filecheck %s < %t.softmax.ptx
@@ -24,13 +25,14 @@
 
 // REPORT: 0 bytes stack frame, 0 bytes spill stores, 0 bytes spill loads
 
-// LABELS: ncd.grid = #hbm.labels<b=1, g=1, r=4, i=32>, ncd.stream = #hbm.labels<j=176>
+// LABELS: ncd.grid = #hbm.labels<b=1, g=1, r=4, i=32>, ncd.stream = #hbm.labels<j=128>
 // LABELS: reg.warps = #hbm.labels<r=4, i=2>
 
 // CHECK: .maxntid 384
 // CHECK: cp.async.bulk.tensor.5d.shared::cluster.global.mbarrier::complete_tx::bytes
 // CHECK: cp.async.bulk.tensor.4d.shared::cluster.global.mbarrier::complete_tx::bytes
-// CHECK: wgmma.mma_async.sync.aligned.m64n176k16.f32.bf16.bf16
+// CHECK-COUNT-4: ldmatrix.sync.aligned.m8n8.x4.shared.b16
+// CHECK: wgmma.mma_async.sync.aligned.m64n128k16.f32.bf16.bf16 {{{.*}}}, {%r{{[0-9]+}}, %r{{[0-9]+}}, %r{{[0-9]+}}, %r{{[0-9]+}}}, %rd{{[0-9]+}}, %p{{[0-9]+}}, 1, 1, 0;
 // CHECK: ex2.approx.ftz.f32
 // CHECK: wgmma.mma_async.sync.aligned.m64n64k16.f32.bf16.bf16
 // the output by stmatrix into a panel of the heads' rows, then one 5-D box

@@ -187,6 +187,7 @@ def test_sm90_default_long_stream_tiles_keep_the_numbers(kind, n, nj, d, block, 
     ("softmax", 100, 300, 128, 128, False),  # Q's two 64-column panels, the last key tile partial
     ("causal", 130, 130, 128, 64, True),  # a persistent block: Q loaded again for each query tile
     ("spherical", 70, 230, 64, 64, True),
+    ("softmax", 100, 300, 64, 128, False),  # d=64's one panel, 128 keys, the last tile partial
 ])
 def test_sm90_q_in_registers_keeps_the_numbers(kind, n, nj, d, tj, persistent):
     """q_registers: S = Q K^T by wgmma with A from fragments loaded once a tile (no product
@@ -213,6 +214,9 @@ def test_sm90_q_in_registers_keeps_the_numbers(kind, n, nj, d, tj, persistent):
     ("softmax", 96, 1000, {}, True),
     ("spherical", 128, 4096, {}, True),
     ("softmax", 64, 4096, {}, False),  # 192 rows at 160 registers a thread
+    ("softmax", 64, 1024, {}, True),  # a short stream: 128 rows
+    ("causal", 64, 4096, {}, True),  # 2048 keys on average: 128 rows
+    ("softmax", 32, 1024, {}, False),  # Q's rows are 64 bytes, not 128-byte panels
     ("softmax", 256, 4096, {}, False),  # 64 registers of Q: spills
     ("softmax", 128, 4096, {"stream": 176}, False),  # 176 keys leave no room
     ("softmax", 128, 4096, {"block": 192}, False),
@@ -259,14 +263,17 @@ def test_sm90_three_warpgroup_blocks_stay_a_block_a_tile():
 @pytest.mark.parametrize("kind,d,n,options,want", [
     ("softmax", 128, 4096, {"q_registers": False}, (128, 176, 2, "tma")),  # Q in shared memory: 176 keys unmasked; room for a panel stage beside them
     ("softmax", 128, 4096, {}, (128, 128, 2, "tma")),  # napkin-sm90's default holds Q in registers there: 128 keys
-    ("softmax", 64, 1000, {}, (128, 176, 3, "tma")),
+    ("softmax", 64, 1000, {}, (128, 128, 3, "tma")),  # d=64 in 128 rows holds Q in registers too: 128 keys
+    ("softmax", 64, 1000, {"q_registers": False}, (128, 176, 3, "tma")),
     ("spherical", 128, 4096, {"blocks_per_sm": 1, "stages": 2}, (128, 128, 2, "tma")),  # spherical at d=128: 128 keys
     ("softmax", 128, 4096, {"store": "direct", "q_registers": False}, (128, 176, 2, "direct")),
-    ("spherical", 64, 1000, {}, (128, 176, 3, "tma")),  # both fit
+    ("spherical", 64, 1000, {}, (128, 128, 3, "tma")),
+    ("spherical", 64, 1000, {"q_registers": False}, (128, 176, 3, "tma")),  # Q in shared memory: 176 keys and the panels both fit
     ("spherical", 64, 4096, {}, (192, 128, 3, "tma")),  # d=64, a long stream: three consumer warpgroups, 128 keys
     ("causal", 64, 8192, {}, (192, 128, 3, "tma")),  # a long masked stream too
     ("causal", 64, 4096, {}, (128, 128, 3, "tma")),  # not long enough under the mask
-    ("softmax", 64, 4096, {"block": 128}, (128, 176, 3, "tma")),  # rows given: the wide tile again
+    ("softmax", 64, 4096, {"block": 128, "q_registers": False}, (128, 176, 3, "tma")),  # rows given: the wide tile again
+    ("softmax", 64, 4096, {"block": 128}, (128, 128, 3, "tma")),  # and with Q in registers, 128 keys
     ("softmax", 256, 8192, {}, (128, 80, 2, "direct")),  # d=256, a long stream: 80 keys, stored from registers
     ("causal", 256, 4096, {}, (128, 64, 2, "tma")),  # not long under the mask
     ("spherical", 256, 8192, {}, (128, 64, 2, "tma")),  # spherical attention keeps 64 keys

@@ -121,7 +121,8 @@ def test_reg_level_equals_smem_level(kind, r, n, nj, rt, it, tj, warps):
 
 @pytest.mark.parametrize("kind,r,n,nj,d,q_registers", [("softmax", 4, 77, 130, 64, False), ("causal", 4, 77, 77, 64, False),
                                                        ("causal", 8, 45, 45, 128, False), ("spherical", 8, 20, 33, 64, False),
-                                                       ("softmax", 4, 77, 130, 128, True), ("causal", 8, 45, 45, 128, True)])
+                                                       ("softmax", 4, 77, 130, 128, True), ("causal", 8, 45, 45, 128, True),
+                                                       ("causal", 4, 77, 77, 64, True), ("spherical", 8, 20, 33, 64, True)])
 def test_wgmma_reg_level_with_overlap_and_pingpong(kind, r, n, nj, d, q_registers):
     # 128 rows a block: r heads by 128 / r positions, two consumer warpgroups taking turns,
     # each tile's P V under the next tile's scores; with Q in registers, each warp's 16 rows
