@@ -182,3 +182,33 @@ def test_sm90_pass_list_keeps_the_numbers(kind, r, n, nj, d):
     reg_level = find_entry(run_pipeline(text, spec(passes)))
     inputs = reg_level.random_inputs(n + nj + d)
     _check(kind, reg_level.run(inputs)[0], inputs)
+
+
+@pytest.mark.parametrize("kind,r,n,nj", [("softmax", 4, 100, 130), ("causal", 8, 100, 100), ("spherical", 4, 60, 90)])
+def test_three_warpgroup_blocks_of_packed_heads_keep_the_numbers(kind, r, n, nj):
+    # napkin-sm90's tile at d=64 on a long stream, here on a short ragged one: 192 rows, four
+    # heads of the group by 48 positions (eight do not leave whole warps' rows), three
+    # consumer warpgroups taking turns; the register level run on the CPU against float64
+    from napkin_ir.attention_diagrams import sm90_attention_pass_list
+    from napkin_ir.passmanager import spec
+
+    text = gqa_attention_diagram(kind, 1, 2, r, n, 64, n_keys=nj)
+    passes = sm90_attention_pass_list(run_pipeline(text), block=192, stream=64, stages=2, store="direct")[:-1]
+    module = run_pipeline(text, spec(passes))
+    assert "reg.warps = #hbm.labels<r=4, i=3>" in str(module) and "reg.ldmatrix" not in str(module)
+    reg_level = find_entry(module)
+    inputs = reg_level.random_inputs(n + nj)
+    _check(kind, reg_level.run(inputs)[0], inputs)
+
+
+@pytest.mark.parametrize("kind,n,rows", [("softmax", 4096, 192), ("causal", 8192, 192), ("causal", 4096, 128),
+                                         ("softmax", 1024, 128)])
+def test_packed_heads_take_three_warpgroups_on_a_long_stream(kind, n, rows):
+    from napkin_ir.attention_diagrams import default_rows, persistent_pays, q_registers_pay
+
+    module = run_pipeline(gqa_attention_diagram(kind, 1, 2, 4, n, 64))
+    assert default_rows(module) == rows
+    # three warpgroups launch a block a tile and keep Q in shared memory; two hold it in registers
+    assert q_registers_pay(module) == (rows == 128)
+    if rows == 192:
+        assert not persistent_pays(module)
