@@ -135,9 +135,10 @@ def sm90_attention_pass_list(module: ModuleOp, block: int | None = None, stream:
 
     Grouped-query attention packs the query heads of a group into a block (FlashAttention-3's
     PackGQA): its rows are `group_tiles`' heads (a group's r whole where r divides the
-    block into whole warps' 16 rows a head: 4 heads by 32 positions, 8 by 16) by query
-    positions, head by head, so each K and V tile is copied once for all of them; Q's tile
-    is one TMA box of heads x positions x 64 columns, 128 swizzled rows in shared memory."""
+    block into whole warps' 16 rows a head: in 128 rows 4 heads by 32 positions, 8 by 16;
+    in 192, 4 by 48) by query positions, head by head, so each K and V tile is copied once
+    for all of them; Q's tile is one TMA box of heads x positions x 64 columns, the block's
+    swizzled rows in shared memory."""
     from napkin_ir.lowering.hbm_to_smem import HbmToSmemPass
     from napkin_ir.lowering.ncd_to_hbm import NcdToHbmPass
     from napkin_ir.lowering.reg_to_ptx import RegToPtxPass

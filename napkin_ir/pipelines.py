@@ -354,8 +354,8 @@ class NapkinSm90Pass(PipelinePass):
     stores, `direct` from registers; `auto` takes TMA stores where a panel stage fits
     beside two stages of K and V (`sm90_attention_tiles`). The other options
     (`group`, `cluster`) are refused for attention. Grouped-query attention packs a group's
-    query heads into a block (its 128 rows 4 heads by 32 positions, 8 by 16), so each K
-    and V tile is loaded once for them all.
+    query heads into a block (its 128 rows 4 heads by 32 positions, 8 by 16; 192 rows, at
+    d=64 on a long stream, 4 heads by 48), so each K and V tile is loaded once for them all.
     """
 
     name = "napkin-sm90"
