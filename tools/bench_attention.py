@@ -265,11 +265,12 @@ def bench_gqa(torch, F, sdpa_kernel, backends, n: int, d: int, r: int, t: str):
     sharing each key/value head, against SDPA with `enable_gqa=True` (each backend that
     takes it) and against napkin's own kernel on K and V repeated r times (every query head
     its own: what the grouping saves), all timed in the same rounds. napkin-sm90's default
-    configuration, and `auto` (and `q-shared`, printed but not tabled: the default with Q
-    in shared memory where it would hold Q in registers).
+    configuration, and `auto` (and, printed but not tabled, `q-shared`: the default with Q
+    in shared memory where it would hold Q in registers; `b128`: blocks of 128 rows where
+    the default takes 192).
     Rows: (n, d, r, causal, napkin TFLOP/s by configuration, napkin without grouping, SDPA's)."""
     import napkin_ir
-    from napkin_ir.attention_diagrams import attention_diagram, gqa_attention_diagram, q_registers_pay
+    from napkin_ir.attention_diagrams import attention_diagram, default_rows, gqa_attention_diagram, q_registers_pay
     from napkin_ir.pipelines import run_pipeline
 
     dt = torch.bfloat16 if t == "bf16" else torch.float16
@@ -288,9 +289,12 @@ def bench_gqa(torch, F, sdpa_kernel, backends, n: int, d: int, r: int, t: str):
         ref = F.scaled_dot_product_attention(q, kr, vr, is_causal=causal)
         fns, wrong = {}, set()
         diagram = gqa_attention_diagram(kind, b, g, r, n, d, t)
-        # and, where the default holds Q in registers, the default with Q read from shared memory
-        q_shared = [("q-shared", {"q_registers": False})] if q_registers_pay(run_pipeline(diagram)) else []
-        for label, options in (("default", {}), ("auto", autotile_options()), *q_shared):
+        # and, where the default holds Q in registers, the default with Q read from shared
+        # memory; where it takes blocks of 192 rows, blocks of 128
+        module = run_pipeline(diagram)
+        q_shared = [("q-shared", {"q_registers": False})] if q_registers_pay(module) else []
+        b128 = [("b128", {"block": "128,128"})] if default_rows(module) != 128 else []
+        for label, options in (("default", {}), ("auto", autotile_options()), *q_shared, *b128):
             kern = napkin_ir.compile(diagram, target="sm90", cache=False, **options)
             bound = kern.bind({"q": q.view(b, g, r, n, d), "k": k, "v": v, "out": o.view(b, g, r, n, d)})
             o.fill_(float("nan"))
