@@ -21,9 +21,10 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
-sys.path.insert(0, str(ROOT / "tools"))  # bench_attention's timer
+sys.path.insert(0, str(ROOT / "tools"))  # bench_attention's setting and timer
 
-TOKENS, HIDDEN = 16384, 2048
+from bench_attention import HIDDEN, TOKENS, timed  # noqa: E402
+
 LOAD = re.compile(r"cp\.async\.bulk\.tensor\.\dd\.shared::cluster\.global\S* \[[^]]+\], \[(%rd\d+), \{")
 
 
@@ -72,7 +73,6 @@ def main() -> int:
     import torch
 
     import napkin_ir
-    from bench_attention import timed
     from napkin_ir.attention_diagrams import attention_diagram
     from napkin_ir.runtime.compiled import CompiledKernel
 

@@ -90,6 +90,14 @@ SM90_CONFIGS = [  # query rows per block, keys per tile (0: 128, 64 at head dims
 
 
 NAMED = ("default", "auto")  # configurations the table also gives apart, beside the fastest
+# napkin-sm90's defaults, and the defaults with one decision of theirs undone, by name
+VARIANTS = {
+    "default": {},
+    "persistent": {"persistent": True},
+    "plain": {"persistent": False},
+    "q-shared": {"q_registers": False},  # Q in shared memory where the default holds it in registers
+    "b128": {"block": "128,128"},  # blocks of 128 rows where the default takes 192
+}
 
 
 def autotile_options() -> dict:
@@ -110,10 +118,8 @@ def napkin_sm90_kernel(kind: str, b: int, h: int, n: int, d: int, t: str, config
 
     if config == "auto":
         options: dict = autotile_options()
-    elif config in ("default", "persistent", "plain"):  # napkin-sm90's defaults, persistence as given
-        options = {} if config == "default" else {"persistent": config == "persistent"}
-    elif config == "q-shared":
-        options = {"q_registers": False}
+    elif config in VARIANTS:
+        options = VARIANTS[config]
     else:
         block, stream, stages, overlap, pingpong, blocks_per_sm, persistent, store, q_registers = (
             *config, *(1, False, "direct", False)[len(config) - 5 :])
@@ -292,9 +298,8 @@ def bench_gqa(torch, F, sdpa_kernel, backends, n: int, d: int, r: int, t: str):
         # and, where the default holds Q in registers, the default with Q read from shared
         # memory; where it takes blocks of 192 rows, blocks of 128
         module = run_pipeline(diagram)
-        q_shared = [("q-shared", {"q_registers": False})] if q_registers_pay(module) else []
-        b128 = [("b128", {"block": "128,128"})] if default_rows(module) != 128 else []
-        for label, options in (("default", {}), ("auto", autotile_options()), *q_shared, *b128):
+        undone = [x for x, pays in (("q-shared", q_registers_pay(module)), ("b128", default_rows(module) != 128)) if pays]
+        for label, options in (("default", {}), ("auto", autotile_options()), *((x, VARIANTS[x]) for x in undone)):
             kern = napkin_ir.compile(diagram, target="sm90", cache=False, **options)
             bound = kern.bind({"q": q.view(b, g, r, n, d), "k": k, "v": v, "out": o.view(b, g, r, n, d)})
             o.fill_(float("nan"))
