@@ -127,12 +127,12 @@ def launch_registers(cost: KernelCost, hw: Hardware) -> int | None:
 def register_budget(cost: KernelCost, hw: Hardware) -> int:
     """The registers a computing thread may hold: what the machine gives a thread, or in a
     warp-specialised kernel what `setmaxnreg` gives the consumers once the producer has
-    dropped to its share (`consumer_registers` of reg-to-ptx, which emits it)."""
+    dropped to its share (`Target.consumer_registers`, which reg-to-ptx emits)."""
     if not cost.producer_warps:
         return hw.regs_per_thread
-    from napkin_ir.lowering.ptx_rules.kernel import consumer_registers
+    from napkin_ir.target import SM90
 
-    return consumer_registers(32 * cost.warps, cost.blocks_per_sm)
+    return SM90.consumer_registers(32 * cost.warps, cost.blocks_per_sm)
 
 
 def _blocks_by_registers(hw: Hardware, warps: int, registers: int | None) -> int:

@@ -27,26 +27,15 @@ from napkin_ir.dialects.ptx import ops as P
 from napkin_ir.dialects.ptx import tensor_ops as T
 from napkin_ir.dialects.ptx.registers import RegType
 from napkin_ir.lowering.ptx_rules.context import B32, B64, SHARED, Global, KernelLowering, arg_name, constant, lowers, prod
+from napkin_ir.target import SM90
 
-# the producer's code (TMA copies, barrier waits, a persistent tile loop's index math) fits in
-# 24 registers: ptxas allocates what follows setmaxnreg.dec within it (16 used, no spills,
-# in every kernel the pipelines make), and the consumers get 240 at 128 rows a block
-PRODUCER_REGS = 24
-REGISTER_FILE = 65536
 CONSUMER_BARRIER = 1  # the named barrier the consumer warpgroups meet at (0 is the whole block's)
 
 
 def consumer_registers(threads: int, blocks_per_sm: int = 1) -> int:
-    """Registers per consumer thread once the producer warpgroup drops to PRODUCER_REGS.
-
-    `setmaxnreg` moves registers within the block's pool, which is what the launch gave
-    it: `threads` times the count at entry, the cap `.maxntid` and `.minnctapersm 1`
-    impose (the register file over the threads, in steps of 8, at most 255). What the
-    producer frees is shared by the consumers, in steps of 8, at most 256.
-    """
-    at_entry = min(255, REGISTER_FILE // blocks_per_sm // threads) // 8 * 8
-    pool = threads * at_entry - 128 * PRODUCER_REGS
-    return min(256, pool // (threads - 128) // 8 * 8)
+    """Registers per consumer thread once the producer warpgroup drops to its share
+    (`Target.consumer_registers` of sm_90a)."""
+    return SM90.consumer_registers(threads, blocks_per_sm)
 
 
 def build_kernel(k: KernelLowering) -> P.KernelOp:
@@ -225,7 +214,7 @@ def roles(k: KernelLowering, producer: smem.ProducerOp, consumer_ops: list, per_
         start_cluster(k)
     produce, consume = k.branch(k.setp("lt", k.tid, 128, "u32"))
     k.cur = produce
-    k.emit(T.SetmaxnregOp("dec", PRODUCER_REGS))
+    k.emit(T.SetmaxnregOp("dec", SM90.producer_registers))
     issuer, idle = k.branch(k.setp("eq", k.tid, 0, "u32"))
     k.cur = idle
     leave(k)
@@ -349,7 +338,7 @@ def per_tile(k: KernelLowering, stream: scf.ForOp | None, body) -> None:
 
 def check_registers(k: KernelLowering) -> None:
     """ptxas compiles the whole kernel within the cap at entry, wgmma's accumulators too."""
-    at_entry = min(255, REGISTER_FILE // k.blocks_per_sm // k.nthreads) // 8 * 8
+    at_entry = SM90.registers_at_entry(k.nthreads, k.blocks_per_sm)
     wgmmas = [o for o in k.kernel.walk() if isinstance(o, (reg.WgmmaOp, reg.WgmmaRsOp))]
     need = max((o.c.type.dims[1] // 2 for o in wgmmas), default=0) + 24  # type: ignore[attr-defined]
     if need > at_entry:
