@@ -18,9 +18,9 @@ from xdsl.utils.exceptions import InterpretationError
 from xdsl.ir import Operation
 
 from napkin_ir.dialects import hbm, reg
-from napkin_ir.interpreters.hbm import overlap, read_tile
 from napkin_ir.interpreters.smem import Buffer, check_readable
 from napkin_ir.interpreters.tensors import NamedArray, round_to
+from napkin_ir.interpreters.tiles import overlap, read_tile
 
 
 def warp_grid(op: Operation) -> dict[str, int]:

@@ -2,21 +2,39 @@
 
 `napkin-run` and the tests share this; the interpreters registered here cover every
 level above `ptx` as they land.
+
+A kernel (`hbm.kernel`, at the hbm level or below) runs block by block: its body is
+interpreted once per block, in grid order, with the hbm, smem and reg interpreters for
+the tiles, napkin's ncd interpreter for the math on them, and xDSL's scf and arith
+interpreters for the streaming loops and index arithmetic. A persistent kernel
+(`hbm.persistent`) runs as a few blocks (`PERSISTENT_BLOCKS`), each looping over its tiles
+in reg-to-ptx's order with its shared memory, barrier phases and ring positions carried
+from one tile to the next, so that the interpreters check its protocol from tile to tile.
+This module sits above the level interpreters, which do not import one another for it.
 """
 
 from __future__ import annotations
 
+import itertools
+import math
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 import numpy as np
 from xdsl.dialects import func
 from xdsl.dialects.builtin import ModuleOp
+from xdsl.interpreter import Interpreter
+from xdsl.interpreters.arith import ArithFunctions
+from xdsl.interpreters.scf import ScfFunctions
 
 from napkin_ir.errors import UserError
 from napkin_ir.dialects import hbm, ncd
-from napkin_ir.interpreters.ncd import make_interpreter
+from napkin_ir.interpreters.hbm import HbmFunctions, UnsignedIndexFunctions
+from napkin_ir.interpreters.ncd import NcdFunctions, make_interpreter
+from napkin_ir.interpreters.reg import RegFunctions
+from napkin_ir.interpreters.smem import Roles, SmemFunctions
 from napkin_ir.interpreters.tensors import NamedArray, round_to
+from napkin_ir.interpreters.tiles import GlobalTensor
 
 
 def find_function(module: ModuleOp, name: str | None = None) -> func.FuncOp:
@@ -76,8 +94,6 @@ class Entry:
 
 def find_entry(module: ModuleOp, name: str | None = None) -> Entry:
     """The function (ncd level) or kernel (hbm level) to run."""
-    from napkin_ir.interpreters.hbm import run_kernel
-
     kernels = [op for op in module.walk() if isinstance(op, hbm.KernelOp)]
     if not kernels:
         f = find_function(module, name)
@@ -92,3 +108,63 @@ def find_entry(module: ModuleOp, name: str | None = None) -> Entry:
     n_out = k.num_outputs.value.data
     types = [g.type for g in k.globals]
     return Entry(k.sym_name.data, types[:-n_out], types[-n_out:], lambda xs: run_kernel(module, k, xs))  # type: ignore[arg-type]
+
+
+def run_kernel(module: ModuleOp, kernel: hbm.KernelOp, inputs: Sequence[np.ndarray]) -> list[np.ndarray]:
+    """Run every block of `kernel` on `inputs` (arrays in the globals' axis order); returns the outputs."""
+    globs = kernel.globals
+    n_out = kernel.num_outputs.value.data
+    tensors = []
+    for k, g in enumerate(globs):
+        t: hbm.GlobalType = g.type  # type: ignore[assignment]
+        data = round_to(t.dtype, inputs[k]) if k < len(globs) - n_out else np.full(t.dims, np.nan, np.float32)
+        tensors.append(GlobalTensor(t, data))
+    grid = kernel.grid_tiles
+    blocks = kernel.grid_shape()
+    if kernel.persistent is None:  # a block a tile
+        tiles_of = [[idx] for idx in itertools.product(*(range(blocks[a]) for a in grid))]
+    else:  # PERSISTENT_BLOCKS blocks, each looping over its tiles as reg-to-ptx orders them
+        tiles_of = persistent_tiles(kernel, min(PERSISTENT_BLOCKS, math.prod(blocks.values())))
+    for tiles in tiles_of:
+        # each block starts with its own shared memory and no copies in flight; a persistent
+        # one keeps them, and its barriers' phases, from tile to tile
+        smem_fns = SmemFunctions()
+        for n, idx in enumerate(tiles):
+            interp = Interpreter(module)
+            for fns in (HbmFunctions(), smem_fns, RegFunctions(), NcdFunctions(), ScfFunctions(), ArithFunctions(), UnsignedIndexFunctions()):
+                interp.register_implementations(fns)
+            smem_fns.roles, smem_fns.tile_position = Roles(), n
+            origins = [i * grid[a] for i, a in zip(idx, grid)]
+            interp.run_ssacfg_region(kernel.body, (*tensors, *origins), kernel.sym_name.data)
+            smem_fns.roles.join()  # a producer role ends with the tile
+            smem_fns.ring_position += smem_fns.tile_trips
+    return [t.data for t in tensors[len(globs) - n_out :]]
+
+
+PERSISTENT_BLOCKS = 3  # blocks a persistent kernel is run with: several tiles each, in turns of both parities
+
+
+def persistent_tiles(kernel: hbm.KernelOp, nblocks: int) -> list[list[tuple[int, ...]]]:
+    """Each of `nblocks` persistent blocks' tiles (block indices along the grid axes), in
+    the order reg-to-ptx's loop takes them: turn t takes tile t x blocks + block in launch
+    order (the first axis fastest, or bands of `hbm.group` rows: the model's
+    `grouped_ids`); a longest-first launch (`hbm.order = "last"`) takes pairs of equal work
+    along the last axis, the longer tile then the shorter."""
+    from napkin_ir.model.space import grouped_ids
+
+    counts = list(kernel.grid_shape().values())
+    *others, last = counts
+    pairs = -(-last // 2)
+    if kernel.last_axis_fastest:
+        order = []
+        for pair in range(math.prod(others) * pairs):
+            place, within = divmod(pair, pairs)
+            rest = tuple(int(i) for i in np.unravel_index(place, others, order="F"))
+            order.append([(*rest, last - 1 - within), *([(*rest, within)] if last - 1 - within != within else [])])
+        return [[t for pair in order[b::nblocks] for t in pair] for b in range(nblocks)]
+    if kernel.group_rows:
+        by_launch = np.argsort(grouped_ids(*counts, kernel.group_rows).ravel())
+        order = [tuple(int(i) for i in np.unravel_index(n, counts)) for n in by_launch]
+    else:
+        order = [tuple(int(i) for i in np.unravel_index(p, counts, order="F")) for p in range(math.prod(counts))]
+    return [order[b::nblocks] for b in range(nblocks)]

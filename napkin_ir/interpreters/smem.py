@@ -34,8 +34,8 @@ from xdsl.utils.scoped_dict import ScopedDict
 
 from napkin_ir.dialects import smem
 from napkin_ir.dialects.hbm import parse_labels
-from napkin_ir.interpreters.hbm import overlap, read_tile
 from napkin_ir.interpreters.tensors import NamedArray, round_to
+from napkin_ir.interpreters.tiles import overlap, read_tile
 
 
 class Buffer:

@@ -20,8 +20,7 @@ from xdsl.utils.exceptions import InterpretationError
 from napkin_ir import reference
 from napkin_ir.attention_diagrams import NAMES, attention_diagram
 from napkin_ir.diagrams import gemm
-from napkin_ir.interpreters.hbm import persistent_tiles
-from napkin_ir.interpreters.run import find_entry
+from napkin_ir.interpreters.run import find_entry, persistent_tiles
 from napkin_ir.pipelines import run_pipeline
 
 SM90 = "hbm-to-smem{stages=3 copy=tma},smem-to-reg{mma=wgmma},reg-wgmma-overlap,reg-pingpong"
