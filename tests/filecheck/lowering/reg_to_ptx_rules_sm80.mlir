@@ -279,11 +279,12 @@ builtin.module {
 
 // -----
 
-// scf.for without wgmma accumulators is tested at its head (setp.lt, a conditional branch
-// into the body, an unconditional one out), carrying the fragment's registers through
-// block arguments (mov); the index ops: divui by a power of two a shift, remui a mask,
-// addi add.s32, cmpi ult setp.lt.u32. An scf.if of copies alone predicates each cp.async
-// (the condition and-ed with the edge guard), with no branch.
+// scf.for (its loop facts left off: reg-to-ptx reads none) without wgmma accumulators is
+// tested at its head (setp.lt, a conditional branch into the body, an unconditional one
+// out), carrying the fragment's registers through block arguments (mov); the index ops:
+// divui by a power of two a shift, remui a mask, addi add.s32, cmpi ult setp.lt.u32. An
+// scf.if of copies alone predicates each cp.async (the condition and-ed with the edge
+// guard), with no branch.
 // CHECK-LABEL: .visible .entry loop(
 // CHECK:       mov.s32 [[STEP:%r[0-9]+]], 16;
 // CHECK-NEXT:  mov.s32 [[UB:%r[0-9]+]], 64;
@@ -327,7 +328,7 @@ builtin.module {
       smem.commit
       %acc2 = reg.map add %acc, %acc : !reg.frag<c, m=16, n=16 : f32>, !reg.frag<c, m=16, n=16 : f32> -> !reg.frag<c, m=16, n=16 : f32>
       scf.yield %acc2 : !reg.frag<c, m=16, n=16 : f32>
-    } {hbm.stream = "k", smem.stages = 2 : i32}
+    }
     reg.store %r, %out[%m0, %n0] : !reg.frag<c, m=16, n=16 : f32>, !hbm.global<m=32, n=32 : f32>
     hbm.return
   }
