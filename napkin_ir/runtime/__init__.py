@@ -14,19 +14,17 @@ error. It imports without a GPU or driver; only using it needs one.
     add.launch(grid=(n + 255) // 256, block=256, args=[a, b, c, n])
 """
 
-from napkin_ir.runtime.arrays import DTYPES, BoundArgument, DeviceArray, Param, bind_arguments, normalize_dtype
+from napkin_ir.runtime.arrays import DTYPES, DeviceArray, normalize_dtype
 from napkin_ir.runtime.driver import (
     ArgumentError,
     Context,
     CudaError,
     DriverUnavailableError,
-    Kernel,
-    Module,
     check,
     get_context,
-    load_cubin,
-    load_ptx,
 )
+from napkin_ir.runtime.kernels import Kernel, Module, load_cubin, load_ptx
+from napkin_ir.runtime.params import BoundArgument, Param, bind_arguments
 from napkin_ir.runtime.tensormap import TensorMap, TiledPlan, encode_tiled, plan_tiled, tensor_map_for
 
 __all__ = [

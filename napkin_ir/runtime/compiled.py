@@ -24,9 +24,11 @@ from typing import Any
 
 import numpy as np
 
-from napkin_ir.runtime.arrays import DeviceView, Param, device_view, dtype_name, normalize_dtype
+from napkin_ir.runtime.arrays import DeviceView, device_view, dtype_name, normalize_dtype
 from napkin_ir.runtime.contract import LaunchContract, ParamContract, TmaBox, diagram_signature, launch_contract, napkin_version
-from napkin_ir.runtime.driver import ArgumentError, Kernel, load_ptx
+from napkin_ir.runtime.driver import ArgumentError
+from napkin_ir.runtime.kernels import Kernel, load_ptx
+from napkin_ir.runtime.params import Param
 from napkin_ir.runtime.tensormap import TensorMap, tensor_map_for
 
 _TORCH_HINT = "torch.as_tensor(x, device='cuda')"

@@ -26,7 +26,7 @@ import pytest
 import napkin_ir.runtime as rt
 from napkin_ir.runtime import driver as drvmod
 from napkin_ir.runtime.arrays import dlpack_view
-from napkin_ir.runtime.driver import KernelParams, check_launch, check_param_sizes, launch_dims, needs_smem_optin
+from napkin_ir.runtime.kernels import KernelParams, check_launch, check_param_sizes, launch_dims, needs_smem_optin
 
 ROOT = Path(__file__).resolve().parents[3]
 real = pytest.importorskip("cuda.bindings.driver")

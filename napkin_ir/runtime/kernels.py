@@ -1,0 +1,371 @@
+"""Loaded modules, their kernels, and launches.
+
+`load_ptx` and `load_cubin` hand an image to the driver; `Module.kernel` looks a kernel up
+with the parameter specs its arguments are checked against (`params.bind_arguments`,
+before anything runs); `Kernel.launch` stages host arrays, launches and copies results
+back. The launch configuration's checks (`launch_dims`, `check_launch`,
+`needs_smem_optin`, `check_param_sizes`) are pure and testable without a GPU.
+"""
+
+from __future__ import annotations
+
+import ctypes
+import numbers
+import re
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from napkin_ir.runtime.driver import ArgumentError, Context, CudaError, check, cuda, error_name, get_context, pointer_device
+from napkin_ir.runtime.params import BoundArgument, Param, bind_arguments
+
+# The driver refuses more than this much dynamic shared memory per block unless the
+# function's MAX_DYNAMIC_SHARED_SIZE_BYTES attribute is raised first.
+DEFAULT_DYNAMIC_SMEM_LIMIT = 48 * 1024
+MAX_THREADS_PER_BLOCK = 1024
+_JIT_LOG_BYTES = 64 * 1024
+_MAX_PARAMS = 4096  # the PTX parameter space is 32 KiB; no kernel has more parameters
+
+
+# --- modules ----------------------------------------------------------------------------
+
+def _entries(ptx: str) -> list[str]:
+    return re.findall(r"\.entry\s+([A-Za-z_$%][\w$]*)", ptx)
+
+
+class Module:
+    """A loaded PTX or cubin image; `kernel` looks its kernels up."""
+
+    def __init__(self, handle: Any, context: Context, label: str, entries: list[str] | None, info_log: str) -> None:
+        self.handle, self.context, self.label, self.entries, self.info_log = handle, context, label, entries, info_log
+
+    def kernel(self, name: str, params: Sequence[Param]) -> Kernel:
+        """The kernel `name`, to be launched with arguments matching `params`."""
+        drv = cuda()
+        self.context.activate()
+        result = drv.cuModuleGetFunction(self.handle, name.encode())
+        if int(result[0]) != 0:
+            code_name, description = error_name(result[0])
+            if self.entries is not None:
+                defined = ", ".join(self.entries) or "no kernels"
+                description = f"{description}; the module defines {defined}" if description else f"the module defines {defined}"
+            raise CudaError(f"looking up kernel {name!r} in module {self.label}", code_name, description, int(result[0]))
+        return Kernel(result[1], name, tuple(params), self)
+
+    def unload(self) -> None:
+        if self.handle is not None:
+            self.context.activate()
+            check(cuda().cuModuleUnload(self.handle), f"unloading module {self.label}")
+            self.handle = None
+
+    def __enter__(self) -> Module:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.unload()
+
+
+def _load_image(image: bytes, context: Context, label: str, entries: list[str] | None) -> Module:
+    drv = cuda()
+    error_log, info_log = bytearray(_JIT_LOG_BYTES), bytearray(_JIT_LOG_BYTES)
+    opt = drv.CUjit_option
+    options = [opt.CU_JIT_ERROR_LOG_BUFFER, opt.CU_JIT_ERROR_LOG_BUFFER_SIZE_BYTES,
+               opt.CU_JIT_INFO_LOG_BUFFER, opt.CU_JIT_INFO_LOG_BUFFER_SIZE_BYTES]
+    values = [error_log, _JIT_LOG_BYTES, info_log, _JIT_LOG_BYTES]
+    context.activate()
+    result = drv.cuModuleLoadDataEx(image, len(options), options, values)
+    log = _log_text(error_log)
+    handle = check(result, f"loading module {label}", log=log)
+    return Module(handle, context, label, entries, _log_text(info_log))
+
+
+def _log_text(buffer: bytearray) -> str:
+    return bytes(buffer).split(b"\0", 1)[0].decode(errors="replace").strip()
+
+
+def load_ptx(ptx: str | bytes, *, device: int = 0, name: str = "<ptx>") -> Module:
+    """JIT-compile PTX text for `device`; a CudaError carries the JIT log if it is refused."""
+    text = ptx.decode() if isinstance(ptx, bytes) else ptx
+    image = text.encode().rstrip(b"\0") + b"\0"  # the driver reads PTX up to a NUL
+    return _load_image(image, get_context(device), name, _entries(text))
+
+
+def load_cubin(image: bytes, *, device: int = 0, name: str = "<cubin>") -> Module:
+    """Load a cubin (or fatbin) produced by ptxas/nvcc."""
+    if not isinstance(image, (bytes, bytearray)):
+        raise ArgumentError(f"load_cubin: expected the cubin as bytes, found {type(image).__name__}")
+    return _load_image(bytes(image), get_context(device), name, None)
+
+
+# --- launch configuration (pure) --------------------------------------------------------
+
+def launch_dims(value: int | Sequence[int], what: str) -> tuple[int, int, int]:
+    """A grid, block or cluster shape of 1 to 3 positive ints, padded with 1s."""
+    dims = tuple(value) if isinstance(value, Sequence) else (value,)
+    if not 1 <= len(dims) <= 3:
+        raise ArgumentError(f"{what}: expected 1 to 3 dimensions, found {len(dims)} ({value!r})")
+    for k, d in enumerate(dims):
+        if isinstance(d, bool) or not isinstance(d, numbers.Integral) or d < 1:
+            raise ArgumentError(f"{what}[{k}]: expected a positive int, found {d!r}")
+    return tuple(int(d) for d in (*dims, *(1,) * (3 - len(dims))))  # type: ignore[return-value]
+
+
+def check_launch(grid: tuple[int, int, int], block: tuple[int, int, int], cluster: tuple[int, int, int] | None) -> None:
+    """Refuse configurations the driver would refuse, with a message that says why."""
+    threads = block[0] * block[1] * block[2]
+    if threads > MAX_THREADS_PER_BLOCK:
+        raise ArgumentError(f"block {block}: {threads} threads per block, at most {MAX_THREADS_PER_BLOCK}")
+    if block[2] > 64:
+        raise ArgumentError(f"block {block}: the z dimension is at most 64, found {block[2]}")
+    if grid[0] > 2**31 - 1 or grid[1] > 65535 or grid[2] > 65535:
+        raise ArgumentError(f"grid {grid}: at most (2**31 - 1, 65535, 65535) blocks")
+    if cluster is not None:
+        for k in range(3):
+            if grid[k] % cluster[k]:
+                raise ArgumentError(f"grid {grid} is not a whole number of clusters {cluster} (dimension {k})")
+
+
+def needs_smem_optin(smem: int, static_smem: int, optin_limit: int, kernel: str) -> bool:
+    """Whether `smem` dynamic bytes need the function attribute raised; refuse what cannot fit."""
+    if smem <= DEFAULT_DYNAMIC_SMEM_LIMIT:
+        return False
+    if smem + static_smem > optin_limit:
+        raise ArgumentError(
+            f"kernel {kernel!r}: {smem} bytes of dynamic shared memory (plus {static_smem} static) exceed "
+            f"this device's opt-in limit of {optin_limit} bytes per block (MAX_SHARED_MEMORY_PER_BLOCK_OPTIN)")
+    return True
+
+
+def check_param_sizes(params: Sequence[Param], sizes: Sequence[int], kernel: str) -> None:
+    """Compare the caller's parameter specs with the sizes the compiled kernel declares."""
+    if len(sizes) != len(params):
+        raise ArgumentError(f"kernel {kernel!r} declares {len(sizes)} parameters, "
+                            f"but {len(params)} parameter specs were given")
+    for k, (p, size) in enumerate(zip(params, sizes)):
+        if p.size != size:
+            raise ArgumentError(
+                f"kernel {kernel!r}, parameter {k}{p.label}: the spec ({p.describe()}) is {p.size} bytes, "
+                f"the kernel's parameter is {size} bytes")
+
+
+# --- kernel parameters (ctypes storage the driver copies from) --------------------------
+
+class KernelParams:
+    """The `void*[]` that cuLaunchKernel's kernelParams wants, and the storage it points to.
+
+    Each entry points to the bytes of one parameter: the 8-byte device address for a
+    pointer, the scalar itself, or the 128 bytes of a tensor map (passed by value).
+    cuda-bindings takes the array's address as an int; this object keeps it alive.
+    """
+
+    def __init__(self, values: Sequence[bytes | ctypes._SimpleCData]) -> None:
+        self._storage: list[Any] = []
+        addresses = [self._store(v) for v in values]
+        self.array = (ctypes.c_void_p * max(len(addresses), 1))(*addresses)
+
+    def _store(self, value: bytes | ctypes._SimpleCData) -> int:
+        if isinstance(value, ctypes._SimpleCData):
+            self._storage.append(value)
+            return ctypes.addressof(value)
+        # by-value blobs (tensor maps) keep the 64-byte alignment CUtensorMap has in C
+        raw = (ctypes.c_ubyte * (len(value) + 64))()
+        self._storage.append(raw)
+        address = ctypes.addressof(raw)
+        address += -address % 64
+        ctypes.memmove(address, value, len(value))
+        return address
+
+    @property
+    def address(self) -> int:
+        return ctypes.addressof(self.array)
+
+    def __len__(self) -> int:
+        return len(self._storage)
+
+
+def _as_stream(stream: Any) -> Any:
+    drv = cuda()
+    if stream is None:
+        return drv.CUstream(0)
+    if isinstance(stream, drv.CUstream):
+        return stream
+    if isinstance(stream, int) and not isinstance(stream, bool):
+        return drv.CUstream(stream)
+    if hasattr(stream, "__cuda_stream__"):  # the CUDA stream protocol: (version, handle)
+        return drv.CUstream(int(stream.__cuda_stream__()[1]))
+    if hasattr(stream, "cuda_stream"):  # torch.cuda.Stream, cupy streams (.ptr)
+        return drv.CUstream(int(stream.cuda_stream))
+    if hasattr(stream, "ptr"):
+        return drv.CUstream(int(stream.ptr))
+    raise ArgumentError(f"stream: expected None, an int handle, a CUstream or a stream object, found {type(stream).__name__}")
+
+
+# --- kernels ----------------------------------------------------------------------------
+
+@dataclass
+class _Staged:
+    """A host array's temporary device copy for one launch."""
+
+    argument: BoundArgument
+    pointer: int
+
+
+class Kernel:
+    """One kernel of a loaded module, with the parameter specs its arguments are checked against."""
+
+    def __init__(self, handle: Any, name: str, params: tuple[Param, ...], module: Module) -> None:
+        self.handle, self.name, self.params, self.module = handle, name, params, module
+        self._smem_optin = DEFAULT_DYNAMIC_SMEM_LIMIT
+        self.param_sizes = self._query_param_sizes()
+        if self.param_sizes is not None:
+            check_param_sizes(params, self.param_sizes, name)
+
+    def _query_param_sizes(self) -> list[int] | None:
+        # cuFuncGetParamInfo (driver 12.4+) reports what the compiled kernel declares, so a
+        # spec list that does not match is caught here instead of corrupting the launch
+        drv = cuda()
+        query = getattr(drv, "cuFuncGetParamInfo", None)
+        if query is None:
+            return None
+        # ask for the count first where the driver can tell it (13.0+): probing past the last
+        # parameter is an API error that compute-sanitizer reports on every kernel lookup
+        count = _MAX_PARAMS + 1
+        counter = getattr(drv, "cuFuncGetParamCount", None)
+        if counter is not None:
+            try:
+                res = counter(self.handle)
+                if int(res[0]) == 0:
+                    count = int(res[1])
+            except Exception:
+                pass
+        sizes: list[int] = []
+        for k in range(count):
+            try:
+                result = query(self.handle, k)
+            except Exception:
+                return None
+            if int(result[0]) == int(drv.CUresult.CUDA_ERROR_INVALID_VALUE):
+                return sizes  # past the last parameter
+            if int(result[0]) != 0:
+                return None  # not supported by this driver: skip the check
+            sizes.append(int(result[2]))
+        return sizes if count <= _MAX_PARAMS else None
+
+    def launch(self, grid: int | Sequence[int], block: int | Sequence[int], args: Sequence[Any], *,
+               smem: int = 0, stream: Any = None, cluster: int | Sequence[int] | None = None,
+               sync: bool = True) -> None:
+        """Launch on `grid` x `block` with `smem` bytes of dynamic shared memory.
+
+        Arguments are checked against the kernel's parameter specs before anything runs.
+        Numpy arrays are copied to the device and, for `out` parameters, back afterwards;
+        device arrays (DeviceArray, __cuda_array_interface__, DLPack) are used in place.
+        With `sync` (the default) the stream is synchronised so that errors surface here;
+        launches with numpy arguments always synchronise, to copy results back.
+        """
+        grid3, block3 = launch_dims(grid, "grid"), launch_dims(block, "block")
+        cluster3 = launch_dims(cluster, "cluster") if cluster is not None else None
+        check_launch(grid3, block3, cluster3)
+        if isinstance(smem, bool) or not isinstance(smem, numbers.Integral) or smem < 0:
+            raise ArgumentError(f"smem: expected a byte count >= 0, found {smem!r}")
+        smem = int(smem)
+        context = self.module.context
+        bound = bind_arguments(self.params, args, kernel=self.name, device=context.ordinal)
+        context.activate()
+        self._allow_dynamic_smem(smem)
+        hstream = _as_stream(stream)
+        staged: list[_Staged] = []
+        try:
+            for b in bound:
+                if b.host is not None:
+                    staged.append(_stage_in(b, hstream, self.name))
+                elif b.pointer is not None:
+                    _check_pointer_device(b, context, self.name)
+            pointers = {s.argument.index: s.pointer for s in staged}
+            kernel_params = KernelParams([b.storage(pointers.get(b.index)) for b in bound])
+            where = f"launching kernel {self.name!r} (grid {grid3}, block {block3}, {smem} bytes dynamic shared memory)"
+            self._launch(grid3, block3, cluster3, smem, hstream, kernel_params, where)
+            if sync or staged:
+                check(cuda().cuStreamSynchronize(hstream), f"running kernel {self.name!r} (grid {grid3}, block {block3})")
+            outputs = [s for s in staged if s.argument.param.out]
+            for s in outputs:
+                _stage_out(s, hstream, self.name)
+            if outputs:
+                check(cuda().cuStreamSynchronize(hstream), f"copying the results of kernel {self.name!r} back")
+        finally:
+            _free_staged(staged)
+
+    def _allow_dynamic_smem(self, smem: int) -> None:
+        if smem <= self._smem_optin:
+            return
+        drv = cuda()
+        static = check(drv.cuFuncGetAttribute(drv.CUfunction_attribute.CU_FUNC_ATTRIBUTE_SHARED_SIZE_BYTES, self.handle),
+                       f"reading kernel {self.name!r}'s static shared memory size")
+        optin = self.module.context.attribute("MAX_SHARED_MEMORY_PER_BLOCK_OPTIN")
+        if needs_smem_optin(smem, int(static), optin, self.name):
+            attr = drv.CUfunction_attribute.CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES
+            check(drv.cuFuncSetAttribute(self.handle, attr, smem),
+                  f"allowing kernel {self.name!r} {smem} bytes of dynamic shared memory")
+            self._smem_optin = smem
+
+    def _launch(self, grid: tuple[int, int, int], block: tuple[int, int, int], cluster: tuple[int, int, int] | None,
+                smem: int, hstream: Any, params: KernelParams, where: str) -> None:
+        drv = cuda()
+        if cluster is None:
+            check(drv.cuLaunchKernel(self.handle, *grid, *block, smem, hstream, params.address, 0), where)
+            return
+        attribute = drv.CUlaunchAttribute()
+        attribute.id = drv.CUlaunchAttributeID.CU_LAUNCH_ATTRIBUTE_CLUSTER_DIMENSION
+        attribute.value.clusterDim.x, attribute.value.clusterDim.y, attribute.value.clusterDim.z = cluster
+        config = drv.CUlaunchConfig()
+        config.gridDimX, config.gridDimY, config.gridDimZ = grid
+        config.blockDimX, config.blockDimY, config.blockDimZ = block
+        config.sharedMemBytes, config.hStream = smem, hstream
+        config.attrs, config.numAttrs = [attribute], 1
+        check(drv.cuLaunchKernelEx(config, self.handle, params.address, 0), f"{where} with clusters {cluster}")
+
+    def __repr__(self) -> str:
+        return f"Kernel({self.name!r}, {len(self.params)} params, module {self.module.label})"
+
+
+def _stage_in(b: BoundArgument, hstream: Any, kernel: str) -> _Staged:
+    drv = cuda()
+    host = b.host
+    assert host is not None
+    nbytes = max(host.nbytes, 1)
+    pointer = int(check(drv.cuMemAlloc(nbytes), f"allocating {nbytes} bytes for argument {b.index} of {kernel!r}"))
+    staged = _Staged(b, pointer)
+    try:
+        if host.nbytes:
+            check(drv.cuMemcpyHtoDAsync(pointer, host.ctypes.data, host.nbytes, hstream),
+                  f"copying argument {b.index} of {kernel!r} to the device")
+    except BaseException:
+        _free_staged([staged])
+        raise
+    return staged
+
+
+def _stage_out(s: _Staged, hstream: Any, kernel: str) -> None:
+    drv = cuda()
+    host = s.argument.host
+    assert host is not None
+    if host.nbytes:
+        check(drv.cuMemcpyDtoHAsync(host.ctypes.data, s.pointer, host.nbytes, hstream),
+              f"copying argument {s.argument.index} of {kernel!r} back to the host")
+
+
+def _free_staged(staged: list[_Staged]) -> None:
+    for s in staged:
+        try:
+            cuda().cuMemFree(s.pointer)
+        except Exception:  # a faulted context cannot free; the original error matters more
+            pass
+    staged.clear()
+
+
+def _check_pointer_device(b: BoundArgument, context: Context, kernel: str) -> None:
+    """Refuse device memory of another GPU; unknown pointers are left to the launch to judge."""
+    ordinal = pointer_device(b.pointer)  # type: ignore[arg-type]
+    if ordinal is not None and ordinal != context.ordinal:
+        raise ArgumentError(
+            f"kernel {kernel!r}, argument {b.index}{b.param.label}: the array lives on device {ordinal}, "
+            f"the kernel runs on device {context.ordinal}")
