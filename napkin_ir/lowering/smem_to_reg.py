@@ -43,6 +43,17 @@ accumulators and the stages are released after their last product. With
 `a` fragments once, right after its read (`reg.ldmatrix`, 16 rows a warp), and its
 products are `reg.wgmma_rs` from them: the tensor cores then read only B from shared
 memory, for 4 registers a thread a 16-wide slice.
+
+A kernel with no product and no stream loop (a row softmax, an L2 norm or a sum along
+the rows of a tile the block holds whole) takes `line` fragments: `warps="i:4"` gives each
+of 4 warps a quarter of the block's rows, whole (a row's reductions stay within its warp:
+its lanes, then shuffles); each lane holds 8 columns of every 256, read from the staged
+tile as one 16-byte chunk (`reg.read`, where the tile is cast to f32). `ncd.softmax`
+becomes a row max, `exp2` of the scaled difference, a row sum and a division;
+`ncd.l2norm` a row sum of squares, `sqrt` and a division; `ncd.reduce` a
+`reg.row_reduce`, its result a `line` fragment of the rows alone. The rows must be
+whole 256-column spans (8 columns a lane), and a lane holds at most
+`LINE_VALUES` values of a tile.
 """
 
 from __future__ import annotations
@@ -61,6 +72,8 @@ from xdsl.utils.exceptions import PassFailedException
 from napkin_ir.dialects import hbm, ncd, reg, smem
 from napkin_ir.lowering.hbm_to_smem import accumulating_add, read_in_registers
 from napkin_ir.passes.relabel import parse_label_option
+
+LINE_VALUES = 128  # the f32 values a lane may hold of one tile in `line` fragments (registers, without spills)
 
 
 def _fail(kernel: hbm.KernelOp, msg: str) -> PassFailedException:
@@ -97,9 +110,13 @@ class SmemToRegPass(ModulePass):
                 warps = self._lower_wgmma(kernel, loops[0], matched) if matched else _wgmma_warps(kernel)
                 _Fragments(kernel, warps, mma="wgmma", a_registers=self.a_registers).lower()
             else:
-                if not loops:
+                lines = not any(isinstance(o, ncd.ContractOp) for o in kernel.walk())
+                if lines and loops:
+                    raise _fail(kernel, "a kernel with no product holds its rows whole in registers; it has a stream loop "
+                                        "(drop stream= from ncd-relabel)")
+                if not loops and not lines:
                     raise _fail(kernel, "expects a pipelined stream loop (from hbm-to-smem), found none")
-                _Fragments(kernel, warps, self.hoist).lower()
+                _Fragments(kernel, warps, self.hoist, lines=lines).lower()
             kernel.properties["reg.warps"] = hbm.format_labels(warps)
 
     def _match(self, kernel: hbm.KernelOp, loop: scf.ForOp):
@@ -283,9 +300,10 @@ class _Fragments:
     more shared-memory reads)."""
 
     def __init__(self, kernel: hbm.KernelOp, warps: dict[str, int], hoist: bool = True, mma: str = "mma.sync",
-                 a_registers: bool = False):
+                 a_registers: bool = False, lines: bool = False):
         self.kernel, self.warps, self.hoist, self.mma, self.a_registers = kernel, warps, hoist, mma, a_registers
         self.vals: dict[SSAValue, SSAValue | _Cast | _Vector | smem.ReadOp] = {}
+        self.lines = lines  # no product: tiles are `line` fragments, whole rows a warp
         self.loaded: dict[tuple[hbm.LoadOp, Block | None], SSAValue] = {}  # a vector's fragment, per block it is used in
         self.dead: list[Operation] = []
         self.fused: dict[Operation, ncd.ContractOp] = {}  # an add that accumulates a product -> the product
@@ -304,6 +322,8 @@ class _Fragments:
         if t.dtype != "f32":
             raise self.fail(f"tiles computed in registers are f32 (accumulators), got {t}")
         axes = self.fragment_axes(t)
+        if self.lines:
+            return self.line_type(t)
         if len(axes) == 1:
             ((rows, n),) = axes.items()
             w = self.warps.get(rows, 1)
@@ -320,6 +340,31 @@ class _Fragments:
         return reg.FragType("c", {rows: bm // wm, cols: bn // wn}, builtin.f32)
 
     def fragment_axes(self, t: ncd.TensorType) -> dict[str, int]:
+    def line_type(self, t: ncd.TensorType) -> reg.FragType:
+        """Each warp's `line` fragment of a tile: its share of the rows, every column. Axes
+        of one place drop out, unless warps share them (the rows of a one-row block)."""
+        axes = {a: n for a, n in t.shape.items() if n > 1 or a in self.warps}
+        self.axes.update(axes)
+        if len(axes) not in (1, 2):
+            raise self.fail(f"a tile computed in registers has rows and at most one other axis of more than one place, got {t}")
+        (rows, n), *rest = axes.items()
+        w = self.warps.get(rows, 1)
+        if rest and rest[0][0] in self.warps:
+            raise self.fail(f"warps may share only the rows ('{rows}') of a kernel with no product: a warp holds its rows whole, "
+                            f"and a reduction along '{rest[0][0]}' stays within it; got warps=\"{','.join(f'{a}:{c}' for a, c in self.warps.items())}\"")
+        if n % w:
+            raise self.fail(f"the block's {n} rows ('{rows}') do not split over {w} warps; expected a multiple of {w}")
+        if not rest:
+            return reg.FragType("line", {rows: n // w}, builtin.f32)
+        cols, m = rest[0]
+        if m % reg.LINE_SPAN:
+            raise self.fail(f"a warp's lanes hold 8 columns each of every {reg.LINE_SPAN}; the rows along '{cols}' must be a multiple "
+                            f"of {reg.LINE_SPAN} long, got {m} ({t})")
+        if (n // w) * m // 32 > LINE_VALUES:
+            raise self.fail(f"each warp holds {n // w} row(s) of {m}: {(n // w) * m // 32} values a lane, over the {LINE_VALUES} "
+                            f"that fit in registers; expected rows a warp x {m} <= {LINE_VALUES * 32} (more warps, or fewer rows a block)")
+        return reg.FragType("line", {rows: n // w, cols: m}, builtin.f32)
+
         """The axes of a tile that its fragments keep: all of more than one place (or shared
         by warps) but those whose every place has warps of its own, at most two."""
         held = {a for a, n in t.shape.items() if n > 1 and self.warps.get(a) == n}
@@ -401,12 +446,14 @@ class _Fragments:
         elif isinstance(op, ncd.ReduceOp):
             x = self.frag(op.input, f"the input of {op.name}")
             t: reg.FragType = x.type  # type: ignore[assignment]
-            if t.role.data != "c" or op.along_axes != (t.axis_names[1],):
+            if not reg.is_tile(t) or op.along_axes != (t.axis_names[1],):
                 raise self.fail(f"{op.name} reduces a tile along its columns ({t.axis_names[-1]}) in registers, got along {list(op.along_axes)} of {t}")
             if t.axis_names[1] in self.warps:
                 raise self.fail(f"warps share '{t.axis_names[1]}': a reduction along it would cross warps (through shared memory)")
             self.replace(op, [reg.RowReduceOp(op.kind.data, x)])
         elif isinstance(op, ncd.MaskOp):
+        elif isinstance(op, ncd.SoftmaxOp | ncd.L2NormOp):
+            self.normalise(op)
             x = self.frag(op.input, f"the input of {op.name}")
             self.replace(op, [reg.MaskOp(x, op.row.data, op.col.data, op.fill.value.data, list(op.offsets))])
         elif isinstance(op, ncd.MaskBoundOp):
@@ -563,6 +610,9 @@ class _Fragments:
                 self.dead.append(op)
                 return
             x = self.frag(op.inputs[0], "a cast's input")
+            if self.lines and isinstance(v, smem.ReadOp) and et == builtin.f32:  # the staged tile, widened as it is read
+                self.replace(op, [reg.ReadOp(v.source, v.stage, self.frag_type(op.result.type))])  # type: ignore[arg-type]
+                return
             self.vals[op.result] = x if et == builtin.f32 else _Cast(x, et)
             self.dead.append(op)
             return
@@ -597,6 +647,29 @@ class _Fragments:
         return self.loaded[key]
 
     # -- loops and the end -------------------------------------------------------------------
+    def normalise(self, op: ncd.SoftmaxOp | ncd.L2NormOp) -> None:
+        """A softmax or L2 norm along a fragment's columns, the tile held whole: the row
+        max and sum, or the row sum of squares, reduced in registers."""
+        x = self.frag(op.input, f"the input of {op.name}")
+        t: reg.FragType = x.type  # type: ignore[assignment]
+        if not reg.is_tile(t) or op.axis.data != t.axis_names[1]:
+            raise self.fail(f"{op.name} normalises a tile along its columns ({t.axis_names[-1]}) in registers, got along "
+                            f"'{op.axis.data}' of {t}")
+        if t.axis_names[1] in self.warps:
+            raise self.fail(f"warps share '{t.axis_names[1]}': a reduction along it would cross warps (through shared memory)")
+        if isinstance(op, ncd.SoftmaxOp):  # e^(c x - max c x) = 2^(c log2(e) x - max ...)
+            y = reg.MapOp("scale", [x], op.scale_value * math.log2(math.e))
+            m = reg.RowReduceOp("max", y.result)
+            d = reg.MapOp("sub", [y.result, m.result])
+            e = reg.MapOp("exp2", [d.result])
+            s = reg.RowReduceOp("sum", e.result)
+            self.replace(op, [y, m, d, e, s, reg.MapOp("div", [e.result, s.result])])
+        else:
+            sq = reg.MapOp("mul", [x, x])
+            s = reg.RowReduceOp("sum", sq.result)
+            n = reg.MapOp("sqrt", [s.result])
+            self.replace(op, [sq, s, n, reg.MapOp("div", [x, n.result])])
+
     def loop(self, loop: scf.ForOp) -> None:
         body = loop.body.block
         first_init = len(loop.operands) - len(loop.iter_args)
@@ -615,7 +688,7 @@ class _Fragments:
     def store(self, op: hbm.StoreOp) -> None:
         v = self.vals.get(op.value, op.value)
         frag = v.frag if isinstance(v, _Cast) else v
-        if not isinstance(frag, SSAValue) or not isinstance(frag.type, reg.FragType) or frag.type.role.data != "c":
+        if not isinstance(frag, SSAValue) or not isinstance(frag.type, reg.FragType) or frag.type.role.data not in ("c", "line"):
             raise self.fail("what is stored must be a tile computed in registers (after at most a cast)")
         self.emit([reg.StoreOp(frag, op.dest, list(op.offsets))], op)
         self.dead.append(op)
