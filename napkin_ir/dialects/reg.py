@@ -26,6 +26,15 @@ fragment along its columns (within each lane, then across its quad), `reg.mask` 
 the block's tile, and `reg.to_a` reuses 16 columns of a `c` fragment, rounded to bf16 or
 f16, as an `a` fragment: the accumulator layout of two adjacent 8-column tiles is the
 operand layout of a 16-wide slice, so no value moves between lanes.
+
+A kernel with no product (a row softmax, an L2 norm, a row sum) holds its tiles in
+`line` fragments instead (`!reg.frag<line, i=2, j=1024 : f32>`): a warp holds whole rows,
+and in each row lane l the 8 columns 8 l .. 8 l + 7 of every 256 (one 16-byte chunk of a
+bf16 row), so that a lane reads and writes its values with vector accesses. A `line`
+fragment of one axis (`!reg.frag<line, i=2 : f32>`) holds one value per row, in every
+lane. `reg.read` loads a `line` fragment from a shared-memory stage, widened to f32;
+`reg.map`, `reg.row_reduce` (within the lane, then across the warp) and `reg.store`
+take `line` fragments as they take `c` and `row` ones.
 """
 
 from __future__ import annotations
@@ -66,15 +75,24 @@ from napkin_ir.dialects.ncd import NamedAxesType, NcdOp, _parse_float, format_fl
 from napkin_ir.dialects.smem import BufferType, PendingWaitOp, WindowWriteOp
 from napkin_ir.dialects.utils import require
 
-ROLES = ("a", "b", "c", "row", "col")
+ROLES = ("a", "b", "c", "row", "col", "line")
 VECTORS = ("row", "col")  # one value per row, per column of a `c` fragment
+LINE_CHUNK = 8  # a `line` fragment's columns a lane holds together (16 bytes of bf16)
+LINE_SPAN = 32 * LINE_CHUNK  # the columns a warp's lanes cover once
+
+
+def is_tile(t: Attribute) -> bool:
+    """Whether a fragment type holds rows by columns of f32 values: `c`, or `line` of two axes."""
+    return isinstance(t, FragType) and (t.role.data == "c" or (t.role.data == "line" and len(t.dims) == 2))
 
 
 @irdl_attr_definition
 class FragType(NamedAxesType):
     """One warp's fragment: `!reg.frag<a, m=64, k=16 : bf16>`, `!reg.frag<c, m=64, n=32 : f32>`,
     `!reg.frag<row, m=64 : f32>` (one value per row of a `c` fragment with those rows),
-    `!reg.frag<col, n=32 : f32>` (one value per column of a `c` fragment with those columns)."""
+    `!reg.frag<col, n=32 : f32>` (one value per column of a `c` fragment with those columns),
+    `!reg.frag<line, i=2, j=1024 : f32>` (whole rows a warp, 8 columns of every 256 a lane),
+    `!reg.frag<line, i=2 : f32>` (one value per row of such a fragment, in every lane)."""
 
     name = "reg.frag"
     role: StringAttr
@@ -89,7 +107,12 @@ class FragType(NamedAxesType):
         super().verify()
         role, dims, dt = self.role.data, self.dims, self.dtype
         if role not in ROLES:
-            raise VerifyException(f"!reg.frag: role must be a, b, c, row or col, got '{role}'")
+            raise VerifyException(f"!reg.frag: role must be a, b, c, row, col or line, got '{role}'")
+        if role == "line":
+            if len(dims) not in (1, 2) or dt != "f32" or (len(dims) == 2 and dims[1] % LINE_SPAN):
+                raise VerifyException(f"!reg.frag: a 'line' fragment is rows by columns, a multiple of {LINE_SPAN} (8 a lane), or "
+                                      f"rows alone (one value per row), of f32; got {self.shape} : {dt}")
+            return
         if role in VECTORS:
             tile, what = (16, "row") if role == "row" else (8, "column")
             if len(dims) != 1 or dims[0] % tile or dt != "f32":
@@ -114,6 +137,8 @@ class FragType(NamedAxesType):
             return self.dims[0] // 8  # rows g and g + 8 of each 16
         if self.role.data == "col":
             return self.dims[0] // 4  # columns 2 t and 2 t + 1 of each 8
+        if self.role.data == "line":
+            return self.dims[0] * (self.dims[1] // 32 if len(self.dims) == 2 else 1)
         rows, cols = self.dims
         return rows * cols // 32
 
@@ -123,8 +148,9 @@ class FragType(NamedAxesType):
 
     @property
     def cols_axis(self) -> str | None:
-        """The columns' axis: a `c` fragment's second, a `col` fragment's only; None for a `row`."""
-        if self.role.data == "row":
+        """The columns' axis: a `c` fragment's second, a `col` fragment's only; None for a `row`
+        (and a `line` of one axis)."""
+        if self.role.data == "row" or (self.role.data == "line" and len(self.dims) == 1):
             return None
         return self.axis_names[-1]
 
@@ -137,9 +163,9 @@ class FragType(NamedAxesType):
     def parse_parameters(cls, parser: AttrParser) -> Sequence[Attribute]:
         parser.parse_punctuation("<", " to open !reg.frag")
         pos = parser.pos
-        role = parser.parse_identifier(" (a, b, c, row or col)")
+        role = parser.parse_identifier(" (a, b, c, row, col or line)")
         if role not in ROLES:
-            parser.raise_error(f"a fragment's role is a, b, c, row or col, got '{role}'", pos, parser.pos)
+            parser.raise_error(f"a fragment's role is a, b, c, row, col or line, got '{role}'", pos, parser.pos)
         parser.parse_punctuation(",")
         axes, sizes, et = cls.parse_shape(parser)
         parser.parse_punctuation(">", " to close !reg.frag")
@@ -158,10 +184,21 @@ def lane_layout(role: str, rows: int, cols: int = 1) -> tuple[np.ndarray, np.nda
     a `row` fragment (rows x 1) holds, per 16 rows, value h at row g + 8 h (the rows of
     the lane's `c` values), col 0, and a `col` fragment (1 x `rows` columns: its one length
     comes first) holds, per 8 columns, value j at column 2 t + j (the columns of the lane's
-    `c` values), row 0.
+    `c` values), row 0. A `line` fragment of `rows` by `cols` holds, row by row, in each
+    256 columns the 8 from 8 l (value v: row v / (cols / 32), column 256 c + 8 l + e for
+    the rest 8 c + e); of one axis (`cols` = 1), value v at row v, col 0, in every lane.
     """
     lanes = np.arange(32)[:, None]
     g, t = lanes // 4, lanes % 4
+    if role == "line":
+        if cols == 1:
+            r = np.arange(rows)[None, :] + 0 * lanes
+            return r, 0 * r
+        per = cols // 32
+        v = np.arange(rows * per)[None, :]
+        within = v % per
+        c = LINE_SPAN * (within // LINE_CHUNK) + LINE_CHUNK * lanes + within % LINE_CHUNK
+        return v // per + 0 * lanes, c
     if role == "row":
         h = np.arange(2)[None, :]
         r = np.concatenate([16 * m + g + 8 * h + 0 * t for m in range(rows // 16)], axis=1)
@@ -292,8 +329,10 @@ class StoreOp(IRDLOperation):
     """Convert this warp's accumulators to the global's element type and write the part of
     its tile that lies inside, at the block's origin (one offset per axis of the global).
     The fragment's axes are the global's, in order, but for axes the tile has one place of.
+    A `line` fragment (whole rows a warp, or one value per row) is stored the same way.
 
         reg.store %c, %out[%m0, %n0] : !reg.frag<c, m=64, n=32 : f32>, !hbm.global<m=512, n=384 : bf16>
+        reg.store %p, %out[%i0, %c0] : !reg.frag<line, i=2, j=1024 : f32>, !hbm.global<i=4096, j=1024 : bf16>
     """
 
     name = "reg.store"
@@ -308,7 +347,7 @@ class StoreOp(IRDLOperation):
     def verify_(self) -> None:
         f, g = _frag(self.value), self.dest.type
         assert isinstance(g, GlobalType)
-        require(f.role.data == "c", self, "stores accumulators (role c)")
+        require(f.role.data in ("c", "line"), self, f"stores accumulators (role c) or a 'line' fragment, got {f}")
         require(tuple(a for a in g.axis_names if a in f.shape) == f.axis_names, self,
                 f"the fragment's axes {list(f.axis_names)} must be the global's {list(g.axis_names)}, in order")
         require(len(self.offsets) == len(g.axis_names), self, f"takes one offset per axis of the global ({len(g.axis_names)}), got {len(self.offsets)}")
@@ -342,6 +381,38 @@ class LoadOp(IRDLOperation):
         require(f.axis_names[0] in g.axis_names, self, f"the fragment's axis '{f.axis_names[0]}' is not an axis of {g}")
         require(g.dtype in ("f32", "bf16", "f16"), self, f"reads f32, bf16 or f16 values, got {g.dtype}")
         require(len(self.offsets) == len(g.axis_names), self, f"takes one offset per axis of the global ({len(g.axis_names)}), got {len(self.offsets)}")
+
+
+@irdl_op_definition
+class ReadOp(IRDLOperation):
+    """Load this warp's `line` fragment of one stage of a shared-memory buffer, widened to
+    f32: the warp's rows start at its index along the `reg.warps` axis times the fragment's
+    rows, and each lane reads its 8 columns of every 256 of a row as one 16-byte chunk. The
+    buffer's innermost axis is the fragment's columns, whole; its other axes of more than
+    one place are the fragment's rows.
+
+        %x = reg.read %buf[%s] : !smem.buffer<i=4, j=1024 : bf16, stages=1, layout=row> -> !reg.frag<line, i=1, j=1024 : f32>
+    """
+
+    name = "reg.read"
+    source = operand_def(BufferType)
+    stage = operand_def(IndexType)
+    result = result_def(FragType)
+    assembly_format = "$source `[` $stage `]` attr-dict `:` type($source) `->` type($result)"
+
+    def __init__(self, source: SSAValue, stage: SSAValue, t: FragType):
+        super().__init__(operands=[source, stage], result_types=[t])
+
+    def verify_(self) -> None:
+        b, f = self.source.type, _frag(self.result)
+        assert isinstance(b, BufferType)
+        require(f.role.data == "line" and len(f.dims) == 2, self, f"loads a 'line' fragment of rows and columns, got {f}")
+        rows, cols = f.axis_names
+        tiled = [a for a in b.axis_names if b.shape[a] > 1]
+        require(b.axis_names[-1] == cols and b.shape[cols] == f.shape[cols] and tiled in ([rows, cols], [cols]) and rows in b.shape, self,
+                f"the buffer's rows and whole columns must be the fragment's <{rows}, {cols}> (axes of one place aside), got {b}")
+        require(b.shape[rows] % f.shape[rows] == 0, self, f"the buffer's {b.shape[rows]} rows are not whole warps' {f.shape[rows]}")
+        require(b.layout.data != "swizzle", self, f"reads rows as they lie (layout=row or pad8), got layout={b.layout.data}")
 
 
 @irdl_op_definition
@@ -544,7 +615,8 @@ class TurnPassOp(IRDLOperation):
 
 def _math_frag(op: IRDLOperation, v: SSAValue, what: str) -> FragType:
     t = v.type
-    require(isinstance(t, FragType) and t.role.data in ("c", *VECTORS), op, f"{what} must be a 'c', 'row' or 'col' fragment (f32), got {t}")
+    require(isinstance(t, FragType) and t.role.data in ("c", *VECTORS, "line"), op,
+            f"{what} must be a 'c', 'row', 'col' or 'line' fragment (f32), got {t}")
     return t  # type: ignore[return-value]
 
 
@@ -557,7 +629,7 @@ class FragMathOp(IRDLOperation):
 
 @irdl_op_definition
 class FillOp(IRDLOperation):
-    """A `c` or `row` fragment with every value `value` (a running max starts at -inf).
+    """A `c`, `row` or `line` fragment with every value `value` (a running max starts at -inf).
 
         %m = reg.fill {value = 0xFF800000 : f32} : !reg.frag<row, i=16 : f32>
     """
@@ -584,7 +656,8 @@ class MapOp(FragMathOp):
     """An elementwise function of `c`, `row` and `col` fragments: scale (by the constant
     `by`), exp2, sqrt, neg; add, sub, mul, div, max. A `row` operand is broadcast along the
     columns of a `c` one (it has the `c` operand's rows), a `col` operand along its rows
-    (it has its columns); the result is a `c` fragment if any operand is one.
+    (it has its columns); the result is a `c` fragment if any operand is one. A `line`
+    fragment of one axis is broadcast along the columns of a `line` fragment of two.
 
         %y = reg.map sub %s, %m : !reg.frag<c, i=16, j=64 : f32>, !reg.frag<row, i=16 : f32> -> !reg.frag<c, i=16, j=64 : f32>
         %z = reg.map add %c, %bias : !reg.frag<c, m=64, n=32 : f32>, !reg.frag<col, n=32 : f32> -> !reg.frag<c, m=64, n=32 : f32>
@@ -599,7 +672,7 @@ class MapOp(FragMathOp):
 
     def __init__(self, fn: str, inputs: Sequence[SSAValue], by: float | None = None):
         ts = [v.type for v in inputs]
-        rt = next((t for t in ts if isinstance(t, FragType) and t.role.data == "c"), ts[0])
+        rt = next((t for t in ts if is_tile(t)), ts[0])
         props: dict[str, Attribute] = {"fn": StringAttr(fn)}
         if by is not None:
             props["by"] = FloatAttr(by, f32)
@@ -614,10 +687,14 @@ class MapOp(FragMathOp):
         require(not (fn == "scale" and self.by is None or fn in MAP_UNARY and fn != "scale" and self.by is not None), self,
                 "'by' is required for scale, and takes the place of the second operand of a binary function")
         ts = [_math_frag(self, v, f"operand #{n}") for n, v in enumerate(self.inputs)]
-        cs = {t for t in ts if t.role.data == "c"}
-        require(len(cs) <= 1, self, f"'c' operands must have one type, got {', '.join(str(t) for t in cs)}")
+        cs = {t for t in ts if is_tile(t)}
+        require(len(cs) <= 1, self, f"'c' (or 'line') operands must have one type, got {', '.join(str(t) for t in cs)}")
         want = next(iter(cs)) if cs else ts[0]
         for t in ts:
+            if want.role.data == "line" or t.role.data == "line":
+                require(t.role.data == want.role.data == "line" and (t.rows_axis, t.dims[0]) == (want.rows_axis, want.dims[0]), self,
+                        f"a 'line' fragment meets only 'line' fragments of its rows, got {', '.join(str(t) for t in ts)}")
+                continue
             require(t.role.data in (want.role.data, *(VECTORS if cs else ())), self,
                     f"a 'row' and a 'col' fragment broadcast only along a 'c' one, got {', '.join(str(t) for t in ts)}")
             if t.role.data == "col":
@@ -651,8 +728,10 @@ ROW_REDUCE_KINDS = ("sum", "max")
 class RowReduceOp(FragMathOp):
     """Sum or max of each row of a `c` fragment: each lane reduces its own values of a row,
     then the 4 lanes of its quad exchange theirs, so every lane holding the row has the result.
+    Of a `line` fragment the same, across all 32 lanes, into a `line` fragment of its rows.
 
         %m = reg.row_reduce max %s : !reg.frag<c, i=16, j=64 : f32> -> !reg.frag<row, i=16 : f32>
+        %n = reg.row_reduce sum %x : !reg.frag<line, i=2, j=1024 : f32> -> !reg.frag<line, i=2 : f32>
     """
 
     name = "reg.row_reduce"
@@ -664,13 +743,13 @@ class RowReduceOp(FragMathOp):
         t = input.type
         assert isinstance(t, FragType)
         super().__init__(operands=[input], properties={"kind": StringAttr(kind)},
-                         result_types=[FragType("row", {t.rows_axis: t.dims[0]}, f32)])
+                         result_types=[FragType("line" if t.role.data == "line" else "row", {t.rows_axis: t.dims[0]}, f32)])
 
     def verify_(self) -> None:
         require(self.kind.data in ROW_REDUCE_KINDS, self, f"unknown reduction '{self.kind.data}'; expected one of {', '.join(ROW_REDUCE_KINDS)}")
         t = _math_frag(self, self.input, "the input")
-        require(t.role.data == "c", self, f"reduces the rows of a 'c' fragment, got {t}")
-        want = FragType("row", {t.rows_axis: t.dims[0]}, f32)
+        require(is_tile(t), self, f"reduces the rows of a 'c' or two-axis 'line' fragment, got {t}")
+        want = FragType("line" if t.role.data == "line" else "row", {t.rows_axis: t.dims[0]}, f32)
         require(self.result.type == want, self, f"the result should be {want}, got {self.result.type}")
 
     def print(self, printer: Printer) -> None:
@@ -851,8 +930,8 @@ class ToAOp(IRDLOperation):
         return parse_labels(self.at)[_frag(self.input).axis_names[1]]
 
 
-REG = Dialect("reg", [ZerosOp, LdmatrixOp, LoadOp, MmaOp, StoreOp, StmatrixOp, WgmmaOp, WgmmaRsOp, TurnStartOp, TurnWaitOp, TurnPassOp, WgmmaCommitOp, WgmmaWaitOp, FillOp, MapOp, RowReduceOp, MaskOp,
+REG = Dialect("reg", [ZerosOp, LdmatrixOp, LoadOp, ReadOp, MmaOp, StoreOp, StmatrixOp, WgmmaOp, WgmmaRsOp, TurnStartOp, TurnWaitOp, TurnPassOp, WgmmaCommitOp, WgmmaWaitOp, FillOp, MapOp, RowReduceOp, MaskOp,
                       MaskBoundOp, ToAOp], [FragType])
 
-__all__ = ["REG", "VECTORS", "FillOp", "FragType", "LdmatrixOp", "LoadOp", "MapOp", "MaskBoundOp", "MaskOp", "MmaOp", "RowReduceOp", "StmatrixOp", "StoreOp", "ToAOp", "TurnPassOp", "TurnStartOp", "TurnWaitOp",
+__all__ = ["REG", "VECTORS", "FillOp", "FragType", "LdmatrixOp", "LoadOp", "MapOp", "MaskBoundOp", "MaskOp", "MmaOp", "ReadOp", "RowReduceOp", "StmatrixOp", "StoreOp", "ToAOp", "TurnPassOp", "TurnStartOp", "TurnWaitOp",
            "WgmmaCommitOp", "WgmmaOp", "WgmmaRsOp", "WgmmaWaitOp", "ZerosOp", "lane_layout"]

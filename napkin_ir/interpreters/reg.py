@@ -101,6 +101,20 @@ class RegFunctions(InterpreterFunctions):
             out[_key(w)] = gather(t, part)
         return (out,)
 
+    @impl(reg.ReadOp)
+    def run_read(self, interpreter: Interpreter, op: reg.ReadOp, args: tuple[Any, ...]):
+        buf, stage = args
+        assert isinstance(buf, Buffer)
+        check_readable(buf, stage, op.name)
+        t: reg.FragType = op.result.type  # type: ignore[assignment]
+        tile = NamedArray(buf.type.axis_names, buf.data[stage].astype(np.float32))
+        out = {}
+        for w in warps_of(op):
+            window = warp_window(t, w, {}, buf.type.axis_names)
+            kept = tuple(a for a in buf.type.axis_names if a in t.shape)
+            out[_key(w)] = gather(t, NamedArray(kept, tile.data[window]).aligned(t.axis_names))
+        return (out,)
+
     @impl(reg.MmaOp)
     def run_mma(self, interpreter: Interpreter, op: reg.MmaOp, args: tuple[Any, ...]):
         a, b, c = args
@@ -301,6 +315,8 @@ _MAP = {"exp2": np.exp2, "sqrt": np.sqrt, "neg": np.negative, "add": np.add, "su
 
 
 def _matrix_shape(t: reg.FragType) -> tuple[int, int]:
+    if t.role.data == "line" and len(t.dims) == 1:  # one value per row, as a `row` fragment
+        return (t.dims[0], 1)
     return {"row": (t.dims[0], 1), "col": (1, t.dims[0])}.get(t.role.data, t.dims)  # type: ignore[return-value]
 
 

@@ -302,8 +302,8 @@ class _Fragments:
     def __init__(self, kernel: hbm.KernelOp, warps: dict[str, int], hoist: bool = True, mma: str = "mma.sync",
                  a_registers: bool = False, lines: bool = False):
         self.kernel, self.warps, self.hoist, self.mma, self.a_registers = kernel, warps, hoist, mma, a_registers
-        self.vals: dict[SSAValue, SSAValue | _Cast | _Vector | smem.ReadOp] = {}
         self.lines = lines  # no product: tiles are `line` fragments, whole rows a warp
+        self.vals: dict[SSAValue, SSAValue | _Cast | _Vector | smem.ReadOp] = {}
         self.loaded: dict[tuple[hbm.LoadOp, Block | None], SSAValue] = {}  # a vector's fragment, per block it is used in
         self.dead: list[Operation] = []
         self.fused: dict[Operation, ncd.ContractOp] = {}  # an add that accumulates a product -> the product
@@ -321,9 +321,9 @@ class _Fragments:
         place of it."""
         if t.dtype != "f32":
             raise self.fail(f"tiles computed in registers are f32 (accumulators), got {t}")
-        axes = self.fragment_axes(t)
         if self.lines:
             return self.line_type(t)
+        axes = self.fragment_axes(t)
         if len(axes) == 1:
             ((rows, n),) = axes.items()
             w = self.warps.get(rows, 1)
@@ -339,7 +339,6 @@ class _Fragments:
                             "each warp's part must be a multiple of 16 x 8 (mma.sync m16n8k16)")
         return reg.FragType("c", {rows: bm // wm, cols: bn // wn}, builtin.f32)
 
-    def fragment_axes(self, t: ncd.TensorType) -> dict[str, int]:
     def line_type(self, t: ncd.TensorType) -> reg.FragType:
         """Each warp's `line` fragment of a tile: its share of the rows, every column. Axes
         of one place drop out, unless warps share them (the rows of a one-row block)."""
@@ -365,6 +364,7 @@ class _Fragments:
                             f"that fit in registers; expected rows a warp x {m} <= {LINE_VALUES * 32} (more warps, or fewer rows a block)")
         return reg.FragType("line", {rows: n // w, cols: m}, builtin.f32)
 
+    def fragment_axes(self, t: ncd.TensorType) -> dict[str, int]:
         """The axes of a tile that its fragments keep: all of more than one place (or shared
         by warps) but those whose every place has warps of its own, at most two."""
         held = {a for a, n in t.shape.items() if n > 1 and self.warps.get(a) == n}
@@ -451,9 +451,9 @@ class _Fragments:
             if t.axis_names[1] in self.warps:
                 raise self.fail(f"warps share '{t.axis_names[1]}': a reduction along it would cross warps (through shared memory)")
             self.replace(op, [reg.RowReduceOp(op.kind.data, x)])
-        elif isinstance(op, ncd.MaskOp):
         elif isinstance(op, ncd.SoftmaxOp | ncd.L2NormOp):
             self.normalise(op)
+        elif isinstance(op, ncd.MaskOp):
             x = self.frag(op.input, f"the input of {op.name}")
             self.replace(op, [reg.MaskOp(x, op.row.data, op.col.data, op.fill.value.data, list(op.offsets))])
         elif isinstance(op, ncd.MaskBoundOp):
@@ -609,10 +609,10 @@ class _Fragments:
                 self.vals[op.result] = v
                 self.dead.append(op)
                 return
-            x = self.frag(op.inputs[0], "a cast's input")
             if self.lines and isinstance(v, smem.ReadOp) and et == builtin.f32:  # the staged tile, widened as it is read
                 self.replace(op, [reg.ReadOp(v.source, v.stage, self.frag_type(op.result.type))])  # type: ignore[arg-type]
                 return
+            x = self.frag(op.inputs[0], "a cast's input")
             self.vals[op.result] = x if et == builtin.f32 else _Cast(x, et)
             self.dead.append(op)
             return
@@ -646,7 +646,6 @@ class _Fragments:
             self.loaded[key] = load.result
         return self.loaded[key]
 
-    # -- loops and the end -------------------------------------------------------------------
     def normalise(self, op: ncd.SoftmaxOp | ncd.L2NormOp) -> None:
         """A softmax or L2 norm along a fragment's columns, the tile held whole: the row
         max and sum, or the row sum of squares, reduced in registers."""
@@ -670,6 +669,7 @@ class _Fragments:
             n = reg.MapOp("sqrt", [s.result])
             self.replace(op, [sq, s, n, reg.MapOp("div", [x, n.result])])
 
+    # -- loops and the end -------------------------------------------------------------------
     def loop(self, loop: scf.ForOp) -> None:
         body = loop.body.block
         first_init = len(loop.operands) - len(loop.iter_args)

@@ -23,6 +23,10 @@ later), and vectors read straight from global memory into registers.
   column pair of an f32 vector is one `ld.global.v2.f32`, of a bf16 or f16 one a `.b32`
   unpacked and widened (`cvt.f32.bf16`). Where the tile may cross the global's edge each
   read is guarded and what it did not read is zero (`selp`).
+- `reg.read`: a `line` fragment from a plain (unswizzled) buffer: each lane reads its 16
+  bytes of every 256 columns of each of the warp's rows with one `ld.shared.v4.b32` (the
+  32 lanes of a warp read 512 adjacent bytes: no bank conflicts), from one base register,
+  the row and the span in immediates, and widens the pairs to f32.
 - `smem.commit`, `smem.wait`: `cp.async.commit_group`, `cp.async.wait_group`;
   `smem.barrier`: `bar.sync 0`.
 """
@@ -331,6 +335,29 @@ def _read_f32(k: KernelLowering, g: Global, base, offset: int, n: int, inside, z
     if inside is None:
         return vals
     return [k.r(P.SelpOp("f32", v, zero, inside)) for v in vals]
+
+
+@lowers(reg.ReadOp)
+def _read_lines(k: KernelLowering, op: reg.ReadOp) -> None:
+    t: reg.FragType = op.result.type  # type: ignore[assignment]
+    buf: Buffer = k.vals[op.source]
+    rows_axis, _ = t.axis_names
+    if buf.panels or buf.type.layout.data == "swizzle":
+        raise k.fail(f"reg.read reads rows as they lie; {buf.type} is swizzled")
+    dt = buf.type.dtype
+    half = RegType(dt)
+    first = k.warp_place(rows_axis, t.dims[0])
+    lane_bytes = k.once(("line_lane_bytes",), lambda: k.mul(k.lane, 16))
+    start = lane_bytes if first is None else k.add(lane_bytes, k.mul(first, buf.row_bytes))
+    base = k.add(k.stage_addr(buf, op.stage), start)
+    out: list = []
+    for r in range(t.dims[0]):
+        for span in range(t.dims[1] // reg.LINE_SPAN):
+            words = k.emit(P.LdOp("shared", "b32", base, [B32] * 4, offset=r * buf.row_bytes + 2 * reg.LINE_SPAN * span)).results
+            for w in words:
+                halves = k.emit(P.MovOp("b32", [w], [half, half])).results
+                out += [k.r(P.CvtOp("f32", dt, [x], F32)) for x in halves]
+    k.vals[op.result] = out
 
 
 @lowers(smem.CommitOp)

@@ -11,11 +11,15 @@ a `row` fragment holds rows g and g + 8 of each 16, a `col` fragment columns 2 t
   pending (`Scaled`), so that a row max scales its result instead of every value and
   `scaled - max` is one `fma` (the online softmax's exp2(s c - m)). A `c` fragment times
   itself is left pending too (`Squared`);
-- `reg.row_reduce`: a tree within the lane, then `shfl.sync.bfly` 1 and 2 across its quad;
+- `reg.row_reduce`: a tree within the lane, then `shfl.sync.bfly` 1 and 2 across its quad
+  (of a `line` fragment, whose rows each lie across the whole warp: 1, 2, 4, 8 and 16);
   the sum of a `Squared` fragment (spherical attention's squared norm) is four chains of
   `fma` in the lane, one instruction a value where squares and a tree take two;
 - `reg.mask`, `reg.mask_bound`: one comparison and one select per value, against a
   difference computed once per lane;
+- `line` fragments (a kernel with no product): value v of a lane lies in row v / (cols / 32)
+  of the warp's rows; a `line` fragment of one axis holds row v's value in every lane, and
+  is read by `reg.map` at the row of each value, as a `row` fragment is;
 - `reg.to_a`: pairs of values packed with `cvt.rn.bf16x2.f32` (columns at .. at + 15 are
   the c tiles 2s and 2s + 1, whose pairs are the a registers in order: nothing moves
   between lanes).
@@ -37,7 +41,10 @@ def _fill(k: KernelLowering, op: reg.ZerosOp | reg.FillOp) -> None:
 
 
 def row_of(t: reg.FragType, v: int) -> int:
-    """The `row` fragment value that holds the row of value v of a `c` fragment."""
+    """The `row` fragment value that holds the row of value v of a `c` fragment (the `line`
+    value of one axis that holds the row of value v of a `line` fragment)."""
+    if t.role.data == "line":
+        return v // (t.dims[1] // 32)
     nt = t.dims[1] // 8
     return 2 * (v // 4 // nt) + (v % 4) // 2
 
@@ -56,13 +63,13 @@ def _map(k: KernelLowering, op: reg.MapOp) -> None:
 def _map_values(k: KernelLowering, op: reg.MapOp):
     fn = op.fn.data
     t: reg.FragType = op.result.type  # type: ignore[assignment]
-    if fn == "scale" and op.by.value.data > 0 and t.role.data == "c":  # type: ignore[union-attr]
+    if fn == "scale" and op.by.value.data > 0 and reg.is_tile(t):  # type: ignore[union-attr]
         # left pending: a row max takes it after the reduction, x - m becomes fma(x, c, -m)
         return Scaled(k.frag(op.inputs[0]), op.by.value.data)  # type: ignore[union-attr]
-    if fn == "mul" and op.inputs[0] is op.inputs[1] and t.role.data == "c":  # type: ignore[attr-defined]
+    if fn == "mul" and op.inputs[0] is op.inputs[1] and reg.is_tile(t):  # type: ignore[attr-defined]
         return Squared(k.frag(op.inputs[0]))  # left pending: a row sum of it fuses the products
     first = k.vals[op.inputs[0]]
-    if fn == "sub" and isinstance(first, Scaled) and op.inputs[1].type.role.data == "row":  # type: ignore[attr-defined]
+    if fn == "sub" and isinstance(first, Scaled) and (op.inputs[1].type.role.data == "row" or _per_row(t, op.inputs[1].type)):  # type: ignore[attr-defined]
         negs = [k.r(P.NegOp("f32", m)) for m in k.frag(op.inputs[1])]
         c = k.f32(first.by)
         return [k.r(P.FmaOp("f32", first.regs[v], c, negs[row_of(t, v)], mods="rn")) for v in range(t.values_per_lane())]
@@ -70,12 +77,14 @@ def _map_values(k: KernelLowering, op: reg.MapOp):
 
     def arg(i: int, v: int):
         regs, it = ins[i]
+        if _per_row(t, it):
+            return regs[row_of(t, v)]
         if t.role.data != "c" or it.role.data == "c":  # type: ignore[attr-defined]
             return regs[v]
         return regs[row_of(t, v) if it.role.data == "row" else col_of(t, v)]  # type: ignore[attr-defined]
 
     n = t.values_per_lane()
-    if fn == "div" and ins[1][1].role.data == "row":  # type: ignore[attr-defined]
+    if fn == "div" and (ins[1][1].role.data == "row" or _per_row(t, ins[1][1])):  # type: ignore[attr-defined]
         ins[1] = ([k.r(P.RcpOp("f32", x, mods="rn")) for x in ins[1][0]], ins[1][1])
         fn = "mul"
     if fn == "scale":
@@ -93,16 +102,22 @@ def _map_values(k: KernelLowering, op: reg.MapOp):
     return [k.r(cls("f32", arg(0, v), arg(1, v), mods=mods)) for v in range(n)]
 
 
+def _per_row(t: reg.FragType, it) -> bool:
+    """Whether operand type `it` holds one value per row of a `line` fragment of type `t`."""
+    return reg.is_tile(t) and t.role.data == "line" and it.role.data == "line" and len(it.dims) == 1
+
+
 @lowers(reg.RowReduceOp)
 def _row_reduce(k: KernelLowering, op: reg.RowReduceOp) -> None:
     t: reg.FragType = op.input.type  # type: ignore[assignment]
     x = k.vals[op.input]
+    _reduce = _reduce_lines if t.role.data == "line" else _reduce_rows
     if isinstance(x, Scaled):  # max(c x) = c max(x) for c > 0, sum(c x) = c sum(x)
-        k.vals[op.result] = [k.r(P.MulOp("f32", m, k.f32(x.by))) for m in _reduce_rows(k, op.kind.data, t, x.regs)]
+        k.vals[op.result] = [k.r(P.MulOp("f32", m, k.f32(x.by))) for m in _reduce(k, op.kind.data, t, x.regs)]
     elif isinstance(x, Squared) and op.kind.data == "sum":
-        k.vals[op.result] = _reduce_rows(k, "sum", t, x.regs, squares=True)
+        k.vals[op.result] = _reduce(k, "sum", t, x.regs, squares=True)
     else:
-        k.vals[op.result] = _reduce_rows(k, op.kind.data, t, k.frag(op.input))
+        k.vals[op.result] = _reduce(k, op.kind.data, t, k.frag(op.input))
 
 
 def _sum_of_squares(k: KernelLowering, vals: list, chains: int = 4) -> list:
@@ -133,6 +148,25 @@ def _reduce_rows(k: KernelLowering, kind: str, t: reg.FragType, x: list, squares
             for lanes in (1, 2):  # across the quad of lanes that hold the row
                 acc = k.r(cls("f32", acc, k.r(P.ShflSyncOp("bfly", acc, lanes))))
             out.append(acc)
+    return out
+
+
+def _reduce_lines(k: KernelLowering, kind: str, t: reg.FragType, x: list, squares: bool = False) -> list:
+    """Each row's max or sum (of the squares, with `squares`) of a `line` fragment, in every
+    lane: a tree within the lane, then across the warp."""
+    cls = P.MaxOp if kind == "max" else P.AddOp
+    per = t.dims[1] // 32
+    out = []
+    for r in range(t.dims[0]):
+        vals = x[r * per : (r + 1) * per]
+        if squares:
+            vals = _sum_of_squares(k, vals)
+        while len(vals) > 1:
+            vals = [k.r(cls("f32", vals[i], vals[i + 1])) if i + 1 < len(vals) else vals[i] for i in range(0, len(vals), 2)]
+        acc = vals[0]
+        for lanes in (16, 8, 4, 2, 1):
+            acc = k.r(cls("f32", acc, k.r(P.ShflSyncOp("bfly", acc, lanes))))
+        out.append(acc)
     return out
 
 

@@ -7,6 +7,11 @@
   (columns) past the global's edge are not stored where a tile may cross it. A warp's
   place along a `reg.warps` axis its fragment lacks (a query head of a group) moves its
   base: each row is stored at its own place along every axis.
+- `reg.store` of a `line` fragment: each lane's 8 values of every 256 columns of a row,
+  rounded and packed (or as they are, for an f32 output), with one 16-byte `st.global.v4`
+  (two for f32) from one base register per lane, the row and the span immediates; rows
+  (spans) past the global's edge are not stored. Of a `line` fragment of one axis (a
+  row's sum or max), lane 0 stores each row's value.
 - `reg.stmatrix`: each warp's 16 rows, rounded, into a 128-byte swizzled panel: one
   `stmatrix.x4` per two 8-column tiles (the rows 0-7 and 8-15 of each); lane l gives the
   address of row l mod 8 of matrix l / 8. A warp that holds one place of an axis its
@@ -18,6 +23,7 @@ from __future__ import annotations
 from napkin_ir.dialects import hbm, reg
 from napkin_ir.dialects.ptx import ops as P
 from napkin_ir.dialects.ptx import tensor_ops as T
+from napkin_ir.dialects.ptx.registers import RegType
 from napkin_ir.lowering.ptx_rules.context import B32, PANEL, Buffer, Global, KernelLowering, lowers
 
 
@@ -29,6 +35,9 @@ def _store(k: KernelLowering, op: reg.StoreOp) -> None:
     if g.ptr is None:
         raise k.fail(f"a store to {gt}, which the TMA also writes, has no lowering")
     x = k.frag(op.value)
+    if t.role.data == "line":
+        _store_lines(k, op, x)
+        return
     r_axis, c_axis = t.axis_names
     strides = g.strides
     if strides[c_axis] != 1:
@@ -64,6 +73,48 @@ def _store(k: KernelLowering, op: reg.StoreOp) -> None:
                     k.emit(P.StOp("global", "f32", base, [x[i], x[i + 1]], offset=off, guard=inside))
                 else:
                     k.emit(P.StOp("global", "b32", base, [k.pack(gt.dtype, x[i], x[i + 1])], offset=off, guard=inside))
+
+
+def _store_lines(k: KernelLowering, op: reg.StoreOp, x: list) -> None:
+    t: reg.FragType = op.value.type  # type: ignore[assignment]
+    g: Global = k.vals[op.dest]
+    gt, strides = g.type, g.strides
+    assert g.ptr is not None
+    r_axis = t.axis_names[0]
+    lin, held_ok = k.held_element(g, t, op.offsets)
+    row = k.warp_place(r_axis, t.dims[0])
+    if len(t.dims) == 1:  # one value per row, in every lane: lane 0 writes it
+        lane0 = k.once(("lane_is_0",), lambda: k.setp("eq", k.lane, 0, "u32"))
+        rooms = k.rooms(g, op.offsets, {r_axis: row if row is not None else k.u32(0)}, {r_axis: t.dims[0] * k.warps.get(r_axis, 1)})
+        base = k.wide_address(g.ptr, lin if row is None else k.add(lin, k.mul(row, strides[r_axis])), g.esize)
+        for r in range(t.dims[0]):
+            ok = k.both(k.both(lane0, held_ok), k.setp("gt", rooms[r_axis], r) if r_axis in rooms else None)
+            v = x[r] if gt.dtype == "f32" else k.r(P.CvtOp(gt.dtype, "f32", [x[r]], RegType(gt.dtype), mods="rn"))
+            k.emit(P.StOp("global", "f32" if gt.dtype == "f32" else "b16", base, [v], offset=r * strides[r_axis] * g.esize, guard=ok))
+        return
+    c_axis = t.axis_names[1]
+    if strides[c_axis] != 1 or gt.shape[c_axis] % reg.LINE_CHUNK:
+        raise k.fail(f"a 'line' fragment's columns ({c_axis}) must be the last axis of {gt}, a multiple of {reg.LINE_CHUNK} long")
+    col = k.once(("line_lane_cols",), lambda: k.mul(k.lane, reg.LINE_CHUNK))
+    lane_at = {r_axis: row if row is not None else k.u32(0), c_axis: col}
+    rooms = k.rooms(g, op.offsets, lane_at, {r_axis: t.dims[0] * k.warps.get(r_axis, 1), c_axis: t.dims[1]})
+    elem = k.add(lin, col) if row is None else k.add(lin, k.add(k.mul(row, strides[r_axis]), col))
+    base = k.wide_address(g.ptr, elem, g.esize)
+    per = t.dims[1] // 32
+    spans = t.dims[1] // reg.LINE_SPAN
+    span_ok = {s: k.setp("gt", rooms[c_axis], reg.LINE_SPAN * s) for s in range(spans)} if c_axis in rooms else {}
+    for r in range(t.dims[0]):
+        row_ok = k.both(held_ok, k.setp("gt", rooms[r_axis], r) if r_axis in rooms else None)
+        for s in range(spans):
+            vals = x[r * per + reg.LINE_CHUNK * s : r * per + reg.LINE_CHUNK * (s + 1)]
+            off = (r * strides[r_axis] + reg.LINE_SPAN * s) * g.esize
+            ok = k.both(row_ok, span_ok.get(s))
+            if gt.dtype == "f32":
+                for h in range(2):
+                    k.emit(P.StOp("global", "f32", base, vals[4 * h : 4 * h + 4], offset=off + 16 * h, guard=ok))
+            else:
+                packed = [k.pack(gt.dtype, vals[2 * i], vals[2 * i + 1]) for i in range(4)]
+                k.emit(P.StOp("global", "b32", base, packed, offset=off, guard=ok))
 
 
 def _store_through_shared(k: KernelLowering, op: reg.StoreOp, x: list, lin, held_ok) -> None:

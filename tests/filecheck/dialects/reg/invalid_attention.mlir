@@ -45,7 +45,7 @@ func.func @f(%x: !reg.frag<a, i=16, j=16 : bf16>) {
   %y = reg.map exp2 %x : !reg.frag<a, i=16, j=16 : bf16> -> !reg.frag<a, i=16, j=16 : bf16>
   func.return
 }
-// CHECK: reg.map: operand #0 must be a 'c', 'row' or 'col' fragment (f32), got !reg.frag<a, i=16, j=16 : bf16>
+// CHECK: reg.map: operand #0 must be a 'c', 'row', 'col' or 'line' fragment (f32), got !reg.frag<a, i=16, j=16 : bf16>
 
 // -----
 func.func @f(%x: !reg.frag<c, i=16, j=64 : f32>) {
@@ -59,7 +59,7 @@ func.func @f(%x: !reg.frag<row, i=16 : f32>) {
   %y = reg.row_reduce sum %x : !reg.frag<row, i=16 : f32> -> !reg.frag<row, i=16 : f32>
   func.return
 }
-// CHECK: reg.row_reduce: reduces the rows of a 'c' fragment, got !reg.frag<row, i=16 : f32>
+// CHECK: reg.row_reduce: reduces the rows of a 'c' or two-axis 'line' fragment, got !reg.frag<row, i=16 : f32>
 
 // -----
 func.func @f(%x: !reg.frag<c, i=16, j=64 : f32>, %i0: index) {
@@ -101,7 +101,7 @@ func.func @f() {
   %z = reg.fill {value = 1.0 : f32} : !reg.frag<a, i=16, j=16 : bf16>
   func.return
 }
-// CHECK: reg.fill: the result must be a 'c', 'row' or 'col' fragment (f32), got !reg.frag<a, i=16, j=16 : bf16>
+// CHECK: reg.fill: the result must be a 'c', 'row', 'col' or 'line' fragment (f32), got !reg.frag<a, i=16, j=16 : bf16>
 
 // -----
 func.func @f(%buf: !smem.buffer<b=2, j=64, d=32 : bf16, stages=2, layout=pad8>, %s: index) {
