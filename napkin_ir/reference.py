@@ -75,6 +75,17 @@ def gqa_spherical_attention(q: np.ndarray, k: np.ndarray, v: np.ndarray) -> np.n
     return spherical_attention(q, *_grouped(q, k, v))
 
 
+def row_softmax(x: np.ndarray) -> np.ndarray:
+    """softmax(X) along its last axis."""
+    return _softmax(np.asarray(x, np.float64))
+
+
+def row_l2norm(x: np.ndarray) -> np.ndarray:
+    """X / ||X||_2 along its last axis."""
+    x64 = np.asarray(x, np.float64)
+    return x64 / np.linalg.norm(x64, axis=-1, keepdims=True)
+
+
 REFERENCES: dict[str, Callable[..., np.ndarray]] = {
     "matmul": matmul,
     "gemm_bias": gemm_bias,
@@ -84,6 +95,8 @@ REFERENCES: dict[str, Callable[..., np.ndarray]] = {
     "gqa_attention": gqa_attention,
     "gqa_causal_attention": gqa_causal_attention,
     "gqa_spherical_attention": gqa_spherical_attention,
+    "row_softmax": row_softmax,
+    "row_l2norm": row_l2norm,
 }
 
 # ||out - ref|| / ||ref|| that each output element type should meet against float64
