@@ -30,7 +30,7 @@ def parse(text: str) -> Any:
 
 
 def is_attention(text: str) -> bool:
-    from napkin_ir.attention_diagrams import attention_axes
+    from napkin_ir.plan.diagram import attention_axes
 
     return attention_axes(parse(text)) is not None
 
@@ -101,4 +101,23 @@ def compile(diagram: Any, target: str = "auto", *, pipeline: str | None = None, 
     return store.get(text, spec, arch)
 
 
-__all__ = ["ARCHS", "TARGETS", "auto_target", "compile", "is_attention", "option_text", "parse", "pipeline_spec"]
+def compile_attention(text: str, **config: Any) -> tuple[str, dict]:
+    """sm_80 PTX for an attention diagram and what its launch needs (`pipelines.launch_config`),
+    with `recipes.attention.sm80_plan`'s tiles (`config`), shrunk to fit short sequences."""
+    import io
+
+    from napkin_ir.dialects.ptx.printer import print_ptx
+    from napkin_ir.passmanager import run_passes, run_pipeline
+    from napkin_ir.pipelines import launch_config
+    from napkin_ir.plan.recipes.attention import sm80_plan
+    from napkin_ir.registry import make_context
+
+    module = run_pipeline(text)
+    run_passes(make_context(), module, sm80_plan(module, **config).passes())
+    module.verify()
+    out = io.StringIO()
+    print_ptx(module, out)
+    return out.getvalue(), launch_config(module)
+
+
+__all__ = ["compile_attention", "ARCHS", "TARGETS", "auto_target", "compile", "is_attention", "option_text", "parse", "pipeline_spec"]

@@ -11,49 +11,12 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-from xdsl.context import Context
-from xdsl.dialects import get_all_dialects
-from xdsl.ir import Dialect
 from xdsl.passes import ModulePass
 from xdsl.universe import Universe
 
+from napkin_ir.dialects.context import all_dialects, make_context, napkin_dialects
 
-def _ncd() -> Dialect:
-    from napkin_ir.dialects.ncd import NCD
-
-    return NCD
-
-
-def _hbm() -> Dialect:
-    from napkin_ir.dialects.hbm import HBM
-
-    return HBM
-
-
-def _smem() -> Dialect:
-    from napkin_ir.dialects.smem import SMEM
-
-    return SMEM
-
-
-def _reg() -> Dialect:
-    from napkin_ir.dialects.reg import REG
-
-    return REG
-
-
-def _ptx() -> Dialect:
-    from napkin_ir.dialects.ptx import PTX
-
-    return PTX
-
-
-def napkin_dialects() -> dict[str, Callable[[], Dialect]]:
-    return {"ncd": _ncd, "hbm": _hbm, "smem": _smem, "reg": _reg, "ptx": _ptx}
-
-
-def all_dialects() -> dict[str, Callable[[], Dialect]]:
-    return {**get_all_dialects(), **napkin_dialects()}
+__all__ = ["UNIVERSE", "all_dialects", "make_context", "napkin_dialects", "napkin_passes", "napkin_targets"]
 
 
 def _convert_arith_to_ptx() -> type[ModulePass]:
@@ -181,11 +144,3 @@ def napkin_targets() -> dict[str, Callable[[], type]]:
 
 
 UNIVERSE = Universe(all_dialects=napkin_dialects(), all_passes=napkin_passes(), all_targets=napkin_targets())
-
-
-def make_context() -> Context:
-    """A context with xDSL's dialects and napkin's, for tools and tests."""
-    ctx = Context()
-    for name, factory in all_dialects().items():
-        ctx.register_dialect(name, factory)
-    return ctx

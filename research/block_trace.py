@@ -115,7 +115,8 @@ def trace_gemm(torch, label: str, spec: str, shape: tuple[int, int, int]) -> np.
 
 
 def trace_attention(torch, config: dict, shape: tuple[int, int, int, int]) -> np.ndarray:
-    from napkin_ir.attention_diagrams import attention_diagram, compile_attention
+    from napkin_ir.attention_diagrams import attention_diagram
+    from napkin_ir.compiler import compile_attention
     from napkin_ir.runtime import Param, load_ptx
 
     b, h, n, d = shape
@@ -169,11 +170,12 @@ def describe(trace: np.ndarray) -> str:
 
 
 def replay(path: Path, hw_key: str) -> int:
-    from napkin_ir.attention_diagrams import attention_diagram, sm80_attention_passes
+    from napkin_ir.attention_diagrams import attention_diagram
+    from napkin_ir.plan.recipes.attention import sm80_attention_passes
     from napkin_ir.diagrams import gemm
     from napkin_ir.model.hardware import hardware
     from napkin_ir.model.l2 import dram_estimate
-    from napkin_ir.pipelines import run_pipeline
+    from napkin_ir.passmanager import run_pipeline
 
     hw = hardware(hw_key)
     traces = np.load(path)

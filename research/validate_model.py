@@ -521,14 +521,12 @@ def model_rows(hw, only: str | None) -> list[dict]:
     ptxas' registers for sm_80 and attention), without launching anything."""
     from xdsl.utils.exceptions import DiagnosticException
 
-    from napkin_ir.attention_diagrams import (
-        attention_diagram,
-        compile_attention,
-        sm80_attention_passes,
-    )
+    from napkin_ir.attention_diagrams import attention_diagram
+    from napkin_ir.compiler import compile_attention
     from napkin_ir.diagrams import gemm
     from napkin_ir.errors import UserError
-    from napkin_ir.pipelines import compile_to_ptx, run_pipeline
+    from napkin_ir.passmanager import compile_to_ptx, run_pipeline
+    from napkin_ir.plan.recipes.attention import sm80_attention_passes
 
     refused = (DiagnosticException, UserError, ValueError)  # a configuration the passes refuse is reported
     rows = []
@@ -573,7 +571,7 @@ def spearman(xs: list[float], ys: list[float]) -> float:
 def predict(text: str, spec: str, hw, registers: int | None):
     from napkin_ir.model.analysis import analyse_module
     from napkin_ir.model.timing import predict as model_predict
-    from napkin_ir.pipelines import run_pipeline
+    from napkin_ir.passmanager import run_pipeline
 
     (cost,) = analyse_module(run_pipeline(text, spec)).kernels
     return cost, model_predict(cost, hw, registers=registers)
@@ -635,8 +633,10 @@ def timed(torch, rows: list[dict]) -> list[dict]:
 
 def attention_rows(torch, hw) -> list[dict]:
     """Each configuration of bench_attention's list: predicted at the reg level, measured."""
-    from napkin_ir.attention_diagrams import attention_diagram, compile_attention, sm80_attention_passes
-    from napkin_ir.pipelines import run_pipeline
+    from napkin_ir.attention_diagrams import attention_diagram
+    from napkin_ir.compiler import compile_attention
+    from napkin_ir.plan.recipes.attention import sm80_attention_passes
+    from napkin_ir.passmanager import run_pipeline
     from napkin_ir.runtime import Param, load_ptx
 
     b, h, n, d = ATTENTION_SHAPE
@@ -776,8 +776,8 @@ def stages_of(label: str) -> int:
 
 def model_pick(rows: list[dict]) -> dict:
     """Among measured configurations, the one the model picks: the fastest prediction, near-ties
-    broken as autotile breaks them (`napkin_ir.model.autotile.preference`)."""
-    from napkin_ir.model.autotile import preference
+    broken as autotile breaks them (`napkin_ir.plan.autotile.preference`)."""
+    from napkin_ir.plan.autotile import preference
 
     fastest = min(r["predicted_us"] for r in rows)
     return min(rows, key=lambda r: preference(r["predicted_us"], fastest, r["hbm_bytes"], stages_of(r["label"])))
@@ -807,7 +807,7 @@ def summary(rows: list[dict], picks: dict[str, str]) -> list[str]:
 
 def autotile_picks(hw_key: str) -> dict[str, str]:
     from napkin_ir.diagrams import gemm
-    from napkin_ir.model.autotile import SearchSpace, autotile
+    from napkin_ir.plan.autotile import SearchSpace, autotile
 
     m, n, k = GEMM_SHAPE
     picks = {}

@@ -21,7 +21,7 @@ sys.path.insert(0, str(ROOT))
 def main() -> int:
     from xdsl.utils.exceptions import DiagnosticException
 
-    from napkin_ir.attention_diagrams import compile_attention
+    from napkin_ir.compiler import compile_attention
 
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("file", nargs="?", default="-")

@@ -146,7 +146,9 @@ def napkin_kernel(kind: str, b: int, h: int, n: int, d: int, t: str, config):
     """A launcher for napkin's kernel (None where this configuration does not compile)."""
     from xdsl.utils.exceptions import DiagnosticException
 
-    from napkin_ir.attention_diagrams import attention_diagram, compile_attention
+    from napkin_ir.attention_diagrams import attention_diagram
+
+    from napkin_ir.compiler import compile_attention
     from napkin_ir.runtime import Param, load_ptx
 
     block, stream, warps, stages, q_in_registers, per_sm = config
@@ -276,8 +278,9 @@ def bench_gqa(torch, F, sdpa_kernel, backends, n: int, d: int, r: int, t: str):
     the default takes 192).
     Rows: (n, d, r, causal, napkin TFLOP/s by configuration, napkin without grouping, SDPA's)."""
     import napkin_ir
-    from napkin_ir.attention_diagrams import attention_diagram, default_rows, gqa_attention_diagram, q_registers_pay
-    from napkin_ir.pipelines import run_pipeline
+    from napkin_ir.attention_diagrams import attention_diagram, gqa_attention_diagram
+    from napkin_ir.plan.recipes.attention import default_rows, q_registers_pay
+    from napkin_ir.passmanager import run_pipeline
 
     dt = torch.bfloat16 if t == "bf16" else torch.float16
     tol = 2e-2 if t == "bf16" else 4e-3

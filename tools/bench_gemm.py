@@ -176,7 +176,8 @@ def main() -> int:
 
     from napkin_ir.diagrams import gemm
     from napkin_ir.dialects.ptx.printer import print_ptx
-    from napkin_ir.pipelines import launch_config, run_pipeline, sm80_gemm_pipeline, sm90_gemm_pipeline
+    from napkin_ir.passmanager import run_pipeline
+    from napkin_ir.pipelines import launch_config, sm80_gemm_pipeline, sm90_gemm_pipeline
     from napkin_ir.runtime import Param, load_ptx
     from napkin_ir.runtime.compiled import compile_kernel
 

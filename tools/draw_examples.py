@@ -60,7 +60,7 @@ def main(argv: list[str] | None = None) -> None:
     import contextlib
 
     from napkin_ir.cli import draw, model
-    from napkin_ir.pipelines import run_pipeline
+    from napkin_ir.passmanager import run_pipeline
 
     for picture, name, spec, level in PICTURES:
         out = args.out / f"{picture}.{args.format}"

@@ -77,7 +77,7 @@ def compile_case(case: tuple[str, str, str]) -> tuple[str, str, str]:
     import contextlib
     import io
 
-    from napkin_ir.pipelines import compile_to_ptx
+    from napkin_ir.passmanager import compile_to_ptx
 
     name, text, pipe = case
     try:

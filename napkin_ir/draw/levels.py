@@ -4,7 +4,7 @@ A picture is drawn at one level (`ncd`, `hbm`, `smem`, `reg`). `napkin-draw -p P
 runs the named passes and, with `--level`, keeps the module as it stood when the last
 pass that left it at that level finished; the passes an umbrella pass (`napkin-sm80`)
 runs inside are seen one by one, so `-p napkin-sm80 --level reg` stops above PTX. With
-`--level` alone the napkin model chooses the labels (`napkin_ir.model.autotile`), as
+`--level` alone the napkin model chooses the labels (`napkin_ir.plan.autotile`), as
 `ncd-relabel` does without options. Either way the labelled diagram is kept beside the
 lowered module: the hbm, smem and reg pictures draw the diagram the kernel computes.
 """
@@ -148,7 +148,7 @@ def lower_to(module: ModuleOp, level: str, hw: str = "h100", target: str = "sm80
     if start != "ncd":
         raise UserError(f"the module is at the {start} level; to take it to the {level} level name the passes "
                         "with -p (napkin-draw chooses labels only for an ncd diagram)")
-    from napkin_ir.model.autotile import SearchSpace, autotile
+    from napkin_ir.plan.autotile import SearchSpace, autotile
 
     if target not in ("sm80", "sm90"):
         raise UserError(f"--target must be sm80 or sm90, got '{target}'")

@@ -4,7 +4,7 @@
 
 lowers each candidate labelling (block tiles, stream tile, warps, stages) as far as the
 passes go, predicts its time on `hw` (h100, h200, a100) with the napkin model
-(`napkin_ir.model.autotile`), and labels the diagram as the fastest one would be, as
+(`napkin_ir.plan.autotile`), and labels the diagram as the fastest one would be, as
 `ncd-relabel` does: `ncd.grid` and `ncd.stream` on each function, and what it chose and
 why as `ncd.autotile` (also said on stderr). The search takes a few seconds.
 """
@@ -29,7 +29,7 @@ class NcdAutotilePass(ModulePass):
     hw: str = "h100"
 
     def apply(self, ctx: Context, op: builtin.ModuleOp) -> None:
-        from napkin_ir.model.autotile import autotile
+        from napkin_ir.plan.autotile import autotile
 
         try:
             result = autotile(op.clone(), self.hw)

@@ -13,30 +13,29 @@ the shared-memory or register budget are set aside with the reason. The fastest
 prediction wins; near-ties (within `TIE_TOLERANCE`) go to fewer HBM bytes, then to more
 stages (more latency hidden than the model sees).
 
-`autotile_attention(module, hw)` searches napkin-sm90's attention kernel instead, whose
-configurations are not labels alone (`AttentionSpace`: query rows a block, keys a stream
-tile, stages, reg-wgmma-overlap and reg-pingpong on or off): each is lowered by
-`sm90_attention_pass_list` to the reg level and ranked the same way.
+A recipe whose plans are not labels alone searches its own space with the same judge and
+ranking (`recipes.attention.autotile_attention`: napkin-sm90's attention configurations).
 """
 
 from __future__ import annotations
 
 import itertools
 from collections.abc import Callable, Iterator, Sequence
+from typing import Any
 from dataclasses import dataclass, field, replace
 
 from xdsl.dialects import func
 from xdsl.dialects.builtin import ModuleOp
-from xdsl.passes import PassPipeline
+from xdsl.context import Context
 from xdsl.utils.exceptions import PassFailedException, VerifyException
 
-from napkin_ir import registry
-from napkin_ir.attention_diagrams import WIDE_STREAM
 from napkin_ir.dialects import ncd
 from napkin_ir.errors import UserError
 from napkin_ir.model.analysis import KernelCost, analyse_module
 from napkin_ir.model.hardware import Hardware, hardware
 from napkin_ir.model.timing import BOUND_NAMES, Prediction, predict, register_budget
+from napkin_ir.passes.composite import run_passes, spec
+from napkin_ir.plan.kernel_plan import KernelPlan, SmemLayout
 from napkin_ir.progress import ProgressLine
 
 TIE_TOLERANCE = 0.01
@@ -76,21 +75,26 @@ class TileConfig:
     target: str = "sm80"
     group: int = 0
 
-    def relabel_options(self) -> str:
-        return f'grid="{_labels(self.grid)}" stream="{_labels(self.stream)}"'
+    def plan(self) -> KernelPlan:
+        """The kernel plan of this configuration (its grid axes in the order given)."""
+        from napkin_ir.plan.kernel_plan import CopyEngine, Launch, ProductEngine
+        from napkin_ir.target import SM80, SM90
 
-    def smem_pass(self) -> str:
-        if self.target == "sm90":
-            return f"hbm-to-smem{{stages={self.stages} copy=tma}}"
-        return f"hbm-to-smem{{stages={self.stages} layout={self.layout}}}"
+        stream = next(iter(self.stream.items()), None)
+        sm90 = self.target == "sm90"
+        return KernelPlan("autotile", SM90 if sm90 else SM80, grid=tuple(self.grid.items()),
+                          stream=stream, stages=self.stages, copy=CopyEngine.TMA if sm90 else CopyEngine.CP_ASYNC,
+                          product=ProductEngine.WGMMA if sm90 else ProductEngine.MMA_SYNC,
+                          layout=None if sm90 else SmemLayout(self.layout), warps=tuple(self.warps.items()),
+                          launch=Launch(group=self.group))
 
-    def reg_pass(self) -> str:
-        return "smem-to-reg{mma=wgmma}" if self.target == "sm90" else f'smem-to-reg{{warps="{_labels(self.warps)}"}}'
+    def passes(self, level: str = "reg") -> tuple:
+        """The passes from the ncd function down to `level` with this configuration."""
+        return self.plan().passes(level)
 
     def pipeline(self, level: str = "reg") -> str:
-        """The pass pipeline from the ncd function down to `level` with this configuration."""
-        hbm_steps = [f"ncd-relabel{{{self.relabel_options()}}}", "ncd-to-hbm"] + ([f"hbm-launch{{group={self.group}}}"] if self.group else [])
-        return ",".join(hbm_steps + [self.smem_pass(), self.reg_pass()][: LEVELS.index(level)])
+        """`passes` as a pipeline spec."""
+        return spec(self.passes(level))
 
     def describe(self) -> str:
         warps = f", warps {_labels(self.warps)}" if self.warps else ""
@@ -98,60 +102,9 @@ class TileConfig:
         return f"grid {_labels(self.grid)}, stream {_labels(self.stream)}{warps}, {self.stages} stages{group}"
 
 
-@dataclass(frozen=True)
-class AttentionSpace:
-    """napkin-sm90's attention configurations to search (`sm90_attention_pass_list`'s
-    arguments): query rows a block (warpgroups of 64), keys a stream tile, stages, and
-    whether reg-wgmma-overlap and reg-pingpong run; the blocks a multiprocessor holds,
-    whether the launch is persistent, how the output leaves (`auto`: TMA stores where
-    they fit) and whether Q is held in registers (None: where `q_registers_pay` for the
-    candidate's tile) are given, not searched."""
-
-    block_rows: tuple[int, ...] = (64, 128, 192)
-    stream_sizes: tuple[int, ...] = (64, 128, WIDE_STREAM)
-    stages: tuple[int, ...] = (2, 3)
-    overlap: tuple[bool, ...] = (True, False)
-    pingpong: tuple[bool, ...] = (True, False)
-    blocks_per_sm: int = 1
-    persistent: bool = False
-    store: str = "auto"
-    q_registers: bool | None = None
-
-
-@dataclass(frozen=True)
-class AttentionConfig:
-    """One configuration of napkin-sm90's attention: blocks of `block` rows of the query
-    axis, `stream` keys a tile through `stages` TMA stages, the schedule passes."""
-
-    queries: str
-    keys: str
-    block: int
-    stream: int
-    stages: int
-    overlap: bool = False
-    pingpong: bool = False
-    blocks_per_sm: int = 1
-    persistent: bool = False
-    store: str = "direct"
-    q_registers: bool | None = None
-
-    def passes(self, module: ModuleOp) -> tuple:
-        """The passes from `module` to sm_90a PTX (`sm90_attention_pass_list`)."""
-        from napkin_ir.attention_diagrams import sm90_attention_pass_list
-
-        return sm90_attention_pass_list(module, self.block, self.stream, self.stages, self.overlap, self.pingpong, self.blocks_per_sm,
-                                        self.persistent, self.store, self.q_registers)
-
-    def describe(self) -> str:
-        schedule = " and ".join(name for name, on in (("overlap", self.overlap), ("ping-pong", self.pingpong)) if on)
-        blocks = f", {self.blocks_per_sm} blocks an SM" if self.blocks_per_sm > 1 else ""
-        return (f"grid {self.queries}:{self.block}, stream {self.keys}:{self.stream}, {self.stages} stages, "
-                f"{schedule or 'no overlap or ping-pong'}{blocks}")
-
-
 @dataclass
 class Candidate:
-    config: TileConfig | AttentionConfig
+    config: Any  # TileConfig, or a recipe's own configuration (stages, describe(), plan(module))
     level: str = ""
     cost: KernelCost | None = None
     prediction: Prediction | None = None
@@ -160,7 +113,7 @@ class Candidate:
 
 @dataclass
 class AutotileResult:
-    config: TileConfig | AttentionConfig
+    config: Any  # TileConfig, or a recipe's own configuration (stages, describe(), plan(module))
     level: str
     cost: KernelCost
     prediction: Prediction
@@ -177,7 +130,7 @@ def _labels(labels: dict[str, int]) -> str:
 # --------------------------------------------------------------------------------------
 
 
-def _the_function(module: ModuleOp) -> func.FuncOp:
+def the_function(module: ModuleOp) -> func.FuncOp:
     funcs = [f for f in module.walk() if isinstance(f, func.FuncOp) and f.body.blocks]
     if len(funcs) != 1:
         raise UserError(f"autotile: expects one ncd function, found {len(funcs)}")
@@ -253,23 +206,27 @@ def _label_choices(roles: AxisRoles, space: SearchSpace) -> Iterator[tuple[dict[
 # --------------------------------------------------------------------------------------
 
 
-def _apply(module: ModuleOp, spec: str) -> ModuleOp:
-    from napkin_ir.passmanager import available_passes
-
+def _apply(module: ModuleOp, passes: tuple) -> ModuleOp:
     out = module.clone()
-    PassPipeline.parse_spec(available_passes(), spec, lambda *_: None).apply(registry.make_context(), out)
+    run_passes(Context(), out, passes)
     out.verify()
     return out
 
 
-def _lowered(module: ModuleOp, spec: str) -> tuple[ModuleOp | None, str | None]:
+def _lowered(module: ModuleOp, passes: tuple) -> tuple[ModuleOp | None, str | None]:
     try:
-        return _apply(module, spec), None
+        return _apply(module, passes), None
     except (PassFailedException, VerifyException, UserError) as e:
         return None, str(e).strip().splitlines()[0]
 
 
-def _judge(cand: Candidate, module: ModuleOp, level: str, hw: Hardware, instruction: str | None) -> Candidate:
+def _level(cfg: TileConfig, level: str) -> tuple:
+    """The passes that take `cfg`'s kernel from the level above `level` to it."""
+    above = {"smem": "hbm", "reg": "smem"}.get(level)
+    return cfg.passes(level)[len(cfg.passes(above)) if above else 0:]
+
+
+def judge(cand: Candidate, module: ModuleOp, level: str, hw: Hardware, instruction: str | None) -> Candidate:
     cand.level = level
     try:
         (cost,) = analyse_module(module).kernels
@@ -286,9 +243,9 @@ def _judge(cand: Candidate, module: ModuleOp, level: str, hw: Hardware, instruct
     return cand
 
 
-def _step(module: ModuleOp, cfg: TileConfig, spec: str, level: str) -> tuple[ModuleOp | None, Candidate | None]:
-    """`module` lowered by `spec`, or the candidate set aside with the pass's reason."""
-    out, why = _lowered(module, spec)
+def _step(module: ModuleOp, cfg: TileConfig, passes: tuple, level: str) -> tuple[ModuleOp | None, Candidate | None]:
+    """`module` lowered by `passes`, or the candidate set aside with the pass's reason."""
+    out, why = _lowered(module, passes)
     return out, None if out is not None else Candidate(cfg, level, rejected=f"does not lower: {why}")
 
 
@@ -296,18 +253,18 @@ def _candidates(fmodule: ModuleOp, roles: AxisRoles, hw: Hardware, space: Search
     group = space.group if len(roles.tiled) == 2 and not roles.batch else 0  # grouping orders a two-axis grid
     for grid, stream in _label_choices(roles, space):
         first = TileConfig(grid, stream, {}, space.stages[0], space.layout, space.target, group)
-        hbm_mod, refused = _step(fmodule, first, first.pipeline("hbm"), "ncd")
+        hbm_mod, refused = _step(fmodule, first, _level(first, "hbm"), "ncd")
         if hbm_mod is None:
             yield refused  # type: ignore[misc]
             continue
         smem_lowered = False
         for stages in space.stages:
             cfg = replace(first, stages=stages)
-            smem_mod, refused = _step(hbm_mod, cfg, cfg.smem_pass(), "smem")
+            smem_mod, refused = _step(hbm_mod, cfg, _level(cfg, "smem"), "smem")
             smem_lowered |= smem_mod is not None
             yield from [refused] if smem_mod is None else _below_smem(smem_mod, cfg, roles, hw, space, instruction)  # type: ignore[list-item]
         if not smem_lowered:  # the smem level does not take this kernel yet: judge it at the hbm level
-            yield _judge(Candidate(first), hbm_mod, "hbm", hw, instruction)
+            yield judge(Candidate(first), hbm_mod, "hbm", hw, instruction)
 
 
 def _below_smem(smem_mod: ModuleOp, cfg: TileConfig, roles: AxisRoles, hw: Hardware, space: SearchSpace,
@@ -316,11 +273,11 @@ def _below_smem(smem_mod: ModuleOp, cfg: TileConfig, roles: AxisRoles, hw: Hardw
     reg_lowered = False
     for warps in _warp_choices(cfg.grid, roles.tiled, space):
         wcfg = replace(cfg, warps=warps)
-        reg_mod, refused = _step(smem_mod, wcfg, wcfg.reg_pass(), "reg")
+        reg_mod, refused = _step(smem_mod, wcfg, _level(wcfg, "reg"), "reg")
         reg_lowered |= reg_mod is not None
-        yield refused if reg_mod is None else _judge(Candidate(wcfg), reg_mod, "reg", hw, instruction)  # type: ignore[misc]
+        yield refused if reg_mod is None else judge(Candidate(wcfg), reg_mod, "reg", hw, instruction)  # type: ignore[misc]
     if not reg_lowered:
-        yield _judge(Candidate(cfg), smem_mod, "smem", hw, instruction)
+        yield judge(Candidate(cfg), smem_mod, "smem", hw, instruction)
 
 
 def count_candidates(roles: AxisRoles, space: SearchSpace) -> int:
@@ -332,7 +289,7 @@ def count_candidates(roles: AxisRoles, space: SearchSpace) -> int:
 Progress = Callable[[int, int, Candidate], None]
 
 
-def _search(candidates: Iterator[Candidate], at_most: int, progress: Progress | None) -> list[Candidate]:
+def search(candidates: Iterator[Candidate], at_most: int, progress: Progress | None) -> list[Candidate]:
     """Every candidate, each reported as it is judged."""
     line = ProgressLine("autotile") if progress is None else None
     best: Candidate | None = None
@@ -373,23 +330,27 @@ def autotile(module: ModuleOp | str, hw: Hardware | str = "h100", *, space: Sear
     candidate)` is called after each candidate; by default a progress line on stderr says
     how far the search is, where stderr is a terminal."""
     hw = hardware(hw) if isinstance(hw, str) else hw
-    module = _parsed(module)
-    roles = axis_roles(_the_function(module))
+    module = parsed(module)
+    roles = axis_roles(the_function(module))
     if not roles.tiled and not roles.batch:
         raise UserError("autotile: the function's output has no axis to spread over the grid")
-    cands = _search(_candidates(module, roles, hw, space, instruction), count_candidates(roles, space), progress)
-    return _chosen(cands, roles)
+    cands = search(_candidates(module, roles, hw, space, instruction), count_candidates(roles, space), progress)
+    return chosen(cands, roles)
 
 
-def _parsed(module: ModuleOp | str) -> ModuleOp:
+def parsed(module: ModuleOp | str) -> ModuleOp:
     if isinstance(module, str):
-        from napkin_ir.passmanager import run_pipeline
+        from xdsl.parser import Parser
 
-        module = run_pipeline(module)
+        from napkin_ir.dialects.context import make_context
+
+        ctx = make_context()
+        module = Parser(ctx, module).parse_module()
+        module.verify()
     return module
 
 
-def _chosen(cands: list[Candidate], roles: AxisRoles) -> AutotileResult:
+def chosen(cands: list[Candidate], roles: AxisRoles) -> AutotileResult:
     """The fastest predicted candidate of those judged at the deepest level any reached
     (ties broken by `_rank_key`), with the reason; an error where none was judged."""
     deepest = max((LEVELS.index(c.level) for c in cands if c.prediction), default=None)
@@ -423,67 +384,30 @@ def _reason(win: Candidate, ranked: list[Candidate], cands: list[Candidate], rol
 
 
 # --------------------------------------------------------------------------------------
-# sm_90a attention: napkin-sm90's own configurations
+# the named pipelines' use: the choice said on stderr and kept on the function
 # --------------------------------------------------------------------------------------
 
 
-def attention_configs(module: ModuleOp, space: AttentionSpace = AttentionSpace()) -> list[AttentionConfig]:
-    """The distinct configurations of `space` for the attention in `module`: tiles fitted to
-    its axes as napkin-sm90 fits them (`sm90_attention_tiles`: the output's store too),
-    ping-pong only with two warpgroups or more (one has no one to take turns with)."""
-    from napkin_ir.attention_diagrams import attention_shape, sm90_attention_tiles
+def announce(module: ModuleOp, pipeline: str, search: Callable[[], AutotileResult]) -> AutotileResult:
+    """`search()`'s choice, said on stderr and kept on the function (`ncd.autotile`); its
+    error in the pipeline's name."""
+    import sys
 
-    axes, _ = attention_shape(module)
-    i, j = axes.query, axes.keys
-    out: dict[tuple, AttentionConfig] = {}
-    for rows, keys, stages in itertools.product(space.block_rows, space.stream_sizes, space.stages):
-        block, stream, _, _, store = sm90_attention_tiles(module, rows, keys, stages, space.blocks_per_sm, space.store)
-        for overlap, pingpong in itertools.product(space.overlap, space.pingpong):
-            cfg = AttentionConfig(i, j, block, stream, stages, overlap, pingpong and block > 64, space.blocks_per_sm, space.persistent,
-                                  store, space.q_registers)
-            out.setdefault((block, stream, stages, cfg.overlap, cfg.pingpong), cfg)
-    return list(out.values())
+    from xdsl.dialects.builtin import StringAttr
 
-
-def _attention_candidates(module: ModuleOp, configs: list[AttentionConfig], hw: Hardware) -> Iterator[Candidate]:
-    """Each configuration lowered to the reg level (every prefix of its passes lowered once
-    and shared with the configurations that begin with it) and judged there."""
-    from napkin_ir.passmanager import run_passes, spec
-
-    done: dict[str, ModuleOp] = {}
-    for cfg in configs:
-        passes = cfg.passes(module)[:-1]  # all but reg-to-ptx
-        lowered, why = module, None
-        for n in range(len(passes)):
-            key = spec(passes[: n + 1])
-            if key not in done:
-                out = lowered.clone()
-                try:
-                    run_passes(registry.make_context(), out, passes[n: n + 1])
-                    out.verify()
-                except (PassFailedException, VerifyException, UserError) as e:
-                    why = str(e).strip().splitlines()[0]
-                    break
-                done[key] = out
-            lowered = done[key]
-        yield Candidate(cfg, "reg", rejected=f"does not lower: {why}") if why else _judge(Candidate(cfg), lowered, "reg", hw, None)
+    try:
+        result = search()
+    except UserError as e:
+        raise PassFailedException(f"{pipeline}: autotile: {str(e).removeprefix('autotile: ')}") from None
+    print(f"{pipeline}: autotile {result.reason}", file=sys.stderr)
+    for f in module.walk():
+        if isinstance(f, func.FuncOp) and f.body.blocks:
+            f.attributes["ncd.autotile"] = StringAttr(result.reason)
+    return result
 
 
-def autotile_attention(module: ModuleOp | str, hw: Hardware | str = "h100", *, space: AttentionSpace = AttentionSpace(),
-                       progress: Progress | None = None) -> AutotileResult:
-    """Pick the configuration of napkin-sm90's attention kernel (query rows a block, keys a
-    stream tile, stages, overlap and ping-pong) that minimises the predicted time of the
-    attention in `module` on `hw`. Each is lowered as napkin-sm90 lowers it, to the reg
-    level, and predicted there; those over the shared-memory budget (they do not lower)
-    or the consumers' registers are set aside with the reason. Ranked as `autotile` ranks."""
-    from napkin_ir.attention_diagrams import attention_axes
-
-    hw = hardware(hw) if isinstance(hw, str) else hw
-    module = _parsed(module)
-    if attention_axes(module) is None:
-        raise UserError("autotile: the diagram is not attention (two contractions, the second over the first's keys)")
-    if not hw.wgmma_flops:
-        raise UserError(f"autotile: napkin-sm90's attention runs wgmma, which the {hw.name} does not have")
-    configs = attention_configs(module, space)
-    cands = _search(_attention_candidates(module, configs, hw), len(configs), progress)
-    return _chosen(cands, axis_roles(_the_function(module)))  # every candidate is judged at the reg level
+def chosen_tiles(module: ModuleOp, hw: str, target: str, pipeline: str, group: int = 0) -> TileConfig:
+    """The model's choice of a GEMM's tiles for `target` (sm80: tiles of 64 to 256 rows and
+    columns, streams of 32 or 64, warps searched; sm90: streams of 64)."""
+    space = SearchSpace(target=target, block_sizes=(64, 128, 256), stream_sizes=(32, 64) if target == "sm80" else (64,), group=group)
+    return announce(module, pipeline, lambda: autotile(module.clone(), hw, space=space)).config  # type: ignore[return-value]

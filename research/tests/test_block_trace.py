@@ -8,10 +8,13 @@ from pathlib import Path
 
 import pytest
 
-from napkin_ir.attention_diagrams import attention_diagram, compile_attention
+from napkin_ir.attention_diagrams import attention_diagram
+
+from napkin_ir.compiler import compile_attention
 from napkin_ir.diagrams import gemm
 from napkin_ir.model.ptxas import find_ptxas
-from napkin_ir.pipelines import compile_to_ptx, sm80_gemm_pipeline, sm90_gemm_pipeline
+from napkin_ir.passmanager import compile_to_ptx
+from napkin_ir.pipelines import sm80_gemm_pipeline, sm90_gemm_pipeline
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # research/
 import block_trace  # noqa: E402

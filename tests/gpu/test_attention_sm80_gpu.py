@@ -12,7 +12,8 @@ import numpy as np
 import pytest
 
 from napkin_ir import reference
-from napkin_ir.attention_diagrams import NAMES, attention_diagram, compile_attention
+from napkin_ir.attention_diagrams import NAMES, attention_diagram
+from napkin_ir.compiler import compile_attention
 
 pytestmark = pytest.mark.gpu
 

@@ -17,7 +17,8 @@ import pytest
 from napkin_ir import reference
 from napkin_ir.diagrams import gemm
 from napkin_ir.dialects.ptx.printer import print_ptx
-from napkin_ir.pipelines import launch_config, run_pipeline, sm80_gemm_pipeline
+from napkin_ir.passmanager import run_pipeline
+from napkin_ir.pipelines import launch_config, sm80_gemm_pipeline
 
 pytestmark = pytest.mark.gpu
 

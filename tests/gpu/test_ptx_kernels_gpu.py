@@ -10,7 +10,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from napkin_ir.pipelines import compile_to_ptx
+from napkin_ir.passmanager import compile_to_ptx
 
 pytestmark = [pytest.mark.gpu, pytest.mark.sanitize]
 ROOT = Path(__file__).resolve().parents[2]

@@ -30,7 +30,7 @@ def run_printed():
     on random inputs of `seed` and returns its outputs; the interpreters check the
     protocols as they run."""
     from napkin_ir.interpreters.run import find_entry
-    from napkin_ir.pipelines import run_pipeline
+    from napkin_ir.passmanager import run_pipeline
 
     def _run(text: str, seed: int = 0):
         entry = find_entry(run_pipeline(text))

@@ -14,7 +14,7 @@ from napkin_ir.dialects import ncd
 from napkin_ir.draw.figure import draw_lowered
 from napkin_ir.draw.levels import module_level, prepare, run_to_level
 from napkin_ir.passes.relabel import function_axes
-from napkin_ir.pipelines import run_pipeline
+from napkin_ir.passmanager import run_pipeline
 
 EXAMPLES = Path(__file__).parents[3] / "examples"
 NAMES = ("matmul", "attention", "causal_attention", "spherical_attention")

@@ -12,7 +12,7 @@ import pytest
 
 from napkin_ir.cli import draw as draw_cli
 from napkin_ir.cli import model as model_cli
-from napkin_ir.pipelines import run_pipeline
+from napkin_ir.passmanager import run_pipeline
 
 EXAMPLES = Path(__file__).parents[3] / "examples"
 SVG = "{http://www.w3.org/2000/svg}"
@@ -106,12 +106,12 @@ def test_napkin_model_plots_the_roofline(level_spec, tmp_path, capsys):
 
 
 def test_the_roofline_of_sm90_attention_draws_its_chain(tmp_path, capsys):
-    from napkin_ir.attention_diagrams import sm90_attention_pass_list
+    from napkin_ir.plan.recipes.attention import sm90_passes
     from napkin_ir.passmanager import spec
 
     text = (EXAMPLES / "attention.mlir").read_text()
     out = tmp_path / "roofline.svg"
-    stdin = str(run_pipeline(text, spec(sm90_attention_pass_list(run_pipeline(text))[:-1])))
+    stdin = str(run_pipeline(text, spec(sm90_passes(run_pipeline(text))[:-1])))
     code, report, _ = run(model_cli.main, ["-", "--hw", "h200", "--plot", str(out)], capsys, stdin=stdin)
     assert code == 0 and "bound by the products and the math between them, in turn" in report
     assert any(t.startswith("the products and the math between them, in turn:") for t in texts(out))

@@ -15,7 +15,7 @@ from napkin_ir import reference
 from napkin_ir.attention_diagrams import NAMES, attention_diagram
 from napkin_ir.interpreters.run import find_entry
 from napkin_ir.passmanager import spec
-from napkin_ir.pipelines import run_pipeline
+from napkin_ir.passmanager import run_pipeline
 
 # (kind, b, h, n queries, n keys, d, block rows, stream tile, stages): tiles that divide the
 # axes, that do not (ragged queries and keys), fewer tiles than stages, a causal block
@@ -92,11 +92,11 @@ def test_sm90_levels_with_one_partial_query_tile(kind, n, nj, d):
     """napkin-sm90's attention takes a tile of 64 query rows over a shorter sequence: the
     hbm level (a tile longer than its axis) and the register level after overlap and
     ping-pong keep the numbers."""
-    from napkin_ir.attention_diagrams import sm90_attention_pass_list
+    from napkin_ir.plan.recipes.attention import sm90_passes
     from napkin_ir.passmanager import spec
 
     text = _text(kind, 1, 2, n, nj, d)
-    passes = sm90_attention_pass_list(run_pipeline(text))[:-1]  # all but reg-to-ptx
+    passes = sm90_passes(run_pipeline(text))[:-1]  # all but reg-to-ptx
     assert 'i:64"' in spec(passes)
     diagram, reg_level = find_entry(run_pipeline(text)), find_entry(run_pipeline(text, spec(passes)))
     hbm_level = find_entry(run_pipeline(text, spec(passes[:2])))
@@ -114,10 +114,10 @@ SM90_TWO_STAGES = [("softmax", 100, 300, 64, 64), ("causal", 200, 200, 64, 64), 
 
 
 def _sm90_two_stages(kind, n, nj, d, tj):
-    from napkin_ir.attention_diagrams import sm90_attention_pass_list
+    from napkin_ir.plan.recipes.attention import sm90_passes
 
     text = _text(kind, 1, 2, n, nj, d)
-    return text, sm90_attention_pass_list(run_pipeline(text), block=128, stream=tj, stages=2)[:-1]  # all but reg-to-ptx
+    return text, sm90_passes(run_pipeline(text), block=128, stream=tj, stages=2)[:-1]  # all but reg-to-ptx
 
 
 @pytest.mark.parametrize("kind,n,nj,d,tj", SM90_TWO_STAGES)
@@ -171,11 +171,11 @@ def test_sm90_k_released_before_its_scores_retire_is_refused(run_printed):
 def test_sm90_default_long_stream_tiles_keep_the_numbers(kind, n, nj, d, block, tj):
     """The tiles napkin-sm90 takes on long streams, on short ragged ones here: the register
     level after overlap and ping-pong, run on the CPU, against float64."""
-    from napkin_ir.attention_diagrams import sm90_attention_pass_list
+    from napkin_ir.plan.recipes.attention import sm90_passes
     from napkin_ir.passmanager import spec
 
     text = _text(kind, 1, 2, n, nj, d)
-    passes = sm90_attention_pass_list(run_pipeline(text), block=block, stream=tj, stages=2, store="direct")[:-1]
+    passes = sm90_passes(run_pipeline(text), block=block, stream=tj, stages=2, store="direct")[:-1]
     diagram, reg_level = find_entry(run_pipeline(text)), find_entry(run_pipeline(text, spec(passes)))
     inputs = diagram.random_inputs(n + nj + d)
     got = reg_level.run(inputs)[0]
@@ -193,11 +193,11 @@ def test_sm90_q_in_registers_keeps_the_numbers(kind, n, nj, d, tj, persistent):
     """q_registers: S = Q K^T by wgmma with A from fragments loaded once a tile (no product
     reads Q's stage); the register level after overlap and ping-pong, run on the CPU,
     against float64."""
-    from napkin_ir.attention_diagrams import sm90_attention_pass_list
+    from napkin_ir.plan.recipes.attention import sm90_passes
     from napkin_ir.passmanager import spec
 
     text = _text(kind, 1, 2, n, nj, d)
-    passes = sm90_attention_pass_list(run_pipeline(text), block=128, stream=tj, stages=2, persistent=persistent, q_registers=True)[:-1]
+    passes = sm90_passes(run_pipeline(text), block=128, stream=tj, stages=2, persistent=persistent, q_registers=True)[:-1]
     module = run_pipeline(text, spec(passes))
     printed = str(module)
     assert "reg.wgmma " not in printed and printed.count("reg.ldmatrix") == d // 16
@@ -223,7 +223,7 @@ def test_sm90_q_in_registers_keeps_the_numbers(kind, n, nj, d, tj, persistent):
     ("softmax", 128, 4096, {"blocks_per_sm": 2}, False),
 ])
 def test_sm90_q_registers_pay(kind, d, n, options, want):
-    from napkin_ir.attention_diagrams import q_registers_pay
+    from napkin_ir.plan.recipes.attention import q_registers_pay
 
     assert q_registers_pay(run_pipeline(_text(kind, 1, 2, n, n, d)), **options) == want
 
@@ -231,20 +231,20 @@ def test_sm90_q_registers_pay(kind, d, n, options, want):
 def test_sm90_default_softmax_at_d128_holds_q_in_registers():
     """napkin-sm90's softmax at d=128 takes 128 keys a tile with Q in registers, where it
     would take 176 with Q in shared memory; spherical attention holds Q in registers too."""
-    from napkin_ir.attention_diagrams import sm90_attention_pass_list
+    from napkin_ir.plan.recipes.attention import sm90_passes
     from napkin_ir.passmanager import spec
 
     for kind in ("softmax", "spherical"):
-        passes = spec(sm90_attention_pass_list(run_pipeline(_text(kind, 1, 2, 4096, 4096, 128))))
+        passes = spec(sm90_passes(run_pipeline(_text(kind, 1, 2, 4096, 4096, 128))))
         assert 'stream="j:128"' in passes and "a_registers=true" in passes
-    wide = spec(sm90_attention_pass_list(run_pipeline(_text("softmax", 1, 2, 4096, 4096, 128)), q_registers=False))
+    wide = spec(sm90_passes(run_pipeline(_text("softmax", 1, 2, 4096, 4096, 128)), q_registers=False))
     assert 'stream="j:176"' in wide and "a_registers" not in wide
 
 
 def test_sm90_spherical_attention_at_d128_is_persistent():
     """persistent_pays: spherical attention at d=128 loops at 16k too, where a softmax
     launches a block a tile."""
-    from napkin_ir.attention_diagrams import persistent_pays
+    from napkin_ir.plan.recipes.attention import persistent_pays
 
     assert persistent_pays(run_pipeline(_text("spherical", 1, 2, 16384, 16384, 128)))
     assert not persistent_pays(run_pipeline(_text("softmax", 1, 2, 16384, 16384, 128)))
@@ -253,7 +253,7 @@ def test_sm90_spherical_attention_at_d128_is_persistent():
 def test_sm90_three_warpgroup_blocks_stay_a_block_a_tile():
     """persistent_pays: the 192-row default at d=64 launches a block a tile, where 128-row
     blocks of the same stream would loop."""
-    from napkin_ir.attention_diagrams import default_rows, persistent_pays
+    from napkin_ir.plan.recipes.attention import default_rows, persistent_pays
 
     module = run_pipeline(_text("softmax", 1, 2, 4096, 4096, 64))
     assert default_rows(module) == 192 and not persistent_pays(module)
@@ -290,20 +290,21 @@ def test_sm90_three_warpgroup_blocks_stay_a_block_a_tile():
     ("causal", 128, 8192, {"q_registers": True}, (128, 128, 2, "tma")),
 ])
 def test_sm90_default_tiles(kind, d, n, options, want):
-    from napkin_ir.attention_diagrams import sm90_attention_tiles
+    from napkin_ir.plan.recipes.attention import sm90_tiles
 
-    block, stream, stages, _, store = sm90_attention_tiles(run_pipeline(_text(kind, 1, 2, n, n, d)), **options)
+    block, stream, stages, _, store = sm90_tiles(run_pipeline(_text(kind, 1, 2, n, n, d)), **options)
     assert (block, stream, stages, store) == want
 
 
 def test_sm90_packed_query_heads_store_by_tma():
     """A block of grouped-query attention that packs several query heads stores its output
     tile (heads by positions by columns) by TMA too, one box a panel, where it fits."""
-    from napkin_ir.attention_diagrams import gqa_attention_diagram, sm90_attention_tiles
+    from napkin_ir.attention_diagrams import gqa_attention_diagram
+    from napkin_ir.plan.recipes.attention import sm90_tiles
 
-    *_, store = sm90_attention_tiles(run_pipeline(gqa_attention_diagram("causal", 1, 2, 4, 1000, 64, "bf16")))
+    *_, store = sm90_tiles(run_pipeline(gqa_attention_diagram("causal", 1, 2, 4, 1000, 64, "bf16")))
     assert store == "tma"
-    *_, store = sm90_attention_tiles(run_pipeline(gqa_attention_diagram("causal", 1, 2, 4, 1000, 96, "bf16")))
+    *_, store = sm90_tiles(run_pipeline(gqa_attention_diagram("causal", 1, 2, 4, 1000, 96, "bf16")))
     assert store == "direct"  # 96 columns are not whole 64-column panels
 
 

@@ -12,15 +12,12 @@ import numpy as np
 import pytest
 
 from napkin_ir import reference
-from napkin_ir.attention_diagrams import (
-    NAMES,
-    attention_diagram,
-    sm80_attention_pipeline,
-)
+from napkin_ir.attention_diagrams import NAMES, attention_diagram
+from napkin_ir.plan.recipes.attention import sm80_attention_pipeline
 from napkin_ir.dialects.ptx import ops as P
 from napkin_ir.interpreters.ptx import HALF, run_kernel
 from napkin_ir.dialects.reg import lane_layout
-from napkin_ir.pipelines import run_pipeline
+from napkin_ir.passmanager import run_pipeline
 
 def emulate(kind: str, b: int, h: int, n: int, d: int, dtype: str, *, n_keys: int | None = None, lazy: bool = False,
             reverse: bool = False, seed: int = 0, **config):

@@ -19,7 +19,8 @@ from napkin_ir.diagrams import gemm
 from napkin_ir.interpreters.ptx import HALF, run_kernel
 from napkin_ir.interpreters.run import find_entry
 from napkin_ir.passmanager import spec
-from napkin_ir.pipelines import NapkinSm80Pass, NapkinSm90Pass, run_pipeline
+from napkin_ir.passmanager import run_pipeline
+from napkin_ir.pipelines import NapkinSm80Pass, NapkinSm90Pass
 from napkin_ir.registry import make_context
 
 RAGGED, EVEN = (200, 136, 104), (256, 256, 128)

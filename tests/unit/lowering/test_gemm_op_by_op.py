@@ -20,7 +20,8 @@ from napkin_ir import reference
 from napkin_ir.dialects import reg, smem
 from napkin_ir.dialects.ptx import ops as P
 from napkin_ir.interpreters.run import find_entry
-from napkin_ir.pipelines import run_pipeline, sm80_gemm_pipeline
+from napkin_ir.passmanager import run_pipeline
+from napkin_ir.pipelines import sm80_gemm_pipeline
 from napkin_ir.diagrams import gemm
 from napkin_ir.interpreters.ptx import HALF, run_kernel
 from test_reg_to_ptx import CASES

@@ -12,7 +12,7 @@ import pytest
 from napkin_ir import reference
 from napkin_ir.attention_diagrams import GQA_NAMES, gqa_attention_diagram
 from napkin_ir.interpreters.run import find_entry
-from napkin_ir.pipelines import run_pipeline
+from napkin_ir.passmanager import run_pipeline
 
 KINDS = ["softmax", "causal", "spherical"]
 
@@ -83,11 +83,11 @@ def test_tma_smem_level_with_the_group_in_one_block(kind, store):
 def test_sm90_stores_a_group_by_tma(kind):
     # the output's panels are the block's 4 heads by 32 positions by 64 columns, each warp
     # writing the rows of its head (stmatrix), then one 5-D TMA box a panel
-    from napkin_ir.attention_diagrams import sm90_attention_pass_list
+    from napkin_ir.plan.recipes.attention import sm90_passes
     from napkin_ir.passmanager import spec
 
     text = gqa_attention_diagram(kind, 1, 2, 4, 77, 128)
-    passes = sm90_attention_pass_list(run_pipeline(text), store="tma")[:-1]
+    passes = sm90_passes(run_pipeline(text), store="tma")[:-1]
     module = run_pipeline(text, spec(passes))
     assert "!smem.buffer<b=1, g=1, r=4, i=32, d=64 : bf16, stages=2, layout=swizzle>" in str(module)
     assert str(module).count("reg.stmatrix") == 2
@@ -139,7 +139,8 @@ def test_wgmma_reg_level_with_overlap_and_pingpong(kind, r, n, nj, d, q_register
 
 
 def test_attention_axes_of_grouped_query_attention():
-    from napkin_ir.attention_diagrams import AttentionAxes, attention_axes, attention_diagram
+    from napkin_ir.attention_diagrams import attention_diagram
+    from napkin_ir.plan.diagram import AttentionAxes, attention_axes
 
     for kind in KINDS:
         axes = attention_axes(run_pipeline(gqa_attention_diagram(kind, 1, 2, 4, 64, 64)))
@@ -148,7 +149,7 @@ def test_attention_axes_of_grouped_query_attention():
 
 
 def test_group_tiles_pack_whole_warps_of_one_head():
-    from napkin_ir.attention_diagrams import group_tiles
+    from napkin_ir.plan.recipes.attention import group_tiles
 
     assert group_tiles(4, 128) == (4, 32)
     assert group_tiles(8, 128) == (8, 16)
@@ -171,11 +172,11 @@ SM90_CASES = [("causal", 4, 77, 77, 64), ("softmax", 8, 45, 130, 128), ("spheric
 def test_sm90_pass_list_keeps_the_numbers(kind, r, n, nj, d):
     """napkin-sm90's passes for grouped-query attention, all but reg-to-ptx, on the CPU:
     the group's heads packed into a block, overlap and ping-pong where they run."""
-    from napkin_ir.attention_diagrams import group_tiles, sm90_attention_pass_list
+    from napkin_ir.plan.recipes.attention import group_tiles, sm90_passes
     from napkin_ir.passmanager import spec
 
     text = gqa_attention_diagram(kind, 1, 2, r, n, d, n_keys=nj)
-    passes = sm90_attention_pass_list(run_pipeline(text))[:-1]
+    passes = sm90_passes(run_pipeline(text))[:-1]
     block = 128 if group_tiles(r, 128)[1] <= n else 64
     heads, rows = group_tiles(r, block)
     assert f'grid="b,g,r:{heads},i:{rows}"' in spec(passes)
@@ -189,11 +190,11 @@ def test_three_warpgroup_blocks_of_packed_heads_keep_the_numbers(kind, r, n, nj)
     # napkin-sm90's tile at d=64 on a long stream, here on a short ragged one: 192 rows, four
     # heads of the group by 48 positions (eight do not leave whole warps' rows), three
     # consumer warpgroups taking turns; the register level run on the CPU against float64
-    from napkin_ir.attention_diagrams import sm90_attention_pass_list
+    from napkin_ir.plan.recipes.attention import sm90_passes
     from napkin_ir.passmanager import spec
 
     text = gqa_attention_diagram(kind, 1, 2, r, n, 64, n_keys=nj)
-    passes = sm90_attention_pass_list(run_pipeline(text), block=192, stream=64, stages=2, store="direct")[:-1]
+    passes = sm90_passes(run_pipeline(text), block=192, stream=64, stages=2, store="direct")[:-1]
     module = run_pipeline(text, spec(passes))
     assert "reg.warps = #hbm.labels<r=4, i=3>" in str(module) and "reg.ldmatrix" not in str(module)
     reg_level = find_entry(module)
@@ -204,7 +205,7 @@ def test_three_warpgroup_blocks_of_packed_heads_keep_the_numbers(kind, r, n, nj)
 @pytest.mark.parametrize("kind,n,rows", [("softmax", 4096, 192), ("causal", 8192, 192), ("causal", 4096, 128),
                                          ("softmax", 1024, 128)])
 def test_packed_heads_take_three_warpgroups_on_a_long_stream(kind, n, rows):
-    from napkin_ir.attention_diagrams import default_rows, persistent_pays, q_registers_pay
+    from napkin_ir.plan.recipes.attention import default_rows, persistent_pays, q_registers_pay
 
     module = run_pipeline(gqa_attention_diagram(kind, 1, 2, 4, n, 64))
     assert default_rows(module) == rows

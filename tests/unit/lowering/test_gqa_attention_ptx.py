@@ -13,7 +13,7 @@ import pytest
 from napkin_ir import reference
 from napkin_ir.attention_diagrams import GQA_NAMES, gqa_attention_diagram
 from napkin_ir.interpreters.ptx import HALF, run_kernel
-from napkin_ir.pipelines import run_pipeline
+from napkin_ir.passmanager import run_pipeline
 
 
 def emulate(kind: str, b: int, g: int, r: int, n: int, d: int, pipeline: str, dtype: str = "bf16", seed: int = 0):
@@ -62,11 +62,11 @@ def test_query_heads_packed_into_a_block(kind, r, n, d, rt, it, tj, stages, warp
 
 @pytest.mark.parametrize("kind,r,n,d", [("causal", 4, 77, 64), ("softmax", 8, 33, 64), ("spherical", 4, 20, 64)])
 def test_napkin_sm80_packs_the_group(kind, r, n, d):
-    # the tiles napkin-sm80 chooses (sm80_attention_pass_list): the group's heads in a block
-    from napkin_ir.attention_diagrams import sm80_attention_pass_list
+    # the tiles napkin-sm80 chooses (sm80_passes): the group's heads in a block
+    from napkin_ir.plan.recipes.attention import sm80_passes
     from napkin_ir.passmanager import spec
 
-    passes = spec(sm80_attention_pass_list(run_pipeline(gqa_attention_diagram(kind, 1, 1, r, n, d))))
+    passes = spec(sm80_passes(run_pipeline(gqa_attention_diagram(kind, 1, 1, r, n, d))))
     assert f'grid="b,g,r:{r},' in passes
     inputs, out = emulate(kind, 1, 1, r, n, d, passes)
     _check(kind, inputs, out)

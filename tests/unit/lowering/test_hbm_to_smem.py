@@ -8,7 +8,7 @@ from hypothesis import strategies as st
 from xdsl.utils.exceptions import InterpretationError
 
 from napkin_ir.interpreters.run import find_entry
-from napkin_ir.pipelines import run_pipeline
+from napkin_ir.passmanager import run_pipeline
 
 from napkin_ir.diagrams import gemm
 
@@ -26,7 +26,7 @@ def test_pipelined_tiles_equal_the_hbm_kernel(m, n, k, stages, layout, data):
 
 
 def _pipelined_text() -> str:
-    from napkin_ir.pipelines import run_pipeline as rp
+    from napkin_ir.passmanager import run_pipeline as rp
 
     module = rp(gemm(64, 64, 128, "bf16"), 'ncd-relabel{grid="m:32,n:32" stream="k:16"},ncd-to-hbm,hbm-to-smem{stages=3}')
     return str(module)

@@ -15,7 +15,7 @@ from hypothesis import strategies as st
 from napkin_ir import reference
 from napkin_ir.interpreters import hbm as hbm_interpreter
 from napkin_ir.interpreters.run import find_entry
-from napkin_ir.pipelines import run_pipeline
+from napkin_ir.passmanager import run_pipeline
 
 EXAMPLES = Path(__file__).resolve().parents[3] / "examples"
 ATTENTION = ["attention", "causal_attention", "spherical_attention"]

@@ -21,7 +21,7 @@ from napkin_ir import reference
 from napkin_ir.attention_diagrams import NAMES, attention_diagram
 from napkin_ir.diagrams import gemm
 from napkin_ir.interpreters.run import find_entry, persistent_tiles
-from napkin_ir.pipelines import run_pipeline
+from napkin_ir.passmanager import run_pipeline
 
 SM90 = "hbm-to-smem{stages=3 copy=tma},smem-to-reg{mma=wgmma},reg-wgmma-overlap,reg-pingpong"
 

@@ -10,7 +10,8 @@ import pytest
 from napkin_ir import reference
 from napkin_ir.diagrams import gemm
 from napkin_ir.interpreters.ptx import HALF, Memory, run_kernel
-from napkin_ir.pipelines import launch_config, run_pipeline, sm80_gemm_pipeline
+from napkin_ir.passmanager import run_pipeline
+from napkin_ir.pipelines import launch_config, sm80_gemm_pipeline
 
 def emulate_gemm(m: int, n: int, k: int, dtype: str, block, warps, stages, *, lazy: bool, reverse: bool, seed: int = 0,
                  layout: str = "auto", group: int = 0):

@@ -14,7 +14,7 @@ from xdsl.utils.exceptions import InterpretationError
 from napkin_ir import reference
 from napkin_ir.diagrams import gemm
 from napkin_ir.interpreters.run import find_entry
-from napkin_ir.pipelines import run_pipeline
+from napkin_ir.passmanager import run_pipeline
 
 CASES = [  # (m, n, k), (block m, n, k), stages: ragged M, N and K, more tiles than stages
     ((200, 264, 120), (128, 256, 64), 2),

@@ -9,7 +9,7 @@ from hypothesis import strategies as st
 from napkin_ir import reference
 from napkin_ir.dialects.reg import lane_layout
 from napkin_ir.interpreters.run import find_entry
-from napkin_ir.pipelines import run_pipeline
+from napkin_ir.passmanager import run_pipeline
 
 from napkin_ir.diagrams import gemm
 

@@ -7,7 +7,7 @@ import re
 import sys
 
 from napkin_ir.diagrams import gemm
-from napkin_ir.model.autotile import SearchSpace, autotile, axis_roles, count_candidates
+from napkin_ir.plan.autotile import SearchSpace, autotile, axis_roles, count_candidates
 from napkin_ir.progress import ProgressLine
 
 SPACE = SearchSpace(block_sizes=(64, 128), stream_sizes=(32,), stages=(2, 3), warp_counts=(4,))

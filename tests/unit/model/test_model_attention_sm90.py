@@ -7,19 +7,20 @@ napkin-sm90's attention configurations."""
 import pytest
 
 from napkin_ir import registry
-from napkin_ir.attention_diagrams import attention_diagram, sm90_attention_pass_list
+from napkin_ir.attention_diagrams import attention_diagram
+from napkin_ir.plan.recipes.attention import sm90_passes
 from napkin_ir.errors import UserError
 from napkin_ir.model.analysis import analyse_module
-from napkin_ir.model.autotile import AttentionConfig, AttentionSpace, attention_configs, autotile_attention
+from napkin_ir.plan.recipes.attention import AttentionConfig, AttentionSpace, attention_configs, autotile_attention
 from napkin_ir.model.hardware import H200
 from napkin_ir.model.timing import REDUCTION_LATENCY_S, launch_registers, predict, register_budget
-from napkin_ir.pipelines import run_passes, run_pipeline
+from napkin_ir.passmanager import run_passes, run_pipeline
 
 
 def _kernel(kind: str = "softmax", n: int = 512, d: int = 128, b: int = 2, h: int = 2, **config):
     """The kernel's cost at the reg level, as napkin-sm90 lowers it (all but reg-to-ptx)."""
     module = run_pipeline(attention_diagram(kind, b=b, h=h, n=n, d=d))
-    run_passes(registry.make_context(), module, sm90_attention_pass_list(module, **config)[:-1])
+    run_passes(registry.make_context(), module, sm90_passes(module, **config)[:-1])
     (cost,) = analyse_module(module).kernels
     return cost
 

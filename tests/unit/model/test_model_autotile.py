@@ -8,10 +8,10 @@ import pytest
 from napkin_ir.diagrams import gemm
 from napkin_ir.errors import UserError
 from napkin_ir.model.analysis import analyse_module
-from napkin_ir.model.autotile import SearchSpace, TileConfig, autotile, axis_roles
+from napkin_ir.plan.autotile import SearchSpace, TileConfig, autotile, axis_roles
 from napkin_ir.model.hardware import H100
 from napkin_ir.model.timing import predict
-from napkin_ir.pipelines import run_pipeline
+from napkin_ir.passmanager import run_pipeline
 
 EXAMPLES = Path(__file__).parents[3] / "examples"
 SMALL = SearchSpace(block_sizes=(64, 128), stream_sizes=(32,), stages=(2, 3), warp_counts=(4,))

@@ -10,7 +10,8 @@ import pytest
 
 from napkin_ir.cli.model import main
 from napkin_ir.model.ptxas import find_ptxas
-from napkin_ir.pipelines import run_pipeline, sm80_gemm_pipeline
+from napkin_ir.passmanager import run_pipeline
+from napkin_ir.pipelines import sm80_gemm_pipeline
 
 EXAMPLES = Path(__file__).parents[3] / "examples"
 
@@ -79,7 +80,7 @@ def test_bad_input_gets_one_line(capsys, argv, stdin, message):
 
 
 def test_ptx_level_is_named(capsys):
-    from napkin_ir.pipelines import compile_to_ptx  # noqa: F401 - the ptx dialect's printer
+    from napkin_ir.passmanager import compile_to_ptx  # noqa: F401 - the ptx dialect's printer
 
     ptx_module = str(run_pipeline((EXAMPLES / "matmul.mlir").read_text(), "napkin-sm80"))
     code, _, err = _run(["-"], capsys, stdin=ptx_module)

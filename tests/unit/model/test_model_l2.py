@@ -21,7 +21,7 @@ from napkin_ir.diagrams import gemm
 from napkin_ir.model import l2
 from napkin_ir.model.hardware import hardware
 from napkin_ir.model.analysis import analyse_module
-from napkin_ir.pipelines import run_pipeline
+from napkin_ir.passmanager import run_pipeline
 
 KIB = 1024
 TILE = 16 * KIB  # an A or a B tile

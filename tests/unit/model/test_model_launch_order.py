@@ -6,7 +6,7 @@ from napkin_ir.attention_diagrams import attention_diagram
 from napkin_ir.model.analysis import analyse_module
 from napkin_ir.model.hardware import hardware
 from napkin_ir.model.timing import predict
-from napkin_ir.pipelines import run_pipeline
+from napkin_ir.passmanager import run_pipeline
 
 B, H, N, D, TILE = 4, 16, 2048, 64, 128
 

@@ -12,7 +12,8 @@ from napkin_ir.model.analysis import analyse_module
 from napkin_ir.model.hardware import A100, H100, H200, hardware
 from napkin_ir.model.ptxas import find_ptxas, parse_ptxas_verbose, ptxas_resources
 from napkin_ir.model.timing import occupancy, predict
-from napkin_ir.pipelines import compile_to_ptx, run_pipeline, sm80_gemm_pipeline
+from napkin_ir.passmanager import compile_to_ptx, run_pipeline
+from napkin_ir.pipelines import sm80_gemm_pipeline
 
 EXAMPLES = Path(__file__).parents[3] / "examples"
 

@@ -108,7 +108,7 @@ def test_grouping_keeps_a_wave_on_fewer_tiles_of_a():
     from napkin_ir.diagrams import gemm
     from napkin_ir.dialects import hbm
     from napkin_ir.model.l2 import dram_bytes
-    from napkin_ir.pipelines import run_pipeline
+    from napkin_ir.passmanager import run_pipeline
 
     module = run_pipeline(gemm(2048, 2048, 64), 'ncd-relabel{grid="m:128,n:128" stream="k:64"},ncd-to-hbm')
     (plain,) = analyse_module(module).kernels

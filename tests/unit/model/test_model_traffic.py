@@ -15,7 +15,7 @@ import pytest
 
 from napkin_ir.diagrams import gemm
 from napkin_ir.model.analysis import analyse_module
-from napkin_ir.pipelines import run_pipeline
+from napkin_ir.passmanager import run_pipeline
 
 BF16 = 2
 

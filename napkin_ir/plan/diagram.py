@@ -1,0 +1,127 @@
+"""What a diagram is, read off its structure: the shapes the recipes recognise.
+
+A recipe asks these questions before it plans: is this one function of products over
+one shared axis (`product_shape`), is it attention (`attention_axes`: two contractions,
+the second over the first's keys), and what sizes do its axes have. Nothing here
+chooses a tile.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from typing import NamedTuple
+
+from xdsl.dialects import func
+from xdsl.dialects.builtin import ModuleOp
+from xdsl.utils.exceptions import PassFailedException
+
+from napkin_ir.dialects import ncd
+from napkin_ir.passes.relabel import function_axes
+
+
+def the_function(module: ModuleOp) -> func.FuncOp | None:
+    """The one function with a body, or None where there are none or several."""
+    funcs = [f for f in module.walk() if isinstance(f, func.FuncOp) and f.body.blocks]
+    return funcs[0] if len(funcs) == 1 else None
+
+
+def axis_sizes(module: ModuleOp) -> dict[str, int]:
+    """The size of every axis of the one function's tensors."""
+    f = the_function(module)
+    assert f is not None, "one function with a body"
+    return function_axes(f)
+
+
+@dataclass(frozen=True)
+class ProductShape:
+    """How a diagram of products over one shared axis tiles: its outputs' leading axes
+    (`batch`, a block each), their rows and columns (tiled), the contracted axis
+    (streamed); `plain` for the one-contraction 2-D GEMM with B stored [k, n]."""
+
+    batch: tuple[str, ...]
+    rows: str
+    cols: str
+    k: str
+    plain: bool
+    outputs: int = 1  # products the block computes
+    half_output: bool = True  # every output is bf16 or f16
+
+
+def product_shape(module: ModuleOp, pipeline: str = "napkin-sm80") -> ProductShape:
+    """The tiling axes of a diagram whose contractions all contract one axis into outputs
+    of the same axes (a GEMM, batched, B stored either way, several products of one A)."""
+    funcs = [f for f in module.walk() if isinstance(f, func.FuncOp) and f.body.blocks]
+    contracts = [op for f in funcs for op in f.walk() if isinstance(op, ncd.ContractOp)]
+    what = "products over one shared axis (a GEMM, batched or not, or several of one operand)"
+    if len(funcs) != 1 or not contracts:
+        raise PassFailedException(f"{pipeline}: compiles one function of {what}" + (" or attention" if pipeline == "napkin-sm80" else ""))
+    overs = {tuple(c.over_axes) for c in contracts}
+    outs = {tuple(c.result.type.axis_names) for c in contracts}  # type: ignore[attr-defined]
+    if len(overs) != 1 or len(next(iter(overs))) != 1 or len(outs) != 1 or len(next(iter(outs))) < 2:
+        found = "; ".join(f"{list(c.over_axes)} -> {c.result.type}" for c in contracts)
+        raise PassFailedException(f"{pipeline}: compiles {what}" + (" or attention" if pipeline == "napkin-sm80" else "")
+                                  + f"; this diagram's contractions are {found}")
+    (k,), out = next(iter(overs)), next(iter(outs))
+    *batch, rows, cols = out
+    c = contracts[0]
+    b_kn = c.rhs.type.axis_names == (k, cols) or c.lhs.type.axis_names == (k, cols)  # type: ignore[attr-defined]
+    halves = all(t.dtype in ("bf16", "f16") for f in funcs for t in f.function_type.outputs.data)  # type: ignore[attr-defined]
+    return ProductShape(tuple(batch), rows, cols, k, len(contracts) == 1 and not batch and b_kn, len(contracts), halves)
+
+
+class AttentionAxes(NamedTuple):
+    """The axes of an attention diagram: `batch` (Q, K, V and O have them: a batch entry, a
+    head), `query` and `keys` (the scores' rows and the axis the second product
+    contracts), `group` (the axes of Q and O that K and V lack: grouped-query
+    attention's query heads of a group, which share a key/value head), and whether the
+    keys are masked by the query's position (`masked`: causal attention)."""
+
+    batch: tuple[str, ...]
+    query: str
+    keys: str
+    group: tuple[str, ...] = ()
+    masked: bool = False  # a mask of the keys by the query's position (causal)
+
+
+def group_size(axes: AttentionAxes, sizes: dict[str, int]) -> int:
+    return math.prod(sizes[a] for a in axes.group)
+
+
+def attention_shape(module: ModuleOp) -> tuple[AttentionAxes, dict[str, int]]:
+    """`attention_axes` and the size of every axis of the diagram; a diagram that is not
+    attention is refused."""
+    axes = attention_axes(module)
+    if axes is None:
+        raise PassFailedException("the diagram is not attention (two contractions, the second over the first's keys)")
+    if len(axes.group) > 1:
+        raise PassFailedException(f"grouped-query attention with one axis of query heads a group is compiled; Q has "
+                                  f"{len(axes.group)} that K and V lack: {list(axes.group)}")
+    (f,) = [op for op in module.walk() if isinstance(op, func.FuncOp) and op.body.blocks]
+    return axes, function_axes(f)
+
+
+def attention_axes(module: ModuleOp) -> AttentionAxes | None:
+    """The `AttentionAxes` of a diagram that is attention, else None: one function whose
+    result is a contraction over an axis (the keys) of a tile of scores that another
+    contraction made; the scores' axes that the values lack are the query axis (the one a
+    causal mask compares with the keys, else the last) and the query heads of a group
+    (grouped-query attention: K and V broadcast over them by name)."""
+    funcs = [f for f in module.walk() if isinstance(f, func.FuncOp) and f.body.blocks]
+    contracts = [op for f in funcs for op in f.walk() if isinstance(op, ncd.ContractOp)]
+    if len(funcs) != 1 or len(contracts) != 2 or any(len(c.over_axes) != 1 for c in contracts):
+        return None
+    first, second = contracts
+    (j,) = second.over_axes
+    scores, values = second.lhs.type, second.rhs.type  # type: ignore[attr-defined]
+    if j not in first.result.type.shape or j in first.over_axes:  # type: ignore[attr-defined]
+        return None
+    queries = [a for a in scores.axis_names if a not in values.shape]
+    if not queries:
+        return None
+    masks = {m.row.data for m in funcs[0].walk() if isinstance(m, ncd.MaskOp) and m.col.data == j}
+    if len(masks) > 1 or masks - set(queries):
+        return None
+    query = next(iter(masks)) if masks else queries[-1]
+    batch = tuple(a for a in second.result.type.axis_names if a in scores.shape and a in values.shape)  # type: ignore[attr-defined]
+    return AttentionAxes(batch, query, j, tuple(a for a in queries if a != query), bool(masks))

@@ -1,0 +1,169 @@
+"""The kernel plan: everything a kernel gets, decided once, typed, read by every pass.
+
+A `KernelPlan` says how a diagram becomes a kernel on a target: the block tile of each
+grid axis, the streamed axis and its tile, the stage count, the copy, product and store
+engines, the shared-memory layout, the warps (or warpgroups) and what they hold, the
+launch (order, band height, blocks a multiprocessor, persistence, cluster) and the
+schedule passes at the register level. A recipe (`napkin_ir.plan.recipes`) chooses it;
+`passes()` turns it into the pass instances that lower the diagram, with typed options.
+Strings appear only where a pass option is a string at the command line.
+"""
+
+from __future__ import annotations
+
+import enum
+from dataclasses import dataclass, field
+
+from xdsl.passes import ModulePass
+
+from napkin_ir.target import Engine, Target
+
+
+class CopyEngine(enum.StrEnum):
+    """How tiles reach shared memory."""
+
+    CP_ASYNC = "cp.async"
+    TMA = "tma"
+
+
+class ProductEngine(enum.StrEnum):
+    """What issues the products at the register level."""
+
+    MMA_SYNC = "mma.sync"  # warps, fragments in registers
+    WGMMA = "wgmma"  # warpgroups, operands from swizzled shared memory (A may come from registers)
+
+    @property
+    def engine(self) -> Engine:
+        return Engine(self.value)
+
+
+class StorePath(enum.StrEnum):
+    """How the output leaves."""
+
+    DIRECT = "direct"  # from registers to global memory
+    TMA = "tma"  # stmatrix into shared-memory panels, then TMA stores
+
+
+class SmemLayout(enum.StrEnum):
+    """How a stage's rows lie in shared memory (cp.async stages; TMA stages are swizzled)."""
+
+    SWIZZLE = "swizzle"
+    PAD8 = "pad8"
+    ROW = "row"
+
+
+class LaunchOrder(enum.StrEnum):
+    """Which grid axis varies fastest from one block to the next."""
+
+    FIRST = "first"
+    LAST = "last"  # attention: the query tiles of one head together, longest first
+
+
+LEVELS = ("hbm", "smem", "reg", "ptx")
+
+
+@dataclass(frozen=True)
+class Launch:
+    """How the grid is launched: block order, bands of `group` block rows (0: none),
+    blocks sharing a multiprocessor, a persistent grid looping over tiles, a cluster."""
+
+    order: LaunchOrder = LaunchOrder.FIRST
+    group: int = 0
+    blocks_per_sm: int = 1
+    persistent: bool = False
+    cluster: int = 1
+
+
+@dataclass(frozen=True)
+class KernelPlan:
+    """One kernel's plan. `grid` lists each grid axis with its block tile (None: a block
+    an index, as a batch axis or a head); `stream` the streamed axis and its tile, if
+    any; `warps` the warps along each tiled axis (mma.sync; a wgmma plan's warpgroups
+    follow from its rows, 64 a warpgroup, beside one producer warpgroup)."""
+
+    family: str  # the recipe that made it
+    target: Target
+    grid: tuple[tuple[str, int | None], ...]
+    stream: tuple[str, int] | None
+    stages: int
+    copy: CopyEngine
+    product: ProductEngine
+    store: StorePath = StorePath.DIRECT
+    layout: SmemLayout | None = None  # None: hbm-to-smem's own choice (TMA stages swizzle)
+    warps: tuple[tuple[str, int], ...] = ()
+    hoist: bool = True  # mma.sync: an operand read before the stream loop loaded into registers once
+    a_registers: bool = False  # wgmma: A (attention's Q) from registers
+    launch: Launch = Launch()
+    smem_bytes: int | None = None  # the shared-memory budget hbm-to-smem holds the block to; None: its default
+    unroll: int = 0  # stream trips unrolled (cp.async stages), with fragments carried and prefetched
+    overlap: bool = False  # reg-wgmma-overlap: one tile's P V under the next tile's scores
+    pingpong: bool = False  # reg-pingpong: the consumer warpgroups take turns issuing products
+    reason: str = field(default="", compare=False)  # why the model chose it, where it did
+
+    def __post_init__(self) -> None:
+        # a value given by its name (from Python callers) becomes the enumeration, or fails here
+        for name, kind in (("copy", CopyEngine), ("product", ProductEngine), ("store", StorePath), ("layout", SmemLayout)):
+            value = getattr(self, name)
+            if isinstance(value, str) and not isinstance(value, kind):
+                object.__setattr__(self, name, kind(value))
+        for engine in (Engine(self.copy.value), self.product.engine):
+            if not self.target.has(engine):
+                raise ValueError(f"{self.family}: {engine.value} does not exist on {self.target.arch}")
+
+    def grid_labels(self) -> str:
+        return ",".join(f"{a}:{t}" if t else a for a, t in self.grid)
+
+    def stream_labels(self) -> str:
+        return f"{self.stream[0]}:{self.stream[1]}" if self.stream else ""
+
+    def passes(self, to: str = "ptx") -> tuple[ModulePass, ...]:
+        """The passes that take the diagram to the level `to` (hbm, smem, reg or ptx)."""
+        from napkin_ir.lowering.hbm_to_smem import HbmToSmemPass
+        from napkin_ir.lowering.ncd_to_hbm import NcdToHbmPass
+        from napkin_ir.lowering.reg_to_ptx import RegToPtxPass
+        from napkin_ir.lowering.smem_to_reg import SmemToRegPass
+        from napkin_ir.passes.carry_fragments import RegCarryFragmentsPass
+        from napkin_ir.passes.launch import HbmLaunchPass
+        from napkin_ir.passes.pingpong import RegPingpongPass
+        from napkin_ir.passes.prefetch import RegPrefetchPass
+        from napkin_ir.passes.relabel import RelabelPass
+        from napkin_ir.passes.unroll_stages import SmemUnrollStagesPass
+        from napkin_ir.passes.wgmma_overlap import RegWgmmaOverlapPass
+
+        ln = self.launch
+        levels: list[tuple[ModulePass, ...]] = [
+            (RelabelPass(grid=self.grid_labels(), stream=self.stream_labels()), NcdToHbmPass(),
+             HbmLaunchPass(group=ln.group, blocks_per_sm=ln.blocks_per_sm, persistent=ln.persistent, cluster=ln.cluster,
+                           order=ln.order.value)),
+            (HbmToSmemPass(stages=self.stages, layout=self.layout.value if self.layout else "", copy=self.copy.value,
+                           store=self.store.value, **({"smem_bytes": self.smem_bytes} if self.smem_bytes else {})),),
+            (SmemToRegPass(**({"warps": ",".join(f"{a}:{w}" for a, w in self.warps)} if self.warps else {}),
+                           mma=self.product.value, hoist=self.hoist, a_registers=self.a_registers),
+             *((SmemUnrollStagesPass(trips=self.unroll), RegCarryFragmentsPass(), RegPrefetchPass()) if self.unroll else ()),
+             *((RegWgmmaOverlapPass(),) if self.overlap else ()), *((RegPingpongPass(),) if self.pingpong else ())),
+            (RegToPtxPass(),),
+        ]
+        if to not in LEVELS:
+            raise ValueError(f"a plan lowers to one of {', '.join(LEVELS)}, not '{to}'")
+        return tuple(p for level in levels[: LEVELS.index(to) + 1] for p in level)
+
+    def describe(self) -> str:
+        """One line for people: what the kernel gets."""
+        parts = [f"{self.family} on {self.target.arch}", f"grid {self.grid_labels()}"]
+        if self.stream:
+            parts.append(f"stream {self.stream_labels()} through {self.stages} stage{'s' if self.stages > 1 else ''} by {self.copy}")
+        parts.append(f"{self.product}" + (f", warps {','.join(f'{a}:{w}' for a, w in self.warps)}" if self.warps else
+                                           ", consumer warpgroups of 64 rows and a producer warpgroup"
+                                           if self.copy is CopyEngine.TMA else ""))
+        parts.append(f"{self.store} stores")
+        ln = self.launch
+        launch = [f"{ln.blocks_per_sm} blocks an SM" if ln.blocks_per_sm > 1 else "", "persistent" if ln.persistent else "",
+                  f"bands of {ln.group} block rows" if ln.group else "", f"clusters of {ln.cluster}" if ln.cluster > 1 else "",
+                  "last axis fastest" if ln.order is LaunchOrder.LAST else ""]
+        parts += [x for x in launch if x]
+        parts += [x for x, on in (("Q in registers", self.a_registers), ("overlap", self.overlap), ("ping-pong", self.pingpong),
+                                   (f"unrolled x{self.unroll}", self.unroll)) if on]
+        return "; ".join(parts)
+
+
+__all__ = ["CopyEngine", "KernelPlan", "LEVELS", "Launch", "LaunchOrder", "ProductEngine", "SmemLayout", "StorePath"]

@@ -1,0 +1,61 @@
+"""The planner: one way for every named pipeline to choose a kernel's plan.
+
+`plan_kernel(module, target, request)` asks each family's recipe in turn whether it
+recognises the diagram by its structure; the first that does plans it for the target as
+the request asks. A new family is a recipe module added to `RECIPES`: the pipelines do
+not change.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+from xdsl.dialects.builtin import ModuleOp
+
+from napkin_ir.plan.kernel_plan import KernelPlan
+from napkin_ir.plan.recipes import attention, products, rows
+from napkin_ir.plan.request import PlanRequest
+from napkin_ir.target import Target
+
+
+@dataclass(frozen=True)
+class Recipe:
+    """A family: `recognise(module)` gives its shape of the diagram or None; `plan(module,
+    shape, target, request)` its plan; `what` says what the family compiles, for the
+    error when no recipe recognises a diagram."""
+
+    name: str
+    recognise: Callable[[ModuleOp], Any]
+    plan: Callable[[ModuleOp, Any, Target, PlanRequest], KernelPlan]
+    what: str
+
+
+# in the order asked: attention is also two products, so it comes before them
+RECIPES: tuple[Recipe, ...] = (
+    Recipe(attention.NAME, attention.recognise, attention.plan,
+           "attention (two contractions, the second over the first's keys; softmax, causal, spherical, grouped-query)"),
+    Recipe(products.NAME, products.recognise, products.plan,
+           "products over one shared axis (a GEMM, batched or not, or several of one operand, with an elementwise epilogue)"),
+    Recipe(rows.NAME, rows.recognise, rows.plan,
+           "row reductions with no product (a row softmax, L2 norm, sum or max along the last axis)"),
+)
+
+
+def recipe_for(module: ModuleOp) -> tuple[Recipe, Any] | None:
+    """The first recipe that recognises `module`, with its shape."""
+    for recipe in RECIPES:
+        shape = recipe.recognise(module)
+        if shape is not None:
+            return recipe, shape
+    return None
+
+
+def plan_kernel(module: ModuleOp, target: Target, request: PlanRequest) -> KernelPlan:
+    """The plan of the kernel that `module`'s one function becomes on `target`."""
+    found = recipe_for(module)
+    if found is None:
+        raise request.fail("compiles one function of " + "; or ".join(r.what for r in RECIPES) + ". This diagram is none of them")
+    recipe, shape = found
+    return recipe.plan(module, shape, target, request)

@@ -1,0 +1,459 @@
+"""The attention family: softmax, causal and spherical attention, grouped-query heads.
+
+Recognised by structure (`diagram.attention_axes`: two contractions, the second over the
+first's keys). A block takes a tile of query rows of one batch entry and head (or a
+group's query heads packed into its rows), streams the keys, and the normalisation
+along them becomes its online form at the hbm level. On sm_80: cp.async stages, padded,
+warps of 16 rows issuing mma.sync with Q's fragments loaded once. On sm_90a: TMA stages
+on mbarrier rings filled by a producer warpgroup, consumer warpgroups of 64 rows issuing
+wgmma (S = Q K^T with Q from shared memory or registers, P V with P from registers), one
+tile's P V overlapped with the next tile's scores, the warpgroups taking turns, the
+output through TMA stores where their panels fit, and a persistent grid where the
+streams are short. The measurements behind each default are in docs/benchmarks.md
+("Why napkin-sm90's attention defaults are what they are").
+"""
+
+from __future__ import annotations
+
+import itertools
+from collections.abc import Iterator
+from dataclasses import dataclass
+
+from xdsl.context import Context
+from xdsl.dialects import func
+from xdsl.dialects.builtin import ModuleOp
+from xdsl.utils.exceptions import PassFailedException, VerifyException
+
+from napkin_ir.dialects import ncd
+from napkin_ir.errors import UserError
+from napkin_ir.model.hardware import Hardware, hardware
+from napkin_ir.passes.composite import run_passes, spec
+from napkin_ir.plan.autotile import AutotileResult, Candidate, Progress, announce, axis_roles, chosen, judge, parsed, search, the_function
+from napkin_ir.plan.diagram import AttentionAxes, attention_axes, attention_shape, group_size
+from napkin_ir.plan.kernel_plan import CopyEngine, KernelPlan, Launch, LaunchOrder, ProductEngine, SmemLayout, StorePath
+from napkin_ir.plan.request import PlanRequest
+from napkin_ir.target import SM80, SM90, Engine, Target, dtype
+
+NAME = "attention"
+WIDE_STREAM = 176  # keys a tile where no mask cuts them, at head dims up to 128 (FlashAttention-3's)
+DEEP_STREAM = 80  # keys a tile of a long stream at head dims over 128 (FlashAttention-3's at 256)
+PERSISTENT_WORK = 2048 * 256  # keys x head dim a block streams on average, at which a persistent grid stops paying
+LONG_STREAM = 2048  # a causal block's average keys over which its diagonal tiles are a small share
+SM80_TILES = (128, 64)  # query rows, keys
+BARRIER_BYTES = 64  # the mbarriers of Q's, K's, V's and the output's rings
+
+
+def recognise(module: ModuleOp) -> AttentionAxes | None:
+    return attention_axes(module)
+
+
+def plan(module: ModuleOp, axes: AttentionAxes, target: Target, req: PlanRequest) -> KernelPlan:
+    """The plan for `module`, attention, on `target` as `req` asks."""
+    if target.has(Engine.WGMMA):
+        return _plan_sm90(module, req)
+    req.refuse("attention on sm_80", ("autotile", "layout", "group"))
+    rows, keys = req.sized("block", 2, "for attention: query rows, keys") or SM80_TILES
+    warps = req.sized("warps", 1, "for attention: the warps sharing the rows")
+    return sm80_plan(module, rows, keys, warps[0] if warps else None, req.stages or 3)
+
+
+def _plan_sm90(module: ModuleOp, req: PlanRequest) -> KernelPlan:
+    rows, keys = req.sized("block", 2, "for attention: query rows, keys") or (0, 0)
+    persistent = persistent_pays(module, rows) if req.persistent is None else req.persistent
+    req.refuse("attention on sm_90a", ("group", "cluster"))
+    if req.autotile:
+        req.refuse("autotile=true (the model chooses it)", ("block",))
+        # stages given, overlap or ping-pong turned off, and the blocks an SM bound the search
+        space = AttentionSpace(stages=(req.stages,) if req.stages else (2, 3), overlap=(True, False) if req.overlap else (False,),
+                               pingpong=(True, False) if req.pingpong else (False,), blocks_per_sm=req.blocks_per_sm,
+                               persistent=persistent, store=req.store, q_registers=req.q_registers)
+        return chosen_attention(module, req.hw, req.pipeline, space)
+    return sm90_plan(module, rows or None, keys or None, req.stages or 0, req.overlap, req.pingpong, req.blocks_per_sm, persistent,
+                     req.store, req.q_registers)
+
+
+# --------------------------------------------------------------------------------------
+# sm_80
+# --------------------------------------------------------------------------------------
+
+
+def sm80_plan(module: ModuleOp, block: int = 128, stream: int = 64, warps: int | None = None, stages: int = 3,
+              q_in_registers: bool = True, blocks_per_sm: int = 1) -> KernelPlan:
+    """Blocks of `block` query rows (tiles fitted to the axes: `fit_tiles`), keys streamed
+    `stream` at a time through `stages` padded cp.async stages, `warps` warps sharing the
+    rows (16 each by default), Q's fragments loaded once (`q_in_registers`). Grouped-query
+    attention's blocks take `group_tiles`' query heads of a group by query positions, a
+    warp a head or more: each K and V tile is copied once for them all."""
+    axes, sizes = attention_shape(module)
+    fitted = fit_tiles(sizes[axes.query], sizes[axes.keys], block, stream, warps, group_size(axes, sizes))
+    return sm80_tiles_plan(fitted["block"], fitted["stream"], fitted["warps"], stages, q_in_registers, (axes.query, axes.keys),
+                           axes.batch, blocks_per_sm, (axes.group[0], fitted["heads"]) if axes.group else None)
+
+
+def sm80_tiles_plan(block: int = 128, stream: int = 64, warps: int | None = None, stages: int = 3, q_in_registers: bool = True,
+                    axes: tuple[str, str] = ("i", "j"), batch: tuple[str, ...] = ("b", "h"), blocks_per_sm: int = 1,
+                    group: tuple[str, int] | None = None) -> KernelPlan:
+    """`sm80_plan` with its tiles and axes given: `group` (axis, heads) packs that many
+    query heads of a group into a block."""
+    i, j = axes
+    w = warps or block // 16
+    per_block = group[1] if group else 1
+    heads = ((group[0], per_block),) if group else ()
+    # a warp holds one query head of those a block packs, or more warps share it
+    warp_heads = heads if per_block > 1 else ()
+    # the query tiles of one head run together (they share its K and V in L2), longest first
+    return KernelPlan(NAME, SM80, grid=(*((b, None) for b in batch), *heads, (i, block // per_block)), stream=(j, stream),
+                      stages=stages, copy=CopyEngine.CP_ASYNC, product=ProductEngine.MMA_SYNC, layout=SmemLayout.PAD8,
+                      warps=(*warp_heads, (i, w // per_block)), hoist=q_in_registers,
+                      launch=Launch(order=LaunchOrder.LAST, blocks_per_sm=blocks_per_sm))
+
+
+def sm80_attention_pipeline(*args, **kwargs) -> str:
+    """`sm80_tiles_plan`'s passes to the register level, as a pipeline spec."""
+    return spec(sm80_tiles_plan(*args, **kwargs).passes("reg"))
+
+
+def sm80_attention_passes(module: ModuleOp, **config) -> str | None:
+    """The pipeline spec that takes `module`, if it is attention, to the register level on
+    sm_80 (`sm80_plan`); None otherwise."""
+    return spec(sm80_plan(module, **config).passes("reg")) if attention_axes(module) is not None else None
+
+
+def group_tiles(group: int, block: int, warps: int | None = None) -> tuple[int, int]:
+    """(query heads, query positions) of a block of `block` query rows of grouped-query
+    attention, `group` query heads sharing a key/value head: the most heads of the group
+    (a divisor of it) that leave each head a multiple of 16 positions (whole warps' rows:
+    each warp holds 16 rows or more of one head), and, given `warps`, a whole number of
+    warps. (1, block) where the heads are not grouped."""
+    for heads in range(group, 0, -1):
+        if group % heads or block % heads or (block // heads) % 16:
+            continue
+        if warps is not None and (warps % heads or (block // heads) % (16 * (warps // heads))):
+            continue
+        return heads, block // heads
+    return 1, block
+
+
+def fit_tiles(n_queries: int, n_keys: int, block: int = 128, stream: int = 64, warps: int | None = None,
+              group: int = 1) -> dict[str, int]:
+    """Tiles no longer than the axes (a tile may not exceed its axis): the block's rows and
+    the stream tile halve, down to 16, until they fit; the warps of a shrunk block keep 16
+    rows or more each. With a `group` of query heads sharing K and V, a block holds
+    `heads` of them (`group_tiles`), and its positions along the queries are what must fit."""
+    fitted = block
+    while fitted > 16 and group_tiles(group, fitted)[1] > n_queries and group_tiles(group, fitted // 2)[1] >= 16:
+        fitted //= 2
+    while stream > 16 and stream > n_keys:
+        stream //= 2
+    w = warps or fitted // 16
+    w = w if fitted == block else min(w, fitted // 16)
+    return {"block": fitted, "stream": stream, "warps": w, "heads": group_tiles(group, fitted, w)[0]}
+
+
+# --------------------------------------------------------------------------------------
+# sm_90a
+# --------------------------------------------------------------------------------------
+
+
+def sm90_plan(module: ModuleOp, block: int | None = None, stream: int | None = None, stages: int = 0, overlap: bool = True,
+              pingpong: bool = True, blocks_per_sm: int = 1, persistent: bool = False, store: StorePath | None = None,
+              q_registers: bool | None = None) -> KernelPlan:
+    """Blocks of `block` query rows (warpgroups of 64 consumer rows each; one batch entry and
+    head a block, longest first), keys streamed `stream` at a time through `stages` TMA
+    stages filled by a producer warpgroup (None or 0 for the defaults: `sm90_tiles`), K
+    and V released on rings of their own. `overlap` runs a tile's P V while the next
+    tile's scores are made; `pingpong` has the consumer warpgroups take turns issuing
+    products; `q_registers` loads each warp's rows of Q into registers once a tile (None:
+    where `q_registers_pay`); `blocks_per_sm` blocks share a multiprocessor; `persistent`
+    launches as many blocks as fit, each looping over query tiles in pairs of equal work
+    (the longest with the shortest), its producer loading the next tile while the
+    consumers finish the last. `store` TMA writes the output by stmatrix into 64-column
+    panels and TMA stores, direct from registers, None the first where it fits.
+
+    Grouped-query attention packs the query heads of a group into a block (`group_tiles`:
+    in 128 rows 4 heads by 32 positions, 8 by 16; in 192, 4 by 48), so each K and V tile
+    is copied once for all of them."""
+    axes, sizes = attention_shape(module)
+    if q_registers is None:
+        q_registers = q_registers_pay(module, block, stream, blocks_per_sm)
+    block, stream, stages, budget, store = sm90_tiles(module, block, stream, stages, blocks_per_sm, store, q_registers)
+    per_head, rows = group_tiles(group_size(axes, sizes), block)
+    packed = ((axes.group[0], per_head),) if axes.group else ()
+    return KernelPlan(NAME, SM90, grid=(*((b, None) for b in axes.batch), *packed, (axes.query, rows)), stream=(axes.keys, stream),
+                      stages=stages, copy=CopyEngine.TMA, product=ProductEngine.WGMMA, store=store, a_registers=q_registers,
+                      launch=Launch(order=LaunchOrder.LAST, blocks_per_sm=blocks_per_sm, persistent=persistent), smem_bytes=budget,
+                      overlap=overlap, pingpong=pingpong)
+
+
+def sm90_passes(module: ModuleOp, *args, **kwargs) -> tuple:
+    """`sm90_plan`'s passes, to PTX."""
+    return sm90_plan(module, *args, **kwargs).passes()
+
+
+def sm80_passes(module: ModuleOp, *args, **kwargs) -> tuple:
+    """`sm80_plan`'s passes, to PTX."""
+    return sm80_plan(module, *args, **kwargs).passes()
+
+
+def q_registers_pay(module: ModuleOp, block: int | None = None, stream: int | None = None, blocks_per_sm: int = 1) -> bool:
+    """Whether napkin-sm90 keeps Q in registers by default for blocks of `block` query rows
+    and `stream` keys a tile (None: the defaults): at head dims from 64 up to 128, in a
+    block of up to 128 rows alone on its multiprocessor, with up to 128 keys a tile. Q's
+    32 registers a thread at d=128 fit beside 128 keys' scores, probabilities and the
+    output's accumulators in a consumer's 240, not beside 176 keys' (ptxas spills); 2-8%
+    faster on the H200 (docs/benchmarks.md)."""
+    axes, sizes = attention_shape(module)
+    d = head_dim(axes, sizes)
+    return 64 <= d <= 128 and blocks_per_sm == 1 and (block or _default_rows(axes, sizes)) <= 128 and (stream or 0) <= 128
+
+
+def persistent_pays(module: ModuleOp, block: int | None = None) -> bool:
+    """Whether napkin-sm90 launches `module`'s attention persistent by default (blocks of
+    `block` query rows, or the default): where a block's stream (its keys, half under a
+    causal mask, times the head dim) is PERSISTENT_WORK or less on average, so that the
+    prologue and epilogue each block pays are a large share of its time; spherical
+    attention at head dims over 64 up to 128 at any length; never for blocks of three
+    consumer warpgroups (docs/benchmarks.md)."""
+    axes, sizes = attention_shape(module)
+    if (block or _default_rows(axes, sizes)) > 128:
+        return False
+    d = head_dim(axes, sizes)
+    if _spherical_narrow(module, d):
+        return True
+    return sizes[axes.keys] / (2 if axes.masked else 1) * d <= PERSISTENT_WORK
+
+
+def default_rows(module: ModuleOp) -> int:
+    """The query rows of napkin-sm90's attention blocks where none are given: 192 (three
+    consumer warpgroups, FlashAttention-3's tile at head dim 64) at head dims up to 64
+    where the stream is long, else 128 (docs/benchmarks.md)."""
+    return _default_rows(*attention_shape(module))
+
+
+def _default_rows(axes: AttentionAxes, sizes: dict[str, int]) -> int:
+    return 192 if head_dim(axes, sizes) <= 64 and _long_stream(axes, sizes) else 128
+
+
+def _softmax(module: ModuleOp) -> bool:
+    """Whether the attention normalises its scores by a softmax (else an L2 norm: spherical)."""
+    return any(isinstance(op, ncd.SoftmaxOp) for op in module.walk())
+
+
+def _spherical_narrow(module: ModuleOp, d: int) -> bool:
+    """Spherical attention at head dims over 64 up to 128: 128 keys a tile and a persistent grid."""
+    return 64 < d <= 128 and not _softmax(module)
+
+
+def _long_stream(axes: AttentionAxes, sizes: dict[str, int]) -> bool:
+    """Keys enough that a block's fixed costs are a small share: 4096 or more without a
+    mask; under a causal mask, over LONG_STREAM on average (its diagonal tiles a small
+    share too)."""
+    return sizes[axes.keys] / 2 > LONG_STREAM if axes.masked else sizes[axes.keys] >= 4096
+
+
+def head_dim(axes: AttentionAxes, sizes: dict[str, int]) -> int:
+    heads = [a for a in sizes if a not in (*axes.batch, *axes.group, axes.query, axes.keys)]
+    return max(sizes[a] for a in heads) if heads else 0
+
+
+def _element_bytes(module: ModuleOp) -> int:
+    """Bytes of an element of Q, K and V."""
+    (c, *_) = [op for op in module.walk() if isinstance(op, ncd.ContractOp)]
+    return dtype(c.lhs.type.dtype).bytes  # type: ignore[attr-defined]
+
+
+def sm90_tiles(module: ModuleOp, block: int | None = None, stream: int | None = None, stages: int = 0, blocks_per_sm: int = 1,
+               store: StorePath | None = None, q_registers: bool | None = None) -> tuple[int, int, int, int, StorePath]:
+    """(query rows, keys a tile, stages, shared-memory budget of a block, how the output
+    leaves) of `sm90_plan` for `module`: the tiles fitted to the axes (a block of
+    grouped-query attention no longer than its packed heads' positions need), and where
+    none is given, the default query rows, stream tile, store and stage count, with Q in
+    registers or not as given (None: `q_registers_pay`).
+
+    Keys a tile: WIDE_STREAM at head dims up to 128 with Q in shared memory, where no
+    causal mask cuts the tiles or the masked stream is long, so each tile's fixed costs
+    (the row reductions' shuffles, the output's rescale, the barriers) spread over more
+    keys; where the output's panels do not fit beside it, a softmax keeps it and stores
+    from registers. Spherical attention at head dims over 64 takes 128 keys. A softmax
+    over a long stream at head dims over 128 takes DEEP_STREAM keys and stores from
+    registers (not with packed query heads). Else 128 keys, or 64 at head dims over 128,
+    or over 64 where the keys end in a partial tile of 128. Neither wide tile where an
+    input holds the keys innermost. The store: TMA stores where a panel stage fits.
+    Stages: three where they fit beside Q and a panel stage, else two. The measurements:
+    docs/benchmarks.md."""
+    store = None if store in (None, "auto") else StorePath(store)
+    axes, sizes = attention_shape(module)
+    i, j = axes.query, axes.keys
+    d = head_dim(axes, sizes)
+    if q_registers is None:
+        q_registers = q_registers_pay(module, block, stream, blocks_per_sm)
+    block = block or _default_rows(axes, sizes)
+    if block % 64 or not 64 <= block <= 256:
+        raise PassFailedException(f"napkin-sm90: attention's block is warpgroups of 64 query rows (64 to 256), got {block}")
+    r = group_size(axes, sizes)
+    while block > 64 and group_tiles(r, block)[1] > sizes[i]:
+        block -= 64
+    # a block's shared memory, less the swizzle's alignment slack and the barriers
+    budget = SM90.smem_per_block(blocks_per_sm) - 1024 - BARRIER_BYTES
+    e = _element_bytes(module)
+    q_bytes, tile_bytes = block * d * e, 2 * d * e  # Q; a row of K and of V
+    out = block * 64 * e  # a stage of a 64-column panel of the output (hbm-to-smem takes two where they fit)
+
+    def fits(keys: int, panels: bool) -> bool:
+        return q_bytes + (stages or 2) * keys * tile_bytes + (out if panels else 0) <= budget
+
+    if not stream:
+        # the wide tile spreads a softmax's per-tile costs (the running max's shuffles, the
+        # output's rescale); spherical attention has none, and gains more from TMA stores
+        softmax = _softmax(module)
+        inner = _streamed_innermost(module, j)
+        # three consumer warpgroups at d=64 hold too little a thread for 176 keys (ptxas spills)
+        three_at_64 = d <= 64 and block > 128
+        # unmasked, or a mask's diagonal tiles a small share of a long stream
+        wide = d <= 128 and not three_at_64 and not _spherical_narrow(module, d) and not q_registers and (
+            not axes.masked or _long_stream(axes, sizes)) and sizes[j] >= WIDE_STREAM and not inner and (
+            fits(WIDE_STREAM, store is not StorePath.DIRECT) or store is None and softmax and fits(WIDE_STREAM, False))
+        deep = d > 128 and softmax and not axes.group and _long_stream(axes, sizes) and not inner and store is not StorePath.TMA \
+            and fits(DEEP_STREAM, False)
+        stream = WIDE_STREAM if wide else DEEP_STREAM if deep else 64 if d > 128 or d > 64 and sizes[j] % 128 else 128
+    while stream > 16 and stream > sizes[j]:  # the power of two below (176: 128), a multiple of 16 (P V's k step)
+        stream = 1 << (stream - 1).bit_length() - 1
+    if store is None:
+        store = StorePath.TMA if d % 64 == 0 and fits(stream, True) else StorePath.DIRECT
+    if not stages:
+        stages = 3 if q_bytes + 3 * stream * tile_bytes + (out if store is StorePath.TMA else 0) <= budget else 2
+    return block, stream, stages, budget, store
+
+
+def _streamed_innermost(module: ModuleOp, j: str) -> bool:
+    """Whether an input holds the streamed axis `j` innermost (an MLP's first weight [k, h]
+    streams h): its TMA tiles along `j` are then whole 128-byte panels of the swizzle,
+    which WIDE_STREAM and DEEP_STREAM keys (352 and 160 bytes) are not."""
+    return any(isinstance(a.type, ncd.TensorType) and a.type.axis_names[-1] == j
+               for f in module.walk() if isinstance(f, func.FuncOp) for a in f.args)
+
+
+# --------------------------------------------------------------------------------------
+# the model's search over napkin-sm90's configurations
+# --------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class AttentionSpace:
+    """napkin-sm90's attention configurations to search (`recipes.attention.sm90_plan`'s
+    arguments): query rows a block (warpgroups of 64), keys a stream tile, stages, and
+    whether reg-wgmma-overlap and reg-pingpong run; the blocks a multiprocessor holds,
+    whether the launch is persistent, how the output leaves (`auto`: TMA stores where
+    they fit) and whether Q is held in registers (None: where `q_registers_pay` for the
+    candidate's tile) are given, not searched."""
+
+    block_rows: tuple[int, ...] = (64, 128, 192)
+    stream_sizes: tuple[int, ...] = (64, 128, WIDE_STREAM)
+    stages: tuple[int, ...] = (2, 3)
+    overlap: tuple[bool, ...] = (True, False)
+    pingpong: tuple[bool, ...] = (True, False)
+    blocks_per_sm: int = 1
+    persistent: bool = False
+    store: StorePath | None = None  # None: TMA stores where they fit
+    q_registers: bool | None = None
+
+
+@dataclass(frozen=True)
+class AttentionConfig:
+    """One configuration of napkin-sm90's attention: blocks of `block` rows of the query
+    axis, `stream` keys a tile through `stages` TMA stages, the schedule passes."""
+
+    queries: str
+    keys: str
+    block: int
+    stream: int
+    stages: int
+    overlap: bool = False
+    pingpong: bool = False
+    blocks_per_sm: int = 1
+    persistent: bool = False
+    store: StorePath = StorePath.DIRECT
+    q_registers: bool | None = None
+
+    def plan(self, module: ModuleOp) -> KernelPlan:
+        """The kernel plan of this configuration for `module` (`recipes.attention.sm90_plan`)."""
+        return sm90_plan(module, self.block, self.stream, self.stages, self.overlap, self.pingpong, self.blocks_per_sm,
+                         self.persistent, self.store, self.q_registers)
+
+    def passes(self, module: ModuleOp) -> tuple:
+        """The passes from `module` to sm_90a PTX."""
+        return self.plan(module).passes()
+
+    def describe(self) -> str:
+        schedule = " and ".join(name for name, on in (("overlap", self.overlap), ("ping-pong", self.pingpong)) if on)
+        blocks = f", {self.blocks_per_sm} blocks an SM" if self.blocks_per_sm > 1 else ""
+        return (f"grid {self.queries}:{self.block}, stream {self.keys}:{self.stream}, {self.stages} stages, "
+                f"{schedule or 'no overlap or ping-pong'}{blocks}")
+
+
+
+
+
+
+def attention_configs(module: ModuleOp, space: AttentionSpace = AttentionSpace()) -> list[AttentionConfig]:
+    """The distinct configurations of `space` for the attention in `module`: tiles fitted to
+    its axes as napkin-sm90 fits them (`sm90_tiles`: the output's store too),
+    ping-pong only with two warpgroups or more (one has no one to take turns with)."""
+    axes, _ = attention_shape(module)
+    i, j = axes.query, axes.keys
+    out: dict[tuple, AttentionConfig] = {}
+    for rows, keys, stages in itertools.product(space.block_rows, space.stream_sizes, space.stages):
+        block, stream, _, _, store = sm90_tiles(module, rows, keys, stages, space.blocks_per_sm, space.store)
+        for overlap, pingpong in itertools.product(space.overlap, space.pingpong):
+            cfg = AttentionConfig(i, j, block, stream, stages, overlap, pingpong and block > 64, space.blocks_per_sm, space.persistent,
+                                  store, space.q_registers)
+            out.setdefault((block, stream, stages, cfg.overlap, cfg.pingpong), cfg)
+    return list(out.values())
+
+
+def _attention_candidates(module: ModuleOp, configs: list[AttentionConfig], hw: Hardware) -> Iterator[Candidate]:
+    """Each configuration lowered to the reg level (every prefix of its passes lowered once
+    and shared with the configurations that begin with it) and judged there."""
+    done: dict[str, ModuleOp] = {}
+    for cfg in configs:
+        passes = cfg.passes(module)[:-1]  # all but reg-to-ptx
+        lowered, why = module, None
+        for n in range(len(passes)):
+            key = spec(passes[: n + 1])
+            if key not in done:
+                out = lowered.clone()
+                try:
+                    run_passes(Context(), out, passes[n: n + 1])
+                    out.verify()
+                except (PassFailedException, VerifyException, UserError) as e:
+                    why = str(e).strip().splitlines()[0]
+                    break
+                done[key] = out
+            lowered = done[key]
+        yield Candidate(cfg, "reg", rejected=f"does not lower: {why}") if why else judge(Candidate(cfg), lowered, "reg", hw, None)
+
+
+def autotile_attention(module: ModuleOp | str, hw: Hardware | str = "h100", *, space: AttentionSpace = AttentionSpace(),
+                       progress: Progress | None = None) -> AutotileResult:
+    """Pick the configuration of napkin-sm90's attention kernel (query rows a block, keys a
+    stream tile, stages, overlap and ping-pong) that minimises the predicted time of the
+    attention in `module` on `hw`. Each is lowered as napkin-sm90 lowers it, to the reg
+    level, and predicted there; those over the shared-memory budget (they do not lower)
+    or the consumers' registers are set aside with the reason. Ranked as `autotile` ranks."""
+    hw = hardware(hw) if isinstance(hw, str) else hw
+    module = parsed(module)
+    if attention_axes(module) is None:
+        raise UserError("autotile: the diagram is not attention (two contractions, the second over the first's keys)")
+    if not hw.wgmma_flops:
+        raise UserError(f"autotile: napkin-sm90's attention runs wgmma, which the {hw.name} does not have")
+    configs = attention_configs(module, space)
+    cands = search(_attention_candidates(module, configs, hw), len(configs), progress)
+    return chosen(cands, axis_roles(the_function(module)))  # every candidate is judged at the reg level
+
+
+
+
+def chosen_attention(module: ModuleOp, hw: str, pipeline: str, space: AttentionSpace) -> KernelPlan:
+    """The model's choice of napkin-sm90's attention configuration in `space`, as a plan."""
+    result = announce(module, pipeline, lambda: autotile_attention(module.clone(), hw, space=space))
+    return result.config.plan(module)  # type: ignore[union-attr]

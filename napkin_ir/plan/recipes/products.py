@@ -1,0 +1,191 @@
+"""The products family: GEMMs, batched or not, B stored either way, several products of
+one operand, elementwise epilogues and a bias.
+
+Recognised by structure (`diagram.product_shape`: every contraction contracts one shared
+axis into outputs of the same axes). On sm_80 a block of `block` rows x columns streams
+the contracted axis through cp.async stages (swizzled where the rows allow, else padded)
+and warps issue mma.sync, the stream loop unrolled with fragments carried and loaded a
+step ahead. On sm_90a TMA fills swizzled stages on mbarrier rings, a producer warpgroup
+beside consumer warpgroups of 64 rows issuing wgmma, a persistent grid in bands of block
+rows, the output through TMA stores where their panels fit. Why these defaults:
+docs/benchmarks.md.
+"""
+
+from __future__ import annotations
+
+from xdsl.dialects.builtin import ModuleOp
+from xdsl.utils.exceptions import PassFailedException
+
+from napkin_ir.plan.diagram import ProductShape, axis_sizes, product_shape
+from napkin_ir.plan.kernel_plan import CopyEngine, KernelPlan, Launch, ProductEngine, SmemLayout, StorePath
+from napkin_ir.plan.request import PlanRequest
+from napkin_ir.target import SM80, SM90, Engine, Target, dtype
+
+NAME = "products"
+SM80_BLOCK = (128, 128, 32)  # rows, columns, stream
+SM90_BLOCK = (128, 256, 64)
+SM80_UNROLL = 2  # stream trips unrolled: two times the stages a trip measured faster than one
+SM90_GROUP = 8  # block-row bands of napkin-sm90's launch order (L2 reuse)
+BARRIER_BYTES = 8  # an mbarrier
+
+
+def recognise(module: ModuleOp) -> ProductShape | None:
+    """The product shape of `module`, or None where it is not one of this family."""
+    try:
+        return product_shape(module)
+    except PassFailedException:
+        return None
+
+
+def input_dtype(module: ModuleOp):
+    """The element type the products read (their first operand's)."""
+    from napkin_ir.dialects import ncd
+
+    (c, *_) = [op for op in module.walk() if isinstance(op, ncd.ContractOp)]
+    return dtype(c.lhs.type.dtype)  # type: ignore[attr-defined]
+
+
+def fit(module: ModuleOp, axes: tuple[str, str, str], block: tuple[int, ...], least: int = 16) -> tuple[int, int, int]:
+    """The default block tile, halved along an axis shorter than it (down to `least`): a
+    tile may not exceed its axis."""
+    sizes = axis_sizes(module)
+    out = list(block)
+    for n, axis in enumerate(axes):
+        while out[n] > least and out[n] > sizes[axis]:
+            out[n] //= 2
+    return tuple(out)  # type: ignore[return-value]
+
+
+def fitting(module: ModuleOp, axes: tuple[str, str, str], block: tuple[int, ...], pipeline: str) -> tuple[int, int, int]:
+    """`block`, where no tile is longer than its axis: napkin-sm90's GEMM places every block's
+    TMA boxes inside the output (a tile past the edge is attention's, whose rows are masked)."""
+    sizes = axis_sizes(module)
+    for axis, tile in zip(axes, block):
+        if tile > sizes[axis]:
+            raise PassFailedException(f"{pipeline}: a tile of {tile} does not fit axis '{axis}' of size {sizes[axis]}: "
+                                      "a GEMM's block tiles may not exceed their axes")
+    return block  # type: ignore[return-value]
+
+
+def default_warps(block: tuple[int, int, int], outputs: int) -> tuple[int, int]:
+    """The default warps (2 x 2), doubled along the columns, then the rows (up to 16 warps,
+    each a multiple of 16 x 8), until each thread holds at most 128 accumulators for the
+    block's `outputs` products."""
+    wm, wn = 2, 2
+    while outputs * block[0] * block[1] // (32 * wm * wn) > 128:
+        if block[1] // (2 * wn) >= 8 and wm * wn < 16:
+            wn *= 2
+        elif block[0] // (2 * wm) >= 16 and wm * wn < 16:
+            wm *= 2
+        else:
+            break
+    return wm, wn
+
+
+def sm80_plan(block: tuple[int, int, int] = SM80_BLOCK, warps: tuple[int, int] = (2, 2), stages: int = 3,
+              axes: tuple[str, str, str] = ("m", "n", "k"), layout: SmemLayout | None = None, group: int = 0,
+              unroll: int = SM80_UNROLL, batch: tuple[str, ...] = (), element_bytes: int = 2) -> KernelPlan:
+    """A GEMM's plan on sm_80. `layout` None swizzles the stages where their rows allow it
+    (64 bytes or a multiple of 128: A's rows are the stream tile, B's the column tile),
+    else pads them. `group` launches the blocks in bands of that many block rows (0: the
+    plain order). `unroll` > 0 unrolls the stream loop (`unroll` times its stages a trip),
+    carries the next trip's first fragments across its back edge and loads fragments a
+    step ahead. `batch` axes are spread over the grid a block each."""
+    from napkin_ir.dialects.smem import swizzle_fits
+
+    (m, n, k), (bm, bn, bk) = axes, block
+    if layout is None:
+        layout = SmemLayout.SWIZZLE if swizzle_fits(element_bytes * bk) and swizzle_fits(element_bytes * bn) else SmemLayout.PAD8
+    return KernelPlan(NAME, SM80, grid=(*((b, None) for b in batch), (m, bm), (n, bn)), stream=(k, bk), stages=stages,
+                      copy=CopyEngine.CP_ASYNC, product=ProductEngine.MMA_SYNC, layout=layout, warps=((m, warps[0]), (n, warps[1])),
+                      launch=Launch(group=group), unroll=unroll)
+
+
+def sm90_stages(block: tuple[int, int, int], outputs: int, element_bytes: int = 2, target: Target = SM90) -> int:
+    """4 stages, or fewer (2 at the least) where `outputs` products' stages would not fit."""
+    bm, bn, bk = block
+    stages = 4
+    while stages > 2 and stages * (bm * bk + outputs * bk * bn) * element_bytes > target.smem_per_block() - 1024:
+        stages -= 1
+    return stages
+
+
+def sm90_plan(block: tuple[int, int, int] = SM90_BLOCK, stages: int = 4, axes: tuple[str, str, str] = ("m", "n", "k"),
+              group: int = 0, blocks_per_sm: int = 1, persistent: bool = False, cluster: int = 1, store: StorePath | None = None,
+              batch: tuple[str, ...] = (), outputs: int = 1, element_bytes: int = 2) -> KernelPlan:
+    """A GEMM's plan on sm_90a. `store` TMA writes the output through shared memory with
+    TMA stores, direct from registers; None takes TMA stores where their two-stage panel
+    buffer (rows x 64 columns, twice) fits beside the stages, as it is faster. `outputs`
+    products of one A stream one B each through the stages."""
+    (m, n, k), (bm, bn, bk) = axes, block
+    # the swizzle's alignment slack and a full and an empty barrier a stage
+    budget = SM90.smem_per_block(blocks_per_sm) - 1024 - BARRIER_BYTES * 2 * stages
+    if store is None:
+        staged = stages * (bm * bk + outputs * bk * bn) * element_bytes + outputs * 2 * bm * 64 * element_bytes
+        store = StorePath.TMA if bn % 64 == 0 and staged <= budget and not batch else StorePath.DIRECT
+    return KernelPlan(NAME, SM90, grid=(*((b, None) for b in batch), (m, bm), (n, bn)), stream=(k, bk), stages=stages,
+                      copy=CopyEngine.TMA, product=ProductEngine.WGMMA, store=store,
+                      launch=Launch(group=group, blocks_per_sm=blocks_per_sm, persistent=persistent, cluster=cluster),
+                      smem_bytes=budget)
+
+
+def plan(module: ModuleOp, shape: ProductShape, target: Target, req: PlanRequest) -> KernelPlan:
+    """The plan for `module`, a diagram of products, on `target` as `req` asks."""
+    if target.has(Engine.WGMMA):
+        return _plan_sm90(module, req)
+    return _plan_sm80(module, shape, req)
+
+
+def _plan_sm80(module: ModuleOp, shape: ProductShape, req: PlanRequest) -> KernelPlan:
+    from napkin_ir.plan.autotile import chosen_tiles
+
+    axes = (shape.rows, shape.cols, shape.k)
+    group = req.group or 0
+    if group and shape.batch:
+        raise req.fail(f"group={group} orders a two-axis grid; this one has batch axes {list(shape.batch)}")
+    stages = req.stages or 3
+    nbytes = input_dtype(module).bytes
+    if req.autotile:
+        req.refuse("autotile=true (the model chooses them)", ("block", "warps"))
+        if not shape.plain:
+            raise req.fail("autotile=true chooses tiles for a plain GEMM only, for now; give block= and warps=")
+        c = chosen_tiles(module, req.hw, "sm80", req.pipeline, group)
+        block = (c.grid[axes[0]], c.grid[axes[1]], c.stream[axes[2]])
+        warps = (c.warps.get(axes[0], 1), c.warps.get(axes[1], 1))
+        return sm80_plan(block, warps, c.stages, axes, req.layout, group, element_bytes=nbytes)
+    # a tile may be longer than its axis: the copies zero-fill what lies past the edge
+    block = req.sized("block", 3, "for a GEMM: rows, columns, stream") or fit(module, axes, SM80_BLOCK)
+    warps = req.sized("warps", 2, "for a GEMM: warps along the rows, the columns") or default_warps(block, shape.outputs)  # type: ignore[arg-type]
+    return sm80_plan(block, warps, stages, axes, req.layout, group, batch=shape.batch, element_bytes=nbytes)  # type: ignore[arg-type]
+
+
+def _plan_sm90(module: ModuleOp, req: PlanRequest) -> KernelPlan:
+    from napkin_ir.plan.autotile import chosen_tiles
+
+    shape = product_shape(module, req.pipeline)
+    if not req.overlap or not req.pingpong:
+        raise req.fail("overlap=false and pingpong=false order attention's products; a GEMM's pipeline always overlaps")
+    if shape.batch and req.store is StorePath.TMA:
+        raise req.fail(f"store=tma writes 2-D tiles; a batched product's (batch axes {list(shape.batch)}) "
+                       "are stored directly: use store=direct or auto")
+    axes = (shape.rows, shape.cols, shape.k)
+    nbytes = input_dtype(module).bytes
+    block = fitting(module, axes, req.sized("block", 3, "rows, columns, stream") or fit(module, axes, SM90_BLOCK, 64), req.pipeline)
+    stages = req.stages or sm90_stages(block, shape.outputs, nbytes)
+    group = SM90_GROUP if req.group is None else req.group
+    if req.autotile:
+        req.refuse("autotile=true (the model chooses it)", ("block",))
+        c = chosen_tiles(module, req.hw, "sm90", req.pipeline, 0 if req.cluster > 1 else group)
+        block, stages = (c.grid[axes[0]], c.grid[axes[1]], c.stream[axes[2]]), c.stages
+    plain = req.cluster > 1  # clusters run a plain grid: no group order, no persistence
+    if shape.batch and req.cluster > 1:
+        raise req.fail(f"cluster={req.cluster} shares B's tiles between two blocks of a 2-D grid; "
+                       f"this one has batch axes {list(shape.batch)}")
+    group = 0 if shape.batch else group  # bands of block rows order a 2-D grid
+    store = req.store
+    if not shape.half_output:  # stmatrix moves 16-bit elements
+        if store is StorePath.TMA:
+            raise req.fail("store=tma writes bf16 or f16 outputs (stmatrix); this one is f32: use store=direct")
+        store = StorePath.DIRECT
+    return sm90_plan(block, stages, axes, 0 if plain else group, req.blocks_per_sm, req.persistent is not False and not plain,  # type: ignore[arg-type]
+                     req.cluster, store, shape.batch, shape.outputs, nbytes)

@@ -1,0 +1,108 @@
+"""What the user asked of a named pipeline, parsed once from its options.
+
+`napkin-sm90{block="128,256,64" stages=4}` reaches the planner as a `PlanRequest`:
+integers, enumerations and None for "not given, the recipe's default". The option
+strings are read here and nowhere below; the recipes read typed fields and say, in the
+pipeline's name, which option a diagram cannot honour.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from xdsl.utils.exceptions import PassFailedException
+
+from napkin_ir.plan.kernel_plan import SmemLayout, StorePath
+
+
+def parse_ints(text: str) -> tuple[int, ...] | None:
+    """Positive integers separated by commas, or None where `text` is not that."""
+    try:
+        vals = tuple(int(x) for x in text.split(","))
+    except ValueError:
+        return None
+    return vals if vals and min(vals) > 0 else None
+
+
+@dataclass(frozen=True)
+class PlanRequest:
+    """The options of a named pipeline, typed. None: not given."""
+
+    pipeline: str  # its name, for messages
+    block: tuple[int, ...] | None = None
+    warps: tuple[int, ...] | None = None
+    stages: int | None = None
+    layout: SmemLayout | None = None  # None: auto
+    group: int | None = None
+    blocks_per_sm: int = 1
+    persistent: bool | None = None
+    cluster: int = 1
+    store: StorePath | None = None  # None: auto
+    autotile: bool = False
+    hw: str = "h100"
+    overlap: bool = True
+    pingpong: bool = True
+    q_registers: bool | None = None
+    # the options as the user wrote them, to name them in a refusal
+    given: dict[str, str] = field(default_factory=dict, compare=False)
+
+    def fail(self, message: str) -> PassFailedException:
+        return PassFailedException(f"{self.pipeline}: {message}")
+
+    def sized(self, name: str, n: int, meaning: str) -> tuple[int, ...] | None:
+        """Option `name` (block or warps) as `n` integers, None where not given; a wrong
+        count is the user's error, said with `meaning`."""
+        vals = getattr(self, name)
+        if vals is None:
+            return None
+        if len(vals) != n:
+            raise self.fail(f"{name}=\"{self.given[name]}\" should be {n} positive integers separated by commas"
+                            + (f" ({meaning})" if meaning else ""))
+        return vals
+
+    def refuse(self, what: str, names: tuple[str, ...]) -> None:
+        """An error naming those of the options `names` that were given, which `what`
+        cannot honour."""
+        bad = [f"{n}={self.given[n]}" for n in names if n in self.given]
+        if bad:
+            raise self.fail(f"{', '.join(bad)} cannot be honoured for {what}")
+
+
+def request(pipeline: str, options: dict[str, object], defaults: dict[str, object]) -> PlanRequest:
+    """A `PlanRequest` from a named pipeline's options (`options`, with the values that
+    mean "not given" in `defaults`); malformed values are the user's errors."""
+    given = {k: (str(v).lower() if isinstance(v, bool) else str(v)) for k, v in options.items()
+             if k in defaults and v != defaults[k] and v is not None}
+    kw: dict[str, object] = {}
+    for name in ("block", "warps"):
+        text = str(options.get(name) or "")
+        if text:
+            vals = parse_ints(text)
+            if vals is None:
+                what = "rows, columns, stream" if name == "block" and pipeline == "napkin-sm90" else ""
+                raise PassFailedException(f"{pipeline}: {name}=\"{text}\" should be positive integers separated by commas"
+                                          + (f" ({what})" if what else ""))
+            kw[name] = vals
+    layout = options.get("layout", "auto")
+    if layout not in ("auto", *SmemLayout):
+        raise PassFailedException(f"{pipeline}: layout must be auto, swizzle, pad8 or row, got '{layout}'")
+    store = options.get("store", "auto")
+    if store not in ("auto", *StorePath):
+        raise PassFailedException(f"{pipeline}: store must be auto, tma or direct, got '{store}'")
+    group = options.get("group")
+    if isinstance(group, int) and group < 0:
+        raise PassFailedException(f"{pipeline}: group must be 0 (plain launch order) or a positive band height, got {group}")
+    stages = options.get("stages")
+    return PlanRequest(
+        pipeline, **kw,  # type: ignore[arg-type]
+        stages=stages if isinstance(stages, int) and stages else None,
+        layout=None if layout == "auto" else SmemLayout(layout),
+        group=group if "group" in given else None,  # type: ignore[arg-type]
+        blocks_per_sm=int(options.get("blocks_per_sm", 1)),  # type: ignore[arg-type]
+        persistent=options.get("persistent"),  # type: ignore[arg-type]
+        cluster=int(options.get("cluster", 1)),  # type: ignore[arg-type]
+        store=None if store == "auto" else StorePath(store),
+        autotile=bool(options.get("autotile", False)), hw=str(options.get("hw", "h100")),
+        overlap=bool(options.get("overlap", True)), pingpong=bool(options.get("pingpong", True)),
+        q_registers=options.get("q_registers"),  # type: ignore[arg-type]
+        given=given)
