@@ -101,6 +101,9 @@ class SmemToRegPass(ModulePass):
         for kernel in kernels:
             loops = [o for o in kernel.walk() if isinstance(o, scf.ForOp) and "smem.stages" in o.attributes]
             if self.mma == "wgmma":
+                if not loops and not any(isinstance(o, ncd.ContractOp) for o in kernel.walk()):
+                    raise _fail(kernel, "has no product for wgmma to compute; a kernel with no product reduces its rows in "
+                                        "'line' fragments on any target: leave mma at its default (mma.sync)")
                 if not loops:
                     raise _fail(kernel, "expects a pipelined stream loop (from hbm-to-smem), found none")
                 if any(loop.attributes.get("smem.copy") != builtin.StringAttr("tma") for loop in loops):
@@ -610,6 +613,10 @@ class _Fragments:
                 self.dead.append(op)
                 return
             if self.lines and isinstance(v, smem.ReadOp) and et == builtin.f32:  # the staged tile, widened as it is read
+                layout = v.source.type.layout.data  # type: ignore[attr-defined]
+                if layout == "swizzle":
+                    raise self.fail(f"a kernel with no product reads its staged rows as they lie (layout=row or pad8), got "
+                                    f"layout={layout}; stage them with hbm-to-smem's cp.async (copy=cp.async, legal on sm_90a too)")
                 self.replace(op, [reg.ReadOp(v.source, v.stage, self.frag_type(op.result.type))])  # type: ignore[arg-type]
                 return
             x = self.frag(op.inputs[0], "a cast's input")

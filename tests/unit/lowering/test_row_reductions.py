@@ -77,11 +77,13 @@ def test_every_level_gives_the_diagrams_numbers(op, shape):
 
 @pytest.mark.parametrize("op", OPS)
 @pytest.mark.parametrize("shape", SHAPES)
-def test_ptx_matches_float64(op, shape):
+@pytest.mark.parametrize("layout", ["row", "pad8"])
+def test_ptx_matches_float64(op, shape, layout):
     """The PTX in the warp-level emulator (copies landing as late as allowed, warps in
-    reverse order), its output poisoned: rows past the edge are neither read nor written."""
+    reverse order), its output poisoned: rows past the edge are neither read nor written.
+    Padded rows in shared memory are read as well as plain ones."""
     rows, cols, block, warps = shape
-    module = run_pipeline(diagram(op, rows, cols), passes(block, warps)[-1])
+    module = run_pipeline(diagram(op, rows, cols), passes(block, warps)[-1].replace("hbm-to-smem", f"hbm-to-smem{{layout={layout}}}"))
     rng = np.random.default_rng(5)
     half = HALF["bf16"]
     x = (3 * rng.standard_normal((rows, cols))).astype(half)
@@ -116,6 +118,10 @@ def test_ptx_assembles_without_spills(arch, op, shape):
      "warps may share only the rows ('i') of a kernel with no product"),
     ("sum", (64, 1024, 8, 4), 'ncd-relabel{grid="i:8" stream="j:256"},ncd-to-hbm,hbm-to-smem,smem-to-reg{warps="i:4"}',
      "a kernel with no product holds its rows whole in registers; it has a stream loop"),
+    ("softmax", (64, 1024, 8, 4), 'ncd-relabel{grid="i:8"},ncd-to-hbm,hbm-to-smem{copy=tma},smem-to-reg{warps="i:4"}',
+     "a kernel with no product reads its staged rows as they lie (layout=row or pad8), got layout=swizzle"),
+    ("softmax", (64, 1024, 8, 4), 'ncd-relabel{grid="i:8"},ncd-to-hbm,hbm-to-smem,smem-to-reg{mma=wgmma}',
+     "has no product for wgmma to compute; a kernel with no product reduces its rows in 'line' fragments"),
 ])
 def test_shapes_smem_to_reg_refuses(op, shape, pipeline, message):
     rows, cols, block, warps = shape
