@@ -2,7 +2,8 @@
 
 Every xdsl-opt option works (`-p`, `-t`, `--split-input-file`, `--verify-diagnostics`,
 `--print-op-generic` ...). Input comes from FILE, or stdin when FILE is `-` or missing.
-`-t launch` prints the compiled kernel's launch contract as JSON, and `--launch-json FILE`
+`--dump-pass-pipeline` prints on stderr the passes a named pipeline chose, every option
+written out, as a spec that `-p` reruns. `-t launch` prints the compiled kernel's launch contract as JSON, and `--launch-json FILE`
 writes it beside whatever `-t` prints (`-t ptx -o k.ptx --launch-json k.json`): the two
 files another program needs to launch the kernel (docs/launch.md). The contract names each
 parameter's element type and shape as the input diagram had them, read before the passes.
@@ -17,6 +18,7 @@ from pathlib import Path
 from typing import IO
 
 from xdsl.dialects.builtin import ModuleOp
+from xdsl.passes import ModulePass
 from xdsl.utils.arg_spec import parse_spec
 from xdsl.xdsl_opt_main import xDSLOptMain
 
@@ -39,6 +41,9 @@ class NapkinOptMain(xDSLOptMain):
 
     def register_all_arguments(self, arg_parser: ArgumentParser):
         super().register_all_arguments(arg_parser)
+        arg_parser.add_argument("--dump-pass-pipeline", action="store_true",
+                                help="print on stderr the passes that ran, named pipelines expanded into the passes they "
+                                     "chose, every option written out: a pipeline spec to rerun by hand with -p")
         arg_parser.add_argument("--launch-json", metavar="FILE",
                                 help="also write the compiled kernel's launch contract (grid, block, shared memory, cluster, "
                                      "tensor maps, parameter types) to FILE as JSON")
@@ -63,7 +68,17 @@ class NapkinOptMain(xDSLOptMain):
         into it as the passes it chooses, so that `--print-between-passes` and
         `--time-passes` see every level."""
         self._signature = diagram_signature(prog)
-        run_passes(self.ctx, prog, self.pipeline.passes, self.pipeline.callback)
+        ran: list[ModulePass] = []
+
+        def callback(previous: ModulePass | None, module: ModuleOp, following: ModulePass | None) -> None:
+            if previous is not None:
+                ran.append(previous)
+            if self.pipeline.callback is not None:
+                self.pipeline.callback(previous, module, following)
+
+        run_passes(self.ctx, prog, self.pipeline.passes, callback)
+        if self.args.dump_pass_pipeline:
+            print(",".join(str(p.pipeline_pass_spec(include_default=True)) for p in ran), file=sys.stderr)
 
     def output_resulting_program(self, prog: ModuleOp) -> str:
         launch = parse_spec(self.args.target).name == "launch"
