@@ -26,9 +26,9 @@ from torch import Tensor
 import napkin_ir
 from napkin_ir.attention_diagrams import KINDS, attention_diagram, gqa_attention_diagram
 from napkin_ir.diagrams import gemm
+from napkin_ir.plan.recipes.products import gemm_candidates
 
 DTYPES = {torch.bfloat16: "bf16", torch.float16: "f16"}
-GEMM_TILES = (128, 64, 32, 16)  # napkin-sm80's block rows and columns, largest first: a tile may not exceed its axis
 
 _kernels: dict[tuple, Any] = {}  # (op, shapes, dtype, GPU) -> CompiledKernel, so a refused candidate is tried once
 _lock = threading.Lock()
@@ -99,24 +99,6 @@ def attention_text(kind: str, b: int, h: int, hk: int, n: int, nk: int, d: int, 
 
 
 # --- compiling and launching ------------------------------------------------------------
-
-def gemm_candidates(m: int, n: int, k: int, capability: tuple[int, int]) -> list[tuple[str, dict[str, Any]]]:
-    """The targets and tiles to try for an M x N x K GEMM on a GPU of `capability`, best first:
-    napkin-sm90 on Hopper where its tiles fit, then napkin-sm80 with the largest tiles that
-    do (four warps on tiles of 32 or more a side, two where the stream tile is 16, else one
-    warp on padded stages: what napkin-sm80's copies can share out)."""
-    out: list[tuple[str, dict[str, Any]]] = []
-    if capability == (9, 0) and min(m, n, k) >= 64:
-        out.append(("sm90", {"block": (128 if m >= 128 else 64, 256 if n >= 256 else 128 if n >= 128 else 64, 64)}))
-    bm, bn = (next((t for t in GEMM_TILES if t <= x), None) for x in (m, n))
-    if bm and bn and k >= 16:
-        bk = 32 if k >= 32 else 16
-        if min(bm, bn) >= 32:
-            out.append(("sm80", {"block": (bm, bn, bk), "warps": (2, 2) if bk == 32 else (2, 1)}))
-        else:
-            out.append(("sm80", {"block": (bm, bn, bk), "warps": (1, 1), "layout": "pad8"}))
-    return out
-
 
 def _compiled(key: tuple, candidates: list[tuple[str, str, dict[str, Any]]], what: str) -> Any:
     """The first candidate (target, diagram, options) that compiles, remembered under `key`."""
