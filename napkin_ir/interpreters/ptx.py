@@ -25,7 +25,6 @@ import numpy as np
 
 from napkin_ir.dialects.ptx import ops as P
 from napkin_ir.dialects.ptx import tensor_ops as T
-from napkin_ir.pipelines import launch_config
 
 F32_OPS = {
     "max": lambda a: np.maximum(a[0], a[1]), "min": lambda a: np.minimum(a[0], a[1]), "div": lambda a: a[0] / a[1],
@@ -405,15 +404,17 @@ def run_kernel(module, args: list[np.ndarray], *, lazy: bool, reverse: bool, mem
     """Run every block (or those of `only`, in that order); return the shared-memory bank
     conflicts counted over all of them."""
     (kernel,) = [op for op in module.walk() if isinstance(op, P.KernelOp)]
-    cfg = launch_config(module)
+    assert kernel.launch_grid is not None and kernel.smem_bytes is not None, f"@{kernel.sym_name.data} has no launch configuration"
+    threads = kernel.reqntid or kernel.maxntid
     mem = mem or Memory()
     params = {name: mem.alloc(a) for (name, _), a in zip(kernel.param_list(), args)}
-    grid = list(cfg["grid"]) + [1] * (3 - len(cfg["grid"]))
-    nwarps = cfg["block"][0] // 32
+    grid = [a.value.data for a in kernel.launch_grid.data]
+    grid += [1] * (3 - len(grid))
+    nwarps = (threads.data[0].value.data if threads else 1) // 32
     conflicts = {"cp.async": 0, "ldmatrix": 0, "cp.async lines": 0, "st.shared": 0, "ld.shared": 0}
     everyone = [(x, y, z) for z in range(grid[2]) for y in range(grid[1]) for x in range(grid[0])]
     for ctaid in everyone if only is None else only:
-        block = Block(ctaid, np.full(cfg["smem"], 0xFF, np.uint8), lazy)  # NaN-filled shared memory
+        block = Block(ctaid, np.full(kernel.smem_bytes.value.data, 0xFF, np.uint8), lazy)  # NaN-filled shared memory
         warps = [Warp(w, block, mem, params) for w in range(nwarps)]
         runs = [w.run(kernel) for w in warps]
         order = list(range(nwarps))[::-1] if reverse else list(range(nwarps))
