@@ -20,11 +20,11 @@ from __future__ import annotations
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 
-import ml_dtypes
 import numpy as np
 
 from napkin_ir.dialects.ptx import ops as P
 from napkin_ir.dialects.ptx import tensor_ops as T
+from napkin_ir.target import DTYPES
 
 F32_OPS = {
     "max": lambda a: np.maximum(a[0], a[1]), "min": lambda a: np.minimum(a[0], a[1]), "div": lambda a: a[0] / a[1],
@@ -34,7 +34,7 @@ F32_OPS = {
 
 UINT = {8: np.uint8, 16: np.uint16, 32: np.uint32, 64: np.uint64}
 SINT = {8: np.int8, 16: np.int16, 32: np.int32, 64: np.int64}
-HALF = {"bf16": ml_dtypes.bfloat16, "f16": np.float16}
+HALF = {d.name: d.numpy for d in DTYPES.values() if d.is_half}  # the 16-bit floats, as numpy types
 
 
 def _prop(op, name: str, default=0):

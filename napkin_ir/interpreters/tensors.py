@@ -10,10 +10,11 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-import ml_dtypes
 import numpy as np
 
-STORAGE_DTYPES: dict[str, type] = {"bf16": ml_dtypes.bfloat16, "f16": np.float16, "f32": np.float32}
+from napkin_ir.target import DTYPES
+
+STORAGE_DTYPES: dict[str, np.dtype] = {d.name: d.numpy for d in DTYPES.values()}
 
 
 def round_to(dtype: str, x: np.ndarray) -> np.ndarray:

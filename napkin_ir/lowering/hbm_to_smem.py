@@ -71,8 +71,8 @@ from xdsl.rewriter import InsertPoint, Rewriter
 from xdsl.utils.exceptions import PassFailedException
 
 from napkin_ir.dialects import hbm, ncd, smem
-from napkin_ir.dialects.ncd import ELEMENT_BYTES
 from napkin_ir.dialects.utils import constant
+from napkin_ir.target import dtype
 
 
 def _const(v: int) -> arith.ConstantOp:
@@ -247,14 +247,14 @@ class HbmToSmemPass(ModulePass):
             g: hbm.GlobalType = store.dest.type  # type: ignore[assignment]
             where = f"hbm-to-smem: @{kernel.sym_name.data}: store=tma"
             wide = [a for a, n in t.shape.items() if n > 1]
-            if t.dtype not in ("bf16", "f16") or len(wide) < 2 or t.axis_names[-1] not in wide:
+            if not dtype(t.dtype).is_half or len(wide) < 2 or t.axis_names[-1] not in wide:
                 raise PassFailedException(f"{where} writes bf16 or f16 tiles of rows and columns (stmatrix moves 16-bit "
                                           f"elements), the columns last; got {t}")
             cols = t.axis_names[-1]
-            panel = 128 // 2
+            panel = dtype(t.dtype).elements(128)
             if t.shape[cols] % panel:
                 raise PassFailedException(f"{where} writes 128-byte panels of {panel} columns; the tile has {t.shape[cols]} along '{cols}'")
-            if (g.shape[cols] * ELEMENT_BYTES[g.dtype]) % 16:
+            if dtype(g.dtype).size(g.shape[cols]) % 16:
                 raise PassFailedException(f"{where} needs the global's rows to be a multiple of 16 bytes (the TMA's stride); "
                                           f"'{cols}' has {g.shape[cols]} elements")
             panel_shape = {**{a: t.shape[a] for a in t.axis_names[:-1]}, cols: panel}  # rows: the places of the other axes
@@ -418,10 +418,10 @@ class HbmToSmemPass(ModulePass):
     @staticmethod
     def _check_tma_tile(load: hbm.LoadOp, t: smem.BufferType) -> None:
         g: hbm.GlobalType = load.source.type  # type: ignore[assignment]
-        if (g.dims[-1] * ELEMENT_BYTES[g.dtype]) % 16:
+        if dtype(g.dtype).size(g.dims[-1]) % 16:
             raise PassFailedException(f"hbm-to-smem: copy=tma needs each global's rows to be a multiple of 16 bytes (the TMA's "
                                       f"stride); '{g.axis_names[-1]}' of {load.source.name_hint or 'an input'} has {g.dims[-1]} elements")
-        inner = t.dims[-1] * (2 if t.dtype in ("bf16", "f16") else 4)
+        inner = dtype(t.dtype).size(t.dims[-1])
         if inner % 128:
             raise PassFailedException(f"hbm-to-smem: a TMA tile with 128-byte swizzle needs rows of whole 128-byte panels; "
                                       f"{t.tile} has {inner}-byte rows along '{t.axis_names[-1]}'")

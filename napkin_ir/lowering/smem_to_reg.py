@@ -72,6 +72,7 @@ from xdsl.utils.exceptions import PassFailedException
 from napkin_ir.dialects import hbm, ncd, reg, smem
 from napkin_ir.lowering.hbm_to_smem import accumulating_add, read_in_registers
 from napkin_ir.passes.relabel import parse_label_option
+from napkin_ir.target import dtype
 
 LINE_VALUES = 128  # the f32 values a lane may hold of one tile in `line` fragments (registers, without spills)
 
@@ -139,7 +140,7 @@ class SmemToRegPass(ModulePass):
         acc_t: ncd.TensorType = acc_arg.type  # type: ignore[assignment]
         rows = acc_t.axis_names[0]
         ra, rb = reads if rows in reads[0].result.type.axis_names else reads[::-1]  # type: ignore[union-attr]
-        if ra.result.type.dtype not in ("bf16", "f16"):
+        if not dtype(ra.result.type.dtype).is_half:
             raise _fail(kernel, f"{self.mma} takes bf16 or f16 operands, got {ra.result.type.dtype}")
         return acc_arg, yield_op, add, contract, ra, rb
 
@@ -518,7 +519,7 @@ class _Fragments:
         tk = bt.shape[k]
         if tk % 16:
             raise self.fail(f"the contracted tile along '{k}' is {tk}; mma.sync m16n8k16 needs a multiple of 16")
-        if bt.dtype not in ("bf16", "f16"):
+        if not dtype(bt.dtype).is_half:
             raise self.fail(f"mma.sync takes bf16 or f16 operands, got {bt.dtype}")
         if self.mma == "wgmma":
             steps, acc = self.wgmma_steps(a, b, acc, k, tk, bt, before)

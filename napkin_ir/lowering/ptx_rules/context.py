@@ -31,6 +31,7 @@ from napkin_ir.dialects.ptx.attributes import TmaBoxAttr
 from napkin_ir.dialects.ptx.registers import RegType
 from napkin_ir.dialects.utils import constant  # re-exported: the rules read constant bounds and stages
 from napkin_ir.lowering.arith_to_ptx import ArithLowering, divide_by_constant
+from napkin_ir.target import Dtype, dtype
 
 B32, B64, F32, PRED = RegType("b32"), RegType("b64"), RegType("f32"), RegType("pred")
 SHARED = "napkin_smem"
@@ -64,7 +65,7 @@ class Global:
 
     @property
     def esize(self) -> int:
-        return 4 if self.type.dtype == "f32" else 2
+        return dtype(self.type.dtype).bytes
 
     @property
     def strides(self) -> dict[str, int]:
@@ -95,6 +96,11 @@ class Buffer:
     stage_bytes: int
     panels: bool
     row_axes: tuple[str, ...] = ()
+
+    @property
+    def element(self) -> Dtype:
+        """The element type of the buffer's tile."""
+        return dtype(self.type.dtype)
 
     def row_stride(self, axis: str) -> int:
         """Rows between neighbouring places along one of `row_axes`."""

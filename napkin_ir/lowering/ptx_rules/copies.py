@@ -41,6 +41,7 @@ from napkin_ir.dialects.ptx import ops as P
 from napkin_ir.dialects.ptx import tensor_ops as T
 from napkin_ir.dialects.ptx.registers import RegType
 from napkin_ir.lowering.ptx_rules.context import B32, F32, PANEL, Buffer, Global, KernelLowering, constant, lowers, prod
+from napkin_ir.target import dtype
 
 
 def _has_panels(buf: SSAValue) -> bool:
@@ -50,7 +51,8 @@ def _has_panels(buf: SSAValue) -> bool:
 @lowers(smem.AllocOp)
 def _alloc(k: KernelLowering, op: smem.AllocOp) -> None:
     t: smem.BufferType = op.result.type  # type: ignore[assignment]
-    if t.dtype not in ("bf16", "f16"):
+    d = dtype(t.dtype)
+    if not d.is_half:
         raise k.fail(f"shared buffers hold bf16 or f16 tiles, got {t}")
     if _has_panels(op.result):
         tiled = reg.tile_axes(t)
@@ -58,7 +60,7 @@ def _alloc(k: KernelLowering, op: smem.AllocOp) -> None:
             raise k.fail(f"a buffer the TMA or wgmma reads is a tile of rows and its innermost axis (its axes of one place "
                          f"anywhere before that) with layout=swizzle, got {t}")
         *row_axes, cols_axis = tiled
-        if (2 * t.shape[cols_axis]) % PANEL:
+        if d.size(t.shape[cols_axis]) % PANEL:
             raise k.fail(f"a swizzled tile's rows are whole 128-byte panels, got {t}")
         stage_bytes = t.bytes() // t.stages.data
         k.vals[op.result] = Buffer(k.reserve(t.bytes(), 1024), t, row_axes[-1], cols_axis, prod(t.shape[a] for a in row_axes),
@@ -68,12 +70,12 @@ def _alloc(k: KernelLowering, op: smem.AllocOp) -> None:
     row_axes = [a for a in lead if t.shape[a] > 1] or lead[-1:]
     rows_axis = row_axes[-1]
     rows, cols = prod(t.shape[a] for a in row_axes), t.shape[cols_axis]
-    if cols % 8:
-        raise k.fail(f"a buffer's rows must be a multiple of 8 elements (16 bytes), got {cols}")
-    if t.layout.data == "swizzle" and not smem.swizzle_fits(2 * cols):
+    if cols % d.elements(16):
+        raise k.fail(f"a buffer's rows must be a multiple of {d.elements(16)} elements (16 bytes), got {cols}")
+    if t.layout.data == "swizzle" and not smem.swizzle_fits(d.size(cols)):
         raise k.fail(f"layout=swizzle permutes 16-byte chunks within 128-byte lines: a buffer's rows must be 64 bytes or "
-                     f"a multiple of 128 bytes, got {2 * cols} ({t}); use layout=pad8")
-    row_bytes = 2 * cols + (16 if t.layout.data == "pad8" else 0)
+                     f"a multiple of 128 bytes, got {d.size(cols)} ({t}); use layout=pad8")
+    row_bytes = d.size(cols) + (16 if t.layout.data == "pad8" else 0)
     base = k.reserve(t.stages.data * rows * row_bytes, 128)
     k.vals[op.result] = Buffer(base, t, rows_axis, cols_axis, rows, cols, row_bytes, rows * row_bytes, False, tuple(row_axes))
 
@@ -152,13 +154,14 @@ def cp_async_copy(k: KernelLowering, op: smem.CopyOp, guard: SSAValue | None) ->
     last = gt.axis_names[-1]
     if buf.cols_axis != last:
         raise k.fail(f"a copy from {gt} into {buf.type} transposes; a buffer's rows run along the global's last axis")
-    if gt.shape[last] % 8:
-        raise k.fail(f"cp.async copies 16 bytes: the rows of {gt} must be a multiple of 8 elements")
+    per_chunk = buf.element.elements(16)  # elements of one 16-byte cp.async
+    if gt.shape[last] % per_chunk:
+        raise k.fail(f"cp.async copies 16 bytes: the rows of {gt} must be a multiple of {per_chunk} elements")
     offsets = dict(zip(gt.axis_names, op.offsets))
-    if not _aligned(k, offsets[last], 8):
-        raise k.fail(f"a copy from {gt} must start its rows at a multiple of 8 elements (16 bytes)")
+    if not _aligned(k, offsets[last], per_chunk):
+        raise k.fail(f"a copy from {gt} must start its rows at a multiple of {per_chunk} elements (16 bytes)")
     strides = g.strides
-    rows, per_row = buf.rows, buf.cols // 8
+    rows, per_row = buf.rows, buf.cols // per_chunk
     row_axes = buf.row_axes or (buf.rows_axis,)
     gk = _chunk_threads(k, rows, per_row)
     row_pass, width = k.nthreads // gk, per_row // gk
@@ -222,7 +225,7 @@ def cp_async_copy(k: KernelLowering, op: smem.CopyOp, guard: SSAValue | None) ->
     assert place is not None and g.ptr is not None
 
     def thread_place() -> SSAValue:
-        return k.add(_folded(k, row_t, row_axes, buf.type.shape, strides), k.mul(chunk_t, 8))
+        return k.add(_folded(k, row_t, row_axes, buf.type.shape, strides), k.mul(chunk_t, per_chunk))
 
     fold = (strides[row_axes[-1]], *((a, buf.type.shape[a], strides[a]) for a in row_axes[:-1]))
     thread = k.once(("copy_elem", fold, gk, tuple(perm or ())), thread_place)
@@ -245,7 +248,7 @@ def cp_async_copy(k: KernelLowering, op: smem.CopyOp, guard: SSAValue | None) ->
             row_rooms[a] = k.op2(P.SubOp, "s32", k.s32(gt.shape[a]), k.add(k.index(offsets[a]), first))
     extent_c = gt.shape[last]
     if _may_straddle(k, offsets[last], extent_c, buf.cols):
-        col_room = k.op2(P.SubOp, "s32", k.s32(extent_c), k.add(k.index(offsets[last]), k.mul(chunk_t, 8)))
+        col_room = k.op2(P.SubOp, "s32", k.s32(extent_c), k.add(k.index(offsets[last]), k.mul(chunk_t, per_chunk)))
     for p in range(passes):
         pred = guard
         if (p + 1) * row_pass > rows:  # a last pass that not every thread has a row in
@@ -254,9 +257,9 @@ def cp_async_copy(k: KernelLowering, op: smem.CopyOp, guard: SSAValue | None) ->
         for a, room in row_rooms.items():
             row_in = k.both(row_in, k.setp("gt", room, digits(p * row_pass)[a]))
         for i in range(width):
-            s_off = src_imm + (row_place(p * row_pass) + 8 * i * gk) * g.esize
+            s_off = src_imm + (row_place(p * row_pass) + per_chunk * i * gk) * g.esize
             d_off = dst_imm + p * row_pass * buf.row_bytes + 16 * i * gk
-            inside = k.both(row_in, k.setp("gt", col_room, 8 * i * gk) if col_room is not None else None)
+            inside = k.both(row_in, k.setp("gt", col_room, per_chunk * i * gk) if col_room is not None else None)
             if inside is None:
                 k.emit(T.CpAsyncOp(dst, src, 16, dst_offset=d_off, src_offset=s_off, guard=pred))
                 continue

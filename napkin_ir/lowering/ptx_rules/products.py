@@ -52,7 +52,7 @@ def _ldmatrix(k: KernelLowering, op: reg.LdmatrixOp) -> None:
             if axis == buf.rows_axis:
                 r0 += o
             else:
-                c0 += 2 * o
+                c0 += buf.element.size(o)
     # each ldmatrix: (rows, bytes) past the lane's place, matrices, transposed
     if kind == "a":
         pieces = [(r0 + 16 * tm, c0, 4, False) for tm in range(rows // 16)]
@@ -104,7 +104,7 @@ def _lane_base(k: KernelLowering, buf: Buffer, kind: str, t: reg.FragType, row_i
             row = k.op2(P.AndOp, "b32", lane, 15)
             col = k.mul(k.op2(P.ShrOp, "u32", lane, 4), 16)
         for axis in (r_axis, c_axis):
-            w = k.warp_place(axis, t.shape[axis] if axis == buf.rows_axis else 2 * t.shape[axis])
+            w = k.warp_place(axis, t.shape[axis] if axis == buf.rows_axis else buf.element.size(t.shape[axis]))
             if w is not None:
                 if axis == buf.rows_axis:
                     row = k.add(row, w)
@@ -156,11 +156,18 @@ def _descriptor(k: KernelLowering, buf: Buffer, stage: SSAValue, offset: int, lb
     return desc if offset == 0 else k.add64(desc, offset // 16)
 
 
+def _panel_offset(buf: Buffer, kk: int) -> int:
+    """Bytes from a K-major panel buffer's stage to column `kk`: whole panels of all its
+    rows, then `kk`'s place within its panel."""
+    per_panel = buf.element.elements(PANEL)
+    return (kk // per_panel) * buf.rows * PANEL + buf.element.size(kk % per_panel)
+
+
 def _b_descriptor(k: KernelLowering, op: reg.WgmmaOp | reg.WgmmaRsOp, cols: str, kx: str, kk: int) -> tuple[SSAValue, bool]:
     """B's descriptor for the slice at `kk`, and whether B is N-major (transposed)."""
     b: Buffer = k.vals[op.b]
     if (b.rows_axis, b.cols_axis) == (cols, kx):  # K-major as A
-        return _descriptor(k, b, op.b_stage, (kk // 64) * b.rows * PANEL + (kk % 64) * 2, 16, 1024), False
+        return _descriptor(k, b, op.b_stage, _panel_offset(b, kk), 16, 1024), False
     # [k, n]: N-major; panels of 64 columns are LBO apart, 8-row groups SBO
     return _descriptor(k, b, op.b_stage, kk * PANEL, b.rows * PANEL, 1024), True
 
@@ -196,7 +203,7 @@ def _wgmma(k: KernelLowering, op: reg.WgmmaOp) -> None:
                      f"others a warp; got reg.warps {k.warps}")
     warp = k.warp_number()
     group_rows = k.once(("warpgroup_rows", a.rows), lambda: k.mul(k.op2(P.ShrOp, "u32", warp, 2), 64 * PANEL))
-    adesc = _descriptor(k, a, op.a_stage, (kk // 64) * a.rows * PANEL + (kk % 64) * 2, 16, 1024, group_rows)
+    adesc = _descriptor(k, a, op.a_stage, _panel_offset(a, kk), 16, 1024, group_rows)
     bdesc, trans_b = _b_descriptor(k, op, cols, kx, kk)
     _issue_wgmma(k, op, [adesc], bdesc, trans_b)
 

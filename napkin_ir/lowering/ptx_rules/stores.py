@@ -25,6 +25,7 @@ from napkin_ir.dialects.ptx import ops as P
 from napkin_ir.dialects.ptx import tensor_ops as T
 from napkin_ir.dialects.ptx.registers import RegType
 from napkin_ir.lowering.ptx_rules.context import B32, PANEL, Buffer, Global, KernelLowering, lowers
+from napkin_ir.target import dtype
 
 
 @lowers(reg.StoreOp)
@@ -52,7 +53,8 @@ def _store(k: KernelLowering, op: reg.StoreOp) -> None:
     w = k.warp_place(c_axis, t.shape[c_axis])
     col = col if w is None else k.add(col, w)
     assert g.ptr is not None
-    if gt.dtype != "f32" and gt.shape[c_axis] % 8 == 0 and (2 * t.dims[1]) % 128 == 0 and not k.producer_warps:
+    d = dtype(gt.dtype)
+    if d.is_half and gt.shape[c_axis] % d.elements(16) == 0 and d.size(t.dims[1]) % 128 == 0 and not k.producer_warps:
         _store_through_shared(k, op, x, lin, held_ok)
         return
     elem = k.add(lin, k.add(k.mul(row, strides[r_axis]), col))  # type: ignore[arg-type]
@@ -127,7 +129,7 @@ def _store_through_shared(k: KernelLowering, op: reg.StoreOp, x: list, lin, held
     g: Global = k.vals[op.dest]
     r_axis, c_axis = t.axis_names
     rows, cols = t.dims
-    row_bytes = 2 * cols
+    row_bytes = dtype(g.type.dtype).size(cols)
     region = rows * row_bytes
     warps = k.consumer_threads // 32
     smem_base = k.shared_start()  # the block's buffers are done with: the region reuses them
@@ -176,7 +178,7 @@ def _stmatrix(k: KernelLowering, op: reg.StmatrixOp) -> None:
     t: reg.FragType = op.value.type  # type: ignore[assignment]
     buf: Buffer = k.vals[op.dest]
     rows_axis, cols = t.axis_names
-    if t.dims[0] != 16 or buf.cols * 2 != PANEL or not buf.panels:
+    if t.dims[0] != 16 or buf.element.size(buf.cols) != PANEL or not buf.panels:
         raise k.fail(f"stmatrix writes wgmma accumulators (16 rows a warp) into one 128-byte swizzled panel, got {t} into {buf.type}")
     c0 = hbm.parse_labels(op.at).get(cols, 0)
     x = k.frag(op.value)

@@ -82,7 +82,7 @@ def _box(k: KernelLowering, g: SSAValue, buf: Buffer) -> None:
     every axis but the innermost, 1 along those of one place: a grouped-query tile's box is
     1 x 1 x heads x positions x 64). The TMA writes a box's rows one after another, the
     outer axes' places outermost: the buffer's rows, folded from its row axes."""
-    box = TmaBoxAttr(arg_name(g, k.kernel.globals.index(g)), (*buf.type.dims[:-1], PANEL // 2), "128B")
+    box = TmaBoxAttr(arg_name(g, k.kernel.globals.index(g)), (*buf.type.dims[:-1], buf.element.elements(PANEL)), "128B")
     if box not in k.tma_boxes:
         k.tma_boxes.append(box)
 
@@ -100,7 +100,7 @@ def _tma_copy(k: KernelLowering, op: smem.TmaCopyOp) -> None:
     g: Global = k.vals[op.source]
     buf: Buffer = k.vals[op.dest]
     rows, cols = buf.rows, buf.cols
-    panel_cols = PANEL // 2
+    panel_cols = buf.element.elements(PANEL)
     _box(k, op.source, buf)
     o_r, o_c, outer = _outer(k, g, buf, op.offsets)
     base = k.stage_addr(buf, op.stage)
@@ -128,6 +128,7 @@ def _tma_store(k: KernelLowering, op: smem.TmaStoreOp) -> None:
     g: Global = k.vals[op.dest]
     buf: Buffer = k.vals[op.source]
     rows, cols = buf.rows, buf.cols
+    panel_cols = buf.element.elements(PANEL)
     _box(k, op.dest, buf)
     k.emit(T.FenceOp("proxy.async.shared::cta"))
     k.emit(P.BarSyncOp(CONSUMER_BARRIER, k.consumer_threads))
@@ -135,9 +136,9 @@ def _tma_store(k: KernelLowering, op: smem.TmaStoreOp) -> None:
     base = k.stage_addr(buf, op.stage)
 
     def issue() -> None:
-        for p in range(cols // (PANEL // 2)):
+        for p in range(cols // panel_cols):
             src = k.add(base, p * rows * PANEL)
-            k.emit(T.CpAsyncBulkTensorStoreOp(g.tmap, [k.add(o_c, p * PANEL // 2), o_r, *outer], src))
+            k.emit(T.CpAsyncBulkTensorStoreOp(g.tmap, [k.add(o_c, p * panel_cols), o_r, *outer], src))
         k.emit(T.CpAsyncBulkCommitGroupOp())
 
     by_store_issuer(k, issue)
