@@ -6,7 +6,7 @@ HBM) and the origin of this block's tile along each grid axis. `hbm.load` reads 
 of a global tensor (an `!ncd.tensor` of the tile's shape; elements past the edge read
 as zero), `hbm.store` writes the part of a tile that lies inside, and the ncd ops
 compute on tiles. A streamed axis is an `scf.for` over tile origins carrying its
-accumulators (marked `hbm.stream = "k"`); where masks touch some tiles (the diagonal
+accumulators (marked `hbm.stream = #hbm.stream<k>`); where masks touch some tiles (the diagonal
 of a causal mask, a ragged last tile) it is two such loops in a row carrying the same
 state, the first over the tiles no mask touches and without masks, the second masked,
 and the loop bounds may depend on the block's origin (tiles a causal mask fills wholly
@@ -38,6 +38,7 @@ from xdsl.parser import AttrParser
 from xdsl.printer import Printer
 from xdsl.traits import IsolatedFromAbove, IsTerminator, SymbolOpInterface
 
+from napkin_ir.dialects.loop_facts import StreamAttr, verify_loop_facts
 from napkin_ir.dialects.ncd import NamedAxesType, TensorType, axis_names_problem, parameters_hash, parse_axis_integers, same_parameters
 from napkin_ir.dialects.utils import require
 
@@ -232,22 +233,10 @@ class KernelOp(IRDLOperation):
 
     def _verify_loop_facts(self, sizes: dict[str, int]) -> None:
         """What ncd-to-hbm, hbm-to-smem, smem-unroll-stages and reg-wgmma-overlap write on
-        the loops of the body: the streamed axis, the stages a loop cycles through, how its
-        tiles arrive, whether its products were rotated to overlap the next trip's."""
-        for op in self.body.walk():
-            a = op.attributes
-            if "hbm.stream" in a:
-                axis = a["hbm.stream"]
-                require(isinstance(axis, StringAttr) and axis.data in sizes, self,
-                        f"hbm.stream names the streamed axis, one of the kernel's ({', '.join(sizes)}), got {axis}")
-            for name, least in (("smem.stages", 1), ("smem.unrolled", 0)):
-                if name in a:
-                    n = a[name]
-                    require(isinstance(n, IntegerAttr) and n.value.data >= least, self, f"{name} must be an integer of at least {least}, got {n}")
-            if "smem.copy" in a:
-                require(a["smem.copy"] == StringAttr("tma"), self, f"smem.copy says a loop's tiles arrive by TMA (\"tma\"), got {a['smem.copy']}")
-            if "reg.overlapped" in a:
-                require(isinstance(a["reg.overlapped"], UnitAttr), self, f"reg.overlapped is a unit attribute (no value), got {a['reg.overlapped']}")
+        the loops of the body (`napkin_ir.dialects.loop_facts`): each fact of its type, the
+        streamed axis one of the kernel's, and no stream loop that reads staged buffers
+        without the pipeline that says how many stages they cycle through."""
+        verify_loop_facts(self, sizes)
 
 
 def check_tile_of_global(op: IRDLOperation, tile: NamedAxesType, glob: GlobalType, offsets: Sequence[SSAValue], what: str = "tile") -> None:
@@ -327,6 +316,6 @@ class ReturnOp(IRDLOperation):
     assembly_format = "attr-dict"
 
 
-HBM = Dialect("hbm", [KernelOp, LoadOp, StoreOp, FillOp, ReturnOp], [GlobalType, LabelsAttr])
+HBM = Dialect("hbm", [KernelOp, LoadOp, StoreOp, FillOp, ReturnOp], [GlobalType, LabelsAttr, StreamAttr])
 
-__all__ = ["HBM", "FillOp", "GlobalType", "KernelOp", "LabelsAttr", "LoadOp", "ReturnOp", "StoreOp", "format_labels", "parse_labels"]
+__all__ = ["HBM", "FillOp", "GlobalType", "KernelOp", "LabelsAttr", "LoadOp", "ReturnOp", "StoreOp", "StreamAttr", "format_labels", "parse_labels"]

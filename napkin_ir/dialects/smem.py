@@ -5,9 +5,11 @@ asynchronously into a multi-stage shared-memory buffer (`!smem.buffer`, with a l
 and a stage count) a few iterations ahead of its use: `smem.copy` (cp.async on sm_80;
 the TMA on sm_90a), grouped by `smem.commit`, awaited with `smem.wait` (at most
 `pending` newer groups left in flight) and made visible to the whole block by
-`smem.barrier`; `smem.read` hands the tile of one stage to the computation. The
-interpreter defers every copy until a wait completes its group, so a pipeline that
-reads a stage too early fails on the CPU, not only on the GPU.
+`smem.barrier`; `smem.read` hands the tile of one stage to the computation. The loop
+says how it is pipelined: `smem.pipeline = #smem.pipeline<stages=3, copy=cp_async>`
+(a typed fact of `napkin_ir.dialects.loop_facts`). The interpreter defers every copy
+until a wait completes its group, so a pipeline that reads a stage too early fails on
+the CPU, not only on the GPU.
 
 On the way out (sm_90a), `smem.write` puts a window of a computed tile into a stage and
 `smem.tma_store` copies the stage to global memory asynchronously, in a bulk group that
@@ -39,6 +41,7 @@ from xdsl.printer import Printer
 from xdsl.utils.exceptions import VerifyException
 
 from napkin_ir.dialects.hbm import GlobalType, LabelsAttr, check_tile_of_global, parse_labels
+from napkin_ir.dialects.loop_facts import CopyEngine, CopyEngineAttr, PipelineAttr, StagedBufferType
 from napkin_ir.dialects.ncd import ELEMENT_BYTES, NamedAxesType, TensorType, parameters_hash, same_parameters
 from napkin_ir.dialects.utils import require
 
@@ -54,7 +57,7 @@ def swizzle_fits(row_bytes: int) -> bool:
 
 
 @irdl_attr_definition
-class BufferType(NamedAxesType):
+class BufferType(NamedAxesType, StagedBufferType):
     """A shared-memory buffer holding `stages` tiles, e.g.
     `!smem.buffer<m=128, k=32 : bf16, stages=3, layout=swizzle>`."""
 
@@ -74,6 +77,10 @@ class BufferType(NamedAxesType):
     @property
     def tile(self) -> TensorType:
         return TensorType(self.shape, self.element_type)
+
+    @property
+    def stage_count(self) -> int:
+        return self.stages.data
 
     def bytes(self) -> int:
         per = ELEMENT_BYTES[self.dtype]
@@ -517,8 +524,8 @@ def filled_after(wait: MbarrierWaitOp) -> list[SSAValue]:
 
 SMEM = Dialect("smem", [AllocOp, CopyOp, CommitOp, WaitOp, BarrierOp, ReadOp, MbarrierAllocOp, TmaCopyOp, ArriveExpectOp,
                         ArriveOp, MbarrierWaitOp, RingPositionOp, TilePositionOp, ProducerOp, WriteOp, TmaStoreOp, TmaStoreWaitOp],
-               [BufferType, MbarrierType])
+               [BufferType, MbarrierType, PipelineAttr, CopyEngineAttr])
 
-__all__ = ["SMEM", "AllocOp", "ArriveExpectOp", "ArriveOp", "BarrierOp", "BufferType", "CommitOp", "CopyOp", "MbarrierAllocOp",
-           "MbarrierType", "MbarrierWaitOp", "ProducerOp", "RingPositionOp", "ReadOp", "TilePositionOp", "TmaCopyOp", "TmaStoreOp", "TmaStoreWaitOp",
+__all__ = ["SMEM", "AllocOp", "ArriveExpectOp", "ArriveOp", "BarrierOp", "BufferType", "CommitOp", "CopyEngine", "CopyEngineAttr", "CopyOp", "MbarrierAllocOp",
+           "MbarrierType", "MbarrierWaitOp", "PipelineAttr", "ProducerOp", "RingPositionOp", "ReadOp", "TilePositionOp", "TmaCopyOp", "TmaStoreOp", "TmaStoreWaitOp",
            "WaitOp", "WriteOp", "filled_after"]

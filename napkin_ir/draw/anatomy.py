@@ -140,7 +140,7 @@ def read_anatomy(kernel: hbm.KernelOp) -> Anatomy:
 
 
 def _loop_args(kernel: hbm.KernelOp) -> list[SSAValue]:
-    from napkin_ir.draw.circuit import stream_loops
+    from napkin_ir.dialects.loop_facts import stream_loops
 
     loops = stream_loops(kernel)
     return list(loops[0].body.block.args[1:]) if loops else []

@@ -27,10 +27,10 @@ from dataclasses import dataclass, field
 
 from xdsl.dialects import func, scf
 from xdsl.dialects.arith import ConstantOp
-from xdsl.dialects.builtin import IntegerAttr, StringAttr
+from xdsl.dialects.builtin import IntegerAttr
 from xdsl.ir import Operation, SSAValue
 
-from napkin_ir.dialects import hbm, ncd
+from napkin_ir.dialects import hbm, loop_facts, ncd
 from napkin_ir.dialects.ncd import NamedAxesType
 from napkin_ir.draw import style
 
@@ -214,10 +214,6 @@ def from_function(f: func.FuncOp) -> Circuit:
     return circuit
 
 
-def stream_loops(kernel: hbm.KernelOp) -> list[scf.ForOp]:
-    return [op for op in kernel.walk() if isinstance(op, scf.ForOp) and isinstance(op.attributes.get("hbm.stream"), StringAttr)]
-
-
 def _constant(v: SSAValue) -> int | None:
     owner = v.owner
     if isinstance(owner, ConstantOp) and isinstance(owner.value, IntegerAttr):
@@ -228,8 +224,9 @@ def _constant(v: SSAValue) -> int | None:
 def kernel_stream(kernel: hbm.KernelOp) -> dict[str, int]:
     """Streamed axes and their tiles: each streaming loop's axis and step."""
     out: dict[str, int] = {}
-    for loop in stream_loops(kernel):
-        axis = loop.attributes["hbm.stream"].data  # type: ignore[attr-defined]
+    for loop in loop_facts.stream_loops(kernel):
+        axis = loop_facts.stream_axis(loop)
+        assert axis is not None  # a stream loop
         step = _constant(loop.step)
         if step is not None:
             out.setdefault(axis, step)
@@ -238,7 +235,7 @@ def kernel_stream(kernel: hbm.KernelOp) -> dict[str, int]:
 
 def carried_state(kernel: hbm.KernelOp) -> list[tuple[str, str]]:
     """What the (first) streaming loop carries from one step to the next: (name, shape)."""
-    loops = stream_loops(kernel)
+    loops = loop_facts.stream_loops(kernel)
     if not loops:
         return []
     state = []

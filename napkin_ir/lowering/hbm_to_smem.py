@@ -70,7 +70,7 @@ from xdsl.passes import ModulePass
 from xdsl.rewriter import InsertPoint, Rewriter
 from xdsl.utils.exceptions import PassFailedException
 
-from napkin_ir.dialects import hbm, ncd, smem
+from napkin_ir.dialects import hbm, loop_facts, ncd, smem
 from napkin_ir.dialects.utils import constant
 from napkin_ir.target import dtype
 
@@ -100,7 +100,7 @@ def stream_chains(loops: list[scf.ForOp]) -> list[list[scf.ForOp]]:
     for loop in loops:
         prev = chains[-1][-1] if chains else None
         if (prev is not None and loop.parent is prev.parent and loop.lb is prev.ub
-                and loop.attributes["hbm.stream"] == prev.attributes["hbm.stream"]
+                and loop_facts.stream_axis(loop) == loop_facts.stream_axis(prev)
                 and list(loop.iter_args) == list(prev.results)):
             chains[-1].append(loop)
         else:
@@ -216,7 +216,7 @@ class HbmToSmemPass(ModulePass):
         if not kernels:
             raise PassFailedException("hbm-to-smem: the module has no hbm.kernel; run ncd-to-hbm first")
         for kernel in kernels:
-            loops = [o for o in kernel.walk() if isinstance(o, scf.ForOp) and "hbm.stream" in o.attributes]
+            loops = loop_facts.stream_loops(kernel)
             if tma:
                 producers: list[smem.ProducerOp] = []
                 buffers = [self._tma_pipeline(chain, layout, producers) for chain in stream_chains(loops)]
@@ -360,7 +360,7 @@ class HbmToSmemPass(ModulePass):
             for load, read in zip(loads, reads):
                 load.result.replace_all_uses_with(read.result)
                 Rewriter.erase_op(load)
-            loop.attributes["smem.stages"] = builtin.IntegerAttr(stages, builtin.i32)
+            loop_facts.set_pipeline(loop, stages, loop_facts.CopyEngine.CP_ASYNC)
         return types
 
     def _chain_loads(self, chain: list[scf.ForOp]) -> tuple[int, list[list[hbm.LoadOp]]]:
@@ -375,7 +375,7 @@ class HbmToSmemPass(ModulePass):
         keys = [_load_key(l, first) for l in per_loop[0]]
         for loop, loads in zip(chain[1:], per_loop[1:]):
             if [_load_key(l, loop) for l in loads] != keys:
-                raise PassFailedException(f"hbm-to-smem: the stream loops over '{first.attributes['hbm.stream'].data}' "  # type: ignore[union-attr]
+                raise PassFailedException(f"hbm-to-smem: the stream loops over '{loop_facts.stream_axis(first)}' "
                                           "must load the same tiles to share one pipeline")
         return step, per_loop
 
@@ -407,7 +407,7 @@ class HbmToSmemPass(ModulePass):
                     break
                 elif isinstance(op, smem.CommitOp):
                     pending += 1
-                elif isinstance(op, scf.ForOp) and "smem.stages" in op.attributes:
+                elif isinstance(op, scf.ForOp) and loop_facts.pipeline(op) is not None:
                     pending = -len(block.ops)  # a pipeline in between ends with a wait for every group
             read = smem.ReadOp(alloc.result, zero.result)
             Rewriter.insert_op([smem.WaitOp(max(pending, 0)), smem.BarrierOp(), read], InsertPoint.before(first))
@@ -480,7 +480,7 @@ class HbmToSmemPass(ModulePass):
         body.add_ops([*ops, scf.YieldOp()])
         _hoist_before(chain[-1].ub, first)
         produce = scf.ForOp(first.lb, chain[-1].ub, first.step, [], Region(body))
-        produce.attributes["hbm.stream"] = first.attributes["hbm.stream"]
+        loop_facts.set_stream_axis(produce, loop_facts.stream_axis(first))  # type: ignore[arg-type]
         producer = smem.ProducerOp(4, Region(Block([produce])))
         producers.append(producer)
         Rewriter.insert_op([*allocs, *fulls, *empties, position, producer], InsertPoint.before(first))
@@ -506,8 +506,7 @@ class HbmToSmemPass(ModulePass):
             for load, read in zip(loop_loads, reads):
                 load.result.replace_all_uses_with(read.result)
                 Rewriter.erase_op(load)
-            loop.attributes["smem.stages"] = builtin.IntegerAttr(self.stages, builtin.i32)
-            loop.attributes["smem.copy"] = builtin.StringAttr("tma")
+            loop_facts.set_pipeline(loop, self.stages, loop_facts.CopyEngine.TMA)
         return types
 
     def _tma_one_time_copies(self, kernel: hbm.KernelOp, layout: str, producers: list[smem.ProducerOp]) -> list[smem.BufferType]:

@@ -38,7 +38,7 @@ from xdsl.passes import ModulePass
 from xdsl.rewriter import Rewriter
 from xdsl.utils.exceptions import PassFailedException
 
-from napkin_ir.dialects import hbm, ncd
+from napkin_ir.dialects import hbm, loop_facts, ncd
 from napkin_ir.lowering.streamed_reductions import (
     Accumulation,
     Known,
@@ -393,7 +393,7 @@ class _Stream:
                 arg.name_hint = name
             self._tile(body, carriers, masked)
             loop = scf.ForOp(lb_v, ub_v, step, state, body)
-            loop.attributes["hbm.stream"] = StringAttr(self.s)
+            loop_facts.set_stream_axis(loop, self.s)
             kb.block.add_op(loop)
             state = list(loop.results)
         self._finish(carriers, state)

@@ -69,7 +69,7 @@ from xdsl.passes import ModulePass
 from xdsl.rewriter import InsertPoint, Rewriter
 from xdsl.utils.exceptions import PassFailedException
 
-from napkin_ir.dialects import hbm, ncd, reg, smem
+from napkin_ir.dialects import hbm, loop_facts, ncd, reg, smem
 from napkin_ir.lowering.hbm_to_smem import accumulating_add, read_in_registers
 from napkin_ir.passes.relabel import parse_label_option
 from napkin_ir.target import dtype
@@ -100,14 +100,14 @@ class SmemToRegPass(ModulePass):
         if not kernels:
             raise PassFailedException("smem-to-reg: the module has no hbm.kernel; run ncd-to-hbm and hbm-to-smem first")
         for kernel in kernels:
-            loops = [o for o in kernel.walk() if isinstance(o, scf.ForOp) and "smem.stages" in o.attributes]
+            loops = loop_facts.pipelined_loops(kernel)
             if self.mma == "wgmma":
                 if not loops and not any(isinstance(o, ncd.ContractOp) for o in kernel.walk()):
                     raise _fail(kernel, "has no product for wgmma to compute; a kernel with no product reduces its rows in "
                                         "'line' fragments on any target: leave mma at its default (mma.sync)")
                 if not loops:
                     raise _fail(kernel, "expects a pipelined stream loop (from hbm-to-smem), found none")
-                if any(loop.attributes.get("smem.copy") != builtin.StringAttr("tma") for loop in loops):
+                if any(loop_facts.copy_engine(loop) != loop_facts.CopyEngine.TMA for loop in loops):
                     raise _fail(kernel, "mma=wgmma reads TMA-filled swizzled stages; run hbm-to-smem{copy=tma} first")
                 matched = self._match(kernel, loops[0]) if len(loops) == 1 else None
                 # one product accumulated over the stream: its groups overlap the next stage's
@@ -176,7 +176,8 @@ class SmemToRegPass(ModulePass):
         of i - 1; the last stage is released after the loop, once every group is done."""
         body = loop.body.block
         (arrive,) = [o for o in body.ops if isinstance(o, smem.ArriveOp)]
-        stages = loop.attributes["smem.stages"].value.data  # type: ignore[union-attr]
+        stages = loop_facts.stages(loop)
+        assert stages is not None  # a loop of pipelined_loops
         c_prev, c_stages = arith.ConstantOp.from_int_and_width(stages - 1, IndexType()), arith.ConstantOp.from_int_and_width(stages, IndexType())
         prev = arith.RemUIOp(arith.AddiOp(arrive.stage, c_prev.result).result, c_stages.result)
         add = prev.operands[0].owner

@@ -25,7 +25,7 @@ from xdsl.dialects import func
 from xdsl.dialects.builtin import IntegerAttr, ModuleOp
 from xdsl.ir import Operation, SSAValue
 
-from napkin_ir.dialects import hbm, ncd, reg, smem
+from napkin_ir.dialects import hbm, loop_facts, ncd, reg, smem
 from napkin_ir.errors import UserError
 from napkin_ir.interpreters.reg import warp_grid, warps_of
 from napkin_ir.model.registers import RegisterEstimate, estimate_registers
@@ -295,7 +295,7 @@ def _schedule(kernel: hbm.KernelOp) -> tuple[bool, bool, bool]:
     reg-wgmma-overlap); whether the consumer warpgroups take turns issuing products
     (`reg.turn_wait`, from reg-pingpong, which leaves a kernel of one warpgroup alone)."""
     ops = list(kernel.walk())
-    return (any(isinstance(op, reg.WgmmaRsOp) for op in ops), any("reg.overlapped" in op.attributes for op in ops),
+    return (any(isinstance(op, reg.WgmmaRsOp) for op in ops), any(loop_facts.overlapped(op) for op in ops),
             any(isinstance(op, reg.TurnWaitOp) for op in ops))
 
 

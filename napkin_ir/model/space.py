@@ -22,7 +22,7 @@ from xdsl.dialects import arith, scf
 from xdsl.dialects.builtin import IntegerAttr
 from xdsl.ir import Block, Operation, SSAValue
 
-from napkin_ir.dialects import hbm
+from napkin_ir.dialects import hbm, loop_facts
 from napkin_ir.errors import UserError
 
 _BINARY: dict[type, Callable[[np.ndarray, np.ndarray], np.ndarray]] = {
@@ -246,8 +246,8 @@ def _pad(x: np.ndarray, ndim: int) -> np.ndarray:
 
 
 def _loop_name(op: scf.ForOp) -> str:
-    stream = op.attributes.get("hbm.stream")
-    return f"over '{stream.data}'" if stream is not None else "(scf.for)"  # type: ignore[attr-defined]
+    axis = loop_facts.stream_axis(op)
+    return f"over '{axis}'" if axis is not None else "(scf.for)"
 
 
 def clipped_extent(offset: np.ndarray, tile: int, size: int) -> np.ndarray:

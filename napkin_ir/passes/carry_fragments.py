@@ -40,7 +40,7 @@ from xdsl.ir import Block, Operation, Region, SSAValue
 from xdsl.passes import ModulePass
 from xdsl.rewriter import InsertPoint, Rewriter
 
-from napkin_ir.dialects import reg, smem
+from napkin_ir.dialects import loop_facts, reg, smem
 from napkin_ir.passes.unroll_stages import Periodic, constant, index_constant
 
 INDEX = (arith.ConstantOp, arith.AddiOp, arith.SubiOp, arith.MuliOp, arith.DivUIOp, arith.RemUIOp)
@@ -128,7 +128,7 @@ def _following_head(loop: scf.ForOp, head: list[Operation], end: int) -> list[Op
 
 def carry(loop: scf.ForOp) -> bool:
     """Rotate one loop's head across its back edge; False where it cannot be."""
-    if loop.attributes.get("smem.copy") == builtin.StringAttr("tma"):
+    if loop_facts.copy_engine(loop) == loop_facts.CopyEngine.TMA:
         return False
     lb, ub, step = (constant(v) for v in (loop.lb, loop.ub, loop.step))
     if lb is None or ub is None or step is None or step <= 0 or ub <= lb:
@@ -196,5 +196,5 @@ class RegCarryFragmentsPass(ModulePass):
     name = "reg-carry-fragments"
 
     def apply(self, ctx: Context, op: builtin.ModuleOp) -> None:
-        for loop in [o for o in op.walk() if isinstance(o, scf.ForOp) and "smem.stages" in o.attributes]:
+        for loop in loop_facts.pipelined_loops(op):
             carry(loop)

@@ -8,10 +8,11 @@ whose copies run past the end of the stream, are peeled off after the loop with 
 counters constant: their copies are then known to be past the end (and dropped) or
 inside (and unguarded).
 
-    %r = scf.for %k = %c0 to %c256 step %c32 iter_args(%acc = %z) {...} {smem.stages = 3}
+    %r = scf.for %k = %c0 to %c256 step %c32 iter_args(%acc = %z) {...}
+           {hbm.stream = #hbm.stream<k>, smem.pipeline = #smem.pipeline<stages=3, copy=cp_async>}
 
 becomes a loop over 6 of the 8 tiles in steps of 96, three bodies in each trip (stages
-0, 1, 2), then the last two tiles with %k = 192 and 224. Index arithmetic whose value
+0, 1, 2; its pipeline says `unrolled=3`), then the last two tiles with %k = 192 and 224. Index arithmetic whose value
 the unrolling fixes (a stage, a tile's place that no longer moves) becomes a constant.
 Loops with bounds that are not constants (a causal stream) are left as they are, as are
 loops fed by the TMA (their stages follow the ring's position, not the counter alone).
@@ -23,12 +24,13 @@ from dataclasses import dataclass
 
 from xdsl.context import Context
 from xdsl.dialects import arith, builtin, scf
-from xdsl.dialects.builtin import IndexType, IntegerAttr
+from xdsl.dialects.builtin import IndexType
 from xdsl.ir import Block, Operation, Region, SSAValue
 from xdsl.passes import ModulePass
 from xdsl.rewriter import InsertPoint, Rewriter
 from xdsl.utils.exceptions import PassFailedException
 
+from napkin_ir.dialects import loop_facts
 from napkin_ir.dialects.utils import constant  # re-exported for the passes that run after this one
 
 
@@ -102,10 +104,10 @@ def _copy_body(body: Block, counter: SSAValue, carried: list[SSAValue], at: Inse
 
 def unroll(loop: scf.ForOp, trips: int = 1) -> bool:
     """Unroll one pipelined loop by `trips` times its stage count; False where it cannot be."""
-    stages = loop.attributes.get("smem.stages")
-    if not isinstance(stages, IntegerAttr) or loop.attributes.get("smem.copy") == builtin.StringAttr("tma"):
+    pipeline = loop_facts.pipeline(loop)
+    if pipeline is None or pipeline.copy_engine == loop_facts.CopyEngine.TMA:
         return False
-    stage_count = stages.value.data
+    stage_count = pipeline.stage_count
     s = stage_count * max(1, trips)  # bodies a trip: a multiple of the stages keeps them constant
     lb, ub, step = (constant(v) for v in (loop.lb, loop.ub, loop.step))
     if lb is None or ub is None or step is None or step <= 0 or ub <= lb or stage_count < 2:
@@ -137,7 +139,7 @@ def unroll(loop: scf.ForOp, trips: int = 1) -> bool:
         c_lb, c_ub, c_step = index_constant(lb), index_constant(lb + main * step), index_constant(s * step)
         unrolled = scf.ForOp(c_lb.result, c_ub.result, c_step.result, carried, Region(new_body))
         unrolled.attributes.update({k: v for k, v in loop.attributes.items()})
-        unrolled.attributes["smem.unrolled"] = IntegerAttr(s, 32)
+        loop_facts.set_unrolled(unrolled, s)
         new_ops += [c_lb, c_ub, c_step, unrolled]
         carried = list(unrolled.results)
     Rewriter.insert_op(new_ops, InsertPoint.before(loop))
@@ -165,5 +167,5 @@ class SmemUnrollStagesPass(ModulePass):
     def apply(self, ctx: Context, op: builtin.ModuleOp) -> None:
         if self.trips < 1:
             raise PassFailedException(f"smem-unroll-stages: trips must be at least 1, got {self.trips}")
-        for loop in [o for o in op.walk() if isinstance(o, scf.ForOp) and "smem.stages" in o.attributes]:
+        for loop in loop_facts.pipelined_loops(op):
             unroll(loop, self.trips)

@@ -43,7 +43,7 @@ from xdsl.ir import Block, Operation, Region, SSAValue
 from xdsl.passes import ModulePass
 from xdsl.rewriter import InsertPoint, Rewriter
 
-from napkin_ir.dialects import hbm, reg, smem
+from napkin_ir.dialects import hbm, loop_facts, reg, smem
 from napkin_ir.dialects.utils import constant
 from napkin_ir.lowering.hbm_to_smem import stream_chains
 
@@ -185,7 +185,7 @@ def _pipelined(loop: scf.ForOp, split: _Split, start: SSAValue, inits: list[SSAV
                       scf.YieldOp(*out, *(a_map.get(v, v) for v in split.carried))])
     new_loop = scf.ForOp(start, loop.ub, loop.step, [*inits, *pending], Region(new_body))
     new_loop.attributes.update(loop.attributes)
-    new_loop.attributes["reg.overlapped"] = builtin.UnitAttr()
+    loop_facts.set_overlapped(new_loop)
     return new_loop
 
 
@@ -322,7 +322,7 @@ def release_early(arrive: smem.ArriveOp, buffers: set[SSAValue]) -> None:
     at = arrive.prev_op
     while at is not None and not isinstance(at, scf.ForOp | scf.IfOp) and not _reads(at, buffers):
         at = at.prev_op
-    if isinstance(at, scf.ForOp) and "smem.stages" in at.attributes and _reads(at, buffers) and _retires_all(at):
+    if isinstance(at, scf.ForOp) and loop_facts.pipeline(at) is not None and _reads(at, buffers) and _retires_all(at):
         if at is not arrive.prev_op:
             arrive.detach()
             Rewriter.insert_op([arrive], InsertPoint.after(at))
@@ -347,7 +347,7 @@ class RegWgmmaOverlapPass(ModulePass):
 
     def apply(self, ctx: Context, op: builtin.ModuleOp) -> None:
         for kernel in [k for k in op.walk() if isinstance(k, hbm.KernelOp)]:
-            loops = [o for o in kernel.walk() if isinstance(o, scf.ForOp) and "smem.stages" in o.attributes]
+            loops = loop_facts.pipelined_loops(kernel)
             rotated = False
             for chain in stream_chains(loops):
                 if len(chain) == 2 and rotate_chain(*chain):

@@ -23,7 +23,7 @@
 // CHECK-NEXT: smem.copy %b[[[NK]], %n0] -> [[B]][[[NS]]]
 // CHECK-NEXT: smem.commit
 // CHECK-NEXT: ncd.contract [[TA]], [[TB]] over [k]
-// CHECK:      } {hbm.stream = "k", smem.stages = 3 : i32}
+// CHECK:      } {hbm.stream = #hbm.stream<k>, smem.pipeline = #smem.pipeline<stages=3, copy=cp_async>}
 // CHECK-NEXT: smem.wait {pending = 0 : i32}
 // CHECK-NOT:  hbm.load
 

@@ -43,14 +43,14 @@
 // CHECK-NEXT: }
 // CHECK-NEXT: smem.commit
 // CHECK:      ncd.contract [[QT]], [[KT]] over [d]
-// CHECK:      } {hbm.stream = "j", smem.stages = 3 : i32}
+// CHECK:      } {hbm.stream = #hbm.stream<j>, smem.pipeline = #smem.pipeline<stages=3, copy=cp_async>}
 // The masked loop goes on with the same buffers and the same count; no wait in between.
 // CHECK-NEXT: scf.for %j0_1 = %j_masked to %j_end
 // CHECK:      arith.divui %j0_1,
 // CHECK:      smem.wait {pending = 1 : i32}
 // CHECK:      smem.read [[K]]
 // CHECK:      ncd.mask causal
-// CHECK:      } {hbm.stream = "j", smem.stages = 3 : i32}
+// CHECK:      } {hbm.stream = #hbm.stream<j>, smem.pipeline = #smem.pipeline<stages=3, copy=cp_async>}
 // CHECK-NEXT: smem.wait {pending = 0 : i32}
 // CHECK-NOT:  hbm.load
 
@@ -66,10 +66,10 @@
 
 // A ragged key axis: the unmasked tiles, then the last one masked, one pipeline.
 // RAGGED:      scf.for %j0 = %c0 to [[E:%.+]] step
-// RAGGED:      } {hbm.stream = "j", smem.stages = 3 : i32}
+// RAGGED:      } {hbm.stream = #hbm.stream<j>, smem.pipeline = #smem.pipeline<stages=3, copy=cp_async>}
 // RAGGED:      scf.for %j0_1 = [[E]] to
 // RAGGED:      ncd.mask_bound
-// RAGGED:      } {hbm.stream = "j", smem.stages = 3 : i32}
+// RAGGED:      } {hbm.stream = #hbm.stream<j>, smem.pipeline = #smem.pipeline<stages=3, copy=cp_async>}
 // RAGGED-NEXT: smem.wait {pending = 0 : i32}
 
 // BUDGET: napkin-opt: error: hbm-to-smem: @attention needs {{[0-9]+}} bytes of shared memory ({{.*}}stages=1{{.*}}), over the budget of 232448; use fewer stages or smaller tiles

@@ -22,7 +22,7 @@
 // CHECK-NEXT: smem.arrive_expect %[[FULL]][%[[S]]] {bytes = 49152 : i32}
 // CHECK-NEXT: smem.tma_copy %a[%m0, %[[K]]] -> %[[A]][%[[S]]], %[[FULL]][%[[S]]]
 // CHECK-NEXT: smem.tma_copy %b[%[[K]], %n0] -> %[[B]][%[[S]]], %[[FULL]][%[[S]]]
-// CHECK-NEXT: } {hbm.stream = "k"}
+// CHECK-NEXT: } {hbm.stream = #hbm.stream<k>}
 // CHECK-NEXT: }
 // CHECK-NEXT: scf.for %k0 = %c0 to %{{.*}} step %{{.*}} iter_args(%acc = %{{.*}}) -> (!ncd.tensor<m=128, n=256 : f32>) {
 // CHECK: smem.mbarrier_wait %[[FULL]][%[[CS:.*]]] parity %{{.*}}
@@ -32,7 +32,7 @@
 // CHECK-NEXT: %[[NEW:.*]] = ncd.map add
 // CHECK-NEXT: smem.arrive %[[EMPTY]][%[[CS]]]
 // CHECK-NEXT: scf.yield %[[NEW]]
-// CHECK-NEXT: } {hbm.stream = "k", smem.stages = 4 : i32, smem.copy = "tma"}
+// CHECK-NEXT: } {hbm.stream = #hbm.stream<k>, smem.pipeline = #smem.pipeline<stages=4, copy=tma>}
 
 // LAYOUT: napkin-opt: error: hbm-to-smem: TMA copies fill 128-byte swizzled buffers; layout=pad8 cannot be used with copy=tma
 // PANEL: napkin-opt: error: hbm-to-smem: a TMA tile with 128-byte swizzle needs rows of whole 128-byte panels; !ncd.tensor<m=128, k=32 : bf16> has 64-byte rows along 'k'

@@ -44,11 +44,11 @@
 // CHECK-NEXT: ncd.contract %{{.*}}, %v_tile
 // CHECK: ncd.map add
 // CHECK-NEXT: smem.arrive %[[VEMPTY]]
-// CHECK: {hbm.stream = "j", smem.stages = 2 : i32, smem.copy = "tma"}
+// CHECK: {hbm.stream = #hbm.stream<j>, smem.pipeline = #smem.pipeline<stages=2, copy=tma>}
 // CHECK: scf.for %j0_1 = %j_masked to %j_end
 // CHECK: smem.mbarrier_wait %[[KFULL]]
 // CHECK: ncd.mask causal
-// CHECK: {hbm.stream = "j", smem.stages = 2 : i32, smem.copy = "tma"}
+// CHECK: {hbm.stream = #hbm.stream<j>, smem.pipeline = #smem.pipeline<stages=2, copy=tma>}
 
 // NUMBERS: check against float64 reference: {{.*}}: ok
 // PERSISTENT: %[[POS:.*]] = smem.ring_position : index
@@ -66,6 +66,6 @@
 // PERSISTENT-NEXT: smem.tma_copy %q[%b0, %h0, %i0, %c0] -> %[[Q]][%[[Z]]], %[[QFULL]][%[[Z]]]
 // PERSISTENT: smem.mbarrier_wait %[[QFULL]][%[[Z]]] parity %[[PAR]]
 // PERSISTENT: scf.for %j0_1 = %j_masked to %j_end
-// PERSISTENT: {hbm.stream = "j", smem.stages = 2 : i32, smem.copy = "tma"}
+// PERSISTENT: {hbm.stream = #hbm.stream<j>, smem.pipeline = #smem.pipeline<stages=2, copy=tma>}
 // PERSISTENT-NEXT: smem.arrive %[[QEMPTY]][%[[Z]]]
 // PERSISTENT-NEXT: %normalised = ncd.map div

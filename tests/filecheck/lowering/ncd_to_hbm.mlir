@@ -13,7 +13,7 @@
 // GEMM-NEXT:   [[P:%.+]] = ncd.contract [[A]], [[B]] over [k] : {{.*}} -> !ncd.tensor<m=128, n=128 : f32>
 // GEMM-NEXT:   [[S:%.+]] = ncd.map add %acc, [[P]]
 // GEMM-NEXT:   scf.yield [[S]]
-// GEMM-NEXT: } {hbm.stream = "k"}
+// GEMM-NEXT: } {hbm.stream = #hbm.stream<k>}
 // GEMM-NEXT: [[C:%.+]] = ncd.map cast [[ACC]] : !ncd.tensor<m=128, n=128 : f32> -> !ncd.tensor<m=128, n=128 : bf16>
 // GEMM-NEXT: hbm.store [[C]], %out[%m0, %n0]
 // GEMM-NEXT: hbm.return

@@ -39,7 +39,7 @@
 // ATTN-NEXT:   %acc_scaled = ncd.map mul %acc, %rescale : !ncd.tensor<b=1, h=1, i=128, d=64 : f32>, !ncd.tensor<b=1, h=1, i=128 : f32>
 // ATTN-NEXT:   %acc_new = ncd.map add %acc_scaled, [[PV]]
 // ATTN-NEXT:   scf.yield %row_max_new, %row_sum_new, %acc_new
-// ATTN-NEXT: } {hbm.stream = "j"}
+// ATTN-NEXT: } {hbm.stream = #hbm.stream<j>}
 // 256 keys in tiles of 64 and no mask: one loop, no fills past the end
 // ATTN-NOT:  scf.for
 // ATTN-NEXT: %normalised = ncd.map div [[ACC]], [[SUM]] : !ncd.tensor<b=1, h=1, i=128, d=64 : f32>, !ncd.tensor<b=1, h=1, i=128 : f32>
@@ -62,13 +62,13 @@
 // CAUSAL-NEXT: %j_masked = arith.minui %j_end, [[WHOLE]] : index
 // CAUSAL-NEXT: [[M1:%.+]], [[L1:%.+]], [[A1:%.+]] = scf.for %j0 = %c0 to %j_masked step [[C64]] iter_args(%row_max = {{.*}}, %row_sum = {{.*}}, %acc = {{.*}})
 // CAUSAL-NOT:  ncd.mask
-// CAUSAL:      } {hbm.stream = "j"}
+// CAUSAL:      } {hbm.stream = #hbm.stream<j>}
 // CAUSAL-NEXT: {{%.+}}, [[L2:%.+]], [[A2:%.+]] = scf.for %j0_1 = %j_masked to %j_end step [[C64]] iter_args(%row_max_1 = [[M1]], %row_sum_1 = [[L1]], %acc_1 = [[A1]])
 // CAUSAL:        %s_1 = ncd.contract %q_tile, %k_tile_1 over [d]
 // CAUSAL-NEXT:   [[MASKED:%.+]] = ncd.mask causal %s_1 keep i >= j fill -inf at [%i0, %j0_1] : !ncd.tensor<b=1, h=1, i=128, j=64 : f32>
 // CAUSAL-NEXT:   %scaled_1 = ncd.map scale [[MASKED]] by 0.1803368777036667
 // CAUSAL:        %acc_scaled_1 = ncd.map mul %acc_1, %rescale_1
-// CAUSAL:      } {hbm.stream = "j"}
+// CAUSAL:      } {hbm.stream = #hbm.stream<j>}
 // CAUSAL-NEXT: %normalised = ncd.map div [[A2]], [[L2]]
 // CAUSAL-NOT:  ncd.mask_bound
 
@@ -87,7 +87,7 @@
 // SPHERE-NEXT:   [[PV:%.+]] = ncd.contract %p16, %v_tile over [j]
 // SPHERE-NEXT:   %acc_new = ncd.map add %acc, [[PV]]
 // SPHERE-NEXT:   scf.yield %sum_sq_new, %acc_new
-// SPHERE-NEXT: } {hbm.stream = "j"}
+// SPHERE-NEXT: } {hbm.stream = #hbm.stream<j>}
 // SPHERE-NEXT: %norm = ncd.map sqrt [[SSQ]]
 // SPHERE-NEXT: %normalised = ncd.map div [[ACC]], %norm
 // SPHERE-NEXT: [[O:%.+]] = ncd.map cast %normalised

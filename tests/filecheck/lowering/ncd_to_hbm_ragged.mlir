@@ -15,7 +15,7 @@ func.func @attention(%q: !ncd.tensor<i=100, d=16 : bf16>, %k: !ncd.tensor<j=100,
 // CHECK:       [[C64:%.+]] = arith.constant 64 : index
 // CHECK:       [[M:%.+]], [[L:%.+]], [[A:%.+]] = scf.for %j0 = %c0 to [[C64]] step [[C64]]
 // CHECK-NOT:   ncd.mask_bound
-// CHECK:       } {hbm.stream = "j"}
+// CHECK:       } {hbm.stream = #hbm.stream<j>}
 // CHECK-NEXT:  [[C100:%.+]] = arith.constant 100 : index
 // CHECK-NEXT:  {{.*}} = scf.for %j0_1 = [[C64]] to [[C100]] step [[C64]] iter_args(%row_max_1 = [[M]], %row_sum_1 = [[L]], %acc_1 = [[A]])
 // CHECK:         %s_1 = ncd.contract
@@ -23,7 +23,7 @@ func.func @attention(%q: !ncd.tensor<i=100, d=16 : bf16>, %k: !ncd.tensor<j=100,
 // CHECK-NEXT:    %scaled_1 = ncd.map scale %in_bounds
 // the values past the end are then exp2(-inf) = 0, and V reads zeros there: no more fills
 // CHECK-NOT:     ncd.mask_bound
-// CHECK:       } {hbm.stream = "j"}
+// CHECK:       } {hbm.stream = #hbm.stream<j>}
 // CHECK:       hbm.store
 
 // -----
@@ -39,7 +39,7 @@ func.func @spherical(%q: !ncd.tensor<i=100, d=16 : bf16>, %k: !ncd.tensor<j=100,
 // CHECK:       [[C100:%.+]] = arith.constant 100 : index
 // CHECK-NEXT:  scf.for %j0 = %c0 to [[C100]] step
 // CHECK-NOT:   ncd.mask_bound
-// CHECK:       } {hbm.stream = "j"}
+// CHECK:       } {hbm.stream = #hbm.stream<j>}
 // CHECK-NOT:   scf.for
 // CHECK:       hbm.return
 
@@ -58,7 +58,7 @@ func.func @row_stats(%x: !ncd.tensor<i=100, j=100 : f32>) -> (!ncd.tensor<i=100 
 // CHECK-NEXT:  [[SUM0:%.+]] = hbm.fill {value = 0.000000e+00 : f32} : !ncd.tensor<i=64 : f32>
 // CHECK:       scf.for %j0 = %c0 to {{.*}} iter_args(%acc = [[MAX0]], %acc_1 = [[SUM0]])
 // CHECK-NOT:   ncd.mask_bound
-// CHECK:       } {hbm.stream = "j"}
+// CHECK:       } {hbm.stream = #hbm.stream<j>}
 // CHECK:       scf.for %j0_1 =
 // CHECK-NEXT:    %x_tile_1 = hbm.load %x[%i0, %j0_1]
 // CHECK-NEXT:    [[XB:%.+]] = ncd.mask_bound %x_tile_1 keep j < 100 fill -inf at [%j0_1]
@@ -80,6 +80,6 @@ func.func @gemm(%a: !ncd.tensor<i=100, j=100 : bf16>, %b: !ncd.tensor<j=100, n=8
 // CHECK-LABEL: sym_name = "gemm"
 // CHECK:       scf.for %j0 = %c0 to
 // CHECK-NOT:   ncd.mask_bound
-// CHECK:       } {hbm.stream = "j"}
+// CHECK:       } {hbm.stream = #hbm.stream<j>}
 // CHECK-NOT:   scf.for
 // CHECK:       hbm.return

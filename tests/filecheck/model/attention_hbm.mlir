@@ -57,7 +57,7 @@ hbm.kernel attributes {sym_name = "fa", grid = #hbm.labels<b=1, h=1, i=64>, num_
     %ar = ncd.map mul %a, %r : !ncd.tensor<b=1, h=1, i=64, d=64 : f32>, !ncd.tensor<b=1, h=1, i=64 : f32> -> !ncd.tensor<b=1, h=1, i=64, d=64 : f32>
     %an = ncd.map add %ar, %pv : !ncd.tensor<b=1, h=1, i=64, d=64 : f32>, !ncd.tensor<b=1, h=1, i=64, d=64 : f32> -> !ncd.tensor<b=1, h=1, i=64, d=64 : f32>
     scf.yield %mn, %ln, %an : !ncd.tensor<b=1, h=1, i=64 : f32>, !ncd.tensor<b=1, h=1, i=64 : f32>, !ncd.tensor<b=1, h=1, i=64, d=64 : f32>
-  } {hbm.stream = "j"}
+  } {hbm.stream = #hbm.stream<j>}
   %o = ncd.map div %af, %lf : !ncd.tensor<b=1, h=1, i=64, d=64 : f32>, !ncd.tensor<b=1, h=1, i=64 : f32> -> !ncd.tensor<b=1, h=1, i=64, d=64 : f32>
   %o16 = ncd.map cast %o : !ncd.tensor<b=1, h=1, i=64, d=64 : f32> -> !ncd.tensor<b=1, h=1, i=64, d=64 : bf16>
   hbm.store %o16, %out[%b0, %h0, %i0, %c0] : !ncd.tensor<b=1, h=1, i=64, d=64 : bf16>, !hbm.global<b=1, h=2, i=256, d=64 : bf16>

@@ -24,7 +24,7 @@
 // CHECK-NEXT: %[[A1:.+]] = reg.ldmatrix %{{.+}} {at = #hbm.labels<k=0>}
 // CHECK-NEXT: %[[B1:.+]] = reg.ldmatrix %{{.+}} {at = #hbm.labels<k=0>}
 // CHECK-NEXT: scf.yield %{{.+}}, %[[A1]], %[[B1]]
-// CHECK-NEXT: } {hbm.stream = "k", smem.stages = 3 : i32, smem.unrolled = 3 : i32}
+// CHECK-NEXT: } {hbm.stream = #hbm.stream<k>, smem.pipeline = #smem.pipeline<stages=3, copy=cp_async, unrolled=3>}
 // tile 6 (peeled) takes the last trip's loads: no wait, no barrier, no k:0 load before its product
 // CHECK-NOT:  smem.wait
 // CHECK:      smem.commit

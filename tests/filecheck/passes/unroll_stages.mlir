@@ -10,7 +10,7 @@
 // CHECK-NEXT: scf.for %[[K:.+]] = %{{.+}} to %[[UB]] step %[[STEP]]
 // CHECK-COUNT-3: smem.wait {pending = 1 : i32}
 // CHECK-NOT:  smem.wait
-// CHECK:      } {hbm.stream = "k", smem.stages = 3 : i32, smem.unrolled = 3 : i32}
+// CHECK:      } {hbm.stream = #hbm.stream<k>, smem.pipeline = #smem.pipeline<stages=3, copy=cp_async, unrolled=3>}
 // the peeled tiles 6 and 7 (their copies read tiles 8 and 9, past the end of k: at 256 and 288)
 // CHECK:      smem.wait {pending = 1 : i32}
 // CHECK:      %[[AT8:.+]] = arith.constant 256 : index
@@ -22,9 +22,9 @@
 // CHECK-NEXT: reg.store
 
 // CAUSAL:     scf.for
-// CAUSAL-NOT: smem.unrolled
-// CAUSAL:     } {hbm.stream = "j", smem.stages = 2 : i32}
+// CAUSAL-NOT: unrolled=
+// CAUSAL:     } {hbm.stream = #hbm.stream<j>, smem.pipeline = #smem.pipeline<stages=2, copy=cp_async>}
 
 // TMA:     scf.for
-// TMA-NOT: smem.unrolled
-// TMA:     smem.copy = "tma"
+// TMA-NOT: unrolled=
+// TMA:     smem.pipeline = #smem.pipeline<stages=4, copy=tma>

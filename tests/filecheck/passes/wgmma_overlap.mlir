@@ -86,12 +86,12 @@
 // RELEASE: reg.wgmma_wait {pending = 0 : i32}
 // RELEASE-NEXT: smem.arrive %{{.*}} : !smem.mbarrier<stages=3, arrivals=1>
 // RELEASE: scf.yield
-// RELEASE-NEXT: } {hbm.stream = "j", smem.stages = 3 : i32, smem.copy = "tma", reg.overlapped}
+// RELEASE-NEXT: } {hbm.stream = #hbm.stream<j>, smem.pipeline = #smem.pipeline<stages=3, copy=tma>, reg.overlapped}
 // RELEASE-NEXT: smem.arrive %[[QEMPTY]][%{{.*}}] : !smem.mbarrier<stages=1, arrivals=1>
 // RELEASE-NEXT: reg.map mul
 // RELEASE-NEXT: reg.wgmma_rs
 // RELEASE: } else {
-// RELEASE: } {hbm.stream = "j", smem.stages = 3 : i32, smem.copy = "tma", reg.overlapped}
+// RELEASE: } {hbm.stream = #hbm.stream<j>, smem.pipeline = #smem.pipeline<stages=3, copy=tma>, reg.overlapped}
 // RELEASE-NEXT: smem.arrive %[[QEMPTY]]
 // RELEASE: } else {
 // RELEASE-NEXT: smem.arrive %[[QEMPTY]]

@@ -104,7 +104,7 @@ hbm.kernel attributes {{sym_name = "fa", grid = #hbm.labels<b=1, h=1, i={br}>, n
       %ar = ncd.map mul %a, %r : {acc}, {row} -> {acc}
       %an = ncd.map add %ar, %pv : {acc}, {acc} -> {acc}
       scf.yield %mn, %ln, %an : {row}, {row}, {acc}
-    }} {{hbm.stream = "j"}}
+    }} {{hbm.stream = #hbm.stream<j>}}
     %o = ncd.map div %af, %lf : {acc}, {row} -> {acc}
     %o16 = ncd.map cast %o : {acc} -> {ot}
     hbm.store %o16, %out[%b0, %h0, %i0, %c0] : {ot}, {q}

@@ -147,7 +147,7 @@ hbm.kernel attributes {sym_name = "k", grid = #hbm.labels<m=8>, num_outputs = 1 
 // CHECK: hbm.kernel: property 'reg.warps': ["m:2"] should be of base attribute hbm.labels
 
 // -----
-// What the passes write on the loops of the body is checked by the kernel.
+// What the passes write on the loops of the body is checked by the kernel (napkin_ir/dialects/loop_facts.py).
 hbm.kernel attributes {sym_name = "k", grid = #hbm.labels<m=8>, num_outputs = 1 : i32} {
 ^bb0(%a: !hbm.global<m=16, k=32 : f32>, %out: !hbm.global<m=16 : f32>, %m0: index):
   %c0 = arith.constant 0 : index
@@ -155,10 +155,38 @@ hbm.kernel attributes {sym_name = "k", grid = #hbm.labels<m=8>, num_outputs = 1 
   %c32 = arith.constant 32 : index
   scf.for %k0 = %c0 to %c32 step %c8 {
     scf.yield
-  } {hbm.stream = "j"}
+  } {hbm.stream = #hbm.stream<j>}
   hbm.return
 }
-// CHECK: hbm.kernel: hbm.stream names the streamed axis, one of the kernel's (m, k), got "j"
+// CHECK: hbm.kernel: the scf.for %k0 streaming 'j': hbm.stream names the streamed axis, one of the kernel's (m, k), got 'j'
+
+// -----
+// A fact of the wrong type: the untyped string of old.
+hbm.kernel attributes {sym_name = "k", grid = #hbm.labels<m=8>, num_outputs = 1 : i32} {
+^bb0(%a: !hbm.global<m=16, k=32 : f32>, %out: !hbm.global<m=16 : f32>, %m0: index):
+  %c0 = arith.constant 0 : index
+  %c8 = arith.constant 8 : index
+  %c32 = arith.constant 32 : index
+  scf.for %k0 = %c0 to %c32 step %c8 {
+    scf.yield
+  } {hbm.stream = "k"}
+  hbm.return
+}
+// CHECK: hbm.kernel: the scf.for %k0: hbm.stream must be #hbm.stream<axis>, got "k"
+
+// -----
+// The untyped facts smem.pipeline replaced are refused, not ignored.
+hbm.kernel attributes {sym_name = "k", grid = #hbm.labels<m=8>, num_outputs = 1 : i32} {
+^bb0(%a: !hbm.global<m=16, k=32 : f32>, %out: !hbm.global<m=16 : f32>, %m0: index):
+  %c0 = arith.constant 0 : index
+  %c8 = arith.constant 8 : index
+  %c32 = arith.constant 32 : index
+  scf.for %k0 = %c0 to %c32 step %c8 {
+    scf.yield
+  } {hbm.stream = #hbm.stream<k>, smem.stages = 2 : i32}
+  hbm.return
+}
+// CHECK: hbm.kernel: the scf.for %k0 streaming 'k': smem.stages = 2 : i32 is no longer a loop fact; a pipelined loop carries smem.pipeline = #smem.pipeline<stages=N, copy=cp_async|tma>
 
 // -----
 hbm.kernel attributes {sym_name = "k", grid = #hbm.labels<m=8>, num_outputs = 1 : i32} {
@@ -168,10 +196,10 @@ hbm.kernel attributes {sym_name = "k", grid = #hbm.labels<m=8>, num_outputs = 1 
   %c32 = arith.constant 32 : index
   scf.for %k0 = %c0 to %c32 step %c8 {
     scf.yield
-  } {hbm.stream = "k", smem.stages = 0 : i32}
+  } {hbm.stream = #hbm.stream<k>, smem.pipeline = 3 : i32}
   hbm.return
 }
-// CHECK: hbm.kernel: smem.stages must be an integer of at least 1, got 0 : i32
+// CHECK: hbm.kernel: the scf.for %k0 streaming 'k': smem.pipeline must be #smem.pipeline<stages=N, copy=cp_async|tma>, got 3 : i32
 
 // -----
 hbm.kernel attributes {sym_name = "k", grid = #hbm.labels<m=8>, num_outputs = 1 : i32} {
@@ -181,10 +209,10 @@ hbm.kernel attributes {sym_name = "k", grid = #hbm.labels<m=8>, num_outputs = 1 
   %c32 = arith.constant 32 : index
   scf.for %k0 = %c0 to %c32 step %c8 {
     scf.yield
-  } {hbm.stream = "k", smem.stages = 2 : i32, smem.copy = "cp.async"}
+  } {smem.pipeline = #smem.pipeline<stages=2, copy=cp_async>}
   hbm.return
 }
-// CHECK: hbm.kernel: smem.copy says a loop's tiles arrive by TMA ("tma"), got "cp.async"
+// CHECK: hbm.kernel: the scf.for %k0: smem.pipeline is a fact of a stream loop, and this one has no hbm.stream
 
 // -----
 hbm.kernel attributes {sym_name = "k", grid = #hbm.labels<m=8>, num_outputs = 1 : i32} {
@@ -194,7 +222,20 @@ hbm.kernel attributes {sym_name = "k", grid = #hbm.labels<m=8>, num_outputs = 1 
   %c32 = arith.constant 32 : index
   scf.for %k0 = %c0 to %c32 step %c8 {
     scf.yield
-  } {hbm.stream = "k", reg.overlapped = true}
+  } {hbm.stream = #hbm.stream<k>, reg.overlapped = true}
   hbm.return
 }
-// CHECK: hbm.kernel: reg.overlapped is a unit attribute (no value), got true
+// CHECK: hbm.kernel: the scf.for %k0 streaming 'k': reg.overlapped must be a unit attribute (no value), got true
+
+// -----
+hbm.kernel attributes {sym_name = "k", grid = #hbm.labels<m=8>, num_outputs = 1 : i32} {
+^bb0(%a: !hbm.global<m=16, k=32 : f32>, %out: !hbm.global<m=16 : f32>, %m0: index):
+  %c0 = arith.constant 0 : index
+  %c8 = arith.constant 8 : index
+  %c32 = arith.constant 32 : index
+  scf.for %k0 = %c0 to %c32 step %c8 {
+    scf.yield
+  } {hbm.stream = #hbm.stream<k>, reg.overlapped}
+  hbm.return
+}
+// CHECK: hbm.kernel: the scf.for %k0 streaming 'k': reg.overlapped rotates the products of a pipelined loop, and this one has no smem.pipeline

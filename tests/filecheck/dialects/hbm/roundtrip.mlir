@@ -5,6 +5,7 @@
 // CHECK-NEXT: ^bb0(%a: !hbm.global<m=100, k=48 : f16>, %b: !hbm.global<k=48, n=70 : f16>, %out: !hbm.global<m=100, n=70 : f16>, %m0: index, %n0: index):
 // CHECK: %z = hbm.fill {value = 0.000000e+00 : f32} : !ncd.tensor<m=64, n=32 : f32>
 // CHECK: %ta = hbm.load %a[%m0, %k0] : !hbm.global<m=100, k=48 : f16> -> !ncd.tensor<m=64, k=16 : f16>
+// CHECK: } {hbm.stream = #hbm.stream<k>}
 // CHECK: hbm.store %r, %out[%m0, %n0] : !ncd.tensor<m=64, n=32 : f16>, !hbm.global<m=100, n=70 : f16>
 // CHECK: hbm.return
 hbm.kernel attributes {sym_name = "gemm", grid = #hbm.labels<m=64, n=32>, num_outputs = 1 : i32} {
@@ -19,7 +20,7 @@ hbm.kernel attributes {sym_name = "gemm", grid = #hbm.labels<m=64, n=32>, num_ou
     %p = ncd.contract %ta, %tb over [k] : !ncd.tensor<m=64, k=16 : f16>, !ncd.tensor<k=16, n=32 : f16> -> !ncd.tensor<m=64, n=32 : f32>
     %s2 = ncd.map add %s, %p : !ncd.tensor<m=64, n=32 : f32>, !ncd.tensor<m=64, n=32 : f32> -> !ncd.tensor<m=64, n=32 : f32>
     scf.yield %s2 : !ncd.tensor<m=64, n=32 : f32>
-  } {hbm.stream = "k"}
+  } {hbm.stream = #hbm.stream<k>}
   %r = ncd.map cast %acc : !ncd.tensor<m=64, n=32 : f32> -> !ncd.tensor<m=64, n=32 : f16>
   hbm.store %r, %out[%m0, %n0] : !ncd.tensor<m=64, n=32 : f16>, !hbm.global<m=100, n=70 : f16>
   hbm.return
