@@ -17,7 +17,8 @@ differ by constants), fragments carried across a loop's back edge or loaded a st
 (`reg-carry-fragments`, `reg-prefetch`), producer and consumer roles (`smem.producer`),
 products overlapped or taken in turns (`reg-wgmma-overlap`, `reg-pingpong`).
 
-The module's target is sm_90a where a kernel uses wgmma or the TMA, else sm_80.
+The module's target is `arch` where given (the plan's target), else sm_90a where a kernel
+uses wgmma or the TMA, else sm_80.
 """
 
 from __future__ import annotations
@@ -52,12 +53,19 @@ def hopper(kernel: hbm.KernelOp) -> bool:
 @dataclass(frozen=True)
 class RegToPtxPass(ModulePass):
     name = "reg-to-ptx"
+    # the module's .target: sm_80 or sm_90a; "" for the least its kernels need
+    arch: str = ""
 
     def apply(self, ctx: Context, op: builtin.ModuleOp) -> None:
         kernels = [k for k in op.walk() if isinstance(k, hbm.KernelOp)]
         if not kernels:
             raise PassFailedException("reg-to-ptx: the module has no hbm.kernel at the register level")
-        target = "sm_90a" if any(hopper(k) for k in kernels) else "sm_80"
+        if self.arch not in ("", "sm_80", "sm_90a"):
+            raise PassFailedException(f"reg-to-ptx: arch must be sm_80 or sm_90a, got '{self.arch}'")
+        needed = "sm_90a" if any(hopper(k) for k in kernels) else "sm_80"
+        if self.arch == "sm_80" and needed == "sm_90a":
+            raise PassFailedException("reg-to-ptx: arch=sm_80 cannot run wgmma, the TMA or mbarrier rings, which these kernels use")
+        target = self.arch or needed
         for k in kernels:
             Rewriter.replace_op(k, lower_kernel(k))
         op.attributes["ptx.target"] = builtin.StringAttr(target)
