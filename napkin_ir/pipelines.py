@@ -101,7 +101,8 @@ class NapkinSm80Pass(NamedPipeline):
     stages are padded, launched head by head: `autotile`, `layout` and `group` are refused.
     Grouped-query attention (K and V without the query heads' axis of a group) packs a
     group's heads into a block's rows, a warp or more a head (`recipes.attention.group_tiles`).
-    The plans: `napkin_ir.plan.recipes`."""
+    A row reduction (no product: a row softmax, L2 norm, sum or max) takes `block="R"` rows
+    a block and `warps="W"` warps sharing them. The plans: `napkin_ir.plan.recipes`."""
 
     name = "napkin-sm80"
     target = SM80
@@ -143,13 +144,18 @@ class NapkinSm90Pass(NamedPipeline):
     overlap and ping-pong on or off; `stages` given, `overlap=false`, `pingpong=false` and
     `blocks_per_sm` bound its search. `group` and `cluster` are refused for attention.
     Grouped-query attention packs a group's query heads into a block, so each K and V tile
-    is loaded once for them all. The plans: `napkin_ir.plan.recipes`."""
+    is loaded once for them all.
+
+    A row reduction (no product: a row softmax, L2 norm, sum or max) takes `block="R"` rows
+    a block and `warps="W"` warps sharing them, as on napkin-sm80. The plans:
+    `napkin_ir.plan.recipes`."""
 
     name = "napkin-sm90"
     target = SM90
-    unset = {"block": "", "stages": 0, "group": 8, "blocks_per_sm": 1, "persistent": None, "cluster": 1, "store": "auto",
+    unset = {"block": "", "warps": "", "stages": 0, "group": 8, "blocks_per_sm": 1, "persistent": None, "cluster": 1, "store": "auto",
              "autotile": False, "hw": "h100", "overlap": True, "pingpong": True, "q_registers": None}
     block: str = ""
+    warps: str = ""  # a row reduction's warps; wgmma's warpgroups follow from the block's rows
     stages: int = 0  # the ring's depth: 4 for a GEMM, 2 or 3 for attention
     group: int = products.SM90_GROUP
     blocks_per_sm: int = 1

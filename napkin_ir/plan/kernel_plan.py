@@ -87,7 +87,7 @@ class KernelPlan:
     stream: tuple[str, int] | None
     stages: int
     copy: CopyEngine
-    product: ProductEngine
+    product: ProductEngine | None  # None: no product (a row reduction)
     store: StorePath = StorePath.DIRECT
     layout: SmemLayout | None = None  # None: hbm-to-smem's own choice (TMA stages swizzle)
     warps: tuple[tuple[str, int], ...] = ()
@@ -106,7 +106,7 @@ class KernelPlan:
             value = getattr(self, name)
             if isinstance(value, str) and not isinstance(value, kind):
                 object.__setattr__(self, name, kind(value))
-        for engine in (Engine(self.copy.value), self.product.engine):
+        for engine in (Engine(self.copy.value), *((self.product.engine,) if self.product else ())):
             if not self.target.has(engine):
                 raise ValueError(f"{self.family}: {engine.value} does not exist on {self.target.arch}")
 
@@ -138,10 +138,10 @@ class KernelPlan:
             (HbmToSmemPass(stages=self.stages, layout=self.layout.value if self.layout else "", copy=self.copy.value,
                            store=self.store.value, **({"smem_bytes": self.smem_bytes} if self.smem_bytes else {})),),
             (SmemToRegPass(**({"warps": ",".join(f"{a}:{w}" for a, w in self.warps)} if self.warps else {}),
-                           mma=self.product.value, hoist=self.hoist, a_registers=self.a_registers),
+                           **({"mma": self.product.value} if self.product else {}), hoist=self.hoist, a_registers=self.a_registers),
              *((SmemUnrollStagesPass(trips=self.unroll), RegCarryFragmentsPass(), RegPrefetchPass()) if self.unroll else ()),
              *((RegWgmmaOverlapPass(),) if self.overlap else ()), *((RegPingpongPass(),) if self.pingpong else ())),
-            (RegToPtxPass(),),
+            (RegToPtxPass(arch=self.target.arch),),
         ]
         if to not in LEVELS:
             raise ValueError(f"a plan lowers to one of {', '.join(LEVELS)}, not '{to}'")
@@ -152,7 +152,7 @@ class KernelPlan:
         parts = [f"{self.family} on {self.target.arch}", f"grid {self.grid_labels()}"]
         if self.stream:
             parts.append(f"stream {self.stream_labels()} through {self.stages} stage{'s' if self.stages > 1 else ''} by {self.copy}")
-        parts.append(f"{self.product}" + (f", warps {','.join(f'{a}:{w}' for a, w in self.warps)}" if self.warps else
+        parts.append(f"{self.product or 'no product'}" + (f", warps {','.join(f'{a}:{w}' for a, w in self.warps)}" if self.warps else
                                            ", consumer warpgroups of 64 rows and a producer warpgroup"
                                            if self.copy is CopyEngine.TMA else ""))
         parts.append(f"{self.store} stores")

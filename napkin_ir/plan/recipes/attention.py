@@ -60,7 +60,7 @@ def plan(module: ModuleOp, axes: AttentionAxes, target: Target, req: PlanRequest
 def _plan_sm90(module: ModuleOp, req: PlanRequest) -> KernelPlan:
     rows, keys = req.sized("block", 2, "for attention: query rows, keys") or (0, 0)
     persistent = persistent_pays(module, rows) if req.persistent is None else req.persistent
-    req.refuse("attention on sm_90a", ("group", "cluster"))
+    req.refuse("attention on sm_90a", ("group", "cluster", "warps"))
     if req.autotile:
         req.refuse("autotile=true (the model chooses it)", ("block",))
         # stages given, overlap or ping-pong turned off, and the blocks an SM bound the search

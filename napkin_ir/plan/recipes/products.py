@@ -164,6 +164,7 @@ def _plan_sm90(module: ModuleOp, req: PlanRequest) -> KernelPlan:
     from napkin_ir.plan.autotile import chosen_tiles
 
     shape = product_shape(module, req.pipeline)
+    req.refuse("a GEMM on sm_90a (its warpgroups follow from the block's rows)", ("warps",))
     if not req.overlap or not req.pingpong:
         raise req.fail("overlap=false and pingpong=false order attention's products; a GEMM's pipeline always overlaps")
     if shape.batch and req.store is StorePath.TMA:

@@ -1,20 +1,93 @@
-"""The rows family: reductions with no product (a row softmax, an L2 norm, a sum or a
-max along the last axis), each block a tile of whole rows."""
+"""The rows family: reductions with no product, each block a tile of whole rows.
+
+A row softmax, a row L2 norm, a row sum or max (RMSNorm's statistics, the backward's
+D = rowsum(dO * O)), with elementwise maps around them: one function with no contraction
+whose normalisations and reductions all run along one axis, the innermost of every input.
+Recognised by that structure (`recognise`). The plan, the same on sm_80 and sm_90a (the
+kernel is bound by memory; cp.async, legal on both, stages the rows): the other axes spread
+over the grid, the last of them cut into tiles of `rows` rows; each block copies its rows
+whole into shared memory once; each of its warps holds whole rows in registers (`line`
+fragments: 8 columns of every 256 a lane) and reduces them with shuffles; the output
+leaves 16 bytes a lane.
+"""
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 from xdsl.dialects.builtin import ModuleOp
 
-from napkin_ir.plan.kernel_plan import KernelPlan
+from napkin_ir.dialects import ncd
+from napkin_ir.plan.diagram import axis_sizes, the_function
+from napkin_ir.plan.kernel_plan import CopyEngine, KernelPlan, Launch
 from napkin_ir.plan.request import PlanRequest
-from napkin_ir.target import Target
+from napkin_ir.target import Target, dtype
 
 NAME = "rows"
+WARPS = 4  # warps a block: 128 threads, as many rows a block at one row a warp
+LINE = 256  # columns a warp's 32 lanes hold 8 each of, per span of the row
+MAX_LINE_VALUES = 128  # f32 values a lane holds for one row (4096 columns): more spills
 
 
-def recognise(module: ModuleOp) -> None:
-    return None
+@dataclass(frozen=True)
+class RowShape:
+    """The grid axes (`batch` a block each, `rows` tiled), the reduced axis and its length."""
+
+    batch: tuple[str, ...]
+    rows: str
+    along: str
+    length: int
+    element_bytes: int  # of the widest input (what a block stages)
 
 
-def plan(module: ModuleOp, shape: object, target: Target, req: PlanRequest) -> KernelPlan:
-    raise req.fail("row reductions are not planned yet")
+def recognise(module: ModuleOp) -> RowShape | None:
+    """The `RowShape` of a diagram of maps, normalisations and reductions along one axis,
+    the innermost of every input, with no contraction; None for any other."""
+    f = the_function(module)
+    if f is None:
+        return None
+    ops = list(f.body.walk())
+    if any(isinstance(op, ncd.ContractOp) for op in ops):
+        return None
+    along = {op.axis.data for op in ops if isinstance(op, ncd.AlongOneAxisOp)}
+    along |= {a for op in ops if isinstance(op, ncd.ReduceOp) for a in op.along_axes}
+    if len(along) != 1 or not all(isinstance(op, (ncd.MapOp, ncd.AlongOneAxisOp, ncd.ReduceOp)) for op in ops
+                                  if isinstance(op, ncd.NcdOp)):
+        return None
+    (j,) = along
+    inputs = [a.type for a in f.args]
+    if not inputs or not all(isinstance(t, ncd.TensorType) and t.axis_names[-1] == j for t in inputs):
+        return None
+    others = [a for a in inputs[0].axis_names if a != j]
+    if not others:
+        return None
+    return RowShape(tuple(others[:-1]), others[-1], j, axis_sizes(module)[j], max(dtype(t.dtype).bytes for t in inputs))
+
+
+def default_rows(shape: RowShape) -> int:
+    """Rows a block: a row a warp, or up to four a warp where the rows are short, so that a
+    block moves enough bytes to hide the copy's latency."""
+    return WARPS * max(1, min(4, 1024 // max(shape.length, 1)))
+
+
+def plan(module: ModuleOp, shape: RowShape, target: Target, req: PlanRequest) -> KernelPlan:
+    """The plan for `module`, a row reduction, on `target` as `req` asks: `block="R"` rows a
+    block, `warps="W"` warps sharing them."""
+    req.refuse("a row reduction (its rows are staged whole: there is no stream to tile, no product to tune)",
+               ("autotile", "layout", "group", "cluster", "store", "q_registers"))
+    if shape.length // 32 > MAX_LINE_VALUES:
+        raise req.fail(f"a row reduction holds each row of '{shape.along}' in one warp's registers, at most "
+                       f"{32 * MAX_LINE_VALUES} values; this one has {shape.length}")
+    (rows,) = req.sized("block", 1, "for a row reduction: rows a block") or (default_rows(shape),)
+    (warps,) = req.sized("warps", 1, "for a row reduction: warps sharing the rows") or (min(WARPS, rows),)
+    sizes = axis_sizes(module)
+    while rows > warps and rows > sizes[shape.rows]:  # a tile no longer than its axis, a row a warp at least
+        rows //= 2
+    staged = rows * shape.length * shape.element_bytes
+    budget = target.smem_per_block(req.blocks_per_sm)
+    if staged > budget:
+        raise req.fail(f"a block of {rows} rows of {shape.length} stages {staged} bytes, over the {budget} of shared memory a "
+                       f"block has on {target.arch}: use fewer rows a block (block=\"{max(1, budget // (shape.length * shape.element_bytes))}\")")
+    return KernelPlan(NAME, target, grid=(*((b, None) for b in shape.batch), (shape.rows, rows)), stream=None, stages=2,  # nothing streams: one buffer is used
+                      copy=CopyEngine.CP_ASYNC, product=None, warps=((shape.rows, warps),),
+                      launch=Launch(blocks_per_sm=req.blocks_per_sm))

@@ -1,0 +1,103 @@
+"""The planner and its recipes: which family recognises a diagram, the typed plan each
+gives on each target, and the target and dtype facts the plans are built from."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from xdsl.utils.exceptions import PassFailedException
+
+from napkin_ir.attention_diagrams import attention_diagram, gqa_attention_diagram
+from napkin_ir.diagrams import gemm
+from napkin_ir.passmanager import run_pipeline, spec
+from napkin_ir.plan.kernel_plan import CopyEngine, KernelPlan, LaunchOrder, ProductEngine, SmemLayout, StorePath
+from napkin_ir.plan.planner import plan_kernel, recipe_for
+from napkin_ir.plan.request import request
+from napkin_ir.target import BF16, F16, F32, SM80, SM90, Engine, dtype, target
+
+EXAMPLES = Path(__file__).resolve().parents[3] / "examples"
+
+
+def _req(pipeline: str = "napkin-sm90", **options):
+    return request(pipeline, options, {k: None for k in options})
+
+
+@pytest.mark.parametrize("text,family", [
+    (gemm(512, 256, 128), "products"),
+    (gemm(512, 256, 128, batch=2, b_nk=True), "products"),
+    (gemm(512, 256, 128, bias="n", relu=True), "products"),
+    (attention_diagram("causal", 1, 2, 256, 64), "attention"),
+    (gqa_attention_diagram("spherical", 1, 2, 4, 256, 64), "attention"),
+    ((EXAMPLES / "row_softmax.mlir").read_text(), "rows"),
+])
+def test_each_family_recognises_its_diagrams(text, family):
+    recipe, _ = recipe_for(run_pipeline(text))
+    assert recipe.name == family
+
+
+def test_a_diagram_of_no_family_is_refused_naming_what_compiles():
+    two_axes = """func.func @f(%x: !ncd.tensor<i=64, j=256 : f32>) -> !ncd.tensor<j=256 : f32> {
+  %s = ncd.softmax %x along j scale 1.0 : !ncd.tensor<i=64, j=256 : f32> -> !ncd.tensor<i=64, j=256 : f32>
+  %r = ncd.reduce sum %s along [i] : !ncd.tensor<i=64, j=256 : f32> -> !ncd.tensor<j=256 : f32>
+  func.return %r : !ncd.tensor<j=256 : f32>
+}"""
+    module = run_pipeline(two_axes)
+    assert recipe_for(module) is None
+    with pytest.raises(PassFailedException, match="napkin-sm90: compiles one function of attention .* row reductions"):
+        plan_kernel(module, SM90, _req())
+
+
+def test_the_gemm_plans_are_typed_on_each_target():
+    module = run_pipeline(gemm(4096, 4096, 4096))
+    sm80 = plan_kernel(module, SM80, _req("napkin-sm80"))
+    assert (sm80.copy, sm80.product, sm80.layout, sm80.grid, sm80.stream) == (
+        CopyEngine.CP_ASYNC, ProductEngine.MMA_SYNC, SmemLayout.SWIZZLE, (("m", 128), ("n", 128)), ("k", 32))
+    assert sm80.warps == (("m", 2), ("n", 2)) and sm80.unroll == 2
+    sm90 = plan_kernel(module, SM90, _req())
+    assert (sm90.copy, sm90.product, sm90.store, sm90.stages) == (CopyEngine.TMA, ProductEngine.WGMMA, StorePath.TMA, 4)
+    assert sm90.launch.persistent and sm90.launch.group == 8
+    # the pass list is the plan's, options typed: the spec names them
+    assert spec(sm90.passes("smem")).endswith('hbm-to-smem{stages=4 smem_bytes=231360 copy="tma" store="tma"}')
+
+
+def test_the_attention_plan_holds_its_schedule():
+    module = run_pipeline(attention_diagram("softmax", 1, 2, 4096, 128))
+    plan = plan_kernel(module, SM90, _req())
+    assert plan.family == "attention" and plan.launch.order is LaunchOrder.LAST
+    assert plan.overlap and plan.pingpong and plan.a_registers
+    assert [type(p).__name__ for p in plan.passes()][-3:] == ["RegWgmmaOverlapPass", "RegPingpongPass", "RegToPtxPass"]
+
+
+def test_the_rows_plan_is_the_same_on_both_targets_but_for_the_arch():
+    module = run_pipeline((EXAMPLES / "row_softmax.mlir").read_text())
+    sm80, sm90 = (plan_kernel(module, t, _req()) for t in (SM80, SM90))
+    assert sm80.product is None and sm80.copy is CopyEngine.CP_ASYNC and sm80.grid == (("i", 4),)
+    assert spec(sm80.passes("reg")) == spec(sm90.passes("reg"))
+    assert spec(sm80.passes()).endswith('reg-to-ptx{arch="sm_80"}') and spec(sm90.passes()).endswith('reg-to-ptx{arch="sm_90a"}')
+
+
+def test_short_rows_take_several_a_warp():
+    text = (EXAMPLES / "row_softmax.mlir").read_text().replace("j=1024", "j=256")
+    assert plan_kernel(run_pipeline(text), SM90, _req()).grid == (("i", 16),)
+
+
+def test_a_plan_names_engines_its_target_lacks():
+    with pytest.raises(ValueError, match="tma does not exist on sm_80"):
+        KernelPlan("products", SM80, grid=(("m", 128),), stream=None, stages=2, copy=CopyEngine.TMA, product=ProductEngine.MMA_SYNC)
+    # a name becomes its enumeration, or fails
+    plan = KernelPlan("products", SM90, grid=(("m", 128),), stream=None, stages=2, copy="tma", product="wgmma", store="direct")  # type: ignore[arg-type]
+    assert plan.copy is CopyEngine.TMA and plan.store is StorePath.DIRECT
+    with pytest.raises(ValueError):
+        KernelPlan("products", SM90, grid=(), stream=None, stages=2, copy="bulk", product="wgmma")  # type: ignore[arg-type]
+
+
+def test_targets_and_dtypes_hold_the_facts_the_plans_use():
+    assert target("sm90") is SM90 and target("sm_80") is SM80
+    assert SM90.has(Engine.WGMMA) and SM90.has(Engine.CP_ASYNC) and not SM80.has(Engine.TMA)
+    assert SM90.smem_per_block() == 227 * 1024 and SM90.smem_per_block(2) == 113 * 1024
+    assert SM90.consumer_registers(384) == 240 and SM90.consumer_registers(256) == 256 and SM90.registers_at_entry(384) == 168
+    assert (BF16.bytes, BF16.elements(16), BF16.tma_code, BF16.mma_k, BF16.is_half) == (2, 8, 9, 16, True)
+    assert (F16.tma_code, F32.bytes, F32.is_half, dtype("f32").elements(128)) == (6, 4, False, 32)
+    with pytest.raises(Exception, match="unknown element type 'f64'"):
+        dtype("f64")
