@@ -26,7 +26,7 @@
 // BIAS: @gemm_bias output #0: <m=256, n=192> bf16 sum={{.*}} abs_sum={{.*}}
 // BIAS-NEXT: check against float64 reference: relative error {{.*}} (bound 2e-02 for bf16): ok
 // NOINPUT: napkin-run: error: no inputs: pass --random-inputs
-// NOREF: napkin-run: error: no reference for @double (--check knows @matmul, @gemm_bias, @attention, @causal_attention, @spherical_attention, @gqa_attention, @gqa_causal_attention, @gqa_spherical_attention); without one, --check compares a --gpu run with the diagram
+// NOREF: napkin-run: error: no reference for @double (--check knows @matmul, @gemm_bias, @attention, @causal_attention, @spherical_attention, @gqa_attention, @gqa_causal_attention, @gqa_spherical_attention, @row_softmax, @row_l2norm); without one, --check compares a --gpu run with the diagram
 
 func.func @double(%x: !ncd.tensor<i=4 : f32>) -> !ncd.tensor<i=4 : f32> {
   %y = ncd.map scale %x by 2.0 : !ncd.tensor<i=4 : f32> -> !ncd.tensor<i=4 : f32>

@@ -38,10 +38,10 @@ def test_roles_of_attention():
 
 
 def test_config_spells_its_pipeline():
-    cfg = TileConfig({"m": 128, "n": 64}, {"k": 32}, {"m": 2, "n": 2}, 3)
-    assert cfg.pipeline() == ('ncd-relabel{grid="m:128,n:64" stream="k:32"},ncd-to-hbm,'
-                              'hbm-to-smem{stages=3 layout=pad8},smem-to-reg{warps="m:2,n:2"}')
-    assert cfg.pipeline("hbm") == 'ncd-relabel{grid="m:128,n:64" stream="k:32"},ncd-to-hbm'
+    cfg = TileConfig({"m": 128, "n": 64}, {"k": 32}, {"m": 4, "n": 1}, 4)
+    assert cfg.pipeline() == ('ncd-relabel{grid="m:128,n:64" stream="k:32"},ncd-to-hbm,hbm-launch,'
+                              'hbm-to-smem{stages=4 layout="pad8"},smem-to-reg{warps="m:4,n:1"}')
+    assert cfg.pipeline("hbm") == 'ncd-relabel{grid="m:128,n:64" stream="k:32"},ncd-to-hbm,hbm-launch'
 
 
 def test_the_choice_is_the_fastest_prediction_within_the_budgets():
@@ -80,6 +80,6 @@ def test_the_sm90_target_searches_tiles_and_stages_for_wgmma():
     space = SearchSpace(block_sizes=(128, 256), stream_sizes=(64,), stages=(3, 4), target="sm90")
     result = autotile(gemm(1024, 1024, 512), "h100", space=space)
     assert result.prediction.instruction == "wgmma" and result.level == "reg"
-    assert "copy=tma" in result.config.pipeline() and "mma=wgmma" in result.config.pipeline()
+    assert 'copy="tma"' in result.config.pipeline() and 'mma="wgmma"' in result.config.pipeline()
     judged = [c for c in result.candidates if c.prediction is not None]
     assert result.prediction.seconds <= min(c.prediction.seconds for c in judged) * 1.01
