@@ -25,7 +25,8 @@ from collections import Counter
 from pathlib import Path
 
 from napkin_ir.errors import UserError
-from napkin_ir.runtime.compiled import CompiledKernel, compile_kernel
+from napkin_ir.build import compile_kernel
+from napkin_ir.runtime.compiled import CompiledKernel
 from napkin_ir.runtime.contract import LaunchContract, napkin_version
 
 

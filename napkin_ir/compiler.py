@@ -83,7 +83,7 @@ def compile(diagram: Any, target: str = "auto", *, pipeline: str | None = None, 
     `CompileCache`.
     """
     from napkin_ir.cache import CompileCache, default_cache
-    from napkin_ir.runtime.compiled import compile_kernel
+    from napkin_ir.build import compile_kernel
 
     text = diagram if isinstance(diagram, str) else str(diagram)
     if pipeline is not None:

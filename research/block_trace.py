@@ -90,7 +90,7 @@ def instrument(ptx: str, name: str) -> str:
 def trace_gemm(torch, label: str, spec: str, shape: tuple[int, int, int]) -> np.ndarray:
     from napkin_ir.diagrams import gemm
     from napkin_ir.runtime import Param, load_ptx
-    from napkin_ir.runtime.compiled import compile_kernel
+    from napkin_ir.build import compile_kernel
 
     m, n, k = shape
     kern = compile_kernel(gemm(m, n, k, "bf16"), spec)

@@ -33,7 +33,7 @@ def main() -> int:
 
     from napkin_ir.diagrams import gemm
     from napkin_ir.pipelines import sm80_gemm_pipeline, sm90_gemm_pipeline
-    from napkin_ir.runtime.compiled import compile_kernel
+    from napkin_ir.build import compile_kernel
 
     ap = argparse.ArgumentParser()
     ap.add_argument("--seconds", type=float, default=3.0)

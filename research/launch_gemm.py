@@ -34,7 +34,7 @@ def main() -> int:
 
     from napkin_ir.diagrams import gemm
     from napkin_ir.pipelines import sm80_gemm_pipeline, sm90_gemm_pipeline
-    from napkin_ir.runtime.compiled import compile_kernel
+    from napkin_ir.build import compile_kernel
 
     m, n, k = args.shape
     spec = (sm80_gemm_pipeline(args.block, args.warps, args.stages, layout=args.layout) if args.path == "sm80"

@@ -590,7 +590,7 @@ def ptxas_registers(ptx: str) -> int | None:
 
 def gemm_rows(torch, hw, args) -> list[dict]:
     from napkin_ir.diagrams import gemm
-    from napkin_ir.runtime.compiled import compile_kernel
+    from napkin_ir.build import compile_kernel
 
     m, n, k = GEMM_SHAPE
     text = gemm(m, n, k, "bf16")
@@ -702,7 +702,7 @@ def _launch_script(rows: list[dict]) -> str:
     lines = ["import sys, torch", f"sys.path.insert(0, {str(ROOT)!r})"]
     gemms = [r for r in rows if r["family"].startswith("gemm")]
     if gemms:
-        lines += ["from napkin_ir.diagrams import gemm", "from napkin_ir.runtime.compiled import compile_kernel",
+        lines += ["from napkin_ir.diagrams import gemm", "from napkin_ir.build import compile_kernel",
                   f"m, n, k = {GEMM_SHAPE}",
                   "a = torch.randn(m, k, device='cuda').to(torch.bfloat16); b = torch.randn(k, n, device='cuda').to(torch.bfloat16)",
                   "c = torch.empty(m, n, device='cuda', dtype=torch.bfloat16)",

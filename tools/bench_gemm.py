@@ -179,7 +179,7 @@ def main() -> int:
     from napkin_ir.passmanager import run_pipeline
     from napkin_ir.pipelines import launch_config, sm80_gemm_pipeline, sm90_gemm_pipeline
     from napkin_ir.runtime import Param, load_ptx
-    from napkin_ir.runtime.compiled import compile_kernel
+    from napkin_ir.build import compile_kernel
 
     ap = argparse.ArgumentParser()
     ap.add_argument("--quick", action="store_true", help="the first two shapes, bf16 only")

@@ -90,7 +90,7 @@ def _run(args: argparse.Namespace) -> int:
 def _run_gpu(pipeline: str, text: str, entry, inputs: list[np.ndarray]) -> list[np.ndarray] | None:
     """Compile with `pipeline` and run on the GPU; None (after saying why) without one."""
     from napkin_ir.runtime import DeviceArray, DriverUnavailableError, get_context
-    from napkin_ir.runtime.compiled import compile_kernel
+    from napkin_ir.build import compile_kernel
     from napkin_ir.runtime.driver import CudaError
 
     kernel = compile_kernel(text, pipeline)

@@ -5,19 +5,19 @@ memory, cluster, persistent-grid rule, tensor-map boxes, and each parameter's el
 and shape from the diagram), so a caller passes device arrays by the diagram's argument
 names and nothing else:
 
-    gemm = compile_kernel(text, "napkin-sm90")
+    gemm = napkin_ir.compile(text, target="sm90")
     gemm(a=a, b=b, out=c, stream=torch.cuda.current_stream())
 
 Every argument is checked against the diagram's types before any CUDA call
 (`check_arguments`: a missing or unknown name, a host array, the dtype, the shape, the
 strides, the device), and a failing check names the argument. Launches are asynchronous
 on `stream` (the legacy default stream where none is given) unless `sync=True`.
-`napkin_ir.compile` is the cached way to get one; `compile_kernel` always compiles.
+The runtime never compiles: `napkin_ir.compile` (cached) and `napkin_ir.build.compile_kernel`
+(not) make one.
 """
 
 from __future__ import annotations
 
-import io
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -25,7 +25,7 @@ from typing import Any
 import numpy as np
 
 from napkin_ir.runtime.arrays import DeviceView, device_view, dtype_name, normalize_dtype
-from napkin_ir.runtime.contract import LaunchContract, ParamContract, TmaBox, diagram_signature, launch_contract, napkin_version
+from napkin_ir.runtime.contract import LaunchContract, ParamContract, TmaBox
 from napkin_ir.runtime.driver import ArgumentError
 from napkin_ir.runtime.kernels import Kernel, load_ptx
 from napkin_ir.runtime.params import Param
@@ -217,20 +217,4 @@ def _trim(dims: tuple[int, ...]) -> list[int]:
     return out
 
 
-def compile_kernel(text: str, pipeline: str) -> CompiledKernel:
-    """Compile a diagram (or a module at any level) with `pipeline` and get its one kernel;
-    no cache (`napkin_ir.compile` has one)."""
-    from napkin_ir import registry
-    from napkin_ir.dialects.ptx.printer import print_ptx
-    from napkin_ir.passmanager import parse_pipeline, run_passes, run_pipeline
-
-    module = run_pipeline(text)  # parsed and verified: the diagram's types, before lowering loses them
-    signature = diagram_signature(module)
-    run_passes(registry.make_context(), module, parse_pipeline(pipeline).passes)
-    module.verify()
-    out = io.StringIO()
-    print_ptx(module, out)
-    return CompiledKernel(out.getvalue(), launch_contract(module, signature, version=napkin_version(), pipeline=pipeline))
-
-
-__all__ = ["CompiledKernel", "TensorMap", "TmaBox", "check_arguments", "compile_kernel"]
+__all__ = ["CompiledKernel", "TensorMap", "TmaBox", "check_arguments"]

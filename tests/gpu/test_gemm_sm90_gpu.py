@@ -27,7 +27,7 @@ def _need_sm90():
 
 
 def run_sm90(torch, m, n, k, t, block=(128, 256, 64), stages=4, **launch):
-    from napkin_ir.runtime.compiled import compile_kernel
+    from napkin_ir.build import compile_kernel
 
     dt = torch.bfloat16 if t == "bf16" else torch.float16
     a = torch.randn(m, k, device="cuda").to(dt)

@@ -122,7 +122,7 @@ def test_gemm_bias_sm90_matches_float64(shape, epilogue):
     the bias (compile_kernel binds both)."""
     torch = pytest.importorskip("torch")
     from napkin_ir.runtime import get_context
-    from napkin_ir.runtime.compiled import compile_kernel
+    from napkin_ir.build import compile_kernel
 
     if get_context().compute_capability() < (9, 0):
         pytest.skip("needs an sm_90 GPU")

@@ -15,7 +15,8 @@ import pytest
 
 from napkin_ir.diagrams import gemm
 from napkin_ir.runtime import driver as drvmod
-from napkin_ir.runtime.compiled import CompiledKernel, check_arguments, compile_kernel
+from napkin_ir.build import compile_kernel
+from napkin_ir.runtime.compiled import CompiledKernel, check_arguments
 from napkin_ir.runtime.contract import FORMAT, LaunchContract, launch_contract
 from napkin_ir.runtime.driver import ArgumentError
 from napkin_ir.errors import UserError

@@ -1,0 +1,30 @@
+"""Compiling a diagram into a kernel object, without the cache: parse, run the pipeline,
+print PTX, write the launch contract. The front door's own step (`napkin_ir.compile` adds
+the cache; `napkin-run --gpu` calls it); the runtime only loads and launches what it makes.
+"""
+
+from __future__ import annotations
+
+import io
+
+from napkin_ir.runtime.compiled import CompiledKernel
+from napkin_ir.runtime.contract import diagram_signature, launch_contract, napkin_version
+
+
+def compile_kernel(text: str, pipeline: str) -> CompiledKernel:
+    """Compile a diagram (or a module at any level) with `pipeline` and get its one kernel;
+    no cache (`napkin_ir.compile` has one)."""
+    from napkin_ir import registry
+    from napkin_ir.dialects.ptx.printer import print_ptx
+    from napkin_ir.passmanager import parse_pipeline, run_passes, run_pipeline
+
+    module = run_pipeline(text)  # parsed and verified: the diagram's types, before lowering loses them
+    signature = diagram_signature(module)
+    run_passes(registry.make_context(), module, parse_pipeline(pipeline).passes)
+    module.verify()
+    out = io.StringIO()
+    print_ptx(module, out)
+    return CompiledKernel(out.getvalue(), launch_contract(module, signature, version=napkin_version(), pipeline=pipeline))
+
+
+__all__ = ["compile_kernel"]
