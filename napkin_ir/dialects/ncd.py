@@ -45,9 +45,11 @@ from xdsl.printer import Printer
 from xdsl.traits import Pure
 from xdsl.utils.exceptions import VerifyException
 
+from napkin_ir.target import DTYPES
+
 ELEMENT_TYPES: dict[str, Attribute] = {"bf16": bf16, "f16": f16, "f32": f32}
 _AXIS_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*$")
-ELEMENT_BYTES = {"bf16": 2, "f16": 2, "f32": 4}  # bytes of each element type the dialects take
+ELEMENT_BYTES = {name: DTYPES[name].bytes for name in ELEMENT_TYPES}  # bytes of each element type the dialects take
 
 
 def element_type_name(t: Attribute) -> str:

@@ -18,6 +18,7 @@ from xdsl.utils.exceptions import PassFailedException
 
 from napkin_ir.dialects import ncd
 from napkin_ir.passes.relabel import function_axes
+from napkin_ir.target import dtype
 
 
 def the_function(module: ModuleOp) -> func.FuncOp | None:
@@ -66,7 +67,7 @@ def product_shape(module: ModuleOp, pipeline: str = "napkin-sm80") -> ProductSha
     *batch, rows, cols = out
     c = contracts[0]
     b_kn = c.rhs.type.axis_names == (k, cols) or c.lhs.type.axis_names == (k, cols)  # type: ignore[attr-defined]
-    halves = all(t.dtype in ("bf16", "f16") for f in funcs for t in f.function_type.outputs.data)  # type: ignore[attr-defined]
+    halves = all(dtype(t.dtype).is_half for f in funcs for t in f.function_type.outputs.data)  # type: ignore[attr-defined]
     return ProductShape(tuple(batch), rows, cols, k, len(contracts) == 1 and not batch and b_kn, len(contracts), halves)
 
 
