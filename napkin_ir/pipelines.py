@@ -32,10 +32,11 @@ __all__ = ["NapkinSm80Pass", "NapkinSm90Pass", "PipelinePass", "launch_config", 
 
 def sm80_gemm_passes(block: tuple[int, int, int] = products.SM80_BLOCK, warps: tuple[int, int] = (2, 2), stages: int = 3,
                      axes: tuple[str, str, str] = ("m", "n", "k"), layout: str = "auto", group: int = 0,
-                     unroll: int = products.SM80_UNROLL, batch: tuple[str, ...] = ()) -> tuple[ModulePass, ...]:
-    """The passes from a GEMM diagram to sm_80 PTX (`recipes.products.sm80_plan`)."""
+                     unroll: int = products.SM80_UNROLL, batch: tuple[str, ...] = (), to: str = "ptx") -> tuple[ModulePass, ...]:
+    """The passes from a GEMM diagram to sm_80 PTX, or to the level `to` (hbm, smem, reg)
+    (`recipes.products.sm80_plan`)."""
     return products.sm80_plan(block, warps, stages, axes, None if layout == "auto" else SmemLayout(layout), group, unroll,
-                              batch).passes()
+                              batch).passes(to)
 
 
 def sm80_gemm_pipeline(*args, **kwargs) -> str:
@@ -45,10 +46,11 @@ def sm80_gemm_pipeline(*args, **kwargs) -> str:
 
 def sm90_gemm_passes(block: tuple[int, int, int] = products.SM90_BLOCK, stages: int = 4, axes: tuple[str, str, str] = ("m", "n", "k"),
                      group: int = 0, blocks_per_sm: int = 1, persistent: bool = False, cluster: int = 1, store: str = "auto",
-                     batch: tuple[str, ...] = (), outputs: int = 1) -> tuple[ModulePass, ...]:
-    """The passes from a GEMM diagram to sm_90a PTX (`recipes.products.sm90_plan`)."""
+                     batch: tuple[str, ...] = (), outputs: int = 1, to: str = "ptx") -> tuple[ModulePass, ...]:
+    """The passes from a GEMM diagram to sm_90a PTX, or to the level `to` (hbm, smem, reg)
+    (`recipes.products.sm90_plan`)."""
     return products.sm90_plan(block, stages, axes, group, blocks_per_sm, persistent, cluster,
-                              None if store == "auto" else StorePath(store), batch, outputs).passes()
+                              None if store == "auto" else StorePath(store), batch, outputs).passes(to)
 
 
 def sm90_gemm_pipeline(*args, **kwargs) -> str:

@@ -190,7 +190,7 @@ def replay(path: Path, hw_key: str) -> int:
             text = attention_diagram("softmax", *shape, "bf16")
             spec = sm80_attention_passes(run_pipeline(text), **configs[label])
         else:
-            text, spec = gemm(*shape, "bf16"), specs[(family, label)].removesuffix(",reg-to-ptx")
+            text, spec = gemm(*shape, "bf16"), specs[(family, label)].rsplit(",reg-to-ptx", 1)[0]
         cost, pred = vm.predict(text, spec, hw, None)
         modelled = sum(pred.dram.values())
         measured = sum(dram_estimate(cost, 1, hw.l2_bytes, ran=traces[key][:, :3], partition=hw.l2_partition).moved.values())

@@ -536,7 +536,7 @@ def model_rows(hw, only: str | None) -> list[dict]:
         for family, label, spec in gemm_configs():
             try:
                 regs = ptxas_registers(compile_to_ptx(text, spec)) if family.startswith("sm80") else None
-                cost, pred = predict(text, spec.removesuffix(",reg-to-ptx"), hw, regs)
+                cost, pred = predict(text, spec.rsplit(",reg-to-ptx", 1)[0], hw, regs)
             except refused as e:
                 print(f"  gemm {family} {label}: does not compile ({str(e).splitlines()[0][:100]})", flush=True)
                 continue
@@ -606,7 +606,7 @@ def gemm_rows(torch, hw, args) -> list[dict]:
             print(f"  gemm {family} {label}: does not compile ({str(e).splitlines()[0][:100]})", flush=True)
             continue
         regs = ptxas_registers(kern.ptx) if family.startswith("sm80") else None
-        cost, pred = predict(text, spec.removesuffix(",reg-to-ptx"), hw, regs)
+        cost, pred = predict(text, spec.rsplit(",reg-to-ptx", 1)[0], hw, regs)
         bound = kern.bind({"a": a, "b": b, "out": c})
         c.fill_(float("nan"))
         kern(bound=bound)

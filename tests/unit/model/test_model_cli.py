@@ -37,7 +37,7 @@ def _one_error_line(err: str) -> str:
 
 
 def _reg_level_text() -> str:
-    return str(run_pipeline((EXAMPLES / "matmul.mlir").read_text(), sm80_gemm_pipeline().removesuffix(",reg-to-ptx")))
+    return str(run_pipeline((EXAMPLES / "matmul.mlir").read_text(), sm80_gemm_pipeline(to="reg")))
 
 
 def test_json_at_the_ncd_level(capsys):

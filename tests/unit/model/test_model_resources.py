@@ -21,7 +21,7 @@ EXAMPLES = Path(__file__).parents[3] / "examples"
 def _reg_level(block=(128, 128, 32), warps=(2, 2), stages=3, shape=(512, 384, 256), layout="auto"):
     """The kernel as smem-to-reg leaves it (its stream loop not unrolled: the figures below
     count one tile's steps)."""
-    spec = sm80_gemm_pipeline(block, warps, stages, layout=layout, unroll=0).removesuffix(",reg-to-ptx")
+    spec = sm80_gemm_pipeline(block, warps, stages, layout=layout, unroll=0, to="reg")
     (kernel,) = analyse_module(run_pipeline(gemm(*shape), spec)).kernels
     return kernel
 
