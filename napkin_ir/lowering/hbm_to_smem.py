@@ -72,7 +72,7 @@ from xdsl.utils.exceptions import PassFailedException
 
 from napkin_ir.dialects import hbm, loop_facts, ncd, smem
 from napkin_ir.dialects.utils import constant
-from napkin_ir.target import dtype
+from napkin_ir.target import SM90, dtype
 
 
 def _const(v: int) -> arith.ConstantOp:
@@ -190,7 +190,7 @@ class HbmToSmemPass(ModulePass):
     name = "hbm-to-smem"
     stages: int = 3
     layout: str = ""
-    smem_bytes: int = 227 * 1024
+    smem_bytes: int = SM90.smem_per_block()  # the most one block may take on sm_90a (and the sm_80 code run there)
     copy: str = "cp.async"
     store: str = "direct"
 
