@@ -2,13 +2,16 @@
 
 - `reg.ldmatrix`: `ldmatrix.x4` per 16 rows of an `a` fragment; per two 8-column tiles of
   a `b` fragment, `.trans` when the buffer's rows are the contracted axis (V, a GEMM's B)
-  and plain when they are the fragment's columns (K). Each lane gives the address of one
+  and plain when they are the fragment's columns (K); an `a` fragment plain from rows of A,
+  `.trans` from a buffer whose rows are the contracted axis (A^T B: a gradient's product over
+  A's rows). Each lane gives the address of one
   row of one 8x8 matrix: its row address is made once per buffer and fragment shape, the
   stage, the tile and `at` are immediates where they are constants.
 - `reg.mma`: one `mma.sync.m16n8k16` per (16, 8) tile, in a serpentine order (the next
   product shares an operand with the last).
 - `reg.wgmma`: `wgmma.mma_async` m64nNk16 with both operands from shared-memory
-  descriptors (A K-major; B K-major or, for a [k, n] tile, N-major with `imm-trans-b`),
+  descriptors (A K-major, or for a [k, m] tile M-major with `imm-trans-a`; B K-major or, for
+  a [k, n] tile, N-major with `imm-trans-b`),
   the warpgroup's 64 rows of A chosen by its index (A's rows may fold several axes, as a
   grouped-query tile's heads by positions: the warps are numbered as its rows are); a
   `wgmma.fence` precedes the first
@@ -42,6 +45,8 @@ def _ldmatrix(k: KernelLowering, op: reg.LdmatrixOp) -> None:
         kind = "b_trans"  # k-major: the buffer's rows are the contracted axis (V, a GEMM's B)
     elif role == "b" and (c_axis, r_axis) == (buf.rows_axis, buf.cols_axis):
         kind = "b"  # n-major: the buffer's rows are the fragment's columns (K)
+    elif role == "a" and (c_axis, r_axis) == (buf.rows_axis, buf.cols_axis):
+        kind = "a_trans"  # m-major: the buffer's rows are the contracted axis (a product over A's rows, A^T B)
     else:
         raise k.fail(f"ldmatrix of {t} from {buf.type} has no lowering")
     # where this warp's slice starts in the tile: rows and bytes along a row
@@ -56,6 +61,8 @@ def _ldmatrix(k: KernelLowering, op: reg.LdmatrixOp) -> None:
     # each ldmatrix: (rows, bytes) past the lane's place, matrices, transposed
     if kind == "a":
         pieces = [(r0 + 16 * tm, c0, 4, False) for tm in range(rows // 16)]
+    elif kind == "a_trans":  # matrices (rows 0-7 | 8-15) x (k lo | hi), each read transposed from 8 k rows
+        pieces = [(r0, c0 + buf.element.size(16 * tm), 4, True) for tm in range(rows // 16)]
     else:
         pieces = [(r0 + (0 if kind == "b_trans" else 8 * tn), c0 + (16 * tn if kind == "b_trans" else 0), 4 if tn + 1 < cols // 8 else 2,
                    kind == "b_trans") for tn in range(0, cols // 8, 2)]
@@ -97,7 +104,9 @@ def _lane_base(k: KernelLowering, buf: Buffer, kind: str, t: reg.FragType, row_i
 
     def make():
         lane = k.lane
-        if kind == "b":  # matrices (n 0-7, k lo), (n 0-7, k hi), (n 8-15, k lo), (n 8-15, k hi)
+        # b: matrices (n 0-7, k lo), (n 0-7, k hi), (n 8-15, k lo), (n 8-15, k hi);
+        # a_trans: the same rows of the buffer, read as (m 0-7, k lo), (m 8-15, k lo), (m 0-7, k hi), (m 8-15, k hi)
+        if kind in ("b", "a_trans"):
             row = k.add(k.op2(P.AndOp, "b32", lane, 7), k.op2(P.ShlOp, "b32", k.op2(P.ShrOp, "u32", lane, 4), 3))
             col = k.mul(k.op2(P.AndOp, "b32", k.op2(P.ShrOp, "u32", lane, 3), 1), 16)
         else:  # a: (rows 0-7 | 8-15) x (k lo | hi); b_trans: (k 0-7 | 8-15) x (n 0-7 | 8-15)
@@ -172,7 +181,8 @@ def _b_descriptor(k: KernelLowering, op: reg.WgmmaOp | reg.WgmmaRsOp, cols: str,
     return _descriptor(k, b, op.b_stage, kk * PANEL, b.rows * PANEL, 1024), True
 
 
-def _issue_wgmma(k: KernelLowering, op: reg.WgmmaOp | reg.WgmmaRsOp, a: list[SSAValue], bdesc: SSAValue, trans_b: bool) -> None:
+def _issue_wgmma(k: KernelLowering, op: reg.WgmmaOp | reg.WgmmaRsOp, a: list[SSAValue], bdesc: SSAValue, trans_b: bool,
+                 trans_a: bool = False) -> None:
     """wgmma.fence where registers changed since the last group, then the product. A
     product onto `reg.zeros` ignores its accumulators (scale-d false) instead: they are
     registers never written, so no zeros are moved in (nor fenced) before it."""
@@ -183,7 +193,7 @@ def _issue_wgmma(k: KernelLowering, op: reg.WgmmaOp | reg.WgmmaRsOp, a: list[SSA
     onto_zeros = isinstance(op.c.owner, reg.ZerosOp)
     acc = list(k.emit(P.UnsetOp(n // 2, F32)).results) if onto_zeros else k.frag(op.c)
     scale_d = k.once(("scale_d", not onto_zeros), lambda: k.r(P.SetpOp("ne" if onto_zeros else "eq", "u32", k.u32(0), k.u32(0))))
-    mma = k.emit(T.WgmmaMmaAsyncOp(n, op.b.type.dtype, acc, a, bdesc, scale_d, trans_b=trans_b))  # type: ignore[attr-defined]
+    mma = k.emit(T.WgmmaMmaAsyncOp(n, op.b.type.dtype, acc, a, bdesc, scale_d, trans_a=trans_a, trans_b=trans_b))  # type: ignore[attr-defined]
     k.vals[op.result] = list(mma.results)
 
 
@@ -192,8 +202,12 @@ def _wgmma(k: KernelLowering, op: reg.WgmmaOp) -> None:
     rows, cols, kx = op.axes()
     a: Buffer = k.vals[op.a]
     kk = hbm.parse_labels(op.at)[kx]
+    if (a.rows_axis, a.cols_axis) == (kx, rows) and a.panels and len(a.row_axes) == 1:
+        _wgmma_a_mn_major(k, op, a, rows, cols, kx, kk)
+        return
     if (a.rows_axis, a.cols_axis) != (rows, kx):
-        raise k.fail(f"A must be laid out [{rows}, {kx}] (K-major) for wgmma from shared memory, got {list(a.type.axis_names)}")
+        raise k.fail(f"A must be laid out [{rows}, {kx}] (K-major) or [{kx}, {rows}] (M-major, in 64-column panels) for wgmma "
+                     f"from shared memory, got {list(a.type.axis_names)}")
     # A, K-major: 8-row groups 1024 bytes apart; the warpgroup's 64 rows, the slice's panel and its offset in it.
     # The warps share A's rows (folded from its row axes, the first outermost, as the warps
     # are numbered): warp w's 16 rows start at row 16 w
@@ -206,6 +220,20 @@ def _wgmma(k: KernelLowering, op: reg.WgmmaOp) -> None:
     adesc = _descriptor(k, a, op.a_stage, _panel_offset(a, kk), 16, 1024, group_rows)
     bdesc, trans_b = _b_descriptor(k, op, cols, kx, kk)
     _issue_wgmma(k, op, [adesc], bdesc, trans_b)
+
+
+def _wgmma_a_mn_major(k: KernelLowering, op: reg.WgmmaOp, a: Buffer, rows: str, cols: str, kx: str, kk: int) -> None:
+    """A stored [k, m] (a product over A's rows, as a gradient's A^T dC): M-major, its rows
+    in panels of 64 columns, read with `imm-trans-a` as B's [k, n] tiles are. Warpgroup w
+    takes A's rows 64 w to 64 w + 63: panel w, `a.rows` rows of 128 bytes on; the slice at
+    `kk` is `kk` rows of 128 bytes into it; 8-row groups are 1024 bytes apart (SBO)."""
+    if rows not in k.warps or len(k.warps) != 1 or 16 * k.warps[rows] != a.type.shape[rows] or a.type.shape[rows] % 64:
+        raise k.fail(f"wgmma's warps share A's rows '{rows}' ({a.type}), 64 a warpgroup; got reg.warps {k.warps}")
+    warp = k.warp_number()
+    group_panel = k.once(("warpgroup_panel", a.rows), lambda: k.mul(k.op2(P.ShrOp, "u32", warp, 2), a.rows * PANEL))
+    adesc = _descriptor(k, a, op.a_stage, kk * PANEL, a.rows * PANEL, 1024, group_panel)
+    bdesc, trans_b = _b_descriptor(k, op, cols, kx, kk)
+    _issue_wgmma(k, op, [adesc], bdesc, trans_b, trans_a=True)
 
 
 @lowers(reg.WgmmaRsOp)
