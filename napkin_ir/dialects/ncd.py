@@ -405,7 +405,7 @@ class ContractOp(NcdOp):
 
 
 MAP_UNARY = ("exp", "exp2", "neg", "sqrt", "scale", "cast")
-MAP_BINARY = ("add", "sub", "mul", "div", "max")
+MAP_BINARY = ("add", "sub", "mul", "div", "max", "ge")
 MAP_FNS = MAP_UNARY + MAP_BINARY
 
 
@@ -420,9 +420,11 @@ class MapOp(NcdOp):
     """An elementwise function of one or two tensors, broadcast by axis name.
 
     Unary: exp, exp2, neg, sqrt, scale (by the constant `by`), cast (to the result's
-    element type). Binary: add, sub, mul, div, max; each operand is broadcast over the
-    axes it lacks, so the result has the union of the operands' axes. A binary function
-    of one tensor takes the constant `by` as its second operand (`max %h by 0.0`: relu).
+    element type). Binary: add, sub, mul, div, max, and ge (1.0 where the first operand
+    is at least the second, else 0.0: the masks of max's gradient); each operand is
+    broadcast over the axes it lacks, so the result has the union of the operands' axes.
+    A binary function of one tensor takes the constant `by` as its second operand
+    (`max %h by 0.0`: relu; `ge %h by 0.0`: where relu passes its input).
 
         %e = ncd.map exp %x : !ncd.tensor<i=64, j=64 : f32> -> !ncd.tensor<i=64, j=64 : f32>
         %y = ncd.map sub %x, %m : !ncd.tensor<i=64, j=64 : f32>, !ncd.tensor<i=64 : f32>
@@ -641,6 +643,104 @@ class L2NormOp(AlongOneAxisOp):
         return op
 
 
+@irdl_op_definition
+class LogSumExpOp(NcdOp):
+    """The log-sum-exp of `scale * x` along one axis (scale defaults to 1), in f32 with
+    the natural log: lse = log(sum_axis exp(scale * x)). The result has the input's other
+    axes and element type f32; a row of -inf gives -inf.
+
+    It is the row statistic a softmax saves for its gradient (`ncd-grad{residuals=true}`):
+    softmax(scale * x) = exp(scale * x - lse), so the backward recomputes the
+    probabilities from the scores without reducing along the axis again.
+
+        %lse = ncd.logsumexp %s along j scale 0.125 : !ncd.tensor<i=64, j=64 : bf16>
+                 -> !ncd.tensor<i=64 : f32>
+    """
+
+    name = "ncd.logsumexp"
+    input = operand_def(TensorType)
+    axis = prop_def(StringAttr)
+    scale = opt_prop_def(FloatAttr[Float32Type])
+    result = result_def(TensorType)
+    traits = traits_def(Pure())
+
+    def __init__(self, input: SSAValue, axis: str, result_type: Attribute, scale: float | None = None):
+        props: dict[str, Attribute] = {"axis": StringAttr(axis)}
+        if scale is not None:
+            props["scale"] = FloatAttr(scale, f32)
+        super().__init__(operands=[input], properties=props, result_types=[result_type])
+
+    @property
+    def scale_value(self) -> float:
+        return 1.0 if self.scale is None else self.scale.value.data
+
+    def verify_(self) -> None:
+        _check_number(self.name, "the scale", self.scale)
+        t = _tensor(self.input, "input")
+        a = self.axis.data
+        if a not in t.shape:
+            raise VerifyException(f"{self.name}: cannot reduce along axis '{a}': the input {_fmt_shape(t.shape)} has no such axis")
+        result = _tensor(self.result, "result")
+        if result.element_type != f32:
+            raise VerifyException(f"{self.name}: the result is a row statistic in f32, got element type {result.element_type}")
+        _check_result(self.name, result, {b: s for b, s in t.shape.items() if b != a}, f32)
+
+    def print(self, printer: Printer) -> None:
+        printer.print_string(" ")
+        printer.print_operand(self.input)
+        printer.print_string(f" along {self.axis.data}")
+        if self.scale is not None:
+            printer.print_string(f" scale {format_float(self.scale.value.data)}")
+        self._print_tail(printer, [self.input])
+
+    @classmethod
+    def parse(cls, parser: Parser) -> LogSumExpOp:
+        operands = _parse_operands(parser, 1)
+        parser.parse_keyword("along")
+        axis = parser.parse_identifier(" (an axis name)")
+        scale = _parse_float(parser, "the log-sum-exp scale") if parser.parse_optional_keyword("scale") else None
+        (inp,), rt, attrs = cls._parse_tail(parser, operands)
+        op = cls(inp, axis, rt, scale)
+        op.attributes.update(attrs)
+        return op
+
+
+@irdl_op_definition
+class ConstantOp(NcdOp):
+    """A tensor whose every element is `value` (the zero cotangent of an argument that no
+    result depends on, in `ncd-grad`'s gradients).
+
+        %z = ncd.constant 0.0 : !ncd.tensor<i=64, d=32 : f32>
+    """
+
+    name = "ncd.constant"
+    value = prop_def(FloatAttr[Float32Type])
+    result = result_def(TensorType)
+    traits = traits_def(Pure())
+
+    def __init__(self, value: float, result_type: Attribute):
+        super().__init__(properties={"value": FloatAttr(value, f32)}, result_types=[result_type])
+
+    def verify_(self) -> None:
+        _check_number(self.name, "the value", self.value)
+        _tensor(self.result, "result")
+
+    def print(self, printer: Printer) -> None:
+        printer.print_string(f" {format_float(self.value.value.data)}")
+        printer.print_op_attributes(self.attributes)
+        printer.print_string(" : ")
+        printer.print_attribute(self.result.type)
+
+    @classmethod
+    def parse(cls, parser: Parser) -> ConstantOp:
+        value = _parse_float(parser, "the constant's value")
+        attrs = parser.parse_optional_attr_dict()
+        parser.parse_punctuation(":", " before the result type")
+        op = cls(value, parser.parse_type())
+        op.attributes.update(attrs)
+        return op
+
+
 class FillOutsideOp(NcdOp):
     """Base of the masks: keep the elements where a condition on their positions holds and
     put `fill` in the others; the result has the input's type. On a tile (the hbm level
@@ -808,14 +908,16 @@ class MaskBoundOp(FillOutsideOp):
         return op
 
 
-NCD = Dialect("ncd", [ContractOp, MapOp, ReduceOp, SoftmaxOp, L2NormOp, MaskOp, MaskBoundOp], [TensorType])
+NCD = Dialect("ncd", [ContractOp, MapOp, ReduceOp, SoftmaxOp, L2NormOp, LogSumExpOp, ConstantOp, MaskOp, MaskBoundOp], [TensorType])
 
 __all__ = [
     "ELEMENT_TYPES",
     "NCD",
+    "ConstantOp",
     "ContractOp",
     "FillOutsideOp",
     "L2NormOp",
+    "LogSumExpOp",
     "MapOp",
     "MaskBoundOp",
     "MaskOp",

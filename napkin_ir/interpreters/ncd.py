@@ -43,6 +43,7 @@ _BINARY = {
     "mul": np.multiply,
     "div": np.divide,
     "max": np.maximum,
+    "ge": lambda x, y: np.greater_equal(x, y).astype(np.float32),
 }
 
 
@@ -99,6 +100,23 @@ class NcdFunctions(InterpreterFunctions):
         with np.errstate(invalid="ignore", divide="ignore"):
             y = x.data / np.sqrt(np.sum(x.data * x.data, axis=ax, keepdims=True))
         return (_result(op, NamedArray(x.axes, y).aligned(op.result.type.axis_names)),)
+
+    @impl(ncd.LogSumExpOp)
+    def run_logsumexp(self, interpreter: Interpreter, op: ncd.LogSumExpOp, args: tuple[Any, ...]):
+        (x,) = args
+        ax = x.axes.index(op.axis.data)
+        s = x.data * np.float32(op.scale_value)
+        with np.errstate(invalid="ignore", divide="ignore"):
+            m = np.max(s, axis=ax, keepdims=True)
+            m = np.where(np.isfinite(m), m, np.float32(0))  # a row of -inf gives log(0) = -inf, not NaN
+            lse = np.squeeze(m, ax) + np.log(np.sum(np.exp(s - m), axis=ax))
+        kept = tuple(a for a in x.axes if a != op.axis.data)
+        return (_result(op, NamedArray(kept, lse).aligned(op.result.type.axis_names)),)
+
+    @impl(ncd.ConstantOp)
+    def run_constant(self, interpreter: Interpreter, op: ncd.ConstantOp, args: tuple[Any, ...]):
+        t = op.result.type
+        return (_result(op, np.full(t.dims, np.float32(op.value.value.data), np.float32)),)
 
     @impl(ncd.MaskOp)
     def run_mask(self, interpreter: Interpreter, op: ncd.MaskOp, args: tuple[Any, ...]):

@@ -233,3 +233,52 @@ func.func @map_max_by_and_two_operands(%x: !ncd.tensor<i=8 : f32>, %y: !ncd.tens
   func.return
 }
 // CHECK: ncd.map max takes 1 operand(s) and 'by', got 2
+
+// -----
+func.func @ge_element_types(%x: !ncd.tensor<i=8 : f32>, %y: !ncd.tensor<i=8 : bf16>) {
+  %0 = ncd.map ge %x, %y : !ncd.tensor<i=8 : f32>, !ncd.tensor<i=8 : bf16> -> !ncd.tensor<i=8 : f32>
+  func.return
+}
+// CHECK: ncd.map ge: operand element types differ (f32 and bf16); cast one first
+
+// -----
+func.func @logsumexp_no_axis(%x: !ncd.tensor<i=8, j=16 : f32>) {
+  %0 = ncd.logsumexp %x along k : !ncd.tensor<i=8, j=16 : f32> -> !ncd.tensor<i=8 : f32>
+  func.return
+}
+// CHECK: ncd.logsumexp: cannot reduce along axis 'k': the input <i=8, j=16> has no such axis
+
+// -----
+func.func @logsumexp_keeps_axis(%x: !ncd.tensor<i=8, j=16 : f32>) {
+  %0 = ncd.logsumexp %x along j : !ncd.tensor<i=8, j=16 : f32> -> !ncd.tensor<i=8, j=16 : f32>
+  func.return
+}
+// CHECK: ncd.logsumexp: result has axis 'j' that the op does not produce; expected axes <i=8>, result has <i=8, j=16>
+
+// -----
+func.func @logsumexp_not_f32(%x: !ncd.tensor<i=8, j=16 : bf16>) {
+  %0 = ncd.logsumexp %x along j : !ncd.tensor<i=8, j=16 : bf16> -> !ncd.tensor<i=8 : bf16>
+  func.return
+}
+// CHECK: ncd.logsumexp: the result is a row statistic in f32, got element type bf16
+
+// -----
+func.func @logsumexp_scale_nan(%x: !ncd.tensor<i=8, j=16 : f32>) {
+  %0 = "ncd.logsumexp"(%x) <{axis = "j", scale = 0x7FC00000 : f32}> : (!ncd.tensor<i=8, j=16 : f32>) -> !ncd.tensor<i=8 : f32>
+  func.return
+}
+// CHECK: ncd.logsumexp: the scale must be a number, got NaN
+
+// -----
+func.func @constant_nan() {
+  %0 = "ncd.constant"() <{value = 0x7FC00000 : f32}> : () -> !ncd.tensor<i=8 : f32>
+  func.return
+}
+// CHECK: ncd.constant: the value must be a number, got NaN
+
+// -----
+func.func @constant_not_tensor() {
+  %0 = ncd.constant 1.0 : f32
+  func.return
+}
+// CHECK: f32 should be of base attribute ncd.tensor

@@ -83,3 +83,21 @@ func.func @masks(%x: !ncd.tensor<i=8, j=16 : f32>, %y: !ncd.tensor<i=8, j=16 : b
   %3 = ncd.mask_bound %x keep j < 0 fill 2.5 {note = "kept"} : !ncd.tensor<i=8, j=16 : f32> -> !ncd.tensor<i=8, j=16 : f32>
   func.return
 }
+
+// The ops the gradients use: ge (max's masks), a row's log-sum-exp, a constant tensor.
+// CHECK-LABEL: func.func @gradient_ops
+func.func @gradient_ops(%x: !ncd.tensor<i=8, j=16 : f32>, %m: !ncd.tensor<i=8 : f32>, %y: !ncd.tensor<i=8, j=16 : bf16>) {
+  // CHECK-NEXT: ncd.map ge %x, %m : !ncd.tensor<i=8, j=16 : f32>, !ncd.tensor<i=8 : f32> -> !ncd.tensor<i=8, j=16 : f32>
+  // CHECK-NEXT: ncd.map ge %y by 0.0 : !ncd.tensor<i=8, j=16 : bf16> -> !ncd.tensor<j=16, i=8 : bf16>
+  // CHECK-NEXT: ncd.logsumexp %x along j : !ncd.tensor<i=8, j=16 : f32> -> !ncd.tensor<i=8 : f32>
+  // CHECK-NEXT: ncd.logsumexp %y along i scale 0.125 {note = "kept"} : !ncd.tensor<i=8, j=16 : bf16> -> !ncd.tensor<j=16 : f32>
+  // CHECK-NEXT: ncd.constant 0.0 : !ncd.tensor<i=8, j=16 : f32>
+  // CHECK-NEXT: ncd.constant -inf {note = "kept"} : !ncd.tensor<: bf16>
+  %0 = ncd.map ge %x, %m : !ncd.tensor<i=8, j=16 : f32>, !ncd.tensor<i=8 : f32> -> !ncd.tensor<i=8, j=16 : f32>
+  %1 = ncd.map ge %y by 0.0 : !ncd.tensor<i=8, j=16 : bf16> -> !ncd.tensor<j=16, i=8 : bf16>
+  %2 = ncd.logsumexp %x along j : !ncd.tensor<i=8, j=16 : f32> -> !ncd.tensor<i=8 : f32>
+  %3 = ncd.logsumexp %y along i scale 0.125 {note = "kept"} : !ncd.tensor<i=8, j=16 : bf16> -> !ncd.tensor<j=16 : f32>
+  %4 = ncd.constant 0.0 : !ncd.tensor<i=8, j=16 : f32>
+  %5 = ncd.constant -inf {note = "kept"} : !ncd.tensor<: bf16>
+  func.return
+}
