@@ -23,7 +23,7 @@ from xdsl.dialects.builtin import ModuleOp
 from xdsl.parser import Parser
 
 from napkin_ir import registry
-from napkin_ir.cli.diagnostics import fail, guarded
+from napkin_ir.cli.diagnostics import fail, guarded, refuse_overwriting_inputs
 from napkin_ir.draw.levels import DRAWN
 from napkin_ir.model.hardware import HARDWARE
 
@@ -63,8 +63,13 @@ def _run(args: argparse.Namespace) -> int:
     from napkin_ir.draw.levels import prepare
     from napkin_ir.draw.style import output_format, pyplot
 
+    refuse_overwriting_inputs([("-o", args.output)], [args.input_file])
     output_format(args.output)  # a bad name is refused before any work
     pyplot()  # and so is a missing matplotlib
+    if args.passes:
+        from napkin_ir.passmanager import parse_pipeline
+
+        parse_pipeline(args.passes)  # and so is a pass nobody registered
     module = _read_module(args.input_file)
     lowered = prepare(module, args.passes or None, args.level, args.hw, args.target)
     draw_lowered(lowered, args.output, args.hw)

@@ -21,7 +21,7 @@ from xdsl.dialects.builtin import ModuleOp
 from xdsl.parser import Parser
 
 from napkin_ir import registry
-from napkin_ir.cli.diagnostics import fail, guarded
+from napkin_ir.cli.diagnostics import fail, guarded, refuse_overwriting_inputs
 from napkin_ir.errors import UserError
 from napkin_ir.model.hardware import HARDWARE, hardware
 from napkin_ir.model.report import format_report, model_report, report_dict
@@ -76,6 +76,7 @@ def _run(args: argparse.Namespace) -> int:
     if args.plot:
         from napkin_ir.draw.style import output_format, pyplot
 
+        refuse_overwriting_inputs([("--plot", args.plot)], [args.input_file])
         output_format(args.plot)  # refused before any work: a name with no picture format, no matplotlib
         pyplot()
     module = _read_module(args.input_file)

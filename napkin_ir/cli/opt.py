@@ -14,7 +14,6 @@ from __future__ import annotations
 import sys
 from argparse import ArgumentParser
 from collections.abc import Sequence
-from pathlib import Path
 from typing import IO
 
 from xdsl.dialects.builtin import ModuleOp
@@ -23,8 +22,9 @@ from xdsl.utils.arg_spec import parse_spec
 from xdsl.xdsl_opt_main import xDSLOptMain
 
 from napkin_ir import registry
-from napkin_ir.cli.diagnostics import guarded
+from napkin_ir.cli.diagnostics import guarded, refuse_overwriting_inputs
 from napkin_ir.errors import UserError
+from napkin_ir.files import AtomicFile, is_special, write_atomically
 from napkin_ir.passmanager import run_passes
 from napkin_ir.runtime.contract import ArgSignature, diagram_signature, launch_contract, napkin_version
 
@@ -32,6 +32,30 @@ from napkin_ir.runtime.contract import ArgSignature, diagram_signature, launch_c
 class NapkinOptMain(xDSLOptMain):
     _signature: list[ArgSignature]
     _contracts_written = 0
+    _output: AtomicFile | None = None
+    _contract: str | None = None
+
+    def run(self):
+        """xDSL's run, its outputs written whole or not at all: `-o` and `--launch-json` go
+        to temporary files renamed over their targets only when every module succeeded,
+        and neither may name the input."""
+        refuse_overwriting_inputs([("-o", self.args.output_file), ("--launch-json", self.args.launch_json)],
+                                  [self.args.input_file])
+        try:
+            super().run()
+            if self._contract is not None:
+                write_atomically(self.args.launch_json, self._contract)
+            if self._output is not None:
+                self._output.commit()
+        finally:
+            if self._output is not None:
+                self._output.discard()  # nothing left to discard once committed
+
+    def prepare_output(self) -> IO[str]:
+        if self.args.output_file is None or is_special(self.args.output_file):
+            return super().prepare_output()
+        self._output = AtomicFile(self.args.output_file)
+        return self._output.stream
 
     def register_all_dialects(self):
         super().register_all_dialects()  # napkin's too where its xdsl.universe entry point is installed
@@ -88,7 +112,7 @@ class NapkinOptMain(xDSLOptMain):
         if self.args.launch_json:
             if self._contracts_written:
                 raise UserError("--launch-json writes the contract of one kernel; the input holds several modules")
-            Path(self.args.launch_json).write_text(contract)
+            self._contract = contract  # written when the whole run has succeeded
             self._contracts_written += 1
         return contract if launch else super().output_resulting_program(prog)
 

@@ -62,7 +62,10 @@ def output_format(path: str) -> str:
 def save(fig, path: str) -> None:
     fmt = output_format(path)
     metadata = {"Date": None} if fmt == "svg" else {}  # reproducible files
-    fig.savefig(path, format=fmt, facecolor=PAPER, metadata=metadata or None)
+    from napkin_ir.files import atomic_output
+
+    with atomic_output(path, "wb") as out:  # the whole picture or the old file, never half of one
+        fig.savefig(out, format=fmt, facecolor=PAPER, metadata=metadata or None)
 
 
 def axis_colours(axes: list[str]) -> dict[str, str]:

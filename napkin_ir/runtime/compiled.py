@@ -139,17 +139,29 @@ class CompiledKernel:
 
     # -- files ---------------------------------------------------------------------------
     def save(self, stem: str | Path) -> tuple[Path, Path]:
-        """Write `STEM.ptx` and `STEM.json` (the launch contract): what docs/launch.md launches."""
-        stem = Path(stem)
-        ptx, contract = stem.with_suffix(".ptx"), stem.with_suffix(".json")
-        ptx.write_text(self.ptx)
-        contract.write_text(self.contract.to_json())
+        """Write `STEM.ptx` and `STEM.json` (the launch contract): what docs/launch.md launches.
+        `STEM` keeps any dots of its own (`k.v2` -> `k.v2.ptx`); a `.ptx` or `.json` on it is
+        dropped. Each file is written whole to a temporary file beside it and renamed into
+        place only when both are written, so a failure leaves the old pair as it was."""
+        from napkin_ir.files import AtomicFile
+
+        ptx, contract = _kernel_files(stem)
+        pending: list[AtomicFile] = []
+        try:
+            for path, text in ((ptx, self.ptx), (contract, self.contract.to_json())):
+                pending.append(AtomicFile(path))
+                pending[-1].stream.write(text)
+            for f in pending:
+                f.commit()
+        finally:
+            for f in pending:
+                f.discard()
         return ptx, contract
 
     @classmethod
     def load(cls, stem: str | Path) -> CompiledKernel:
-        stem = Path(stem)
-        return cls(stem.with_suffix(".ptx").read_text(), LaunchContract.from_json(stem.with_suffix(".json").read_text()))
+        ptx, contract = _kernel_files(stem)
+        return cls(ptx.read_text(), LaunchContract.from_json(contract.read_text()))
 
     # -- launching -----------------------------------------------------------------------
     def kernel(self, device: int = 0) -> Kernel:
@@ -207,6 +219,14 @@ class CompiledKernel:
         device = device or 0
         self.kernel(device).launch(grid=self.launch_grid(device), block=self.block, smem=self.smem, args=bound, stream=stream,
                                    sync=sync, cluster=self.cluster)
+
+
+def _kernel_files(stem: str | Path) -> tuple[Path, Path]:
+    """STEM.ptx and STEM.json; `k.v2` keeps its dot, `k.ptx` and `k.json` name the pair `k`."""
+    path = Path(stem)
+    if path.suffix in (".ptx", ".json"):
+        path = path.with_suffix("")
+    return path.with_name(path.name + ".ptx"), path.with_name(path.name + ".json")
 
 
 def _trim(dims: tuple[int, ...]) -> list[int]:
