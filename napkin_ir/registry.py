@@ -31,6 +31,12 @@ def _relabel() -> type[ModulePass]:
     return RelabelPass
 
 
+def _ncd_grad() -> type[ModulePass]:
+    from napkin_ir.passes.grad import NcdGradPass
+
+    return NcdGradPass
+
+
 def _ncd_to_hbm() -> type[ModulePass]:
     from napkin_ir.lowering.ncd_to_hbm import NcdToHbmPass
 
@@ -114,6 +120,7 @@ def napkin_passes() -> dict[str, Callable[[], type[ModulePass]]]:
         "convert-arith-to-ptx": _convert_arith_to_ptx,
         "ncd-relabel": _relabel,
         "ncd-autotile": _ncd_autotile,
+        "ncd-grad": _ncd_grad,
         "ncd-to-hbm": _ncd_to_hbm,
         "hbm-launch": _hbm_launch,
         "hbm-to-smem": _hbm_to_smem,
