@@ -1,8 +1,10 @@
 """Element types, views of device memory, and device arrays.
 
-Device memory comes as the runtime's own `DeviceArray`, or any object exposing
-`__cuda_array_interface__` (torch, cupy, numba) or DLPack; `device_view` reads what each
-says of its memory (pointer, shape, dtype, strides, device) without copying it. Tensor
+Device memory comes as the runtime's own `DeviceArray`, a torch tensor, or any object
+exposing `__cuda_array_interface__` (cupy, numba) or DLPack; `device_view` reads what each
+says of its memory (pointer, shape, dtype, strides, device) without copying it. Torch
+tensors are read directly (`data_ptr()`, `stride()`, `device`), never through DLPack,
+which refuses tensors that require grad (every `nn.Parameter`) and costs a capsule a call. Tensor
 maps (`tensormap.py`) and argument binding (`params.py`) build on these views.
 """
 
@@ -11,6 +13,7 @@ from __future__ import annotations
 import ctypes
 import dataclasses
 import math
+import sys
 import weakref
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -83,7 +86,7 @@ class DeviceView:
     device: int | None  # ordinal where the producer says so (DLPack), else None
     readonly: bool
     owner: Any
-    source: str  # "DeviceArray", "__cuda_array_interface__" or "DLPack"
+    source: str  # "DeviceArray", "torch", "__cuda_array_interface__" or "DLPack"
 
     @property
     def contiguous(self) -> bool:
@@ -187,10 +190,54 @@ def dlpack_view(obj: Any, where: str) -> DeviceView:
     return DeviceView(pointer, shape, dtype, strides, int(tensor.device.device_id), readonly, (obj, capsule), "DLPack")
 
 
+def torch_tensor_type() -> type | None:
+    """`torch.Tensor` where torch is imported already (the runtime never imports it)."""
+    torch = sys.modules.get("torch")
+    return getattr(torch, "Tensor", None)
+
+
+_TORCH_DTYPES: dict[Any, np.dtype] = {}
+
+
+def torch_dtype(dtype: Any, where: str) -> np.dtype:
+    """The numpy dtype of a torch dtype (torch.bfloat16 -> ml_dtypes.bfloat16)."""
+    found = _TORCH_DTYPES.get(dtype)
+    if found is None:
+        name = str(dtype).removeprefix("torch.")
+        if name not in DTYPES:
+            raise ArgumentError(f"{where}: a torch tensor of {dtype}; supported: {', '.join(DTYPES)}")
+        found = _TORCH_DTYPES[dtype] = DTYPES[name]
+    return found
+
+
+def torch_view(t: Any, where: str) -> DeviceView | np.ndarray:
+    """A torch tensor's memory: a DeviceView of a CUDA tensor read through `data_ptr()` (so
+    `nn.Parameter` and tensors that require grad pass, also outside `no_grad`), a numpy
+    view sharing a CPU tensor's memory (bf16 through an int16 view), or an ArgumentError
+    for other devices (meta, mps ...)."""
+    device = t.device
+    if device.type == "cpu":
+        host = t.detach()
+        if host.dtype == sys.modules["torch"].bfloat16:
+            return host.view(sys.modules["torch"].int16).numpy().view(DTYPES["bfloat16"])
+        torch_dtype(host.dtype, where)
+        return host.numpy()
+    if device.type != "cuda":
+        raise ArgumentError(f"{where}: a torch tensor on {device}; expected a CUDA tensor (or a host array)")
+    dtype = torch_dtype(t.dtype, where)
+    item = dtype.itemsize
+    return DeviceView(t.data_ptr(), tuple(t.shape), dtype, tuple(s * item for s in t.stride()), device.index,
+                      False, t, "torch")
+
+
 def device_view(obj: Any, where: str = "argument") -> DeviceView | np.ndarray | None:
-    """How `obj` reaches device memory; a numpy array for host DLPack producers; None if neither."""
+    """How `obj` reaches device memory; a numpy array for host arrays (DLPack producers, CPU
+    torch tensors); None if neither."""
     if isinstance(obj, DeviceArray):
         return DeviceView(obj.ptr, obj.shape, obj.dtype, None, obj.device, False, obj, "DeviceArray")
+    tensor = torch_tensor_type()
+    if tensor is not None and isinstance(obj, tensor):
+        return torch_view(obj, where)
     cai = _cuda_array_interface(obj)
     if cai is not None:
         view = _view_from_cai(obj, cai, where)

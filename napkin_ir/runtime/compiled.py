@@ -12,6 +12,14 @@ Every argument is checked against the diagram's types before any CUDA call
 (`check_arguments`: a missing or unknown name, a host array, the dtype, the shape, the
 strides, the device), and a failing check names the argument. Launches are asynchronous
 on `stream` (the legacy default stream where none is given) unless `sync=True`.
+
+A call costs microseconds of host time: torch tensors are read through `data_ptr()`, and
+a set of argument layouts (dtype, shape, strides, device) that passed the checks once is
+only looked up again; the loaded function, grid, shared memory attribute and tensor-map
+encoders live in one `Launcher` per device, and the packed parameters are kept by pointer.
+`bind` packs them ahead of time, for the cheapest launch (`kernel(bound=...)`). Nothing in
+a call allocates, synchronises (unless `sync`) or asks the driver, so a call can be
+captured in a CUDA graph once the kernel has been launched (loaded) outside the capture.
 The runtime never compiles: `napkin_ir.compile` (cached) and `napkin_ir.build.compile_kernel`
 (not) make one.
 """
@@ -24,12 +32,12 @@ from typing import Any
 
 import numpy as np
 
-from napkin_ir.runtime.arrays import DeviceView, device_view, dtype_name, normalize_dtype
+from napkin_ir.runtime.arrays import DeviceView, device_view, dtype_name, normalize_dtype, torch_tensor_type
 from napkin_ir.runtime.contract import LaunchContract, ParamContract, TmaBox
 from napkin_ir.runtime.driver import ArgumentError
-from napkin_ir.runtime.kernels import Kernel, load_ptx
+from napkin_ir.runtime.kernels import Kernel, KernelParams, Launcher, load_ptx
 from napkin_ir.runtime.params import Param
-from napkin_ir.runtime.tensormap import TensorMap, tensor_map_for
+from napkin_ir.runtime.tensormap import TensorMap, TiledEncoder, plan_tiled
 
 _TORCH_HINT = "torch.as_tensor(x, device='cuda')"
 
@@ -98,6 +106,8 @@ class CompiledKernel:
     ptx: str
     contract: LaunchContract
     _kernels: dict[int, Kernel] = field(default_factory=dict, repr=False, compare=False)
+    _launchers: dict[int, Launcher] = field(default_factory=dict, repr=False, compare=False)
+    _accepted: dict[tuple, int] = field(default_factory=dict, repr=False, compare=False)  # layouts that passed -> device
 
     # -- what the contract says ----------------------------------------------------------
     @property
@@ -172,53 +182,115 @@ class CompiledKernel:
             self._kernels[device] = load_ptx(self.ptx, device=device, name=f"<{self.name}>").kernel(self.name, specs)
         return self._kernels[device]
 
+    def launcher(self, device: int = 0) -> Launcher:
+        """The kernel's `Launcher` on `device`, made once: the module loaded, the grid fixed
+        (a persistent kernel's from the device's multiprocessor count, asked here once),
+        the shared memory attribute raised, the tensor-map encoders ready."""
+        found = self._launchers.get(device)
+        if found is None:
+            kernel = self.kernel(device)
+            grid = self.contract.grid
+            if self.persistent:
+                grid = self.contract.launch_grid(kernel.module.context.attribute("MULTIPROCESSOR_COUNT"))
+            maps = {k: TiledEncoder(_tma_plan(p), device) for k, p in enumerate(self.contract.params) if p.kind == "tensormap"}
+            found = self._launchers[device] = Launcher(kernel, grid, self.contract.block, self.smem, self.contract.cluster,
+                                                       maps)
+        return found
+
     def launch_grid(self, device: int = 0) -> list[int]:
         """The grid; a persistent kernel gets as many blocks as the device holds at once."""
         if not self.persistent:
             return self.grid
-        from napkin_ir.runtime.driver import get_context
-
-        return _trim(self.contract.launch_grid(get_context(device).attribute("MULTIPROCESSOR_COUNT")))
+        return _trim(self.launcher(device).grid)
 
     def check(self, arrays: dict[str, Any], device: int | None = None) -> tuple[dict[str, DeviceView], int]:
         """`check_arguments` for this kernel: the arrays' views and their device."""
         return check_arguments(self.contract, arrays, device)
 
-    def bind(self, arrays: dict[str, Any], device: int | None = None) -> list[Any]:
-        """Launch arguments from device arrays by name, checked against the diagram's types:
-        tensor maps built for TMA parameters, device addresses for the rest."""
+    def pointers(self, arrays: dict[str, Any], device: int | None = None) -> tuple[tuple[int, ...], int]:
+        """The arrays' device addresses in parameter order and the device they are on, after
+        the checks. Torch tensors whose layouts (dtype, shape, strides, device) passed once
+        are only looked up (and their addresses' alignment tested); anything else is
+        checked in full (`check_arguments`)."""
+        tensor = torch_tensor_type()
+        key = None
+        if tensor is not None and len(arrays) == len(self.contract.params):
+            try:
+                values = [arrays[p.arg] for p in self.contract.params]
+            except KeyError:
+                values = []
+            if values and all(isinstance(v, tensor) for v in values):
+                key = (device, *[(v.dtype, v.shape, v.stride(), v.device) for v in values])
+                found = self._accepted.get(key)
+                if found is not None:
+                    pointers = tuple(v.data_ptr() for v in values)
+                    if not any(p & 15 for p in pointers):
+                        return pointers, found
         views, device = self.check(arrays, device)
-        return self._bind(arrays, views, device)
+        pointers = tuple(views[p.arg].pointer for p in self.contract.params)
+        if key is None:
+            self._check_devices(views, device)
+        else:
+            if len(self._accepted) > 1024:
+                self._accepted.clear()
+            self._accepted[key] = device
+        return pointers, device
 
-    def _bind(self, arrays: dict[str, Any], views: dict[str, DeviceView], device: int) -> list[Any]:
+    def _check_devices(self, views: dict[str, DeviceView], device: int) -> None:
+        """Where a producer does not say its device (`__cuda_array_interface__`), ask the driver."""
         from napkin_ir.runtime.driver import pointer_device
 
-        out: list[Any] = []
         for p in self.contract.params:
             view = views[p.arg]
-            if view.device is None:  # __cuda_array_interface__ does not say: ask the driver
+            if view.device is None:
                 found = pointer_device(view.pointer)
                 if found is not None and found != device:
                     raise ArgumentError(f"kernel {self.name!r}, argument {p.arg!r}: the array lives on CUDA device {found}, "
                                         f"the kernel runs on device {device}")
-            if p.kind == "tensormap":
-                assert p.tma is not None
-                out.append(tensor_map_for(arrays[p.arg], p.tma.box, swizzle=p.tma.swizzle, device=device))
-            else:
-                out.append(view.pointer)
-        return out
+
+    def bind(self, arrays: dict[str, Any], device: int | None = None) -> BoundArguments:
+        """Launch arguments from device arrays by name, checked against the diagram's types
+        and packed (tensor maps encoded for TMA parameters, device addresses for the rest):
+        `kernel(bound=...)` then launches with no check and no packing."""
+        pointers, device = self.pointers(arrays, device)
+        return BoundArguments(pointers, device, self.launcher(device).params_for(pointers))
 
     def __call__(self, *, stream: Any = None, sync: bool = False, device: int | None = None, bound: list[Any] | None = None,
                  **arrays: Any) -> None:
         """Launch on `stream` (a torch or cupy stream, a CUstream or a handle; the legacy
         default stream where None), asynchronously unless `sync`. `device` is where the
         arrays say they are (device 0 where none says); `bound` reuses `bind`'s arguments."""
-        if bound is None:
-            views, device = self.check(arrays, device)
-            bound = self._bind(arrays, views, device)
-        device = device or 0
-        self.kernel(device).launch(grid=self.launch_grid(device), block=self.block, smem=self.smem, args=bound, stream=stream,
-                                   sync=sync, cluster=self.cluster)
+        if isinstance(bound, BoundArguments):
+            launcher = self._launchers.get(bound.device) or self.launcher(bound.device)
+            launcher.launch_params(bound.params, stream)
+        else:
+            if bound is None:
+                pointers, device = self.pointers(arrays, device)
+            else:  # a list of addresses and tensor maps, as `bind` once returned
+                pointers = tuple(b.plan.address if isinstance(b, TensorMap) else int(b) for b in bound)
+            device = device or 0
+            launcher = self._launchers.get(device) or self.launcher(device)
+            launcher.launch(pointers, stream)
+        if sync:
+            launcher.synchronize(stream)
+
+
+class BoundArguments(list):
+    """`CompiledKernel.bind`'s result: the device addresses (a list, in parameter order),
+    the device, and the packed kernel parameters a launch hands the driver."""
+
+    def __init__(self, pointers: tuple[int, ...], device: int, params: KernelParams) -> None:
+        super().__init__(pointers)
+        self.device, self.params = device, params
+
+
+def _tma_plan(p: ParamContract) -> Any:
+    """The tensor map a TMA parameter needs, at a stand-in address (each launch encodes
+    its own): the contract's dtype, shape and box over a C-contiguous array."""
+    if p.tma is None or p.dtype is None or p.shape is None:
+        raise ArgumentError(f"parameter {p.name!r} ({p.arg!r}) is a tensor map, but the launch contract does not give "
+                            "its element type, shape and box")
+    return plan_tiled(16, normalize_dtype(p.dtype), p.shape, None, p.tma.box, swizzle=p.tma.swizzle)
 
 
 def _kernel_files(stem: str | Path) -> tuple[Path, Path]:
@@ -237,4 +309,4 @@ def _trim(dims: tuple[int, ...]) -> list[int]:
     return out
 
 
-__all__ = ["CompiledKernel", "TensorMap", "TmaBox", "check_arguments"]
+__all__ = ["BoundArguments", "CompiledKernel", "TensorMap", "TmaBox", "check_arguments"]

@@ -3,7 +3,9 @@
 `load_ptx` and `load_cubin` hand an image to the driver; `Module.kernel` looks a kernel up
 with the parameter specs its arguments are checked against (`params.bind_arguments`,
 before anything runs); `Kernel.launch` stages host arrays, launches and copies results
-back. The launch configuration's checks (`launch_dims`, `check_launch`,
+back. `Launcher` is the fast path for a kernel whose configuration is fixed (what
+`CompiledKernel` launches): everything the driver is asked once is asked when it is made,
+and a launch is one `cuLaunchKernel` on parameters cached by pointer. The launch configuration's checks (`launch_dims`, `check_launch`,
 `needs_smem_optin`, `check_param_sizes`) are pure and testable without a GPU.
 """
 
@@ -18,6 +20,7 @@ from typing import Any
 
 from napkin_ir.runtime.driver import ArgumentError, Context, CudaError, check, cuda, error_name, get_context, pointer_device
 from napkin_ir.runtime.params import BoundArgument, Param, bind_arguments
+from napkin_ir.runtime.tensormap import TiledEncoder
 
 # The driver refuses more than this much dynamic shared memory per block unless the
 # function's MAX_DYNAMIC_SHARED_SIZE_BYTES attribute is raised first.
@@ -183,7 +186,17 @@ class KernelParams:
         return len(self._storage)
 
 
+_streams: dict[int, Any] = {}  # handle -> CUstream, so a launch on a torch stream's handle makes no object
+
+
 def _as_stream(stream: Any) -> Any:
+    if type(stream) is int:
+        found = _streams.get(stream)
+        if found is None:
+            if len(_streams) > 1024:
+                _streams.clear()
+            found = _streams[stream] = cuda().CUstream(stream)
+        return found
     drv = cuda()
     if stream is None:
         return drv.CUstream(0)
@@ -325,6 +338,123 @@ class Kernel:
 
     def __repr__(self) -> str:
         return f"Kernel({self.name!r}, {len(self.params)} params, module {self.module.label})"
+
+
+class Launcher:
+    """`kernel` launched on a fixed grid, block, dynamic shared memory and cluster, with
+    every parameter a device address: the per-launch work reduced to a dictionary look-up
+    and one `cuLaunchKernel`, so that it costs a few microseconds of host time and can be
+    captured in a CUDA graph (no allocation, synchronisation or driver query).
+
+    Made once per kernel and device: the configuration is checked and the shared memory
+    attribute raised here. `params_for(pointers)` packs the parameters of one launch (the
+    8-byte addresses; for the parameters in `maps`, a tensor map re-encoded at the address
+    by its `TiledEncoder`) and keeps them by pointers, up to `cache_size` sets, so a caller
+    whose buffers come back at the same addresses (torch's caching allocator, a captured
+    graph) packs nothing. Arguments are not checked here: `CompiledKernel` checks them.
+    """
+
+    def __init__(self, kernel: Kernel, grid: Sequence[int], block: Sequence[int], smem: int,
+                 cluster: Sequence[int] | None = None, maps: dict[int, TiledEncoder] | None = None, *,
+                 cache_size: int = 256) -> None:
+        self.kernel, self.maps, self.cache_size = kernel, dict(maps or {}), cache_size
+        self.grid, self.block = launch_dims(grid, "grid"), launch_dims(block, "block")
+        self.cluster = launch_dims(cluster, "cluster") if cluster is not None else None
+        check_launch(self.grid, self.block, self.cluster)
+        self.smem = int(smem)
+        self.context = kernel.module.context
+        self.context.activate()
+        kernel._allow_dynamic_smem(self.smem)
+        drv = cuda()
+        self._success = drv.CUresult.CUDA_SUCCESS
+        self._handle = kernel.handle
+        self._dims = (*self.grid, *self.block, self.smem)
+        self._launch_kernel = drv.cuLaunchKernel
+        self._config: list[Any] | None = None  # the cluster attribute of cuLaunchKernelEx
+        if self.cluster is not None:
+            attribute = drv.CUlaunchAttribute()
+            attribute.id = drv.CUlaunchAttributeID.CU_LAUNCH_ATTRIBUTE_CLUSTER_DIMENSION
+            attribute.value.clusterDim.x, attribute.value.clusterDim.y, attribute.value.clusterDim.z = self.cluster
+            self._config = [attribute]
+        self._params: dict[tuple[int, ...], KernelParams] = {}
+        self._encoded: dict[tuple[int, int], bytes] = {}  # (parameter, address) -> tensor map
+        self.packed = 0  # how many parameter sets were packed (the rest came from the cache)
+
+    def params_for(self, pointers: tuple[int, ...]) -> KernelParams:
+        """The kernel parameters for device addresses `pointers` (one per parameter)."""
+        found = self._params.get(pointers)
+        if found is not None:
+            return found
+        values: list[bytes | ctypes._SimpleCData] = []
+        for k, pointer in enumerate(pointers):
+            encoder = self.maps.get(k)
+            if encoder is None:
+                values.append(ctypes.c_uint64(pointer))
+                continue
+            blob = self._encoded.get((k, pointer))
+            if blob is None:  # a map is re-encoded only where its own pointer is new
+                if len(self._encoded) >= 4 * self.cache_size:
+                    self._encoded.clear()
+                blob = self._encoded[(k, pointer)] = encoder.encode(pointer)
+            values.append(blob)
+        params = KernelParams(values)
+        if len(self._params) >= self.cache_size:
+            try:
+                del self._params[next(iter(self._params))]  # the oldest
+            except (KeyError, StopIteration, RuntimeError):  # another thread got there first
+                pass
+        self._params[pointers] = params
+        self.packed += 1
+        return params
+
+    def launch(self, pointers: tuple[int, ...], stream: Any = None) -> None:
+        """Launch on `stream` (a handle, a CUstream or a stream object) with `pointers`."""
+        self.launch_params(self._params.get(pointers) or self.params_for(pointers), stream)
+
+    def launch_params(self, params: KernelParams, stream: Any = None) -> None:
+        hstream = _as_stream(stream)
+        if self._config is None:
+            result = self._launch_kernel(self._handle, *self._dims, hstream, params.address, 0)
+        else:
+            result = self._launch_ex(params, hstream)
+        if result[0] != self._success:
+            self._launch_elsewhere(params, hstream, result)
+
+    def _launch_ex(self, params: KernelParams, hstream: Any) -> Any:
+        config = cuda().CUlaunchConfig()  # a fresh config: launches from two threads may not share one
+        config.gridDimX, config.gridDimY, config.gridDimZ = self.grid
+        config.blockDimX, config.blockDimY, config.blockDimZ = self.block
+        config.sharedMemBytes, config.hStream = self.smem, hstream
+        config.attrs, config.numAttrs = self._config, 1
+        return cuda().cuLaunchKernelEx(config, self._handle, params.address, 0)
+
+    def _launch_elsewhere(self, params: KernelParams, hstream: Any, result: Any) -> None:
+        """A launch refused because another context was current (another device's, or
+        none): launch in the kernel's own context and give the thread its context back."""
+        drv = cuda()
+        where = (f"launching kernel {self.kernel.name!r} (grid {self.grid}, block {self.block}, "
+                 f"{self.smem} bytes dynamic shared memory)")
+        retry = {int(drv.CUresult.CUDA_ERROR_INVALID_CONTEXT), int(drv.CUresult.CUDA_ERROR_INVALID_HANDLE),
+                 int(drv.CUresult.CUDA_ERROR_CONTEXT_IS_DESTROYED)}
+        if int(result[0]) not in retry:
+            check(result, where)
+        previous = check(drv.cuCtxGetCurrent(), "reading the current CUDA context")
+        self.context.activate()
+        try:
+            if self._config is None:
+                result = self._launch_kernel(self._handle, *self._dims, hstream, params.address, 0)
+            else:
+                result = self._launch_ex(params, hstream)
+            check(result, where)
+        finally:
+            if previous is not None and int(previous) != 0:
+                drv.cuCtxSetCurrent(previous)
+
+    def synchronize(self, stream: Any = None) -> None:
+        check(cuda().cuStreamSynchronize(_as_stream(stream)), f"running kernel {self.kernel.name!r}")
+
+    def __repr__(self) -> str:
+        return f"Launcher({self.kernel.name!r}, grid {self.grid}, block {self.block}, smem {self.smem})"
 
 
 def _stage_in(b: BoundArgument, hstream: Any, kernel: str) -> _Staged:

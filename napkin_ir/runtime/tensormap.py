@@ -5,8 +5,9 @@ bytes as `ndarray.strides` gives them, box (box_rows, box_cols)); the driver wan
 innermost first and without the innermost stride, so `plan_tiled` reverses them. In the
 kernel the coordinates of `cp.async.bulk.tensor` are innermost first too: {col, row}.
 `plan_tiled` is pure, so every rule it enforces can be tested without a GPU; only
-`encode_tiled` calls the driver. The result is a `TensorMap`, passed by value as a
-128-byte kernel parameter (`Param.tensor_map()`).
+`encode_tiled` (and `TiledEncoder`, which re-encodes one plan at new addresses) calls the
+driver. The result is a `TensorMap`, passed by value as a 128-byte kernel parameter
+(`Param.tensor_map()`).
 """
 
 from __future__ import annotations
@@ -202,23 +203,39 @@ def tensor_map_for(array: Any, box_shape: Sequence[int], **options: Any) -> Tens
     return TensorMap(_encode(plan, device), plan, device=device, owner=view.owner)
 
 
+class TiledEncoder:
+    """cuTensorMapEncodeTiled's arguments for one plan, converted once, so that a map over
+    the same shape at another address costs one driver call (`encode(address)`): what a
+    launch does when an argument's pointer changes. Encoding is host-side only (no stream
+    work), so it may run while a CUDA graph is being captured."""
+
+    def __init__(self, plan: TiledPlan, device: int = 0) -> None:
+        get_context(device)  # initialises the driver, or says why it cannot
+        drv = cuda()
+        u64, u32 = drv.cuuint64_t, drv.cuuint32_t
+        self.plan = plan
+        self._encode = drv.cuTensorMapEncodeTiled
+        self._head = (getattr(drv.CUtensorMapDataType, f"CU_TENSOR_MAP_DATA_TYPE_{plan.data_type}"), plan.rank)
+        self._tail = (
+            [u64(d) for d in plan.global_dim],
+            [u64(s) for s in plan.global_strides],
+            [u32(b) for b in plan.box_dim],
+            [u32(e) for e in plan.element_strides],
+            drv.CUtensorMapInterleave.CU_TENSOR_MAP_INTERLEAVE_NONE,
+            getattr(drv.CUtensorMapSwizzle, f"CU_TENSOR_MAP_SWIZZLE_{plan.swizzle.upper()}"),
+            getattr(drv.CUtensorMapL2promotion, f"CU_TENSOR_MAP_L2_PROMOTION_{L2_PROMOTIONS[plan.l2_promotion]}"),
+            getattr(drv.CUtensorMapFloatOOBfill, f"CU_TENSOR_MAP_FLOAT_OOB_FILL_{OOB_FILLS[plan.oob_fill]}"),
+        )
+
+    def encode(self, address: int) -> bytes:
+        """The 128 bytes of the plan's map over `address` (16-byte aligned, checked by the caller)."""
+        result = self._encode(*self._head, address, *self._tail)
+        if int(result[0]) != 0:
+            plan = self.plan
+            check(result, f"encoding a {plan.data_type} tensor map of shape {list(plan.global_dim[::-1])}, "
+                          f"box {list(plan.box_dim[::-1])} at 0x{address:x}")
+        return ctypes.string_at(result[1].getPtr(), TENSOR_MAP_BYTES)
+
+
 def _encode(plan: TiledPlan, device: int) -> bytes:
-    get_context(device)  # initialises the driver, or says why it cannot
-    drv = cuda()
-    u64, u32 = drv.cuuint64_t, drv.cuuint32_t
-    result = drv.cuTensorMapEncodeTiled(
-        getattr(drv.CUtensorMapDataType, f"CU_TENSOR_MAP_DATA_TYPE_{plan.data_type}"),
-        plan.rank,
-        plan.address,
-        [u64(d) for d in plan.global_dim],
-        [u64(s) for s in plan.global_strides],
-        [u32(b) for b in plan.box_dim],
-        [u32(e) for e in plan.element_strides],
-        drv.CUtensorMapInterleave.CU_TENSOR_MAP_INTERLEAVE_NONE,
-        getattr(drv.CUtensorMapSwizzle, f"CU_TENSOR_MAP_SWIZZLE_{plan.swizzle.upper()}"),
-        getattr(drv.CUtensorMapL2promotion, f"CU_TENSOR_MAP_L2_PROMOTION_{L2_PROMOTIONS[plan.l2_promotion]}"),
-        getattr(drv.CUtensorMapFloatOOBfill, f"CU_TENSOR_MAP_FLOAT_OOB_FILL_{OOB_FILLS[plan.oob_fill]}"),
-    )
-    shape = list(plan.global_dim[::-1])
-    tensor_map = check(result, f"encoding a {plan.data_type} tensor map of shape {shape}, box {list(plan.box_dim[::-1])}")
-    return ctypes.string_at(tensor_map.getPtr(), TENSOR_MAP_BYTES)
+    return TiledEncoder(plan, device).encode(plan.address)
