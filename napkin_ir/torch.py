@@ -1,23 +1,39 @@
-"""napkin-ir's kernels as PyTorch custom ops: `torch.ops.napkin.matmul` and `torch.ops.napkin.attention`.
+"""napkin-ir's kernels as PyTorch ops: `torch.ops.napkin.matmul` and `torch.ops.napkin.attention`.
 
-    import napkin_ir.torch                                   # registers the ops (pip install 'napkin-ir[torch]')
-    c = napkin_ir.torch.matmul(a, b)                         # torch.ops.napkin.matmul(a, b)
-    o = napkin_ir.torch.attention(q, k, v, kind="causal")    # torch.ops.napkin.attention(q, k, v, "causal")
+    import napkin_ir.torch                                          # registers the ops (pip install 'napkin-ir[torch]')
+    c = napkin_ir.torch.matmul(a, b)                                # torch.ops.napkin.matmul(a, b)
+    o = napkin_ir.torch.scaled_dot_product_attention(q, k, v, is_causal=True)   # SDPA's signature
+    o = napkin_ir.torch.attention(q, k, v, kind="spherical")       # torch.ops.napkin.attention(q, k, v, "spherical")
 
-Each call builds the diagram for its shapes (`napkin_ir.diagrams.gemm`,
+The first call of a shape builds its diagram (`napkin_ir.diagrams.gemm`,
 `napkin_ir.attention_diagrams.attention_diagram`, or `gqa_attention_diagram` for
-grouped-query heads), compiles it through the compile cache
-(once per shape on a machine: later processes read the PTX from disk) and launches it on
-torch's current stream without synchronising. A GEMM compiles with `napkin-sm90` (TMA,
-wgmma) on a Hopper GPU where its shape allows, else with `napkin-sm80`; attention with
-`napkin-sm90` on a Hopper GPU, `napkin-sm80` on the others. Inputs are checked (dtype, device, shapes) with errors that name the
-argument; both ops have fake (meta) implementations, so `torch.compile(fullgraph=True)`
-traces them without a graph break. They are forward only: no autograd formula is registered.
+grouped-query heads), compiles it through the compile cache (once per shape on a machine:
+later processes read it from disk) and loads it; a compile or load that takes more than a
+second says so in one line on the `napkin_ir` logger. Later calls of the same shapes,
+strides, dtype and device look the launch up and cost a few microseconds of host time: no
+check is repeated, nothing is asked of the driver, and the launch goes on torch's current
+stream without synchronising, so calls can be captured in CUDA graphs
+(`torch.compile(mode="reduce-overhead")`) once they have run outside the capture.
+
+Which target a shape compiles for is decided by one function per op (`matmul_kernel`,
+`attention_kernel`) that both the real and the fake (meta) implementation call, so
+`torch.compile(fullgraph=True)` refuses at trace time exactly what the GPU would refuse.
+A GEMM takes `napkin-sm90` on a Hopper GPU where its tiles fit, else `napkin-sm80`;
+attention takes `napkin-sm90` on Hopper and falls back to `napkin-sm80` for what
+`napkin-sm90` refuses (head dims 32 and 96). Without a GPU, a fake kernel judges for
+sm_80, which every GPU napkin-ir runs on accepts. The ops are forward only.
+
+The ops are registered with `torch.library.Library` on the CUDA key (and the CPU key, only
+to name a CPU argument), not `torch.library.custom_op`, whose Python autograd and
+dispatch wrappers cost 3 to 10 us a call (`tools/bench_torch_ops.py` measures both).
 """
 
 from __future__ import annotations
 
+import logging
+import sys
 import threading
+import time
 from typing import Any
 
 import torch
@@ -29,9 +45,16 @@ from napkin_ir.diagrams import gemm
 from napkin_ir.plan.recipes.products import gemm_candidates
 
 DTYPES = {torch.bfloat16: "bf16", torch.float16: "f16"}
+LAYOUTS = ("bhnd", "bnhd")  # SDPA's (batch, heads, tokens, head dim); flash-attn's (batch, tokens, heads, head dim)
+FAKE_CAPABILITY = (8, 0)  # what a fake kernel judges for where no GPU can be asked
+SLOW_S = 1.0  # a first call slower than this says so on the `napkin_ir` logger
 
-_kernels: dict[tuple, Any] = {}  # (op, shapes, dtype, GPU) -> CompiledKernel, so a refused candidate is tried once
-_lock = threading.Lock()
+log = logging.getLogger("napkin_ir")
+
+_kernels: dict[tuple, Any] = {}  # (op, shapes, dtype, capability) -> CompiledKernel or the refusal's message
+_launches: dict[tuple, Any] = {}  # (op, shapes, strides, dtype, device, options) -> _Launch
+_capabilities: dict[int, tuple[int, int]] = {}
+_lock = threading.RLock()
 
 
 # --- checks (shared by the real and the fake implementations) ---------------------------
@@ -98,97 +121,302 @@ def attention_text(kind: str, b: int, h: int, hk: int, n: int, nk: int, d: int, 
     return gqa_attention_diagram(kind, b, hk, h // hk, n, d, dtype, n_keys=nk, scale=scale)
 
 
-# --- compiling and launching ------------------------------------------------------------
+# --- the one decision: which kernel a shape gets, or why none -----------------------------
+
+def _say(message: str) -> None:
+    """One line on the `napkin_ir` logger at INFO; where nothing would show it (no handler
+    anywhere, as in a fresh notebook), the logger gets a stderr handler of its own."""
+    if not log.hasHandlers():
+        handler = logging.StreamHandler(sys.stderr)
+        handler.setFormatter(logging.Formatter("%(name)s: %(message)s"))
+        log.addHandler(handler)
+        if log.level == logging.NOTSET:
+            log.setLevel(logging.INFO)
+    log.info(message)
+
 
 def _compiled(key: tuple, candidates: list[tuple[str, str, dict[str, Any]]], what: str) -> Any:
-    """The first candidate (target, diagram, options) that compiles, remembered under `key`."""
+    """The first candidate (target, diagram, options) that compiles, remembered under `key`,
+    or a ValueError with every candidate's reason (remembered too: a refusal is not retried)."""
     with _lock:
-        if key in _kernels:
-            return _kernels[key]
-        refused = []
-        for target, text, options in candidates:
-            try:
-                _kernels[key] = napkin_ir.compile(text, target, **options)
-                return _kernels[key]
-            except Exception as e:  # the compiler's diagnostic says why; the next candidate may fit
-                refused.append(f"napkin-{target}: {str(e).strip().splitlines()[0]}")
-        raise ValueError(f"{what} does not compile: " + ("; ".join(refused) or "no napkin kernel takes tiles this small"))
+        found = _kernels.get(key)
+        if found is None:
+            start, refused = time.perf_counter(), []
+            for target, text, options in candidates:
+                try:
+                    found = napkin_ir.compile(text, target, **options)
+                    break
+                except Exception as e:  # the compiler's diagnostic says why; the next candidate may fit
+                    refused.append(f"napkin-{target}: {str(e).strip().splitlines()[0]}")
+            if found is None:
+                found = f"{what} does not compile: " + ("; ".join(refused) or "no napkin kernel takes tiles this small")
+            else:
+                seconds = time.perf_counter() - start
+                if seconds > SLOW_S:
+                    _say(f"compiled {what} for {found.contract.target} in {seconds:.1f} s (cached: later calls do not compile)")
+            _kernels[key] = found
+    if isinstance(found, str):
+        raise ValueError(found)
+    return found
 
 
-def _launch(kernel: Any, device: torch.device, **tensors: Tensor) -> None:
+def capability(device: torch.device) -> tuple[int, int]:
+    """The compute capability napkin compiles for on `device`: the GPU's, or, for meta and
+    fake tensors where no GPU can be asked, FAKE_CAPABILITY (sm_80)."""
+    if device.type != "cuda" or not torch.cuda.is_available():
+        return FAKE_CAPABILITY
     index = device.index if device.index is not None else torch.cuda.current_device()
-    stream = torch.cuda.current_stream(index)
-    kernel(stream=stream.cuda_stream, device=index, **tensors)
+    found = _capabilities.get(index)
+    if found is None:
+        found = _capabilities[index] = torch.cuda.get_device_capability(index)
+    return found
 
 
-def _capability(device: torch.device) -> tuple[int, int]:
-    return torch.cuda.get_device_capability(device)
+def _refuse_old_gpu(op: str, cap: tuple[int, int]) -> None:
+    if cap < (8, 0):
+        raise ValueError(f"{op}: the GPU is sm_{cap[0]}{cap[1]}; napkin's kernels need sm_80 or newer")
 
 
-# --- the ops ----------------------------------------------------------------------------
+def matmul_kernel(m: int, n: int, k: int, dtype: str, cap: tuple[int, int]) -> Any:
+    """The CompiledKernel of a[M, K] @ b[K, N] on a GPU of capability `cap`, or a ValueError
+    with each candidate's reason: what the op and its fake kernel both ask."""
+    _refuse_old_gpu("napkin::matmul", cap)
+    text = gemm(m, n, k, dtype)
+    return _compiled(("matmul", m, n, k, dtype, cap), [(t, text, o) for t, o in gemm_candidates(m, n, k, cap)],
+                     f"napkin::matmul of a {m}x{k} and a {k}x{n} {dtype} matrix")
 
-@torch.library.custom_op("napkin::matmul", mutates_args=())
-def matmul(a: Tensor, b: Tensor) -> Tensor:
-    """a[M, K] @ b[K, N] in bf16 or f16 (f32 accumulation), on the GPU.
 
-    Compiles once per shape (`napkin-sm90` on Hopper where the tiles fit, else
-    `napkin-sm80`) and launches on torch's current stream without synchronising.
-    Non-contiguous inputs are copied to contiguous ones first (`.contiguous()`), so a
-    transposed operand costs a copy. Errors name the argument: a dtype other than
-    bf16/f16, tensors of two dtypes or devices, a CPU tensor, shapes that do not chain.
-    """
-    m, n, k = matmul_shapes(a, b)
-    if m == 0 or n == 0 or k == 0:
-        return torch.zeros((m, n), dtype=a.dtype, device=a.device)
-    dt, cap = DTYPES[a.dtype], _capability(a.device)
-    text = gemm(m, n, k, dt)
-    kernel = _compiled(("matmul", m, n, k, dt, cap), [(t, text, o) for t, o in gemm_candidates(m, n, k, cap)],
-                       f"napkin::matmul of a {m}x{k} and a {k}x{n} {dt} matrix")
-    out = torch.empty((m, n), dtype=a.dtype, device=a.device)
-    _launch(kernel, a.device, a=a.contiguous(), b=b.contiguous(), out=out)
+def attention_targets(cap: tuple[int, int]) -> list[str]:
+    """napkin-sm90 then napkin-sm80 on Hopper (the first that compiles), napkin-sm80 elsewhere."""
+    return ["sm90", "sm80"] if cap == (9, 0) else ["sm80"]
+
+
+def attention_kernel(kind: str, scale: float | None, b: int, h: int, hk: int, n: int, nk: int, d: int, dtype: str,
+                     cap: tuple[int, int]) -> Any:
+    """The CompiledKernel of attention of these shapes on a GPU of capability `cap`, or a
+    ValueError with each target's reason: what the op and its fake kernel both ask."""
+    _refuse_old_gpu("napkin::attention", cap)
+    text = attention_text(kind, b, h, hk, n, nk, d, dtype, scale)
+    return _compiled(("attention", kind, scale, b, h, hk, n, nk, d, dtype, cap), [(t, text, {}) for t in attention_targets(cap)],
+                     f"napkin::attention ({kind}) of q [{b}, {h}, {n}, {d}], k and v [{b}, {hk}, {nk}, {d}], {dtype}")
+
+
+# --- launching ----------------------------------------------------------------------------
+
+_raw_stream = getattr(torch._C, "_cuda_getCurrentRawStream", None)
+
+
+def _stream(index: int) -> int:
+    """torch's current stream on device `index`, as a handle (without a Stream object)."""
+    if _raw_stream is not None:
+        return _raw_stream(index)
+    return torch.cuda.current_stream(index).cuda_stream
+
+
+class _Launch:
+    """What a call of one (shapes, strides, dtype, device) needs: the launcher, the
+    output's shape, whether inputs are copied to contiguous ones, and where each pointer
+    goes in the kernel's parameter list."""
+
+    __slots__ = ("kernel", "launcher", "out_shape", "copy", "names", "order", "view", "checked")
+
+    def __init__(self, kernel: Any, index: int, out_shape: tuple[int, ...], copy: bool, names: tuple[str, ...],
+                 view: tuple[int, ...] | None = None) -> None:
+        self.kernel, self.names, self.checked = kernel, names, False
+        start = time.perf_counter()
+        self.launcher = kernel.launcher(index)  # loads the module: the driver's JIT where there is no cubin
+        seconds = time.perf_counter() - start
+        if seconds > SLOW_S:
+            _say(f"loading {kernel.name} on cuda:{index} took {seconds:.1f} s (once per process)")
+        self.out_shape, self.copy, self.view = out_shape, copy, view
+        position = {name: k for k, name in enumerate(names)}
+        self.order = tuple(position[a] for a in kernel.arg_names())
+
+    def check(self, tensors: tuple[Tensor, ...]) -> None:
+        """The first call's tensors against the kernel's contract (dtype, shape, strides,
+        alignment, device), once: the op's own checks should have caught anything wrong."""
+        arrays = dict(zip(self.names, tensors))
+        if self.view is not None:  # grouped heads: q and out as the diagram's [B, H_kv, H / H_kv, N, D]
+            arrays["q"], arrays["out"] = arrays["q"].view(self.view), arrays["out"].view(self.view)
+        self.kernel.check(arrays, tensors[0].device.index)
+        self.checked = True
+
+
+def _remember(key: tuple, launch: _Launch | None) -> None:
+    if len(_launches) > 4096:
+        _launches.clear()
+    _launches[key] = launch
+
+
+def _pointers(launch: _Launch, tensors: tuple[Tensor, ...]) -> tuple[int, ...]:
+    ptrs = [t.data_ptr() for t in tensors]
+    return tuple(ptrs[k] for k in launch.order)
+
+
+def _aligned(*tensors: Tensor) -> tuple[Tensor, ...]:
+    """The tensors, each copied where its address is not 16-byte aligned (a view at an odd offset)."""
+    return tuple(t if t.data_ptr() % 16 == 0 else t.clone(memory_format=torch.contiguous_format) for t in tensors)
+
+
+# --- the ops ------------------------------------------------------------------------------
+
+_lib = torch.library.Library("napkin", "DEF")
+_lib.define("matmul(Tensor a, Tensor b) -> Tensor")
+_lib.define('attention(Tensor q, Tensor k, Tensor v, str kind="softmax", float? scale=None) -> Tensor')
+
+
+def _matmul_impl(a: Tensor, b: Tensor) -> Tensor:
+    key = (a.shape, b.shape, a.stride(), b.stride(), a.dtype, a.device)
+    launch = _launches.get(key, False)
+    if launch is False:
+        m, n, k = matmul_shapes(a, b)
+        launch = None
+        if m and n and k:
+            kernel = matmul_kernel(m, n, k, DTYPES[a.dtype], capability(a.device))
+            launch = _Launch(kernel, a.device.index, (m, n), not (a.is_contiguous() and b.is_contiguous()), ("a", "b", "out"))
+        _remember(key, launch)
+    if launch is None:  # an empty product
+        return torch.zeros((a.shape[0], b.shape[1]), dtype=a.dtype, device=a.device)
+    if launch.copy:
+        a, b = a.contiguous(), b.contiguous()
+    out = torch.empty(launch.out_shape, dtype=a.dtype, device=a.device)
+    pointers = _pointers(launch, (a, b, out))
+    if (pointers[0] | pointers[1] | pointers[2]) & 15:
+        a, b = _aligned(a, b)
+        pointers = _pointers(launch, (a, b, out))
+    if not launch.checked:
+        launch.check((a, b, out))
+    launch.launcher.launch(pointers, _stream(a.device.index))
     return out
 
 
-@matmul.register_fake
 def _matmul_fake(a: Tensor, b: Tensor) -> Tensor:
-    m, n, _ = matmul_shapes(a, b)
+    m, n, k = matmul_shapes(a, b)
+    if m and n and k:
+        matmul_kernel(m, n, k, DTYPES[a.dtype], capability(a.device))
     return a.new_empty((m, n))
 
 
-@torch.library.custom_op("napkin::attention", mutates_args=())
-def attention(q: Tensor, k: Tensor, v: Tensor, kind: str = "softmax", scale: float | None = None) -> Tensor:
-    """Attention on q[B, H, N, D], k and v [B, H_kv, N_keys, D] (bf16 or f16), on the GPU:
-    `softmax` (softmax(q k^T * scale) v, scale 1/sqrt(D) by default, as
-    torch.nn.functional.scaled_dot_product_attention), `causal` (keys after the query
-    masked; N_keys == N) or `spherical` (the scores divided by their L2 norm along the keys).
-
-    Grouped-query attention (H a multiple of H_kv, query head h reading key/value head
-    h // (H / H_kv), as SDPA's enable_gqa) compiles the grouped-query diagram (K and V
-    broadcast over a group's query heads by name; the kernels pack a group's heads into a
-    block, so each K and V tile is read once for them), with any of the three kinds.
-    Compiles once per shape (`napkin-sm90` on Hopper, else `napkin-sm80`) and launches on torch's current stream
-    without synchronising. Non-contiguous inputs are copied to contiguous ones first.
-    """
-    b, h, hk, n, nk, d = attention_shapes(q, k, v, kind, scale)
-    if q.numel() == 0:
+def _attention_impl(q: Tensor, k: Tensor, v: Tensor, kind: str = "softmax", scale: float | None = None) -> Tensor:
+    key = (q.shape, k.shape, v.shape, q.stride(), k.stride(), v.stride(), q.dtype, q.device, kind, scale)
+    launch = _launches.get(key, False)
+    if launch is False:
+        b, h, hk, n, nk, d = attention_shapes(q, k, v, kind, scale)
+        launch = None
+        if q.numel():
+            kernel = attention_kernel(kind, scale, b, h, hk, n, nk, d, DTYPES[q.dtype], capability(q.device))
+            # grouped: q and the output as [B, H_kv, H / H_kv, N, D], the diagram's Q and O (the same memory)
+            view = None if hk == h else (b, hk, h // hk, n, d)
+            copy = not (q.is_contiguous() and k.is_contiguous() and v.is_contiguous())
+            launch = _Launch(kernel, q.device.index, (b, h, n, d), copy, ("q", "k", "v", "out"), view)
+        _remember(key, launch)
+    if launch is None:  # no queries, or no batch
         return q.new_zeros(q.shape)
-    dt = DTYPES[q.dtype]
-    text = attention_text(kind, b, h, hk, n, nk, d, dt, scale)
-    capability = _capability(q.device)
-    targets = ["sm90"] if capability == (9, 0) else ["sm80"]
-    kernel = _compiled(("attention", kind, scale, b, h, hk, n, nk, d, dt, capability), [(t, text, {}) for t in targets],
-                       f"napkin::attention ({kind}) of q {list(q.shape)}, k and v {list(k.shape)}, {dt}")
-    # grouped: q and the output as [B, H_kv, H / H_kv, N, D], the diagram's Q and O (the same memory)
-    shape = (b, h, n, d) if hk == h else (b, hk, h // hk, n, d)
-    out = torch.empty(shape, dtype=q.dtype, device=q.device)
-    _launch(kernel, q.device, q=q.contiguous().view(shape), k=k.contiguous(), v=v.contiguous(), out=out)
-    return out.view(b, h, n, d)
+    if launch.copy:
+        q, k, v = q.contiguous(), k.contiguous(), v.contiguous()
+    out = torch.empty(launch.out_shape, dtype=q.dtype, device=q.device)
+    pointers = _pointers(launch, (q, k, v, out))
+    if (pointers[0] | pointers[1] | pointers[2] | pointers[3]) & 15:
+        q, k, v = _aligned(q, k, v)
+        pointers = _pointers(launch, (q, k, v, out))
+    if not launch.checked:
+        launch.check((q, k, v, out))
+    launch.launcher.launch(pointers, _stream(q.device.index))
+    return out
 
 
-@attention.register_fake
 def _attention_fake(q: Tensor, k: Tensor, v: Tensor, kind: str = "softmax", scale: float | None = None) -> Tensor:
-    attention_shapes(q, k, v, kind, scale)
+    b, h, hk, n, nk, d = attention_shapes(q, k, v, kind, scale)
+    if q.numel():
+        attention_kernel(kind, scale, b, h, hk, n, nk, d, DTYPES[q.dtype], capability(q.device))
     return q.new_empty(q.shape)
 
 
-__all__ = ["attention", "attention_shapes", "attention_text", "gemm_candidates", "matmul", "matmul_shapes"]
+for _key in ("CUDA", "CPU"):  # CPU: only to say that a CPU argument is on the CPU, by name
+    _lib.impl("matmul", _matmul_impl, _key)
+    _lib.impl("attention", _attention_impl, _key)
+torch.library.register_fake("napkin::matmul", _matmul_fake, lib=_lib)
+torch.library.register_fake("napkin::attention", _attention_fake, lib=_lib)
+
+_matmul_op = torch.ops.napkin.matmul.default
+_attention_op = torch.ops.napkin.attention.default
+
+
+def matmul(a: Tensor, b: Tensor) -> Tensor:
+    """a[M, K] @ b[K, N] in bf16 or f16 (f32 accumulation), on the GPU: `torch.ops.napkin.matmul`.
+
+    Compiles once per shape (`napkin-sm90` on Hopper where the tiles fit, else
+    `napkin-sm80`) and launches on torch's current stream without synchronising.
+    Parameters (`nn.Parameter`) and tensors that require grad are taken as they are (the
+    op is forward only: use it under `torch.no_grad()` or `torch.inference_mode()`).
+    Non-contiguous inputs are copied to contiguous ones first (`.contiguous()`), so a
+    transposed operand such as `linear.weight.t()` costs a copy. Errors name the argument:
+    a dtype other than bf16/f16, tensors of two dtypes or devices, a CPU tensor, shapes
+    that do not chain, a shape no napkin kernel compiles for (with each target's reason).
+    """
+    return _matmul_op(a, b)
+
+
+def attention(q: Tensor, k: Tensor, v: Tensor, kind: str = "softmax", scale: float | None = None) -> Tensor:
+    """Attention on q[B, H, N, D], k and v [B, H_kv, N_keys, D] (bf16 or f16), on the GPU:
+    `torch.ops.napkin.attention`. `kind` is `softmax` (softmax(q k^T * scale) v, scale
+    1/sqrt(D) by default, as torch.nn.functional.scaled_dot_product_attention), `causal`
+    (keys after the query masked; N_keys == N) or `spherical` (the scores divided by their
+    L2 norm along the keys; no scale).
+
+    Grouped-query attention (H a multiple of H_kv, query head h reading key/value head
+    h // (H / H_kv), as SDPA's enable_gqa) compiles the grouped-query diagram, with any of
+    the three kinds. Compiles once per shape (`napkin-sm90` on Hopper, falling back to
+    `napkin-sm80` for what it refuses; `napkin-sm80` elsewhere) and launches on torch's
+    current stream without synchronising. Non-contiguous inputs are copied first.
+    `scaled_dot_product_attention` is the same op with SDPA's signature.
+    """
+    return _attention_op(q, k, v, kind, scale)
+
+
+def scaled_dot_product_attention(query: Tensor, key: Tensor, value: Tensor, attn_mask: Tensor | None = None,
+                                 dropout_p: float = 0.0, is_causal: bool = False, scale: float | None = None,
+                                 enable_gqa: bool = False, *, layout: str = "bhnd", return_lse: bool = False) -> Tensor:
+    """`torch.nn.functional.scaled_dot_product_attention`'s signature on napkin's attention
+    kernels: softmax(query key^T * scale) value, scale 1/sqrt(D) by default, bf16 or f16.
+
+    layout="bhnd" (SDPA's): query [B, H, N, D], key and value [B, H_kv, N_keys, D], and
+    the output [B, H, N, D]. layout="bnhd" (flash-attn's `flash_attn_func`): query
+    [B, N, H, D], key and value [B, N_keys, H_kv, D], and the output [B, N, H, D]; the
+    kernels read the first layout, so this one costs a copy of each input and of the output.
+    `is_causal` masks the keys after each query (N_keys == N, as SDPA's top-left mask
+    when they are equal). `enable_gqa` lets H be a multiple of H_kv (query head h reads
+    key/value head h // (H / H_kv)); without it the heads must be equal, as in SDPA.
+
+    Refused by name (NotImplementedError) rather than ignored: `attn_mask` (a mask tensor;
+    `is_causal=True` is the causal mask), `dropout_p` other than 0, and `return_lse=True`
+    (the log-sum-exp of each row: the forward kernels do not produce it yet). Head dims and
+    shapes that no kernel compiles for are refused with each target's reason (ValueError),
+    by the fake kernel under torch.compile too. docs/guide.md section 6 has the table.
+    """
+    op = "napkin_ir.torch.scaled_dot_product_attention"
+    if attn_mask is not None:
+        raise NotImplementedError(f"{op}: attn_mask is not supported (napkin's kernels take no mask tensor); "
+                                  "is_causal=True gives the causal mask")
+    if dropout_p != 0.0:
+        raise NotImplementedError(f"{op}: dropout_p={dropout_p} is not supported (the kernels have no dropout); "
+                                  "pass dropout_p=0.0, as in evaluation")
+    if return_lse:
+        raise NotImplementedError(f"{op}: return_lse=True is not supported: the forward kernels do not write the "
+                                  "log-sum-exp of each row yet")
+    if layout not in LAYOUTS:
+        raise ValueError(f"{op}: layout must be 'bhnd' (SDPA's [B, H, N, D]) or 'bnhd' (flash-attn's [B, N, H, D]), "
+                         f"found {layout!r}")
+    if layout == "bnhd":
+        query, key, value = (t.transpose(1, 2) if t.dim() == 4 else t for t in (query, key, value))
+    if not enable_gqa and query.dim() == 4 and key.dim() == 4 and query.shape[1] != key.shape[1]:
+        heads = 2 if layout == "bnhd" else 1
+        raise ValueError(f"{op}: query has {query.shape[1]} heads and key {key.shape[1]} (dimension {heads}); "
+                         "pass enable_gqa=True for grouped-query attention")
+    out = _attention_op(query, key, value, "causal" if is_causal else "softmax", scale)
+    return out.transpose(1, 2).contiguous() if layout == "bnhd" else out
+
+
+__all__ = ["DTYPES", "FAKE_CAPABILITY", "LAYOUTS", "attention", "attention_kernel", "attention_shapes", "attention_targets",
+           "attention_text", "capability", "gemm_candidates", "matmul", "matmul_kernel", "matmul_shapes",
+           "scaled_dot_product_attention"]

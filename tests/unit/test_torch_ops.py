@@ -1,6 +1,9 @@
 """napkin_ir.torch without a GPU: the ops' schemas, their checks (dtype, device, shapes),
-their fake kernels on meta tensors, tracing under torch.compile(fullgraph=True), and the
-choice of target and tiles. tests/gpu/test_torch_ops_gpu.py runs them on the GPU."""
+their fake kernels on meta tensors (refusing what the compile refuses: one decision),
+SDPA's signature and its refusals, tracing under torch.compile(fullgraph=True), the
+choice of target and tiles, torch tensors and parameters read through data_ptr() (never
+DLPack), and the launch path's caching with the driver stubbed.
+tests/gpu/test_torch_ops_gpu.py runs them on the GPU."""
 
 from __future__ import annotations
 
@@ -24,8 +27,8 @@ def test_the_ops_are_registered():
 
 
 def test_fake_kernels_give_the_shapes():
-    c = torch.ops.napkin.matmul(meta(100, 64), meta(64, 30))
-    assert (c.shape, c.dtype, c.device.type) == ((100, 30), BF16, "meta")
+    c = torch.ops.napkin.matmul(meta(100, 64), meta(64, 32))
+    assert (c.shape, c.dtype, c.device.type) == ((100, 32), BF16, "meta")
     o = torch.ops.napkin.attention(meta(2, 8, 100, 64, dtype=F16), meta(2, 2, 70, 64, dtype=F16), meta(2, 2, 70, 64, dtype=F16))
     assert (o.shape, o.dtype) == ((2, 8, 100, 64), F16)
 
@@ -133,3 +136,333 @@ def test_a_shape_no_kernel_takes_is_refused_with_every_reason(monkeypatch):
     with pytest.raises(ValueError, match=r"does not compile: napkin-sm90: .*rows.*; napkin-sm80: .*multiple of 8"):
         nt._compiled(("test",), [(t, __import__("napkin_ir").gemm(1000, 1000, 1004), o)
                                  for t, o in nt.gemm_candidates(1000, 1000, 1004, (9, 0))], "a test GEMM")
+
+
+# --- one decision for the fake and the real kernel -----------------------------------------
+
+def test_the_fake_kernel_refuses_what_the_compile_refuses(monkeypatch):
+    """A GEMM whose N (30) no cp.async row fits: the fake kernel (meta tensors, judged for
+    sm_80) raises the compiler's own reason, the one `matmul_kernel` gives the real op."""
+    monkeypatch.setattr(nt, "_kernels", {})
+    with pytest.raises(ValueError, match=r"does not compile: napkin-sm80: .*multiple of 8 elements") as fake:
+        torch.ops.napkin.matmul(meta(100, 64), meta(64, 30))
+    monkeypatch.setattr(nt, "_kernels", {})  # compiled afresh: the same words
+    with pytest.raises(ValueError) as real:
+        nt.matmul_kernel(100, 30, 64, "bf16", nt.FAKE_CAPABILITY)
+    assert str(real.value) == str(fake.value)
+
+
+@pytest.mark.parametrize("d, cap, target", [(64, (9, 0), "sm_90a"), (128, (9, 0), "sm_90a"), (64, (8, 0), "sm_80"),
+                                            (32, (9, 0), "sm_80"), (96, (9, 0), "sm_80"), (96, (8, 6), "sm_80"),
+                                            (72, (9, 0), None), (72, (8, 0), None), (256, (8, 0), None)])
+def test_attention_head_dims_by_gpu(d, cap, target, monkeypatch):
+    """Hopper falls back to napkin-sm80 for the head dims napkin-sm90 refuses; what neither
+    compiles is refused by the fake kernel (under the GPU's capability) with both reasons."""
+    monkeypatch.setattr(nt, "capability", lambda device: cap)
+    q = meta(1, 4, 128, d)
+    if target is None:
+        with pytest.raises(ValueError, match=r"does not compile: napkin-sm"):
+            torch.ops.napkin.attention(q, q, q)
+        return
+    assert torch.ops.napkin.attention(q, q, q).shape == q.shape
+    assert nt.attention_kernel("softmax", None, 1, 4, 4, 128, 128, d, "bf16", cap).contract.target == target
+
+
+def test_a_refusal_is_remembered(monkeypatch):
+    calls = []
+    monkeypatch.setattr(nt, "_kernels", {})
+    monkeypatch.setattr(nt.napkin_ir, "compile", lambda *a, **k: calls.append(a) or (_ for _ in ()).throw(ValueError("no")))
+    for _ in range(3):
+        with pytest.raises(ValueError, match="napkin-sm80: no"):
+            nt.matmul_kernel(128, 128, 64, "bf16", (8, 0))
+    assert len(calls) == 1
+
+
+def test_a_slow_compile_says_so_once(monkeypatch, caplog):
+    monkeypatch.setattr(nt, "_kernels", {})
+    monkeypatch.setattr(nt, "SLOW_S", 0.0)
+    with caplog.at_level("INFO", logger="napkin_ir"):
+        nt.matmul_kernel(128, 128, 64, "bf16", (8, 0))
+        nt.matmul_kernel(128, 128, 64, "bf16", (8, 0))
+    lines = [r.getMessage() for r in caplog.records if r.name == "napkin_ir"]
+    assert len(lines) == 1 and lines[0].startswith("compiled napkin::matmul of a 128x64 and a 64x128 bf16 matrix for sm_80 in")
+
+
+# --- SDPA's signature ------------------------------------------------------------------------
+
+def test_sdpa_has_torchs_signature():
+    import inspect
+
+    ours = inspect.signature(nt.scaled_dot_product_attention).parameters
+    theirs = ["query", "key", "value", "attn_mask", "dropout_p", "is_causal", "scale", "enable_gqa"]
+    assert list(ours)[:8] == theirs
+    assert [ours[n].default for n in theirs[3:]] == [None, 0.0, False, None, False]
+    assert [n for n, p in ours.items() if p.kind is p.KEYWORD_ONLY] == ["layout", "return_lse"]
+
+
+@pytest.mark.parametrize("kwargs, error, message", [
+    ({"attn_mask": meta(1, 1, 128, 128)}, NotImplementedError, r"attn_mask is not supported .*is_causal=True"),
+    ({"dropout_p": 0.1}, NotImplementedError, r"dropout_p=0.1 is not supported"),
+    ({"return_lse": True}, NotImplementedError, r"return_lse=True is not supported: the forward kernels do not write the log-sum-exp"),
+    ({"layout": "nhd"}, ValueError, r"layout must be 'bhnd' .* or 'bnhd'"),
+])
+def test_sdpa_refuses_by_name(kwargs, error, message):
+    q = meta(1, 4, 128, 64)
+    with pytest.raises(error, match=message):
+        nt.scaled_dot_product_attention(q, q, q, **kwargs)
+
+
+def test_sdpa_grouped_heads_need_enable_gqa():
+    q, kv = meta(1, 8, 128, 64), meta(1, 2, 128, 64)
+    with pytest.raises(ValueError, match=r"query has 8 heads and key 2 .*pass enable_gqa=True"):
+        nt.scaled_dot_product_attention(q, kv, kv)
+    assert nt.scaled_dot_product_attention(q, kv, kv, is_causal=True, enable_gqa=True).shape == q.shape
+
+
+def test_sdpa_flash_attn_layout():
+    q, kv = meta(2, 100, 8, 64), meta(2, 100, 2, 64)  # (B, N, H, D)
+    o = nt.scaled_dot_product_attention(q, kv, kv, is_causal=True, enable_gqa=True, layout="bnhd")
+    assert o.shape == (2, 100, 8, 64) and o.is_contiguous()
+
+
+def test_sdpa_traces_under_torch_compile():
+    def f(q, k, v):
+        return nt.scaled_dot_product_attention(q, k, v, is_causal=True, scale=0.1, enable_gqa=True).float().sum()
+
+    counter = CompileCounter()
+    out = torch.compile(f, fullgraph=True, backend=counter)(meta(1, 4, 128, 64), meta(1, 2, 128, 64), meta(1, 2, 128, 64))
+    assert counter.frame_count == 1 and out.shape == ()
+
+
+def test_help_shows_our_docstrings():
+    for fn, words in [(nt.matmul, "a[M, K] @ b[K, N]"), (nt.attention, "`spherical`"),
+                      (nt.scaled_dot_product_attention, "Refused by name")]:
+        assert words in fn.__doc__ and fn.__module__ == "napkin_ir.torch"
+
+
+# --- torch tensors through data_ptr(), never DLPack -------------------------------------------
+
+ALIGNED = 1 << 20
+
+
+def _fake_cuda(*shapes, dtype=BF16, parameter=False, requires_grad=False):
+    """CUDA tensors as FakeTensorMode makes them, whose data_ptr() says a device address."""
+    from torch._subclasses.fake_tensor import FakeTensorMode
+
+    out = []
+    with FakeTensorMode():
+        for k, shape in enumerate(shapes):
+            t = torch.empty(shape, device="cuda", dtype=dtype)
+            t = torch.nn.Parameter(t) if parameter else t.requires_grad_(requires_grad)
+            out.append(t)
+    for k, t in enumerate(out):
+        t.data_ptr = lambda k=k: ALIGNED * (k + 1)
+    return out
+
+
+@pytest.fixture
+def no_dlpack(monkeypatch):
+    from napkin_ir.runtime import arrays
+
+    def refuse(*a, **k):
+        raise AssertionError("a torch tensor went through DLPack")
+
+    monkeypatch.setattr(arrays, "dlpack_view", refuse)
+
+
+@pytest.fixture(scope="module")
+def gemm_kernel():
+    from napkin_ir.build import compile_kernel
+    from napkin_ir.diagrams import gemm
+
+    return compile_kernel(gemm(128, 64, 32), "napkin-sm80")
+
+
+@pytest.mark.parametrize("how", [{"parameter": True}, {"requires_grad": True}, {}])
+def test_parameters_pass_the_checks(gemm_kernel, no_dlpack, how):
+    from napkin_ir.runtime.compiled import check_arguments
+
+    a, b, out = _fake_cuda((128, 32), (32, 64), (128, 64), **how)
+    views, device = check_arguments(gemm_kernel.contract, {"a": a, "b": b, "out": out})
+    assert device == 0 and [views[n].pointer for n in "ab"] == [ALIGNED, 2 * ALIGNED]
+    assert views["a"].source == "torch" and views["a"].strides == (64, 2)
+
+
+def test_a_cpu_bf16_tensor_is_refused_by_name(gemm_kernel, no_dlpack):
+    from napkin_ir.runtime.driver import ArgumentError
+
+    _, b, out = _fake_cuda((128, 32), (32, 64), (128, 64))
+    a = torch.nn.Parameter(torch.zeros(128, 32, dtype=BF16))
+    with pytest.raises(ArgumentError, match=r"argument 'a': the array lives in host memory"):
+        gemm_kernel.check({"a": a, "b": b, "out": out})
+
+
+def test_torch_layouts_are_checked(gemm_kernel):
+    from napkin_ir.runtime.driver import ArgumentError
+
+    a, b, out = _fake_cuda((128, 32), (64, 32), (128, 64))
+    with pytest.raises(ArgumentError, match=r"argument 'b': expected shape \[32, 64\]"):
+        gemm_kernel.check({"a": a, "b": b, "out": out})
+    with pytest.raises(ArgumentError, match=r"argument 'b': expected a C-contiguous array, found strides \[2, 64\]"):
+        gemm_kernel.check({"a": a, "b": b.t(), "out": out})
+
+
+# --- the launch path, with the driver stubbed -------------------------------------------------
+
+class _Driver:
+    """The few driver entry points a Launcher uses; any other is a failure (a driver query
+    in the launch path), and every call is counted."""
+
+    class CUresult:
+        CUDA_SUCCESS, CUDA_ERROR_INVALID_CONTEXT, CUDA_ERROR_INVALID_HANDLE, CUDA_ERROR_CONTEXT_IS_DESTROYED = 0, 201, 400, 709
+
+    def __init__(self):
+        self.calls: list[tuple] = []
+
+    def cuLaunchKernel(self, *args):
+        self.calls.append(("cuLaunchKernel", *args))
+        return (0,)
+
+    def CUstream(self, handle):
+        self.calls.append(("CUstream", handle))
+        return ("stream", handle)
+
+
+class _Context:
+    ordinal = 0
+
+    def activate(self):
+        pass
+
+    def attribute(self, name):
+        assert name == "MULTIPROCESSOR_COUNT"
+        return 132
+
+
+class _Kernel:
+    name = "matmul"
+    handle = "function"
+
+    def __init__(self):
+        self.module = type("M", (), {"context": _Context()})()
+
+    def _allow_dynamic_smem(self, smem):
+        pass
+
+
+class _Encoder:
+    def __init__(self, plan, device=0):
+        self.encoded = []
+
+    def encode(self, address):
+        self.encoded.append(address)
+        return address.to_bytes(8, "little") * 16
+
+
+@pytest.fixture
+def stub_driver(monkeypatch):
+    from napkin_ir.runtime import compiled, kernels
+
+    drv = _Driver()
+    monkeypatch.setattr(kernels, "cuda", lambda: drv)
+    monkeypatch.setattr(kernels, "_streams", {})
+    monkeypatch.setattr(compiled, "TiledEncoder", _Encoder)
+    return drv
+
+
+def _stubbed(kernel):
+    from napkin_ir.runtime.compiled import CompiledKernel
+
+    fresh = CompiledKernel(kernel.ptx, kernel.contract)
+    fresh._kernels[0] = _Kernel()
+    return fresh
+
+
+def test_a_call_checks_a_layout_once_and_packs_a_pointer_set_once(gemm_kernel, stub_driver, monkeypatch):
+    from napkin_ir.runtime import compiled
+
+    kernel = _stubbed(gemm_kernel)
+    checks = []
+    real_check = compiled.check_arguments
+    monkeypatch.setattr(compiled, "check_arguments", lambda *a, **k: checks.append(1) or real_check(*a, **k))
+    a, b, out = _fake_cuda((128, 32), (32, 64), (128, 64), parameter=True)
+    for _ in range(3):
+        kernel(a=a, b=b, out=out, stream=7)
+    assert len(checks) == 1
+    launcher = kernel.launcher(0)
+    assert launcher.packed == 1
+    launches = [c for c in stub_driver.calls if c[0] == "cuLaunchKernel"]
+    assert len(launches) == 3 and len(stub_driver.calls) == 4  # and one CUstream for handle 7, made once
+    assert launches[0][1:10] == ("function", *launcher.grid, *launcher.block, launcher.smem, ("stream", 7))
+    out.data_ptr = lambda: 9 * ALIGNED  # a new output buffer: packed again, checked not again
+    kernel(a=a, b=b, out=out, stream=7)
+    assert len(checks) == 1 and launcher.packed == 2
+
+
+def test_bound_arguments_launch_with_nothing_else(gemm_kernel, stub_driver):
+    kernel = _stubbed(gemm_kernel)
+    a, b, out = _fake_cuda((128, 32), (32, 64), (128, 64))
+    bound = kernel.bind({"a": a, "b": b, "out": out})
+    assert list(bound) == [ALIGNED, 2 * ALIGNED, 3 * ALIGNED] and bound.device == 0
+    stub_driver.calls.clear()
+    kernel(bound=bound, stream=5)
+    kernel(bound=bound, stream=5)
+    assert [c[0] for c in stub_driver.calls] == ["CUstream", "cuLaunchKernel", "cuLaunchKernel"]
+
+
+def test_tensor_maps_are_encoded_once_per_address(stub_driver):
+    """The sm90 GEMM passes A, B and the output as TMA maps: a new output pointer re-encodes
+    the output's map alone."""
+    from napkin_ir.build import compile_kernel
+    from napkin_ir.diagrams import gemm
+
+    kernel = _stubbed(compile_kernel(gemm(128, 256, 64), "napkin-sm90"))
+    maps = [k for k, p in enumerate(kernel.contract.params) if p.kind == "tensormap"]
+    assert maps
+    shapes = [p.shape for p in kernel.contract.params]
+    tensors = dict(zip(kernel.arg_names(), _fake_cuda(*shapes)))
+    kernel(**tensors)
+    launcher = kernel.launcher(0)
+    encoded = sum(len(e.encoded) for e in launcher.maps.values())
+    assert encoded == len(maps)
+    tensors["out"].data_ptr = lambda: 17 * ALIGNED
+    kernel(**tensors)
+    assert sum(len(e.encoded) for e in launcher.maps.values()) == encoded + 1 and launcher.packed == 2
+    kernel(**tensors)
+    assert sum(len(e.encoded) for e in launcher.maps.values()) == encoded + 1 and launcher.packed == 2
+
+
+def test_the_ops_first_call_decides_and_later_calls_only_launch(monkeypatch):
+    """napkin::matmul's CUDA implementation on fake CUDA tensors: the first call of a
+    layout checks, compiles and checks against the contract; later calls look it up and
+    launch on the current stream, pointers in the kernel's parameter order."""
+    from torch._subclasses.fake_tensor import FakeTensorMode
+
+    launched, decided = [], []
+
+    class Launcher:
+        def launch(self, pointers, stream):
+            launched.append((pointers, stream))
+
+    real = nt.matmul_kernel
+
+    def kernel(*args):
+        decided.append(args)
+        k = real(*args)
+        k._launchers[0] = Launcher()
+        return k
+
+    monkeypatch.setattr(nt, "_launches", {})
+    monkeypatch.setattr(nt, "matmul_kernel", kernel)
+    monkeypatch.setattr(nt, "_stream", lambda index: 42)
+    a, w = _fake_cuda((128, 32), (32, 64), parameter=True)
+    with FakeTensorMode(allow_non_fake_inputs=True) as mode:
+        a, w = mode.from_tensor(a), mode.from_tensor(w)
+        import warnings
+
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            for _ in range(3):
+                out = nt._matmul_impl(a, w)
+    assert out.shape == (128, 64) and len(decided) == 1 and len(launched) == 3
+    assert all(stream == 42 and len(p) == 3 for p, stream in launched)
