@@ -242,3 +242,88 @@ def test_max_splits_ties(parse):
     x = np.array([[0.25, 1.0, -1.0, 0.0]] * 3, np.float32)
     (dx,) = run_function(module, find_function(module, "max_grad"), [x, np.ones((3, 4), np.float32)])
     np.testing.assert_array_equal(dx[0], [0.5, 1, 0, 0])
+
+
+# -- every example's @f_grad against torch.autograd in float64 --------------------------
+
+
+def _attention(q, k, v, *, causal=False, spherical=False, scale=0.125):
+    if q.dim() == k.dim() + 1:  # grouped-query: K and V broadcast over the group's query heads
+        k, v = k.unsqueeze(-3), v.unsqueeze(-3)
+    s = q @ k.transpose(-1, -2)
+    if spherical:
+        p = s / s.norm(dim=-1, keepdim=True)
+    else:
+        if causal:
+            n_i, n_j = s.shape[-2:]
+            s = s.masked_fill(torch.arange(n_i)[:, None] < torch.arange(n_j)[None, :], -math.inf)
+        p = torch.softmax(scale * s, dim=-1)
+    return (p @ v,)
+
+
+TORCH = {
+    "matmul": lambda a, b: (a @ b,),
+    "gemm_bias": lambda a, b, bias: (a @ b + bias,),
+    "gemm_exp": lambda a, b: (torch.exp(0.5 * (a @ b)),),
+    "mlp": lambda x, w1, w2: (torch.relu(x @ w1) @ w2,),
+    "attention": _attention,
+    "causal_attention": lambda q, k, v: _attention(q, k, v, causal=True),
+    "spherical_attention": lambda q, k, v: _attention(q, k, v, spherical=True),
+    "gqa_attention": _attention,
+    "gqa_causal_attention": lambda q, k, v: _attention(q, k, v, causal=True),
+    "two": lambda a, b1, b2: (a @ b1, a @ b2),
+    "row_softmax": lambda x: (torch.softmax(x, dim=-1),),
+}
+FILES = {"two": "two_products", "matmul": "matmul", "gemm_bias": "gemm_bias", "gemm_exp": "gemm_exp", "mlp": "mlp",
+         "row_softmax": "row_softmax"} | {n: n for n in TORCH if "attention" in n}
+
+
+def _example(name: str, f32: bool) -> str:
+    text = (EXAMPLES / f"{FILES[name]}.mlir").read_text()
+    return text.replace(": bf16>", ": f32>") if f32 else text
+
+
+def _torch_grads(name, xs, ws):
+    ts = [torch.tensor(np.asarray(x, np.float64), requires_grad=True) for x in xs]
+    ys = TORCH[name](*ts)
+    loss = sum((y * torch.tensor(np.asarray(w, np.float64))).sum() for y, w in zip(ys, ws))
+    return [g.numpy() for g in torch.autograd.grad(loss, ts, allow_unused=True)]
+
+
+def example_grads(parse, name: str, *, f32: bool, residuals: bool, seed: int = 0):
+    """@f_grad's gradients and torch's, on the same inputs and cotangents."""
+    module = differentiate(parse, _example(name, f32), residuals)
+    fwd, grad = find_function(module, name), find_function(module, f"{name}_grad")
+    rng = np.random.default_rng(seed)
+    types = list(fwd.function_type.inputs.data)
+    from napkin_ir.interpreters.tensors import round_to
+
+    xs = [round_to(t.dtype, rng.standard_normal(t.dims).astype(np.float32)) for t in types]
+    outs = run_function(module, fwd, xs)
+    k = n_stats(fwd) if residuals else 0
+    results, stats = outs[: len(outs) - k], outs[len(outs) - k :]
+    out_types = list(fwd.function_type.outputs.data)
+    ws = [round_to(t.dtype, rng.standard_normal(t.dims).astype(np.float32)) for t in out_types[: len(results)]]
+    got = run_function(module, grad, [*xs, *ws, *stats])
+    for g, t in zip(got, types):
+        assert g.shape == t.dims
+    return got, _torch_grads(name, xs, ws)
+
+
+@pytest.mark.parametrize("residuals", [False, True], ids=["recompute", "residuals"])
+@pytest.mark.parametrize("name", list(TORCH))
+def test_example_gradient_f32_against_torch(parse, name, residuals):
+    got, want = example_grads(parse, name, f32=True, residuals=residuals)
+    for n, (g, w) in enumerate(zip(got, want)):
+        err = reference.relative_error(g, w)
+        assert err < 1e-4, f"@{name}_grad: argument #{n}: relative error {err:.2e} against torch.autograd in float64"
+
+
+@pytest.mark.parametrize("name", list(TORCH))
+def test_example_gradient_bf16_against_torch(parse, name):
+    """The examples as written (bf16 inputs, products and results; f32 cotangents inside),
+    against torch in float64 on the same bf16-rounded inputs."""
+    got, want = example_grads(parse, name, f32=False, residuals=name.endswith("attention"))
+    for n, (g, w) in enumerate(zip(got, want)):
+        err = reference.relative_error(g, w)
+        assert err < reference.TOLERANCE["bf16"], f"@{name}_grad: argument #{n}: relative error {err:.2e}"
