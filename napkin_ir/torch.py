@@ -224,7 +224,8 @@ class _Launch:
                  view: tuple[int, ...] | None = None) -> None:
         self.kernel, self.names, self.checked = kernel, names, False
         start = time.perf_counter()
-        self.launcher = kernel.launcher(index)  # loads the module: the driver's JIT where there is no cubin
+        with torch.cuda.device(index):  # loading makes the device's context current: torch's device comes back after
+            self.launcher = kernel.launcher(index)  # loads the module: the driver's JIT where there is no cubin
         seconds = time.perf_counter() - start
         if seconds > SLOW_S:
             _say(f"loading {kernel.name} on cuda:{index} took {seconds:.1f} s (once per process)")

@@ -150,3 +150,120 @@ def test_refusals_name_the_argument():
         nt.matmul(rand(64, 64), rand(64, 64, dtype=torch.float32))
     with pytest.raises(ValueError, match=r"does not compile: .*napkin-sm80: .*multiple of 8"):
         nt.matmul(rand(100, 100), rand(100, 100))
+
+
+# --- inside real models: parameters, no_grad / inference_mode, CUDA graphs, reduce-overhead ---
+
+def _poison_allocator(nbytes: int = 64 << 20) -> None:
+    """Fill memory torch's caching allocator hands out next with NaN, so an output element
+    the kernel does not write shows as NaN (the ops allocate their outputs with torch.empty)."""
+    junk = torch.empty(nbytes // 2, device="cuda", dtype=torch.bfloat16).fill_(float("nan"))
+    del junk
+
+
+def _sdpa_reference(q, k, v, causal, scale=None):
+    group = q.shape[1] // k.shape[1]
+    k, v = (x.double().repeat_interleave(group, dim=1) for x in (k, v))
+    return torch.nn.functional.scaled_dot_product_attention(q.double(), k, v, is_causal=causal, scale=scale)
+
+
+class _Block(torch.nn.Module):
+    """A projection whose weight is an nn.Parameter, then causal grouped-query attention."""
+
+    def __init__(self, d_in=256, d_out=384):
+        super().__init__()
+        self.weight = torch.nn.Parameter(rand(d_in, d_out))
+
+    def forward(self, x, q, k, v):
+        nt = _ops()
+        return nt.matmul(x, self.weight), nt.scaled_dot_product_attention(q, k, v, is_causal=True, enable_gqa=True)
+
+
+@pytest.mark.parametrize("mode", ["no_grad", "inference_mode"])
+def test_parameters_and_requires_grad_inputs_in_a_module(mode):
+    block = _Block().cuda()
+    x = rand(512, 256).requires_grad_()
+    q, k, v = rand(2, 8, 256, 64).requires_grad_(), rand(2, 2, 256, 64).requires_grad_(), rand(2, 2, 256, 64)
+    context = torch.no_grad() if mode == "no_grad" else torch.inference_mode()
+    for _ in range(2):  # the first call compiles; the second takes the cached launch
+        _poison_allocator()
+        with context:
+            h, o = block(x, q, k, v)
+        assert rel(h, x.double() @ block.weight.double()) <= 1e-2 and not h.isnan().any()
+        assert rel(o, _sdpa_reference(q, k, v, True)) <= 1e-2 and not o.isnan().any()
+        x, q = rand(512, 256).requires_grad_(), rand(2, 8, 256, 64).requires_grad_()  # fresh inputs
+
+
+def test_cuda_graph_capture_and_replay():
+    nt = _ops()
+    w = torch.nn.Parameter(rand(256, 384))
+    x, q, k, v = rand(512, 256), rand(1, 8, 256, 64), rand(1, 8, 256, 64), rand(1, 8, 256, 64)
+
+    def step():
+        return nt.matmul(x, w), nt.scaled_dot_product_attention(q, k, v)
+
+    side = torch.cuda.Stream()
+    side.wait_stream(torch.cuda.current_stream())
+    with torch.no_grad(), torch.cuda.stream(side):
+        for _ in range(3):  # warm-up outside the capture: compiled, loaded, attributes set
+            step()
+    torch.cuda.current_stream().wait_stream(side)
+    graph = torch.cuda.CUDAGraph()
+    with torch.no_grad(), torch.cuda.graph(graph):
+        h, o = step()
+    for seed in (1, 2):
+        x.copy_(rand(512, 256, seed=seed))
+        q.copy_(rand(1, 8, 256, 64, seed=seed + 10))
+        h.fill_(float("nan")), o.fill_(float("nan"))
+        graph.replay()
+        torch.cuda.synchronize()
+        assert rel(h, x.double() @ w.double()) <= 1e-2 and not h.isnan().any()
+        assert rel(o, _sdpa_reference(q, k, v, False)) <= 1e-2 and not o.isnan().any()
+
+
+def test_torch_compile_reduce_overhead():
+    block = _Block().cuda()
+    compiled = torch.compile(block, mode="reduce-overhead", fullgraph=True)
+    with torch.no_grad():
+        for seed in range(4):  # warm-up runs, the capture, then replays, each on fresh inputs
+            x = rand(512, 256, seed=seed)
+            q, k, v = rand(2, 8, 256, 64, seed=seed + 10), rand(2, 2, 256, 64, seed=seed + 20), rand(2, 2, 256, 64, seed=seed + 30)
+            h, o = compiled(x, q, k, v)
+            torch.cuda.synchronize()
+            assert rel(h, x.double() @ block.weight.double()) <= 1e-2
+            assert rel(o, _sdpa_reference(q, k, v, True)) <= 1e-2
+
+
+@pytest.mark.parametrize("d", [32, 64, 96, 128])
+def test_sdpa_head_dims_and_the_flash_attn_layout(d):
+    """Head dims 32 and 96 take napkin-sm80 on Hopper (napkin-sm90 refuses them)."""
+    nt = _ops()
+    q, k, v = rand(2, 300, 8, d), rand(2, 300, 2, d), rand(2, 300, 2, d)  # (B, N, H, D)
+    _poison_allocator()
+    o = nt.scaled_dot_product_attention(q, k, v, is_causal=True, enable_gqa=True, scale=0.2, layout="bnhd")
+    ref = _sdpa_reference(*(t.transpose(1, 2) for t in (q, k, v)), True, 0.2).transpose(1, 2)
+    assert o.shape == q.shape and not o.isnan().any() and rel(o, ref) <= 1e-2
+
+
+def test_the_fake_kernel_and_the_gpu_refuse_alike():
+    nt = _ops()
+    q = rand(1, 2, 128, 72)  # no target compiles d=72
+    with pytest.raises(ValueError) as eager:
+        nt.scaled_dot_product_attention(q, q, q)
+    with pytest.raises(Exception) as traced:
+        torch.compile(lambda t: nt.scaled_dot_product_attention(t, t, t), fullgraph=True)(q)
+    assert str(eager.value) in str(traced.value)
+
+
+@pytest.mark.skipif(not torch.cuda.is_available() or torch.cuda.device_count() < 2, reason="needs two GPUs")
+def test_two_devices():
+    nt = _ops()
+    for index in (1, 0, 1):
+        with torch.cuda.device(index):
+            a, b = rand(256, 128), rand(128, 256)
+            q = rand(1, 4, 128, 64)
+        assert a.device.index == index
+        out, o = nt.matmul(a, b), nt.scaled_dot_product_attention(q, q, q)
+        assert out.device.index == index and rel(out, a.double() @ b.double()) <= 1e-2
+        assert rel(o, _sdpa_reference(q, q, q, False)) <= 1e-2
+    assert torch.cuda.current_device() == 0

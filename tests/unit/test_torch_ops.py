@@ -455,6 +455,7 @@ def test_the_ops_first_call_decides_and_later_calls_only_launch(monkeypatch):
     monkeypatch.setattr(nt, "_launches", {})
     monkeypatch.setattr(nt, "matmul_kernel", kernel)
     monkeypatch.setattr(nt, "_stream", lambda index: 42)
+    monkeypatch.setattr(torch.cuda, "device", lambda index: __import__("contextlib").nullcontext())
     a, w = _fake_cuda((128, 32), (32, 64), parameter=True)
     with FakeTensorMode(allow_non_fake_inputs=True) as mode:
         a, w = mode.from_tensor(a), mode.from_tensor(w)
