@@ -34,8 +34,8 @@ import numpy as np
 
 from napkin_ir.runtime.arrays import DeviceView, device_view, dtype_name, normalize_dtype, torch_tensor_type
 from napkin_ir.runtime.contract import LaunchContract, ParamContract, TmaBox
-from napkin_ir.runtime.driver import ArgumentError
-from napkin_ir.runtime.kernels import Kernel, KernelParams, Launcher, load_ptx
+from napkin_ir.runtime.driver import ArgumentError, CudaError
+from napkin_ir.runtime.kernels import Kernel, KernelParams, Launcher, load_cubin, load_ptx
 from napkin_ir.runtime.params import Param
 from napkin_ir.runtime.tensormap import TensorMap, TiledEncoder, plan_tiled
 
@@ -108,6 +108,7 @@ class CompiledKernel:
     _kernels: dict[int, Kernel] = field(default_factory=dict, repr=False, compare=False)
     _launchers: dict[int, Launcher] = field(default_factory=dict, repr=False, compare=False)
     _accepted: dict[tuple, int] = field(default_factory=dict, repr=False, compare=False)  # layouts that passed -> device
+    cubin: bytes | None = field(default=None, repr=False, compare=False)  # the PTX assembled (napkin_ir.cache); loaded instead
 
     # -- what the contract says ----------------------------------------------------------
     @property
@@ -179,8 +180,17 @@ class CompiledKernel:
         if device not in self._kernels:
             specs = [Param.tensor_map(name=p.arg) if p.kind == "tensormap" else Param.scalar("u64", name=p.arg)
                      for p in self.contract.params]
-            self._kernels[device] = load_ptx(self.ptx, device=device, name=f"<{self.name}>").kernel(self.name, specs)
+            self._kernels[device] = self._module(device).kernel(self.name, specs)
         return self._kernels[device]
+
+    def _module(self, device: int) -> Any:
+        """The cubin where there is one and it loads here (it is built for one architecture), else the PTX."""
+        if self.cubin is not None:
+            try:
+                return load_cubin(self.cubin, device=device, name=f"<{self.name}>")
+            except CudaError:
+                pass
+        return load_ptx(self.ptx, device=device, name=f"<{self.name}>")
 
     def launcher(self, device: int = 0) -> Launcher:
         """The kernel's `Launcher` on `device`, made once: the module loaded, the grid fixed
