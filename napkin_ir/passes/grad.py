@@ -172,21 +172,20 @@ class NcdGradPass(ModulePass):
 
 
 def _check(f: func.FuncOp) -> None:
+    if len(f.body.blocks) != 1:
+        raise _fail(f, "the function has several blocks; ncd-grad takes a diagram, one block of ncd ops")
+    for op in f.body.block.ops:  # first, as its offsets come from index arguments or arith ops
+        if isinstance(op, ncd.FillOutsideOp) and op.offsets:
+            raise _fail(f, f"{_where(op)} masks a tile (at [...]); ncd-grad differentiates whole tensors, before ncd-to-hbm")
     for n, t in enumerate(f.function_type.inputs.data):
         if not isinstance(t, ncd.TensorType):
             raise _fail(f, f"argument #{n} has type {t}; ncd-grad differentiates functions of !ncd.tensor values")
     for n, t in enumerate(f.function_type.outputs.data):
         if not isinstance(t, ncd.TensorType):
             raise _fail(f, f"result #{n} has type {t}; ncd-grad differentiates functions of !ncd.tensor values")
-    if len(f.body.blocks) != 1:
-        raise _fail(f, "the function has several blocks; ncd-grad takes a diagram, one block of ncd ops")
     for op in f.body.block.ops:
-        if isinstance(op, func.ReturnOp):
-            continue
-        if not isinstance(op, ncd.NcdOp):
+        if not isinstance(op, ncd.NcdOp | func.ReturnOp):
             raise _fail(f, f"{op.name} is not an ncd op; ncd-grad differentiates diagrams (run it before ncd-to-hbm)")
-        if isinstance(op, ncd.FillOutsideOp) and op.offsets:
-            raise _fail(f, f"{_where(op)} masks a tile (at [...]); ncd-grad differentiates whole tensors, before ncd-to-hbm")
 
 
 @dataclass
@@ -345,7 +344,7 @@ class _Gradient:
             norm = self.norms.get(op)
             if norm is None:
                 x = e.f32(P[op.input])
-                norm = e.map("sqrt", [e.reduce("sum", e.map("mul", [x, x], order), [op.axis.data])])
+                norm = e.map("sqrt", [e.reduce("sum", e.map("mul", [x, x], order), [op.axis.data])], hint="norm")
             row = e.reduce("sum", e.map("mul", [dy, y], order), [op.axis.data])
             dx = e.map("sub", [dy, e.map("mul", [y, row], order)], order)
             self._accumulate(op.input, e.map("div", [dx, norm], order))
@@ -402,7 +401,7 @@ class _Gradient:
                 b_ge = e.map("ge", [b, a], order)
             else:  # max(x, c): the other side is the constant
                 a_ge = e.map("ge", [a], by=by)
-                b_ge = e.map("ge", [e.map("neg", [a])], by=-by)
+                b_ge = e.map("ge", [e.map("neg", [a])], by=-by if by else 0.0)
             # x's share: 1 where x > y, 1/2 where x == y, 0 where x < y
             share = e.map("scale", [e.map("add", [e.map("sub", [a_ge, b_ge], order)], by=1.0)], by=0.5)
             dx = e.map("mul", [dy, share], order)
