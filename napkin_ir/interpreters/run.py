@@ -18,7 +18,7 @@ from __future__ import annotations
 import itertools
 import math
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import numpy as np
 from xdsl.dialects import func
@@ -86,6 +86,7 @@ class Entry:
     inputs: list[ncd.NamedAxesType]
     outputs: list[ncd.NamedAxesType]
     run: Callable[[Sequence[np.ndarray]], list[np.ndarray]]
+    input_names: list[str | None] = field(default_factory=list)  # the inputs' SSA names, where they have one
 
     def random_inputs(self, seed: int) -> list[np.ndarray]:
         rng = np.random.default_rng(seed)
@@ -98,7 +99,8 @@ def find_entry(module: ModuleOp, name: str | None = None) -> Entry:
     if not kernels:
         f = find_function(module, name)
         outs = list(f.function_type.outputs.data)
-        return Entry(f.sym_name.data, argument_types(f), outs, lambda xs: run_function(module, f, xs))  # type: ignore[arg-type]
+        return Entry(f.sym_name.data, argument_types(f), outs, lambda xs: run_function(module, f, xs),  # type: ignore[arg-type]
+                     [a.name_hint for a in f.body.block.args])
     if name is not None:
         kernels = [k for k in kernels if k.sym_name.data == name] or kernels[:0]
     if len(kernels) != 1:
@@ -107,7 +109,8 @@ def find_entry(module: ModuleOp, name: str | None = None) -> Entry:
     k = kernels[0]
     n_out = k.num_outputs.value.data
     types = [g.type for g in k.globals]
-    return Entry(k.sym_name.data, types[:-n_out], types[-n_out:], lambda xs: run_kernel(module, k, xs))  # type: ignore[arg-type]
+    return Entry(k.sym_name.data, types[:-n_out], types[-n_out:], lambda xs: run_kernel(module, k, xs),  # type: ignore[arg-type]
+                 [g.name_hint for g in k.globals][:-n_out])
 
 
 def run_kernel(module: ModuleOp, kernel: hbm.KernelOp, inputs: Sequence[np.ndarray]) -> list[np.ndarray]:
