@@ -267,7 +267,8 @@ _lib.define('attention(Tensor q, Tensor k, Tensor v, str kind="softmax", float? 
 
 
 def _matmul_impl(a: Tensor, b: Tensor) -> Tensor:
-    key = (a.shape, b.shape, a.stride(), b.stride(), a.dtype, a.device)
+    # every argument's dtype and device in the key: a call differing in any is checked anew
+    key = (a.shape, b.shape, a.stride(), b.stride(), a.dtype, b.dtype, a.device, b.device)
     launch = _launches.get(key, False)
     if launch is False:
         m, n, k = matmul_shapes(a, b)
@@ -291,15 +292,22 @@ def _matmul_impl(a: Tensor, b: Tensor) -> Tensor:
     return out
 
 
+def _static(*sizes: Any) -> bool:
+    """Whether every size is a plain int: under dynamic shapes (symbolic sizes) the fake
+    kernel cannot compile for them, and the real call decides when the sizes are known."""
+    return all(isinstance(s, int) for s in sizes)
+
+
 def _matmul_fake(a: Tensor, b: Tensor) -> Tensor:
     m, n, k = matmul_shapes(a, b)
-    if m and n and k:
+    if m and n and k and _static(m, n, k):
         matmul_kernel(m, n, k, DTYPES[a.dtype], capability(a.device))
     return a.new_empty((m, n))
 
 
 def _attention_impl(q: Tensor, k: Tensor, v: Tensor, kind: str = "softmax", scale: float | None = None) -> Tensor:
-    key = (q.shape, k.shape, v.shape, q.stride(), k.stride(), v.stride(), q.dtype, q.device, kind, scale)
+    key = (q.shape, k.shape, v.shape, q.stride(), k.stride(), v.stride(), q.dtype, k.dtype, v.dtype, q.device, k.device, v.device,
+           kind, scale)
     launch = _launches.get(key, False)
     if launch is False:
         b, h, hk, n, nk, d = attention_shapes(q, k, v, kind, scale)
@@ -328,7 +336,7 @@ def _attention_impl(q: Tensor, k: Tensor, v: Tensor, kind: str = "softmax", scal
 
 def _attention_fake(q: Tensor, k: Tensor, v: Tensor, kind: str = "softmax", scale: float | None = None) -> Tensor:
     b, h, hk, n, nk, d = attention_shapes(q, k, v, kind, scale)
-    if q.numel():
+    if _static(b, h, hk, n, nk, d) and q.numel():
         attention_kernel(kind, scale, b, h, hk, n, nk, d, DTYPES[q.dtype], capability(q.device))
     return q.new_empty(q.shape)
 

@@ -89,8 +89,8 @@ def test_a_warm_cache_loads_the_cubin_in_a_fresh_process(tmp_path, target):
     for name, r in rows:
         print(f"  {name:16} {1e3 * r['import']:8.1f} {1e3 * r['compile']:8.1f} {1e3 * r['first']:10.1f} "
               f"{1e3 * r['second']:10.2f}  {'+'.join(r['loaded']):6}  {r['stats']}")
-    for r in rows:
-        assert not r["nan"] and r["error"] <= 1e-2, r
+    for name, r in rows:
+        assert not r["nan"] and r["error"] <= 1e-2, (name, r)
     assert cold["stats"] == {"compiled": 1, "assembled": 1} and cold["loaded"] == ["cubin"]
     for w in warm:
         assert w["stats"] == {"disk": 1} and w["cubin"] and w["loaded"] == ["cubin"], w
