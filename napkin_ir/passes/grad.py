@@ -262,9 +262,7 @@ class _Gradient:
             self._accumulate(v, e.f32(d))
         for op in reversed(list(f.body.block.ops)):
             if isinstance(op, func.ReturnOp) or not op.results or op.results[0] not in self.ct:
-                continue
-            if any(op in s.ops for s in self.stats):
-                continue
+                continue  # no result depends on it (the saved statistics among them)
             self._rule(op, self.ct[op.results[0]])
 
         outs = []
