@@ -37,6 +37,18 @@ def _ncd_grad() -> type[ModulePass]:
     return NcdGradPass
 
 
+def _ncd_fold_casts() -> type[ModulePass]:
+    from napkin_ir.passes.fold_casts import NcdFoldCastsPass
+
+    return NcdFoldCastsPass
+
+
+def _ncd_extract() -> type[ModulePass]:
+    from napkin_ir.passes.extract import NcdExtractPass
+
+    return NcdExtractPass
+
+
 def _ncd_to_hbm() -> type[ModulePass]:
     from napkin_ir.lowering.ncd_to_hbm import NcdToHbmPass
 
@@ -121,6 +133,8 @@ def napkin_passes() -> dict[str, Callable[[], type[ModulePass]]]:
         "ncd-relabel": _relabel,
         "ncd-autotile": _ncd_autotile,
         "ncd-grad": _ncd_grad,
+        "ncd-fold-casts": _ncd_fold_casts,
+        "ncd-extract": _ncd_extract,
         "ncd-to-hbm": _ncd_to_hbm,
         "hbm-launch": _hbm_launch,
         "hbm-to-smem": _hbm_to_smem,

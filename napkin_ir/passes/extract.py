@@ -1,0 +1,74 @@
+"""`ncd-extract`: one result of one function, as a diagram of its own.
+
+    ncd-extract{function="matmul_grad" result=1}
+
+keeps `@matmul_grad` alone in the module, returning only its result 1 (counted from 0),
+with the ops that result does not need and the arguments it does not read removed, and
+names it `@matmul_grad_<i>`, where `<i>` is the argument the result is the cotangent
+of when `@matmul_grad` was made by `ncd-grad` (`@matmul_grad_b` for the cotangent of `%b`:
+a gradient takes the forward's arguments first and returns their cotangents in order),
+else the result's number. Each gradient of a diagram then compiles as a kernel of its own
+family (a GEMM's dA and dB are GEMMs): the named pipelines compile one function a module.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from xdsl.context import Context
+from xdsl.dialects import builtin, func
+from xdsl.ir import Operation
+from xdsl.passes import ModulePass
+from xdsl.utils.exceptions import PassFailedException
+
+
+@dataclass(frozen=True)
+class NcdExtractPass(ModulePass):
+    name = "ncd-extract"
+    function: str = ""
+    result: int = 0
+
+    def apply(self, ctx: Context, op: builtin.ModuleOp) -> None:
+        funcs = [f for f in op.walk() if isinstance(f, func.FuncOp) and f.body.blocks]
+        if not self.function:
+            raise PassFailedException(f"ncd-extract: name the function (function=\"...\"); the module has "
+                                      f"{', '.join('@' + f.sym_name.data for f in funcs) or 'none'}")
+        chosen = [f for f in funcs if f.sym_name.data == self.function]
+        if not chosen:
+            raise PassFailedException(f"ncd-extract: no function @{self.function}; the module has "
+                                      f"{', '.join('@' + f.sym_name.data for f in funcs) or 'none'}")
+        (f,) = chosen
+        ret = f.body.block.last_op
+        assert isinstance(ret, func.ReturnOp)
+        if not 0 <= self.result < len(ret.arguments):
+            raise PassFailedException(f"ncd-extract: @{self.function} has {len(ret.arguments)} results; result={self.result} is not one")
+        kept = ret.arguments[self.result]
+        suffix = self._suffix(f)
+        for other in [x for x in op.body.block.ops if x is not f]:
+            op.body.block.erase_op(other)
+        ret.operands = [kept]
+        self._erase_dead(f)
+        unused = [a for a in f.body.block.args if not a.uses]
+        for a in reversed(unused):
+            f.body.block.erase_arg(a)
+        f.function_type = func.FunctionType.from_lists([a.type for a in f.body.block.args], [kept.type])
+        f.sym_name = builtin.StringAttr(f"{self.function}_{suffix}")
+
+    def _suffix(self, f: func.FuncOp) -> str:
+        """The name of the argument whose cotangent the result is, for a gradient `ncd-grad`
+        made (`@f_grad` takes `@f`'s arguments first and returns one cotangent of each, in
+        order), else the result's number."""
+        args = f.body.block.args
+        if f.sym_name.data.endswith("_grad") and self.result < len(args) and args[self.result].name_hint:
+            return args[self.result].name_hint
+        return str(self.result)
+
+    @staticmethod
+    def _erase_dead(f: func.FuncOp) -> None:
+        changed = True
+        while changed:
+            changed = False
+            for o in reversed(list(f.body.block.ops)):
+                if o is not f.body.block.last_op and not any(r.uses for r in o.results):
+                    f.body.block.erase_op(o)
+                    changed = True

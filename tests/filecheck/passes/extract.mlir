@@ -1,0 +1,23 @@
+// ncd-extract keeps one result of one function, the ops and arguments it needs, named by
+// the argument a gradient's result is the cotangent of; with ncd-grad and ncd-fold-casts,
+// each gradient of a GEMM is a GEMM that both pipelines compile.
+// RUN: napkin-opt %examples/matmul.mlir -p 'ncd-grad,ncd-fold-casts,ncd-extract{function="matmul_grad" result=0}' | filecheck %s --check-prefix=DA
+// RUN: napkin-opt %examples/matmul.mlir -p 'ncd-grad,ncd-fold-casts,ncd-extract{function="matmul_grad" result=1}' | filecheck %s --check-prefix=DB
+// RUN: napkin-opt %examples/matmul.mlir -p 'ncd-grad,ncd-fold-casts,ncd-extract{function="matmul_grad" result=1},napkin-sm80' -t ptx -o %t.db80.ptx
+// RUN: %ptxas -arch=sm_80 %t.db80.ptx -o %t.db80.cubin
+// RUN: napkin-opt %examples/matmul.mlir -p 'ncd-grad,ncd-fold-casts,ncd-extract{function="matmul_grad" result=1},napkin-sm90' -t ptx -o %t.db90.ptx
+// RUN: %ptxas -arch=sm_90a %t.db90.ptx -o %t.db90.cubin
+// RUN: napkin-opt %examples/two_products.mlir -p 'ncd-extract{function="two" result=1}' | filecheck %s --check-prefix=PLAIN
+// RUN: not napkin-opt %examples/matmul.mlir -p 'ncd-extract{function="nope"}' 2>&1 | filecheck %s --check-prefix=NOFUNC
+// RUN: not napkin-opt %examples/matmul.mlir -p 'ncd-grad,ncd-extract{function="matmul_grad" result=2}' 2>&1 | filecheck %s --check-prefix=NORESULT
+
+// DA:      func.func @matmul_grad_a(%b: !ncd.tensor<k=256, n=384 : bf16>, %d_c: !ncd.tensor<m=512, n=384 : bf16>) -> !ncd.tensor<m=512, k=256 : bf16>
+// DA-NEXT:   ncd.contract %d_c, %b over [n] : !ncd.tensor<m=512, n=384 : bf16>, !ncd.tensor<k=256, n=384 : bf16> -> !ncd.tensor<m=512, k=256 : f32>
+// DA-NEXT:   ncd.map cast
+// DA-NEXT:   func.return
+// DA-NOT:  func.func
+// DB:      func.func @matmul_grad_b(%a: !ncd.tensor<m=512, k=256 : bf16>, %d_c: !ncd.tensor<m=512, n=384 : bf16>) -> !ncd.tensor<k=256, n=384 : bf16>
+// DB-NEXT:   ncd.contract %d_c, %a over [m]
+// PLAIN:   func.func @two_1(
+// NOFUNC:  napkin-opt: error: ncd-extract: no function @nope; the module has @matmul
+// NORESULT: napkin-opt: error: ncd-extract: @matmul_grad has 2 results; result=2 is not one

@@ -1,0 +1,74 @@
+"""A diagram's gradients as kernels of their own: `ncd-grad`, then `ncd-fold-casts` (the
+f32 casts of 16-bit operands folded into the contraction) and `ncd-extract` (one result,
+the ops and arguments it needs). The numbers survive each step on the CPU interpreter, and
+a GEMM's dA and dB compile through both pipelines; dB = A^T dC, a product over A's rows,
+runs in the warp-level emulator against float64."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from napkin_ir import reference
+from napkin_ir.interpreters.ptx import HALF, run_kernel
+from napkin_ir.interpreters.run import find_function, random_inputs, run_function
+from napkin_ir.passmanager import compile_to_ptx, run_pipeline
+
+EXAMPLES = Path(__file__).resolve().parents[3] / "examples"
+GRAD = "ncd-grad,ncd-fold-casts"
+
+
+def _extract(function: str, result: int) -> str:
+    return f'{GRAD},ncd-extract{{function="{function}" result={result}}}'
+
+
+@pytest.mark.parametrize("example,function", [("matmul", "matmul_grad"), ("gemm_bias", "gemm_bias_grad"),
+                                              ("two_products", "two_grad"), ("row_softmax", "row_softmax_grad")])
+def test_each_extracted_gradient_keeps_the_numbers(example, function):
+    text = (EXAMPLES / f"{example}.mlir").read_text()
+    whole = run_pipeline(text, "ncd-grad")
+    f = find_function(whole, function)
+    inputs = random_inputs(f, seed=5)
+    expected = run_function(whole, f, inputs)
+    names = [a.name_hint for a in f.body.block.args]
+    for r, want in enumerate(expected):
+        part = run_pipeline(text, _extract(function, r))
+        g = find_function(part)
+        kept = [inputs[names.index(a.name_hint)] for a in g.body.block.args]
+        (got,) = run_function(part, g, kept)
+        np.testing.assert_allclose(got, want, rtol=1e-5, atol=1e-5 * float(np.abs(want).max() + 1))
+
+
+def test_folding_the_casts_keeps_the_numbers():
+    text = (EXAMPLES / "matmul.mlir").read_text()
+    before, after = run_pipeline(text, "ncd-grad"), run_pipeline(text, GRAD)
+    f, g = find_function(before, "matmul_grad"), find_function(after, "matmul_grad")
+    inputs = random_inputs(f, seed=9)
+    for x, y in zip(run_function(before, f, inputs), run_function(after, g, inputs)):
+        np.testing.assert_allclose(x, y, rtol=1e-6, atol=1e-6 * float(np.abs(x).max()))
+
+
+def test_the_gemm_gradients_run_in_the_emulator():
+    m, n, k = 136, 200, 72
+    text = (f"func.func @mm(%a: !ncd.tensor<m={m}, k={k} : bf16>, %b: !ncd.tensor<k={k}, n={n} : bf16>) -> !ncd.tensor<m={m}, n={n} : bf16> {{\n"
+            f"  %c = ncd.contract %a, %b over [k] : !ncd.tensor<m={m}, k={k} : bf16>, !ncd.tensor<k={k}, n={n} : bf16> -> !ncd.tensor<m={m}, n={n} : bf16>\n"
+            f"  func.return %c : !ncd.tensor<m={m}, n={n} : bf16>\n}}\n")
+    half = HALF["bf16"]
+    rng = np.random.default_rng(2)
+    a, b, dc = (rng.standard_normal(s).astype(half) for s in ((m, k), (k, n), (m, n)))
+    for result, args, want in ((0, (b, dc), dc.astype(np.float64) @ b.astype(np.float64).T),
+                               (1, (a, dc), a.astype(np.float64).T @ dc.astype(np.float64))):
+        module = run_pipeline(text, _extract("mm_grad", result) + ",napkin-sm80")
+        out = np.full(want.shape, 0xFFFF, np.uint16).view(half)  # poisoned: NaN
+        run_kernel(module, [*args, out], lazy=True, reverse=True)
+        assert np.isfinite(out.astype(np.float64)).all(), "some output was not written"
+        assert reference.relative_error(out, want) <= reference.TOLERANCE["bf16"]
+
+
+@pytest.mark.parametrize("pipeline", ["napkin-sm80", "napkin-sm90"])
+@pytest.mark.parametrize("result", [0, 1])
+def test_the_gemm_gradients_compile_on_both_targets(pipeline, result):
+    ptx = compile_to_ptx((EXAMPLES / "matmul.mlir").read_text(), f"{_extract('matmul_grad', result)},{pipeline}")
+    assert (".entry matmul_grad_a" if result == 0 else ".entry matmul_grad_b") in ptx
