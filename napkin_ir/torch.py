@@ -21,7 +21,10 @@ Which target a shape compiles for is decided by one function per op (`matmul_ker
 A GEMM takes `napkin-sm90` on a Hopper GPU where its tiles fit, else `napkin-sm80`;
 attention takes `napkin-sm90` on Hopper and falls back to `napkin-sm80` for what
 `napkin-sm90` refuses (head dims 32 and 96). Without a GPU, a fake kernel judges for
-sm_80, which every GPU napkin-ir runs on accepts. The ops are forward only.
+sm_80, which every GPU napkin-ir runs on accepts. `napkin::matmul` has a backward: dA and
+dB are GEMMs derived from the diagram by `ncd-grad` and compiled per shape
+(`matmul_grad_kernel`); `napkin::attention`'s backward is not compiled yet, and asking for
+it says so.
 
 The ops are registered with `torch.library.Library` on the CUDA key (and the CPU key, only
 to name a CPU argument), not `torch.library.custom_op`, whose Python autograd and
@@ -144,7 +147,8 @@ def _compiled(key: tuple, candidates: list[tuple[str, str, dict[str, Any]]], wha
             start, refused = time.perf_counter(), []
             for target, text, options in candidates:
                 try:
-                    found = napkin_ir.compile(text, target, **options)
+                    # a candidate with a whole pipeline (a derived gradient's) names its target for the message only
+                    found = napkin_ir.compile(text, "auto" if "pipeline" in options else target, **options)
                     break
                 except Exception as e:  # the compiler's diagnostic says why; the next candidate may fit
                     refused.append(f"napkin-{target}: {str(e).strip().splitlines()[0]}")
@@ -184,6 +188,26 @@ def matmul_kernel(m: int, n: int, k: int, dtype: str, cap: tuple[int, int]) -> A
     text = gemm(m, n, k, dtype)
     return _compiled(("matmul", m, n, k, dtype, cap), [(t, text, o) for t, o in gemm_candidates(m, n, k, cap)],
                      f"napkin::matmul of a {m}x{k} and a {k}x{n} {dtype} matrix")
+
+
+GRADIENT = "ncd-grad,ncd-fold-casts"  # the backward derived from the diagram, its f32 casts folded into the products
+
+
+def matmul_grad_kernel(which: int, m: int, n: int, k: int, dtype: str, cap: tuple[int, int]) -> Any:
+    """The CompiledKernel of one gradient of a[M, K] @ b[K, N], derived from the GEMM's
+    diagram by `ncd-grad` and taken out by `ncd-extract`: `which` 0 is dA[M, K] =
+    grad[M, N] b^T (arguments b, d_c), 1 is dB[K, N] = a^T grad (arguments a, d_c). Each is
+    a GEMM of its own shape (dB's A is read by its rows: A stored [M, K], contracted over
+    M), compiled for its shape's tiles as the forward's are (`gemm_candidates`)."""
+    from napkin_ir.compiler import pipeline_spec
+
+    _refuse_old_gpu("napkin::matmul's backward", cap)
+    text = gemm(m, n, k, dtype)
+    rows, cols, over = (m, k, n) if which == 0 else (k, n, m)
+    derive = f'{GRADIENT},ncd-extract{{function="matmul_grad" result={which}}}'
+    candidates = [(t, text, {"pipeline": f"{derive},{pipeline_spec(t, o)}"}) for t, o in gemm_candidates(rows, cols, over, cap)]
+    what = ("dA" if which == 0 else "dB") + f" of napkin::matmul of a {m}x{k} and a {k}x{n} {dtype} matrix"
+    return _compiled(("matmul_grad", which, m, n, k, dtype, cap), candidates, what)
 
 
 def attention_targets(cap: tuple[int, int]) -> list[str]:
@@ -264,6 +288,7 @@ def _aligned(*tensors: Tensor) -> tuple[Tensor, ...]:
 _lib = torch.library.Library("napkin", "DEF")
 _lib.define("matmul(Tensor a, Tensor b) -> Tensor")
 _lib.define('attention(Tensor q, Tensor k, Tensor v, str kind="softmax", float? scale=None) -> Tensor')
+_lib.define("matmul_backward(Tensor a, Tensor b, Tensor grad, bool[2] mask) -> (Tensor, Tensor)")
 
 
 def _matmul_impl(a: Tensor, b: Tensor) -> Tensor:
@@ -341,11 +366,67 @@ def _attention_fake(q: Tensor, k: Tensor, v: Tensor, kind: str = "softmax", scal
     return q.new_empty(q.shape)
 
 
+def _matmul_backward_impl(a: Tensor, b: Tensor, grad: Tensor, mask: list[bool]) -> tuple[Tensor, Tensor]:
+    """dA and dB (each where `mask` asks for it, else an empty tensor) by the kernels
+    `matmul_grad_kernel` derives, on torch's current stream."""
+    m, n, k = matmul_shapes(a, b)
+    if tuple(grad.shape) != (m, n) or grad.dtype != a.dtype or grad.device != a.device:
+        raise ValueError(f"napkin::matmul's backward: grad is {grad.dtype} {list(grad.shape)} on {grad.device}; "
+                         f"expected {a.dtype} {[m, n]} on {a.device}")
+    index = a.device.index if a.device.index is not None else torch.cuda.current_device()
+    stream, cap, dt = _stream(index), capability(a.device), DTYPES[a.dtype]
+    a, b, grad = a.contiguous(), b.contiguous(), grad.contiguous()
+    out = []
+    for which, (wanted, shape, args) in enumerate(((mask[0], (m, k), {"b": b}), (mask[1], (k, n), {"a": a}))):
+        if not wanted or not (m and n and k):
+            out.append(torch.zeros(shape, dtype=a.dtype, device=a.device) if wanted else a.new_empty(0))
+            continue
+        d = torch.empty(shape, dtype=a.dtype, device=a.device)
+        matmul_grad_kernel(which, m, n, k, dt, cap)(**args, d_c=grad, out=d, stream=stream, device=index)
+        out.append(d)
+    return out[0], out[1]
+
+
+def _matmul_backward_fake(a: Tensor, b: Tensor, grad: Tensor, mask: list[bool]) -> tuple[Tensor, Tensor]:
+    m, n, k = matmul_shapes(a, b)
+    if m and n and k and _static(m, n, k):
+        for which in (0, 1):
+            if mask[which]:
+                matmul_grad_kernel(which, m, n, k, DTYPES[a.dtype], capability(a.device))
+    return (a.new_empty((m, k)) if mask[0] else a.new_empty(0)), (a.new_empty((k, n)) if mask[1] else a.new_empty(0))
+
+
+def _matmul_setup(ctx: Any, inputs: tuple[Tensor, Tensor], output: Tensor) -> None:
+    a, b = inputs
+    ctx.save_for_backward(a, b)
+
+
+def _matmul_backward(ctx: Any, grad: Tensor) -> tuple[Tensor | None, Tensor | None]:
+    a, b = ctx.saved_tensors
+    mask = [bool(ctx.needs_input_grad[0]), bool(ctx.needs_input_grad[1])]
+    da, db = torch.ops.napkin.matmul_backward(a, b, grad, mask)
+    return (da if mask[0] else None), (db if mask[1] else None)
+
+
+def _attention_setup(ctx: Any, inputs: tuple[Any, ...], output: Tensor) -> None:
+    pass
+
+
+def _attention_backward(ctx: Any, grad: Tensor) -> tuple[None, ...]:
+    raise NotImplementedError("napkin::attention has no backward yet: its gradient is derived on the diagram (ncd-grad) but "
+                              "not compiled to kernels; train with torch.nn.functional.scaled_dot_product_attention, or call "
+                              "napkin's attention under torch.no_grad() or torch.inference_mode()")
+
+
 for _key in ("CUDA", "CPU"):  # CPU: only to say that a CPU argument is on the CPU, by name
     _lib.impl("matmul", _matmul_impl, _key)
     _lib.impl("attention", _attention_impl, _key)
+    _lib.impl("matmul_backward", _matmul_backward_impl, _key)
 torch.library.register_fake("napkin::matmul", _matmul_fake, lib=_lib)
 torch.library.register_fake("napkin::attention", _attention_fake, lib=_lib)
+torch.library.register_fake("napkin::matmul_backward", _matmul_backward_fake, lib=_lib)
+torch.library.register_autograd("napkin::matmul", _matmul_backward, setup_context=_matmul_setup, lib=_lib)
+torch.library.register_autograd("napkin::attention", _attention_backward, setup_context=_attention_setup, lib=_lib)
 
 _matmul_op = torch.ops.napkin.matmul.default
 _attention_op = torch.ops.napkin.attention.default
@@ -356,8 +437,10 @@ def matmul(a: Tensor, b: Tensor) -> Tensor:
 
     Compiles once per shape (`napkin-sm90` on Hopper where the tiles fit, else
     `napkin-sm80`) and launches on torch's current stream without synchronising.
-    Parameters (`nn.Parameter`) and tensors that require grad are taken as they are (the
-    op is forward only: use it under `torch.no_grad()` or `torch.inference_mode()`).
+    Parameters (`nn.Parameter`) and tensors that require grad are taken as they are, and
+    autograd works: the backward (`torch.ops.napkin.matmul_backward`) runs dA = grad b^T
+    and dB = a^T grad, two GEMMs derived from the diagram by `ncd-grad`
+    (`matmul_grad_kernel`), each compiled once per shape.
     Non-contiguous inputs are copied to contiguous ones first (`.contiguous()`), so a
     transposed operand such as `linear.weight.t()` costs a copy. Errors name the argument:
     a dtype other than bf16/f16, tensors of two dtypes or devices, a CPU tensor, shapes
