@@ -15,12 +15,21 @@ def compile_kernel(text: str, pipeline: str) -> CompiledKernel:
     """Compile a diagram (or a module at any level) with `pipeline` and get its one kernel;
     no cache (`napkin_ir.compile` has one)."""
     from napkin_ir import registry
+    from napkin_ir.dialects import hbm
     from napkin_ir.dialects.ptx.printer import print_ptx
     from napkin_ir.passmanager import parse_pipeline, run_passes, run_pipeline
 
     module = run_pipeline(text)  # parsed and verified: the diagram's types, before lowering loses them
     signature = diagram_signature(module)
-    run_passes(registry.make_context(), module, parse_pipeline(pipeline).passes)
+
+    def follow(previous, now, following) -> None:
+        # passes at the diagram level may change the function (ncd-grad, ncd-extract): the
+        # kernel's parameters are those of the one function left when lowering begins
+        nonlocal signature
+        if previous is not None and not any(isinstance(o, hbm.KernelOp) for o in now.walk()):
+            signature = diagram_signature(now) or signature
+
+    run_passes(registry.make_context(), module, parse_pipeline(pipeline).passes, follow)
     module.verify()
     out = io.StringIO()
     print_ptx(module, out)

@@ -57,6 +57,7 @@ log = logging.getLogger("napkin_ir")
 _kernels: dict[tuple, Any] = {}  # (op, shapes, dtype, capability) -> CompiledKernel or the refusal's message
 _launches: dict[tuple, Any] = {}  # (op, shapes, strides, dtype, device, options) -> _Launch
 _capabilities: dict[int, tuple[int, int]] = {}
+_derived: dict[tuple, str] = {}  # (which, M, N, K, dtype) -> the diagram of one gradient of a GEMM
 _lock = threading.RLock()
 
 
@@ -147,8 +148,7 @@ def _compiled(key: tuple, candidates: list[tuple[str, str, dict[str, Any]]], wha
             start, refused = time.perf_counter(), []
             for target, text, options in candidates:
                 try:
-                    # a candidate with a whole pipeline (a derived gradient's) names its target for the message only
-                    found = napkin_ir.compile(text, "auto" if "pipeline" in options else target, **options)
+                    found = napkin_ir.compile(text, target, **options)
                     break
                 except Exception as e:  # the compiler's diagnostic says why; the next candidate may fit
                     refused.append(f"napkin-{target}: {str(e).strip().splitlines()[0]}")
@@ -199,13 +199,16 @@ def matmul_grad_kernel(which: int, m: int, n: int, k: int, dtype: str, cap: tupl
     grad[M, N] b^T (arguments b, d_c), 1 is dB[K, N] = a^T grad (arguments a, d_c). Each is
     a GEMM of its own shape (dB's A is read by its rows: A stored [M, K], contracted over
     M), compiled for its shape's tiles as the forward's are (`gemm_candidates`)."""
-    from napkin_ir.compiler import pipeline_spec
+    from napkin_ir.passmanager import run_pipeline
 
     _refuse_old_gpu("napkin::matmul's backward", cap)
-    text = gemm(m, n, k, dtype)
+    with _lock:
+        derived = _derived.get((which, m, n, k, dtype))
+        if derived is None:  # the gradient's own diagram: its arguments and result are the kernel's
+            derive = f'{GRADIENT},ncd-extract{{function="matmul_grad" result={which}}}'
+            derived = _derived[(which, m, n, k, dtype)] = str(run_pipeline(gemm(m, n, k, dtype), derive))
     rows, cols, over = (m, k, n) if which == 0 else (k, n, m)
-    derive = f'{GRADIENT},ncd-extract{{function="matmul_grad" result={which}}}'
-    candidates = [(t, text, {"pipeline": f"{derive},{pipeline_spec(t, o)}"}) for t, o in gemm_candidates(rows, cols, over, cap)]
+    candidates = [(t, derived, o) for t, o in gemm_candidates(rows, cols, over, cap)]
     what = ("dA" if which == 0 else "dB") + f" of napkin::matmul of a {m}x{k} and a {k}x{n} {dtype} matrix"
     return _compiled(("matmul_grad", which, m, n, k, dtype, cap), candidates, what)
 

@@ -72,3 +72,10 @@ def test_the_gemm_gradients_run_in_the_emulator():
 def test_the_gemm_gradients_compile_on_both_targets(pipeline, result):
     ptx = compile_to_ptx((EXAMPLES / "matmul.mlir").read_text(), f"{_extract('matmul_grad', result)},{pipeline}")
     assert (".entry matmul_grad_a" if result == 0 else ".entry matmul_grad_b") in ptx
+
+
+def test_a_kernel_compiled_with_its_derivation_has_the_gradients_parameters():
+    from napkin_ir.build import compile_kernel
+
+    kernel = compile_kernel((EXAMPLES / "matmul.mlir").read_text(), f"{_extract('matmul_grad', 1)},napkin-sm90")
+    assert [(p.arg, p.shape) for p in kernel.contract.params] == [("a", (512, 256)), ("d_c", (512, 384)), ("out", (256, 384))]
