@@ -35,8 +35,10 @@ class CompileError(UserError):
     napkin's PtxEmissionError and LoweringError), with its reason."""
 
 
-class SizeError(UserError):
-    """Sizes that cannot fit in memory, refused before any is allocated."""
+class SizeError(NapkinError):
+    """Sizes that cannot fit in memory, refused before any is allocated. The input's fault,
+    but not a `UserError`: a search that sets aside candidates a pass refuses (`UserError`)
+    must stop at once on this, which no candidate escapes."""
 
 
 class SystemFault(NapkinError):

@@ -28,6 +28,7 @@ from xdsl.ir import Operation, SSAValue
 from napkin_ir.dialects import hbm, loop_facts, ncd, reg, smem
 from napkin_ir.errors import UserError
 from napkin_ir.interpreters.reg import warp_grid, warps_of
+from napkin_ir.model.hardware import check_fits
 from napkin_ir.model.registers import RegisterEstimate, estimate_registers
 from napkin_ir.model.space import Space, clipped_elements, kernel_space, walk
 from napkin_ir.model.work import (
@@ -316,6 +317,7 @@ def analyse_kernel(kernel: hbm.KernelOp) -> KernelCost:
         smem_per_block=smem_bytes, smem_assumed=assumed, inflight_per_block=inflight,
         registers=estimate_registers(kernel), instruction=_instruction(kernel),
     )
+    check_fits(cost.name, cost.globals)  # before the walk, whose block spaces grow with the grid
     walk(kernel.body.block, kernel_space(kernel), _Counter(kernel, cost))
     return cost
 

@@ -52,6 +52,7 @@ class Hardware:
     # napkin_ir.model.l2 deals the SMs at random where not.
     l2_partition: tuple[int, ...] | None = None
     dispatch_order: tuple[int, ...] | None = None
+    dram_bytes: int = 0  # the device memory a kernel's tensors must fit in (0: not known)
 
     @property
     def best_mma(self) -> str:
@@ -92,6 +93,7 @@ H100_CLOCK = 1.83e9  # 132 x 4 TC x 1024 FLOP/clk x 1.83 GHz = 989.4 T, the data
 A100 = Hardware(
     key="a100",
     name="A100 SXM4 80GB",
+    dram_bytes=80 * 10**9,  # [A100-DS]: 80 GB HBM2e
     sms=108,  # [A100-WP table 1]
     clock_hz=A100_CLOCK,
     smem_per_sm=164 * KB,  # [CUDA-PG 8.0]: 164 KB per SM
@@ -139,6 +141,7 @@ _GH100_DISPATCH = (
 H100 = Hardware(
     key="h100",
     name="H100 SXM5 80GB",
+    dram_bytes=80 * 10**9,  # [H100-DS]: 80 GB HBM3
     sms=132,  # [H100-WP table 2]: H100 SXM5 has 132 SMs
     clock_hz=H100_CLOCK,
     smem_per_sm=228 * KB,  # [CUDA-PG 9.0]: 228 KB per SM
@@ -168,7 +171,7 @@ H100 = Hardware(
 # H200 on 2026-11-23 by research/l2_probe.cu, which also finds data every SM reads kept up to
 # 28 MiB and lost from 32 MiB on: what one of its two partitions holds, as
 # napkin_ir.model.l2 replays them).
-H200 = replace(H100, key="h200", name="H200 SXM 141GB", hbm_bytes_per_s=4.8e12, l2_bytes=60 * KB * KB)
+H200 = replace(H100, key="h200", name="H200 SXM 141GB", dram_bytes=141 * 10**9, hbm_bytes_per_s=4.8e12, l2_bytes=60 * KB * KB)
 
 HARDWARE: dict[str, Hardware] = {hw.key: hw for hw in (A100, H100, H200)}
 
@@ -182,3 +185,19 @@ def hardware(key: str) -> Hardware:
         return HARDWARE[key.lower()]
     except KeyError:
         raise UnknownHardware(f"unknown hardware '{key}'; expected one of {', '.join(HARDWARE)}") from None
+
+
+def check_fits(kernel: str, tensors: dict[str, int], hw: Hardware | None = None) -> None:
+    """Refuse a kernel whose tensors (name -> bytes) do not fit in `hw`'s memory (or, with
+    no `hw`, in that of the largest GPU in `HARDWARE`), naming the sizes: no tiling makes it
+    run, and modelling its blocks would take more memory than the host has."""
+    from napkin_ir.errors import SizeError, format_bytes
+
+    gpus = [hw] if hw is not None else list(HARDWARE.values())
+    room = max(h.dram_bytes for h in gpus)
+    need = sum(tensors.values())
+    if room and need > room:
+        largest = max(gpus, key=lambda h: h.dram_bytes)
+        biggest = ", ".join(f"{name} {format_bytes(n)}" for name, n in sorted(tensors.items(), key=lambda kv: -kv[1])[:4])
+        where = f"the {largest.name} has" if hw is not None else f"the largest GPU napkin-ir knows, the {largest.name}, has"
+        raise SizeError(f"@{kernel}'s tensors need {format_bytes(need)} ({biggest}); {where} {format_bytes(room)} of memory")

@@ -42,7 +42,7 @@ from dataclasses import dataclass, field
 
 from napkin_ir.errors import UserError
 from napkin_ir.model.analysis import FunctionCost, KernelCost, OpCost
-from napkin_ir.model.hardware import Hardware
+from napkin_ir.model.hardware import Hardware, check_fits
 from napkin_ir.model import l2 as l2_model
 from napkin_ir.model.work import Work
 
@@ -180,6 +180,7 @@ def predict(cost: KernelCost, hw: Hardware, registers: int | None = None, instru
     the estimate with an SM's blocks in step rather than staggered (`Prediction.dram_in_step`):
     which of the two the GPU settles into is not read off the kernel, and far apart they say
     the estimate is no surer than that."""
+    check_fits(cost.name, cost.globals, hw)
     if registers is None:
         registers = launch_registers(cost, hw)
     regs = registers if registers is not None else (cost.registers.total if cost.registers else None)
