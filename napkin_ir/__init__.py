@@ -8,7 +8,9 @@ The public API, imported on first use so that `import napkin_ir` stays quick:
     kernel(a=a, b=b, out=c, stream=torch.cuda.current_stream())  # checked against the diagram's types
     kernel.save("matmul")                                        # matmul.ptx and matmul.json for other programs
 
-`napkin_ir.torch` (the `torch` extra) registers `torch.ops.napkin.matmul` and
+Every diagnostic the API raises is a `napkin_ir.NapkinError` (its subclasses say whose
+fault it is: `UserError` and `InvalidIR`, `PipelineError`, `CompileError`, `SizeError`;
+`SystemFault`; `InternalError`). `napkin_ir.torch` (the `torch` extra) registers `torch.ops.napkin.matmul` and
 `torch.ops.napkin.attention`. docs/guide.md walks through it all.
 """
 
@@ -35,7 +37,15 @@ _API = {
     "default_cache": "napkin_ir.cache",
     "ArgumentError": "napkin_ir.runtime.driver",
     "CudaError": "napkin_ir.runtime.driver",
+    "NapkinError": "napkin_ir.errors",
     "UserError": "napkin_ir.errors",
+    "BadArgument": "napkin_ir.errors",
+    "InvalidIR": "napkin_ir.errors",
+    "PipelineError": "napkin_ir.errors",
+    "CompileError": "napkin_ir.errors",
+    "SizeError": "napkin_ir.errors",
+    "SystemFault": "napkin_ir.errors",
+    "InternalError": "napkin_ir.errors",
 }
 
 __all__ = sorted([*_API, "__version__"])

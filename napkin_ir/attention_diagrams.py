@@ -13,6 +13,9 @@ from __future__ import annotations
 
 import math
 
+from napkin_ir.diagrams import element_type, finite_float, positive_int
+from napkin_ir.errors import BadArgument
+
 KINDS = ("softmax", "causal", "spherical")
 NAMES = {"softmax": "attention", "causal": "causal_attention", "spherical": "spherical_attention"}
 GQA_NAMES = {kind: f"gqa_{name}" for kind, name in NAMES.items()}
@@ -35,8 +38,8 @@ def gqa_attention_diagram(kind: str, b: int, g: int, r: int, n: int, d: int, dty
     the rest is `attention_diagram`'s (softmax, causal or spherical). Q's axes in this
     order are a [b, g * r, n, d] tensor's memory, query head h = g r + r' (SDPA's
     `enable_gqa`)."""
-    if r < 1 or g < 1:
-        raise ValueError(f"grouped-query attention needs at least one group and one query head a group, got g={g}, r={r}")
+    for arg, value in (("g", g), ("r", r)):
+        positive_int("gqa_attention_diagram", arg, value)
     return _diagram(kind, GQA_NAMES, {"b": b, "g": g, "r": r}, {"b": b, "g": g}, n, d, dtype, n_keys, scale)
 
 
@@ -44,13 +47,21 @@ def _diagram(kind: str, names: dict[str, str], q_lead: dict[str, int], kv_lead: 
              n_keys: int | None, scale: float | None) -> str:
     """The attention diagram with Q's leading axes `q_lead` and K's and V's `kv_lead` (the
     scores and the output take Q's)."""
+    where = "gqa_attention_diagram" if names is GQA_NAMES else "attention_diagram"
     if kind not in KINDS:
-        raise ValueError(f"unknown attention kind '{kind}'; expected one of {', '.join(KINDS)}")
+        raise BadArgument(f"{where}: unknown attention kind {kind!r}; expected one of {', '.join(KINDS)}")
+    for arg, value in (*q_lead.items(), ("n", n), ("d", d)):
+        positive_int(where, arg, value)
+    if n_keys is not None:
+        positive_int(where, "n_keys", n_keys)
+    element_type(where, "dtype", dtype)
+    if scale is not None:
+        finite_float(where, "scale", scale)
     if kind == "spherical" and scale is not None:
-        raise ValueError("spherical attention divides the scores by their L2 norm: a scale would cancel out")
+        raise BadArgument(f"{where}: spherical attention divides the scores by their L2 norm: a scale would cancel out")
     nj = n if n_keys is None else n_keys
     if kind == "causal" and nj != n:
-        raise ValueError("causal attention compares query and key positions: n_keys must equal n")
+        raise BadArgument(f"{where}: causal attention compares query and key positions: n_keys must equal n")
     ql, kvl = (", ".join(f"{a}={m}" for a, m in lead.items()) for lead in (q_lead, kv_lead))
     q = o = f"!ncd.tensor<{ql}, i={n}, d={d} : {dtype}>"
     kv = f"!ncd.tensor<{kvl}, j={nj}, d={d} : {dtype}>"

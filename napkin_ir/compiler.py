@@ -16,7 +16,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-from napkin_ir.errors import UserError
+from napkin_ir.errors import BadArgument, UserError
 
 TARGETS = {"sm80": "napkin-sm80", "sm90": "napkin-sm90"}
 ARCHS = {"sm80": "sm_80", "sm90": "sm_90a"}
@@ -81,11 +81,53 @@ def compile(diagram: Any, target: str = "auto", *, pipeline: str | None = None, 
     napkin-sm90{...}` takes the same). `pipeline` is a whole pipeline spec instead, ending
     in PTX. `cache` is True (the process's `default_cache()`), False (always compile), or a
     `CompileCache`.
+
+    Every failure is a `napkin_ir.NapkinError` naming its cause: `InvalidIR` for text that
+    does not parse or verify, `PipelineError` for a spec, `CompileError` where a pass or the
+    PTX printer refuses the diagram, `SizeError`, `SystemFault`, and `InternalError` for
+    napkin-ir's own faults (the original exception is its `__cause__`).
     """
+    from napkin_ir.errors import as_napkin_error
+
+    text = _diagram_text(diagram)
+    _check_compile_arguments(target, pipeline, device, cache)
+    try:
+        return _compile(text, target, pipeline, device, cache, options)
+    except (KeyboardInterrupt, SystemExit, GeneratorExit):
+        raise
+    except BaseException as e:  # noqa: BLE001 - xDSL's ArgSpecParseError is no Exception: every failure leaves as a NapkinError
+        error = as_napkin_error(e, pipeline=pipeline)
+        if error is e:
+            raise
+        raise error from e
+
+
+def _diagram_text(diagram: Any) -> str:
+    from xdsl.dialects.builtin import ModuleOp
+
+    if isinstance(diagram, str):
+        if not diagram.strip():
+            raise BadArgument("compile: diagram is empty; pass the diagram's text (napkin_ir.gemm(...)) or a parsed module")
+        return diagram
+    if isinstance(diagram, ModuleOp):
+        return str(diagram)
+    raise BadArgument(f"compile: diagram must be the diagram's text or a parsed module (napkin_ir.parse), "
+                    f"found {type(diagram).__name__}")
+
+
+def _check_compile_arguments(target: Any, pipeline: Any, device: Any, cache: Any) -> None:
+    if not isinstance(target, str):
+        raise BadArgument(f"compile: target must be 'sm80', 'sm90' or 'auto', found {type(target).__name__} {target!r}")
+    if pipeline is not None and (not isinstance(pipeline, str) or not pipeline.strip()):
+        raise BadArgument(f"compile: pipeline must be a pipeline spec (text), found {pipeline!r}")
+    if isinstance(device, bool) or not isinstance(device, int) or device < 0:
+        raise BadArgument(f"compile: device must be a CUDA device number (0, 1, ...), found {device!r}")
+
+
+def _compile(text: str, target: str, pipeline: str | None, device: int, cache: Any, options: dict[str, Any]) -> Any:
     from napkin_ir.cache import CompileCache, default_cache
     from napkin_ir.build import compile_kernel
 
-    text = diagram if isinstance(diagram, str) else str(diagram)
     if pipeline is not None:
         if options or target != "auto":
             raise UserError("compile: give either pipeline= or a target with options, not both")

@@ -1,6 +1,52 @@
-"""Diagrams built in Python, for tests, benchmarks and users who generate shapes."""
+"""Diagrams built in Python, for tests, benchmarks and users who generate shapes.
+
+The builders check their arguments and name the one that is wrong (a `UserError`), so
+that a bad size or type is refused here rather than by the parser or a pass later.
+"""
 
 from __future__ import annotations
+
+import math
+import operator
+import re
+from typing import Any
+
+from napkin_ir.errors import BadArgument
+
+DTYPES = ("bf16", "f16", "f32")
+INT64_MAX = 2**63 - 1
+
+
+def positive_int(where: str, arg: str, value: Any, *, zero: bool = False) -> int:
+    """`value` if it is an int of at least 1 (or 0, with `zero`) that fits in int64."""
+    try:
+        if isinstance(value, bool):
+            raise TypeError
+        value = operator.index(value)  # Python's and numpy's integers, not floats
+    except TypeError:
+        raise BadArgument(f"{where}: {arg} must be an integer, found {type(value).__name__} {value!r}") from None
+    if value < (0 if zero else 1) or value > INT64_MAX:
+        least = "non-negative" if zero else "positive"
+        raise BadArgument(f"{where}: {arg} must be a {least} integer that fits in int64, found {value}")
+    return value
+
+
+def element_type(where: str, arg: str, value: Any) -> str:
+    if value not in DTYPES:
+        raise BadArgument(f"{where}: {arg} must be one of {', '.join(map(repr, DTYPES))}, found {value!r}")
+    return value
+
+
+def symbol(where: str, arg: str, value: Any) -> str:
+    if not isinstance(value, str) or not re.fullmatch(r"[A-Za-z_][A-Za-z0-9_$.]*", value):
+        raise BadArgument(f"{where}: {arg} must be a function name (letters, digits, _ $ .), found {value!r}")
+    return value
+
+
+def finite_float(where: str, arg: str, value: Any) -> float:
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value):
+        raise BadArgument(f"{where}: {arg} must be a finite number, found {value!r}")
+    return float(value)
 
 
 def gemm(m: int, n: int, k: int, dtype: str = "bf16", name: str = "matmul", *, batch: int = 0, b_nk: bool = False,
@@ -11,6 +57,14 @@ def gemm(m: int, n: int, k: int, dtype: str = "bf16", name: str = "matmul", *, b
     accumulators as they are). An epilogue on the f32 product: `bias="n"` adds a vector
     bias[n] to every row (`"m"`: bias[m] to every column), of `bias_dtype` (cast to f32
     first where it is not), then `relu` takes max(x, 0); C is the result rounded."""
+    for arg, value in (("m", m), ("n", n), ("k", k)):
+        positive_int("gemm", arg, value)
+    positive_int("gemm", "batch", batch, zero=True)
+    element_type("gemm", "dtype", dtype)
+    symbol("gemm", "name", name)
+    if out_dtype is not None:
+        element_type("gemm", "out_dtype", out_dtype)
+    element_type("gemm", "bias_dtype", bias_dtype)
     lead = f"b={batch}, " if batch else ""
     a = f"!ncd.tensor<{lead}m={m}, k={k} : {dtype}>"
     b = f"!ncd.tensor<{lead}n={n}, k={k} : {dtype}>" if b_nk else f"!ncd.tensor<{lead}k={k}, n={n} : {dtype}>"
@@ -25,7 +79,7 @@ def gemm(m: int, n: int, k: int, dtype: str = "bf16", name: str = "matmul", *, b
     last = "%c"
     if bias:
         if bias not in ("m", "n"):
-            raise ValueError(f"bias runs along m (a value per row) or n (per column), got {bias!r}")
+            raise BadArgument(f"gemm: bias runs along m (a value per row) or n (per column), got {bias!r}")
         vec = f"!ncd.tensor<{bias}={m if bias == 'm' else n} : {bias_dtype}>"
         args.append(f"%bias: {vec}")
         v = "%bias"

@@ -22,6 +22,11 @@ class UserError(NapkinError):
     """An error in the user's input or options; its message is reported as is."""
 
 
+class BadArgument(UserError, ValueError):
+    """An argument of an API function of the wrong type or value, named in the message (a
+    ValueError too, for callers that caught the builders' ValueError before)."""
+
+
 class InvalidIR(UserError):
     """Text that does not parse, or IR that does not verify (xDSL's ParseError, VerifyException)."""
 
@@ -116,5 +121,5 @@ def format_bytes(n: int) -> str:
     return f"{n} bytes"
 
 
-__all__ = ["CompileError", "InternalError", "InvalidIR", "NapkinError", "PipelineError", "SizeError", "SystemFault",
+__all__ = ["BadArgument", "CompileError", "InternalError", "InvalidIR", "NapkinError", "PipelineError", "SizeError", "SystemFault",
            "UserError", "as_napkin_error", "check_size", "format_bytes", "memory_bytes", "os_error_message"]

@@ -13,9 +13,10 @@ from xdsl.dialects.builtin import ModuleOp
 from xdsl.parser import Parser
 from xdsl.passes import PassPipeline
 from xdsl.universe import Universe
+from xdsl.utils.exceptions import ArgSpecParseError
 
 from napkin_ir import registry
-from napkin_ir.errors import UserError
+from napkin_ir.errors import PipelineError
 from napkin_ir.passes.composite import Callback, PipelinePass, run_passes, spec
 
 __all__ = ["Callback", "PipelinePass", "available_passes", "compile_to_ptx", "parse_pipeline", "run_passes", "run_pipeline", "spec"]
@@ -29,8 +30,8 @@ def parse_pipeline(pipeline: str, callback: Callback | None = None) -> PassPipel
     """A pipeline spec as pass instances; an unknown pass or option is the user's error."""
     try:
         return PassPipeline.parse_spec(available_passes(), pipeline, callback)
-    except ValueError as e:  # xDSL's word for a spec it cannot read
-        raise UserError(f"in the pipeline '{pipeline}': {e}") from None
+    except (ValueError, ArgSpecParseError) as e:  # xDSL's words for a spec it cannot read (the second no Exception)
+        raise PipelineError(f"in the pipeline '{pipeline}': {e}") from None
 
 
 def run_pipeline(text: str, pipeline: str = "", *, name: str = "<input>") -> ModuleOp:
