@@ -144,6 +144,10 @@ class NamedAxesType(ParametrizedAttribute, TypeAttribute):
         for a, s in zip(axes, sizes):
             if s <= 0:
                 return f"axis '{a}' has size {s}; sizes must be positive"
+            if s > INT64_MAX:
+                return f"axis '{a}' has size {s}, above int64's largest ({INT64_MAX}); sizes are 64-bit"
+        if math.prod(sizes) > INT64_MAX:
+            return f"the tensor has {math.prod(sizes)} elements, above int64's largest ({INT64_MAX}): no index reaches them all"
         if element_type not in ELEMENT_TYPES.values():
             return f"element type must be one of bf16, f16, f32, got {element_type}"
         return None
@@ -331,6 +335,16 @@ def format_float(v: float) -> str:
 def _check_number(op_name: str, what: str, attr: FloatAttr | None) -> None:
     if attr is not None and math.isnan(attr.value.data):
         raise VerifyException(f"{op_name}: {what} must be a number, got NaN")
+
+
+def _check_finite(op_name: str, what: str, attr: FloatAttr | None) -> None:
+    """A scale must be finite: inf times a score is inf or NaN, never a softmax."""
+    _check_number(op_name, what, attr)
+    if attr is not None and math.isinf(attr.value.data):
+        raise VerifyException(f"{op_name}: {what} must be a finite number, got {attr.value.data}")
+
+
+INT64_MAX = 2**63 - 1  # sizes and element counts are 64-bit integers in every level below
 
 
 # --------------------------------------------------------------------------------------
@@ -579,7 +593,7 @@ class SoftmaxOp(AlongOneAxisOp):
     scale = opt_prop_def(FloatAttr[Float32Type])
 
     def verify_(self) -> None:
-        _check_number(self.name, "the scale", self.scale)
+        _check_finite(self.name, "the scale", self.scale)
         self._verify_along()
 
     def __init__(self, input: SSAValue, axis: str, result_type: Attribute, scale: float | None = None):
@@ -675,7 +689,7 @@ class LogSumExpOp(NcdOp):
         return 1.0 if self.scale is None else self.scale.value.data
 
     def verify_(self) -> None:
-        _check_number(self.name, "the scale", self.scale)
+        _check_finite(self.name, "the scale", self.scale)
         t = _tensor(self.input, "input")
         a = self.axis.data
         if a not in t.shape:
