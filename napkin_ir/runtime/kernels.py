@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import ctypes
 import numbers
+import os
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -187,6 +188,28 @@ class KernelParams:
 
 
 _streams: dict[int, Any] = {}  # handle -> CUstream, so a launch on a torch stream's handle makes no object
+_direct: list[Any] = []  # the driver's cuLaunchKernel through ctypes (or None), found once
+
+
+def direct_launch() -> Any:
+    """The driver's own `cuLaunchKernel`, called through ctypes with plain integers: about a
+    microsecond of host time where cuda-bindings' wrapper costs several. None where the
+    driver library cannot be opened this way (the launch then goes through cuda-bindings)."""
+    if not _direct:
+        fn = None
+        if os.environ.get("NAPKIN_DIRECT_LAUNCH", "1") != "0":
+            for name in ("libcuda.so.1", "libcuda.so", "nvcuda.dll"):
+                try:
+                    fn = getattr(ctypes.CDLL(name), "cuLaunchKernel")
+                    break
+                except (OSError, AttributeError):
+                    continue
+        if fn is not None:
+            u = ctypes.c_uint
+            fn.argtypes = [ctypes.c_void_p, u, u, u, u, u, u, u, ctypes.c_void_p, ctypes.c_void_p, ctypes.c_void_p]
+            fn.restype = ctypes.c_int
+        _direct.append(fn)
+    return _direct[0]
 
 
 def _as_stream(stream: Any) -> Any:
@@ -370,6 +393,11 @@ class Launcher:
         self._handle = kernel.handle
         self._dims = (*self.grid, *self.block, self.smem)
         self._launch_kernel = drv.cuLaunchKernel
+        self._direct = direct_launch()
+        try:
+            self._function = int(self._handle)  # the CUfunction's address, for the direct launch
+        except (TypeError, ValueError):  # not a driver handle (a stand-in driver in tests): through cuda-bindings
+            self._direct = None
         self._config: list[Any] | None = None  # the cluster attribute of cuLaunchKernelEx
         if self.cluster is not None:
             attribute = drv.CUlaunchAttribute()
@@ -412,6 +440,12 @@ class Launcher:
         self.launch_params(self._params.get(pointers) or self.params_for(pointers), stream)
 
     def launch_params(self, params: KernelParams, stream: Any = None) -> None:
+        if self._config is None and self._direct is not None and (stream is None or type(stream) is int):
+            # the common case, a handle (torch's current stream): straight to the driver
+            code = self._direct(self._function, *self._dims, stream or None, params.address, None)
+            if code != 0:
+                self._launch_elsewhere(params, _as_stream(stream), (cuda().CUresult(code),))
+            return
         hstream = _as_stream(stream)
         if self._config is None:
             result = self._launch_kernel(self._handle, *self._dims, hstream, params.address, 0)
