@@ -7,7 +7,7 @@ same rounds as napkin's default softmax kernel (16k tokens, hidden 2048, bf16).
 Each configuration is (query rows, keys a tile, stages, overlap, ping-pong, blocks a
 multiprocessor, persistent, store, Q in registers), as tools/bench_attention.py's
 SM90_CONFIGS; the softmax's are timed in the same rounds, and each row gives its ratio to
-napkin's default softmax. docs/benchmarks.md (session 31) has what it measured."""
+napkin's default softmax. research/benchmarks.md (session 31) has what it measured."""
 
 from __future__ import annotations
 

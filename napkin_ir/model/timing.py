@@ -58,7 +58,7 @@ WARPS_PER_SM_TO_FILL = 4
 
 # The share of the shorter of a chain's products and its math that runs exposed, by
 # (overlapped, pingpong). Fitted on napkin-sm90's attention steps on the H200
-# (docs/benchmarks.md, 2026-11-25): at d=128, 4k tokens, waiting for each group where it
+# (research/benchmarks.md, 2026-11-25): at d=128, 4k tokens, waiting for each group where it
 # stands measured 524 TFLOP/s and with reg-wgmma-overlap 603 (+15%; the model, with 2/3
 # exposed, +13%); ping-pong on top measured -3% to +9%; spherical attention (almost no
 # MUFU work) ran 1.19-1.24x the softmax at d=128 with both on (the model: 1.15x) and

@@ -137,7 +137,7 @@ def test_the_choice_at_d128():
     # 176 keys a tile, two stages (three do not fit), TMA stores: napkin-sm90's default
     # until session 31, which measured fastest at d=128 with Q in shared memory; 128 keys
     # with Q in registers (today's default) measured 1-4% faster, which the model does not
-    # see (docs/benchmarks.md, docs/model.md)
+    # see (research/benchmarks.md, docs/model.md)
     result = _autotile(d=128)
     assert result.config == AttentionConfig("i", "j", 128, 176, 2, overlap=True, pingpong=True, store="tma")
     assert result.reason.startswith("chose grid i:128, stream j:176, 2 stages, overlap and ping-pong: predicted ")
