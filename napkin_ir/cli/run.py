@@ -113,8 +113,9 @@ def _run(args: argparse.Namespace) -> int:
         tol = reference.TOLERANCE[t.dtype]
         ok &= err <= tol
         which = f" output #{n}" if len(outputs) > 1 else ""
-        print(f"check{which} of {ran} against {what}: relative error {err:.3e} (bound {tol:.0e} for {t.dtype}): "
+        print(f"check{which} against float64 reference: relative error {err:.3e} (bound {tol:.0e} for {t.dtype}): "
               f"{'ok' if err <= tol else 'FAILED'}")
+    print(f"checked {ran} against {what}")
     return 0 if ok else 1
 
 

@@ -19,7 +19,8 @@
 // RUN: not diff %t.a %t.c
 
 // MATMUL: @matmul output #0: <m=512, n=384> bf16 sum={{.*}} abs_sum={{.*}}
-// MATMUL-NEXT: check of the diagram's interpretation on the CPU against the diagram evaluated in float64: relative error {{.*}} (bound 2e-02 for bf16): ok
+// MATMUL-NEXT: check against float64 reference: relative error {{.*}} (bound 2e-02 for bf16): ok
+// MATMUL-NEXT: checked the diagram's interpretation on the CPU against the diagram evaluated in float64
 // ATTN: @attention output #0: <b=2, h=4, i=256, d=64> bf16
 // ATTN-NEXT: {{.*}}: ok
 // CAUSAL: @causal_attention output #0: <b=2, h=4, i=256, d=64> bf16
@@ -27,11 +28,14 @@
 // SPHERE: @spherical_attention output #0: <b=2, h=4, i=256, d=64> bf16
 // SPHERE-NEXT: {{.*}}: ok
 // BIAS: @gemm_bias output #0: <m=256, n=192> bf16 sum={{.*}} abs_sum={{.*}}
-// BIAS-NEXT: check of the diagram's interpretation on the CPU against the diagram evaluated in float64: relative error {{.*}} (bound 2e-02 for bf16): ok
+// BIAS-NEXT: check against float64 reference: relative error {{.*}} (bound 2e-02 for bf16): ok
+// BIAS-NEXT: checked the diagram's interpretation on the CPU against the diagram evaluated in float64
 // NOINPUT: napkin-run: error: no inputs: pass --random-inputs
-// ANYNAME: check of the diagram's interpretation on the CPU against the diagram evaluated in float64: relative error 0.000e+00 {{.*}}: ok
+// ANYNAME: check against float64 reference: relative error 0.000e+00 {{.*}}: ok
+// ANYNAME-NEXT: checked the diagram's interpretation on the CPU against the diagram evaluated in float64
 // RENAMED: @matmul output #0: <b=2, h=4, i=256, d=64> bf16
-// RENAMED-NEXT: check {{.*}} against the diagram evaluated in float64: {{.*}}: ok
+// RENAMED-NEXT: check against float64 reference: {{.*}}: ok
+// RENAMED-NEXT: checked the diagram's interpretation on the CPU against the diagram evaluated in float64
 // SEED: napkin-run: error: argument --seed: a seed is a non-negative integer, got -1
 // SEED-NOT: internal error
 
