@@ -181,7 +181,7 @@ def test_o_never_leaves_a_partial_file(tmp_path_factory, stage, after, old, laun
     out, js = directory / "k.ptx", directory / "k.json"
     for f in (out, js):
         if old is not None:
-            f.write_text(old, encoding="utf-8")
+            f.write_bytes(old.encode())
     args = [str(src), "-p", "napkin-sm80", "-t", "ptx", "-o", str(out)] + (["--launch-json", str(js)] if launch_json else [])
     with pytest.MonkeyPatch.context() as mp:
         _inject(mp, stage, after)
@@ -199,7 +199,7 @@ def test_o_never_leaves_a_partial_file(tmp_path_factory, stage, after, old, laun
         if old is None:
             assert not f.exists(), f"{f.name} left behind after a failure at {stage}"
         else:
-            assert f.read_text(encoding="utf-8") == old, f"{f.name} changed after a failure at {stage}"
+            assert f.read_bytes() == old.encode(), f"{f.name} changed after a failure at {stage}"
 
 
 def test_atomic_file_discard_after_commit_is_harmless(tmp_path):
