@@ -3,6 +3,7 @@ GPU, and report its outputs.
 
     napkin-run examples/attention.mlir --random-inputs --seed 0 --check
     napkin-run examples/matmul.mlir --gpu napkin-sm90 --random-inputs --check
+    napkin-run grads.mlir --function attention_grad --inputs in.npz --outputs out.npz
 
 prints each output's axes, element type and a checksum; `--check` compares with the
 diagram evaluated in float64 by numpy (`napkin_ir.reference_eval`, written apart from the
@@ -16,6 +17,11 @@ in the warp-level PTX emulator (`napkin_ir/interpreters/ptx.py`) instead, and th
 says so; anything else (sm_90a's TMA and wgmma, a kernel too large to emulate) did not
 run, the output says that plainly, and `--check` then fails: it checks compiled code,
 never the interpreter against itself.
+`--inputs FILE.npz` reads the arguments from a numpy archive, each under its argument's
+name (`q`, as the IR spells `%q`) or its position (`arg0`, `arg1`, ...); `--outputs
+FILE.npz` saves the results as `result0`, `result1`, ... (float32, holding the values of
+each result's element type), so that a run, a gradient's above all, can be checked from
+outside.
 """
 
 from __future__ import annotations
@@ -29,9 +35,11 @@ import numpy as np
 from xdsl.parser import Parser
 
 from napkin_ir import reference, registry
-from napkin_ir.cli.diagnostics import fail, guarded
+from napkin_ir.cli.diagnostics import fail, guarded, refuse_overwriting_inputs
 from napkin_ir.errors import UserError, check_size
+from napkin_ir.files import atomic_output
 from napkin_ir.interpreters.run import Entry, find_entry, find_function
+from napkin_ir.interpreters.tensors import STORAGE_DTYPES, round_to
 from napkin_ir.runtime.arrays import normalize_dtype
 
 TOOL = "napkin-run"
@@ -60,6 +68,8 @@ def _parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
     p.add_argument("--function", help="the function to run (default: the only one with a body)")
     p.add_argument("--random-inputs", action="store_true", help="feed standard-normal inputs, rounded to each argument's type")
     p.add_argument("--seed", type=_seed, default=0, help="seed for --random-inputs (default 0)")
+    p.add_argument("--inputs", metavar="FILE.npz", help="read the arguments from FILE.npz, by argument name or as arg0, arg1, ...")
+    p.add_argument("--outputs", metavar="FILE.npz", help="save the results to FILE.npz as result0, result1, ...")
     p.add_argument("--check", action="store_true",
                    help="compare with the diagram evaluated in float64 (or with --reference NAME)")
     p.add_argument("--reference", metavar="NAME", choices=list(reference.REFERENCES),
@@ -77,8 +87,11 @@ def _check_host_memory(entry: Entry) -> None:
 
 
 def _run(args: argparse.Namespace) -> int:
-    if not args.random_inputs:
-        raise UserError("no inputs: pass --random-inputs (with --seed N) to run on random data")
+    if not args.random_inputs and not args.inputs:
+        raise UserError("no inputs: pass --random-inputs (with --seed N) to run on random data, or --inputs FILE.npz")
+    if args.random_inputs and args.inputs:
+        raise UserError("--random-inputs and --inputs both give the inputs; pass one")
+    refuse_overwriting_inputs([("--outputs", args.outputs)], [args.input_file, args.inputs])
     if args.input_file == "-":
         text, name = sys.stdin.buffer.read().decode(), "<stdin>"
     else:
@@ -88,7 +101,7 @@ def _run(args: argparse.Namespace) -> int:
     module.verify()
     entry = find_entry(module, args.function)
     _check_host_memory(entry)
-    inputs = entry.random_inputs(args.seed)
+    inputs = _read_inputs(args.inputs, entry) if args.inputs else entry.random_inputs(args.seed)
     outputs, ran = _run_compiled(args.gpu, text, name, entry, inputs, _work(module, entry)) if args.gpu else \
         (None, "the diagram's interpretation on the CPU")
     if outputs is None:
@@ -96,6 +109,9 @@ def _run(args: argparse.Namespace) -> int:
     for n, (y, t) in enumerate(zip(outputs, entry.outputs)):
         axes = ", ".join(f"{a}={s}" for a, s in t.shape.items())
         print(f"@{entry.name} output #{n}: <{axes}> {t.dtype}  sum={float(np.sum(y, dtype=np.float64)):.6e}  abs_sum={float(np.sum(np.abs(y), dtype=np.float64)):.6e}")
+    if args.outputs:
+        with atomic_output(args.outputs, "wb") as out:
+            np.savez(out, **{f"result{n}": np.asarray(y, np.float32) for n, y in enumerate(outputs)})
     if not args.check:
         return 0
     if ran is None:
@@ -105,6 +121,7 @@ def _run(args: argparse.Namespace) -> int:
     refs, what = _references(args, module, entry, inputs)
     if len(refs) != len(outputs):
         raise UserError(f"the reference gives {len(refs)} outputs, @{entry.name} has {len(outputs)}")
+    print(f"checking {ran} against {what}")
     ok = True
     for n, (out, ref, t) in enumerate(zip(outputs, refs, entry.outputs)):
         if ref.shape != out.shape:
@@ -115,8 +132,46 @@ def _run(args: argparse.Namespace) -> int:
         which = f" output #{n}" if len(outputs) > 1 else ""
         print(f"check{which} against float64 reference: relative error {err:.3e} (bound {tol:.0e} for {t.dtype}): "
               f"{'ok' if err <= tol else 'FAILED'}")
-    print(f"checked {ran} against {what}")
     return 0 if ok else 1
+
+
+def _read_inputs(path: str, entry: Entry) -> list[np.ndarray]:
+    """The arguments of `entry` from the archive at `path`, each under its name or argN,
+    checked against its shape and rounded to its element type."""
+    try:
+        archive = np.load(path, allow_pickle=False)
+    except OSError as e:
+        raise UserError(f"--inputs {path}: cannot read it: {e.strerror or e}") from e
+    except ValueError as e:
+        raise UserError(f"--inputs {path}: not a numpy .npz archive (np.savez writes one, arrays by argument name)") from e
+    if not hasattr(archive, "files"):
+        raise UserError(f"--inputs {path}: holds one array, not an .npz archive of arrays by argument name (np.savez)")
+    with archive:
+        names = list(entry.input_names) + [None] * (len(entry.inputs) - len(entry.input_names))
+        keys = [f"arg{n}" if name is None else name for n, name in enumerate(names)]
+        wanted = ", ".join(k if k == f"arg{n}" else f"{k} (or arg{n})" for n, k in enumerate(keys))
+        unknown = [k for k in archive.files if k not in keys and k not in (f"arg{n}" for n in range(len(keys)))]
+        if unknown:
+            raise UserError(f"--inputs {path}: {', '.join(unknown)} names no argument of @{entry.name}, which takes {wanted}")
+        inputs = []
+        for n, (key, t) in enumerate(zip(keys, entry.inputs)):
+            both = [k for k in dict.fromkeys((key, f"arg{n}")) if k in archive.files]
+            if not both:
+                raise UserError(f"--inputs {path}: no array for argument #{n} of @{entry.name} ({key}); the file has "
+                                f"{', '.join(archive.files) or 'none'}, @{entry.name} takes {wanted}")
+            if len(both) > 1:
+                raise UserError(f"--inputs {path}: argument #{n} of @{entry.name} is given twice, as {both[0]} and {both[1]}")
+            x = archive[both[0]]
+            if tuple(x.shape) != t.dims:
+                axes = ", ".join(f"{a}={s}" for a, s in t.shape.items())
+                raise UserError(f"--inputs {path}: {both[0]} has shape {tuple(x.shape)}, but argument #{n} of @{entry.name} "
+                                f"is <{axes}>, shape {t.dims}")
+            if x.dtype == np.dtype("V2") and t.dtype == "bf16":  # how np.savez keeps ml_dtypes' bfloat16
+                x = x.view(STORAGE_DTYPES["bf16"])
+            if x.dtype.kind in "cOSUVMm" and x.dtype.name != "bfloat16":
+                raise UserError(f"--inputs {path}: {both[0]} holds {x.dtype} values; arguments take real numbers")
+            inputs.append(round_to(t.dtype, x))
+    return inputs
 
 
 def _references(args: argparse.Namespace, module, entry: Entry, inputs: list[np.ndarray]) -> tuple[list[np.ndarray], str]:

@@ -19,23 +19,26 @@
 // RUN: not diff %t.a %t.c
 
 // MATMUL: @matmul output #0: <m=512, n=384> bf16 sum={{.*}} abs_sum={{.*}}
+// MATMUL-NEXT: checking the diagram's interpretation on the CPU against the diagram evaluated in float64
 // MATMUL-NEXT: check against float64 reference: relative error {{.*}} (bound 2e-02 for bf16): ok
-// MATMUL-NEXT: checked the diagram's interpretation on the CPU against the diagram evaluated in float64
 // ATTN: @attention output #0: <b=2, h=4, i=256, d=64> bf16
+// ATTN-NEXT: checking the diagram's interpretation on the CPU against the diagram evaluated in float64
 // ATTN-NEXT: {{.*}}: ok
 // CAUSAL: @causal_attention output #0: <b=2, h=4, i=256, d=64> bf16
+// CAUSAL-NEXT: checking the diagram's interpretation on the CPU against the diagram evaluated in float64
 // CAUSAL-NEXT: {{.*}}: ok
 // SPHERE: @spherical_attention output #0: <b=2, h=4, i=256, d=64> bf16
+// SPHERE-NEXT: checking the diagram's interpretation on the CPU against the diagram evaluated in float64
 // SPHERE-NEXT: {{.*}}: ok
 // BIAS: @gemm_bias output #0: <m=256, n=192> bf16 sum={{.*}} abs_sum={{.*}}
+// BIAS-NEXT: checking the diagram's interpretation on the CPU against the diagram evaluated in float64
 // BIAS-NEXT: check against float64 reference: relative error {{.*}} (bound 2e-02 for bf16): ok
-// BIAS-NEXT: checked the diagram's interpretation on the CPU against the diagram evaluated in float64
 // NOINPUT: napkin-run: error: no inputs: pass --random-inputs
-// ANYNAME: check against float64 reference: relative error 0.000e+00 {{.*}}: ok
-// ANYNAME-NEXT: checked the diagram's interpretation on the CPU against the diagram evaluated in float64
+// ANYNAME: checking the diagram's interpretation on the CPU against the diagram evaluated in float64
+// ANYNAME-NEXT: check against float64 reference: relative error 0.000e+00 {{.*}}: ok
 // RENAMED: @matmul output #0: <b=2, h=4, i=256, d=64> bf16
+// RENAMED-NEXT: checking the diagram's interpretation on the CPU against the diagram evaluated in float64
 // RENAMED-NEXT: check against float64 reference: {{.*}}: ok
-// RENAMED-NEXT: checked the diagram's interpretation on the CPU against the diagram evaluated in float64
 // SEED: napkin-run: error: argument --seed: a seed is a non-negative integer, got -1
 // SEED-NOT: internal error
 

@@ -10,9 +10,9 @@
 // SM80: compiled @two with napkin-sm80: {{[0-9]+}} lines of sm_80 PTX, grid [2, 2], 256 threads, {{[0-9]+}} bytes of shared memory
 // SM80: {{ran the compiled kernel on the GPU|ran the compiled sm_80 PTX in the warp-level emulator}}
 // SM80: @two output #0: <m=256, n=192> bf16
+// SM80: checking the compiled {{.*}} against the diagram evaluated in float64
 // SM80: check output #0 against float64 reference: relative error {{.*}}: ok
 // SM80: check output #1 against float64 reference: relative error {{.*}}: ok
-// SM80: checked the compiled {{.*}} against the diagram evaluated in float64
 // SM90: compiled @matmul with napkin-sm90: {{[0-9]+}} lines of sm_90a PTX, grid [8], 384 threads, {{[0-9]+}} bytes of shared memory
 // SM90: {{ran the compiled kernel on the GPU|the compiled code did not run}}
 // SM90: @matmul output #0: <m=512, n=384> bf16
