@@ -116,7 +116,7 @@ class NapkinSm80Pass(NamedPipeline):
     hw: str = "h100"
     layout: str = "auto"
     # plain by default: bands of block rows cut the GEMMs' DRAM traffic but measured no
-    # faster, up to 5.4% slower (docs/benchmarks.md, "the launch order")
+    # faster, up to 5.4% slower (research/benchmarks.md, "the launch order")
     group: int = 0
 
 

@@ -9,7 +9,7 @@ on mbarrier rings filled by a producer warpgroup, consumer warpgroups of 64 rows
 wgmma (S = Q K^T with Q from shared memory or registers, P V with P from registers), one
 tile's P V overlapped with the next tile's scores, the warpgroups taking turns, the
 output through TMA stores where their panels fit, and a persistent grid where the
-streams are short. The measurements behind each default are in docs/benchmarks.md
+streams are short. The measurements behind each default are in research/benchmarks.md
 ("Why napkin-sm90's attention defaults are what they are").
 """
 
@@ -201,7 +201,7 @@ def q_registers_pay(module: ModuleOp, block: int | None = None, stream: int | No
     block of up to 128 rows alone on its multiprocessor, with up to 128 keys a tile. Q's
     32 registers a thread at d=128 fit beside 128 keys' scores, probabilities and the
     output's accumulators in a consumer's 240, not beside 176 keys' (ptxas spills); 2-8%
-    faster on the H200 (docs/benchmarks.md)."""
+    faster on the H200 (research/benchmarks.md)."""
     axes, sizes = attention_shape(module)
     d = head_dim(axes, sizes)
     return 64 <= d <= 128 and blocks_per_sm == 1 and (block or _default_rows(axes, sizes)) <= 128 and (stream or 0) <= 128
@@ -213,7 +213,7 @@ def persistent_pays(module: ModuleOp, block: int | None = None) -> bool:
     causal mask, times the head dim) is PERSISTENT_WORK or less on average, so that the
     prologue and epilogue each block pays are a large share of its time; spherical
     attention at head dims over 64 up to 128 at any length; never for blocks of three
-    consumer warpgroups (docs/benchmarks.md)."""
+    consumer warpgroups (research/benchmarks.md)."""
     axes, sizes = attention_shape(module)
     if (block or _default_rows(axes, sizes)) > 128:
         return False
@@ -226,7 +226,7 @@ def persistent_pays(module: ModuleOp, block: int | None = None) -> bool:
 def default_rows(module: ModuleOp) -> int:
     """The query rows of napkin-sm90's attention blocks where none are given: 192 (three
     consumer warpgroups, FlashAttention-3's tile at head dim 64) at head dims up to 64
-    where the stream is long, else 128 (docs/benchmarks.md)."""
+    where the stream is long, else 128 (research/benchmarks.md)."""
     return _default_rows(*attention_shape(module))
 
 
@@ -280,7 +280,7 @@ def sm90_tiles(module: ModuleOp, block: int | None = None, stream: int | None = 
     or over 64 where the keys end in a partial tile of 128. Neither wide tile where an
     input holds the keys innermost. The store: TMA stores where a panel stage fits.
     Stages: three where they fit beside Q and a panel stage, else two. The measurements:
-    docs/benchmarks.md."""
+    research/benchmarks.md."""
     store = None if store in (None, "auto") else StorePath(store)
     axes, sizes = attention_shape(module)
     i, j = axes.query, axes.keys

@@ -8,7 +8,7 @@ and warps issue mma.sync, the stream loop unrolled with fragments carried and lo
 step ahead. On sm_90a TMA fills swizzled stages on mbarrier rings, a producer warpgroup
 beside consumer warpgroups of 64 rows issuing wgmma, a persistent grid in bands of block
 rows, the output through TMA stores where their panels fit. Why these defaults:
-docs/benchmarks.md.
+research/benchmarks.md.
 """
 
 from __future__ import annotations
