@@ -16,6 +16,7 @@ from __future__ import annotations
 import math
 import re
 from collections.abc import Iterable, Mapping, Sequence
+from typing import ClassVar
 
 from xdsl.dialects.builtin import (
     ArrayAttr,
@@ -581,8 +582,45 @@ class AlongOneAxisOp(NcdOp):
         self._verify_along()
 
 
+class ScaledAlongOneAxis:
+    """What the ops along one axis with an optional scale share (`ncd.softmax`,
+    `ncd.logsumexp`): the constructor, the scale's value, and the syntax
+    `%r = ncd.<op> %x along <axis> [scale <c>] : <type> -> <type>`."""
+
+    SCALE_WHAT: ClassVar[str] = "the scale"  # how a parse error names the scale
+
+    def __init__(self, input: SSAValue, axis: str, result_type: Attribute, scale: float | None = None):
+        props: dict[str, Attribute] = {"axis": StringAttr(axis)}
+        if scale is not None:
+            props["scale"] = FloatAttr(scale, f32)
+        super().__init__(operands=[input], properties=props, result_types=[result_type])  # type: ignore[call-arg]
+
+    @property
+    def scale_value(self) -> float:
+        return 1.0 if self.scale is None else self.scale.value.data  # type: ignore[attr-defined]
+
+    def print(self, printer: Printer) -> None:
+        printer.print_string(" ")
+        printer.print_operand(self.input)  # type: ignore[attr-defined]
+        printer.print_string(f" along {self.axis.data}")  # type: ignore[attr-defined]
+        if self.scale is not None:  # type: ignore[attr-defined]
+            printer.print_string(f" scale {format_float(self.scale.value.data)}")  # type: ignore[attr-defined]
+        self._print_tail(printer, [self.input])  # type: ignore[attr-defined]
+
+    @classmethod
+    def parse(cls, parser: Parser):
+        operands = _parse_operands(parser, 1)
+        parser.parse_keyword("along")
+        axis = parser.parse_identifier(" (an axis name)")
+        scale = _parse_float(parser, cls.SCALE_WHAT) if parser.parse_optional_keyword("scale") else None
+        (inp,), rt, attrs = cls._parse_tail(parser, operands)  # type: ignore[attr-defined]
+        op = cls(inp, axis, rt, scale)
+        op.attributes.update(attrs)  # type: ignore[attr-defined]
+        return op
+
+
 @irdl_op_definition
-class SoftmaxOp(AlongOneAxisOp):
+class SoftmaxOp(ScaledAlongOneAxis, AlongOneAxisOp):
     """Softmax along one axis of `scale * x` (scale defaults to 1), computed in f32.
 
         %p = ncd.softmax %s along j scale 0.125 : !ncd.tensor<i=64, j=64 : f32>
@@ -591,39 +629,13 @@ class SoftmaxOp(AlongOneAxisOp):
 
     name = "ncd.softmax"
     scale = opt_prop_def(FloatAttr[Float32Type])
+    SCALE_WHAT: ClassVar[str] = "the softmax scale"
 
     def verify_(self) -> None:
         _check_finite(self.name, "the scale", self.scale)
         self._verify_along()
 
-    def __init__(self, input: SSAValue, axis: str, result_type: Attribute, scale: float | None = None):
-        props: dict[str, Attribute] = {"axis": StringAttr(axis)}
-        if scale is not None:
-            props["scale"] = FloatAttr(scale, f32)
-        super().__init__(operands=[input], properties=props, result_types=[result_type])
 
-    @property
-    def scale_value(self) -> float:
-        return 1.0 if self.scale is None else self.scale.value.data
-
-    def print(self, printer: Printer) -> None:
-        printer.print_string(" ")
-        printer.print_operand(self.input)
-        printer.print_string(f" along {self.axis.data}")
-        if self.scale is not None:
-            printer.print_string(f" scale {format_float(self.scale.value.data)}")
-        self._print_tail(printer, [self.input])
-
-    @classmethod
-    def parse(cls, parser: Parser) -> SoftmaxOp:
-        operands = _parse_operands(parser, 1)
-        parser.parse_keyword("along")
-        axis = parser.parse_identifier(" (an axis name)")
-        scale = _parse_float(parser, "the softmax scale") if parser.parse_optional_keyword("scale") else None
-        (inp,), rt, attrs = cls._parse_tail(parser, operands)
-        op = cls(inp, axis, rt, scale)
-        op.attributes.update(attrs)
-        return op
 
 
 @irdl_op_definition
@@ -658,7 +670,7 @@ class L2NormOp(AlongOneAxisOp):
 
 
 @irdl_op_definition
-class LogSumExpOp(NcdOp):
+class LogSumExpOp(ScaledAlongOneAxis, NcdOp):
     """The log-sum-exp of `scale * x` along one axis (scale defaults to 1), in f32 with
     the natural log: lse = log(sum_axis exp(scale * x)). The result has the input's other
     axes and element type f32; a row of -inf gives -inf.
@@ -672,21 +684,13 @@ class LogSumExpOp(NcdOp):
     """
 
     name = "ncd.logsumexp"
+    SCALE_WHAT: ClassVar[str] = "the log-sum-exp scale"
     input = operand_def(TensorType)
     axis = prop_def(StringAttr)
     scale = opt_prop_def(FloatAttr[Float32Type])
     result = result_def(TensorType)
     traits = traits_def(Pure())
 
-    def __init__(self, input: SSAValue, axis: str, result_type: Attribute, scale: float | None = None):
-        props: dict[str, Attribute] = {"axis": StringAttr(axis)}
-        if scale is not None:
-            props["scale"] = FloatAttr(scale, f32)
-        super().__init__(operands=[input], properties=props, result_types=[result_type])
-
-    @property
-    def scale_value(self) -> float:
-        return 1.0 if self.scale is None else self.scale.value.data
 
     def verify_(self) -> None:
         _check_finite(self.name, "the scale", self.scale)
@@ -699,24 +703,6 @@ class LogSumExpOp(NcdOp):
             raise VerifyException(f"{self.name}: the result is a row statistic in f32, got element type {result.element_type}")
         _check_result(self.name, result, {b: s for b, s in t.shape.items() if b != a}, f32)
 
-    def print(self, printer: Printer) -> None:
-        printer.print_string(" ")
-        printer.print_operand(self.input)
-        printer.print_string(f" along {self.axis.data}")
-        if self.scale is not None:
-            printer.print_string(f" scale {format_float(self.scale.value.data)}")
-        self._print_tail(printer, [self.input])
-
-    @classmethod
-    def parse(cls, parser: Parser) -> LogSumExpOp:
-        operands = _parse_operands(parser, 1)
-        parser.parse_keyword("along")
-        axis = parser.parse_identifier(" (an axis name)")
-        scale = _parse_float(parser, "the log-sum-exp scale") if parser.parse_optional_keyword("scale") else None
-        (inp,), rt, attrs = cls._parse_tail(parser, operands)
-        op = cls(inp, axis, rt, scale)
-        op.attributes.update(attrs)
-        return op
 
 
 @irdl_op_definition
