@@ -12,11 +12,12 @@ from __future__ import annotations
 
 from typing import Any
 
-from napkin_ir.errors import UserError
+from napkin_ir.errors import SystemFault, UserError
 
 
-class CudaError(RuntimeError):
-    """A CUDA driver call failed, or the driver is needed and cannot be used.
+class CudaError(SystemFault, RuntimeError):
+    """A CUDA driver call failed, or the driver is needed and cannot be used: the system's
+    fault as napkin-ir sorts errors (a `NapkinError`; a RuntimeError too, as before).
 
     `name` is the CUresult name (e.g. "CUDA_ERROR_INVALID_VALUE"), `what` the operation
     that failed and `log` the JIT compiler's error log when a module failed to load.

@@ -82,3 +82,13 @@ def test_the_builders_name_the_bad_argument(build, words):
 def test_the_builders_take_numpy_integers():
     np = pytest.importorskip("numpy")
     assert "m=64" in napkin_ir.gemm(np.int64(64), 64, 64)
+
+
+def test_a_cuda_failure_is_a_napkin_error_of_the_system():
+    from napkin_ir.errors import SystemFault
+    from napkin_ir.runtime.driver import CudaError, DriverUnavailableError
+
+    e = CudaError("launching kernel 'k'", "CUDA_ERROR_LAUNCH_FAILED", "unspecified launch failure")
+    assert isinstance(e, napkin_ir.NapkinError) and isinstance(e, SystemFault) and isinstance(e, RuntimeError)
+    assert issubclass(DriverUnavailableError, napkin_ir.NapkinError)
+    assert str(e) == "launching kernel 'k' failed: CUDA_ERROR_LAUNCH_FAILED (unspecified launch failure)"
