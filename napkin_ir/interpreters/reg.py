@@ -87,33 +87,11 @@ class RegFunctions(InterpreterFunctions):
 
     @impl(reg.LdmatrixOp)
     def run_ldmatrix(self, interpreter: Interpreter, op: reg.LdmatrixOp, args: tuple[Any, ...]):
-        buf, stage = args
-        assert isinstance(buf, Buffer)
-        check_readable(buf, stage, op.name)
-        t: reg.FragType = op.result.type  # type: ignore[assignment]
-        at = hbm.parse_labels(op.at)
-        tile = NamedArray(buf.type.axis_names, buf.data[stage])
-        out = {}
-        for w in warps_of(op):
-            window = warp_window(t, w, at, buf.type.axis_names)
-            kept = tuple(a for a in buf.type.axis_names if a in t.shape)  # the buffer's other axes: the warp's place
-            part = NamedArray(kept, tile.data[window]).aligned(t.axis_names)
-            out[_key(w)] = gather(t, part)
-        return (out,)
+        return (_fragments_of_stage(op, *args, hbm.parse_labels(op.at)),)
 
     @impl(reg.ReadOp)
     def run_read(self, interpreter: Interpreter, op: reg.ReadOp, args: tuple[Any, ...]):
-        buf, stage = args
-        assert isinstance(buf, Buffer)
-        check_readable(buf, stage, op.name)
-        t: reg.FragType = op.result.type  # type: ignore[assignment]
-        tile = NamedArray(buf.type.axis_names, buf.data[stage].astype(np.float32))
-        out = {}
-        for w in warps_of(op):
-            window = warp_window(t, w, {}, buf.type.axis_names)
-            kept = tuple(a for a in buf.type.axis_names if a in t.shape)
-            out[_key(w)] = gather(t, NamedArray(kept, tile.data[window]).aligned(t.axis_names))
-        return (out,)
+        return (_fragments_of_stage(op, *args, {}, np.float32),)
 
     @impl(reg.MmaOp)
     def run_mma(self, interpreter: Interpreter, op: reg.MmaOp, args: tuple[Any, ...]):
@@ -328,3 +306,20 @@ def _positions(t: reg.FragType, w: dict[str, int], starts: tuple[int, int]) -> t
 
 def _fill(t: reg.FragType, lanes: np.ndarray, keep: np.ndarray, fill: float) -> np.ndarray:
     return gather(t, np.where(keep, scatter(t, lanes), np.float32(fill)).astype(np.float32))
+
+
+def _fragments_of_stage(op: reg.LdmatrixOp | reg.ReadOp, buf: Any, stage: int, at: dict[str, int], as_type: Any = None) -> dict:
+    """Each warp's fragment of `op`'s type, read from stage `stage` of `buf` at `at` (as
+    `as_type` where given): the warp's window of the tile, the buffer's other axes being the
+    warp's place."""
+    assert isinstance(buf, Buffer)
+    check_readable(buf, stage, op.name)
+    t: reg.FragType = op.result.type  # type: ignore[assignment]
+    data = buf.data[stage] if as_type is None else buf.data[stage].astype(as_type)
+    out = {}
+    for w in warps_of(op):
+        window = warp_window(t, w, at, buf.type.axis_names)
+        kept = tuple(a for a in buf.type.axis_names if a in t.shape)
+        out[_key(w)] = gather(t, NamedArray(kept, data[window]).aligned(t.axis_names))
+    return out
+

@@ -21,12 +21,12 @@ from __future__ import annotations
 
 import itertools
 from collections.abc import Callable, Iterator, Sequence
-from typing import Any
 from dataclasses import dataclass, field, replace
+from typing import Any
 
-from xdsl.dialects import func
-from xdsl.dialects.builtin import ModuleOp
 from xdsl.context import Context
+from xdsl.dialects import func
+from xdsl.dialects.builtin import ModuleOp, StringAttr
 from xdsl.utils.exceptions import PassFailedException, VerifyException
 
 from napkin_ir.dialects import ncd
@@ -35,8 +35,9 @@ from napkin_ir.model.analysis import KernelCost, analyse_module
 from napkin_ir.model.hardware import Hardware, hardware
 from napkin_ir.model.timing import BOUND_NAMES, Prediction, predict, register_budget
 from napkin_ir.passes.composite import run_passes, spec
-from napkin_ir.plan.kernel_plan import KernelPlan, SmemLayout
+from napkin_ir.plan.kernel_plan import CopyEngine, KernelPlan, Launch, ProductEngine, SmemLayout
 from napkin_ir.progress import ProgressLine
+from napkin_ir.target import SM80, SM90
 
 TIE_TOLERANCE = 0.01
 LEVELS = ("hbm", "smem", "reg")
@@ -77,9 +78,6 @@ class TileConfig:
 
     def plan(self) -> KernelPlan:
         """The kernel plan of this configuration (its grid axes in the order given)."""
-        from napkin_ir.plan.kernel_plan import CopyEngine, Launch, ProductEngine
-        from napkin_ir.target import SM80, SM90
-
         stream = next(iter(self.stream.items()), None)
         sm90 = self.target == "sm90"
         return KernelPlan("autotile", SM90 if sm90 else SM80, grid=tuple(self.grid.items()),
@@ -392,8 +390,6 @@ def announce(module: ModuleOp, pipeline: str, search: Callable[[], AutotileResul
     """`search()`'s choice, said on stderr and kept on the function (`ncd.autotile`); its
     error in the pipeline's name."""
     import sys
-
-    from xdsl.dialects.builtin import StringAttr
 
     try:
         result = search()

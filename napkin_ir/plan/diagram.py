@@ -18,13 +18,19 @@ from xdsl.utils.exceptions import PassFailedException
 
 from napkin_ir.dialects import ncd
 from napkin_ir.passes.relabel import function_axes
-from napkin_ir.target import dtype
+from napkin_ir.target import Dtype, dtype
 
 
 def the_function(module: ModuleOp) -> func.FuncOp | None:
     """The one function with a body, or None where there are none or several."""
     funcs = [f for f in module.walk() if isinstance(f, func.FuncOp) and f.body.blocks]
     return funcs[0] if len(funcs) == 1 else None
+
+
+def operand_dtype(module: ModuleOp) -> Dtype:
+    """The element type the first contraction reads (a GEMM's A, attention's Q)."""
+    c = next(op for op in module.walk() if isinstance(op, ncd.ContractOp))
+    return dtype(c.lhs.type.dtype)  # type: ignore[attr-defined]
 
 
 def axis_sizes(module: ModuleOp) -> dict[str, int]:

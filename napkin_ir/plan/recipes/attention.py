@@ -29,10 +29,10 @@ from napkin_ir.errors import UserError
 from napkin_ir.model.hardware import Hardware, hardware
 from napkin_ir.passes.composite import run_passes, spec
 from napkin_ir.plan.autotile import AutotileResult, Candidate, Progress, announce, axis_roles, chosen, judge, parsed, search, the_function
-from napkin_ir.plan.diagram import AttentionAxes, attention_axes, attention_shape, group_size
+from napkin_ir.plan.diagram import AttentionAxes, attention_axes, attention_shape, group_size, operand_dtype
 from napkin_ir.plan.kernel_plan import CopyEngine, KernelPlan, Launch, LaunchOrder, ProductEngine, SmemLayout, StorePath
 from napkin_ir.plan.request import PlanRequest
-from napkin_ir.target import SM80, SM90, Engine, Target, dtype
+from napkin_ir.target import SM80, SM90, Engine, Target
 
 NAME = "attention"
 WIDE_STREAM = 176  # keys a tile where no mask cuts them, at head dims up to 128 (FlashAttention-3's)
@@ -256,12 +256,6 @@ def head_dim(axes: AttentionAxes, sizes: dict[str, int]) -> int:
     return max(sizes[a] for a in heads) if heads else 0
 
 
-def _element_bytes(module: ModuleOp) -> int:
-    """Bytes of an element of Q, K and V."""
-    (c, *_) = [op for op in module.walk() if isinstance(op, ncd.ContractOp)]
-    return dtype(c.lhs.type.dtype).bytes  # type: ignore[attr-defined]
-
-
 def sm90_tiles(module: ModuleOp, block: int | None = None, stream: int | None = None, stages: int = 0, blocks_per_sm: int = 1,
                store: StorePath | None = None, q_registers: bool | None = None) -> tuple[int, int, int, int, StorePath]:
     """(query rows, keys a tile, stages, shared-memory budget of a block, how the output
@@ -295,7 +289,7 @@ def sm90_tiles(module: ModuleOp, block: int | None = None, stream: int | None = 
         block -= 64
     # a block's shared memory, less the swizzle's alignment slack and the barriers
     budget = SM90.smem_per_block(blocks_per_sm) - 1024 - BARRIER_BYTES
-    e = _element_bytes(module)
+    e = operand_dtype(module).bytes
     q_bytes, tile_bytes = block * d * e, 2 * d * e  # Q; a row of K and of V
     out = block * 64 * e  # a stage of a 64-column panel of the output (hbm-to-smem takes two where they fit)
 

@@ -16,10 +16,10 @@ from __future__ import annotations
 from xdsl.dialects.builtin import ModuleOp
 from xdsl.utils.exceptions import PassFailedException
 
-from napkin_ir.plan.diagram import ProductShape, axis_sizes, product_shape
+from napkin_ir.plan.diagram import ProductShape, axis_sizes, operand_dtype, product_shape
 from napkin_ir.plan.kernel_plan import CopyEngine, KernelPlan, Launch, ProductEngine, SmemLayout, StorePath
 from napkin_ir.plan.request import PlanRequest
-from napkin_ir.target import SM80, SM90, Engine, Target, dtype
+from napkin_ir.target import SM80, SM90, Engine, Target
 
 NAME = "products"
 SM80_BLOCK = (128, 128, 32)  # rows, columns, stream
@@ -36,14 +36,6 @@ def recognise(module: ModuleOp) -> ProductShape | None:
         return product_shape(module)
     except PassFailedException:
         return None
-
-
-def input_dtype(module: ModuleOp):
-    """The element type the products read (their first operand's)."""
-    from napkin_ir.dialects import ncd
-
-    (c, *_) = [op for op in module.walk() if isinstance(op, ncd.ContractOp)]
-    return dtype(c.lhs.type.dtype)  # type: ignore[attr-defined]
 
 
 def fit(module: ModuleOp, axes: tuple[str, str, str], block: tuple[int, ...], least: int = 16) -> tuple[int, int, int]:
@@ -145,7 +137,7 @@ def _plan_sm80(module: ModuleOp, shape: ProductShape, req: PlanRequest) -> Kerne
     if group and shape.batch:
         raise req.fail(f"group={group} orders a two-axis grid; this one has batch axes {list(shape.batch)}")
     stages = req.stages or 3
-    nbytes = input_dtype(module).bytes
+    nbytes = operand_dtype(module).bytes
     if req.autotile:
         req.refuse("autotile=true (the model chooses them)", ("block", "warps"))
         if not shape.plain:
@@ -171,7 +163,7 @@ def _plan_sm90(module: ModuleOp, req: PlanRequest) -> KernelPlan:
         raise req.fail(f"store=tma writes 2-D tiles; a batched product's (batch axes {list(shape.batch)}) "
                        "are stored directly: use store=direct or auto")
     axes = (shape.rows, shape.cols, shape.k)
-    nbytes = input_dtype(module).bytes
+    nbytes = operand_dtype(module).bytes
     block = fitting(module, axes, req.sized("block", 3, "rows, columns, stream") or fit(module, axes, SM90_BLOCK, 64), req.pipeline)
     stages = req.stages or sm90_stages(block, shape.outputs, nbytes)
     group = SM90_GROUP if req.group is None else req.group

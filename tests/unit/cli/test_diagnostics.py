@@ -48,17 +48,9 @@ from pathlib import Path  # noqa: E402
 
 from napkin_ir import xdsl_fixes  # noqa: E402
 from napkin_ir.cli import draw as draw_cli  # noqa: E402
-from napkin_ir.cli import opt as opt_cli  # noqa: E402
+from opt_exit import exit_code as _opt  # noqa: E402
 
 EXAMPLES = Path(__file__).resolve().parents[3] / "examples"
-
-
-def _opt(*args: str) -> int:
-    try:
-        opt_cli.main(list(args))
-    except SystemExit as e:
-        return int(e.code or 0)
-    return 0
 
 
 @pytest.mark.parametrize("error,words", [

@@ -16,6 +16,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from napkin_ir.cli import opt as opt_cli
+from opt_exit import exit_code as _opt
 from napkin_ir.files import AtomicFile, atomic_output
 
 EXAMPLES = Path(__file__).resolve().parents[3] / "examples"
@@ -23,14 +24,6 @@ MATMUL = (EXAMPLES / "matmul.mlir").read_text()
 TO_HBM = 'ncd-relabel{grid="m:128,n:128" stream="k:32"},ncd-to-hbm'
 BAD = MATMUL.replace("-> !ncd.tensor<m=512, n=384 : bf16>\n", "-> !ncd.tensor<m=512, n=128 : bf16>\n", 1).replace(
     "func.return %c : !ncd.tensor<m=512, n=384 : bf16>", "func.return %c : !ncd.tensor<m=512, n=128 : bf16>")
-
-
-def _opt(*args: str) -> int:
-    try:
-        opt_cli.main(list(args))
-    except SystemExit as e:
-        return int(e.code or 0)
-    return 0
 
 
 def _leftovers(directory: Path) -> list[str]:
