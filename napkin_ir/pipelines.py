@@ -108,7 +108,7 @@ class NapkinSm80Pass(NamedPipeline):
 
     name = "napkin-sm80"
     target = SM80
-    unset = {"block": "", "warps": "", "stages": -1, "autotile": False, "hw": "h100", "layout": "auto", "group": 0}
+    unset = {"block": "", "warps": "", "stages": 3, "autotile": False, "hw": "h100", "layout": "auto", "group": 0}
     block: str = ""
     warps: str = ""
     stages: int = 3

@@ -147,23 +147,5 @@ class KernelPlan:
             raise ValueError(f"a plan lowers to one of {', '.join(LEVELS)}, not '{to}'")
         return tuple(p for level in levels[: LEVELS.index(to) + 1] for p in level)
 
-    def describe(self) -> str:
-        """One line for people: what the kernel gets."""
-        parts = [f"{self.family} on {self.target.arch}", f"grid {self.grid_labels()}"]
-        if self.stream:
-            parts.append(f"stream {self.stream_labels()} through {self.stages} stage{'s' if self.stages > 1 else ''} by {self.copy}")
-        parts.append(f"{self.product or 'no product'}" + (f", warps {','.join(f'{a}:{w}' for a, w in self.warps)}" if self.warps else
-                                           ", consumer warpgroups of 64 rows and a producer warpgroup"
-                                           if self.copy is CopyEngine.TMA else ""))
-        parts.append(f"{self.store} stores")
-        ln = self.launch
-        launch = [f"{ln.blocks_per_sm} blocks an SM" if ln.blocks_per_sm > 1 else "", "persistent" if ln.persistent else "",
-                  f"bands of {ln.group} block rows" if ln.group else "", f"clusters of {ln.cluster}" if ln.cluster > 1 else "",
-                  "last axis fastest" if ln.order is LaunchOrder.LAST else ""]
-        parts += [x for x in launch if x]
-        parts += [x for x, on in (("Q in registers", self.a_registers), ("overlap", self.overlap), ("ping-pong", self.pingpong),
-                                   (f"unrolled x{self.unroll}", self.unroll)) if on]
-        return "; ".join(parts)
-
 
 __all__ = ["CopyEngine", "KernelPlan", "LEVELS", "Launch", "LaunchOrder", "ProductEngine", "SmemLayout", "StorePath"]

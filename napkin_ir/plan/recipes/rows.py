@@ -26,7 +26,6 @@ from napkin_ir.target import Target, dtype
 NAME = "rows"
 WARPS = 4  # warps a block: 128 threads, as many rows a block at one row a warp
 LINE = 256  # columns a warp's 32 lanes hold 8 each of, per span of the row
-MAX_LINE_VALUES = 128  # f32 values a lane holds for one row (4096 columns): more spills
 
 
 @dataclass(frozen=True)
@@ -66,18 +65,17 @@ def recognise(module: ModuleOp) -> RowShape | None:
 
 def default_rows(shape: RowShape) -> int:
     """Rows a block: a row a warp, or up to four a warp where the rows are short, so that a
-    block moves enough bytes to hide the copy's latency."""
+    block moves enough bytes to hide the copy's latency (smem-to-reg refuses rows a warp
+    cannot hold in registers, saying how many fit)."""
     return WARPS * max(1, min(4, 1024 // max(shape.length, 1)))
 
 
 def plan(module: ModuleOp, shape: RowShape, target: Target, req: PlanRequest) -> KernelPlan:
     """The plan for `module`, a row reduction, on `target` as `req` asks: `block="R"` rows a
-    block, `warps="W"` warps sharing them."""
+    block, `warps="W"` warps sharing them. Rows longer than a warp's registers hold are
+    smem-to-reg's to refuse."""
     req.refuse("a row reduction (its rows are staged whole: there is no stream to tile, no product to tune)",
                ("autotile", "layout", "group", "cluster", "store", "q_registers"))
-    if shape.length // 32 > MAX_LINE_VALUES:
-        raise req.fail(f"a row reduction holds each row of '{shape.along}' in one warp's registers, at most "
-                       f"{32 * MAX_LINE_VALUES} values; this one has {shape.length}")
     (rows,) = req.sized("block", 1, "for a row reduction: rows a block") or (default_rows(shape),)
     (warps,) = req.sized("warps", 1, "for a row reduction: warps sharing the rows") or (min(WARPS, rows),)
     sizes = axis_sizes(module)

@@ -26,7 +26,7 @@
 // NORM: ncd-relabel{grid="b,i:16" stream=""}{{.*}}smem-to-reg{warps="i:8"{{.*}},reg-to-ptx{arch="sm_90a"}
 // AUTO: napkin-opt: error: napkin-sm80: autotile=true cannot be honoured for a row reduction
 // BLOCK: napkin-opt: error: napkin-sm80: block="16,16" should be 1 positive integers separated by commas (for a row reduction: rows a block)
-// LONG: napkin-opt: error: napkin-sm90: a row reduction holds each row of 'j' in one warp's registers, at most 4096 values; this one has 8192
+// LONG: napkin-opt: error: smem-to-reg: @row_l2norm: each warp holds 1 row(s) of 8192: 256 values a lane, over the 128 that fit in registers
 // SMEM: napkin-opt: error: napkin-sm90: a block of 64 rows of 4096 stages 524288 bytes, over the 232448 of shared memory a block has on sm_90a
 
 func.func @row_l2norm(%x: !ncd.tensor<b=2, i=100, j=2048 : f16>) -> !ncd.tensor<b=2, i=100, j=2048 : f16> {
