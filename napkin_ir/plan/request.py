@@ -79,9 +79,7 @@ def request(pipeline: str, options: dict[str, object], defaults: dict[str, objec
         if text:
             vals = parse_ints(text)
             if vals is None:
-                what = "rows, columns, stream" if name == "block" and pipeline == "napkin-sm90" else ""
-                raise PassFailedException(f"{pipeline}: {name}=\"{text}\" should be positive integers separated by commas"
-                                          + (f" ({what})" if what else ""))
+                raise PassFailedException(f"{pipeline}: {name}=\"{text}\" should be positive integers separated by commas")
             kw[name] = vals
     layout = options.get("layout", "auto")
     if layout not in ("auto", *SmemLayout):
