@@ -43,6 +43,18 @@ softmax, Y = X / norm for an L2 norm (the FlashAttention backward's recomputatio
 tile by tile). The statistics get no cotangent. The first arguments of `@f_grad` are those
 of the plain form, so a caller adds the statistics at the end.
 
+A softmax's gradient needs the row sum of dP * P, a reduction along the softmax's axis
+(an L2 norm's too).
+Where P (through at most a cast) only feeds one contraction over that axis whose result
+Y = P . V is a result of `@f`, that sum is the sum of dY * Y along V's other axes
+(sum_j dP_ij P_ij = sum_j sum_d dY_id V_jd P_ij = sum_d dY_id Y_id): with
+`residuals=true`, `@f_grad` then also takes `@f`'s results, after the statistics, and
+computes it so, named `%delta`, from dY and the saved Y alone: no reduction along the
+streamed keys is left in the gradient, and `ncd-extract{cut="delta"}` lets another kernel
+compute it (FlashAttention's D = rowsum(dO * O)).
+
+    @f_grad(x1, ..., xn, dy1, ..., dym, s1, ..., sk, y1, ..., ym) -> (dx1, ..., dxn)
+
 Refused, with the function and the op named: a function that already has an `@f_grad`
 beside it, arguments or results that are not `!ncd.tensor`, ops outside the `ncd`
 dialect, and masks on tiles (`at [...]`, the hbm level and below).
@@ -244,6 +256,8 @@ class _Gradient:
         f = self.f
         args = list(f.body.block.args)
         ins = [a.type for a in args] + [v.type for v in self.results] + [s.value.type for s in self.stats]
+        if self.stats:  # the forward's results, read where a row sum goes through them
+            ins += [v.type for v in self.results]
         block = Block(arg_types=ins)
         self.e = e = _Emitter(block)
         grad_args = list(block.args)
@@ -251,11 +265,14 @@ class _Gradient:
             g.name_hint = a.name_hint
             self.primal[a] = g
         douts = grad_args[len(args) : len(args) + len(self.results)]
-        saved = grad_args[len(args) + len(self.results) :]
+        saved = grad_args[len(args) + len(self.results) : len(args) + len(self.results) + len(self.stats)]
+        self.outputs = dict(zip(self.results, grad_args[len(args) + len(self.results) + len(self.stats) :]))
         for n, (v, d) in enumerate(zip(self.results, douts)):
             d.name_hint = f"d_{v.name_hint}" if v.name_hint else f"d_result{n}"
         for s, g in zip(self.stats, saved):
             g.name_hint = s.value.name_hint
+        for v, g in self.outputs.items():
+            g.name_hint = v.name_hint
 
         self._recompute(saved)
         for v, d in zip(self.results, douts):
@@ -333,7 +350,9 @@ class _Gradient:
         elif isinstance(op, ncd.SoftmaxOp):  # dS = scale * P * (dP - rowsum(dP * P))
             p = e.f32(P[op.result])
             order = _type(p).axis_names
-            row = e.reduce("sum", e.map("mul", [dy, p], order), [op.axis.data])
+            row = self._row_sum_through_output(op)
+            if row is None:
+                row = e.reduce("sum", e.map("mul", [dy, p], order), [op.axis.data])
             ds = e.map("mul", [p, e.map("sub", [dy, row], order)], order)
             self._accumulate(op.input, ds if op.scale_value == 1.0 else e.map("scale", [ds], by=op.scale_value))
         elif isinstance(op, ncd.L2NormOp):  # dX = (dY - Y * rowsum(dY * Y)) / norm
@@ -343,7 +362,9 @@ class _Gradient:
             if norm is None:
                 x = e.f32(P[op.input])
                 norm = e.map("sqrt", [e.reduce("sum", e.map("mul", [x, x], order), [op.axis.data])], hint="norm")
-            row = e.reduce("sum", e.map("mul", [dy, y], order), [op.axis.data])
+            row = self._row_sum_through_output(op)
+            if row is None:
+                row = e.reduce("sum", e.map("mul", [dy, y], order), [op.axis.data])
             dx = e.map("sub", [dy, e.map("mul", [y, row], order)], order)
             self._accumulate(op.input, e.map("div", [dx, norm], order))
         elif isinstance(op, ncd.LogSumExpOp):  # d x = scale * softmax(scale * x) * d lse
@@ -363,6 +384,25 @@ class _Gradient:
             pass
         else:
             raise _fail(self.f, f"{_where(op)} has no gradient rule")
+
+    def _row_sum_through_output(self, op: ncd.SoftmaxOp | ncd.L2NormOp) -> SSAValue | None:
+        """rowsum(dP * P) as the sum of dY * Y over V's axes, where P (through at most a
+        cast) only feeds Y = contract(P, V) over the softmax's axis and Y is a saved result
+        of `@f` (see the module's docstring); None where that does not hold."""
+        v = op.result
+        uses = [u.operation for u in v.uses]
+        if len(uses) == 1 and isinstance(uses[0], ncd.MapOp) and uses[0].fn.data == "cast":
+            v = uses[0].result
+            uses = [u.operation for u in v.uses]
+        if len(uses) != 1 or not isinstance(uses[0], ncd.ContractOp) or uses[0].over_axes != (op.axis.data,):
+            return None
+        y = uses[0].result
+        if y not in self.outputs or y not in self.ct or len(list(y.uses)) != 1:
+            return None
+        order = [a for a in _type(op.result).axis_names if a != op.axis.data]
+        over = [a for a in _type(y).axis_names if a not in order]
+        e = self.e
+        return e.reduce("sum", e.map("mul", [self.ct[y], e.f32(self.outputs[y])], _type(y).axis_names), over, order, hint="delta")
 
     def _map_rule(self, op: ncd.MapOp, dy: SSAValue) -> None:
         e = self.e
