@@ -9,6 +9,16 @@ of when `@matmul_grad` was made by `ncd-grad` (`@matmul_grad_b` for the cotangen
 a gradient takes the forward's arguments first and returns their cotangents in order),
 else the result's number. Each gradient of a diagram then compiles as a kernel of its own
 family (a GEMM's dA and dB are GEMMs): the named pipelines compile one function a module.
+
+    ncd-extract{function="attention_grad" value="delta"}
+    ncd-extract{function="attention_grad" result=1 cut="delta"}
+
+`value` returns the value of that name (`%delta`) instead of a result, as
+`@attention_grad_delta`; `cut` (names, comma-separated) makes each named value an argument
+of the extracted function, after its own, in place of the ops that compute it. Together
+they split a diagram between kernels: the attention gradient's row statistic
+D = rowsum(dO * O), a reduction with no product, is computed once by a kernel of its own,
+and the kernels of dQ, dK and dV read it.
 """
 
 from __future__ import annotations
@@ -26,6 +36,8 @@ class NcdExtractPass(ModulePass):
     name = "ncd-extract"
     function: str = ""
     result: int = 0
+    value: str = ""
+    cut: str = ""
 
     def apply(self, ctx: Context, op: builtin.ModuleOp) -> None:
         funcs = [f for f in op.walk() if isinstance(f, func.FuncOp) and f.body.blocks]
@@ -41,8 +53,23 @@ class NcdExtractPass(ModulePass):
         assert isinstance(ret, func.ReturnOp)
         if not 0 <= self.result < len(ret.arguments):
             raise PassFailedException(f"ncd-extract: @{self.function} has {len(ret.arguments)} results; result={self.result} is not one")
-        kept = ret.arguments[self.result]
-        suffix = self._suffix(f)
+        named = {v.name_hint: v for o in f.body.block.ops for v in o.results if v.name_hint}
+        for name in [self.value] + self._cut_names():
+            if name and name not in named:
+                raise PassFailedException(f"ncd-extract: @{self.function} has no value %{name}; its named values are "
+                                          f"{', '.join('%' + n for n in named) or 'none'}")
+        if self.value:
+            if self.result:
+                raise PassFailedException("ncd-extract: give result= or value=, not both")
+            kept, suffix = named[self.value], self.value
+        else:
+            kept, suffix = ret.arguments[self.result], self._suffix(f)
+        for name in self._cut_names():
+            if named[name] is kept:
+                raise PassFailedException(f"ncd-extract: %{name} is what is extracted; it cannot also be cut")
+            arg = f.body.block.insert_arg(named[name].type, len(f.body.block.args))
+            arg.name_hint = name
+            named[name].replace_all_uses_with(arg)
         for other in [x for x in op.body.block.ops if x is not f]:
             op.body.block.erase_op(other)
         ret.operands = [kept]
@@ -52,6 +79,9 @@ class NcdExtractPass(ModulePass):
             f.body.block.erase_arg(a)
         f.function_type = func.FunctionType.from_lists([a.type for a in f.body.block.args], [kept.type])
         f.sym_name = builtin.StringAttr(f"{self.function}_{suffix}")
+
+    def _cut_names(self) -> list[str]:
+        return [n.strip().lstrip("%") for n in self.cut.split(",") if n.strip()]
 
     def _suffix(self, f: func.FuncOp) -> str:
         """The name of the argument whose cotangent the result is, for a gradient `ncd-grad`

@@ -10,6 +10,12 @@
 // RUN: napkin-opt %examples/two_products.mlir -p 'ncd-extract{function="two" result=1}' | filecheck %s --check-prefix=PLAIN
 // RUN: not napkin-opt %examples/matmul.mlir -p 'ncd-extract{function="nope"}' 2>&1 | filecheck %s --check-prefix=NOFUNC
 // RUN: not napkin-opt %examples/matmul.mlir -p 'ncd-grad,ncd-extract{function="matmul_grad" result=2}' 2>&1 | filecheck %s --check-prefix=NORESULT
+// value= extracts a named value; cut= makes named values arguments (the attention gradient's D).
+// RUN: napkin-opt %examples/attention.mlir -p 'ncd-grad{residuals=true},ncd-extract{function="attention_grad" value="delta"}' | filecheck %s --check-prefix=VALUE
+// RUN: napkin-opt %examples/attention.mlir -p 'ncd-grad{residuals=true},ncd-extract{function="attention_grad" result=1 cut="delta"}' | filecheck %s --check-prefix=CUT
+// RUN: not napkin-opt %examples/attention.mlir -p 'ncd-grad{residuals=true},ncd-extract{function="attention_grad" cut="nope"}' 2>&1 | filecheck %s --check-prefix=NONAME
+// RUN: not napkin-opt %examples/attention.mlir -p 'ncd-grad{residuals=true},ncd-extract{function="attention_grad" result=1 value="delta"}' 2>&1 | filecheck %s --check-prefix=BOTH
+// RUN: not napkin-opt %examples/attention.mlir -p 'ncd-grad{residuals=true},ncd-extract{function="attention_grad" value="delta" cut="delta"}' 2>&1 | filecheck %s --check-prefix=SELF
 
 // DA:      func.func @matmul_grad_a(%b: !ncd.tensor<k=256, n=384 : bf16>, %d_c: !ncd.tensor<m=512, n=384 : bf16>) -> !ncd.tensor<m=512, k=256 : bf16>
 // DA-NEXT:   ncd.contract %d_c, %b over [n] : !ncd.tensor<m=512, n=384 : bf16>, !ncd.tensor<k=256, n=384 : bf16> -> !ncd.tensor<m=512, k=256 : f32>
@@ -21,3 +27,12 @@
 // PLAIN:   func.func @two_1(
 // NOFUNC:  napkin-opt: error: ncd-extract: no function @nope; the module has @matmul
 // NORESULT: napkin-opt: error: ncd-extract: @matmul_grad has 2 results; result=2 is not one
+// VALUE:      func.func @attention_grad_delta(%d_o: !ncd.tensor<b=2, h=4, i=256, d=64 : bf16>, %o: !ncd.tensor<b=2, h=4, i=256, d=64 : bf16>) -> !ncd.tensor<b=2, h=4, i=256 : f32>
+// VALUE:        %delta = ncd.reduce sum {{%.+}} along [d]
+// VALUE-NEXT:   func.return %delta
+// CUT:        func.func @attention_grad_k(%q: {{.*}}, %k: {{.*}}, %v: {{.*}}, %d_o: {{.*}}, %lse: !ncd.tensor<b=2, h=4, i=256 : f32>, %delta: !ncd.tensor<b=2, h=4, i=256 : f32>)
+// CUT-NOT:      ncd.reduce
+// CUT:          ncd.map sub %d_p16, %delta
+// NONAME:     napkin-opt: error: ncd-extract: @attention_grad has no value %nope; its named values are
+// BOTH:       napkin-opt: error: ncd-extract: give result= or value=, not both
+// SELF:       napkin-opt: error: ncd-extract: %delta is what is extracted; it cannot also be cut
