@@ -10,6 +10,12 @@ contraction accumulates in f32 either way. The tensor cores take the narrow oper
 a diagram that widens first (as `ncd-grad` writes its cotangents, in f32) compiles as the
 products family only once the casts are folded. Both operands of one contraction must come
 from casts of one 16-bit type; a cast whose result has other users stays for them.
+
+Where only one operand is a widened 16-bit tensor and the other is computed in f32 (the
+attention gradient's dS, contracted with K for dQ and with Q for dK), the f32 operand is
+rounded to that 16-bit type for the product, as FlashAttention's backward rounds dS and P
+for the tensor cores; the accumulation stays f32. That rounding is the one change of value
+the pass makes.
 """
 
 from __future__ import annotations
@@ -19,6 +25,7 @@ from dataclasses import dataclass
 from xdsl.context import Context
 from xdsl.dialects import builtin
 from xdsl.ir import SSAValue
+from xdsl.rewriter import InsertPoint
 from xdsl.passes import ModulePass
 from xdsl.pattern_rewriter import (GreedyRewritePatternApplier, PatternRewriter, PatternRewriteWalker, RewritePattern,
                                    op_type_rewrite_pattern)
@@ -42,12 +49,24 @@ class FoldContractCasts(RewritePattern):
     @op_type_rewrite_pattern
     def match_and_rewrite(self, op: ncd.ContractOp, rewriter: PatternRewriter) -> None:
         lhs, rhs = _widened(op.lhs), _widened(op.rhs)
-        if lhs is None or rhs is None or lhs.type.dtype != rhs.type.dtype or op.result.type.dtype != "f32":  # type: ignore[attr-defined]
+        if op.result.type.dtype != "f32":  # type: ignore[attr-defined]
             return
-        rewriter.replace_op(op, ncd.ContractOp(lhs, rhs, op.over_axes, op.result.type))
+        if (lhs is None) != (rhs is None):  # round the f32 side to the other's 16-bit type
+            half = (lhs or rhs).type  # type: ignore[union-attr]
+            wide = op.rhs if lhs is not None else op.lhs
+            if wide.type.dtype != "f32":  # type: ignore[attr-defined]
+                return
+            rounded = ncd.MapOp("cast", [wide], ncd.TensorType(wide.type.shape, half.element_type))  # type: ignore[attr-defined]
+            rewriter.insert(rounded, InsertPoint.before(op))
+            if wide.name_hint:
+                rounded.result.name_hint = f"{wide.name_hint}16"
+            lhs, rhs = (lhs, rounded.result) if lhs is not None else (rounded.result, rhs)
+        if lhs is None or rhs is None or lhs.type.dtype != rhs.type.dtype:  # type: ignore[attr-defined]
+            return
+        rewriter.replace(op, ncd.ContractOp(lhs, rhs, op.over_axes, op.result.type))
         for cast in {op.lhs.owner, op.rhs.owner}:
             if isinstance(cast, ncd.MapOp) and not cast.result.uses:
-                rewriter.erase_op(cast)
+                rewriter.erase(cast)
 
 
 @dataclass(frozen=True)
