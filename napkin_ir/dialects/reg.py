@@ -819,7 +819,9 @@ class FragFillOutsideOp(FragMathOp):
 @irdl_op_definition
 class MaskOp(FragFillOutsideOp):
     """The causal mask on a `c` fragment: keep the value at (row, col) where the row's
-    position is at least the column's, fill the others.
+    position is at least the column's, fill the others. The mask's row axis is the
+    fragment's rows, or its columns (a block that holds keys and streams queries: the
+    offsets stay in the mask's order, row first).
 
         %m = reg.mask causal %s keep i >= j fill -inf at [%i0, %j0] : !reg.frag<c, i=16, j=64 : f32> -> !reg.frag<c, i=16, j=64 : f32>
     """
@@ -834,8 +836,8 @@ class MaskOp(FragFillOutsideOp):
 
     def verify_(self) -> None:
         t = self._verify_fill([self.row.data, self.col.data])
-        require(t.axis_names == (self.row.data, self.col.data), self,
-                f"compares the fragment's rows with its columns ({', '.join(t.axis_names)}), got {self.row.data} >= {self.col.data}")
+        require(set(t.axis_names) == {self.row.data, self.col.data}, self,
+                f"compares the fragment's rows and columns ({', '.join(t.axis_names)}), got {self.row.data} >= {self.col.data}")
 
     def print(self, printer: Printer) -> None:
         printer.print_string(" causal ")

@@ -28,7 +28,7 @@ from napkin_ir.interpreters.tiles import overlap, read_tile
 @register_impls
 class UnsignedIndexFunctions(InterpreterFunctions):
     """The unsigned index arithmetic that xDSL's arith interpreter lacks (tile and stage
-    numbers in the pipelines, the bounds of a causal stream)."""
+    numbers in the pipelines, the bounds of a causal stream, either way)."""
 
     @impl(arith.DivUIOp)
     def run_divui(self, interpreter: Interpreter, op: arith.DivUIOp, args: tuple[Any, ...]):
@@ -41,6 +41,10 @@ class UnsignedIndexFunctions(InterpreterFunctions):
     @impl(arith.MinUIOp)
     def run_minui(self, interpreter: Interpreter, op: arith.MinUIOp, args: tuple[Any, ...]):
         return (min(args[0], args[1]),)
+
+    @impl(arith.MaxUIOp)
+    def run_maxui(self, interpreter: Interpreter, op: arith.MaxUIOp, args: tuple[Any, ...]):
+        return (max(args[0], args[1]),)
 
 
 @register_impls

@@ -263,9 +263,11 @@ class RegFunctions(InterpreterFunctions):
         x, r0, c0 = args
         t: reg.FragType = op.input.type  # type: ignore[assignment]
         out = {}
+        flipped = t.axis_names[0] != op.row.data  # the mask's rows are the fragment's columns
         for w in warps_of(op):
-            rows, cols = _positions(t, w, (r0, c0))
-            out[_key(w)] = _fill(t, x[_key(w)], rows[:, None] >= cols[None, :], op.fill.value.data)
+            rows, cols = _positions(t, w, (c0, r0) if flipped else (r0, c0))
+            keep = rows[:, None] <= cols[None, :] if flipped else rows[:, None] >= cols[None, :]
+            out[_key(w)] = _fill(t, x[_key(w)], keep, op.fill.value.data)
         return (out,)
 
     @impl(reg.MaskBoundOp)

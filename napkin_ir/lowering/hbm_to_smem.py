@@ -155,8 +155,9 @@ def block_ancestor(block: Block, op: Operation) -> Operation:
 
 
 def read_in_registers(load: hbm.LoadOp) -> bool:
-    """Whether a tile loaded outside the stream is a vector (one axis of more than one place)
-    that only elementwise maps use, as a bias is: it goes straight into registers."""
+    """Whether a loaded tile is a vector (one axis of more than one place) that only
+    elementwise maps use, as a bias is: it goes straight into registers, outside the stream
+    or in it (the attention gradient's log-sum-exp and D, one value per streamed query)."""
     t: ncd.TensorType = load.result.type  # type: ignore[assignment]
     return sum(n > 1 for n in t.dims) == 1 and all(isinstance(u.operation, ncd.MapOp) for u in load.result.uses)
 
@@ -289,8 +290,6 @@ class HbmToSmemPass(ModulePass):
         return types
 
     def _streamed_loads(self, loop: scf.ForOp, layout: str) -> tuple[int, list[hbm.LoadOp], list[smem.BufferType]]:
-        if _constant_value(loop.lb, "lower bound") != 0:
-            raise PassFailedException("hbm-to-smem: the stream loop must start at 0")
         step = _constant_value(loop.step, "step")
         loads = self._loop_loads(loop)
         types = [smem.BufferType(l.result.type.shape, l.result.type.element_type, self.stages, layout) for l in loads]  # type: ignore[attr-defined]
@@ -381,7 +380,7 @@ class HbmToSmemPass(ModulePass):
 
     def _loop_loads(self, loop: scf.ForOp) -> list[hbm.LoadOp]:
         iv = loop.body.block.args[0]
-        return [o for o in loop.body.block.ops if isinstance(o, hbm.LoadOp) and iv in o.offsets]
+        return [o for o in loop.body.block.ops if isinstance(o, hbm.LoadOp) and iv in o.offsets and not read_in_registers(o)]
 
     def _one_time_copies(self, kernel: hbm.KernelOp, layout: str) -> list[smem.BufferType]:
         """A tile loaded outside the stream (attention's Q) is copied once, in a group of its
@@ -451,16 +450,22 @@ class HbmToSmemPass(ModulePass):
         empty_of = [empties[points.index(e)] for e in ends]
 
         position = smem.RingPositionOp()  # steps the rings took before this tile
+        lb0 = first.lb  # where the stream starts: 0, or where a mask lets it (the gradient's dK and dV)
 
         def round_of(iv: SSAValue) -> tuple[list[Operation], SSAValue, SSAValue]:
             """(ops, stage, parity of this round) for the stream position iv."""
             c_step, c_stages, c2 = _const(step), _const(self.stages), _const(2)
+            ops: list[Operation] = [c_step, c_stages, c2]
+            if constant(lb0) != 0:  # steps count from where the stream starts
+                rel = arith.SubiOp(iv, lb0)
+                ops.append(rel)
+                iv = rel.result
             k = arith.DivUIOp(iv, c_step.result)
             i = arith.AddiOp(k.result, position.result)
             s = arith.RemUIOp(i.result, c_stages.result)
             r = arith.DivUIOp(i.result, c_stages.result)
             p = arith.RemUIOp(r.result, c2.result)
-            return [c_step, c_stages, c2, k, i, s, r, p], s.result, p.result
+            return [*ops, k, i, s, r, p], s.result, p.result
 
         # the producer: its own loop over the stream
         body = Block(arg_types=[IndexType()])
@@ -479,6 +484,7 @@ class HbmToSmemPass(ModulePass):
                 ops.append(smem.TmaCopyOp(loads[n].source, offsets, allocs[n].result, s, full.result, s))
         body.add_ops([*ops, scf.YieldOp()])
         _hoist_before(chain[-1].ub, first)
+        _hoist_before(lb0, first)
         produce = scf.ForOp(first.lb, chain[-1].ub, first.step, [], Region(body))
         loop_facts.set_stream_axis(produce, loop_facts.stream_axis(first))  # type: ignore[arg-type]
         producer = smem.ProducerOp(4, Region(Block([produce])))

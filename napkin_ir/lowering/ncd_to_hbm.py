@@ -106,8 +106,15 @@ class _KernelBuilder:
         self.block.add_op(self.zero)
         self.values: dict[SSAValue, SSAValue] = {}
 
-    def tile_type(self, t: ncd.TensorType, element_type=None) -> ncd.TensorType:
+    def tile_type(self, t: ncd.TensorType, element_type=None, computed: bool = False) -> ncd.TensorType:
+        """`t` cut to this block's tile. A tile the block computes (not one it loads) puts
+        the streamed axis last: its rows are the block's own, its columns the stream's
+        (the attention gradient's dK and dV blocks hold keys and stream queries, so their
+        scores are K Q^T whatever order the diagram wrote Q K^T in)."""
         shape = {a: self.grid.get(a, self.stream.get(a, s)) for a, s in t.shape.items()}
+        if computed:
+            shape = {**{a: n for a, n in shape.items() if a not in self.stream},
+                     **{a: n for a, n in shape.items() if a in self.stream}}
         return ncd.TensorType(shape, element_type or t.element_type)
 
     def offsets(self, g: hbm.GlobalType, stream_origin: SSAValue | None) -> list[SSAValue]:
@@ -144,7 +151,7 @@ class _KernelBuilder:
             operands += [self.position(a, stream_origin) for a in op.compared_axes]
         new = type(op).create(
             operands=operands,
-            result_types=[result_type or self.tile_type(r.type) for r in op.results],  # type: ignore[arg-type]
+            result_types=[result_type or self.tile_type(r.type, computed=True) for r in op.results],  # type: ignore[arg-type]
             properties=dict(op.properties),
             attributes=dict(op.attributes),
         )
@@ -204,12 +211,15 @@ class _Stream:
         self._classify(body_ops)
         self.linear = self._linearity()
         self.diagonal = [op for op in self.ops if isinstance(op, ncd.MaskOp) and s in (op.row.data, op.col.data)]
-        for m in self.diagonal:
-            if m.row.data == s:
-                raise _fail(self.f, f"{_where(m)} keeps {m.row.data} >= {m.col.data} with the streamed axis as its row: "
-                                    f"only masks that keep a grid or whole axis >= '{s}' are streamed")
+        # the streamed axis as the mask's row (the gradient's dK and dV blocks hold keys and
+        # stream queries): the tiles below the block's first key are the wholly filled ones
+        self.rising = bool(self.diagonal) and self.diagonal[0].row.data == s
+        if any((m.row.data == s) != self.rising for m in self.diagonal):
+            raise _fail(self.f, f"masks along the streamed axis '{s}' keep it both as rows and as columns; one direction a "
+                                "kernel is streamed")
+        self.fill_operand: dict[Operation, int] = {}  # which operand of a clipped reduction is filled
         self.clipped = self._clips() if self.size % self.tile else set()
-        self.skipped = [m for m in self.diagonal if self._ignored(_Region(m, frozenset((m.row.data, s))))]
+        self.skipped = [m for m in self.diagonal if self._ignored(_Region(m, frozenset((self._other(m), s))))]
         self.constants: dict[int, SSAValue] = {0: kb.zero.result}
         self.spans: dict[str, tuple[Index, Index]] = {}
 
@@ -286,6 +296,7 @@ class _Stream:
                 k = self._input_known(op, known)
                 if clip is not None and not d.ignores(k):
                     clip.add(op)
+                    self.fill_operand[op] = _clipped_operand(op, [known.get(v) for v in op.operands])
                     k = d.neutral
                 if isinstance(d, Normalisation):
                     known[op.results[0]] = d.values_known(k)
@@ -345,6 +356,10 @@ class _Stream:
                 self.spans[axis] = (start, end if size % tile == 0 else self._min(end, size, f"{axis}_end"))
         return self.spans[axis]
 
+    def _other(self, m: ncd.MaskOp) -> str:
+        """The axis a mask along the streamed axis compares it with."""
+        return m.col.data if m.row.data == self.s else m.row.data
+
     def _bounds(self) -> tuple[Index, Index]:
         """(where the masked tiles start, where the stream ends)."""
         s, t = self.s, self.tile
@@ -360,6 +375,32 @@ class _Stream:
             whole = self._arith(arith.MuliOp, int.__mul__, self._arith(arith.DivUIOp, int.__floordiv__, first, t), t)
             split = self._min(split, whole, f"{s}_masked")
         return split, end
+
+    def _rising_loops(self) -> list[tuple[Index, Index, bool]]:
+        """The loops of a stream that a mask keeps where it is at least the block's columns
+        (s >= g): the tiles wholly below the block's first column are skipped where every
+        reduction ignores the fill, the tiles that cross the diagonal run masked, the rest
+        unmasked, and a ragged last tile masked again."""
+        s, t = self.s, self.tile
+        begin: Index = 0
+        masked_end: Index = 0
+        columns: dict[str, bool] = {}  # the axes the masks compare s with, and whether their tiles below are skipped
+        for m in self.diagonal:
+            columns[m.col.data] = columns.get(m.col.data, False) or m in self.skipped
+        for n, (axis, skipped) in enumerate(columns.items()):  # (the mask and its gradient's compare the same axes)
+            first, last_end = self._row_span(axis)
+            if skipped:  # the first tile holding a kept position: floor(g0 / t) * t
+                begin = self._arith(arith.MuliOp, int.__mul__, self._arith(arith.DivUIOp, int.__floordiv__, first, t), t, f"{s}_begin")
+            # the first tile wholly kept starts at or after the block's last column: ceil((g_end - 1) / t) * t
+            top = self._arith(arith.AddiOp, int.__add__, last_end, t - 2)
+            whole = self._arith(arith.MuliOp, int.__mul__, self._arith(arith.DivUIOp, int.__floordiv__, top, t), t)
+            masked_end = whole if n == 0 else self._arith(arith.MaxUIOp, max, masked_end, whole)
+        split: Index = self.size // t * t if self.clipped else self.size
+        masked_end = self._min(masked_end, split, f"{s}_masked")
+        loops = [(begin, masked_end, True), (masked_end, split, False)]
+        if self.clipped:
+            loops.append((split, self.size, True))
+        return loops
 
     # -- emission --------------------------------------------------------------------------
     def build(self) -> None:
@@ -378,7 +419,9 @@ class _Stream:
                 kb.block.add_op(fill)
                 inits.append(fill.result)
         step = self._value(self.tile)
-        if self.diagonal or self.clipped:
+        if self.rising:
+            loops = self._rising_loops()
+        elif self.diagonal or self.clipped:
             split, end = self._bounds()
             loops = [(0, split, False), (split, end, True)]
             loops = [(lb, ub, masked) for lb, ub, masked in loops if not (isinstance(lb, int) and lb == ub)]
@@ -431,7 +474,8 @@ class _Stream:
                 continue
             operands = [kb.get(v, body, j0) for v in op.operands]
             if masked and op in self.clipped:
-                operands[0] = m.mask_bound(operands[0], self.s, self.size, d.neutral, j0)
+                n = self.fill_operand[op]
+                operands[n] = self._fill_past_end(m, operands[n], d.neutral, j0)
             if isinstance(d, Normalisation):
                 step = d.step(m, state[op], m.cast(operands[0], f32))
                 rescale[d] = step.rescale
@@ -443,10 +487,24 @@ class _Stream:
         body.add_op(scf.YieldOp(*new_state))
         kb.values = saved  # values computed per tile do not outlive the loop
 
+    def _fill_past_end(self, m: TileMath, x: SSAValue, fill: float, j0: SSAValue) -> SSAValue:
+        """`x` filled with `fill` past the end of the stream; a 16-bit rounding of an f32
+        tile (a product's operand) is filled before it rounds, where the tile is computed."""
+        cast = x.owner
+        if isinstance(cast, ncd.MapOp) and cast.fn.data == "cast" and not cast.result.uses and cast.parent is m.block:
+            wide = cast.inputs[0]
+            Rewriter.erase_op(cast)
+            filled = m.cast(m.mask_bound(wide, self.s, self.size, fill, j0), x.type.element_type)  # type: ignore[attr-defined]
+            for v, tile in list(self.kb.values.items()):  # later uses of the rounding read the filled one
+                if tile is x:
+                    self.kb.values[v] = filled
+            return filled
+        return m.mask_bound(x, self.s, self.size, fill, j0)
+
     def _partial(self, m: TileMath, op: Operation, operands: list[SSAValue]) -> SSAValue:
         """The reduction applied to this tile alone, in f32."""
         if isinstance(op, ncd.ContractOp):
-            return m.add(ncd.ContractOp(operands[0], operands[1], op.over_axes, self.kb.tile_type(op.result.type, f32)))  # type: ignore[arg-type]
+            return m.add(ncd.ContractOp(operands[0], operands[1], op.over_axes, self.kb.tile_type(op.result.type, f32, computed=True)))  # type: ignore[arg-type]
         assert isinstance(op, ncd.ReduceOp)
         return m.reduce(op.kind.data, m.cast(operands[0], f32), op.along_axes)
 
@@ -492,7 +550,21 @@ def _linear_through(op: Operation, ins: list[Normalisation | None]) -> Normalisa
 
 
 def _product_known(ks: list[Known]) -> Known:
+    if any(_maybe_infinite(k) for k in ks):
+        return math.nan  # 0 times inf or nan is nan
     return 0.0 if 0.0 in ks else None
+
+
+def _maybe_infinite(k: Known) -> bool:
+    """Whether positions holding `k` may hold inf or nan: a division by the zeros loaded
+    past the end (spherical attention's gradient divides by the saved norm)."""
+    return k is not None and math.isnan(k)
+
+
+def _clipped_operand(op: Operation, ks: list[Known]) -> int:
+    """Which operand of a reduction to fill past the end of the stream: a product's operand
+    that may not be finite there (the other's zeros cannot cancel it), else the first."""
+    return next((n for n, k in enumerate(ks) if _maybe_infinite(k)), 0) if isinstance(op, ncd.ContractOp) else 0
 
 
 def _known_through(op: Operation, ks: list[Known], region_axes: frozenset[str]) -> Known:
@@ -502,6 +574,8 @@ def _known_through(op: Operation, ks: list[Known], region_axes: frozenset[str]) 
         fn, a = op.fn.data, ks[0]
         if fn == "cast":
             return a
+        if any(_maybe_infinite(k) for k in ks) or fn == "div" and len(ks) == 2 and ks[1] == 0.0:
+            return math.nan
         if fn == "scale":
             return a if a == 0 or (a == -math.inf and op.by is not None and op.by.value.data > 0) else None
         if fn in ("neg", "sqrt"):
@@ -519,10 +593,14 @@ def _known_through(op: Operation, ks: list[Known], region_axes: frozenset[str]) 
             return None
         if fn == "mul":
             return _product_known(ks)
+        # an unknown value is finite, as the products take it (0 times it is 0): -inf
+        # less or plus it stays -inf (the gradient's scores less the log-sum-exp)
+        if fn == "add" and -math.inf in ks and math.inf not in ks:
+            return -math.inf
         if fn in ("add", "max"):
             return a if a == ks[1] and a in (0.0, -math.inf) else None
         if fn == "sub":
-            return 0.0 if a == ks[1] == 0 else None
+            return 0.0 if a == ks[1] == 0 else -math.inf if a == -math.inf and ks[1] is None else None
         return None
     if isinstance(op, ncd.FillOutsideOp):  # another mask: its fill or its input, alike or unknown
         return ks[0] if ks[0] == op.fill.value.data else None

@@ -32,7 +32,7 @@ from xdsl.ir import Attribute, Block, Operation, SSAValue
 
 from napkin_ir.dialects import ncd
 
-Known = float | None  # what every position of a region holds, when that is known (0.0 or -inf)
+Known = float | None  # what every position of a region holds, when that is known (0.0 or -inf; nan: maybe not finite)
 
 
 class TileMath:

@@ -194,10 +194,12 @@ def _mask(k: KernelLowering, op: reg.MaskOp | reg.MaskBoundOp) -> None:
     fill = k.f32(op.fill.value.data)
     out = []
     if isinstance(op, reg.MaskOp):  # keep row >= col: (r0 + row) - (c0 + col) >= dc - dr
-        diff = k.op2(P.SubOp, "s32", k.add(offs[0], place(r_axis)), k.add(offs[1], place(c_axis)))
+        # (the mask's row axis may be the fragment's columns: then the differences swap)
+        flipped = op.row.data != r_axis
+        diff = k.op2(P.SubOp, "s32", k.add(offs[0], place(op.row.data)), k.add(offs[1], place(op.col.data)))
         for v in range(t.values_per_lane()):
             dr, dc = within(v)
-            out.append(k.r(P.SelpOp("f32", x[v], fill, k.setp("ge", diff, dc - dr))))
+            out.append(k.r(P.SelpOp("f32", x[v], fill, k.setp("ge", diff, dr - dc if flipped else dc - dr))))
     else:  # keep pos < bound: bound - (o + place) > d
         axis = op.axis.data
         room = k.op2(P.SubOp, "s32", k.s32(op.bound.data), k.add(offs[0], place(axis)))

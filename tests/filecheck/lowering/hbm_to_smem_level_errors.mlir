@@ -12,7 +12,7 @@
 // RUN: not napkin-opt %s --split-input-file -p 'hbm-to-smem{stages=2 store=tma}' 2>&1 | filecheck %s --check-prefix=STORE
 // RUN: not napkin-opt %s --split-input-file -p 'hbm-to-smem{stages=2 copy=tma layout=pad8}' 2>&1 | filecheck %s --check-prefix=PAD
 // and (the first kernel's loop made to start at 0) a budget its stages do not fit:
-// RUN: sed -e 's/scf.for %k0 = %c64 to/scf.for %k0 = %c0 to/; s/"start_late"/"mm"/' %s | not napkin-opt --split-input-file -p 'hbm-to-smem{stages=2 copy=tma smem_bytes=20000}' 2>&1 | filecheck %s --check-prefix=BUDGET
+// RUN: sed -e 's/step %k_step/step %c64/; s/"odd_step"/"mm"/' %s | not napkin-opt --split-input-file -p 'hbm-to-smem{stages=2 copy=tma smem_bytes=20000}' 2>&1 | filecheck %s --check-prefix=BUDGET
 
 // ONE: napkin-opt: error: hbm-to-smem: stages must be at least 2 (one buffer cannot overlap copy and compute), got 1
 // ONE-NOT: Traceback
@@ -25,15 +25,16 @@
 // BUDGET: napkin-opt: error: hbm-to-smem: @mm needs 32768 bytes of shared memory (!smem.buffer<m=64, k=64 : bf16, stages=2, layout=swizzle>: 16384, !smem.buffer<k=64, n=64 : bf16, stages=2, layout=swizzle>: 16384), over the budget of 20000; use fewer stages or smaller tiles
 // BUDGET-NOT: Traceback
 
-// CHECK: hbm-to-smem: the stream loop must start at 0
+// CHECK: hbm-to-smem: the stream loop's step must be a constant
 builtin.module {
-  hbm.kernel attributes {sym_name = "start_late", grid = #hbm.labels<m=64, n=64>, num_outputs = 1 : i32} {
+  hbm.kernel attributes {sym_name = "odd_step", grid = #hbm.labels<m=64, n=64>, num_outputs = 1 : i32} {
   ^bb0(%a: !hbm.global<m=128, k=128 : bf16>, %b: !hbm.global<k=128, n=64 : bf16>, %out: !hbm.global<m=128, n=64 : bf16>, %m0: index, %n0: index):
     %c0 = arith.constant 0 : index
     %c64 = arith.constant 64 : index
     %c128 = arith.constant 128 : index
     %zero = hbm.fill {value = 0.000000e+00 : f32} : !ncd.tensor<m=64, n=64 : f32>
-    %c = scf.for %k0 = %c64 to %c128 step %c64 iter_args(%acc = %zero) -> (!ncd.tensor<m=64, n=64 : f32>) {
+    %k_step = arith.addi %c64, %c0 : index
+    %c = scf.for %k0 = %c0 to %c128 step %k_step iter_args(%acc = %zero) -> (!ncd.tensor<m=64, n=64 : f32>) {
       %a_tile = hbm.load %a[%m0, %k0] : !hbm.global<m=128, k=128 : bf16> -> !ncd.tensor<m=64, k=64 : bf16>
       %b_tile = hbm.load %b[%k0, %n0] : !hbm.global<k=128, n=64 : bf16> -> !ncd.tensor<k=64, n=64 : bf16>
       %p = ncd.contract %a_tile, %b_tile over [k] : !ncd.tensor<m=64, k=64 : bf16>, !ncd.tensor<k=64, n=64 : bf16> -> !ncd.tensor<m=64, n=64 : f32>

@@ -63,10 +63,10 @@ func.func @f(%x: !reg.frag<row, i=16 : f32>) {
 
 // -----
 func.func @f(%x: !reg.frag<c, i=16, j=64 : f32>, %i0: index) {
-  %y = reg.mask causal %x keep j >= i fill -inf at [%i0, %i0] : !reg.frag<c, i=16, j=64 : f32> -> !reg.frag<c, i=16, j=64 : f32>
+  %y = reg.mask causal %x keep i >= i fill -inf at [%i0, %i0] : !reg.frag<c, i=16, j=64 : f32> -> !reg.frag<c, i=16, j=64 : f32>
   func.return
 }
-// CHECK: reg.mask: compares the fragment's rows with its columns (i, j), got j >= i
+// CHECK: reg.mask: compares the fragment's rows and columns (i, j), got i >= i
 
 // -----
 func.func @f(%x: !reg.frag<c, i=16, j=64 : f32>, %i0: index) {
