@@ -110,25 +110,42 @@ def attention_shape(module: ModuleOp) -> tuple[AttentionAxes, dict[str, int]]:
 
 def attention_axes(module: ModuleOp) -> AttentionAxes | None:
     """The `AttentionAxes` of a diagram that is attention, else None: one function whose
-    result is a contraction over an axis (the keys) of a tile of scores that another
-    contraction made; the scores' axes that the values lack are the query axis (the one a
-    causal mask compares with the keys, else the last) and the query heads of a group
-    (grouped-query attention: K and V broadcast over them by name)."""
+    result is a contraction over an axis (the keys) of a tile of scores that other
+    contractions made (one, the forward's Q K^T; or more, as the gradient's dK, which
+    contracts dS, made from Q K^T and dO V^T, with Q over the queries: its "keys" are
+    the streamed queries, and its rows the keys); the scores' axes that the values lack
+    are the query axis (the one a causal mask compares with the keys, else the last) and
+    the query heads of a group (grouped-query attention: K and V broadcast over them by
+    name)."""
     funcs = [f for f in module.walk() if isinstance(f, func.FuncOp) and f.body.blocks]
     contracts = [op for f in funcs for op in f.walk() if isinstance(op, ncd.ContractOp)]
-    if len(funcs) != 1 or len(contracts) != 2 or any(len(c.over_axes) != 1 for c in contracts):
+    if len(funcs) != 1 or len(contracts) < 2 or any(len(c.over_axes) != 1 for c in contracts):
         return None
-    first, second = contracts
+    *firsts, second = contracts
     (j,) = second.over_axes
-    scores, values = second.lhs.type, second.rhs.type  # type: ignore[attr-defined]
-    if j not in first.result.type.shape or j in first.over_axes:  # type: ignore[attr-defined]
+    if any(j not in c.result.type.shape or j in c.over_axes for c in firsts):  # type: ignore[attr-defined]
         return None
-    queries = [a for a in scores.axis_names if a not in values.shape]
+    made = _made_from(funcs[0], firsts)
+    operands = [v for v in (second.lhs, second.rhs) if v in made]
+    if len(operands) != 1:
+        return None
+    scores = operands[0].type
+    values = (second.rhs if operands[0] is second.lhs else second.lhs).type
+    queries = [a for a in scores.axis_names if a not in values.shape]  # type: ignore[attr-defined]
     if not queries:
         return None
-    masks = {m.row.data for m in funcs[0].walk() if isinstance(m, ncd.MaskOp) and m.col.data == j}
+    masks = {m.row.data if m.col.data == j else m.col.data for m in funcs[0].walk() if isinstance(m, ncd.MaskOp) and j in (m.row.data, m.col.data)}
     if len(masks) > 1 or masks - set(queries):
         return None
     query = next(iter(masks)) if masks else queries[-1]
     batch = tuple(a for a in second.result.type.axis_names if a in scores.shape and a in values.shape)  # type: ignore[attr-defined]
     return AttentionAxes(batch, query, j, tuple(a for a in queries if a != query), bool(masks))
+
+
+def _made_from(f: func.FuncOp, ops: list[ncd.ContractOp]) -> set:
+    """The values of `f` computed from the results of `ops`."""
+    made = {op.result for op in ops}
+    for op in f.body.block.ops:
+        if any(v in made for v in op.operands):
+            made.update(op.results)
+    return made

@@ -52,9 +52,45 @@ def plan(module: ModuleOp, axes: AttentionAxes, target: Target, req: PlanRequest
     if target.has(Engine.WGMMA):
         return _plan_sm90(module, req)
     req.refuse("attention on sm_80", ("autotile", "layout", "group"))
-    rows, keys = req.sized("block", 2, "for attention: query rows, keys") or SM80_TILES
+    given = req.sized("block", 2, "for attention: query rows, keys")
+    rows, keys = given or SM80_TILES
     warps = req.sized("warps", 1, "for attention: the warps sharing the rows")
-    return sm80_plan(module, rows, keys, warps[0] if warps else None, req.stages or 3)
+    stages = req.stages or 3
+    if "stages" not in req.given and not given:  # at large head dims, fewer stages, then fewer rows, until the tiles fit
+        while not sm80_fits(module, rows, keys, stages) and (stages > 2 or rows > 64):
+            stages, rows = (stages - 1, rows) if stages > 2 else (stages, rows // 2)
+    return sm80_plan(module, rows, keys, warps[0] if warps else None, stages, sm80_hoist_pays(module))
+
+
+def sm80_hoist_pays(module: ModuleOp) -> bool:
+    """Whether sm_80 attention loads the fragments of its resident tiles once: where they
+    hold at most 128 columns a warp's rows (Q at head dims up to 128; the gradient's two
+    resident tiles at 64); past that they and the accumulators outgrow a thread's 255
+    registers, and each product reloads them from shared memory instead."""
+    axes, sizes = attention_shape(module)
+    return head_dim(axes, sizes) * staged_tiles(module, axes)[1] <= 128
+
+
+def sm80_fits(module: ModuleOp, rows: int, keys: int, stages: int) -> bool:
+    """Whether sm_80 attention's padded stages fit a block's shared memory: the tiles that
+    move with the keys (K and V; the gradient's Q and dO where its rows are keys), `stages`
+    deep, beside those loaded once for the block's rows (Q; the gradient's Q and dO, or K
+    and V). Vectors (the log-sum-exp) are read into registers and take none."""
+    axes, sizes = attention_shape(module)
+    streamed, resident = staged_tiles(module, axes)
+    row_bytes = (head_dim(axes, sizes) + 8) * operand_dtype(module).bytes
+    return (streamed * stages * keys + resident * rows) * row_bytes <= SM80.smem_per_block()
+
+
+def staged_tiles(module: ModuleOp, axes: AttentionAxes) -> tuple[int, int]:
+    """(the inputs staged along the keys, those loaded once for the block's rows): K and V,
+    and Q, for the forward; the gradient's dQ streams K and V beside Q and dO, its dK
+    streams Q and dO beside K and V. Vectors (the log-sum-exp) are read into registers."""
+    f = the_function(module)
+    assert f is not None
+    tiles = [a.type for a in f.body.block.args if sum(n > 1 for n in a.type.shape.values()) > 1]  # type: ignore[attr-defined]
+    return (sum(axes.keys in t.shape for t in tiles),
+            sum(axes.keys not in t.shape and axes.query in t.shape for t in tiles))
 
 
 def _plan_sm90(module: ModuleOp, req: PlanRequest) -> KernelPlan:
@@ -281,6 +317,7 @@ def sm90_tiles(module: ModuleOp, block: int | None = None, stream: int | None = 
     d = head_dim(axes, sizes)
     if q_registers is None:
         q_registers = q_registers_pay(module, block, stream, blocks_per_sm)
+    given_block = bool(block)
     block = block or _default_rows(axes, sizes)
     if block % 64 or not 64 <= block <= 256:
         raise PassFailedException(f"napkin-sm90: attention's block is warpgroups of 64 query rows (64 to 256), got {block}")
@@ -290,7 +327,11 @@ def sm90_tiles(module: ModuleOp, block: int | None = None, stream: int | None = 
     # a block's shared memory, less the swizzle's alignment slack and the barriers
     budget = SM90.smem_per_block(blocks_per_sm) - 1024 - BARRIER_BYTES
     e = operand_dtype(module).bytes
-    q_bytes, tile_bytes = block * d * e, 2 * d * e  # Q; a row of K and of V
+    streamed, resident = staged_tiles(module, axes)
+    tile_bytes = streamed * d * e  # a row of K and of V
+    while not given_block and block > 64 and resident * block * d * e + 2 * 64 * tile_bytes > budget:
+        block -= 64  # the gradient's two resident tiles at d=256
+    q_bytes = resident * block * d * e  # Q
     out = block * 64 * e  # a stage of a 64-column panel of the output (hbm-to-smem takes two where they fit)
 
     def fits(keys: int, panels: bool) -> bool:

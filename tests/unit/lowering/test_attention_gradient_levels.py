@@ -1,0 +1,86 @@
+"""The attention gradient keeps its numbers at every level on the CPU.
+
+`ncd-grad{residuals=true}` derives dQ, dK and dV of softmax, causal and spherical attention;
+`ncd-extract{cut="delta"}` makes each a kernel that reads the saved log-sum-exp (or norm)
+and D = rowsum(dO * O). Each is planned as attention (dK's and dV's blocks hold keys and
+stream queries) and run level by level, on sm_80's and sm_90a's plans, against the
+extracted diagram's interpreter, with lengths the tiles do not divide; sm_80's PTX runs in
+the warp-level emulator against float64 torch.autograd."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from napkin_ir import reference
+from napkin_ir.attention_diagrams import NAMES, attention_diagram
+from napkin_ir.dialects import ptx
+from napkin_ir.interpreters.ptx import HALF, run_kernel
+from napkin_ir.interpreters.run import find_entry
+from napkin_ir.passes.composite import spec
+from napkin_ir.passmanager import run_pipeline
+from napkin_ir.plan.recipes import attention
+
+GRAD = "ncd-grad{residuals=true},ncd-fold-casts"
+CASES = [("softmax", 72, 40, 64), ("causal", 80, 80, 64), ("spherical", 48, 72, 64)]  # kind, queries, keys, head dim
+
+
+def _extract(kind: str, result: int) -> str:
+    return f'{GRAD},ncd-extract{{function="{NAMES[kind]}_grad" result={result} cut="delta"}}'
+
+
+def _saved(text: str, kind: str, q, k, v, d_o) -> dict[str, np.ndarray]:
+    """The forward's output and row statistic, and D, as the diagram computes them."""
+    o, stat = find_entry(run_pipeline(text, GRAD), NAMES[kind]).run([q, k, v])
+    delta = find_entry(run_pipeline(text, f'{GRAD},ncd-extract{{function="{NAMES[kind]}_grad" value="delta"}}')).run([d_o, o])[0]
+    return {"q": q, "k": k, "v": v, "d_o": d_o, "o": o, "lse" if kind != "spherical" else "norm": stat, "delta": delta}
+
+
+def _inputs(kind: str, n: int, nk: int, d: int, seed: int):
+    text = attention_diagram(kind, 1, 2, n, d, n_keys=nk)
+    rng = np.random.default_rng(seed)
+    half = HALF["bf16"]
+    q, d_o = (rng.standard_normal((1, 2, n, d)).astype(half).astype(np.float32) for _ in range(2))
+    k, v = (rng.standard_normal((1, 2, nk, d)).astype(half).astype(np.float32) for _ in range(2))
+    return text, _saved(text, kind, q, k, v, d_o)
+
+
+@pytest.mark.parametrize("plan", ["sm80", "sm90"])
+@pytest.mark.parametrize("result", [0, 1, 2], ids=["dq", "dk", "dv"])
+@pytest.mark.parametrize("kind,n,nk,d", CASES)
+def test_every_level_keeps_the_gradient(kind, n, nk, d, result, plan):
+    text, values = _inputs(kind, n, nk, d, seed=n + result)
+    module = run_pipeline(text, _extract(kind, result))
+    diagram = find_entry(module)
+    inputs = [values[name] for name in diagram.input_names]
+    want = diagram.run(inputs)[0]
+    kernel_plan = attention.sm80_plan(module) if plan == "sm80" else attention.sm90_plan(module, persistent=False)
+    for level in ("hbm", "smem", "reg"):
+        got = find_entry(run_pipeline(str(module), spec(kernel_plan.passes(level)))).run(inputs)[0]
+        assert not np.isnan(got).any(), f"{level}: some output was not written"
+        assert reference.relative_error(got, want) <= reference.TOLERANCE["bf16"], level
+
+
+@pytest.mark.parametrize("kind,n,nk,d", CASES)
+def test_sm80_ptx_matches_torch_autograd(kind, n, nk, d):
+    torch = pytest.importorskip("torch")
+    text, values = _inputs(kind, n, nk, d, seed=7)
+    Q, K, V = (torch.tensor(values[a], dtype=torch.float64, requires_grad=True) for a in "qkv")
+    s = Q @ K.transpose(-1, -2)
+    if kind == "spherical":
+        p = s / s.norm(dim=-1, keepdim=True)
+    else:
+        if kind == "causal":
+            s = s.masked_fill(~torch.ones(n, nk, dtype=torch.bool).tril(), float("-inf"))
+        p = torch.softmax(s / d ** 0.5, -1)
+    (p @ V).backward(torch.tensor(values["d_o"], dtype=torch.float64))
+    half = HALF["bf16"]
+    for result, want in enumerate((Q.grad, K.grad, V.grad)):
+        module = run_pipeline(text, f"{_extract(kind, result)},napkin-sm80")
+        (kernel,) = [op for op in module.walk() if isinstance(op, ptx.KernelOp)]
+        names = [p.removeprefix(f"{kernel.sym_name.data}_") for p, _ in kernel.param_list()]
+        args = [values[name].astype(half) if name in ("q", "k", "v", "d_o", "o") else values[name] for name in names[:-1]]
+        out = np.full(want.shape, 0xFFFF, np.uint16).view(half)  # poisoned: NaN
+        run_kernel(module, [*args, out], lazy=True, reverse=True)
+        assert np.isfinite(out.astype(np.float64)).all(), "some output was not written"
+        assert reference.relative_error(out, want.numpy()) <= reference.TOLERANCE["bf16"], "dq dk dv".split()[result]
