@@ -30,11 +30,15 @@ operand layout of a 16-wide slice, so no value moves between lanes.
 A kernel with no product (a row softmax, an L2 norm, a row sum) holds its tiles in
 `line` fragments instead (`!reg.frag<line, i=2, j=1024 : f32>`): a warp holds whole rows,
 and in each row lane l the 8 columns 8 l .. 8 l + 7 of every 256 (one 16-byte chunk of a
-bf16 row), so that a lane reads and writes its values with vector accesses. A `line`
-fragment of one axis (`!reg.frag<line, i=2 : f32>`) holds one value per row, in every
-lane. `reg.read` loads a `line` fragment from a shared-memory stage, widened to f32;
-`reg.map`, `reg.row_reduce` (within the lane, then across the warp) and `reg.store`
-take `line` fragments as they take `c` and `row` ones.
+bf16 row), so that a lane reads and writes its values with vector accesses. A row shorter
+than 256 columns lies across fewer lanes: the fragment's `span` (`!reg.frag<line, i=8,
+d=64 : f32, span=64>`; 256 where it is not written) is the columns that the lanes of one
+row cover once, span / 8 lanes a row, 8 columns a lane, so that the warp holds 256 / span
+rows at a time (lanes 0-7 row 0, lanes 8-15 row 1, ... for span 64). A `line` fragment of
+one axis (`!reg.frag<line, i=2 : f32>`) holds one value per row, in every lane that holds
+the row. `reg.read` loads a `line` fragment from a shared-memory stage, widened to f32;
+`reg.map`, `reg.row_reduce` (within the lane, then across the lanes of the row) and
+`reg.store` take `line` fragments as they take `c` and `row` ones.
 """
 
 from __future__ import annotations
@@ -79,6 +83,7 @@ ROLES = ("a", "b", "c", "row", "col", "line")
 VECTORS = ("row", "col")  # one value per row, per column of a `c` fragment
 LINE_CHUNK = 8  # a `line` fragment's columns a lane holds together (16 bytes of bf16)
 LINE_SPAN = 32 * LINE_CHUNK  # the columns a warp's lanes cover once
+LINE_SPANS = tuple(LINE_CHUNK * 2**n for n in range(6))  # a row across 1, 2, 4 ... 32 lanes: 8, 16, 32, 64, 128, 256 columns
 
 
 def is_tile(t: Attribute) -> bool:
@@ -92,15 +97,18 @@ class FragType(NamedAxesType):
     `!reg.frag<row, m=64 : f32>` (one value per row of a `c` fragment with those rows),
     `!reg.frag<col, n=32 : f32>` (one value per column of a `c` fragment with those columns),
     `!reg.frag<line, i=2, j=1024 : f32>` (whole rows a warp, 8 columns of every 256 a lane),
-    `!reg.frag<line, i=2 : f32>` (one value per row of such a fragment, in every lane)."""
+    `!reg.frag<line, i=8, d=64 : f32, span=64>` (rows of 64 columns, 8 lanes a row, 4 rows at
+    a time), `!reg.frag<line, i=2 : f32>` (one value per row of such a fragment, in the lanes
+    that hold the row). `span` belongs to `line` fragments; the others keep its default."""
 
     name = "reg.frag"
     role: StringAttr
+    span: IntAttr  # of a `line` fragment: the columns one row's lanes cover once (LINE_SPAN for every other role)
 
-    def __init__(self, role: str, shape: dict[str, int], element_type: Attribute):
+    def __init__(self, role: str, shape: dict[str, int], element_type: Attribute, span: int = LINE_SPAN):
         ParametrizedAttribute.__init__(
             self, ArrayAttr([StringAttr(a) for a in shape]), ArrayAttr([IntAttr(v) for v in shape.values()]),
-            element_type, StringAttr(role),
+            element_type, StringAttr(role), IntAttr(span),
         )
 
     def verify(self) -> None:
@@ -108,10 +116,21 @@ class FragType(NamedAxesType):
         role, dims, dt = self.role.data, self.dims, self.dtype
         if role not in ROLES:
             raise VerifyException(f"!reg.frag: role must be a, b, c, row, col or line, got '{role}'")
+        span = self.span.data
+        if role != "line" and span != LINE_SPAN:
+            raise VerifyException(f"!reg.frag: only a 'line' fragment has a span, got span={span} on a '{role}' fragment")
         if role == "line":
-            if len(dims) not in (1, 2) or dt != "f32" or (len(dims) == 2 and dims[1] % LINE_SPAN):
-                raise VerifyException(f"!reg.frag: a 'line' fragment is rows by columns, a multiple of {LINE_SPAN} (8 a lane), or "
-                                      f"rows alone (one value per row), of f32; got {self.shape} : {dt}")
+            if span not in LINE_SPANS:
+                raise VerifyException(f"!reg.frag: a 'line' fragment's span is the columns one row's lanes cover, 8 a lane, over "
+                                      f"1, 2, 4, 8, 16 or 32 lanes: one of {', '.join(map(str, LINE_SPANS))}; got {span}")
+            if len(dims) not in (1, 2) or dt != "f32" or (len(dims) == 2 and dims[1] % span):
+                short = len(dims) == 2 and dims[1] in LINE_SPANS and dims[1] != span
+                raise VerifyException(f"!reg.frag: a 'line' fragment is rows by columns, a multiple of its span {span} (8 a lane), "
+                                      f"or rows alone (one value per row), of f32; got {self.shape} : {dt}"
+                                      + (f" (rows of {dims[1]} columns take span={dims[1]})" if short else ""))
+            if dims[0] % self.rows_a_step:
+                raise VerifyException(f"!reg.frag: a 'line' fragment of span {span} holds {self.rows_axis}'s rows {self.rows_a_step} at "
+                                      f"a time ({self.lanes_a_row} lanes a row); its {dims[0]} rows must be a multiple of {self.rows_a_step}")
             return
         if role in VECTORS:
             tile, what = (16, "row") if role == "row" else (8, "column")
@@ -138,9 +157,19 @@ class FragType(NamedAxesType):
         if self.role.data == "col":
             return self.dims[0] // 4  # columns 2 t and 2 t + 1 of each 8
         if self.role.data == "line":
-            return self.dims[0] * (self.dims[1] // 32 if len(self.dims) == 2 else 1)
+            return self.dims[0] * self.dims[1] // 32 if len(self.dims) == 2 else self.dims[0] // self.rows_a_step
         rows, cols = self.dims
         return rows * cols // 32
+
+    @property
+    def lanes_a_row(self) -> int:
+        """Of a `line` fragment: the lanes that hold one row (8 columns each of every span)."""
+        return self.span.data // LINE_CHUNK
+
+    @property
+    def rows_a_step(self) -> int:
+        """Of a `line` fragment: the rows the warp's lanes hold at a time (lane l, row l / lanes_a_row)."""
+        return 32 // self.lanes_a_row
 
     @property
     def rows_axis(self) -> str:
@@ -158,6 +187,8 @@ class FragType(NamedAxesType):
         with printer.in_angle_brackets():
             printer.print_string(f"{self.role.data}, ")
             self.print_shape(printer)
+            if self.span.data != LINE_SPAN:
+                printer.print_string(f", span={self.span.data}")
 
     @classmethod
     def parse_parameters(cls, parser: AttrParser) -> Sequence[Attribute]:
@@ -168,12 +199,20 @@ class FragType(NamedAxesType):
             parser.raise_error(f"a fragment's role is a, b, c, row, col or line, got '{role}'", pos, parser.pos)
         parser.parse_punctuation(",")
         axes, sizes, et = cls.parse_shape(parser)
+        span = LINE_SPAN
+        if parser.parse_optional_punctuation(","):
+            pos = parser.pos
+            parser.parse_keyword("span", " (a 'line' fragment's span)")
+            if role != "line":
+                parser.raise_error(f"only a 'line' fragment has a span, got a '{role}' fragment", pos, parser.pos)
+            parser.parse_punctuation("=", " after span")
+            span = parser.parse_integer(allow_boolean=False, allow_negative=False)
         parser.parse_punctuation(">", " to close !reg.frag")
-        return axes, sizes, et, StringAttr(role)
+        return axes, sizes, et, StringAttr(role), IntAttr(span)
 
 
 @cache
-def lane_layout(role: str, rows: int, cols: int = 1) -> tuple[np.ndarray, np.ndarray]:
+def lane_layout(role: str, rows: int, cols: int = 1, span: int = LINE_SPAN) -> tuple[np.ndarray, np.ndarray]:
     """(row, col) of value v of lane l, as two [32, values] arrays, for a warp's fragment.
 
     The fragment is a grid of mma.sync m16n8k16 operand tiles, taken row-major; within a
@@ -184,21 +223,26 @@ def lane_layout(role: str, rows: int, cols: int = 1) -> tuple[np.ndarray, np.nda
     a `row` fragment (rows x 1) holds, per 16 rows, value h at row g + 8 h (the rows of
     the lane's `c` values), col 0, and a `col` fragment (1 x `rows` columns: its one length
     comes first) holds, per 8 columns, value j at column 2 t + j (the columns of the lane's
-    `c` values), row 0. A `line` fragment of `rows` by `cols` holds, row by row, in each
-    256 columns the 8 from 8 l (value v: row v / (cols / 32), column 256 c + 8 l + e for
-    the rest 8 c + e); of one axis (`cols` = 1), value v at row v, col 0, in every lane.
+    `c` values), row 0. A `line` fragment of `rows` by `cols` and `span` puts each row in
+    q = span / 8 lanes, 32 / q rows at a time: lane l = q s + p holds row 32 / q x (step) + s
+    and in it the 8 columns from 8 p of every span (value v: step v / (cols / q), column
+    span c + 8 p + e for the rest 8 c + e); of one axis (`cols` = 1), value v at row
+    32 / q x v + s, col 0 (the q lanes of a row hold the same value). With span 256, one
+    row at a time: lane l holds the 8 columns from 8 l of every 256.
     """
     lanes = np.arange(32)[:, None]
     g, t = lanes // 4, lanes % 4
     if role == "line":
+        q = span // LINE_CHUNK  # lanes a row
+        slot, place = lanes // q, lanes % q
         if cols == 1:
-            r = np.arange(rows)[None, :] + 0 * lanes
+            r = (32 // q) * np.arange(rows // (32 // q))[None, :] + slot
             return r, 0 * r
-        per = cols // 32
-        v = np.arange(rows * per)[None, :]
+        per = cols // q
+        v = np.arange(rows * cols // 32)[None, :]
         within = v % per
-        c = LINE_SPAN * (within // LINE_CHUNK) + LINE_CHUNK * lanes + within % LINE_CHUNK
-        return v // per + 0 * lanes, c
+        c = span * (within // LINE_CHUNK) + LINE_CHUNK * place + within % LINE_CHUNK
+        return (32 // q) * (v // per) + slot, c
     if role == "row":
         h = np.arange(2)[None, :]
         r = np.concatenate([16 * m + g + 8 * h + 0 * t for m in range(rows // 16)], axis=1)
@@ -387,11 +431,12 @@ class LoadOp(IRDLOperation):
 class ReadOp(IRDLOperation):
     """Load this warp's `line` fragment of one stage of a shared-memory buffer, widened to
     f32: the warp's rows start at its index along the `reg.warps` axis times the fragment's
-    rows, and each lane reads its 8 columns of every 256 of a row as one 16-byte chunk. The
-    buffer's innermost axis is the fragment's columns, whole; its other axes of more than
-    one place are the fragment's rows.
+    rows, and each lane reads its 8 columns of every span of its row as one 16-byte chunk.
+    The buffer's innermost axis is the fragment's columns, whole; its other axes of more
+    than one place are the fragment's rows.
 
         %x = reg.read %buf[%s] : !smem.buffer<i=4, j=1024 : bf16, stages=1, layout=row> -> !reg.frag<line, i=1, j=1024 : f32>
+        %y = reg.read %b[%s] : !smem.buffer<i=16, d=64 : bf16, stages=1, layout=row> -> !reg.frag<line, i=4, d=64 : f32, span=64>
     """
 
     name = "reg.read"
@@ -692,8 +737,8 @@ class MapOp(FragMathOp):
         want = next(iter(cs)) if cs else ts[0]
         for t in ts:
             if want.role.data == "line" or t.role.data == "line":
-                require(t.role.data == want.role.data == "line" and (t.rows_axis, t.dims[0]) == (want.rows_axis, want.dims[0]), self,
-                        f"a 'line' fragment meets only 'line' fragments of its rows, got {', '.join(str(t) for t in ts)}")
+                require(t.role.data == want.role.data == "line" and (t.rows_axis, t.dims[0], t.span) == (want.rows_axis, want.dims[0], want.span),
+                        self, f"a 'line' fragment meets only 'line' fragments of its rows and span, got {', '.join(str(t) for t in ts)}")
                 continue
             require(t.role.data in (want.role.data, *(VECTORS if cs else ())), self,
                     f"a 'row' and a 'col' fragment broadcast only along a 'c' one, got {', '.join(str(t) for t in ts)}")
@@ -724,11 +769,20 @@ class MapOp(FragMathOp):
 ROW_REDUCE_KINDS = ("sum", "max")
 
 
+def _row_values(t: FragType) -> FragType:
+    """The fragment of one value per row of `t`: a `row` fragment of a `c` one, a `line` of
+    one axis (its span) of a `line` of two."""
+    if t.role.data == "line":
+        return FragType("line", {t.rows_axis: t.dims[0]}, f32, t.span.data)
+    return FragType("row", {t.rows_axis: t.dims[0]}, f32)
+
+
 @irdl_op_definition
 class RowReduceOp(FragMathOp):
     """Sum or max of each row of a `c` fragment: each lane reduces its own values of a row,
     then the 4 lanes of its quad exchange theirs, so every lane holding the row has the result.
-    Of a `line` fragment the same, across all 32 lanes, into a `line` fragment of its rows.
+    Of a `line` fragment the same, across the lanes of each row (all 32 where the span is
+    256), into a `line` fragment of its rows and span.
 
         %m = reg.row_reduce max %s : !reg.frag<c, i=16, j=64 : f32> -> !reg.frag<row, i=16 : f32>
         %n = reg.row_reduce sum %x : !reg.frag<line, i=2, j=1024 : f32> -> !reg.frag<line, i=2 : f32>
@@ -742,14 +796,13 @@ class RowReduceOp(FragMathOp):
     def __init__(self, kind: str, input: SSAValue):
         t = input.type
         assert isinstance(t, FragType)
-        super().__init__(operands=[input], properties={"kind": StringAttr(kind)},
-                         result_types=[FragType("line" if t.role.data == "line" else "row", {t.rows_axis: t.dims[0]}, f32)])
+        super().__init__(operands=[input], properties={"kind": StringAttr(kind)}, result_types=[_row_values(t)])
 
     def verify_(self) -> None:
         require(self.kind.data in ROW_REDUCE_KINDS, self, f"unknown reduction '{self.kind.data}'; expected one of {', '.join(ROW_REDUCE_KINDS)}")
         t = _math_frag(self, self.input, "the input")
         require(is_tile(t), self, f"reduces the rows of a 'c' or two-axis 'line' fragment, got {t}")
-        want = FragType("line" if t.role.data == "line" else "row", {t.rows_axis: t.dims[0]}, f32)
+        want = _row_values(t)
         require(self.result.type == want, self, f"the result should be {want}, got {self.result.type}")
 
     def print(self, printer: Printer) -> None:

@@ -55,7 +55,7 @@ def scatter(t: reg.FragType, lanes: np.ndarray) -> np.ndarray:
 
 
 def lane_layout_of(t: reg.FragType):
-    return reg.lane_layout(t.role.data, *t.dims)
+    return reg.lane_layout(t.role.data, *t.dims, span=t.span.data)
 
 
 def warp_origin(t: reg.FragType, w: dict[str, int], at: dict[str, int]) -> dict[str, int]:
