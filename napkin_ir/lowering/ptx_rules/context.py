@@ -299,6 +299,15 @@ class KernelLowering:
         """t: the lane's pair of columns in an m16n8 tile (lane mod 4)."""
         return self.once(("lane_pair",), lambda: self.op2(P.AndOp, "b32", self.lane, 3))
 
+    def line_lane(self, t: reg.FragType) -> tuple[SSAValue | None, SSAValue]:
+        """(the lane's row among the rows a `line` fragment of type `t` holds at a time, None
+        where one row lies across the whole warp; the lane's place among its row's lanes)."""
+        q = t.lanes_a_row
+        if q == 32:
+            return None, self.lane
+        return (self.once(("line_slot", q), lambda: self.op2(P.ShrOp, "u32", self.lane, q.bit_length() - 1)),
+                self.once(("line_place", q), lambda: self.op2(P.AndOp, "b32", self.lane, q - 1)))
+
     def warp_index(self, axis: str) -> SSAValue | None:
         """The warp's index along a `reg.warps` axis (the first axis varies slowest), among
         the consumer warps; None for an axis warps do not share."""

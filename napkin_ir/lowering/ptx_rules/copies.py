@@ -24,9 +24,11 @@ later), and vectors read straight from global memory into registers.
   unpacked and widened (`cvt.f32.bf16`). Where the tile may cross the global's edge each
   read is guarded and what it did not read is zero (`selp`).
 - `reg.read`: a `line` fragment from a plain (unswizzled) buffer: each lane reads its 16
-  bytes of every 256 columns of each of the warp's rows with one `ld.shared.v4.b32` (the
-  32 lanes of a warp read 512 adjacent bytes: no bank conflicts), from one base register,
-  the row and the span in immediates, and widens the pairs to f32.
+  bytes of every span of columns of each of the rows it holds with one `ld.shared.v4.b32`
+  (the 32 lanes of a warp read 512 adjacent bytes of one row, or 128 of each of 4 rows of
+  span 64: no bank conflicts), from one base register (the lane's place in its row, and
+  its row among the 256 / span a warp holds at a time), the row and the span in
+  immediates, and widens the pairs to f32.
 - `smem.commit`, `smem.wait`: `cp.async.commit_group`, `cp.async.wait_group`;
   `smem.barrier`: `bar.sync 0`.
 """
@@ -350,13 +352,19 @@ def _read_lines(k: KernelLowering, op: reg.ReadOp) -> None:
     dt = buf.type.dtype
     half = RegType(dt)
     first = k.warp_place(rows_axis, t.dims[0])
-    lane_bytes = k.once(("line_lane_bytes",), lambda: k.mul(k.lane, 16))
+    slot, place = k.line_lane(t)
+    if slot is None:
+        lane_bytes = k.once(("line_lane_bytes",), lambda: k.mul(k.lane, 16))
+    else:  # 16 bytes a lane of its row, which lies row_bytes further per row a warp holds at a time
+        lane_bytes = k.once(("line_lane_bytes", t.lanes_a_row, buf.row_bytes),
+                            lambda: k.add(k.mul(place, 16), k.mul(slot, buf.row_bytes)))
     start = lane_bytes if first is None else k.add(lane_bytes, k.mul(first, buf.row_bytes))
     base = k.add(k.stage_addr(buf, op.stage), start)
     out: list = []
-    for r in range(t.dims[0]):
-        for span in range(t.dims[1] // reg.LINE_SPAN):
-            words = k.emit(P.LdOp("shared", "b32", base, [B32] * 4, offset=r * buf.row_bytes + 2 * reg.LINE_SPAN * span)).results
+    span = t.span.data
+    for r in range(0, t.dims[0], t.rows_a_step):
+        for c in range(t.dims[1] // span):
+            words = k.emit(P.LdOp("shared", "b32", base, [B32] * 4, offset=r * buf.row_bytes + 2 * span * c)).results
             for w in words:
                 halves = k.emit(P.MovOp("b32", [w], [half, half])).results
                 out += [k.r(P.CvtOp("f32", dt, [x], F32)) for x in halves]

@@ -12,14 +12,16 @@ a `row` fragment holds rows g and g + 8 of each 16, a `col` fragment columns 2 t
   `scaled - max` is one `fma` (the online softmax's exp2(s c - m)). A `c` fragment times
   itself is left pending too (`Squared`);
 - `reg.row_reduce`: a tree within the lane, then `shfl.sync.bfly` 1 and 2 across its quad
-  (of a `line` fragment, whose rows each lie across the whole warp: 1, 2, 4, 8 and 16);
+  (of a `line` fragment, across the span / 8 lanes of each row: 16, 8, 4, 2 and 1 where a
+  row lies across the whole warp, 4, 2 and 1 for rows of 64 columns);
   the sum of a `Squared` fragment (spherical attention's squared norm) is four chains of
   `fma` in the lane, one instruction a value where squares and a tree take two;
 - `reg.mask`, `reg.mask_bound`: one comparison and one select per value, against a
   difference computed once per lane;
-- `line` fragments (a kernel with no product): value v of a lane lies in row v / (cols / 32)
-  of the warp's rows; a `line` fragment of one axis holds row v's value in every lane, and
-  is read by `reg.map` at the row of each value, as a `row` fragment is;
+- `line` fragments (a kernel with no product): value v of a lane lies in the lane's row of
+  step v / (cols / (span / 8)) of the warp's rows; a `line` fragment of one axis holds its
+  lane's row of step v, and is read by `reg.map` at the step of each value, as a `row`
+  fragment is;
 - `reg.to_a`: pairs of values packed with `cvt.rn.bf16x2.f32` (columns at .. at + 15 are
   the c tiles 2s and 2s + 1, whose pairs are the a registers in order: nothing moves
   between lanes).
@@ -44,7 +46,7 @@ def row_of(t: reg.FragType, v: int) -> int:
     """The `row` fragment value that holds the row of value v of a `c` fragment (the `line`
     value of one axis that holds the row of value v of a `line` fragment)."""
     if t.role.data == "line":
-        return v // (t.dims[1] // 32)
+        return v // (t.dims[1] // t.lanes_a_row)
     nt = t.dims[1] // 8
     return 2 * (v // 4 // nt) + (v % 4) // 2
 
@@ -153,18 +155,19 @@ def _reduce_rows(k: KernelLowering, kind: str, t: reg.FragType, x: list, squares
 
 def _reduce_lines(k: KernelLowering, kind: str, t: reg.FragType, x: list, squares: bool = False) -> list:
     """Each row's max or sum (of the squares, with `squares`) of a `line` fragment, in every
-    lane: a tree within the lane, then across the warp."""
+    lane of the row: a tree within the lane, then butterflies across the span / 8 lanes of
+    the row (offsets below span / 8 stay within them), for each of the rows it holds."""
     cls = P.MaxOp if kind == "max" else P.AddOp
-    per = t.dims[1] // 32
+    per = t.dims[1] // t.lanes_a_row
     out = []
-    for r in range(t.dims[0]):
+    for r in range(t.dims[0] // t.rows_a_step):
         vals = x[r * per : (r + 1) * per]
         if squares:
             vals = _sum_of_squares(k, vals)
         while len(vals) > 1:
             vals = [k.r(cls("f32", vals[i], vals[i + 1])) if i + 1 < len(vals) else vals[i] for i in range(0, len(vals), 2)]
         acc = vals[0]
-        for lanes in (16, 8, 4, 2, 1):
+        for lanes in (b for b in (16, 8, 4, 2, 1) if b < t.lanes_a_row):
             acc = k.r(cls("f32", acc, k.r(P.ShflSyncOp("bfly", acc, lanes))))
         out.append(acc)
     return out

@@ -7,11 +7,12 @@
   (columns) past the global's edge are not stored where a tile may cross it. A warp's
   place along a `reg.warps` axis its fragment lacks (a query head of a group) moves its
   base: each row is stored at its own place along every axis.
-- `reg.store` of a `line` fragment: each lane's 8 values of every 256 columns of a row,
-  rounded and packed (or as they are, for an f32 output), with one 16-byte `st.global.v4`
-  (two for f32) from one base register per lane, the row and the span immediates; rows
-  (spans) past the global's edge are not stored. Of a `line` fragment of one axis (a
-  row's sum or max), lane 0 stores each row's value.
+- `reg.store` of a `line` fragment: each lane's 8 values of every span of columns of a
+  row, rounded and packed (or as they are, for an f32 output), with one 16-byte
+  `st.global.v4` (two for f32) from one base register per lane (at its row among the
+  256 / span the warp holds at a time, and its place in the row), the row and the span
+  immediates; rows (spans) past the global's edge are not stored. Of a `line` fragment of
+  one axis (a row's sum or max), the first lane of each row stores the row's value.
 - `reg.stmatrix`: each warp's 16 rows, rounded, into a 128-byte swizzled panel: one
   `stmatrix.x4` per two 8-column tiles (the rows 0-7 and 8-15 of each); lane l gives the
   address of row l mod 8 of matrix l / 8. A warp that holds one place of an axis its
@@ -85,31 +86,42 @@ def _store_lines(k: KernelLowering, op: reg.StoreOp, x: list) -> None:
     r_axis = t.axis_names[0]
     lin, held_ok = k.held_element(g, t, op.offsets)
     row = k.warp_place(r_axis, t.dims[0])
-    if len(t.dims) == 1:  # one value per row, in every lane: lane 0 writes it
-        lane0 = k.once(("lane_is_0",), lambda: k.setp("eq", k.lane, 0, "u32"))
+    slot, place = k.line_lane(t)
+    if slot is not None:  # the lane's row among those the warp holds at a time
+        row = slot if row is None else k.add(row, slot)
+    step = t.rows_a_step
+    if len(t.dims) == 1:  # one value per row, in each lane of the row: the row's first lane writes it
+        if slot is None:
+            first = k.once(("lane_is_0",), lambda: k.setp("eq", k.lane, 0, "u32"))
+        else:
+            first = k.once(("line_place_is_0", t.lanes_a_row), lambda: k.setp("eq", place, 0, "u32"))
         rooms = k.rooms(g, op.offsets, {r_axis: row if row is not None else k.u32(0)}, {r_axis: t.dims[0] * k.warps.get(r_axis, 1)})
         base = k.wide_address(g.ptr, lin if row is None else k.add(lin, k.mul(row, strides[r_axis])), g.esize)
-        for r in range(t.dims[0]):
-            ok = k.both(k.both(lane0, held_ok), k.setp("gt", rooms[r_axis], r) if r_axis in rooms else None)
-            v = x[r] if gt.dtype == "f32" else k.r(P.CvtOp(gt.dtype, "f32", [x[r]], RegType(gt.dtype), mods="rn"))
-            k.emit(P.StOp("global", "f32" if gt.dtype == "f32" else "b16", base, [v], offset=r * strides[r_axis] * g.esize, guard=ok))
+        for v, r in enumerate(range(0, t.dims[0], step)):
+            ok = k.both(k.both(first, held_ok), k.setp("gt", rooms[r_axis], r) if r_axis in rooms else None)
+            val = x[v] if gt.dtype == "f32" else k.r(P.CvtOp(gt.dtype, "f32", [x[v]], RegType(gt.dtype), mods="rn"))
+            k.emit(P.StOp("global", "f32" if gt.dtype == "f32" else "b16", base, [val], offset=r * strides[r_axis] * g.esize, guard=ok))
         return
     c_axis = t.axis_names[1]
     if strides[c_axis] != 1 or gt.shape[c_axis] % reg.LINE_CHUNK:
         raise k.fail(f"a 'line' fragment's columns ({c_axis}) must be the last axis of {gt}, a multiple of {reg.LINE_CHUNK} long")
-    col = k.once(("line_lane_cols",), lambda: k.mul(k.lane, reg.LINE_CHUNK))
+    if slot is None:
+        col = k.once(("line_lane_cols",), lambda: k.mul(k.lane, reg.LINE_CHUNK))
+    else:
+        col = k.once(("line_lane_cols", t.lanes_a_row), lambda: k.mul(place, reg.LINE_CHUNK))
     lane_at = {r_axis: row if row is not None else k.u32(0), c_axis: col}
     rooms = k.rooms(g, op.offsets, lane_at, {r_axis: t.dims[0] * k.warps.get(r_axis, 1), c_axis: t.dims[1]})
     elem = k.add(lin, col) if row is None else k.add(lin, k.add(k.mul(row, strides[r_axis]), col))
     base = k.wide_address(g.ptr, elem, g.esize)
-    per = t.dims[1] // 32
-    spans = t.dims[1] // reg.LINE_SPAN
-    span_ok = {s: k.setp("gt", rooms[c_axis], reg.LINE_SPAN * s) for s in range(spans)} if c_axis in rooms else {}
-    for r in range(t.dims[0]):
+    span = t.span.data
+    per = t.dims[1] // t.lanes_a_row
+    spans = t.dims[1] // span
+    span_ok = {s: k.setp("gt", rooms[c_axis], span * s) for s in range(spans)} if c_axis in rooms else {}
+    for n, r in enumerate(range(0, t.dims[0], step)):
         row_ok = k.both(held_ok, k.setp("gt", rooms[r_axis], r) if r_axis in rooms else None)
         for s in range(spans):
-            vals = x[r * per + reg.LINE_CHUNK * s : r * per + reg.LINE_CHUNK * (s + 1)]
-            off = (r * strides[r_axis] + reg.LINE_SPAN * s) * g.esize
+            vals = x[n * per + reg.LINE_CHUNK * s : n * per + reg.LINE_CHUNK * (s + 1)]
+            off = (r * strides[r_axis] + span * s) * g.esize
             ok = k.both(row_ok, span_ok.get(s))
             if gt.dtype == "f32":
                 for h in range(2):
