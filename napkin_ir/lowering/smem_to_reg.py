@@ -48,11 +48,15 @@ A kernel with no product and no stream loop (a row softmax, an L2 norm or a sum 
 the rows of a tile the block holds whole) takes `line` fragments: `warps="i:4"` gives each
 of 4 warps a quarter of the block's rows, whole (a row's reductions stay within its warp:
 its lanes, then shuffles); each lane holds 8 columns of every 256, read from the staged
-tile as one 16-byte chunk (`reg.read`, where the tile is cast to f32). `ncd.softmax`
-becomes a row max, `exp2` of the scaled difference, a row sum and a division;
-`ncd.l2norm` a row sum of squares, `sqrt` and a division; `ncd.reduce` a
-`reg.row_reduce`, its result a `line` fragment of the rows alone. The rows must be
-whole 256-column spans (8 columns a lane), and a lane holds at most
+tile as one 16-byte chunk (`reg.read`, where the tile is cast to f32). A row shorter than
+256 columns (the attention backward's D over a head dim of 64 or 128) lies across
+length / 8 lanes, 8 columns a lane, the warp holding 256 / length rows at a time (the
+fragment's span is the length: `!reg.frag<line, i=4, d=64 : f32, span=64>`), and its
+reductions shuffle within those lanes. `ncd.softmax` becomes a row max, `exp2` of the
+scaled difference, a row sum and a division; `ncd.l2norm` a row sum of squares, `sqrt`
+and a division; `ncd.reduce` a `reg.row_reduce`, its result a `line` fragment of the
+rows alone. The rows must be 8, 16, 32, 64, 128 or a multiple of 256 columns long, each
+warp's rows a multiple of those it holds at a time, and a lane holds at most
 `LINE_VALUES` values of a tile.
 """
 
@@ -60,6 +64,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
+from functools import cached_property
 
 from xdsl.context import Context
 from xdsl.dialects import arith, builtin, scf
@@ -358,16 +363,50 @@ class _Fragments:
                             f"and a reduction along '{rest[0][0]}' stays within it; got warps=\"{','.join(f'{a}:{c}' for a, c in self.warps.items())}\"")
         if n % w:
             raise self.fail(f"the block's {n} rows ('{rows}') do not split over {w} warps; expected a multiple of {w}")
-        if not rest:
-            return reg.FragType("line", {rows: n // w}, builtin.f32)
+        if not rest:  # one value per row of the kernel's rows
+            length = self.row_length
+            return reg.FragType("line", {rows: self.line_rows(rows, n // w, length)}, builtin.f32, self.line_span(length))
         cols, m = rest[0]
-        if m % reg.LINE_SPAN:
-            raise self.fail(f"a warp's lanes hold 8 columns each of every {reg.LINE_SPAN}; the rows along '{cols}' must be a multiple "
-                            f"of {reg.LINE_SPAN} long, got {m} ({t})")
         if (n // w) * m // 32 > LINE_VALUES:
             raise self.fail(f"each warp holds {n // w} row(s) of {m}: {(n // w) * m // 32} values a lane, over the {LINE_VALUES} "
                             f"that fit in registers; expected rows a warp x {m} <= {LINE_VALUES * 32} (more warps, or fewer rows a block)")
-        return reg.FragType("line", {rows: n // w, cols: m}, builtin.f32)
+        return reg.FragType("line", {rows: self.line_rows(rows, n // w, m, cols), cols: m}, builtin.f32, self.line_span(m, cols))
+
+    @cached_property
+    def row_length(self) -> int:
+        """The columns of the kernel's rows: the length of the axis its reductions and
+        normalisations run along (a kernel of maps alone: rows of 256)."""
+        for op in self.kernel.walk():
+            if isinstance(op, ncd.ReduceOp | ncd.AlongOneAxisOp):
+                along = op.along_axes[0] if isinstance(op, ncd.ReduceOp) else op.axis.data
+                return op.input.type.shape[along]  # type: ignore[attr-defined]
+        return reg.LINE_SPAN
+
+    def line_span(self, m: int, cols: str | None = None) -> int:
+        """The span of the `line` fragments of rows of `m` columns: 256 (8 columns a lane of
+        every 256), or a shorter row whole, 8 columns a lane of m / 8 lanes."""
+        if m % reg.LINE_SPAN == 0:
+            return reg.LINE_SPAN
+        if m in reg.LINE_SPANS:
+            return m
+        fit = min([s for s in reg.LINE_SPANS if s > m] or [-(-m // reg.LINE_SPAN) * reg.LINE_SPAN])
+        along = f" along '{cols}'" if cols else ""
+        raise self.fail(f"the rows{along} are {m} columns long, which a warp cannot hold: each lane holds 8 adjacent columns (16 "
+                        f"bytes of bf16) of a row that lies across 1, 2, 4, 8, 16 or 32 lanes, so a row is "
+                        f"{', '.join(map(str, reg.LINE_SPANS[:-1]))} or a multiple of {reg.LINE_SPAN} columns long; "
+                        f"pad the rows to {fit}")
+
+    def line_rows(self, rows: str, k: int, m: int, cols: str | None = None) -> int:
+        """`k`, a warp's rows of `m` columns, where they are a whole number of the rows the
+        warp holds at a time (256 / m of rows shorter than 256)."""
+        step = 32 // (self.line_span(m, cols) // reg.LINE_CHUNK)
+        if k % step:
+            w = self.warps.get(rows, 1)
+            fewer = [v for v in range(w - 1, 0, -1) if k * w % (v * step) == 0]
+            raise self.fail(f"rows of {m} columns lie across {32 // step} lanes, a warp holding {step} at a time, so each warp's "
+                            f"rows ('{rows}') must be a multiple of {step}; {k * w} rows a block over {w} warp(s) give each {k}: "
+                            f"use a multiple of {step * w} rows a block" + (f", or {fewer[0]} warp(s)" if fewer else ""))
+        return k
 
     def fragment_axes(self, t: ncd.TensorType) -> dict[str, int]:
         """The axes of a tile that its fragments keep: all of more than one place (or shared

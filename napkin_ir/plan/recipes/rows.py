@@ -7,8 +7,9 @@ Recognised by that structure (`recognise`). The plan, the same on sm_80 and sm_9
 kernel is bound by memory; cp.async, legal on both, stages the rows): the other axes spread
 over the grid, the last of them cut into tiles of `rows` rows; each block copies its rows
 whole into shared memory once; each of its warps holds whole rows in registers (`line`
-fragments: 8 columns of every 256 a lane) and reduces them with shuffles; the output
-leaves 16 bytes a lane.
+fragments: 8 columns of every 256 a lane, or a row shorter than 256 across length / 8
+lanes, 256 / length rows at a time: the attention backward's D over head dims of 64 or
+128) and reduces them with shuffles; the output leaves 16 bytes a lane.
 """
 
 from __future__ import annotations
@@ -17,7 +18,7 @@ from dataclasses import dataclass
 
 from xdsl.dialects.builtin import ModuleOp
 
-from napkin_ir.dialects import ncd
+from napkin_ir.dialects import ncd, reg
 from napkin_ir.plan.diagram import axis_sizes, the_function
 from napkin_ir.plan.kernel_plan import CopyEngine, KernelPlan, Launch
 from napkin_ir.plan.request import PlanRequest
@@ -25,7 +26,6 @@ from napkin_ir.target import Target, dtype
 
 NAME = "rows"
 WARPS = 4  # warps a block: 128 threads, as many rows a block at one row a warp
-LINE = 256  # columns a warp's 32 lanes hold 8 each of, per span of the row
 
 
 @dataclass(frozen=True)
@@ -63,11 +63,19 @@ def recognise(module: ModuleOp) -> RowShape | None:
     return RowShape(tuple(others[:-1]), others[-1], j, axis_sizes(module)[j], max(dtype(t.dtype).bytes for t in inputs))
 
 
+def rows_at_a_time(shape: RowShape) -> int:
+    """The rows a warp's lanes hold at a time: one, or 256 / length of rows shorter than 256
+    (each across length / 8 lanes); 1 for a length no `line` fragment holds, which
+    smem-to-reg refuses, saying which lengths it takes."""
+    n = shape.length
+    return reg.LINE_SPAN // n if n < reg.LINE_SPAN and n in reg.LINE_SPANS else 1
+
+
 def default_rows(shape: RowShape) -> int:
     """Rows a block: a row a warp, or up to four a warp where the rows are short, so that a
-    block moves enough bytes to hide the copy's latency (smem-to-reg refuses rows a warp
-    cannot hold in registers, saying how many fit)."""
-    return WARPS * max(1, min(4, 1024 // max(shape.length, 1)))
+    block moves enough bytes to hide the copy's latency, and at least the rows a warp holds
+    at a time (smem-to-reg refuses rows a warp cannot hold in registers, saying how many fit)."""
+    return WARPS * max(rows_at_a_time(shape), min(4, 1024 // max(shape.length, 1)))
 
 
 def plan(module: ModuleOp, shape: RowShape, target: Target, req: PlanRequest) -> KernelPlan:
@@ -77,9 +85,10 @@ def plan(module: ModuleOp, shape: RowShape, target: Target, req: PlanRequest) ->
     req.refuse("a row reduction (its rows are staged whole: there is no stream to tile, no product to tune)",
                ("autotile", "layout", "group", "cluster", "store", "q_registers"))
     (rows,) = req.sized("block", 1, "for a row reduction: rows a block") or (default_rows(shape),)
-    (warps,) = req.sized("warps", 1, "for a row reduction: warps sharing the rows") or (min(WARPS, rows),)
+    step = rows_at_a_time(shape)
+    (warps,) = req.sized("warps", 1, "for a row reduction: warps sharing the rows") or (min(WARPS, max(1, rows // step)),)
     sizes = axis_sizes(module)
-    while rows > warps and rows > sizes[shape.rows]:  # a tile no longer than its axis, a row a warp at least
+    while rows > warps * step and rows > sizes[shape.rows]:  # a tile no longer than its axis, a step of rows a warp at least
         rows //= 2
     staged = rows * shape.length * shape.element_bytes
     budget = target.smem_per_block(req.blocks_per_sm)

@@ -82,6 +82,19 @@ def test_short_rows_take_several_a_warp():
     assert plan_kernel(run_pipeline(text), SM90, _req()).grid == (("i", 16),)
 
 
+def test_rows_shorter_than_256_give_each_warp_whole_steps_of_rows():
+    """A row of 64 columns lies across 8 lanes, a warp holding 4 at a time: a block of 16
+    rows over 4 warps (of 32 columns, 8 at a time: 32 rows); a short axis keeps a step a warp."""
+    delta = (EXAMPLES / "attention_delta.mlir").read_text()
+    for d, rows in ((64, 16), (128, 16), (256, 16), (32, 32), (8, 128)):
+        plan = plan_kernel(run_pipeline(delta.replace("d=64", f"d={d}")), SM90, _req())
+        assert plan.family == "rows" and plan.grid == (("b", None), ("h", None), ("i", rows)) and plan.warps == (("i", 4),), d
+    plan = plan_kernel(run_pipeline(delta.replace("i=256", "i=3")), SM80, _req("napkin-sm80"))
+    assert plan.grid[-1] == ("i", 16) and plan.warps == (("i", 4),)
+    plan = plan_kernel(run_pipeline(delta), SM80, _req("napkin-sm80", block="8"))
+    assert plan.grid[-1] == ("i", 8) and plan.warps == (("i", 2),)
+
+
 def test_a_plan_names_engines_its_target_lacks():
     with pytest.raises(ValueError, match="tma does not exist on sm_80"):
         KernelPlan("products", SM80, grid=(("m", 128),), stream=None, stages=2, copy=CopyEngine.TMA, product=ProductEngine.MMA_SYNC)
