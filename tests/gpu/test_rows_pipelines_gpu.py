@@ -1,8 +1,10 @@
 """The rows recipe through the front door on both targets: `napkin_ir.compile(text,
 target=...)` plans a diagram with no product (a row softmax, a row L2 norm over a batch axis,
-a row sum) with napkin-sm80's and napkin-sm90's defaults and options, and the kernel it
-returns runs on fresh random inputs into a NaN-poisoned output, checked against float64.
-sm_80 PTX runs on Hopper too, so one GPU checks both targets' plans."""
+a row sum, the attention backward's D = rowsum(dO * O)) with napkin-sm80's and napkin-sm90's
+defaults and options, rows of 64 and 128 columns (several rows a warp at a time) as well as
+multiples of 256, and the kernel it returns runs on fresh random inputs into a NaN-poisoned
+output, checked against float64. sm_80 PTX runs on Hopper too, so one GPU checks both
+targets' plans."""
 
 from __future__ import annotations
 
@@ -33,6 +35,10 @@ CASES = [  # op, leading axes, their shape, columns, options
     ("softmax", "i=2048", (2048,), 256, {}),
     ("l2norm", "b=3, i=100", (3, 100), 2048, {}),
     ("sum", "i=1000", (1000,), 512, {}),
+    ("softmax", "i=2000", (2000,), 64, {}),
+    ("softmax", "b=2, i=333", (2, 333), 128, {}),
+    ("l2norm", "i=1000", (1000,), 128, {"block": "32", "warps": "4"}),
+    ("sum", "i=1000", (1000,), 64, {}),
 ]
 
 
@@ -55,3 +61,26 @@ def test_rows_through_the_named_pipelines_match_float64(case, target):
     want = {"softmax": lambda a: reference.row_softmax(0.5 * a), "l2norm": reference.row_l2norm, "sum": lambda a: a.sum(-1)}[op](x64)
     assert np.isfinite(got).all(), "some output was not written"
     assert reference.relative_error(got, want) <= reference.TOLERANCE["f32" if reduced else "bf16"]
+
+
+@pytest.mark.parametrize("target", ["sm80", "sm90"])
+@pytest.mark.parametrize("d", [64, 128, 256])
+def test_the_attention_delta_matches_float64(d, target):
+    """examples/attention_delta.mlir at head dims 64, 128 and 256, over a ragged row count."""
+    torch = pytest.importorskip("torch")
+    from pathlib import Path
+
+    import napkin_ir
+
+    if target == "sm90" and torch.cuda.get_device_capability() != (9, 0):
+        pytest.skip("sm_90a kernels need a Hopper GPU")
+    text = (Path(__file__).resolve().parents[2] / "examples" / "attention_delta.mlir").read_text()
+    text = text.replace("d=64", f"d={d}").replace("i=256", "i=1000")
+    kernel = napkin_ir.compile(text, target=target, cache=False)
+    o, d_o = ((3 * torch.randn(2, 4, 1000, d, device="cuda")).to(torch.bfloat16) for _ in range(2))  # fresh: no seed
+    out = torch.full((2, 4, 1000), float("nan"), device="cuda", dtype=torch.float32)
+    kernel(o=o, d_o=d_o, out=out, sync=True)
+    got = out.double().cpu().numpy()
+    want = (o.double() * d_o.double()).sum(-1).cpu().numpy()
+    assert np.isfinite(got).all(), "some output was not written"
+    assert reference.relative_error(got, want) <= reference.TOLERANCE["f32"]
