@@ -2,8 +2,8 @@
 (the forward's log-sum-exp and output saved), each compiled by `napkin-sm80` and
 `napkin-sm90` from its `ncd-extract`, against float64 torch.autograd on fresh random
 inputs into NaN-poisoned outputs: head dims 64/128/256, causal or not, ragged lengths and
-more keys than queries. The kernels read D = rowsum(dO * O) and the log-sum-exp, given
-here from torch."""
+more keys than queries. D = rowsum(dO * O) is the row kernel's (`ncd-extract{value="delta"}`,
+checked too); the log-sum-exp is given from float64."""
 
 from __future__ import annotations
 
@@ -59,8 +59,10 @@ def test_each_gradient_kernel_matches_float64(pipeline, shape, causal):
     o = torch.softmax(s, -1) @ V
     o.backward(do.double())
     o16 = o.detach().to(torch.bfloat16)
-    given = {"q": q, "k": k, "v": v, "d_o": do, "lse": torch.logsumexp(s.detach(), -1).float(),
-             "delta": (do.float() * o16.float()).sum(-1)}
+    delta = torch.full((b, h, n), float("nan"), device="cuda")
+    compile_kernel(text, f'{GRAD},ncd-extract{{function="att_grad" value="delta"}},{pipeline}')(d_o=do, o=o16, out=delta, sync=True)
+    expect_close(delta.double().cpu().numpy(), (do.double() * o16.double()).sum(-1).cpu().numpy(), "bf16")
+    given = {"q": q, "k": k, "v": v, "d_o": do, "lse": torch.logsumexp(s.detach(), -1).float(), "delta": delta}
     for r, (name, want) in enumerate((("q", Q.grad), ("k", K.grad), ("v", V.grad))):
         kernel = compile_kernel(text, f'{GRAD},ncd-extract{{function="att_grad" result={r} cut="delta"}},{pipeline}')
         out = torch.full(want.shape, float("nan"), device="cuda", dtype=torch.bfloat16)
