@@ -54,7 +54,7 @@ def _contract(op: ncd.ContractOp, a: Named, b: Named) -> np.ndarray:
     return np.einsum(spec, a[1], b[1], optimize=True)
 
 
-UNARY = {"exp": np.exp, "exp2": np.exp2, "neg": np.negative, "sqrt": np.sqrt, "cast": lambda x: x}
+UNARY = {"exp": np.exp, "exp2": np.exp2, "log2": np.log2, "neg": np.negative, "sqrt": np.sqrt, "cast": lambda x: x}
 BINARY = {"add": np.add, "sub": np.subtract, "mul": np.multiply, "div": np.divide, "max": np.maximum,
           "ge": lambda x, y: (x >= y).astype(np.float64)}
 

@@ -419,7 +419,7 @@ class ContractOp(NcdOp):
         return op
 
 
-MAP_UNARY = ("exp", "exp2", "neg", "sqrt", "scale", "cast")
+MAP_UNARY = ("exp", "exp2", "log2", "neg", "sqrt", "scale", "cast")
 MAP_BINARY = ("add", "sub", "mul", "div", "max", "ge")
 MAP_FNS = MAP_UNARY + MAP_BINARY
 
@@ -434,7 +434,7 @@ def map_arity(fn: str, constant: bool) -> int:
 class MapOp(NcdOp):
     """An elementwise function of one or two tensors, broadcast by axis name.
 
-    Unary: exp, exp2, neg, sqrt, scale (by the constant `by`), cast (to the result's
+    Unary: exp, exp2, log2, neg, sqrt, scale (by the constant `by`), cast (to the result's
     element type). Binary: add, sub, mul, div, max, and ge (1.0 where the first operand
     is at least the second, else 0.0: the masks of max's gradient); each operand is
     broadcast over the axes it lacks, so the result has the union of the operands' axes.

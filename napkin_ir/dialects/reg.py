@@ -692,14 +692,14 @@ class FillOp(IRDLOperation):
         _math_frag(self, self.result, "the result")
 
 
-MAP_UNARY = ("scale", "exp2", "sqrt", "neg")
+MAP_UNARY = ("scale", "exp2", "log2", "sqrt", "neg")
 MAP_BINARY = ("add", "sub", "mul", "div", "max")
 
 
 @irdl_op_definition
 class MapOp(FragMathOp):
     """An elementwise function of `c`, `row` and `col` fragments: scale (by the constant
-    `by`), exp2, sqrt, neg; add, sub, mul, div, max. A `row` operand is broadcast along the
+    `by`), exp2, log2, sqrt, neg; add, sub, mul, div, max. A `row` operand is broadcast along the
     columns of a `c` one (it has the `c` operand's rows), a `col` operand along its rows
     (it has its columns); the result is a `c` fragment if any operand is one. A `line`
     fragment of one axis is broadcast along the columns of a `line` fragment of two.

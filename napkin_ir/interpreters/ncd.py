@@ -33,6 +33,7 @@ def _letters(axes: list[str]) -> dict[str, str]:
 _UNARY = {
     "exp": np.exp,
     "exp2": np.exp2,
+    "log2": np.log2,
     "neg": np.negative,
     "sqrt": np.sqrt,
     "cast": lambda x: x,

@@ -29,6 +29,7 @@ from napkin_ir.target import DTYPES
 F32_OPS = {
     "max": lambda a: np.maximum(a[0], a[1]), "min": lambda a: np.minimum(a[0], a[1]), "div": lambda a: a[0] / a[1],
     "rcp": lambda a: np.float32(1) / a[0], "sqrt": lambda a: np.sqrt(a[0]), "ex2": lambda a: np.exp2(a[0]),
+    "lg2": lambda a: np.log2(a[0]),
     "neg": lambda a: -a[0], "fma": lambda a: a[0] * a[1] + a[2],
 }
 

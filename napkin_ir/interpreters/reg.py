@@ -290,7 +290,7 @@ class RegFunctions(InterpreterFunctions):
         return ({key: gather(t, round_to(t.dtype, scatter(op.input.type, v)[:, c0 : c0 + 16])) for key, v in x.items()},)  # type: ignore[arg-type]
 
 
-_MAP = {"exp2": np.exp2, "sqrt": np.sqrt, "neg": np.negative, "add": np.add, "sub": np.subtract, "mul": np.multiply,
+_MAP = {"exp2": np.exp2, "log2": np.log2, "sqrt": np.sqrt, "neg": np.negative, "add": np.add, "sub": np.subtract, "mul": np.multiply,
         "div": np.divide, "max": np.maximum}
 
 

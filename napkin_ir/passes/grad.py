@@ -429,6 +429,8 @@ class _Gradient:
             self._accumulate(x, e.map("mul", [dy, e.f32(P[op.result])], order))
         elif fn == "exp2":
             self._accumulate(x, e.map("scale", [e.map("mul", [dy, e.f32(P[op.result])], order)], by=LN2))
+        elif fn == "log2":  # d log2(x) = dy / (x ln 2)
+            self._accumulate(x, e.map("div", [e.map("scale", [dy], by=1 / LN2), e.f32(P[x])], order))
         elif fn == "sqrt":
             self._accumulate(x, e.map("div", [e.map("scale", [dy], by=0.5), e.f32(P[op.result])], order))
         elif fn == "max":

@@ -5,7 +5,8 @@ lane lies in m16n8 tile v / 4, at row g + 8 ((v mod 4) / 2) and column 2 t + v m
 a `row` fragment holds rows g and g + 8 of each 16, a `col` fragment columns 2 t and
 2 t + 1 of each 8):
 - `reg.zeros`, `reg.fill`: one constant register, shared by every value;
-- `reg.map`: one instruction per value (`exp2` is `ex2.approx.ftz.f32`); a `row` (`col`)
+- `reg.map`: one instruction per value (`exp2` is `ex2.approx.ftz.f32`, `log2`
+  `lg2.approx.ftz.f32`); a `row` (`col`)
   operand is read at the row (column) of each value; a division by a `row` fragment
   multiplies by its reciprocal (`rcp.rn`). A scaling by a positive constant is left
   pending (`Scaled`), so that a row max scales its result instead of every value and
@@ -92,7 +93,7 @@ def _map_values(k: KernelLowering, op: reg.MapOp):
     if fn == "scale":
         c = k.f32(op.by.value.data)  # type: ignore[union-attr]
         return [k.r(P.MulOp("f32", arg(0, v), c)) for v in range(n)]
-    unary = {"exp2": (P.Ex2Op, "approx.ftz"), "sqrt": (P.SqrtOp, "rn"), "neg": (P.NegOp, None)}
+    unary = {"exp2": (P.Ex2Op, "approx.ftz"), "log2": (P.Lg2Op, "approx.ftz"), "sqrt": (P.SqrtOp, "rn"), "neg": (P.NegOp, None)}
     if fn in unary:
         cls, mods = unary[fn]
         return [k.r(cls("f32", arg(0, v), mods=mods)) for v in range(n)]

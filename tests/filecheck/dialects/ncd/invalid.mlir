@@ -102,7 +102,7 @@ func.func @map_unknown(%x: !ncd.tensor<i=8 : f32>) {
   %0 = ncd.map tanh %x : !ncd.tensor<i=8 : f32> -> !ncd.tensor<i=8 : f32>
   func.return
 }
-// CHECK: unknown ncd.map function 'tanh'; expected one of exp, exp2, neg, sqrt, scale, cast, add, sub, mul, div, max
+// CHECK: unknown ncd.map function 'tanh'; expected one of exp, exp2, log2, neg, sqrt, scale, cast, add, sub, mul, div, max
 
 // -----
 func.func @reduce_missing_axis(%x: !ncd.tensor<i=8, j=16 : f32>) {
