@@ -9,7 +9,9 @@ A streamed axis `s` becomes an `scf.for` over tile origins (marked `hbm.stream`)
 does not involve `s` is computed once before it (the Q tile of attention is loaded
 once); what has `s` runs per tile; every op that reduces or normalises along `s` carries
 a state through the loop, as its description in `streamed_reductions` says, and what
-uses a reduction's result runs after the loop. Values that a normalisation (softmax,
+uses a reduction's result runs after the loop. A log-sum-exp beside a softmax of the
+same input and scale (attention saving its row statistic) is finished from the softmax's
+running max and sum, with no state of its own. Values that a normalisation (softmax,
 L2 norm) produces are known only up to a factor until the stream ends: they may flow,
 through ops linear in them, into sums along `s`, whose accumulators the normalisation
 rescales each tile and finishes after the loop. That is the online softmax, derived
@@ -42,6 +44,7 @@ from napkin_ir.dialects import hbm, loop_facts, ncd
 from napkin_ir.lowering.streamed_reductions import (
     Accumulation,
     Known,
+    LogSumExp,
     Normalisation,
     StreamedReduction,
     StreamingError,
@@ -68,7 +71,7 @@ def _reduced_axes(op: Operation) -> tuple[str, ...]:
         return op.over_axes
     if isinstance(op, ncd.ReduceOp):
         return op.along_axes
-    if isinstance(op, ncd.SoftmaxOp | ncd.L2NormOp):
+    if isinstance(op, ncd.SoftmaxOp | ncd.L2NormOp | ncd.LogSumExpOp):
         return (op.axis.data,)
     return ()
 
@@ -209,6 +212,7 @@ class _Stream:
         self.post: list[Operation] = []
         self.reductions: dict[Operation, StreamedReduction] = {}
         self._classify(body_ops)
+        self.shared = self._share()
         self.linear = self._linearity()
         self.diagonal = [op for op in self.ops if isinstance(op, ncd.MaskOp) and s in (op.row.data, op.col.data)]
         # the streamed axis as the mask's row (the gradient's dK and dV blocks hold keys and
@@ -252,6 +256,19 @@ class _Stream:
                 self.pre.append(op)
         if all(d.keeps_axis for d in self.reductions.values()):
             raise _fail(self.f, f"nothing reduces along the streamed axis '{s}' (a contraction over it, or a reduction along it)")
+
+    def _share(self) -> dict[Operation, tuple[LogSumExp, Operation]]:
+        """The log-sum-exps that a softmax's state finishes (`LogSumExp.shares`), each with
+        that softmax: they leave the per-tile ops and carry no state."""
+        shared = {}
+        for op, d in list(self.reductions.items()):
+            if isinstance(d, LogSumExp):
+                owner = next((o for o, e in self.reductions.items() if d.shares(e)), None)
+                if owner is not None:
+                    shared[op] = (d, owner)
+                    del self.reductions[op]
+                    self.ops.remove(op)
+        return shared
 
     def _linearity(self) -> dict[SSAValue, Normalisation]:
         """Which normalisation each per-tile value (and each reduction's input) is linear in."""
@@ -480,6 +497,8 @@ class _Stream:
                 step = d.step(m, state[op], m.cast(operands[0], f32))
                 rescale[d] = step.rescale
                 kb.values[op.results[0]] = m.cast(step.values, op.results[0].type.element_type)  # type: ignore[arg-type, attr-defined]
+            elif isinstance(d, LogSumExp):
+                step = d.step(m, state[op], m.cast(operands[0], f32))
             else:
                 n = self.linear.get(op.results[0])
                 step = d.step(m, state[op], self._partial(m, op, operands), rescale[n] if n else None)
@@ -519,6 +538,10 @@ class _Stream:
                 if n is not None:
                     result = n.normalise(m, result, state[n.op])
                 self.kb.values[op.results[0]] = m.cast(result, op.results[0].type.element_type)  # type: ignore[attr-defined]
+            elif isinstance(d, LogSumExp):
+                self.kb.values[op.results[0]] = d.finalise(m, state[op])
+        for op, (d, softmax) in self.shared.items():
+            self.kb.values[op.results[0]] = d.finalise(m, state[softmax])
 
 
 def _linear_through(op: Operation, ins: list[Normalisation | None]) -> Normalisation | None:

@@ -12,7 +12,8 @@ describes each such reduction once, independently of the diagram it sits in:
   rescaled (the softmax's values are relative to the running max: when it grows, what
   was accumulated shrinks by exp(old max - new max));
 - the finalisation: a reduction's result is its state; a normalisation finishes each
-  linear result by dividing it by its normaliser (the sum, the L2 norm);
+  linear result by dividing it by its normaliser (the sum, the L2 norm); a log-sum-exp
+  carries the softmax's state and takes the log of its sum;
 - `ignores`: which value a position must hold to contribute nothing (0 to a sum, -inf to
   a max or a softmax), so that positions past the end of `s` can be filled with it and
   tiles that a mask fills wholly with it can be skipped.
@@ -203,6 +204,45 @@ class Softmax(Normalisation):
     def normalise(self, m: TileMath, partial: SSAValue, state: Sequence[SSAValue]) -> SSAValue:
         return m.map("div", partial, state[1], name="normalised")
 
+    def log_sum_exp(self, m: TileMath, state: Sequence[SSAValue]) -> SSAValue:
+        """After the stream, log(sum exp(scale * x)) from the state: the sum is l 2^m, so the
+        natural log is (m + log2 l) ln 2."""
+        row_max, row_sum = state
+        return m.map("scale", m.map("add", row_max, m.map("log2", row_sum)), by=math.log(2.0), name="lse")
+
+
+class LogSumExp(StreamedReduction):
+    """`ncd.logsumexp` along the axis: the online softmax's state (its running max and sum,
+    by its step without the values), finished after the stream as `Softmax.log_sum_exp`.
+    Beside a softmax of the same input and scale (attention that saves its row statistic
+    for the gradient) it carries nothing of its own: `ncd-to-hbm` finishes it from that
+    softmax's state (`shares`)."""
+
+    state_names = ("lse_max", "lse_sum")
+
+    def __init__(self, op: ncd.LogSumExpOp, axis: str):
+        super().__init__(op, axis)
+        self.softmax = Softmax(op, axis)  # type: ignore[arg-type]
+
+    def init(self) -> tuple[float, ...]:
+        return self.softmax.init()
+
+    @property
+    def neutral(self) -> float:
+        return self.softmax.neutral
+
+    def step(self, m: TileMath, state: Sequence[SSAValue], tile: SSAValue, rescale: SSAValue | None = None) -> Step:
+        return Step(self.softmax.step(m, state, tile).state)
+
+    def finalise(self, m: TileMath, state: Sequence[SSAValue]) -> SSAValue:
+        return self.softmax.log_sum_exp(m, state)
+
+    def shares(self, other: StreamedReduction) -> bool:
+        """Whether `other` is a softmax whose state is this log-sum-exp's: of the same input
+        along the same axis, with the same scale."""
+        return (isinstance(other, Softmax) and other.axis == self.axis and other.op.operands[0] is self.op.operands[0]
+                and other.scale == self.softmax.scale)
+
 
 class L2Norm(Normalisation):
     """x / ||x|| along the axis: the state is the running sum of squares; the values are
@@ -241,5 +281,10 @@ def describe(op: Operation, axis: str) -> StreamedReduction | None:
         return Softmax(op, axis)
     if isinstance(op, ncd.L2NormOp) and op.axis.data == axis:
         return L2Norm(op, axis)
+    if isinstance(op, ncd.LogSumExpOp) and op.axis.data == axis:
+        if op.scale_value == 0:
+            raise StreamingError("has scale 0: it weighs every position alike, so no value can keep the "
+                                 "positions past the end out of it")
+        return LogSumExp(op, axis)
     return None
 
