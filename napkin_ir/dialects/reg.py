@@ -373,10 +373,13 @@ class StoreOp(IRDLOperation):
     """Convert this warp's accumulators to the global's element type and write the part of
     its tile that lies inside, at the block's origin (one offset per axis of the global).
     The fragment's axes are the global's, in order, but for axes the tile has one place of.
-    A `line` fragment (whole rows a warp, or one value per row) is stored the same way.
+    A `line` fragment (whole rows a warp, or one value per row) is stored the same way, and
+    so is a `row` fragment (one value per row of the accumulators: attention's log-sum-exp),
+    each row written once.
 
         reg.store %c, %out[%m0, %n0] : !reg.frag<c, m=64, n=32 : f32>, !hbm.global<m=512, n=384 : bf16>
         reg.store %p, %out[%i0, %c0] : !reg.frag<line, i=2, j=1024 : f32>, !hbm.global<i=4096, j=1024 : bf16>
+        reg.store %lse, %out1[%b0, %h0, %i0] : !reg.frag<row, i=16 : f32>, !hbm.global<b=2, h=4, i=256 : f32>
     """
 
     name = "reg.store"
@@ -391,7 +394,7 @@ class StoreOp(IRDLOperation):
     def verify_(self) -> None:
         f, g = _frag(self.value), self.dest.type
         assert isinstance(g, GlobalType)
-        require(f.role.data in ("c", "line"), self, f"stores accumulators (role c) or a 'line' fragment, got {f}")
+        require(f.role.data in ("c", "line", "row"), self, f"stores accumulators (role c), a 'line' or a 'row' fragment, got {f}")
         require(tuple(a for a in g.axis_names if a in f.shape) == f.axis_names, self,
                 f"the fragment's axes {list(f.axis_names)} must be the global's {list(g.axis_names)}, in order")
         require(len(self.offsets) == len(g.axis_names), self, f"takes one offset per axis of the global ({len(g.axis_names)}), got {len(self.offsets)}")

@@ -55,7 +55,8 @@ read the stage; pending 0 for the first of an odd count, whose stage the last pa
 store reads), `smem.write` of the panel into the stage and `smem.tma_store` of the stage.
 Where two stages do not fit beside the other buffers, one does, each panel waiting for
 every store before it (pending 0). The stores run on while the block goes on (a
-persistent block, to its next tile).
+persistent block, to its next tile). An f32 vector stored beside it (attention's
+log-sum-exp, one value per row) is stored straight from registers.
 """
 
 from __future__ import annotations
@@ -243,10 +244,14 @@ class HbmToSmemPass(ModulePass):
         those a persistent block's last tile left running too. With one stage every wait
         retires every store."""
         types = []
-        for store in [o for o in kernel.body.block.ops if isinstance(o, hbm.StoreOp)]:
+        stores = [o for o in kernel.body.block.ops if isinstance(o, hbm.StoreOp)]
+        rows_of = {s.value.type.axis_names[:-1] for s in stores}  # type: ignore[attr-defined]
+        for store in stores:
             t: ncd.TensorType = store.value.type  # type: ignore[assignment]
             g: hbm.GlobalType = store.dest.type  # type: ignore[assignment]
             where = f"hbm-to-smem: @{kernel.sym_name.data}: store=tma"
+            if t.dtype == "f32" and t.axis_names in rows_of:
+                continue  # a row statistic of another stored tile (attention's log-sum-exp): stored from registers
             wide = [a for a, n in t.shape.items() if n > 1]
             if not dtype(t.dtype).is_half or len(wide) < 2 or t.axis_names[-1] not in wide:
                 raise PassFailedException(f"{where} writes bf16 or f16 tiles of rows and columns (stmatrix moves 16-bit "

@@ -8,7 +8,8 @@ zeros, or onto `acc` when the product is only added to it (`acc + contract`); th
 elementwise maps, the reductions along a fragment's columns and the masks that attention
 computes between its two products become the `reg` fragment math; an f32 tile rounded to
 bf16 or f16 for a product becomes `reg.to_a` slices (attention's P, reused in registers);
-the cast and store at the end become one `reg.store`. A vector that `hbm-to-smem` left in
+the cast and store at the end become one `reg.store`, and so does the store of a row
+vector computed in registers (attention's log-sum-exp, a `row` fragment). A vector that `hbm-to-smem` left in
 global memory (a bias) becomes a `reg.load` of this warp's `row` or `col` fragment (a
 cast of it to f32 is the load's own widening), where the math that adds it to a tile of
 rows and columns first needs it. `warps="m:2,n:2"` says how many warps share each axis
@@ -736,7 +737,7 @@ class _Fragments:
     def store(self, op: hbm.StoreOp) -> None:
         v = self.vals.get(op.value, op.value)
         frag = v.frag if isinstance(v, _Cast) else v
-        if not isinstance(frag, SSAValue) or not isinstance(frag.type, reg.FragType) or frag.type.role.data not in ("c", "line"):
+        if not isinstance(frag, SSAValue) or not isinstance(frag.type, reg.FragType) or frag.type.role.data not in ("c", "line", "row"):
             raise self.fail("what is stored must be a tile computed in registers (after at most a cast)")
         self.emit([reg.StoreOp(frag, op.dest, list(op.offsets))], op)
         self.dead.append(op)

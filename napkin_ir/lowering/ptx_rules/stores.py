@@ -13,6 +13,9 @@
   256 / span the warp holds at a time, and its place in the row), the row and the span
   immediates; rows (spans) past the global's edge are not stored. Of a `line` fragment of
   one axis (a row's sum or max), the first lane of each row stores the row's value.
+- `reg.store` of a `row` fragment (attention's log-sum-exp): the first lane of each quad
+  stores the values of its two rows of every 16 (the quad's other lanes hold the same),
+  rows past the global's edge not stored.
 - `reg.stmatrix`: each warp's 16 rows, rounded, into a 128-byte swizzled panel: one
   `stmatrix.x4` per two 8-column tiles (the rows 0-7 and 8-15 of each); lane l gives the
   address of row l mod 8 of matrix l / 8. A warp that holds one place of an axis its
@@ -39,6 +42,9 @@ def _store(k: KernelLowering, op: reg.StoreOp) -> None:
     x = k.frag(op.value)
     if t.role.data == "line":
         _store_lines(k, op, x)
+        return
+    if t.role.data == "row":
+        _store_rows(k, op, x)
         return
     r_axis, c_axis = t.axis_names
     strides = g.strides
@@ -76,6 +82,32 @@ def _store(k: KernelLowering, op: reg.StoreOp) -> None:
                     k.emit(P.StOp("global", "f32", base, [x[i], x[i + 1]], offset=off, guard=inside))
                 else:
                     k.emit(P.StOp("global", "b32", base, [k.pack(gt.dtype, x[i], x[i + 1])], offset=off, guard=inside))
+
+
+def _store_rows(k: KernelLowering, op: reg.StoreOp, x: list) -> None:
+    """A `row` fragment: the 4 lanes of a quad hold the same rows (g and g + 8 of each 16),
+    so the first of them stores each row's value; rows past the global's edge, or of a
+    place past it along an axis the warp holds, are not stored."""
+    t: reg.FragType = op.value.type  # type: ignore[assignment]
+    g: Global = k.vals[op.dest]
+    gt, strides = g.type, g.strides
+    assert g.ptr is not None
+    (r_axis,) = t.axis_names
+    lin, held_ok = k.held_element(g, t, op.offsets)
+    row = k.lane_row
+    w = k.warp_place(r_axis, t.dims[0])
+    row = row if w is None else k.add(row, w)
+    quad_first = k.once(("lane_pair_is_0",), lambda: k.setp("eq", k.lane_pair, 0, "u32"))
+    rooms = k.rooms(g, op.offsets, {r_axis: row}, {r_axis: t.dims[0] * k.warps.get(r_axis, 1)})
+    base = k.wide_address(g.ptr, k.add(lin, k.mul(row, strides[r_axis])), g.esize)
+    writer = k.both(quad_first, held_ok)
+    for m in range(t.dims[0] // 16):
+        for h in range(2):
+            dr = 16 * m + 8 * h
+            ok = k.both(writer, k.setp("gt", rooms[r_axis], dr) if r_axis in rooms else None)
+            v = x[2 * m + h]
+            v = v if gt.dtype == "f32" else k.r(P.CvtOp(gt.dtype, "f32", [v], RegType(gt.dtype), mods="rn"))
+            k.emit(P.StOp("global", "f32" if gt.dtype == "f32" else "b16", base, [v], offset=dr * strides[r_axis] * g.esize, guard=ok))
 
 
 def _store_lines(k: KernelLowering, op: reg.StoreOp, x: list) -> None:
