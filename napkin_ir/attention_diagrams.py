@@ -4,6 +4,7 @@ grouped-query attention, whose query heads come in groups that share a key/value
 
     text = attention_diagram("causal", b=2, h=4, n=1000, d=128, dtype="f16")
     text = gqa_attention_diagram("causal", b=1, g=2, r=4, n=1000, d=128)   # 8 query heads, 2 key/value heads
+    text = attention_diagram("softmax", b=2, h=4, n=1000, d=64, lse=True)  # (O, the log-sum-exp of each row)
 
 These build diagrams only: how a diagram of attention becomes a kernel is the attention
 recipe's (`napkin_ir.plan.recipes.attention`).
@@ -22,29 +23,31 @@ GQA_NAMES = {kind: f"gqa_{name}" for kind, name in NAMES.items()}
 
 
 def attention_diagram(kind: str, b: int, h: int, n: int, d: int, dtype: str = "bf16", n_keys: int | None = None,
-                      scale: float | None = None) -> str:
+                      scale: float | None = None, lse: bool = False) -> str:
     """O[b, h, i, d] from Q[b, h, i, d], K[b, h, j, d], V[b, h, j, d] with i < n and j < n_keys
     (n by default; a causal mask needs them equal): softmax(Q K^T * scale) V (scale 1/sqrt(d)
     by default), the same with keys after the query masked, or the scores divided by their
-    L2 norm along j (which takes no scale)."""
-    return _diagram(kind, NAMES, {"b": b, "h": h}, {"b": b, "h": h}, n, d, dtype, n_keys, scale)
+    L2 norm along j (which takes no scale). With `lse` a softmax's diagram returns the
+    log-sum-exp of each row's scaled scores too (f32 [b, h, i], natural log: what the
+    gradient recomputes the probabilities from, as `ncd-grad{residuals=true}` writes it)."""
+    return _diagram(kind, NAMES, {"b": b, "h": h}, {"b": b, "h": h}, n, d, dtype, n_keys, scale, lse)
 
 
 def gqa_attention_diagram(kind: str, b: int, g: int, r: int, n: int, d: int, dtype: str = "bf16", n_keys: int | None = None,
-                          scale: float | None = None) -> str:
+                          scale: float | None = None, lse: bool = False) -> str:
     """Grouped-query attention: O[b, g, r, i, d] from Q[b, g, r, i, d], K[b, g, j, d] and
     V[b, g, j, d]: g key/value heads, each shared by a group of r query heads. K and V lack
     the axis r, so the scores S[b, g, r, i, j] = sum_d Q K broadcast them over it by name;
     the rest is `attention_diagram`'s (softmax, causal or spherical). Q's axes in this
     order are a [b, g * r, n, d] tensor's memory, query head h = g r + r' (SDPA's
-    `enable_gqa`)."""
+    `enable_gqa`); `lse` as `attention_diagram`'s."""
     for arg, value in (("g", g), ("r", r)):
         positive_int("gqa_attention_diagram", arg, value)
-    return _diagram(kind, GQA_NAMES, {"b": b, "g": g, "r": r}, {"b": b, "g": g}, n, d, dtype, n_keys, scale)
+    return _diagram(kind, GQA_NAMES, {"b": b, "g": g, "r": r}, {"b": b, "g": g}, n, d, dtype, n_keys, scale, lse)
 
 
 def _diagram(kind: str, names: dict[str, str], q_lead: dict[str, int], kv_lead: dict[str, int], n: int, d: int, dtype: str,
-             n_keys: int | None, scale: float | None) -> str:
+             n_keys: int | None, scale: float | None, lse: bool = False) -> str:
     """The attention diagram with Q's leading axes `q_lead` and K's and V's `kv_lead` (the
     scores and the output take Q's)."""
     where = "gqa_attention_diagram" if names is GQA_NAMES else "attention_diagram"
@@ -59,6 +62,8 @@ def _diagram(kind: str, names: dict[str, str], q_lead: dict[str, int], kv_lead: 
         finite_float(where, "scale", scale)
     if kind == "spherical" and scale is not None:
         raise BadArgument(f"{where}: spherical attention divides the scores by their L2 norm: a scale would cancel out")
+    if kind == "spherical" and lse:
+        raise BadArgument(f"{where}: lse is the log-sum-exp of a softmax's row; spherical attention has no softmax")
     nj = n if n_keys is None else n_keys
     if kind == "causal" and nj != n:
         raise BadArgument(f"{where}: causal attention compares query and key positions: n_keys must equal n")
@@ -67,7 +72,9 @@ def _diagram(kind: str, names: dict[str, str], q_lead: dict[str, int], kv_lead: 
     kv = f"!ncd.tensor<{kvl}, j={nj}, d={d} : {dtype}>"
     s = f"!ncd.tensor<{ql}, i={n}, j={nj} : f32>"
     p16 = f"!ncd.tensor<{ql}, i={n}, j={nj} : {dtype}>"
-    lines = [f"func.func @{names[kind]}(%q: {q}, %k: {kv}, %v: {kv}) -> {o} {{",
+    rows = f"!ncd.tensor<{ql}, i={n} : f32>"
+    results = f"({o}, {rows})" if lse else o
+    lines = [f"func.func @{names[kind]}(%q: {q}, %k: {kv}, %v: {kv}) -> {results} {{",
              f"  %s = ncd.contract %q, %k over [d] : {q}, {kv} -> {s}"]
     scores = "%s"
     if kind == "causal":
@@ -76,8 +83,11 @@ def _diagram(kind: str, names: dict[str, str], q_lead: dict[str, int], kv_lead: 
     if kind == "spherical":
         lines.append(f"  %p = ncd.l2norm {scores} along j : {s} -> {s}")
     else:
-        lines.append(f"  %p = ncd.softmax {scores} along j scale {1 / math.sqrt(d) if scale is None else float(scale)!r} : {s} -> {s}")
+        c = 1 / math.sqrt(d) if scale is None else float(scale)
+        lines.append(f"  %p = ncd.softmax {scores} along j scale {c!r} : {s} -> {s}")
+        if lse:
+            lines.append(f"  %lse = ncd.logsumexp {scores} along j scale {c!r} : {s} -> {rows}")
     lines += [f"  %p16 = ncd.map cast %p : {s} -> {p16}",
               f"  %o = ncd.contract %p16, %v over [j] : {p16}, {kv} -> {o}",
-              f"  func.return %o : {o}", "}", ""]
+              f"  func.return %o, %lse : {o}, {rows}" if lse else f"  func.return %o : {o}", "}", ""]
     return "\n".join(lines)
