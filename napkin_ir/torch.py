@@ -4,6 +4,7 @@
     c = napkin_ir.torch.matmul(a, b)                                # torch.ops.napkin.matmul(a, b)
     o = napkin_ir.torch.scaled_dot_product_attention(q, k, v, is_causal=True)   # SDPA's signature
     o = napkin_ir.torch.attention(q, k, v, kind="spherical")       # torch.ops.napkin.attention(q, k, v, "spherical")
+    o, lse = napkin_ir.torch.attention(q, k, v, return_lse=True)   # torch.ops.napkin.attention_lse: lse f32 [B, H, N]
 
 The first call of a shape builds its diagram (`napkin_ir.diagrams.gemm`,
 `napkin_ir.attention_diagrams.attention_diagram`, or `gqa_attention_diagram` for
@@ -24,7 +25,9 @@ attention takes `napkin-sm90` on Hopper and falls back to `napkin-sm80` for what
 sm_80, which every GPU napkin-ir runs on accepts. `napkin::matmul` has a backward: dA and
 dB are GEMMs derived from the diagram by `ncd-grad` and compiled per shape
 (`matmul_grad_kernel`); `napkin::attention`'s backward is not compiled yet, and asking for
-it says so.
+it says so. `napkin::attention_lse` is the same forward returning the log-sum-exp of each
+row too (f32 [B, H, N], natural log, as flash-attn returns it): the row statistic a
+backward recomputes the probabilities from.
 
 The ops are registered with `torch.library.Library` on the CUDA key (and the CPU key, only
 to name a CPU argument), not `torch.library.custom_op`, whose Python autograd and
@@ -115,14 +118,16 @@ def attention_shapes(q: Tensor, k: Tensor, v: Tensor, kind: str, scale: float | 
     return b, h, hk, n, nk, d
 
 
-def attention_text(kind: str, b: int, h: int, hk: int, n: int, nk: int, d: int, dtype: str, scale: float | None = None) -> str:
+def attention_text(kind: str, b: int, h: int, hk: int, n: int, nk: int, d: int, dtype: str, scale: float | None = None,
+                   lse: bool = False) -> str:
     """The diagram `napkin::attention` compiles for q[B, H, N, D], k and v [B, H_kv, N_keys,
     D]: attention over the heads, or, where H_kv < H, grouped-query attention whose group
     axis r holds the H / H_kv query heads that share a key/value head (q viewed as [B,
-    H_kv, H / H_kv, N, D])."""
+    H_kv, H / H_kv, N, D]); with `lse` (`napkin::attention_lse`) it returns the log-sum-exp
+    of each row too."""
     if hk == h:
-        return attention_diagram(kind, b, h, n, d, dtype, n_keys=nk, scale=scale)
-    return gqa_attention_diagram(kind, b, hk, h // hk, n, d, dtype, n_keys=nk, scale=scale)
+        return attention_diagram(kind, b, h, n, d, dtype, n_keys=nk, scale=scale, lse=lse)
+    return gqa_attention_diagram(kind, b, hk, h // hk, n, d, dtype, n_keys=nk, scale=scale, lse=lse)
 
 
 # --- the one decision: which kernel a shape gets, or why none -----------------------------
@@ -219,13 +224,16 @@ def attention_targets(cap: tuple[int, int]) -> list[str]:
 
 
 def attention_kernel(kind: str, scale: float | None, b: int, h: int, hk: int, n: int, nk: int, d: int, dtype: str,
-                     cap: tuple[int, int]) -> Any:
-    """The CompiledKernel of attention of these shapes on a GPU of capability `cap`, or a
-    ValueError with each target's reason: what the op and its fake kernel both ask."""
-    _refuse_old_gpu("napkin::attention", cap)
-    text = attention_text(kind, b, h, hk, n, nk, d, dtype, scale)
-    return _compiled(("attention", kind, scale, b, h, hk, n, nk, d, dtype, cap), [(t, text, {}) for t in attention_targets(cap)],
-                     f"napkin::attention ({kind}) of q [{b}, {h}, {n}, {d}], k and v [{b}, {hk}, {nk}, {d}], {dtype}")
+                     cap: tuple[int, int], lse: bool = False) -> Any:
+    """The CompiledKernel of attention of these shapes on a GPU of capability `cap` (with
+    `lse`, the one that writes the log-sum-exp of each row too: `napkin::attention_lse`),
+    or a ValueError with each target's reason: what the op and its fake kernel both ask."""
+    op = "napkin::attention_lse" if lse else "napkin::attention"
+    _refuse_old_gpu(op, cap)
+    text = attention_text(kind, b, h, hk, n, nk, d, dtype, scale, lse)
+    key = ("attention", kind, scale, b, h, hk, n, nk, d, dtype, cap, *(("lse",) if lse else ()))
+    return _compiled(key, [(t, text, {}) for t in attention_targets(cap)],
+                     f"{op} ({kind}) of q [{b}, {h}, {n}, {d}], k and v [{b}, {hk}, {nk}, {d}], {dtype}")
 
 
 # --- launching ----------------------------------------------------------------------------
@@ -245,10 +253,10 @@ class _Launch:
     output's shape, whether inputs are copied to contiguous ones, and where each pointer
     goes in the kernel's parameter list."""
 
-    __slots__ = ("kernel", "launcher", "out_shape", "copy", "names", "order", "view", "checked")
+    __slots__ = ("kernel", "launcher", "out_shape", "copy", "names", "order", "views", "checked")
 
     def __init__(self, kernel: Any, index: int, out_shape: tuple[int, ...], copy: bool, names: tuple[str, ...],
-                 view: tuple[int, ...] | None = None) -> None:
+                 views: dict[str, tuple[int, ...]] | None = None) -> None:
         self.kernel, self.names, self.checked = kernel, names, False
         start = time.perf_counter()
         with torch.cuda.device(index):  # loading makes the device's context current: torch's device comes back after
@@ -256,7 +264,7 @@ class _Launch:
         seconds = time.perf_counter() - start
         if seconds > SLOW_S:
             _say(f"loading {kernel.name} on cuda:{index} took {seconds:.1f} s (once per process)")
-        self.out_shape, self.copy, self.view = out_shape, copy, view
+        self.out_shape, self.copy, self.views = out_shape, copy, views or {}
         position = {name: k for k, name in enumerate(names)}
         self.order = tuple(position[a] for a in kernel.arg_names())
 
@@ -264,8 +272,8 @@ class _Launch:
         """The first call's tensors against the kernel's contract (dtype, shape, strides,
         alignment, device), once: the op's own checks should have caught anything wrong."""
         arrays = dict(zip(self.names, tensors))
-        if self.view is not None:  # grouped heads: q and out as the diagram's [B, H_kv, H / H_kv, N, D]
-            arrays["q"], arrays["out"] = arrays["q"].view(self.view), arrays["out"].view(self.view)
+        for name, shape in self.views.items():  # grouped heads: q and out as the diagram's [B, H_kv, H / H_kv, N, D]
+            arrays[name] = arrays[name].view(shape)
         self.kernel.check(arrays, tensors[0].device.index)
         self.checked = True
 
@@ -291,6 +299,7 @@ def _aligned(*tensors: Tensor) -> tuple[Tensor, ...]:
 _lib = torch.library.Library("napkin", "DEF")
 _lib.define("matmul(Tensor a, Tensor b) -> Tensor")
 _lib.define('attention(Tensor q, Tensor k, Tensor v, str kind="softmax", float? scale=None) -> Tensor')
+_lib.define('attention_lse(Tensor q, Tensor k, Tensor v, str kind="softmax", float? scale=None) -> (Tensor, Tensor)')
 _lib.define("matmul_backward(Tensor a, Tensor b, Tensor grad, bool[2] mask) -> (Tensor, Tensor)")
 
 
@@ -343,9 +352,9 @@ def _attention_impl(q: Tensor, k: Tensor, v: Tensor, kind: str = "softmax", scal
         if q.numel():
             kernel = attention_kernel(kind, scale, b, h, hk, n, nk, d, DTYPES[q.dtype], capability(q.device))
             # grouped: q and the output as [B, H_kv, H / H_kv, N, D], the diagram's Q and O (the same memory)
-            view = None if hk == h else (b, hk, h // hk, n, d)
+            views = {} if hk == h else {"q": (b, hk, h // hk, n, d), "out": (b, hk, h // hk, n, d)}
             copy = not (q.is_contiguous() and k.is_contiguous() and v.is_contiguous())
-            launch = _Launch(kernel, q.device.index, (b, h, n, d), copy, ("q", "k", "v", "out"), view)
+            launch = _Launch(kernel, q.device.index, (b, h, n, d), copy, ("q", "k", "v", "out"), views)
         _remember(key, launch)
     if launch is None:  # no queries, or no batch
         return q.new_zeros(q.shape)
@@ -367,6 +376,53 @@ def _attention_fake(q: Tensor, k: Tensor, v: Tensor, kind: str = "softmax", scal
     if _static(b, h, hk, n, nk, d) and q.numel():
         attention_kernel(kind, scale, b, h, hk, n, nk, d, DTYPES[q.dtype], capability(q.device))
     return q.new_empty(q.shape)
+
+
+def _lse_shapes(q: Tensor, k: Tensor, v: Tensor, kind: str, scale: float | None) -> tuple[int, int, int, int, int, int]:
+    """`attention_shapes`, for attention that has a log-sum-exp: a softmax's."""
+    if kind == "spherical":
+        raise ValueError("napkin::attention_lse: spherical attention divides the scores by their L2 norm: it has no "
+                         "softmax, so no log-sum-exp")
+    return attention_shapes(q, k, v, kind, scale)
+
+
+def _attention_lse_impl(q: Tensor, k: Tensor, v: Tensor, kind: str = "softmax",
+                        scale: float | None = None) -> tuple[Tensor, Tensor]:
+    key = (q.shape, k.shape, v.shape, q.stride(), k.stride(), v.stride(), q.dtype, k.dtype, v.dtype, q.device, k.device, v.device,
+           kind, scale, "lse")
+    launch = _launches.get(key, False)
+    if launch is False:
+        b, h, hk, n, nk, d = _lse_shapes(q, k, v, kind, scale)
+        launch = None
+        if q.numel():
+            kernel = attention_kernel(kind, scale, b, h, hk, n, nk, d, DTYPES[q.dtype], capability(q.device), lse=True)
+            # grouped: q, the output and the log-sum-exp as the diagram's [B, H_kv, H / H_kv, N, (D)] (the same memory)
+            views = {} if hk == h else {"q": (b, hk, h // hk, n, d), "out0": (b, hk, h // hk, n, d), "out1": (b, hk, h // hk, n)}
+            copy = not (q.is_contiguous() and k.is_contiguous() and v.is_contiguous())
+            launch = _Launch(kernel, q.device.index, (b, h, n, d), copy, ("q", "k", "v", "out0", "out1"), views)
+        _remember(key, launch)
+    if launch is None:  # no queries, or no batch: no row, or rows of no key (log 0)
+        return q.new_zeros(q.shape), torch.full(q.shape[:3], -float("inf"), dtype=torch.float32, device=q.device)
+    if launch.copy:
+        q, k, v = q.contiguous(), k.contiguous(), v.contiguous()
+    out = torch.empty(launch.out_shape, dtype=q.dtype, device=q.device)
+    lse = torch.empty(launch.out_shape[:3], dtype=torch.float32, device=q.device)
+    pointers = _pointers(launch, (q, k, v, out, lse))
+    if (pointers[0] | pointers[1] | pointers[2] | pointers[3] | pointers[4]) & 15:
+        q, k, v = _aligned(q, k, v)
+        pointers = _pointers(launch, (q, k, v, out, lse))
+    if not launch.checked:
+        launch.check((q, k, v, out, lse))
+    launch.launcher.launch(pointers, _stream(q.device.index))
+    return out, lse
+
+
+def _attention_lse_fake(q: Tensor, k: Tensor, v: Tensor, kind: str = "softmax",
+                        scale: float | None = None) -> tuple[Tensor, Tensor]:
+    b, h, hk, n, nk, d = _lse_shapes(q, k, v, kind, scale)
+    if _static(b, h, hk, n, nk, d) and q.numel():
+        attention_kernel(kind, scale, b, h, hk, n, nk, d, DTYPES[q.dtype], capability(q.device), lse=True)
+    return q.new_empty(q.shape), q.new_empty((b, h, n), dtype=torch.float32)
 
 
 def _matmul_backward_impl(a: Tensor, b: Tensor, grad: Tensor, mask: list[bool]) -> tuple[Tensor, Tensor]:
@@ -415,7 +471,7 @@ def _attention_setup(ctx: Any, inputs: tuple[Any, ...], output: Tensor) -> None:
     pass
 
 
-def _attention_backward(ctx: Any, grad: Tensor) -> tuple[None, ...]:
+def _attention_backward(ctx: Any, *grads: Tensor) -> tuple[None, ...]:
     raise NotImplementedError("napkin::attention has no backward yet: its gradient is derived on the diagram (ncd-grad) but "
                               "not compiled to kernels; train with torch.nn.functional.scaled_dot_product_attention, or call "
                               "napkin's attention under torch.no_grad() or torch.inference_mode()")
@@ -424,15 +480,19 @@ def _attention_backward(ctx: Any, grad: Tensor) -> tuple[None, ...]:
 for _key in ("CUDA", "CPU"):  # CPU: only to say that a CPU argument is on the CPU, by name
     _lib.impl("matmul", _matmul_impl, _key)
     _lib.impl("attention", _attention_impl, _key)
+    _lib.impl("attention_lse", _attention_lse_impl, _key)
     _lib.impl("matmul_backward", _matmul_backward_impl, _key)
 torch.library.register_fake("napkin::matmul", _matmul_fake, lib=_lib)
 torch.library.register_fake("napkin::attention", _attention_fake, lib=_lib)
+torch.library.register_fake("napkin::attention_lse", _attention_lse_fake, lib=_lib)
 torch.library.register_fake("napkin::matmul_backward", _matmul_backward_fake, lib=_lib)
 torch.library.register_autograd("napkin::matmul", _matmul_backward, setup_context=_matmul_setup, lib=_lib)
 torch.library.register_autograd("napkin::attention", _attention_backward, setup_context=_attention_setup, lib=_lib)
+torch.library.register_autograd("napkin::attention_lse", _attention_backward, setup_context=_attention_setup, lib=_lib)
 
 _matmul_op = torch.ops.napkin.matmul.default
 _attention_op = torch.ops.napkin.attention.default
+_attention_lse_op = torch.ops.napkin.attention_lse.default
 
 
 def matmul(a: Tensor, b: Tensor) -> Tensor:
@@ -452,7 +512,8 @@ def matmul(a: Tensor, b: Tensor) -> Tensor:
     return _matmul_op(a, b)
 
 
-def attention(q: Tensor, k: Tensor, v: Tensor, kind: str = "softmax", scale: float | None = None) -> Tensor:
+def attention(q: Tensor, k: Tensor, v: Tensor, kind: str = "softmax", scale: float | None = None, *,
+              return_lse: bool = False) -> Tensor | tuple[Tensor, Tensor]:
     """Attention on q[B, H, N, D], k and v [B, H_kv, N_keys, D] (bf16 or f16), on the GPU:
     `torch.ops.napkin.attention`. `kind` is `softmax` (softmax(q k^T * scale) v, scale
     1/sqrt(D) by default, as torch.nn.functional.scaled_dot_product_attention), `causal`
@@ -465,13 +526,21 @@ def attention(q: Tensor, k: Tensor, v: Tensor, kind: str = "softmax", scale: flo
     `napkin-sm80` for what it refuses; `napkin-sm80` elsewhere) and launches on torch's
     current stream without synchronising. Non-contiguous inputs are copied first.
     `scaled_dot_product_attention` is the same op with SDPA's signature.
+
+    `return_lse=True` (softmax and causal attention) returns (out, lse) instead, lse the
+    log-sum-exp of each row's scaled scores, log(sum_j exp(scale q k_j)): f32 [B, H, N],
+    natural log, as flash-attn returns it. The same kernel writes both
+    (`torch.ops.napkin.attention_lse`).
     """
+    if return_lse:
+        return _attention_lse_op(q, k, v, kind, scale)
     return _attention_op(q, k, v, kind, scale)
 
 
 def scaled_dot_product_attention(query: Tensor, key: Tensor, value: Tensor, attn_mask: Tensor | None = None,
                                  dropout_p: float = 0.0, is_causal: bool = False, scale: float | None = None,
-                                 enable_gqa: bool = False, *, layout: str = "bhnd", return_lse: bool = False) -> Tensor:
+                                 enable_gqa: bool = False, *, layout: str = "bhnd",
+                                 return_lse: bool = False) -> Tensor | tuple[Tensor, Tensor]:
     """`torch.nn.functional.scaled_dot_product_attention`'s signature on napkin's attention
     kernels: softmax(query key^T * scale) value, scale 1/sqrt(D) by default, bf16 or f16.
 
@@ -483,9 +552,12 @@ def scaled_dot_product_attention(query: Tensor, key: Tensor, value: Tensor, attn
     when they are equal). `enable_gqa` lets H be a multiple of H_kv (query head h reads
     key/value head h // (H / H_kv)); without it the heads must be equal, as in SDPA.
 
+    `return_lse=True` returns (out, lse), lse the log-sum-exp of each row's scaled scores
+    (f32 [B, H, N] in either layout, natural log, as flash-attn returns it), written by the
+    same kernel (`torch.ops.napkin.attention_lse`).
+
     Refused by name (NotImplementedError) rather than ignored: `attn_mask` (a mask tensor;
-    `is_causal=True` is the causal mask), `dropout_p` other than 0, and `return_lse=True`
-    (the log-sum-exp of each row: the forward kernels do not produce it yet). Head dims and
+    `is_causal=True` is the causal mask) and `dropout_p` other than 0. Head dims and
     shapes that no kernel compiles for are refused with each target's reason (ValueError),
     by the fake kernel under torch.compile too. docs/guide.md section 6 has the table.
     """
@@ -496,9 +568,6 @@ def scaled_dot_product_attention(query: Tensor, key: Tensor, value: Tensor, attn
     if dropout_p != 0.0:
         raise NotImplementedError(f"{op}: dropout_p={dropout_p} is not supported (the kernels have no dropout); "
                                   "pass dropout_p=0.0, as in evaluation")
-    if return_lse:
-        raise NotImplementedError(f"{op}: return_lse=True is not supported: the forward kernels do not write the "
-                                  "log-sum-exp of each row yet")
     if layout not in LAYOUTS:
         raise ValueError(f"{op}: layout must be 'bhnd' (SDPA's [B, H, N, D]) or 'bnhd' (flash-attn's [B, N, H, D]), "
                          f"found {layout!r}")
@@ -508,7 +577,11 @@ def scaled_dot_product_attention(query: Tensor, key: Tensor, value: Tensor, attn
         heads = 2 if layout == "bnhd" else 1
         raise ValueError(f"{op}: query has {query.shape[1]} heads and key {key.shape[1]} (dimension {heads}); "
                          "pass enable_gqa=True for grouped-query attention")
-    out = _attention_op(query, key, value, "causal" if is_causal else "softmax", scale)
+    kind = "causal" if is_causal else "softmax"
+    if return_lse:
+        out, lse = _attention_lse_op(query, key, value, kind, scale)
+        return (out.transpose(1, 2).contiguous() if layout == "bnhd" else out), lse
+    out = _attention_op(query, key, value, kind, scale)
     return out.transpose(1, 2).contiguous() if layout == "bnhd" else out
 
 

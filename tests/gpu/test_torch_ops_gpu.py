@@ -1,6 +1,6 @@
 """torch.ops.napkin.matmul and torch.ops.napkin.attention on the GPU, against torch on fresh
 random inputs (float64 references): GEMMs on both paths, attention of every kind with
-grouped-query heads (causal too), non-contiguous inputs, torch.compile(fullgraph=True), a non-default
+grouped-query heads (causal too), attention that returns its log-sum-exp, non-contiguous inputs, torch.compile(fullgraph=True), a non-default
 stream that the op waits on without synchronising, and torch.library.opcheck."""
 
 from __future__ import annotations
@@ -77,6 +77,59 @@ def test_attention_against_sdpa(kind, shape, dtype):
     if kind != "spherical":
         sdpa = torch.nn.functional.scaled_dot_product_attention(q, k, v, is_causal=kind == "causal", enable_gqa=hk != h)
         assert rel(out, sdpa.double()) <= 2 * TOLERANCE[dtype]
+
+
+def _lse_reference(q, k, v, causal, scale=None):
+    """(out, lse) in float64: lse = log sum_j exp(scale q k_j), the keys after the query
+    masked where causal, f32 [B, H, N] as flash-attn gives it."""
+    group = q.shape[1] // k.shape[1]
+    k, v = (x.double().repeat_interleave(group, dim=1) for x in (k, v))
+    s = (q.double() @ k.transpose(-1, -2)) * (q.shape[-1] ** -0.5 if scale is None else scale)
+    if causal:
+        n = q.shape[2]
+        s = s.masked_fill(torch.ones(n, n, dtype=torch.bool, device=q.device).triu(1), -float("inf"))
+    lse = torch.logsumexp(s, dim=-1)
+    return torch.softmax(s, dim=-1) @ v, lse
+
+
+LSE_SHAPES = [(2, 4, 4, 256, 64), (1, 4, 4, 200, 128), (2, 8, 2, 200, 64), (1, 16, 2, 1000, 128), (1, 2, 2, 77, 64)]
+
+
+@pytest.mark.parametrize("shape", LSE_SHAPES, ids=lambda s: "b{}h{}kv{}n{}d{}".format(*s))
+@pytest.mark.parametrize("causal", [False, True], ids=["softmax", "causal"])
+@pytest.mark.parametrize("dtype", [torch.bfloat16, torch.float16], ids=str)
+def test_attention_returns_the_log_sum_exp(shape, causal, dtype):
+    """return_lse=True: the output and the log-sum-exp of each row (f32 [B, H, N], natural
+    log) from one kernel, against float64 on fresh inputs, into poisoned memory (an
+    element the kernel does not write shows as NaN); both layouts of SDPA's signature."""
+    nt = _ops()
+    b, h, hk, n, d = shape
+    q, k, v = rand(b, h, n, d, dtype=dtype), rand(b, hk, n, d, dtype=dtype), rand(b, hk, n, d, dtype=dtype)
+    want_out, want_lse = _lse_reference(q, k, v, causal)
+    for _ in range(2):  # the first call compiles; the second takes the cached launch
+        _poison_allocator()
+        out, lse = nt.attention(q, k, v, "causal" if causal else "softmax", return_lse=True)
+        torch.cuda.synchronize()
+        assert out.shape == q.shape and out.dtype == dtype and not out.isnan().any()
+        assert lse.shape == (b, h, n) and lse.dtype == torch.float32 and lse.is_contiguous() and lse.isfinite().all()
+        assert rel(out, want_out) <= TOLERANCE[dtype]
+        assert (lse.double() - want_lse).abs().max().item() <= 1e-3
+    _poison_allocator()
+    out, lse = nt.scaled_dot_product_attention(q.transpose(1, 2), k.transpose(1, 2), v.transpose(1, 2), is_causal=causal,
+                                               enable_gqa=hk != h, layout="bnhd", return_lse=True)
+    torch.cuda.synchronize()
+    assert out.shape == (b, n, h, d) and lse.shape == (b, h, n) and lse.isfinite().all()
+    assert rel(out.transpose(1, 2), want_out) <= TOLERANCE[dtype]
+    assert (lse.double() - want_lse).abs().max().item() <= 1e-3
+
+
+def test_attention_lse_with_a_scale():
+    nt = _ops()
+    q, k, v = rand(1, 2, 300, 64), rand(1, 2, 300, 64), rand(1, 2, 300, 64)
+    _poison_allocator()
+    out, lse = nt.scaled_dot_product_attention(q, k, v, scale=0.3, return_lse=True)
+    want_out, want_lse = _lse_reference(q, k, v, False, 0.3)
+    assert rel(out, want_out) <= 1e-2 and (lse.double() - want_lse).abs().max().item() <= 1e-3
 
 
 def test_attention_scale():

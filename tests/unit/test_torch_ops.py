@@ -203,7 +203,6 @@ def test_sdpa_has_torchs_signature():
 @pytest.mark.parametrize("kwargs, error, message", [
     ({"attn_mask": meta(1, 1, 128, 128)}, NotImplementedError, r"attn_mask is not supported .*is_causal=True"),
     ({"dropout_p": 0.1}, NotImplementedError, r"dropout_p=0.1 is not supported"),
-    ({"return_lse": True}, NotImplementedError, r"return_lse=True is not supported: the forward kernels do not write the log-sum-exp"),
     ({"layout": "nhd"}, ValueError, r"layout must be 'bhnd' .* or 'bnhd'"),
 ])
 def test_sdpa_refuses_by_name(kwargs, error, message):
@@ -223,6 +222,40 @@ def test_sdpa_flash_attn_layout():
     q, kv = meta(2, 100, 8, 64), meta(2, 100, 2, 64)  # (B, N, H, D)
     o = nt.scaled_dot_product_attention(q, kv, kv, is_causal=True, enable_gqa=True, layout="bnhd")
     assert o.shape == (2, 100, 8, 64) and o.is_contiguous()
+
+
+def test_the_log_sum_exp_op_is_registered_and_its_fake_kernel_gives_the_shapes():
+    assert str(torch.ops.napkin.attention_lse.default._schema) == \
+        'napkin::attention_lse(Tensor q, Tensor k, Tensor v, str kind="softmax", float? scale=None) -> (Tensor, Tensor)'
+    o, lse = torch.ops.napkin.attention_lse(meta(2, 8, 100, 64, dtype=F16), meta(2, 2, 70, 64, dtype=F16), meta(2, 2, 70, 64, dtype=F16))
+    assert (o.shape, o.dtype, lse.shape, lse.dtype) == ((2, 8, 100, 64), F16, (2, 8, 100), torch.float32)
+    o, lse = nt.attention(meta(1, 4, 128, 64), meta(1, 4, 128, 64), meta(1, 4, 128, 64), "causal", return_lse=True)
+    assert (o.shape, lse.shape, lse.dtype) == ((1, 4, 128, 64), (1, 4, 128), torch.float32)
+    with pytest.raises(ValueError, match=r"spherical attention .* has no softmax, so no log-sum-exp"):
+        nt.attention(meta(*Q), meta(*KV), meta(*KV), "spherical", return_lse=True)
+
+
+def test_sdpa_returns_the_log_sum_exp():
+    q, kv = meta(2, 8, 100, 64), meta(2, 2, 100, 64)
+    o, lse = nt.scaled_dot_product_attention(q, kv, kv, is_causal=True, enable_gqa=True, return_lse=True)
+    assert (o.shape, lse.shape, lse.dtype) == ((2, 8, 100, 64), (2, 8, 100), torch.float32)
+    q, kv = meta(2, 100, 8, 64), meta(2, 100, 2, 64)  # flash-attn's layout: the output (B, N, H, D), lse (B, H, N) as its
+    o, lse = nt.scaled_dot_product_attention(q, kv, kv, enable_gqa=True, layout="bnhd", return_lse=True)
+    assert (o.shape, lse.shape) == ((2, 100, 8, 64), (2, 8, 100)) and o.is_contiguous()
+
+
+def test_the_log_sum_exp_kernel_compiles_for_both_targets():
+    """The diagram with the log-sum-exp, grouped heads and causal, through both pipelines:
+    two outputs, the second a plain f32 pointer."""
+    import napkin_ir
+
+    text = nt.attention_text("causal", 1, 8, 2, 77, 77, 64, "bf16", lse=True)
+    assert "ncd.logsumexp %m along j" in text
+    for target in ("sm90", "sm80"):
+        kernel = napkin_ir.compile(text, target, cache=False)
+        assert kernel.arg_names()[-2:] == ["out0", "out1"] and "lg2.approx.ftz.f32" in kernel.ptx
+        (lse,) = [p for p in kernel.contract.params if p.arg == "out1"]
+        assert (lse.kind, lse.dtype, lse.shape) == ("pointer", "f32", (1, 2, 4, 77))
 
 
 def test_sdpa_traces_under_torch_compile():
@@ -467,3 +500,42 @@ def test_the_ops_first_call_decides_and_later_calls_only_launch(monkeypatch):
                 out = nt._matmul_impl(a, w)
     assert out.shape == (128, 64) and len(decided) == 1 and len(launched) == 3
     assert all(stream == 42 and len(p) == 3 for p, stream in launched)
+
+
+def test_the_log_sum_exp_op_checks_its_grouped_views_once_and_launches(monkeypatch):
+    """napkin::attention_lse's CUDA implementation on fake CUDA tensors, grouped heads: the
+    first call compiles and checks q, the output and the log-sum-exp against the
+    contract as the diagram's [B, H_kv, H / H_kv, N, (D)] views; later calls only launch,
+    five pointers in the kernel's parameter order."""
+    from torch._subclasses.fake_tensor import FakeTensorMode
+
+    launched, decided = [], []
+
+    class Launcher:
+        def launch(self, pointers, stream):
+            launched.append((pointers, stream))
+
+    real = nt.attention_kernel
+
+    def kernel(*args, **kwargs):
+        decided.append((args, kwargs))
+        k = real(*args, **kwargs)
+        k._launchers[0] = Launcher()
+        return k
+
+    monkeypatch.setattr(nt, "_launches", {})
+    monkeypatch.setattr(nt, "attention_kernel", kernel)
+    monkeypatch.setattr(nt, "_stream", lambda index: 42)
+    monkeypatch.setattr(torch.cuda, "device", lambda index: __import__("contextlib").nullcontext())
+    q, k, v = _fake_cuda((1, 8, 96, 64), (1, 2, 96, 64), (1, 2, 96, 64))
+    with FakeTensorMode(allow_non_fake_inputs=True) as mode:
+        q, k, v = mode.from_tensor(q), mode.from_tensor(k), mode.from_tensor(v)
+        import warnings
+
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            for _ in range(2):
+                out, lse = nt._attention_lse_impl(q, k, v, "causal")
+    assert (out.shape, lse.shape, lse.dtype) == ((1, 8, 96, 64), (1, 8, 96), torch.float32)
+    assert len(decided) == 1 and decided[0][1] == {"lse": True} and len(launched) == 2
+    assert all(stream == 42 and len(p) == 5 for p, stream in launched)
