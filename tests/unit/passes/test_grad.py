@@ -53,7 +53,8 @@ def check_rule(parse, text: str, *, seed: int = 0, inputs=None, residuals: bool 
     k = n_stats(fwd) if residuals else 0
     results, stats = outs[: len(outs) - k], outs[len(outs) - k :]
     ws = [rng.standard_normal(o.shape) for o in results]
-    grads = run_function(module, grad, [*xs, *(w.astype(np.float32) for w in ws), *stats])
+    # with statistics, @f_grad also reads @f's results (the row sum of dO * O)
+    grads = run_function(module, grad, [*xs, *(w.astype(np.float32) for w in ws), *stats, *(results if k else [])])
     if residuals:  # the forward with its statistics has the results it has without them
         plain = differentiate(parse, text)
         for a, b in zip(run_function(plain, find_function(plain, name), xs), results):
@@ -304,7 +305,7 @@ def example_grads(parse, name: str, *, f32: bool, residuals: bool, seed: int = 0
     results, stats = outs[: len(outs) - k], outs[len(outs) - k :]
     out_types = list(fwd.function_type.outputs.data)
     ws = [round_to(t.dtype, rng.standard_normal(t.dims).astype(np.float32)) for t in out_types[: len(results)]]
-    got = run_function(module, grad, [*xs, *ws, *stats])
+    got = run_function(module, grad, [*xs, *ws, *stats, *(results if k else [])])
     for g, t in zip(got, types):
         assert g.shape == t.dims
     return got, _torch_grads(name, xs, ws)
