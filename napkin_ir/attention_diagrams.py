@@ -29,7 +29,8 @@ def attention_diagram(kind: str, b: int, h: int, n: int, d: int, dtype: str = "b
     by default), the same with keys after the query masked, or the scores divided by their
     L2 norm along j (which takes no scale). With `lse` a softmax's diagram returns the
     log-sum-exp of each row's scaled scores too (f32 [b, h, i], natural log: what the
-    gradient recomputes the probabilities from, as `ncd-grad{residuals=true}` writes it)."""
+    gradient recomputes the probabilities from, as `ncd-grad{residuals=true}` writes it);
+    spherical attention's returns each row's norm, its own statistic."""
     return _diagram(kind, NAMES, {"b": b, "h": h}, {"b": b, "h": h}, n, d, dtype, n_keys, scale, lse)
 
 
@@ -62,8 +63,6 @@ def _diagram(kind: str, names: dict[str, str], q_lead: dict[str, int], kv_lead: 
         finite_float(where, "scale", scale)
     if kind == "spherical" and scale is not None:
         raise BadArgument(f"{where}: spherical attention divides the scores by their L2 norm: a scale would cancel out")
-    if kind == "spherical" and lse:
-        raise BadArgument(f"{where}: lse is the log-sum-exp of a softmax's row; spherical attention has no softmax")
     nj = n if n_keys is None else n_keys
     if kind == "causal" and nj != n:
         raise BadArgument(f"{where}: causal attention compares query and key positions: n_keys must equal n")
@@ -82,6 +81,10 @@ def _diagram(kind: str, names: dict[str, str], q_lead: dict[str, int], kv_lead: 
         scores = "%m"
     if kind == "spherical":
         lines.append(f"  %p = ncd.l2norm {scores} along j : {s} -> {s}")
+        if lse:  # a spherical row's statistic is its norm
+            lines += [f"  %sq = ncd.map mul {scores}, {scores} : {s}, {s} -> {s}",
+                      f"  %ss = ncd.reduce sum %sq along [j] : {s} -> {rows}",
+                      f"  %lse = ncd.map sqrt %ss : {rows} -> {rows}"]
     else:
         c = 1 / math.sqrt(d) if scale is None else float(scale)
         lines.append(f"  %p = ncd.softmax {scores} along j scale {c!r} : {s} -> {s}")

@@ -12,7 +12,6 @@ import pytest
 
 from napkin_ir import reference, reference_eval
 from napkin_ir.attention_diagrams import attention_diagram, gqa_attention_diagram
-from napkin_ir.errors import BadArgument
 from napkin_ir.interpreters.ptx import HALF, run_kernel
 from napkin_ir.interpreters.run import find_entry, find_function
 from napkin_ir.model.ptxas import find_ptxas, ptxas_resources
@@ -84,6 +83,21 @@ def test_ptx_assembles_without_spills(pipeline, kind, n, d, gqa):
     assert not res.spills and res.stack_bytes == 0, res
 
 
-def test_spherical_attention_has_no_log_sum_exp():
-    with pytest.raises(BadArgument, match="spherical attention has no softmax"):
-        attention_diagram("spherical", 1, 2, 64, 64, lse=True)
+@pytest.mark.parametrize("pipeline", ["napkin-sm80", "napkin-sm90"])
+def test_spherical_attention_returns_its_norm(pipeline):
+    """Spherical attention's row statistic is the norm its gradient divides by: the
+    forward writes it beside the output, every level matching the diagram."""
+    text = attention_diagram("spherical", 1, 2, 72, 64, lse=True)
+    diagram = find_entry(run_pipeline(text))
+    inputs = diagram.random_inputs(3)
+    want = diagram.run(inputs)
+    np.testing.assert_allclose(want[1], np.sqrt((np.einsum("bhid,bhjd->bhij", inputs[0], inputs[1]) ** 2).sum(-1)), rtol=1e-4)
+    module = run_pipeline(text, pipeline)
+    assert module is not None
+    if pipeline == "napkin-sm80":
+        half = HALF["bf16"]
+        out = np.full(want[0].shape, 0xFFFF, np.uint16).view(half)
+        norm = np.full(want[1].shape, np.nan, np.float32)
+        run_kernel(module, [x.astype(half) for x in inputs] + [out, norm], lazy=True, reverse=True)
+        assert reference.relative_error(out, want[0]) <= reference.TOLERANCE["bf16"]
+        assert reference.relative_error(norm, want[1]) <= 1e-4
