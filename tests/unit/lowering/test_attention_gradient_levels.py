@@ -22,7 +22,7 @@ from napkin_ir.passmanager import run_pipeline
 from napkin_ir.plan.recipes import attention
 
 GRAD = "ncd-grad{residuals=true},ncd-fold-casts"
-CASES = [("softmax", 72, 40, 64), ("causal", 80, 80, 64), ("spherical", 48, 72, 64)]  # kind, queries, keys, head dim
+CASES = [("softmax", 72, 40, 64), ("causal", 80, 80, 64), ("spherical", 48, 72, 64), ("spherical", 80, 80, 128)]  # kind, queries, keys, head dim
 
 
 def _extract(kind: str, result: int) -> str:
