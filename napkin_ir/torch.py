@@ -24,10 +24,11 @@ attention takes `napkin-sm90` on Hopper and falls back to `napkin-sm80` for what
 `napkin-sm90` refuses (head dims 32 and 96). Without a GPU, a fake kernel judges for
 sm_80, which every GPU napkin-ir runs on accepts. `napkin::matmul` has a backward: dA and
 dB are GEMMs derived from the diagram by `ncd-grad` and compiled per shape
-(`matmul_grad_kernel`); `napkin::attention`'s backward is not compiled yet, and asking for
-it says so. `napkin::attention_lse` is the same forward returning the log-sum-exp of each
-row too (f32 [B, H, N], natural log, as flash-attn returns it): the row statistic a
-backward recomputes the probabilities from.
+(`matmul_grad_kernel`). `napkin::attention_lse` is the same forward returning each row's
+statistic too (the log-sum-exp, f32 [B, H, N], natural log, as flash-attn returns it; the
+norm for spherical attention): what its backward (`napkin::attention_backward`) recomputes
+the probabilities from, with four kernels derived from the diagram by
+`ncd-grad{residuals=true}` (`attention_grad_kernel`): D = rowsum(dO * O), dQ, dK, dV.
 
 The ops are registered with `torch.library.Library` on the CUDA key (and the CPU key, only
 to name a CPU argument), not `torch.library.custom_op`, whose Python autograd and
@@ -46,7 +47,7 @@ import torch
 from torch import Tensor
 
 import napkin_ir
-from napkin_ir.attention_diagrams import KINDS, attention_diagram, gqa_attention_diagram
+from napkin_ir.attention_diagrams import KINDS, NAMES, attention_diagram, gqa_attention_diagram
 from napkin_ir.diagrams import gemm
 from napkin_ir.plan.recipes.products import gemm_candidates
 
@@ -60,7 +61,7 @@ log = logging.getLogger("napkin_ir")
 _kernels: dict[tuple, Any] = {}  # (op, shapes, dtype, capability) -> CompiledKernel or the refusal's message
 _launches: dict[tuple, Any] = {}  # (op, shapes, strides, dtype, device, options) -> _Launch
 _capabilities: dict[int, tuple[int, int]] = {}
-_derived: dict[tuple, str] = {}  # (which, M, N, K, dtype) -> the diagram of one gradient of a GEMM
+_derived: dict[tuple, str] = {}  # a gradient's shape -> the diagram of one of its kernels
 _lock = threading.RLock()
 
 
@@ -236,6 +237,37 @@ def attention_kernel(kind: str, scale: float | None, b: int, h: int, hk: int, n:
                      f"{op} ({kind}) of q [{b}, {h}, {n}, {d}], k and v [{b}, {hk}, {nk}, {d}], {dtype}")
 
 
+RESIDUAL_GRADIENT = "ncd-grad{residuals=true},ncd-fold-casts"  # the backward reading the forward's statistic and output
+ATTENTION_GRAD_PARTS = ("delta", "q", "k", "v")
+
+
+def attention_grad_kernel(part: str, kind: str, scale: float | None, b: int, h: int, n: int, nk: int, d: int, dtype: str,
+                          cap: tuple[int, int]) -> Any:
+    """The CompiledKernel of one part of attention's gradient, derived from the diagram by
+    `ncd-grad{residuals=true}` (the forward's row statistic and output saved) and taken out
+    by `ncd-extract`: `delta` is D = rowsum(dO * O) (f32 [B, H, N], a row kernel), `q`, `k`
+    and `v` the cotangents, each reading D and the statistic (`lse`, or spherical
+    attention's `norm`). dQ's blocks hold queries and stream keys, dK's and dV's hold keys
+    and stream queries. The heads are not grouped: `napkin::attention_backward` repeats a
+    grouped K and V over their query heads and sums dK and dV back."""
+    from napkin_ir.passmanager import run_pipeline
+
+    if part not in ATTENTION_GRAD_PARTS:
+        raise ValueError(f"attention_grad_kernel: part must be one of {', '.join(ATTENTION_GRAD_PARTS)}, found {part!r}")
+    _refuse_old_gpu("napkin::attention's backward", cap)
+    shape = (kind, scale, b, h, n, nk, d, dtype)
+    with _lock:
+        derived = _derived.get(("attention", part, *shape))
+        if derived is None:
+            pick = 'value="delta"' if part == "delta" else f'result={"qkv".index(part)} cut="delta"'
+            derive = f'{RESIDUAL_GRADIENT},ncd-extract{{function="{NAMES[kind]}_grad" {pick}}}'
+            text = attention_text(kind, b, h, h, n, nk, d, dtype, scale)
+            derived = _derived[("attention", part, *shape)] = str(run_pipeline(text, derive))
+    what = ("D" if part == "delta" else f"d{part}") + f" of napkin::attention ({kind}) of q [{b}, {h}, {n}, {d}], k and v " \
+        f"[{b}, {h}, {nk}, {d}], {dtype}"
+    return _compiled(("attention_grad", part, *shape, cap), [(t, derived, {}) for t in attention_targets(cap)], what)
+
+
 # --- launching ----------------------------------------------------------------------------
 
 _raw_stream = getattr(torch._C, "_cuda_getCurrentRawStream", None)
@@ -301,6 +333,8 @@ _lib.define("matmul(Tensor a, Tensor b) -> Tensor")
 _lib.define('attention(Tensor q, Tensor k, Tensor v, str kind="softmax", float? scale=None) -> Tensor')
 _lib.define('attention_lse(Tensor q, Tensor k, Tensor v, str kind="softmax", float? scale=None) -> (Tensor, Tensor)')
 _lib.define("matmul_backward(Tensor a, Tensor b, Tensor grad, bool[2] mask) -> (Tensor, Tensor)")
+_lib.define('attention_backward(Tensor q, Tensor k, Tensor v, Tensor out, Tensor stat, Tensor grad, Tensor? grad_stat=None, '
+            'str kind="softmax", float? scale=None) -> (Tensor, Tensor, Tensor)')
 
 
 def _matmul_impl(a: Tensor, b: Tensor) -> Tensor:
@@ -379,11 +413,15 @@ def _attention_fake(q: Tensor, k: Tensor, v: Tensor, kind: str = "softmax", scal
 
 
 def _lse_shapes(q: Tensor, k: Tensor, v: Tensor, kind: str, scale: float | None) -> tuple[int, int, int, int, int, int]:
-    """`attention_shapes`, for attention that has a log-sum-exp: a softmax's."""
-    if kind == "spherical":
-        raise ValueError("napkin::attention_lse: spherical attention divides the scores by their L2 norm: it has no "
-                         "softmax, so no log-sum-exp")
+    """`attention_shapes`, for the forward that writes each row's statistic too: a
+    softmax's log-sum-exp, or spherical attention's norm (what its backward reads)."""
     return attention_shapes(q, k, v, kind, scale)
+
+
+def _records_grad(*tensors: Tensor) -> bool:
+    """Whether autograd records a call on `tensors`: then the forward keeps its row
+    statistic for the backward (`napkin::attention_lse`) rather than running again."""
+    return torch.is_grad_enabled() and any(t.requires_grad for t in tensors)
 
 
 def _attention_lse_impl(q: Tensor, k: Tensor, v: Tensor, kind: str = "softmax",
@@ -467,14 +505,86 @@ def _matmul_backward(ctx: Any, grad: Tensor) -> tuple[Tensor | None, Tensor | No
     return (da if mask[0] else None), (db if mask[1] else None)
 
 
+def _attention_backward_impl(q: Tensor, k: Tensor, v: Tensor, out: Tensor, stat: Tensor, grad: Tensor,
+                             grad_stat: Tensor | None = None, kind: str = "softmax",
+                             scale: float | None = None) -> tuple[Tensor, Tensor, Tensor]:
+    """dq, dk, dv of attention by the kernels `attention_grad_kernel` derives, on torch's
+    current stream: D = rowsum(grad * out) first (less the row statistic's own cotangent,
+    for a log-sum-exp that the loss reads), then dQ, dK and dV, each reading D and `stat`
+    (the forward's log-sum-exp, or spherical attention's norm). Grouped heads: K and V are
+    repeated over their query heads, and dK and dV summed back over them (in f32)."""
+    op = "napkin::attention's backward"
+    b, h, hk, n, nk, d = attention_shapes(q, k, v, kind, scale)
+    for name, t, shape, dt in (("out", out, q.shape, q.dtype), ("grad", grad, q.shape, q.dtype),
+                               ("stat", stat, q.shape[:3], torch.float32)):
+        if tuple(t.shape) != tuple(shape) or t.dtype != dt or t.device != q.device:
+            raise ValueError(f"{op}: {name} is {t.dtype} {list(t.shape)} on {t.device}; expected {dt} {list(shape)} on {q.device}")
+    if grad_stat is not None and kind == "spherical":
+        raise NotImplementedError(f"{op}: a loss that reads spherical attention's norm has no backward here")
+    if not q.numel() or not k.numel():
+        return torch.zeros_like(q), torch.zeros_like(k), torch.zeros_like(v)
+    index = q.device.index if q.device.index is not None else torch.cuda.current_device()
+    stream, cap, dt = _stream(index), capability(q.device), DTYPES[q.dtype]
+    r = h // hk
+    if r > 1:  # each query head's K and V, as the plain diagram reads them
+        k, v = k.repeat_interleave(r, dim=1), v.repeat_interleave(r, dim=1)
+    q, k, v, out, grad, stat = (t.contiguous() for t in (q, k, v, out, grad, stat))
+    delta = torch.empty((b, h, n), dtype=torch.float32, device=q.device)
+    attention_grad_kernel("delta", kind, scale, b, h, n, nk, d, dt, cap)(d_o=grad, o=out, out=delta, stream=stream, device=index)
+    if grad_stat is not None:  # d lse_i adds P_ij d lse_i to dS_ij / scale: D less it
+        delta = delta - grad_stat.float()
+    given = {"q": q, "k": k, "v": v, "d_o": grad, "lse": stat, "norm": stat, "delta": delta}
+    grads = []
+    for part, like in (("q", q), ("k", k), ("v", v)):
+        kernel = attention_grad_kernel(part, kind, scale, b, h, n, nk, d, dt, cap)
+        g = torch.empty_like(like)
+        kernel(**{p.arg: given[p.arg] for p in kernel.contract.params if p.arg != "out"}, out=g, stream=stream, device=index)
+        grads.append(g)
+    dq, dk, dv = grads
+    if r > 1:
+        dk, dv = (x.view(b, hk, r, nk, d).sum(2, dtype=torch.float32).to(q.dtype) for x in (dk, dv))
+    return dq, dk, dv
+
+
+def _attention_backward_fake(q: Tensor, k: Tensor, v: Tensor, out: Tensor, stat: Tensor, grad: Tensor,
+                             grad_stat: Tensor | None = None, kind: str = "softmax",
+                             scale: float | None = None) -> tuple[Tensor, Tensor, Tensor]:
+    b, h, hk, n, nk, d = attention_shapes(q, k, v, kind, scale)
+    if _static(b, h, hk, n, nk, d) and q.numel() and k.numel():
+        for part in ATTENTION_GRAD_PARTS:
+            attention_grad_kernel(part, kind, scale, b, h, n, nk, d, DTYPES[q.dtype], capability(q.device))
+    return q.new_empty(q.shape), k.new_empty(k.shape), v.new_empty(v.shape)
+
+
+def _attention_lse_setup(ctx: Any, inputs: tuple[Any, ...], output: tuple[Tensor, Tensor]) -> None:
+    q, k, v, kind, scale = inputs
+    ctx.kind, ctx.scale = kind, scale
+    ctx.set_materialize_grads(False)  # an output the loss does not read gets None, not zeros
+    ctx.save_for_backward(q, k, v, *output)
+
+
+def _attention_lse_backward(ctx: Any, grad: Tensor | None, grad_stat: Tensor | None) -> tuple[Tensor | None, ...]:
+    q, k, v, out, stat = ctx.saved_tensors
+    if grad is None:
+        grad = torch.zeros_like(out)
+    dq, dk, dv = torch.ops.napkin.attention_backward(q, k, v, out, stat, grad, grad_stat, ctx.kind, ctx.scale)
+    return dq, dk, dv, None, None
+
+
 def _attention_setup(ctx: Any, inputs: tuple[Any, ...], output: Tensor) -> None:
-    pass
+    q, k, v, kind, scale = inputs
+    ctx.kind, ctx.scale = kind, scale
+    ctx.save_for_backward(q, k, v)
 
 
-def _attention_backward(ctx: Any, *grads: Tensor) -> tuple[None, ...]:
-    raise NotImplementedError("napkin::attention has no backward yet: its gradient is derived on the diagram (ncd-grad) but "
-                              "not compiled to kernels; train with torch.nn.functional.scaled_dot_product_attention, or call "
-                              "napkin's attention under torch.no_grad() or torch.inference_mode()")
+def _attention_backward(ctx: Any, grad: Tensor) -> tuple[Tensor | None, ...]:
+    """napkin::attention saves no row statistic: its backward runs the forward again with
+    it (`napkin::attention_lse`). The Python functions `attention` and
+    `scaled_dot_product_attention` call that op directly where autograd records them."""
+    q, k, v = ctx.saved_tensors
+    out, stat = torch.ops.napkin.attention_lse(q, k, v, ctx.kind, ctx.scale)
+    dq, dk, dv = torch.ops.napkin.attention_backward(q, k, v, out, stat, grad, None, ctx.kind, ctx.scale)
+    return dq, dk, dv, None, None
 
 
 for _key in ("CUDA", "CPU"):  # CPU: only to say that a CPU argument is on the CPU, by name
@@ -482,13 +592,15 @@ for _key in ("CUDA", "CPU"):  # CPU: only to say that a CPU argument is on the C
     _lib.impl("attention", _attention_impl, _key)
     _lib.impl("attention_lse", _attention_lse_impl, _key)
     _lib.impl("matmul_backward", _matmul_backward_impl, _key)
+    _lib.impl("attention_backward", _attention_backward_impl, _key)
 torch.library.register_fake("napkin::matmul", _matmul_fake, lib=_lib)
 torch.library.register_fake("napkin::attention", _attention_fake, lib=_lib)
 torch.library.register_fake("napkin::attention_lse", _attention_lse_fake, lib=_lib)
 torch.library.register_fake("napkin::matmul_backward", _matmul_backward_fake, lib=_lib)
+torch.library.register_fake("napkin::attention_backward", _attention_backward_fake, lib=_lib)
 torch.library.register_autograd("napkin::matmul", _matmul_backward, setup_context=_matmul_setup, lib=_lib)
 torch.library.register_autograd("napkin::attention", _attention_backward, setup_context=_attention_setup, lib=_lib)
-torch.library.register_autograd("napkin::attention_lse", _attention_backward, setup_context=_attention_setup, lib=_lib)
+torch.library.register_autograd("napkin::attention_lse", _attention_lse_backward, setup_context=_attention_lse_setup, lib=_lib)
 
 _matmul_op = torch.ops.napkin.matmul.default
 _attention_op = torch.ops.napkin.attention.default
@@ -531,9 +643,22 @@ def attention(q: Tensor, k: Tensor, v: Tensor, kind: str = "softmax", scale: flo
     log-sum-exp of each row's scaled scores, log(sum_j exp(scale q k_j)): f32 [B, H, N],
     natural log, as flash-attn returns it. The same kernel writes both
     (`torch.ops.napkin.attention_lse`).
+
+    Autograd works (`torch.ops.napkin.attention_backward`): where it records the call, the
+    forward keeps each row's statistic (the log-sum-exp, or spherical attention's norm),
+    and the backward runs four kernels derived from the diagram by `ncd-grad`: D =
+    rowsum(dO * O), then dQ, dK and dV, which recompute the probabilities tile by tile as
+    FlashAttention does. A loss that reads the log-sum-exp gets its gradient too. Grouped
+    heads: the backward repeats K and V over their query heads (memory for H heads) and
+    sums dK and dV back.
     """
     if return_lse:
+        if kind == "spherical":
+            raise ValueError("napkin_ir.torch.attention: spherical attention divides the scores by their L2 norm: it has no "
+                             "softmax, so no log-sum-exp (return_lse=True is for softmax and causal attention)")
         return _attention_lse_op(q, k, v, kind, scale)
+    if _records_grad(q, k, v):
+        return _attention_lse_op(q, k, v, kind, scale)[0]
     return _attention_op(q, k, v, kind, scale)
 
 
@@ -581,10 +706,12 @@ def scaled_dot_product_attention(query: Tensor, key: Tensor, value: Tensor, attn
     if return_lse:
         out, lse = _attention_lse_op(query, key, value, kind, scale)
         return (out.transpose(1, 2).contiguous() if layout == "bnhd" else out), lse
-    out = _attention_op(query, key, value, kind, scale)
+    out = _attention_lse_op(query, key, value, kind, scale)[0] if _records_grad(query, key, value) else \
+        _attention_op(query, key, value, kind, scale)
     return out.transpose(1, 2).contiguous() if layout == "bnhd" else out
 
 
-__all__ = ["DTYPES", "FAKE_CAPABILITY", "LAYOUTS", "attention", "attention_kernel", "attention_shapes", "attention_targets",
+__all__ = ["DTYPES", "FAKE_CAPABILITY", "LAYOUTS", "attention", "attention_grad_kernel", "attention_kernel", "attention_shapes",
+           "attention_targets",
            "attention_text", "capability", "gemm_candidates", "matmul", "matmul_kernel", "matmul_shapes",
            "scaled_dot_product_attention"]

@@ -1,6 +1,7 @@
-"""napkin::matmul's backward on the CPU: autograd is wired (meta tensors run the fake
-kernels, which compile the derived gradient kernels for sm_80), each gradient kernel is the
-GEMM `ncd-grad` derives, and napkin::attention's backward refuses by name."""
+"""The ops' backwards on the CPU: autograd is wired (meta tensors run the fake kernels,
+which compile the derived gradient kernels for sm_80), each of matmul's gradient kernels is
+the GEMM `ncd-grad` derives, and attention's are the four kernels it derives (D, dQ, dK,
+dV), for every kind, grouped heads included."""
 
 from __future__ import annotations
 
@@ -35,9 +36,43 @@ def test_a_gradient_no_kernel_compiles_for_is_refused_naming_it():
         nt.matmul_grad_kernel(1, 100, 70, 44, "bf16", (8, 0))
 
 
-def test_attention_backward_refuses_by_name():
+@pytest.mark.parametrize("kind", ["softmax", "causal", "spherical"])
+@pytest.mark.parametrize("heads", [2, 1], ids=["mha", "gqa"])
+def test_attention_autograd_runs_the_backward_op_on_meta_tensors(kind, heads):
     q = torch.empty(1, 2, 128, 64, dtype=torch.bfloat16, device="meta", requires_grad=True)
-    k = torch.empty(1, 2, 128, 64, dtype=torch.bfloat16, device="meta")
-    out = nt.attention(q, k, k)
-    with pytest.raises(NotImplementedError, match="napkin::attention has no backward yet"):
-        out.sum().backward()
+    k = torch.nn.Parameter(torch.empty(1, heads, 128, 64, dtype=torch.bfloat16, device="meta"))
+    v = torch.empty(1, heads, 128, 64, dtype=torch.bfloat16, device="meta", requires_grad=True)
+    nt.attention(q, k, v, kind).sum().backward()
+    assert (q.grad.shape, k.grad.shape, v.grad.shape) == (q.shape, k.shape, v.shape)
+
+
+def test_the_direct_op_saves_no_statistic_and_runs_the_forward_again():
+    q = torch.empty(1, 2, 128, 64, dtype=torch.bfloat16, device="meta", requires_grad=True)
+    torch.ops.napkin.attention(q, q, q, "causal", None).sum().backward()
+    assert q.grad.shape == q.shape
+
+
+def test_a_loss_on_the_log_sum_exp_reaches_the_backward():
+    q = torch.empty(1, 2, 128, 64, dtype=torch.bfloat16, device="meta", requires_grad=True)
+    out, lse = nt.attention(q, q, q, return_lse=True)
+    (out.float().sum() + lse.sum()).backward()
+    assert q.grad.shape == q.shape
+
+
+@pytest.mark.parametrize("cap,target", [((9, 0), "sm_90a"), ((8, 0), "sm_80")])
+def test_each_attention_gradient_is_a_derived_kernel(cap, target):
+    kernels = {part: nt.attention_grad_kernel(part, "causal", None, 1, 2, 300, 300, 64, "bf16", cap) for part in nt.ATTENTION_GRAD_PARTS}
+    assert kernels["delta"].arg_names() == ["d_o", "o", "out"]
+    for part in "qkv":
+        assert kernels[part].name == f"causal_attention_grad_{part}"
+        reads = {"q": ["q", "k", "v", "d_o", "lse", "delta", "out"], "k": ["q", "k", "v", "d_o", "lse", "delta", "out"],
+                 "v": ["q", "k", "d_o", "lse", "out"]}  # dV = P^T dO needs neither V nor D
+        assert kernels[part].arg_names() == reads[part]
+        assert kernels[part].contract.target == target
+    spherical = nt.attention_grad_kernel("k", "spherical", None, 1, 2, 300, 300, 64, "bf16", cap)
+    assert "norm" in spherical.arg_names()
+
+
+def test_an_unknown_gradient_part_is_refused():
+    with pytest.raises(ValueError, match="part must be one of delta, q, k, v"):
+        nt.attention_grad_kernel("o", "softmax", None, 1, 2, 128, 128, 64, "bf16", (8, 0))

@@ -154,7 +154,7 @@ def test_the_fake_kernel_refuses_what_the_compile_refuses(monkeypatch):
 
 @pytest.mark.parametrize("d, cap, target", [(64, (9, 0), "sm_90a"), (128, (9, 0), "sm_90a"), (64, (8, 0), "sm_80"),
                                             (32, (9, 0), "sm_80"), (96, (9, 0), "sm_80"), (96, (8, 6), "sm_80"),
-                                            (72, (9, 0), None), (72, (8, 0), None), (256, (8, 0), None)])
+                                            (72, (9, 0), None), (72, (8, 0), None), (256, (8, 0), "sm_80")])
 def test_attention_head_dims_by_gpu(d, cap, target, monkeypatch):
     """Hopper falls back to napkin-sm80 for the head dims napkin-sm90 refuses; what neither
     compiles is refused by the fake kernel (under the GPU's capability) with both reasons."""
