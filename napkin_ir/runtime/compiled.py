@@ -35,7 +35,7 @@ import numpy as np
 from napkin_ir.runtime.arrays import DeviceView, device_view, dtype_name, normalize_dtype, torch_tensor_type
 from napkin_ir.runtime.contract import LaunchContract, ParamContract, TmaBox
 from napkin_ir.runtime.driver import ArgumentError, CudaError
-from napkin_ir.runtime.kernels import Kernel, KernelParams, Launcher, load_cubin, load_ptx
+from napkin_ir.runtime.kernels import Kernel, KernelParams, Launcher, load_cubin, load_ptx, stream_pointer
 from napkin_ir.runtime.params import Param
 from napkin_ir.runtime.tensormap import TensorMap, TiledEncoder, plan_tiled
 
@@ -263,35 +263,67 @@ class CompiledKernel:
         and packed (tensor maps encoded for TMA parameters, device addresses for the rest):
         `kernel(bound=...)` then launches with no check and no packing."""
         pointers, device = self.pointers(arrays, device)
-        return BoundArguments(pointers, device, self.launcher(device).params_for(pointers))
+        launcher = self.launcher(device)
+        return BoundArguments(pointers, device, launcher.params_for(pointers), self, launcher)
 
     def __call__(self, *, stream: Any = None, sync: bool = False, device: int | None = None, bound: list[Any] | None = None,
                  **arrays: Any) -> None:
         """Launch on `stream` (a torch or cupy stream, a CUstream or a handle; the legacy
         default stream where None), asynchronously unless `sync`. `device` is where the
-        arrays say they are (device 0 where none says); `bound` reuses `bind`'s arguments."""
-        if isinstance(bound, BoundArguments):
-            launcher = self._launchers.get(bound.device) or self.launcher(bound.device)
-            launcher.launch_params(bound.params, stream)
-        else:
-            if bound is None:
-                pointers, device = self.pointers(arrays, device)
-            else:  # a list of addresses and tensor maps, as `bind` once returned
-                pointers = tuple(b.plan.address if isinstance(b, TensorMap) else int(b) for b in bound)
-            device = device or 0
-            launcher = self._launchers.get(device) or self.launcher(device)
-            launcher.launch(pointers, stream)
+        arrays say they are (device 0 where none says); `bound` reuses `bind`'s arguments,
+        made by this kernel (on `device`, where one is named)."""
+        if bound.__class__ is BoundArguments or isinstance(bound, BoundArguments):
+            # the cheapest launch: everything was packed by `bind`; only the stream is new
+            if bound.kernel is not self or arrays or (device is not None and device != bound.device):
+                self._refuse_bound(bound, device, arrays)
+            direct = bound.direct
+            if direct is not None and (stream is None or type(stream) is int):
+                code = direct(stream_pointer(stream), bound.pointer)
+                if code:
+                    bound.launcher.launch_failed(code, bound.params, stream)
+            else:
+                bound.launcher.launch_params(bound.params, stream)
+            if sync:
+                bound.launcher.synchronize(stream)
+            return
+        if bound is None:
+            pointers, device = self.pointers(arrays, device)
+        else:  # a list of addresses and tensor maps, as `bind` once returned
+            pointers = tuple(b.plan.address if isinstance(b, TensorMap) else int(b) for b in bound)
+        device = device or 0
+        launcher = self._launchers.get(device) or self.launcher(device)
+        launcher.launch(pointers, stream)
         if sync:
             launcher.synchronize(stream)
 
 
+    def _refuse_bound(self, bound: BoundArguments, device: int | None, arrays: dict[str, Any]) -> None:
+        where = f"kernel {self.name!r}"
+        if bound.kernel is not self:
+            other = bound.kernel.name if bound.kernel is not None else "no kernel"
+            same = " (another CompiledKernel of the same name)" if other == self.name else ""
+            raise ArgumentError(f"{where}: bound= holds arguments that {other!r}{same} bound; a bound set launches only "
+                                f"the kernel whose bind() made it: call {self.name}.bind(...)")
+        if arrays:
+            raise ArgumentError(f"{where}: give either bound= or the arrays ({', '.join(arrays)}), not both")
+        raise ArgumentError(f"{where}: bound= holds arguments bound on CUDA device {bound.device}, but device={device} "
+                            f"was asked for; bind them on device {device}")
+
+
 class BoundArguments(list):
     """`CompiledKernel.bind`'s result: the device addresses (a list, in parameter order),
-    the device, and the packed kernel parameters a launch hands the driver."""
+    the device, and the packed kernel parameters a launch hands the driver; with them the
+    kernel that bound them and its launcher on that device, and the launcher's direct
+    launch (or None), so that `kernel(bound=...)` looks nothing else up."""
 
-    def __init__(self, pointers: tuple[int, ...], device: int, params: KernelParams) -> None:
+    __slots__ = ("device", "params", "kernel", "launcher", "direct", "pointer")
+
+    def __init__(self, pointers: tuple[int, ...], device: int, params: KernelParams, kernel: CompiledKernel | None = None,
+                 launcher: Launcher | None = None) -> None:
         super().__init__(pointers)
-        self.device, self.params = device, params
+        self.device, self.params, self.kernel, self.launcher = device, params, kernel, launcher
+        self.direct = launcher.direct if launcher is not None else None
+        self.pointer = params.pointer
 
 
 def _tma_plan(p: ParamContract) -> Any:

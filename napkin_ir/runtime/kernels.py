@@ -166,6 +166,7 @@ class KernelParams:
         self._storage: list[Any] = []
         addresses = [self._store(v) for v in values]
         self.array = (ctypes.c_void_p * max(len(addresses), 1))(*addresses)
+        self.pointer = ctypes.c_void_p(ctypes.addressof(self.array))  # what the direct launch passes, made once
 
     def _store(self, value: bytes | ctypes._SimpleCData) -> int:
         if isinstance(value, ctypes._SimpleCData):
@@ -188,13 +189,21 @@ class KernelParams:
 
 
 _streams: dict[int, Any] = {}  # handle -> CUstream, so a launch on a torch stream's handle makes no object
+_stream_pointers: dict[int, ctypes.c_void_p] = {}  # handle -> the c_void_p the direct launch passes
 _direct: list[Any] = []  # the driver's cuLaunchKernel through ctypes (or None), found once
 
 
 def direct_launch() -> Any:
-    """The driver's own `cuLaunchKernel`, called through ctypes with plain integers: about a
-    microsecond of host time where cuda-bindings' wrapper costs several. None where the
-    driver library cannot be opened this way (the launch then goes through cuda-bindings)."""
+    """The driver's own `cuLaunchKernel`, called through ctypes: under a microsecond of
+    host time where cuda-bindings' wrapper costs several. None where the driver library
+    cannot be opened this way, or `NAPKIN_DIRECT_LAUNCH=0` (the launch then goes through
+    cuda-bindings).
+
+    It is called without `argtypes`, which would convert all eleven arguments on every
+    call: the caller passes the 32-bit dimensions as Python ints (ctypes passes an int as
+    a C int, the same bits as the unsigned int the driver reads for values below 2**31,
+    which `check_launch` and the shared memory limits keep them), and every pointer as a
+    prepared `c_void_p` or None (`_direct_launcher`, `stream_pointer`, `KernelParams.pointer`)."""
     if not _direct:
         fn = None
         if os.environ.get("NAPKIN_DIRECT_LAUNCH", "1") != "0":
@@ -205,11 +214,39 @@ def direct_launch() -> Any:
                 except (OSError, AttributeError):
                     continue
         if fn is not None:
-            u = ctypes.c_uint
-            fn.argtypes = [ctypes.c_void_p, u, u, u, u, u, u, u, ctypes.c_void_p, ctypes.c_void_p, ctypes.c_void_p]
             fn.restype = ctypes.c_int
         _direct.append(fn)
     return _direct[0]
+
+
+def stream_pointer(stream: int | None) -> ctypes.c_void_p | None:
+    """A stream handle (an int) as the direct launch passes it: None for 0 or None (the
+    legacy default stream), else a `c_void_p`, made once per handle."""
+    if not stream:
+        return None
+    found = _stream_pointers.get(stream)
+    if found is None:
+        if len(_stream_pointers) > 1024:
+            _stream_pointers.clear()
+        found = _stream_pointers[stream] = ctypes.c_void_p(stream)
+    return found
+
+
+def _direct_launcher(fn: Any, function: int, dims: tuple[int, ...]) -> Any:
+    """`launch(stream, params)`: `fn` (the driver's cuLaunchKernel through ctypes) on
+    `function` with the grid, block and dynamic shared memory `dims`, fixed here, so that a
+    launch reads them from the closure: no attribute, tuple or keyword at call time.
+    `stream` is `stream_pointer`'s, `params` a `KernelParams.pointer`; returns the CUresult.
+    None where a dimension would not fit a C int."""
+    if not all(0 <= d < 2**31 for d in dims):  # passed as C ints (see direct_launch): through cuda-bindings
+        return None
+    handle = ctypes.c_void_p(function)
+    gx, gy, gz, bx, by, bz, smem = dims
+
+    def launch(stream: ctypes.c_void_p | None, params: ctypes.c_void_p) -> int:
+        return fn(handle, gx, gy, gz, bx, by, bz, smem, stream, params, None)
+
+    return launch
 
 
 def _as_stream(stream: Any) -> Any:
@@ -393,17 +430,23 @@ class Launcher:
         self._handle = kernel.handle
         self._dims = (*self.grid, *self.block, self.smem)
         self._launch_kernel = drv.cuLaunchKernel
-        self._direct = direct_launch()
-        try:
-            self._function = int(self._handle)  # the CUfunction's address, for the direct launch
-        except (TypeError, ValueError):  # not a driver handle (a stand-in driver in tests): through cuda-bindings
-            self._direct = None
         self._config: list[Any] | None = None  # the cluster attribute of cuLaunchKernelEx
         if self.cluster is not None:
             attribute = drv.CUlaunchAttribute()
             attribute.id = drv.CUlaunchAttributeID.CU_LAUNCH_ATTRIBUTE_CLUSTER_DIMENSION
             attribute.value.clusterDim.x, attribute.value.clusterDim.y, attribute.value.clusterDim.z = self.cluster
             self._config = [attribute]
+        # `direct(stream_pointer(handle), params.pointer)`: the launch without cuda-bindings, where
+        # the driver library opens through ctypes and the kernel needs no cluster (cuLaunchKernelEx)
+        self.direct: Any = None
+        fn = direct_launch() if self._config is None else None
+        if fn is not None:
+            try:
+                function = int(self._handle)  # the CUfunction's address
+            except (TypeError, ValueError):  # not a driver handle (a stand-in driver in tests): through cuda-bindings
+                function = None
+            if function is not None:
+                self.direct = _direct_launcher(fn, function, self._dims)
         self._params: dict[tuple[int, ...], KernelParams] = {}
         self._encoded: dict[tuple[int, int], bytes] = {}  # (parameter, address) -> tensor map
         self.packed = 0  # how many parameter sets were packed (the rest came from the cache)
@@ -440,11 +483,12 @@ class Launcher:
         self.launch_params(self._params.get(pointers) or self.params_for(pointers), stream)
 
     def launch_params(self, params: KernelParams, stream: Any = None) -> None:
-        if self._config is None and self._direct is not None and (stream is None or type(stream) is int):
+        direct = self.direct
+        if direct is not None and (stream is None or type(stream) is int):
             # the common case, a handle (torch's current stream): straight to the driver
-            code = self._direct(self._function, *self._dims, stream or None, params.address, None)
-            if code != 0:
-                self._launch_elsewhere(params, _as_stream(stream), (cuda().CUresult(code),))
+            code = direct(stream_pointer(stream), params.pointer)
+            if code:
+                self.launch_failed(code, params, stream)
             return
         hstream = _as_stream(stream)
         if self._config is None:
@@ -453,6 +497,11 @@ class Launcher:
             result = self._launch_ex(params, hstream)
         if result[0] != self._success:
             self._launch_elsewhere(params, hstream, result)
+
+    def launch_failed(self, code: int, params: KernelParams, stream: Any) -> None:
+        """A direct launch that returned `code`: launched again in the kernel's context where
+        another was current, else a CudaError naming the error."""
+        self._launch_elsewhere(params, _as_stream(stream), (cuda().CUresult(code),))
 
     def _launch_ex(self, params: KernelParams, hstream: Any) -> Any:
         config = cuda().CUlaunchConfig()  # a fresh config: launches from two threads may not share one

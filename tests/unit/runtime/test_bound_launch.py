@@ -1,0 +1,189 @@
+"""`kernel(bound=...)`, the cheapest launch, without a GPU: the driver's cuLaunchKernel is
+a recording stand-in for the direct (ctypes) launch, cuda-bindings' a recording stub.
+
+A bound call hands the driver what `bind` packed (the function, grid, block, shared
+memory, the `void*[]` of parameters, each pointing at its 8-byte address) and the stream,
+and refuses a bound set that another kernel made, or that names another device.
+"""
+
+from __future__ import annotations
+
+import ctypes
+from typing import Any
+
+import numpy as np
+import pytest
+
+from napkin_ir.build import compile_kernel
+from napkin_ir.diagrams import gemm
+from napkin_ir.runtime import kernels
+from napkin_ir.runtime.compiled import BoundArguments, CompiledKernel
+from napkin_ir.runtime.driver import ArgumentError
+
+real = pytest.importorskip("cuda.bindings.driver")
+
+M, N, K = 128, 256, 64
+FUNCTION = 0x7F00_0000_1000  # the CUfunction's address the stand-in kernel has
+
+
+class Dlpack:
+    """Device memory as DLPack presents it (a numpy capsule, never dereferenced)."""
+
+    def __init__(self, *shape: int, device_id: int = 0):
+        self.array, self.device_id = np.zeros(shape, np.float16), device_id
+
+    def __dlpack__(self, stream: Any = None) -> Any:
+        return self.array.__dlpack__()
+
+    def __dlpack_device__(self) -> tuple[int, int]:
+        return (2, self.device_id)
+
+
+class Stub:
+    """cuda-bindings with cuLaunchKernel recorded; enums and types are the real ones."""
+
+    def __init__(self) -> None:
+        self.launches: list[tuple] = []
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(real, name)
+
+    def cuLaunchKernel(self, *args: Any) -> tuple[Any, ...]:
+        self.launches.append(args)
+        return (real.CUresult.CUDA_SUCCESS,)
+
+
+class Context:
+    ordinal = 0
+
+    def activate(self) -> None:
+        pass
+
+
+class Kernel:
+    name, handle = "matmul", FUNCTION
+
+    def __init__(self) -> None:
+        self.module = type("Module", (), {"context": Context()})()
+
+    def _allow_dynamic_smem(self, smem: int) -> None:
+        pass
+
+
+@pytest.fixture(scope="module")
+def gemm_kernel() -> CompiledKernel:
+    return compile_kernel(gemm(M, N, K, "f16"), 'napkin-sm80{block="128,128,32"}')
+
+
+class Calls(list):
+    fn: Any
+
+
+@pytest.fixture
+def direct(monkeypatch) -> Calls:
+    """The direct launch's calls; it returns what `direct.fn.code` says (0: success)."""
+    calls = Calls()
+
+    def cu_launch_kernel(*args: Any) -> int:
+        calls.append(args)
+        return cu_launch_kernel.code
+
+    cu_launch_kernel.code = 0
+    calls.fn = cu_launch_kernel
+    monkeypatch.setattr(kernels, "_direct", [cu_launch_kernel])
+    return calls
+
+
+@pytest.fixture
+def stub(monkeypatch) -> Stub:
+    s = Stub()
+    monkeypatch.setattr(kernels, "cuda", lambda: s)
+    monkeypatch.setattr(kernels, "_streams", {})
+    return s
+
+
+def fresh(kernel: CompiledKernel) -> CompiledKernel:
+    k = CompiledKernel(kernel.ptx, kernel.contract)
+    k._kernels[0] = Kernel()  # type: ignore[assignment]
+    return k
+
+
+def arrays() -> dict[str, Dlpack]:
+    return {"a": Dlpack(M, K), "b": Dlpack(K, N), "out": Dlpack(M, N)}
+
+
+def value(pointer: Any) -> int | None:
+    return None if pointer is None else pointer.value
+
+
+def test_a_bound_call_hands_the_driver_what_bind_packed(gemm_kernel, direct, stub):
+    kernel = fresh(gemm_kernel)
+    bound = kernel.bind(arrays())
+    assert isinstance(bound, BoundArguments) and bound.kernel is kernel and bound.device == 0
+    launcher = kernel.launcher(0)
+    for stream, expected in ((None, None), (0, None), (0x5555, 0x5555), (0x5555, 0x5555), (7, 7)):
+        direct.clear()
+        kernel(bound=bound, stream=stream)
+        (args,) = direct
+        assert value(args[0]) == FUNCTION
+        assert args[1:8] == (*launcher.grid, *launcher.block, launcher.smem)
+        assert all(type(a) is int for a in args[1:8])  # passed as C ints, no argtypes
+        assert value(args[8]) == expected and args[10] is None
+        # kernelParams: one void* per parameter, each at the 8 bytes of its device address
+        entries = (ctypes.c_void_p * len(bound)).from_address(args[9].value)
+        assert [ctypes.c_uint64.from_address(e).value for e in entries] == list(bound)
+    assert stub.launches == []  # cuda-bindings' launch never used
+
+
+def test_a_bound_call_on_a_stream_object_goes_through_cuda_bindings(gemm_kernel, direct, stub):
+    kernel = fresh(gemm_kernel)
+    bound = kernel.bind(arrays())
+    kernel(bound=bound, stream=type("Stream", (), {"cuda_stream": 0x77})())
+    (args,) = stub.launches
+    assert direct == [] and int(args[0]) == FUNCTION and int(args[8]) == 0x77 and args[9] == ctypes.addressof(bound.params.array)
+
+
+def test_without_the_direct_launch_cuda_bindings_launches(gemm_kernel, stub, monkeypatch):
+    monkeypatch.setattr(kernels, "_direct", [None])  # NAPKIN_DIRECT_LAUNCH=0, or no libcuda through ctypes
+    kernel = fresh(gemm_kernel)
+    bound = kernel.bind(arrays())
+    assert bound.direct is None
+    kernel(bound=bound, stream=9)
+    kernel(a=arrays()["a"], b=arrays()["b"], out=arrays()["out"], stream=9)
+    assert len(stub.launches) == 2 and int(stub.launches[0][8]) == 9
+
+
+def test_a_refused_direct_launch_is_a_cuda_error(gemm_kernel, direct, stub):
+    from napkin_ir.runtime.driver import CudaError
+
+    kernel = fresh(gemm_kernel)
+    bound = kernel.bind(arrays())
+    direct.fn.code = int(real.CUresult.CUDA_ERROR_INVALID_VALUE)
+    with pytest.raises(CudaError, match=r"launching kernel 'matmul' .* CUDA_ERROR_INVALID_VALUE"):
+        kernel(bound=bound, stream=5)
+
+
+def test_a_bound_set_of_another_kernel_or_device_is_refused(gemm_kernel, direct, stub):
+    kernel, other = fresh(gemm_kernel), fresh(gemm_kernel)
+    bound = kernel.bind(arrays())
+    with pytest.raises(ArgumentError, match=r"bound= holds arguments that 'matmul' \(another CompiledKernel of the "
+                                            r"same name\) bound; .* call matmul.bind"):
+        other(bound=bound)
+    with pytest.raises(ArgumentError, match=r"bound on CUDA device 0, but device=1 was asked for"):
+        kernel(bound=bound, device=1)
+    with pytest.raises(ArgumentError, match=r"give either bound= or the arrays \(a\), not both"):
+        kernel(bound=bound, a=arrays()["a"])
+    assert direct == []
+    kernel(bound=bound, device=0)
+    assert len(direct) == 1
+
+
+def test_launch_dimensions_past_a_c_int_go_through_cuda_bindings():
+    assert kernels._direct_launcher(lambda *a: 0, FUNCTION, (2**31, 1, 1, 128, 1, 1, 0)) is None
+    assert kernels._direct_launcher(lambda *a: 0, FUNCTION, (2**31 - 1, 1, 1, 128, 1, 1, 0)) is not None
+
+
+def test_stream_pointers_are_made_once():
+    assert kernels.stream_pointer(None) is None and kernels.stream_pointer(0) is None
+    p = kernels.stream_pointer(0x1234)
+    assert p.value == 0x1234 and kernels.stream_pointer(0x1234) is p
