@@ -17,11 +17,55 @@ fault it is: `UserError` and `InvalidIR`, `PipelineError`, `CompileError`, `Size
 from __future__ import annotations
 
 import importlib
+import sys
 from typing import Any
 
-from napkin_ir import xdsl_fixes
 
-xdsl_fixes.apply()
+class _XdslFixesOnImport:
+    """napkin-ir's fixes to xDSL (`napkin_ir.xdsl_fixes`) applied the moment xDSL is first
+    imported, by anyone, rather than here: `import napkin_ir` and a compile that the cache
+    answers import no xDSL at all, and no xDSL text is parsed before the fixes are in
+    place. A meta path finder that answers for the `xdsl` package alone, once: it finds
+    xDSL's own spec, and runs the fixes right after the package's `__init__`."""
+
+    @classmethod
+    def find_spec(cls, name: str, path: Any = None, target: Any = None) -> Any:
+        if name != "xdsl":
+            return None
+        sys.meta_path[:] = [f for f in sys.meta_path if f is not cls]
+        for finder in sys.meta_path:
+            spec = finder.find_spec(name, path, target) if hasattr(finder, "find_spec") else None
+            if spec is not None:
+                break
+        else:
+            return None
+        if spec.loader is not None and hasattr(spec.loader, "exec_module"):
+            spec.loader = _FixingLoader(spec.loader)
+        return spec
+
+
+class _FixingLoader:
+    """xDSL's own loader, with the fixes applied once its package has run."""
+
+    def __init__(self, loader: Any) -> None:
+        self.loader = loader
+
+    def create_module(self, spec: Any) -> Any:
+        return self.loader.create_module(spec)
+
+    def exec_module(self, module: Any) -> None:
+        self.loader.exec_module(module)
+        module.__spec__.loader = module.__loader__ = self.loader  # the package keeps its own (resources, reloads)
+        importlib.import_module("napkin_ir.xdsl_fixes")  # applies them (at its end, once it is whole)
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self.loader, name)
+
+
+if "xdsl" in sys.modules:
+    importlib.import_module("napkin_ir.xdsl_fixes")
+elif _XdslFixesOnImport not in sys.meta_path:
+    sys.meta_path.insert(0, _XdslFixesOnImport)
 
 # public name -> the module that defines it
 _API = {

@@ -103,12 +103,12 @@ def compile(diagram: Any, target: str = "auto", *, pipeline: str | None = None, 
 
 
 def _diagram_text(diagram: Any) -> str:
-    from xdsl.dialects.builtin import ModuleOp
-
     if isinstance(diagram, str):
         if not diagram.strip():
             raise BadArgument("compile: diagram is empty; pass the diagram's text (napkin_ir.gemm(...)) or a parsed module")
         return diagram
+    from xdsl.dialects.builtin import ModuleOp  # only here: text needs no xDSL until the cache misses
+
     if isinstance(diagram, ModuleOp):
         return str(diagram)
     raise BadArgument(f"compile: diagram must be the diagram's text or a parsed module (napkin_ir.parse), "
@@ -126,7 +126,6 @@ def _check_compile_arguments(target: Any, pipeline: Any, device: Any, cache: Any
 
 def _compile(text: str, target: str, pipeline: str | None, device: int, cache: Any, options: dict[str, Any]) -> Any:
     from napkin_ir.cache import CompileCache, default_cache
-    from napkin_ir.build import compile_kernel
 
     if pipeline is not None:
         if options or target != "auto":
@@ -136,6 +135,8 @@ def _compile(text: str, target: str, pipeline: str | None, device: int, cache: A
         chosen = auto_target(text, device) if target == "auto" else target.removeprefix("napkin-")
         spec, arch = pipeline_spec(chosen, options), ARCHS.get(chosen, "")
     if cache is False:
+        from napkin_ir.build import compile_kernel
+
         return compile_kernel(text, spec)
     store = default_cache() if cache is True else cache
     if not isinstance(store, CompileCache):

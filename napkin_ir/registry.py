@@ -157,7 +157,7 @@ def napkin_targets() -> dict[str, Callable[[], type]]:
         return PtxTarget
 
     def launch():
-        from napkin_ir.runtime.contract import LaunchTarget
+        from napkin_ir.launch_target import LaunchTarget
 
         return LaunchTarget
 

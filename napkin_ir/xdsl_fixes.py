@@ -1,10 +1,11 @@
-"""Fixes to the xDSL release napkin-ir pins (0.74), applied when `napkin_ir` is imported.
+"""Fixes to the xDSL release napkin-ir pins (0.74), applied when this module is imported:
+by `napkin_ir` at once where xDSL was imported first, else the moment xDSL is imported.
 
 Each fix names what is wrong in xDSL, and is kept as small as the fault: it replaces one
 attribute and leaves the accepted language as xDSL has it, and the diagnostics too but
 where the fault is the diagnostic. Every
 napkin tool parses through xDSL's `Parser`, so the fixes must be in place before any text
-is parsed; `napkin_ir/__init__.py` applies them.
+is parsed; `napkin_ir/__init__.py` sees to it (`import napkin_ir` itself imports no xDSL).
 """
 
 from __future__ import annotations
@@ -184,3 +185,6 @@ def apply() -> None:
     Parser.parse_operation = _parse_operation  # type: ignore[method-assign]
     Operation.emit_error = _emit_error  # type: ignore[method-assign]
     Universe.get_multiverse = staticmethod(_get_multiverse)  # type: ignore[method-assign]
+
+
+apply()  # on import: `napkin_ir` imports this module when xDSL is first imported (or at once if it was)

@@ -20,9 +20,7 @@ import json
 import re
 from collections.abc import Sequence
 from dataclasses import asdict, dataclass, field
-from typing import IO, Any
-
-from xdsl.utils.target import Target
+from typing import Any
 
 from napkin_ir.errors import UserError
 
@@ -262,19 +260,6 @@ def launch_contract(module: Any, signature: Sequence[ArgSignature] = (), *, vers
         version, {"pipeline": pipeline} if pipeline else {})
 
 
-@dataclass(frozen=True)
-class LaunchTarget(Target):
-    """`-t launch`: print the launch contract of the module's one kernel as JSON. Run from
-    `napkin-opt`, which saw the diagram before lowering, it names each parameter's element
-    type and shape; from `xdsl-opt`, which shows this target only the `ptx` level, it
-    names what that level knows."""
-
-    name = "launch"
-
-    def emit(self, ctx: Any, module: Any, output: IO[str]) -> None:
-        output.write(launch_contract(module, version=napkin_version()).to_json())
-
-
 def napkin_version() -> str:
     from importlib.metadata import PackageNotFoundError, version
 
@@ -284,4 +269,4 @@ def napkin_version() -> str:
         return "0+unknown"
 
 
-__all__ = ["FORMAT", "ArgSignature", "LaunchContract", "LaunchTarget", "ParamContract", "TmaBox", "diagram_signature", "launch_contract", "napkin_version"]
+__all__ = ["FORMAT", "ArgSignature", "LaunchContract", "ParamContract", "TmaBox", "diagram_signature", "launch_contract", "napkin_version"]
