@@ -86,32 +86,115 @@ def napkin_version() -> str:
 
 @functools.cache
 def xdsl_version() -> str:
-    """xDSL's version: its passes, parser and printer are part of every compile."""
-    import xdsl
-
-    found = getattr(xdsl, "__version__", None)
-    if found:
-        return str(found)
+    """xDSL's version: its passes, parser and printer are part of every compile. Read from
+    the installed package's metadata, so that the key needs no xDSL import."""
     from importlib.metadata import PackageNotFoundError, version
 
     try:
         return version("xdsl")
-    except PackageNotFoundError:
-        return "unknown"
+    except PackageNotFoundError:  # xDSL from a source tree: its own word
+        import xdsl
+
+        return str(getattr(xdsl, "__version__", None) or "unknown")
 
 
-@functools.cache
-def source_fingerprint() -> str:
-    """A hash of napkin-ir's Python sources: a compiler changed in place compiles anew."""
-    root = Path(__file__).resolve().parent
+_ROOT = Path(__file__).resolve().parent
+_fingerprints: dict[Path | None, str] = {}  # memo file (None: none) -> the fingerprint, once per process
+
+
+def _source_files() -> list[tuple[str, os.stat_result]]:
+    """napkin-ir's Python sources (paths relative to the package, `/`-separated, sorted as
+    `source_fingerprint` always hashed them) with their stat."""
+    found = []
+    stack = [(str(_ROOT), ())]
+    while stack:
+        folder, parts = stack.pop()
+        with os.scandir(folder) as entries:
+            for e in entries:
+                if e.is_dir(follow_symlinks=False):
+                    if e.name != "__pycache__":
+                        stack.append((e.path, (*parts, e.name)))
+                elif e.name.endswith(".py"):
+                    found.append(((*parts, e.name), e.stat()))
+    found.sort(key=lambda f: f[0])  # as sorted(Path.rglob) orders them: part by part
+    return [("/".join(parts), st) for parts, st in found]
+
+
+def source_fingerprint(memo: Path | None = None) -> str:
+    """A hash of napkin-ir's Python sources: a compiler changed in place compiles anew.
+    Computed once per process. With `memo` (a JSON file), the hash of the files' contents
+    is kept there by their names, sizes and modification times, so a process whose sources
+    are as the last one saw them reads nothing but their stat."""
+    found = _fingerprints.get(memo)
+    if found is not None:
+        return found
+    files = _source_files()
+    stamp = hashlib.sha256("\n".join(f"{name}:{st.st_size}:{st.st_mtime_ns}" for name, st in files).encode())
+    stamp_key = f"{_ROOT}:{stamp.hexdigest()}"
+    known: dict[str, Any] = {}
+    if memo is not None:
+        with contextlib.suppress(Exception):
+            loaded = json.loads(memo.read_bytes().decode("utf-8"))
+            known = loaded if isinstance(loaded, dict) else {}
+        if isinstance(known.get(stamp_key), str) and len(known[stamp_key]) == 16:
+            _fingerprints[memo] = known[stamp_key]
+            return known[stamp_key]
     h = hashlib.sha256()
-    for path in sorted(root.rglob("*.py")):
-        h.update(str(path.relative_to(root)).encode() + b"\0" + path.read_bytes() + b"\0")
-    return h.hexdigest()[:16]
+    for name, _ in files:
+        h.update(str(Path(name)).encode() + b"\0" + (_ROOT / name).read_bytes() + b"\0")
+    found = _fingerprints[memo] = h.hexdigest()[:16]
+    if memo is not None:
+        with contextlib.suppress(OSError):
+            kept = dict(list(known.items())[-7:])  # a few source trees (worktrees, versions) side by side
+            _write_whole(memo, json.dumps({**kept, stamp_key: found}, indent=1).encode())
+    return found
+
+
+# registry.napkin_passes()'s names, known here without importing the registry (and so xDSL);
+# tests/unit/test_cache.py checks that they agree. A name missing here is only looked up
+# the slow way (`_outside_pass_file`), to the same identity.
+NAPKIN_PASS_NAMES = frozenset({
+    "convert-arith-to-ptx", "ncd-relabel", "ncd-autotile", "ncd-grad", "ncd-fold-casts", "ncd-extract", "ncd-to-hbm",
+    "hbm-launch", "hbm-to-smem", "smem-to-reg", "smem-unroll-stages", "reg-carry-fragments", "reg-prefetch",
+    "reg-wgmma-overlap", "reg-pingpong", "reg-to-ptx", "napkin-sm80", "napkin-sm90",
+})
+_PASS_NAME = re.compile(r"[A-Za-z0-9_.-]+\Z")
+
+
+def _simple_pass_names(pipeline: str) -> tuple[str, ...] | None:
+    """The pass names of `pipeline` read without xDSL where the spec is plain: names with
+    options in braces (`a,b{x=1 y="2,3"}`), split at the commas outside braces and quotes;
+    None for anything else (xDSL's parser reads it)."""
+    names, part, depth, quoted = [], [], 0, False
+    for ch in pipeline + ",":
+        if quoted:
+            quoted = ch != '"'
+        elif ch == '"':
+            quoted = True
+        elif ch == "{":
+            depth += 1
+            if depth > 1:
+                return None
+        elif ch == "}":
+            depth -= 1
+            if depth < 0:
+                return None
+        elif ch == "," and depth == 0:
+            name, brace, rest = "".join(part).partition("{")
+            if not _PASS_NAME.match(name) or (brace and not rest.endswith("}")):  # no spaces: xDSL allows none there
+                return None
+            names.append(name)
+            part = []
+            continue
+        part.append(ch)
+    return tuple(names) if not quoted and depth == 0 else None
 
 
 @functools.cache
 def _pipeline_pass_names(pipeline: str) -> tuple[str, ...] | None:
+    simple = _simple_pass_names(pipeline)
+    if simple is not None:
+        return simple
     from xdsl.utils.arg_spec import parse_pipeline
     from xdsl.utils.exceptions import ArgSpecParseError
 
@@ -149,12 +232,9 @@ def pass_identities(pipeline: str) -> list[str]:
     names = _pipeline_pass_names(pipeline)
     if names is None:
         return ["<unparsed>"]
-    from napkin_ir.registry import napkin_passes
-
-    own = napkin_passes()
     out = []
     for name in names:
-        where = None if name in own else _outside_pass_file(name)
+        where = None if name in NAPKIN_PASS_NAMES else _outside_pass_file(name)
         if where is None:
             out.append(name)
             continue
@@ -165,9 +245,10 @@ def pass_identities(pipeline: str) -> list[str]:
     return out
 
 
-def cache_key(text: str, pipeline: str, target: str = "") -> str:
-    """The entry's name: SHA-256 of everything the PTX and its launch contract depend on."""
-    payload = {"napkin_ir": napkin_version(), "source": source_fingerprint(), "xdsl": xdsl_version(),
+def cache_key(text: str, pipeline: str, target: str = "", *, memo: Path | None = None) -> str:
+    """The entry's name: SHA-256 of everything the PTX and its launch contract depend on
+    (`memo`: where `source_fingerprint` keeps what it found)."""
+    payload = {"napkin_ir": napkin_version(), "source": source_fingerprint(memo), "xdsl": xdsl_version(),
                "passes": pass_identities(pipeline), "diagram": text, "pipeline": pipeline, "target": target}
     return hashlib.sha256(json.dumps(payload, sort_keys=True).encode()).hexdigest()
 
@@ -350,7 +431,7 @@ class CompileCache:
     def get(self, text: str, pipeline: str, target: str = "", *, device: int = 0) -> CompiledKernel:
         """The kernel `pipeline` makes of `text`, compiled only if no cache holds it, with
         its cubin for GPU `device`'s architecture where ptxas can make one."""
-        key = cache_key(text, pipeline, target)
+        key = cache_key(text, pipeline, target, memo=self.directory / "source-fingerprints.json" if self.disk else None)
         with self._lock:
             kernel = self._memory.get(key)
             if kernel is not None:

@@ -51,7 +51,8 @@ def test_a_changed_option_or_target_misses(tmp_path):
 
 def test_a_fresh_cache_object_reads_the_disk(tmp_path):
     first = napkin_ir.compile(TEXT, "sm80", cache=CompileCache(tmp_path), block=(128, 128, 32))
-    assert sorted(p.suffix for p in tmp_path.iterdir()) == [".json", ".lock", ".ptx"]  # no GPU here: no cubin
+    entry = [p.suffix for p in tmp_path.iterdir() if p.name != "source-fingerprints.json"]  # that one: the key's memo
+    assert sorted(entry) == [".json", ".lock", ".ptx"]  # no GPU here: no cubin
     fresh = CompileCache(tmp_path)
     again = napkin_ir.compile(TEXT, "sm80", cache=fresh, block=(128, 128, 32))
     assert fresh.stats == {"disk": 1}
@@ -80,7 +81,7 @@ def test_memory_only_and_uncached(tmp_path):
 def test_a_damaged_entry_is_compiled_again(tmp_path):
     c = CompileCache(tmp_path)
     napkin_ir.compile(TEXT, "sm90", cache=c)
-    (json_file,) = tmp_path.glob("*.json")
+    (json_file,) = [p for p in tmp_path.glob("*.json") if p.name != "source-fingerprints.json"]
     json_file.write_text("{ half written")
     fresh = CompileCache(tmp_path)
     napkin_ir.compile(TEXT, "sm90", cache=fresh)
@@ -103,7 +104,7 @@ def test_the_key_holds_the_version_and_the_sources(monkeypatch):
     monkeypatch.setattr(cachemod, "napkin_version", lambda: "9.9.9")
     assert cache_key(TEXT, "napkin-sm90", "sm_90a") != key
     monkeypatch.undo()
-    monkeypatch.setattr(cachemod, "source_fingerprint", lambda: "another")
+    monkeypatch.setattr(cachemod, "source_fingerprint", lambda memo=None: "another")
     assert cache_key(TEXT, "napkin-sm90", "sm_90a") != key
 
 
@@ -502,3 +503,89 @@ def test_a_warm_cache_is_quick_in_a_fresh_process(tmp_path):
     assert len(times) == 3
     print(f"warm cache, first call in a fresh process: {', '.join(f'{1e3 * t:.1f}' for t in times)} ms")
     assert min(times) <= 0.05
+
+
+# --- the hit path: no xDSL, no pass, no parse ---------------------------------------------
+
+HIT = """
+import sys, json
+import napkin_ir
+from napkin_ir.cache import CompileCache
+before = {m for m in sys.modules if m == "xdsl" or m.startswith("xdsl.")}
+c = CompileCache(sys.argv[1], arch=sys.argv[2] or None, cubin=bool(sys.argv[2]))
+k = napkin_ir.compile(napkin_ir.gemm(128, 256, 64), "sm80", cache=c, block=(128, 128, 32))
+xdsl = sorted(m for m in sys.modules if m == "xdsl" or m.startswith("xdsl."))
+passes = sorted(m for m in sys.modules if m.startswith(("napkin_ir.passes", "napkin_ir.lowering", "napkin_ir.dialects")))
+print(json.dumps([sorted(before), dict(c.stats), xdsl, passes, len(k.cubin or b"")]))
+"""
+
+
+def test_a_cache_hit_imports_no_xdsl_and_runs_no_pass(tmp_path):
+    """A fresh process that finds its kernel on disk (the cubin too, where ptxas is here)
+    reads the key's parts without xDSL and builds the kernel object from the files: no
+    xDSL module, no dialect, no pass is imported (so nothing is parsed or run)."""
+    arch = "sm_80" if cachemod.find_ptxas() else ""
+    run = lambda: json.loads(subprocess.run([sys.executable, "-c", HIT, str(tmp_path), arch], capture_output=True,
+                                            text=True, check=True).stdout)
+    before, stats, xdsl, passes, cubin = run()
+    assert before == [] and "compiled" in stats and xdsl and passes  # the miss compiles: xDSL and the passes
+    for _ in range(3):  # a run that compiles again found napkin-ir's sources changed meanwhile
+        before, stats, xdsl, passes, cubin = run()
+        if stats == {"disk": 1}:
+            break
+    assert stats == {"disk": 1} and xdsl == [] and passes == [] and (cubin > 0) == bool(arch)
+    assert (tmp_path / "source-fingerprints.json").is_file()
+
+
+def test_the_fixes_reach_xdsl_imported_after_napkin_ir():
+    script = ("import sys, napkin_ir\n"
+              "assert 'xdsl' not in sys.modules\n"
+              "from xdsl.parser import Parser\n"
+              "from xdsl.utils.mlir_lexer import MLIRLexer\n"
+              "from napkin_ir import xdsl_fixes\n"
+              "print(Parser.parse_operation is xdsl_fixes._parse_operation,\n"
+              "      MLIRLexer._unescaped_characters_regex is xdsl_fixes._STRING_LITERAL,\n"
+              "      type(sys.modules['xdsl'].__loader__).__name__ != '_FixingLoader')\n")
+    out = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, check=True).stdout.split()
+    assert out == ["True", "True", "True"]
+
+
+def test_napkin_pass_names_are_the_registrys():
+    from napkin_ir.registry import napkin_passes
+
+    assert cachemod.NAPKIN_PASS_NAMES == set(napkin_passes())
+
+
+@pytest.mark.parametrize("spec", ["napkin-sm90", 'napkin-sm90{block="128,256,64" stages=4}', "ncd-grad,ncd-fold-casts",
+                                  'ncd-grad,ncd-extract{function="matmul_grad" result=1},napkin-sm80{autotile=true}',
+                                  "a{x=1},b", "canonicalize,cse"])
+def test_plain_specs_are_read_without_xdsl_as_xdsl_reads_them(spec):
+    from xdsl.utils.arg_spec import parse_pipeline
+
+    assert cachemod._simple_pass_names(spec) == tuple(p.name for p in parse_pipeline(spec))
+
+
+@pytest.mark.parametrize("spec", ["a{", "a{b{c}}", "a b", "", "a,,b", 'a{x="1}', "a}", "a{x=1}, b", " a"])
+def test_other_specs_are_left_to_xdsl(spec):
+    assert cachemod._simple_pass_names(spec) is None
+
+
+def test_the_source_fingerprint_is_kept_by_the_files_stat(tmp_path, monkeypatch):
+    monkeypatch.setattr(cachemod, "_fingerprints", {})
+    memo = tmp_path / "source-fingerprints.json"
+    plain = cachemod.source_fingerprint()
+    assert cachemod.source_fingerprint(memo) == plain and memo.is_file()
+    # a later process whose sources are as they were reads the memo, not the sources
+    recorded = json.loads(memo.read_text())
+    (stamp,) = recorded
+    memo.write_text(json.dumps({stamp: "0123456789abcdef"}))
+    monkeypatch.setattr(cachemod, "_fingerprints", {})
+    read = Path.read_bytes
+    monkeypatch.setattr(Path, "read_bytes", lambda self: pytest.fail(f"read {self}") if self.suffix == ".py" else read(self))
+    assert cachemod.source_fingerprint(memo) == "0123456789abcdef"
+    monkeypatch.undo()
+    # a memo that names other sources (or is damaged) is not believed
+    for text in (json.dumps({"elsewhere:0": "0123456789abcdef"}), "{ half"):
+        memo.write_text(text)
+        monkeypatch.setattr(cachemod, "_fingerprints", {})
+        assert cachemod.source_fingerprint(memo) == plain
