@@ -337,6 +337,10 @@ def sm90_tiles(module: ModuleOp, block: int | None = None, stream: int | None = 
     def fits(keys: int, panels: bool) -> bool:
         return q_bytes + (stages or 2) * keys * tile_bytes + (out if panels else 0) <= budget
 
+    # the gradient's dQ and dK (three products a tile) at head dims over 64 take 64 keys:
+    # with 128 their sm_90a kernels compute wrong values on the GPU while every level above
+    # PTX is right on the CPU (research/gpu-tests.md, 2026-11-27): not yet explained
+    three = sum(isinstance(op, ncd.ContractOp) for op in module.walk()) > 2
     if not stream:
         # the wide tile spreads a softmax's per-tile costs (the running max's shuffles, the
         # output's rescale); spherical attention has none, and gains more from TMA stores
@@ -350,14 +354,14 @@ def sm90_tiles(module: ModuleOp, block: int | None = None, stream: int | None = 
             fits(WIDE_STREAM, store is not StorePath.DIRECT) or store is None and softmax and fits(WIDE_STREAM, False))
         deep = d > 128 and softmax and not axes.group and _long_stream(axes, sizes) and not inner and store is not StorePath.TMA \
             and fits(DEEP_STREAM, False)
-        # the gradient's dQ and dK (three products a tile) at head dims over 64 take 64 keys:
-        # with 128 their sm_90a kernels compute wrong values on the GPU while every level
-        # above PTX is right (research/gpu-tests.md, 2026-11-27): not yet explained
-        three = sum(isinstance(op, ncd.ContractOp) for op in module.walk()) > 2
         stream = WIDE_STREAM if wide else DEEP_STREAM if deep else \
             64 if d > 128 or d > 64 and (sizes[j] % 128 or three) else 128
     while stream > 16 and stream > sizes[j]:  # the power of two below (176: 128), a multiple of 16 (P V's k step)
         stream = 1 << (stream - 1).bit_length() - 1
+    if three and d > 64 and stream > 64:
+        raise PassFailedException(f"napkin-sm90: a kernel of three products a tile (the attention gradient's dQ or dK) at head "
+                                  f"dim {d} takes at most 64 keys a tile, got {stream}: with more, its sm_90a kernel computes "
+                                  "wrong values on the GPU (a known fault, research/gpu-tests.md 2026-11-27)")
     if store is None:
         store = StorePath.TMA if d % 64 == 0 and fits(stream, True) else StorePath.DIRECT
     if not stages:
