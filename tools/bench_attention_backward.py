@@ -1,0 +1,102 @@
+#!/usr/bin/env python3
+"""Time napkin's attention backward against torch's SDPA backends, side by side.
+
+    python3 tools/bench_attention_backward.py [--seqs 1024,4096] [--dims 64,128] [--dtype bf16|f16]
+
+The FlashAttention-3 paper's setting: batch x sequence = 16k tokens, hidden 2048 (32 heads
+of 64 or 16 heads of 128), causal and not. napkin's backward is
+`torch.ops.napkin.attention_backward` (D = rowsum(dO * O), then the dQ, dK and dV kernels
+`ncd-grad` derives, on the saved output and log-sum-exp of napkin's forward); each SDPA
+backend's is `torch.autograd.grad` through its saved graph. napkin's is checked against
+float64 first (on two heads of the timed inputs), then all are timed in the same interleaved rounds
+(`bench_gemm.time_interleaved`); times are medians. FLOPs are 2.5x the forward's 4 B H N^2 D
+(halved when causal), as FlashAttention counts them. The table is printed last and written
+to $OUT/bench_attention_backward.txt.
+"""
+
+from __future__ import annotations
+
+import argparse
+import statistics
+import sys
+from datetime import date
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+sys.path.insert(0, str(ROOT / "tools"))
+
+from bench_gemm import report, time_interleaved  # CUDA events, batches of each kernel in turn; the table out
+
+
+def _rel(x, y) -> float:
+    return float((x.double() - y).norm() / y.norm())
+
+
+def check(torch, q, k, v, g, grads, causal: bool) -> float:
+    """The worst relative error of napkin's dq, dk, dv at the first batch entry's first two
+    heads against float64 (attention is independent per batch entry and head)."""
+    n, d = q.shape[2], q.shape[3]
+    q64, k64, v64 = (x[:1, :2].double().requires_grad_() for x in (q, k, v))
+    s = q64 @ k64.transpose(-1, -2) / d ** 0.5
+    if causal:
+        s = s.masked_fill(~torch.ones(n, n, dtype=torch.bool, device="cuda").tril(), float("-inf"))
+    (torch.softmax(s, -1) @ v64).backward(g[:1, :2].double())
+    return max(_rel(a[:1, :2], b.grad) for a, b in zip(grads, (q64, k64, v64)))
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--seqs", default="1024,4096", help="sequence lengths (batch x sequence = 16k tokens)")
+    ap.add_argument("--dims", default="64,128", help="head dims (hidden 2048)")
+    ap.add_argument("--dtype", choices=["bf16", "f16"], default="bf16")
+    args = ap.parse_args()
+    import torch
+    import torch.nn.functional as F
+    from torch.nn.attention import SDPBackend, sdpa_kernel
+
+    import napkin_ir.torch as nt
+
+    dt = {"bf16": torch.bfloat16, "f16": torch.float16}[args.dtype]
+    name = torch.cuda.get_device_name()
+    lines = [f"device: {name}  torch {torch.__version__}  {date.today().isoformat()}",
+             f"command: python3 tools/bench_attention_backward.py --seqs {args.seqs} --dims {args.dims} --dtype {args.dtype}", "",
+             f"{'shape':<28}{'napkin err':>11}" + "".join(f"{x:>12}" for x in ("napkin", "cudnn", "flash", "efficient"))
+             + f"{'vs cudnn':>10}{'vs flash':>10}", "TFLOP/s of the backward (2.5x the forward's FLOPs)"]
+    backends = {"cudnn": SDPBackend.CUDNN_ATTENTION, "flash": SDPBackend.FLASH_ATTENTION, "efficient": SDPBackend.EFFICIENT_ATTENTION}
+    for d in map(int, args.dims.split(",")):
+        h = 2048 // d
+        for n in map(int, args.seqs.split(",")):
+            b = max(1, 16384 // n)
+            for causal in (False, True):
+                kind = "causal" if causal else "softmax"
+                q, k, v, g = (torch.randn(b, h, n, d, device="cuda").to(dt) for _ in range(4))
+                out, lse = nt.attention(q, k, v, kind, return_lse=True)
+                err = check(torch, q, k, v, g, torch.ops.napkin.attention_backward(q, k, v, out, lse, g, None, kind, None), causal)
+                fns = {"napkin": lambda: torch.ops.napkin.attention_backward(q, k, v, out, lse, g, None, kind, None)}
+                for label, backend in backends.items():
+                    qs, ks, vs = (x.detach().clone().requires_grad_() for x in (q, k, v))
+                    try:
+                        with sdpa_kernel(backend):
+                            o = F.scaled_dot_product_attention(qs, ks, vs, is_causal=causal)
+                        torch.autograd.grad(o, (qs, ks, vs), g, retain_graph=True)
+                    except RuntimeError as e:
+                        print(f"  {label}: n/a ({str(e).splitlines()[0][:80]})", flush=True)
+                        continue
+                    fns[label] = (lambda o=o, qs=qs, ks=ks, vs=vs: torch.autograd.grad(o, (qs, ks, vs), g, retain_graph=True))
+                labels = list(fns)
+                rounds = time_interleaved(torch, [fns[x] for x in labels], rounds=9, settle_s=0.05)
+                ms = {x: statistics.median(r) for x, r in zip(labels, rounds)}
+                flop = 2.5 * 4 * b * h * n * n * d / (2 if causal else 1)
+                tf = {x: flop / (t * 1e-3) / 1e12 for x, t in ms.items()}
+                cells = "".join(f"{tf[x]:>12.0f}" if x in tf else f"{'n/a':>12}" for x in ("napkin", "cudnn", "flash", "efficient"))
+                ratio = lambda peer: f"{tf['napkin'] / tf[peer]:>10.2f}" if peer in tf else f"{'n/a':>10}"  # noqa: E731
+                row = f"{f'b{b} h{h} n{n} d{d}' + (' causal' if causal else ''):<28}{err:>11.1e}{cells}{ratio('cudnn')}{ratio('flash')}"
+                print(row, flush=True)
+                lines.append(row)
+    report(lines, "bench_attention_backward.txt")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
