@@ -696,7 +696,7 @@ class FillOp(IRDLOperation):
 
 
 MAP_UNARY = ("scale", "exp2", "log2", "sqrt", "neg")
-MAP_BINARY = ("add", "sub", "mul", "div", "max")
+MAP_BINARY = ("add", "sub", "mul", "div", "max", "ge")  # ge: 1.0 where the first is at least the second, else 0.0
 
 
 @irdl_op_definition

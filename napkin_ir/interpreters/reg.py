@@ -291,7 +291,7 @@ class RegFunctions(InterpreterFunctions):
 
 
 _MAP = {"exp2": np.exp2, "log2": np.log2, "sqrt": np.sqrt, "neg": np.negative, "add": np.add, "sub": np.subtract, "mul": np.multiply,
-        "div": np.divide, "max": np.maximum}
+        "div": np.divide, "max": np.maximum, "ge": lambda a, b: np.greater_equal(a, b).astype(np.float32)}
 
 
 def _matrix_shape(t: reg.FragType) -> tuple[int, int]:

@@ -97,6 +97,10 @@ def _map_values(k: KernelLowering, op: reg.MapOp):
     if fn in unary:
         cls, mods = unary[fn]
         return [k.r(cls("f32", arg(0, v), mods=mods)) for v in range(n)]
+    if fn == "ge":  # 1.0 where a >= b (a ReLU's gradient), else 0.0
+        one, zero = k.f32(1.0), k.f32(0.0)
+        c = k.f32(op.by.value.data) if op.by is not None else None  # type: ignore[union-attr]
+        return [k.r(P.SelpOp("f32", one, zero, k.setp("ge", arg(0, v), arg(1, v) if c is None else c, "f32"))) for v in range(n)]
     binary = {"add": (P.AddOp, None), "sub": (P.SubOp, None), "mul": (P.MulOp, None), "div": (P.DivOp, "rn"), "max": (P.MaxOp, None)}
     cls, mods = binary[fn]
     if op.by is not None:  # the second operand is the constant `by` (max by 0.0: relu)

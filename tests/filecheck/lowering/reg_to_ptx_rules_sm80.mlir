@@ -134,6 +134,34 @@ builtin.module {
 
 // -----
 
+// reg.map ge (a ReLU's gradient: 1.0 where the value is at least 0.0, else 0.0): a compare
+// and a select per value, against the constant `by` or a second fragment.
+// CHECK-LABEL: .visible .entry relu_grad(
+// CHECK:       mov.f32 [[X:%f[0-9]+]], 0fC0000000;
+// CHECK-NEXT:  mov.f32 [[ONE:%f[0-9]+]], 0f3F800000;
+// CHECK-NEXT:  mov.f32 [[ZERO:%f[0-9]+]], 0f00000000;
+// CHECK-NEXT:  mov.f32 [[BY:%f[0-9]+]], 0f00000000;
+// CHECK-NEXT:  setp.ge.f32 [[P:%p[0-9]+]], [[X]], [[BY]];
+// CHECK-NEXT:  selp.f32 [[G:%f[0-9]+]], [[ONE]], [[ZERO]], [[P]];
+// CHECK-NEXT:  setp.ge.f32 {{%p[0-9]+}}, [[X]], [[BY]];
+// CHECK:       setp.ge.f32 {{%p[0-9]+}}, [[G]], [[X]];
+// IR-LABEL:    sym_name = "relu_grad"
+// IR:          ptx.selp
+
+builtin.module {
+  hbm.kernel attributes {sym_name = "relu_grad", grid = #hbm.labels<i=16>, num_outputs = 1 : i32, reg.warps = #hbm.labels<i=1>} {
+  ^bb0(%out: !hbm.global<i=16, d=8 : f32>, %i0: index):
+    %c0 = arith.constant 0 : index
+    %x = reg.fill {value = -2.0 : f32} : !reg.frag<c, i=16, d=8 : f32>
+    %g = reg.map ge %x by 0.0 : !reg.frag<c, i=16, d=8 : f32> -> !reg.frag<c, i=16, d=8 : f32>
+    %h = reg.map ge %g, %x : !reg.frag<c, i=16, d=8 : f32>, !reg.frag<c, i=16, d=8 : f32> -> !reg.frag<c, i=16, d=8 : f32>
+    reg.store %h, %out[%i0, %c0] : !reg.frag<c, i=16, d=8 : f32>, !hbm.global<i=16, d=8 : f32>
+    hbm.return
+  }
+}
+
+// -----
+
 // reg.mask causal (keep i >= j at [i0, j0]): one compare of the lane's i - j against each
 // value's column offset and a select of -inf; reg.mask_bound (keep j < 24 at [j0]): the
 // room 24 - j compared with setp.gt and a select; the store is guarded where the columns

@@ -79,3 +79,20 @@ def test_a_kernel_compiled_with_its_derivation_has_the_gradients_parameters():
 
     kernel = compile_kernel((EXAMPLES / "matmul.mlir").read_text(), f"{_extract('matmul_grad', 1)},napkin-sm90")
     assert [(p.arg, p.shape) for p in kernel.contract.params] == [("a", (512, 256)), ("d_c", (512, 384)), ("out", (256, 384))]
+
+
+def test_the_mlp_input_gradient_runs_in_the_emulator():
+    """dX of the MLP (its ReLU's gradient a `ge` mask in registers, then a product with
+    W1) through napkin-sm80, in the warp-level emulator, against the extracted diagram."""
+    text = (EXAMPLES / "mlp.mlir").read_text()
+    part = run_pipeline(text, _extract("mlp_grad", 0))
+    g = find_function(part)
+    inputs = random_inputs(g, seed=3)
+    (want,) = run_function(part, g, inputs)
+    module = run_pipeline(text, _extract("mlp_grad", 0) + ",napkin-sm80")
+    half = HALF["bf16"]
+    out = np.full(want.shape, 0xFFFF, np.uint16).view(half)  # poisoned: NaN
+    run_kernel(module, [x.astype(half) for x in inputs] + [out], lazy=True, reverse=True)
+    assert np.isfinite(out.astype(np.float64)).all(), "some output was not written"
+    assert reference.relative_error(out, want) <= reference.TOLERANCE["bf16"]
+    assert ".entry mlp_grad_x" in compile_to_ptx(text, _extract("mlp_grad", 0) + ",napkin-sm90")
