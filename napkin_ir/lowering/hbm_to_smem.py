@@ -160,7 +160,14 @@ def read_in_registers(load: hbm.LoadOp) -> bool:
     elementwise maps use, as a bias is: it goes straight into registers, outside the stream
     or in it (the attention gradient's log-sum-exp and D, one value per streamed query)."""
     t: ncd.TensorType = load.result.type  # type: ignore[assignment]
-    return sum(n > 1 for n in t.dims) == 1 and all(isinstance(u.operation, ncd.MapOp) for u in load.result.uses)
+    uses = [u.operation for u in load.result.uses]
+    if not uses or not all(isinstance(u, ncd.MapOp) for u in uses):
+        return False
+    if sum(n > 1 for n in t.dims) == 1:
+        return True
+    # a statistic of the rows of a block that packs a group's query heads (r x i): each map
+    # broadcasts it along an axis it lacks, so it is one value a row of the tiles it meets
+    return all(any(a not in t.shape and n > 1 for a, n in u.result.type.shape.items()) for u in uses)  # type: ignore[attr-defined]
 
 
 def _staged_once(block: Block) -> list[hbm.LoadOp]:

@@ -681,7 +681,12 @@ class _Fragments:
         a tile of rows and columns: loaded just before its first such use in each block."""
         t: ncd.TensorType = vec.load.result.type  # type: ignore[assignment]
         around = self.frag_type(op.result.type)  # type: ignore[arg-type]
-        (axis,) = [a for a, n in t.shape.items() if n > 1]
+        # an axis whose every place has warps of its own (a group's query heads) is held, as in the tile
+        axes = [a for a, n in t.shape.items() if n > 1 and self.warps.get(a) != n]
+        if len(axes) != 1:
+            raise self.fail(f"a vector read from global memory ({t}) enters registers as one axis of a tile's rows or "
+                            f"columns, beside axes whose every place has warps of its own; got {t}")
+        (axis,) = axes
         if around.role.data != "c" or axis not in around.shape:
             raise self.fail(f"a vector read from global memory ({t}) enters registers only as an operand broadcast along a "
                             f"tile of rows and columns (a bias added to the accumulators); ncd.map {op.fn.data} gives {op.result.type}")
