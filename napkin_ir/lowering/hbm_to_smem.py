@@ -19,9 +19,11 @@ the block's rows end) the copies are guarded by `offset < end`, so that a block 
 tile past its end; every iteration still commits its group, to keep the count. A tile
 loaded outside the stream (attention's Q) is copied once, into a one-stage buffer, in a
 group of its own, and read after a wait and a barrier just before its first use. A
-vector loaded outside the stream that only elementwise maps use (a GEMM's bias) stays an
-`hbm.load`: `smem-to-reg` reads it straight from global memory into registers where it
-is added, once per tile, without a copy, a wait and a barrier (`read_in_registers`).
+vector that only elementwise maps use (a GEMM's bias; the attention gradient's
+log-sum-exp and D, per query row, loaded once or per streamed tile; with a group's query
+heads packed, a statistic of r x i rows) stays an `hbm.load`: `smem-to-reg` reads it
+straight from global memory into registers where it is used, without a copy, a wait and
+a barrier (`read_in_registers`).
 
 With `copy=tma` (sm_90a) the copies are the tensor memory accelerator's and the pipeline
 is split between roles that meet only at two rings of mbarriers: a `smem.producer`
