@@ -325,9 +325,11 @@ def sm90_tiles(module: ModuleOp, block: int | None = None, stream: int | None = 
     while block > 64 and group_tiles(r, block)[1] > sizes[i]:
         block -= 64
     # a block's shared memory, less the swizzle's alignment slack and the barriers
-    budget = SM90.smem_per_block(blocks_per_sm) - 1024 - BARRIER_BYTES
     e = operand_dtype(module).bytes
     streamed, resident = staged_tiles(module, axes)
+    # each resident tile past the forward's Q (the gradient's dO, or V) adds its own full
+    # and empty one-stage mbarriers, 8 bytes each
+    budget = SM90.smem_per_block(blocks_per_sm) - 1024 - BARRIER_BYTES - 16 * max(0, resident - 1)
     tile_bytes = streamed * d * e  # a row of K and of V
     while not given_block and block > 64 and resident * block * d * e + 2 * 64 * tile_bytes > budget:
         block -= 64  # the gradient's two resident tiles at d=256
