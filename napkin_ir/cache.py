@@ -131,23 +131,35 @@ def source_fingerprint(memo: Path | None = None) -> str:
     files = _source_files()
     stamp = hashlib.sha256("\n".join(f"{name}:{st.st_size}:{st.st_mtime_ns}" for name, st in files).encode())
     stamp_key = f"{_ROOT}:{stamp.hexdigest()}"
-    known: dict[str, Any] = {}
-    if memo is not None:
-        with contextlib.suppress(Exception):
-            loaded = json.loads(memo.read_bytes().decode("utf-8"))
-            known = loaded if isinstance(loaded, dict) else {}
-        if isinstance(known.get(stamp_key), str) and len(known[stamp_key]) == 16:
-            _fingerprints[memo] = known[stamp_key]
-            return known[stamp_key]
+    known = _read_memo(memo)
+    if isinstance(known.get(stamp_key), str) and len(known[stamp_key]) == 16:
+        _fingerprints[memo] = known[stamp_key]
+        return known[stamp_key]
     h = hashlib.sha256()
     for name, _ in files:
         h.update(str(Path(name)).encode() + b"\0" + (_ROOT / name).read_bytes() + b"\0")
     found = _fingerprints[memo] = h.hexdigest()[:16]
+    # a few source trees (worktrees, versions) side by side
+    _write_memo(memo, {**dict(list(known.items())[-7:]), stamp_key: found})
+    return found
+
+
+def _read_memo(memo: Path | None) -> dict[str, Any]:
+    """A memo file's entries: none where there is no file or it is not a JSON object."""
+    if memo is None:
+        return {}
+    with contextlib.suppress(Exception):
+        loaded = json.loads(memo.read_bytes().decode("utf-8"))
+        if isinstance(loaded, dict):
+            return loaded
+    return {}
+
+
+def _write_memo(memo: Path | None, entries: dict[str, Any]) -> None:
+    """The memo file, written whole (a failure to write only costs the next process the work)."""
     if memo is not None:
         with contextlib.suppress(OSError):
-            kept = dict(list(known.items())[-7:])  # a few source trees (worktrees, versions) side by side
-            _write_whole(memo, json.dumps({**kept, stamp_key: found}, indent=1).encode())
-    return found
+            _write_whole(memo, json.dumps(entries, indent=1).encode())
 
 
 # registry.napkin_passes()'s names, known here without importing the registry (and so xDSL);
@@ -290,14 +302,10 @@ def ptxas_version(path: str, memo: Path | None = None) -> str | None:
     if ident in _ptxas_versions:
         return _ptxas_versions[ident]
     name = f"{ident[0]}:{ident[1]}:{ident[2]}"
-    known: dict[str, Any] = {}
-    if memo is not None:
-        with contextlib.suppress(Exception):
-            loaded = json.loads(memo.read_bytes().decode("utf-8"))
-            known = loaded if isinstance(loaded, dict) else {}
-            if isinstance(known.get(name), str) and known[name]:
-                _ptxas_versions[ident] = known[name]
-                return known[name]
+    known = _read_memo(memo)
+    if isinstance(known.get(name), str) and known[name]:
+        _ptxas_versions[ident] = known[name]
+        return known[name]
     import subprocess
 
     try:
@@ -309,9 +317,8 @@ def ptxas_version(path: str, memo: Path | None = None) -> str | None:
         found = re.findall(r"\bV(\d+(?:\.\d+)+)", run.stdout)
         version = found[-1] if found else hashlib.sha256(run.stdout.encode()).hexdigest()[:16]
     _ptxas_versions[ident] = version
-    if version is not None and memo is not None:
-        with contextlib.suppress(OSError):
-            _write_whole(memo, json.dumps({**known, name: version}, indent=1).encode())
+    if version is not None:
+        _write_memo(memo, {**known, name: version})
     return version
 
 
