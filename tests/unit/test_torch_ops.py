@@ -465,30 +465,37 @@ def test_tensor_maps_are_encoded_once_per_address(stub_driver):
     assert sum(len(e.encoded) for e in launcher.maps.values()) == encoded + 1 and launcher.packed == 2
 
 
-def test_the_ops_first_call_decides_and_later_calls_only_launch(monkeypatch):
-    """napkin::matmul's CUDA implementation on fake CUDA tensors: the first call of a
-    layout checks, compiles and checks against the contract; later calls look it up and
-    launch on the current stream, pointers in the kernel's parameter order."""
-    from torch._subclasses.fake_tensor import FakeTensorMode
-
+def _recorded_launches(monkeypatch, decide: str) -> tuple[list, list]:
+    """Every launch (pointers, stream) and every decision (args, kwargs) of `nt.<decide>`,
+    the kernel it picks launching into a list instead of the driver, on stream 42."""
     launched, decided = [], []
 
     class Launcher:
         def launch(self, pointers, stream):
             launched.append((pointers, stream))
 
-    real = nt.matmul_kernel
+    real = getattr(nt, decide)
 
-    def kernel(*args):
-        decided.append(args)
-        k = real(*args)
+    def kernel(*args, **kwargs):
+        decided.append((args, kwargs))
+        k = real(*args, **kwargs)
         k._launchers[0] = Launcher()
         return k
 
     monkeypatch.setattr(nt, "_launches", {})
-    monkeypatch.setattr(nt, "matmul_kernel", kernel)
+    monkeypatch.setattr(nt, decide, kernel)
     monkeypatch.setattr(nt, "_stream", lambda index: 42)
     monkeypatch.setattr(torch.cuda, "device", lambda index: __import__("contextlib").nullcontext())
+    return launched, decided
+
+
+def test_the_ops_first_call_decides_and_later_calls_only_launch(monkeypatch):
+    """napkin::matmul's CUDA implementation on fake CUDA tensors: the first call of a
+    layout checks, compiles and checks against the contract; later calls look it up and
+    launch on the current stream, pointers in the kernel's parameter order."""
+    from torch._subclasses.fake_tensor import FakeTensorMode
+
+    launched, decided = _recorded_launches(monkeypatch, "matmul_kernel")
     a, w = _fake_cuda((128, 32), (32, 64), parameter=True)
     with FakeTensorMode(allow_non_fake_inputs=True) as mode:
         a, w = mode.from_tensor(a), mode.from_tensor(w)
@@ -509,24 +516,7 @@ def test_the_log_sum_exp_op_checks_its_grouped_views_once_and_launches(monkeypat
     five pointers in the kernel's parameter order."""
     from torch._subclasses.fake_tensor import FakeTensorMode
 
-    launched, decided = [], []
-
-    class Launcher:
-        def launch(self, pointers, stream):
-            launched.append((pointers, stream))
-
-    real = nt.attention_kernel
-
-    def kernel(*args, **kwargs):
-        decided.append((args, kwargs))
-        k = real(*args, **kwargs)
-        k._launchers[0] = Launcher()
-        return k
-
-    monkeypatch.setattr(nt, "_launches", {})
-    monkeypatch.setattr(nt, "attention_kernel", kernel)
-    monkeypatch.setattr(nt, "_stream", lambda index: 42)
-    monkeypatch.setattr(torch.cuda, "device", lambda index: __import__("contextlib").nullcontext())
+    launched, decided = _recorded_launches(monkeypatch, "attention_kernel")
     q, k, v = _fake_cuda((1, 8, 96, 64), (1, 2, 96, 64), (1, 2, 96, 64))
     with FakeTensorMode(allow_non_fake_inputs=True) as mode:
         q, k, v = mode.from_tensor(q), mode.from_tensor(k), mode.from_tensor(v)
