@@ -412,12 +412,6 @@ def _attention_fake(q: Tensor, k: Tensor, v: Tensor, kind: str = "softmax", scal
     return q.new_empty(q.shape)
 
 
-def _lse_shapes(q: Tensor, k: Tensor, v: Tensor, kind: str, scale: float | None) -> tuple[int, int, int, int, int, int]:
-    """`attention_shapes`, for the forward that writes each row's statistic too: a
-    softmax's log-sum-exp, or spherical attention's norm (what its backward reads)."""
-    return attention_shapes(q, k, v, kind, scale)
-
-
 def _records_grad(*tensors: Tensor) -> bool:
     """Whether autograd records a call on `tensors`: then the forward keeps its row
     statistic for the backward (`napkin::attention_lse`) rather than running again."""
@@ -430,7 +424,7 @@ def _attention_lse_impl(q: Tensor, k: Tensor, v: Tensor, kind: str = "softmax",
            kind, scale, "lse")
     launch = _launches.get(key, False)
     if launch is False:
-        b, h, hk, n, nk, d = _lse_shapes(q, k, v, kind, scale)
+        b, h, hk, n, nk, d = attention_shapes(q, k, v, kind, scale)
         launch = None
         if q.numel():
             kernel = attention_kernel(kind, scale, b, h, hk, n, nk, d, DTYPES[q.dtype], capability(q.device), lse=True)
@@ -457,7 +451,7 @@ def _attention_lse_impl(q: Tensor, k: Tensor, v: Tensor, kind: str = "softmax",
 
 def _attention_lse_fake(q: Tensor, k: Tensor, v: Tensor, kind: str = "softmax",
                         scale: float | None = None) -> tuple[Tensor, Tensor]:
-    b, h, hk, n, nk, d = _lse_shapes(q, k, v, kind, scale)
+    b, h, hk, n, nk, d = attention_shapes(q, k, v, kind, scale)
     if _static(b, h, hk, n, nk, d) and q.numel():
         attention_kernel(kind, scale, b, h, hk, n, nk, d, DTYPES[q.dtype], capability(q.device), lse=True)
     return q.new_empty(q.shape), q.new_empty((b, h, n), dtype=torch.float32)
