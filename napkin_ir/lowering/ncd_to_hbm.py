@@ -361,6 +361,11 @@ class _Stream:
     def _min(self, a: Index, b: Index, name: str | None = None) -> Index:
         return self._arith(arith.MinUIOp, min, a, b, name)
 
+    def _tile_start(self, x: Index, name: str | None = None) -> Index:
+        """Where the stream tile holding position `x` starts: floor(x / tile) * tile."""
+        t = self.tile
+        return self._arith(arith.MuliOp, int.__mul__, self._arith(arith.DivUIOp, int.__floordiv__, x, t), t, name)
+
     def _row_span(self, axis: str) -> tuple[Index, Index]:
         """Where this block's rows along `axis` start, and where they end (inside the axis)."""
         if axis not in self.spans:
@@ -389,7 +394,7 @@ class _Stream:
         for m in self.diagonal:  # a tile is untouched when its last key is at most the block's first row
             start = self._row_span(m.row.data)[0]
             first = self._arith(arith.AddiOp, int.__add__, start, 1)
-            whole = self._arith(arith.MuliOp, int.__mul__, self._arith(arith.DivUIOp, int.__floordiv__, first, t), t)
+            whole = self._tile_start(first)
             split = self._min(split, whole, f"{s}_masked")
         return split, end
 
@@ -407,10 +412,10 @@ class _Stream:
         for n, (axis, skipped) in enumerate(columns.items()):  # (the mask and its gradient's compare the same axes)
             first, last_end = self._row_span(axis)
             if skipped:  # the first tile holding a kept position: floor(g0 / t) * t
-                begin = self._arith(arith.MuliOp, int.__mul__, self._arith(arith.DivUIOp, int.__floordiv__, first, t), t, f"{s}_begin")
+                begin = self._tile_start(first, f"{s}_begin")
             # the first tile wholly kept starts at or after the block's last column: ceil((g_end - 1) / t) * t
             top = self._arith(arith.AddiOp, int.__add__, last_end, t - 2)
-            whole = self._arith(arith.MuliOp, int.__mul__, self._arith(arith.DivUIOp, int.__floordiv__, top, t), t)
+            whole = self._tile_start(top)
             masked_end = whole if n == 0 else self._arith(arith.MaxUIOp, max, masked_end, whole)
         split: Index = self.size // t * t if self.clipped else self.size
         masked_end = self._min(masked_end, split, f"{s}_masked")
