@@ -185,6 +185,16 @@ class KernelOp(IRDLOperation):
     def globals(self) -> list[SSAValue]:
         return [a for a in self.body.block.args if isinstance(a.type, GlobalType)]
 
+    def accumulated(self) -> list[SSAValue]:
+        """The globals some store adds into (`accumulate`, at any level below): f32 outputs
+        that each block adds its part of a split contraction to, zeroed before the launch."""
+        found = []
+        for op in self.walk():
+            dest = getattr(op, "dest", None)
+            if "accumulate" in op.properties and dest in self.globals and dest not in found:
+                found.append(dest)
+        return found
+
     def axis_sizes(self) -> dict[str, int]:
         sizes: dict[str, int] = {}
         for g in self.globals:
@@ -273,21 +283,29 @@ class LoadOp(IRDLOperation):
 @irdl_op_definition
 class StoreOp(IRDLOperation):
     """Write the part of a tile that lies inside the global tensor, at the given offsets.
+    With `accumulate`, add it to what the global holds instead (an f32 global, zeroed
+    before the launch): the blocks that split a contraction axis each add their part.
 
         hbm.store %c, %C[%m0, %n0] : !ncd.tensor<m=128, n=128 : bf16>, !hbm.global<m=512, n=384 : bf16>
+        hbm.store %c, %C[%m0, %n0] {accumulate} : !ncd.tensor<m=128, n=128 : f32>, !hbm.global<m=512, n=384 : f32>
     """
 
     name = "hbm.store"
     value = operand_def(TensorType)
     dest = operand_def(GlobalType)
     offsets = var_operand_def(IndexType)
+    accumulate = opt_prop_def(UnitAttr)
+    irdl_options = (ParsePropInAttrDict(),)
     assembly_format = "$value `,` $dest `[` $offsets `]` attr-dict `:` type($value) `,` type($dest)"
 
-    def __init__(self, value: SSAValue, dest: SSAValue, offsets: Sequence[SSAValue]):
-        super().__init__(operands=[value, dest, list(offsets)])
+    def __init__(self, value: SSAValue, dest: SSAValue, offsets: Sequence[SSAValue], accumulate: bool = False):
+        super().__init__(operands=[value, dest, list(offsets)], properties={"accumulate": UnitAttr()} if accumulate else {})
 
     def verify_(self) -> None:
         check_tile_of_global(self, self.value.type, self.dest.type, self.offsets)  # type: ignore[arg-type]
+        if self.accumulate is not None:
+            require(self.dest.type.dtype == "f32", self,  # type: ignore[attr-defined]
+                    f"accumulate adds into an f32 global (partial sums rounded to {self.dest.type.dtype} would not add up)")  # type: ignore[attr-defined]
 
 
 @irdl_op_definition

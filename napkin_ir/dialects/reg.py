@@ -55,6 +55,7 @@ from xdsl.dialects.builtin import (
     IndexType,
     IntAttr,
     StringAttr,
+    UnitAttr,
     f32,
 )
 from xdsl.ir import Attribute, Dialect, ParametrizedAttribute, SSAValue
@@ -380,21 +381,30 @@ class StoreOp(IRDLOperation):
         reg.store %c, %out[%m0, %n0] : !reg.frag<c, m=64, n=32 : f32>, !hbm.global<m=512, n=384 : bf16>
         reg.store %p, %out[%i0, %c0] : !reg.frag<line, i=2, j=1024 : f32>, !hbm.global<i=4096, j=1024 : bf16>
         reg.store %lse, %out1[%b0, %h0, %i0] : !reg.frag<row, i=16 : f32>, !hbm.global<b=2, h=4, i=256 : f32>
+
+    With `accumulate`, accumulators are added to what an f32 global holds (`red.global.add`):
+    a block's part of a contraction split over the grid.
+
+        reg.store %c, %out[%m0, %n0] {accumulate} : !reg.frag<c, m=64, n=32 : f32>, !hbm.global<m=512, n=384 : f32>
     """
 
     name = "reg.store"
     value = operand_def(FragType)
     dest = operand_def(GlobalType)
     offsets = var_operand_def(IndexType)
+    accumulate = opt_prop_def(UnitAttr)
+    irdl_options = (ParsePropInAttrDict(),)
     assembly_format = "$value `,` $dest `[` $offsets `]` attr-dict `:` type($value) `,` type($dest)"
 
-    def __init__(self, value: SSAValue, dest: SSAValue, offsets: Sequence[SSAValue]):
-        super().__init__(operands=[value, dest, list(offsets)])
+    def __init__(self, value: SSAValue, dest: SSAValue, offsets: Sequence[SSAValue], accumulate: bool = False):
+        super().__init__(operands=[value, dest, list(offsets)], properties={"accumulate": UnitAttr()} if accumulate else {})
 
     def verify_(self) -> None:
         f, g = _frag(self.value), self.dest.type
         assert isinstance(g, GlobalType)
         require(f.role.data in ("c", "line", "row"), self, f"stores accumulators (role c), a 'line' or a 'row' fragment, got {f}")
+        if self.accumulate is not None:
+            require(f.role.data == "c" and g.dtype == "f32", self, f"accumulate adds accumulators (role c) into an f32 global, got {f} and {g}")
         require(tuple(a for a in g.axis_names if a in f.shape) == f.axis_names, self,
                 f"the fragment's axes {list(f.axis_names)} must be the global's {list(g.axis_names)}, in order")
         require(len(self.offsets) == len(g.axis_names), self, f"takes one offset per axis of the global ({len(g.axis_names)}), got {len(self.offsets)}")

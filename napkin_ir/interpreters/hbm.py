@@ -60,7 +60,10 @@ class HbmFunctions(InterpreterFunctions):
         value, g, *offsets = args
         data = value.aligned(g.type.axis_names)
         src, dst = overlap(g, offsets, data.shape)
-        g.data[src] = round_to(g.type.dtype, data[dst])
+        if op.accumulate is not None:  # a block's part of a split contraction
+            g.data[src] += data[dst].astype(np.float32)
+        else:
+            g.data[src] = round_to(g.type.dtype, data[dst])
         return ()
 
     @impl(hbm.FillOp)

@@ -257,6 +257,8 @@ class Warp:
             res = self.mma(op)
         elif isinstance(op, P.StOp):
             self.st(op)
+        elif isinstance(op, P.RedOp):
+            self.red(op)
         elif isinstance(op, P.LdOp) and op.space.data == "global":
             res = self.ld_global(op)
         elif isinstance(op, P.LdOp):
@@ -375,6 +377,18 @@ class Warp:
                 else:
                     assert op.space.data == "global"
                     self.mem.write(int(addr[l]), data)
+
+    def red(self, op) -> None:
+        """`red.global.add.f32`: each lane's value added to the f32 at its address."""
+        assert op.space.data == "global" and op.ty.data == "f32", f"the emulator adds f32 values in global memory, not {op.ty.data}"
+        addr = self.get(op.addr).astype(np.int64) + _prop(op, "offset")
+        on = self.get(op.guard) if op.guard is not None else np.ones(32, bool)
+        v = self.get(op.values[0])
+        assert not (addr[on] % 4).any(), "a misaligned 4-byte red"
+        for l in range(32):
+            if on[l]:
+                old = np.frombuffer(self.mem.read(int(addr[l]), 4), np.float32)[0]
+                self.mem.write(int(addr[l]), np.float32(old + np.frombuffer(np.asarray(v[l]).tobytes(), np.float32)[0]).tobytes())
 
     def ld_global(self, op) -> list[np.ndarray]:
         """A guarded global load: the lanes it skips get all-ones bits (a NaN of every float

@@ -193,7 +193,10 @@ class RegFunctions(InterpreterFunctions):
             dims = [t.shape.get(a, 1) for a in g.type.axis_names]
             start = [o + origin.get(a, 0) for o, a in zip(offsets, g.type.axis_names)]
             src, dst = overlap(g, start, dims)
-            g.data[src] = tile.reshape(dims)[dst]
+            if op.accumulate is not None:  # a block's part of a split contraction
+                g.data[src] += scatter(t, value[_key(w)]).astype(np.float32).reshape(dims)[dst]
+            else:
+                g.data[src] = tile.reshape(dims)[dst]
         return ()
 
     @impl(reg.LoadOp)

@@ -557,6 +557,31 @@ class StOp(MemOp):
 
 
 @irdl_op_definition
+class RedOp(MemOp):
+    """Add to memory, atomically, keeping no result: `[@p] red{.space}.add.type [addr+offset], a;`
+    (a block's part of a sum that several blocks add into one f32 global)."""
+
+    name = "ptx.red"
+    values = var_operand_def(RegType)
+    irdl_options = (AttrSizedOperandSegments(as_property=True), ParsePropInAttrDict())
+    assembly_format = "` ` `[` $addr `]` (`if` $guard^)? `,` `(` $values `)` attr-dict `:` type($addr) (`if` type($guard)^)? `,` `(` type($values) `)`"
+
+    def __init__(self, space: str, ty: str, addr: SSAValue, value: SSAValue, *, offset: int = 0, guard: SSAValue | None = None):
+        super().__init__(operands=[[value], addr, [guard] if guard else []], properties=_props(space=space, ty=ty, offset=offset or None))
+
+    def verify_(self) -> None:
+        self._verify_mem(self.values)
+        require(len(self.values) == 1, self, "adds one value (vector forms need PTX ISA 8.1)")
+        require(self.space.data in ("global", "shared", "shared::cta", ""), self, f"adds into global or shared memory, not .{self.space.data}")
+        require(self.ty.data in ("f32", "f64", "u32", "s32", "u64"), self, f"adds .f32, .f64, .u32, .s32 or .u64, not .{self.ty.data}")
+
+    def ptx_lines(self, names: Namer) -> list[str]:
+        guard = f"@{names(self.guard)} " if self.guard is not None else ""
+        space = f".{self.space.data}" if self.space.data else ""
+        return [f"{guard}red{space}.add.{self.ty.data} {_addr(names, self.addr, _i(self.offset))}, {names(self.values[0])};"]
+
+
+@irdl_op_definition
 class LdParamOp(InstrOp):
     """Read a kernel parameter: `ld.param.type d, [name];`."""
 
@@ -803,8 +828,9 @@ class KernelOp(IRDLOperation):
     launch contract (`napkin_ir.runtime.contract`): blocks along x, y, z (`napkin.grid`),
     threads (`napkin.block`), dynamic shared bytes (`napkin.smem_bytes`), blocks per
     cluster (`napkin.cluster`), blocks per multiprocessor of a persistent grid
-    (`napkin.persistent`), and how each TMA tensor map is encoded (`napkin.tma`, of
-    `#ptx.tma_box`).
+    (`napkin.persistent`), how each TMA tensor map is encoded (`napkin.tma`, of
+    `#ptx.tma_box`), and the parameters the kernel adds into, which the launch zeroes
+    first (`napkin.zeroed`: f32 outputs of a contraction split over the grid).
     """
 
     name = "ptx.kernel"
@@ -822,6 +848,7 @@ class KernelOp(IRDLOperation):
     cluster = opt_prop_def(ArrayAttr[IntegerAttr], prop_name="napkin.cluster")
     persistent = opt_prop_def(IntegerAttr, prop_name="napkin.persistent")
     tma = opt_prop_def(ArrayAttr[TmaBoxAttr], prop_name="napkin.tma")
+    zeroed = opt_prop_def(ArrayAttr[StringAttr], prop_name="napkin.zeroed")
     body = region_def()
     traits = traits_def(IsolatedFromAbove(), SymbolOpInterface())
     irdl_options = (ParsePropInAttrDict(),)
@@ -863,6 +890,9 @@ class KernelOp(IRDLOperation):
                 require(1 <= len(sizes) <= 3 and min(sizes) >= 1, self, f"{k} takes 1 to 3 positive sizes, got {sizes}")
         require(self.smem_bytes is None or self.smem_bytes.value.data >= 0, self, "napkin.smem_bytes is at least 0")
         require(self.persistent is None or self.persistent.value.data >= 1, self, "napkin.persistent (blocks per multiprocessor) is at least 1")
+        names = [p.data for p in self.params.data]
+        for z in self.zeroed.data if self.zeroed else ():
+            require(z.data in names, self, f"napkin.zeroed names '{z.data}', which is not a parameter")
         require(len(self.body.blocks) >= 1, self, "has a body")
         for block in self.body.blocks:
             for op in block.ops:

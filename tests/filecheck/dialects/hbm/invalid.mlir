@@ -239,3 +239,12 @@ hbm.kernel attributes {sym_name = "k", grid = #hbm.labels<m=8>, num_outputs = 1 
   hbm.return
 }
 // CHECK: hbm.kernel: the scf.for %k0 streaming 'k': reg.overlapped rotates the products of a pipelined loop, and this one has no smem.pipeline
+
+// -----
+hbm.kernel attributes {sym_name = "k", grid = #hbm.labels<m=8>, num_outputs = 1 : i32} {
+^bb0(%a: !hbm.global<m=16 : bf16>, %out: !hbm.global<m=16 : bf16>, %m0: index):
+  %t = hbm.load %a[%m0] : !hbm.global<m=16 : bf16> -> !ncd.tensor<m=8 : bf16>
+  hbm.store %t, %out[%m0] {accumulate} : !ncd.tensor<m=8 : bf16>, !hbm.global<m=16 : bf16>
+  hbm.return
+}
+// CHECK: hbm.store: accumulate adds into an f32 global (partial sums rounded to bf16 would not add up)

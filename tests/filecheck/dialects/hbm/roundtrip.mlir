@@ -31,3 +31,15 @@ hbm.kernel attributes {sym_name = "gemm", grid = #hbm.labels<m=64, n=32>, num_ou
 func.func @labelled() attributes {ncd.grid = #hbm.labels<b=1, h=1, i=128>, ncd.stream = #hbm.labels< >, offsets = #hbm.labels<k = 0, n = 64>} {
   func.return
 }
+
+// A store that adds its tile into an f32 global (a block's part of a split sum).
+// CHECK: hbm.store %p, %acc_out[%m0, %c0] {accumulate} : !ncd.tensor<m=8, n=4 : f32>, !hbm.global<m=16, n=4 : f32>
+hbm.kernel attributes {sym_name = "part", grid = #hbm.labels<m=8, k=16>, num_outputs = 1 : i32} {
+^bb0(%a: !hbm.global<m=16, k=64 : bf16>, %b: !hbm.global<k=64, n=4 : bf16>, %acc_out: !hbm.global<m=16, n=4 : f32>, %m0: index, %k0: index):
+  %c0 = arith.constant 0 : index
+  %ta = hbm.load %a[%m0, %k0] : !hbm.global<m=16, k=64 : bf16> -> !ncd.tensor<m=8, k=16 : bf16>
+  %tb = hbm.load %b[%k0, %c0] : !hbm.global<k=64, n=4 : bf16> -> !ncd.tensor<k=16, n=4 : bf16>
+  %p = ncd.contract %ta, %tb over [k] : !ncd.tensor<m=8, k=16 : bf16>, !ncd.tensor<k=16, n=4 : bf16> -> !ncd.tensor<m=8, n=4 : f32>
+  hbm.store %p, %acc_out[%m0, %c0] {accumulate} : !ncd.tensor<m=8, n=4 : f32>, !hbm.global<m=16, n=4 : f32>
+  hbm.return
+}

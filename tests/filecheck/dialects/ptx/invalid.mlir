@@ -208,3 +208,18 @@ ptx.kernel attributes {sym_name = "k", params = [], param_types = [], napkin.sme
   ptx.ret
 }
 // CHECK: ptx.kernel: property 'napkin.smem_bytes': "49152" should be of base attribute integer
+
+// -----
+ptx.kernel attributes {sym_name = "k", params = ["k_out"], param_types = ["u64"], napkin.zeroed = ["k_in"]} {
+  ptx.ret
+}
+// CHECK: ptx.kernel: napkin.zeroed names 'k_in', which is not a parameter
+
+// -----
+ptx.kernel attributes {sym_name = "k", params = [], param_types = []} {
+  %g = ptx.const {ty = "u64", value = 0 : i64} : () -> !ptx.reg<b64>
+  %h = ptx.const {ty = "u32", value = 0 : i64} : () -> !ptx.reg<b32>
+  ptx.red [%g], (%h) {space = "global", ty = "b32"} : !ptx.reg<b64>, (!ptx.reg<b32>)
+  ptx.ret
+}
+// CHECK: ptx.red: adds .f32, .f64, .u32, .s32 or .u64, not .b32

@@ -37,3 +37,11 @@ func.func @f() {
   func.return
 }
 // CHECK: reg.zeros: makes accumulators (role c)
+
+// -----
+func.func @f(%out: !hbm.global<m=16, n=8 : bf16>, %m0: index) {
+  %z = reg.zeros : !reg.frag<c, m=16, n=8 : f32>
+  reg.store %z, %out[%m0, %m0] {accumulate} : !reg.frag<c, m=16, n=8 : f32>, !hbm.global<m=16, n=8 : bf16>
+  func.return
+}
+// CHECK: reg.store: accumulate adds accumulators (role c) into an f32 global
