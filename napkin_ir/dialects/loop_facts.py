@@ -9,6 +9,8 @@ decides it:
                  reg.overlapped}
 
 - `hbm.stream` (`ncd-to-hbm`): the axis the loop streams, one of the kernel's.
+- `hbm.nonempty` (`ncd-to-hbm`): the loop, whose bounds are computed, runs at least one
+  trip (a split's part of the axis is never empty), so it may be tested at its bottom.
 - `smem.pipeline` (`hbm-to-smem`, amended by `smem-unroll-stages`): the stages the loop's
   buffers cycle through, how its tiles arrive (`#smem<copy cp_async>` or `#smem<copy tma>`),
   and, once unrolled, the bodies a trip. One attribute, so a rewrite keeps or drops the
@@ -42,6 +44,7 @@ from xdsl.utils.str_enum import StrEnum
 STREAM = "hbm.stream"
 PIPELINE = "smem.pipeline"
 OVERLAPPED = "reg.overlapped"
+NONEMPTY = "hbm.nonempty"
 # the untyped facts smem.pipeline replaced; a loop that still carries one is refused
 RETIRED = ("smem.stages", "smem.copy", "smem.unrolled")
 MAX_STAGES = 16  # the most hbm-to-smem asks for (copy=tma; cp.async stops at 8)
@@ -212,6 +215,11 @@ def overlapped(loop: Operation) -> bool:
     return _fact(loop, OVERLAPPED, UnitAttr, "a unit attribute (no value)") is not None
 
 
+def nonempty(loop: Operation) -> bool:
+    """Whether ncd-to-hbm knows the loop runs at least one trip (`hbm.nonempty`)."""
+    return _fact(loop, NONEMPTY, UnitAttr, "a unit attribute (no value)") is not None
+
+
 def stream_loops(op: Operation) -> list[scf.ForOp]:
     """The stream loops under `op`, in order."""
     return [o for o in op.walk() if isinstance(o, scf.ForOp) and stream_axis(o) is not None]
@@ -238,6 +246,10 @@ def set_unrolled(loop: Operation, bodies: int) -> None:
     if p is None:
         raise VerifyException(f"{describe_loop(loop)}: only a pipelined loop is unrolled by its stages")
     loop.attributes[PIPELINE] = p.with_unrolled(bodies)
+
+
+def set_nonempty(loop: Operation) -> None:
+    loop.attributes[NONEMPTY] = UnitAttr()
 
 
 def set_overlapped(loop: Operation) -> None:
@@ -287,6 +299,7 @@ def verify_loop_facts(kernel: Operation, axes: Mapping[str, int]) -> None:
             axis = stream_axis(op)
             p = pipeline(op)
             is_overlapped = overlapped(op)
+            nonempty(op)
         except VerifyException as e:
             raise VerifyException(prefix + str(e)) from None
         where = describe_loop(op)
@@ -311,5 +324,6 @@ def verify_loop_facts(kernel: Operation, axes: Mapping[str, int]) -> None:
 
 
 __all__ = ["CopyEngine", "CopyEngineAttr", "PipelineAttr", "StagedBufferType", "StreamAttr", "copy_engine", "describe_loop",
-           "overlapped", "pipeline", "pipelined_loops", "set_overlapped", "set_pipeline", "set_stream_axis", "set_unrolled",
+           "nonempty", "overlapped", "pipeline", "pipelined_loops", "set_nonempty", "set_overlapped", "set_pipeline",
+           "set_stream_axis", "set_unrolled",
            "stages", "stream_axis", "stream_loops", "unrolled", "verify_loop_facts"]

@@ -114,7 +114,7 @@ class _KernelBuilder:
         the streamed axis last: its rows are the block's own, its columns the stream's
         (the attention gradient's dK and dV blocks hold keys and stream queries, so their
         scores are K Q^T whatever order the diagram wrote Q K^T in)."""
-        shape = {a: self.grid.get(a, self.stream.get(a, s)) for a, s in t.shape.items()}
+        shape = {a: self.stream.get(a, self.grid.get(a, s)) for a, s in t.shape.items()}  # a split axis's tiles are the stream's
         if computed:
             shape = {**{a: n for a, n in shape.items() if a not in self.stream},
                      **{a: n for a, n in shape.items() if a in self.stream}}
@@ -142,10 +142,10 @@ class _KernelBuilder:
 
     def position(self, axis: str, stream_origin: SSAValue | None) -> SSAValue:
         """Where this block's tile starts along `axis` (0 for an axis kept whole)."""
-        if axis in self.origins:
-            return self.origins[axis]
         if axis in self.stream and stream_origin is not None:
             return stream_origin
+        if axis in self.origins:
+            return self.origins[axis]
         return self.zero.result
 
     def clone(self, op: Operation, into: Block, stream_origin: SSAValue | None, result_type=None) -> SSAValue:
@@ -163,27 +163,49 @@ class _KernelBuilder:
         self.values[op.results[0]] = new.results[0]
         return new.results[0]
 
+    def _partial_sums(self, body_ops: list[Operation], ret: func.ReturnOp) -> set[SSAValue]:
+        """The results that sum along a split axis (spread over the grid and streamed): each
+        block holds its part, which it adds into the output. Only a sum adds up so, and only
+        a part returned as it is, in f32, is added whole; anything else is refused."""
+        partial: set[SSAValue] = set()
+        for op in body_ops:
+            if not isinstance(op, ncd.NcdOp):
+                raise _fail(self.f, f"{op.name} is not an ncd op")
+            for a in _reduced_axes(op):
+                if a not in self.grid:
+                    continue
+                summed = isinstance(op, ncd.ContractOp) or (isinstance(op, ncd.ReduceOp) and op.kind.data == "sum")
+                if a not in self.stream:
+                    split = " (or stream it too: a split, each block adding its part of the sum)" if summed else ""
+                    raise _fail(self.f, f"{_where(op)} reduces along '{a}', which is spread over the grid: each block sees "
+                                        f"only its tile of '{a}'; stream '{a}' or keep it whole{split}")
+                result = op.results[0]
+                users = {u.operation for u in result.uses}
+                if not summed:
+                    raise _fail(self.f, f"{_where(op)} reduces along '{a}', which is split over the grid: only a sum "
+                                        "(a contraction or a reduce sum) adds up from the blocks' parts")
+                if users != {ret} or result.type.dtype != "f32":  # type: ignore[attr-defined]
+                    raise _fail(self.f, f"{_where(op)} sums along '{a}', which is split over the grid: each block adds its part "
+                                        "into the output, so the sum must be a result of the function as it is, in f32 "
+                                        f"(here {result.type}{', used by ' + _where(next(iter(users - {ret}))) if users - {ret} else ''})")  # type: ignore[attr-defined]
+                partial.add(result)
+        return partial
+
     def build(self) -> hbm.KernelOp:
         f = self.f
         body_ops = [op for op in f.body.block.ops if not isinstance(op, func.ReturnOp)]
-        for op in body_ops:
-            if not isinstance(op, ncd.NcdOp):
-                raise _fail(f, f"{op.name} is not an ncd op")
-            for a in _reduced_axes(op):
-                if a in self.grid:
-                    raise _fail(f, f"{_where(op)} reduces along '{a}', which is spread over the grid: each block sees "
-                                   f"only its tile of '{a}'; stream '{a}' or keep it whole")
+        ret = f.body.block.last_op
+        assert isinstance(ret, func.ReturnOp)
+        partial = self._partial_sums(body_ops, ret)
         if self.stream:
             (s,) = self.stream
             _Stream(self, s, body_ops).build()
         else:
             for op in body_ops:
                 self.clone(op, self.block, None)
-        ret = f.body.block.last_op
-        assert isinstance(ret, func.ReturnOp)
         for v, g in zip(ret.arguments, self.out_globals):
             tile = self.get(v, self.block, None)
-            self.block.add_op(hbm.StoreOp(tile, g, self.offsets(g.type, None)))  # type: ignore[arg-type]
+            self.block.add_op(hbm.StoreOp(tile, g, self.offsets(g.type, None), accumulate=v in partial))  # type: ignore[arg-type]
         self.block.add_op(hbm.ReturnOp())
         return hbm.KernelOp(f.sym_name.data, self.grid, len(self.out_globals), Region([self.block]))
 
@@ -424,6 +446,18 @@ class _Stream:
             loops.append((split, self.size, True))
         return loops
 
+    def _split_loops(self) -> list[tuple[Index, Index, bool]]:
+        """The loops of a split stream: this block's part of the axis, from its origin to
+        the part's end (the axis's, for the last part), a ragged last tile masked."""
+        s = self.s
+        if self.diagonal:
+            raise _fail(self.f, f"a mask along '{s}', which is split over the grid, is not supported: stream '{s}' whole")
+        begin, end = self._row_span(s)
+        if not self.clipped:
+            return [(begin, end, False)]
+        whole = self._min(end, self.size // self.tile * self.tile, f"{s}_whole")
+        return [(begin, whole, False), (whole, end, True)]
+
     # -- emission --------------------------------------------------------------------------
     def build(self) -> None:
         kb = self.kb
@@ -441,7 +475,9 @@ class _Stream:
                 kb.block.add_op(fill)
                 inits.append(fill.result)
         step = self._value(self.tile)
-        if self.rising:
+        if self.s in kb.grid:
+            loops = self._split_loops()
+        elif self.rising:
             loops = self._rising_loops()
         elif self.diagonal or self.clipped:
             split, end = self._bounds()
@@ -459,6 +495,8 @@ class _Stream:
             self._tile(body, carriers, masked)
             loop = scf.ForOp(lb_v, ub_v, step, state, body)
             loop_facts.set_stream_axis(loop, self.s)
+            if self.s in kb.grid and not masked:  # a split's part: from its origin, inside the axis, never empty
+                loop_facts.set_nonempty(loop)
             kb.block.add_op(loop)
             state = list(loop.results)
         self._finish(carriers, state)

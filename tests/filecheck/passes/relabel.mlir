@@ -8,6 +8,8 @@
 // RUN: not napkin-opt %examples/matmul.mlir -p 'ncd-relabel{grid="k:32"}' 2>&1 | filecheck %s --check-prefix=NOTOUT
 // RUN: not napkin-opt %examples/matmul.mlir -p 'ncd-relabel{stream="m:32"}' 2>&1 | filecheck %s --check-prefix=STREAMOUT
 // RUN: not napkin-opt %examples/matmul.mlir -p 'ncd-relabel{grid="m:32" stream="m:32"}' 2>&1 | filecheck %s --check-prefix=BOTH
+// RUN: napkin-opt %examples/matmul.mlir -p 'ncd-relabel{grid="m:128,n:64,k:128" stream="k:32"}' | filecheck %s --check-prefix=SPLIT
+// RUN: not napkin-opt %examples/matmul.mlir -p 'ncd-relabel{grid="m:128,n:64,k:100" stream="k:32"}' 2>&1 | filecheck %s --check-prefix=PART
 // RUN: not napkin-opt %examples/matmul.mlir -p 'ncd-relabel{grid="m=32"}' 2>&1 | filecheck %s --check-prefix=SYNTAX
 // RUN: not napkin-opt %examples/matmul.mlir -p 'ncd-relabel{tile="m:32"}' 2>&1 | filecheck %s --check-prefix=OPTION
 
@@ -19,6 +21,8 @@
 // ZERO: napkin-opt: error: ncd-relabel: a tile of 0 along 'm' in @matmul: tiles are 1 or more elements
 // NOTOUT: napkin-opt: error: ncd-relabel: grid axis 'k' is not an axis of @matmul's output
 // STREAMOUT: napkin-opt: error: ncd-relabel: axis 'm' is an axis of @matmul's output; stream only axes that are reduced
-// BOTH: napkin-opt: error: ncd-relabel: axis 'm' cannot be both spread over the grid and streamed
+// BOTH: napkin-opt: error: ncd-relabel: axis 'm' is an axis of @matmul's output; stream only axes that are reduced
+// SPLIT: attributes {ncd.grid = #hbm.labels<m=128, n=64, k=128>, ncd.stream = #hbm.labels<k=32>}
+// PART: napkin-opt: error: ncd-relabel: axis 'k' is split over the grid in parts of 100 and streamed 32 at a time; a part must be a whole number of stream tiles
 // SYNTAX: napkin-opt: error: ncd-relabel: cannot read grid="m=32": 'm=32' should be axis:tile, e.g. m:128, or an axis alone for tiles of 1
 // OPTION: napkin-opt: error: {{.*}}tile

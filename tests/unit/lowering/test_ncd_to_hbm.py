@@ -1,6 +1,8 @@
 """ncd-to-hbm keeps the numbers: the hbm kernel, run block by block on the CPU, computes
 what the diagram computes, on random shapes with ragged edges and random tile sizes."""
 
+import re
+
 import numpy as np
 import pytest
 from hypothesis import given, settings
@@ -43,3 +45,28 @@ def test_attention_over_query_tiles_keeps_the_numbers(example, labels):
     # no axis is streamed: each block computes its query rows exactly as the diagram does
     np.testing.assert_allclose(kernel, diagram, rtol=2.0**-7, atol=1e-6)
     assert reference.relative_error(kernel, reference.REFERENCES[example](q, k, v)) <= reference.TOLERANCE["bf16"]
+
+
+@settings(max_examples=20, deadline=None)
+@given(st.integers(1, 60), st.integers(1, 60), st.integers(2, 300), st.data())
+def test_split_sums_keep_the_numbers(m, n, k, data):
+    """A contraction axis split over the grid: each block streams its part of k and adds
+    its sum into the f32 output, which the blocks leave whole."""
+    tk = data.draw(st.integers(1, 32))
+    part = tk * data.draw(st.integers(1, max(1, k // tk)))
+    (a, b), diagram, kernel = _both(gemm(m, n, k, "bf16", out_dtype="f32"), f'grid="m:16,n:16,k:{part}" stream="k:{tk}"',
+                                    seed=m + n * k)
+    assert not np.isnan(kernel).any()
+    np.testing.assert_allclose(kernel, diagram, rtol=1e-5, atol=1e-5 * np.abs(diagram).max())
+    assert reference.relative_error(kernel, reference.matmul(a, b)) <= 1e-5
+
+
+@pytest.mark.parametrize("out,labels,message", [
+    ("bf16", 'grid="m:16,n:16,k:64" stream="k:32"', "must be a result of the function as it is, in f32"),
+    ("f32", 'grid="m:16,n:16,k:64"', "or a reduced axis that is also streamed: a split"),
+])
+def test_what_a_split_cannot_sum_is_refused(out, labels, message):
+    from xdsl.utils.exceptions import PassFailedException
+
+    with pytest.raises(PassFailedException, match=re.escape(message)):
+        run_pipeline(gemm(40, 40, 200, "bf16", out_dtype=out), f"ncd-relabel{{{labels}}},ncd-to-hbm")
