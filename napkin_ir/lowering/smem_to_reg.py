@@ -255,7 +255,7 @@ class SmemToRegPass(ModulePass):
             user = stores[0] if len(stores) == 1 else None
         if not isinstance(user, hbm.StoreOp):
             return  # an epilogue: the fragment math after the loop lowers it (_Fragments)
-        Rewriter.replace_op(user, reg.StoreOp(result, user.dest, list(user.offsets)))
+        Rewriter.replace_op(user, reg.StoreOp(result, user.dest, list(user.offsets), accumulate=user.accumulate is not None))
         if cast is not None:
             Rewriter.erase_op(cast)
 
@@ -744,5 +744,5 @@ class _Fragments:
         frag = v.frag if isinstance(v, _Cast) else v
         if not isinstance(frag, SSAValue) or not isinstance(frag.type, reg.FragType) or frag.type.role.data not in ("c", "line", "row"):
             raise self.fail("what is stored must be a tile computed in registers (after at most a cast)")
-        self.emit([reg.StoreOp(frag, op.dest, list(op.offsets))], op)
+        self.emit([reg.StoreOp(frag, op.dest, list(op.offsets), accumulate=op.accumulate is not None)], op)
         self.dead.append(op)

@@ -2,7 +2,8 @@
 
 - `arith` on indices: `convert-arith-to-ptx`'s rules (32-bit).
 - `scf.for`: values the loop carries (fragments: one register each) are block arguments.
-  A loop that carries wgmma accumulators (constant bounds, at least one trip) is tested
+  A loop that carries wgmma accumulators (at least one trip: constant bounds, or a
+  loop ncd-to-hbm knows is `hbm.nonempty`) is tested
   at its bottom (body(iv, carried) ... iv' = iv + step; iv' < ub ? body : exit), so that
   the accumulators stay in their registers while the products run; any other at its head.
 - `scf.if` without results: its region under a branch, or, where it holds only
@@ -16,7 +17,7 @@ from __future__ import annotations
 from xdsl.dialects import arith, scf
 from xdsl.ir import Block, SSAValue
 
-from napkin_ir.dialects import reg, smem
+from napkin_ir.dialects import loop_facts, reg, smem
 from napkin_ir.dialects.ptx import ops as P
 from napkin_ir.lowering.ptx_rules.context import B32, KernelLowering, constant, lowers
 
@@ -54,7 +55,7 @@ def _for(k: KernelLowering, loop: scf.ForOp) -> None:
     # needs 255 registers and spills, at its head 170)
     yielded = loop.body.block.last_op
     asynchronous = isinstance(yielded, scf.YieldOp) and any(isinstance(v.owner, reg.WgmmaOp) for v in yielded.operands)
-    bottom = asynchronous and None not in bounds and bounds[0] < bounds[1]  # type: ignore[operator]
+    bottom = asynchronous and (None not in bounds and bounds[0] < bounds[1] or loop_facts.nonempty(loop))  # type: ignore[operator]
     flat = _flat(inits)
     body_block = loop.body.block
     if bottom:

@@ -120,7 +120,8 @@ def _phase_rows(g: int, row_bytes: int) -> list[int] | None:
 
 def _aligned(k: KernelLowering, v: SSAValue, n: int) -> bool:
     """Whether an offset is a multiple of n everywhere: its constant, and each symbol's
-    coefficient times the symbol's step (a grid origin's tile, a loop counter's step)."""
+    coefficient times the symbol's step (a grid origin's tile, a loop counter's step where
+    the loop starts at a multiple of n)."""
     a = k.affine(v)
     if a.const % n:
         return False
@@ -130,7 +131,9 @@ def _aligned(k: KernelLowering, v: SSAValue, n: int) -> bool:
         if grain is None and hasattr(owner, "parent_op") and isinstance(owner.parent_op(), scf.ForOp):  # type: ignore[union-attr]
             loop = owner.parent_op()  # type: ignore[union-attr]
             lb, step = constant(loop.lb), constant(loop.step)
-            grain = step if lb is not None and step is not None and lb % n == 0 else None
+            # a loop from a computed start (a split's part, a causal stream's first tile) steps from an aligned one
+            start_aligned = lb % n == 0 if lb is not None else _aligned(k, loop.lb, n)
+            grain = step if step is not None and start_aligned else None
         if grain is None or (c * grain) % n:
             return False
     return True

@@ -115,6 +115,9 @@ def build_kernel(k: KernelLowering) -> P.KernelOp:
     facts["napkin.smem_bytes"] = builtin.IntegerAttr(k.shared_size, 32)
     if k.tma_boxes:
         facts["napkin.tma"] = builtin.ArrayAttr(k.tma_boxes)
+    zeroed = kernel.accumulated()  # outputs the blocks add their parts into: zeroed before the launch
+    if zeroed:
+        facts["napkin.zeroed"] = builtin.ArrayAttr([builtin.StringAttr(f"{k.name}_{arg_name(g, globs.index(g))}") for g in zeroed])
     out.properties.update(facts)
     return out
 

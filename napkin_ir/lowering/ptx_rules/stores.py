@@ -1,5 +1,7 @@
 """Accumulators out: straight to global memory, or into shared memory for a TMA store.
 
+- `reg.store {accumulate}`: each value added to the f32 global with `red.global.add.f32`
+  (the blocks that split a contraction each add their part), otherwise as below.
 - `reg.store`: a 16-bit output whose fragment rows are whole 128-byte lines goes through
   shared memory and leaves in whole lines (`_store_through_shared`); otherwise each lane's
   pairs of values (rounded with `cvt.rn.bf16x2.f32`, or as they are for an f32 output) go
@@ -78,7 +80,10 @@ def _store(k: KernelLowering, op: reg.StoreOp) -> None:
                 i = 4 * (tm * nt + tn) + 2 * h
                 inside = k.both(row_ok, col_ok.get(8 * tn))
                 off = (dr * strides[r_axis] + 8 * tn) * g.esize
-                if gt.dtype == "f32":
+                if op.accumulate is not None:  # a part of a split sum: added, each value atomically
+                    for n in range(2):
+                        k.emit(P.RedOp("global", "f32", base, x[i + n], offset=off + 4 * n, guard=inside))
+                elif gt.dtype == "f32":
                     k.emit(P.StOp("global", "f32", base, [x[i], x[i + 1]], offset=off, guard=inside))
                 else:
                     k.emit(P.StOp("global", "b32", base, [k.pack(gt.dtype, x[i], x[i + 1])], offset=off, guard=inside))
