@@ -33,6 +33,8 @@ def launch(ptx_path, json_path, pointers, stream=0, device=0):
                              c["dynamic_smem_bytes"]))  # more than 48 KiB must be asked for
     values, types = [], []
     for p in c["params"]:
+        if p["role"] == "accumulate":  # the blocks add into it: it starts at zero
+            ok(cu.cuMemsetD32Async(pointers[p["arg"]], 0, int(np.prod(p["shape"])), cu.CUstream(stream)))
         if p["kind"] == "pointer":
             values.append(pointers[p["arg"]]), types.append(ctypes.c_void_p)
             continue
@@ -76,7 +78,7 @@ def main(ptx_path, json_path):
     launch(ptx_path, json_path, pointers)
     ok(cu.cuCtxSynchronize())
     for p in json.load(open(json_path))["params"]:
-        if p["role"] == "out":
+        if p["role"] in ("out", "accumulate"):
             out = host[p["arg"]]
             ok(cu.cuMemcpyDtoH(out.ctypes.data, pointers[p["arg"]], out.nbytes))
             values = (out.astype(np.uint32) << 16).view(np.float32) if p["dtype"] == "bf16" else out.astype(np.float32)

@@ -27,6 +27,7 @@ The runtime never compiles: `napkin_ir.compile` (cached) and `napkin_ir.build.co
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from math import prod
 from pathlib import Path
 from typing import Any
 
@@ -91,7 +92,7 @@ def _device_array(p: ParamContract, value: Any, where: str) -> DeviceView:
     if not view.contiguous:
         raise ArgumentError(f"{where}: expected a C-contiguous array, found strides {list(view.strides or ())} (bytes) for "
                             f"shape {list(view.shape)}; pass a contiguous copy (x.contiguous())")
-    if p.role == "out" and view.readonly:
+    if p.role in ("out", "accumulate") and view.readonly:
         raise ArgumentError(f"{where}: the kernel writes this array, but its {view.source} producer marks it read-only")
     if view.pointer % 16:
         raise ArgumentError(f"{where}: the kernel needs 16-byte aligned memory, found address 0x{view.pointer:x} "
@@ -203,8 +204,9 @@ class CompiledKernel:
             if self.persistent:
                 grid = self.contract.launch_grid(kernel.module.context.attribute("MULTIPROCESSOR_COUNT"))
             maps = {k: TiledEncoder(_tma_plan(p), device) for k, p in enumerate(self.contract.params) if p.kind == "tensormap"}
+            zeroed = {k: 4 * prod(p.shape or ()) for k, p in enumerate(self.contract.params) if p.role == "accumulate"}
             found = self._launchers[device] = Launcher(kernel, grid, self.contract.block, self.smem, self.contract.cluster,
-                                                       maps)
+                                                       maps, zeroed=zeroed)
         return found
 
     def launch_grid(self, device: int = 0) -> list[int]:

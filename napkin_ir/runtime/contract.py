@@ -59,12 +59,13 @@ class ParamContract:
     """One kernel parameter: its PTX name, the diagram's name for it (`matmul_a` -> `a`),
     how it is passed (`pointer`: the 8-byte device address of a C-contiguous array;
     `tensormap`: a 128-byte CUtensorMap by value) and, where the diagram says, the array it
-    stands for."""
+    stands for. An output of role `accumulate` (a contraction split over the grid) is
+    added into by every block, so it must hold zeros when the kernel starts."""
 
     name: str
     arg: str
     kind: str  # "pointer", "tensormap", or a PTX scalar type ("u32", "f32" ...)
-    role: str | None = None
+    role: str | None = None  # "in", "out", or "accumulate": an output the kernel adds into, zeroed before each launch
     dtype: str | None = None
     axes: tuple[str, ...] | None = None
     shape: tuple[int, ...] | None = None
@@ -238,6 +239,7 @@ def launch_contract(module: Any, signature: Sequence[ArgSignature] = (), *, vers
     threads = kernel.reqntid or kernel.maxntid
     block = [a.value.data for a in threads.data] if threads else [1]
     boxes = {t.arg.data: (t.dims, t.swizzle.data) for t in (kernel.tma.data if kernel.tma else [])}
+    zeroed = {z.data for z in (kernel.zeroed.data if kernel.zeroed else [])}
     sigs = {s.name: s for s in signature}
     params = []
     for pname, ptype in kernel.param_list():
@@ -248,7 +250,8 @@ def launch_contract(module: Any, signature: Sequence[ArgSignature] = (), *, vers
         if arg in boxes:
             box, swizzle = boxes[arg]
             tma = TmaBox(box, swizzle, TMA_DATA_TYPES.get(sig.dtype, "") if sig else "")
-        params.append(ParamContract(pname, arg, kind, sig.role if sig else None, sig.dtype if sig else None,
+        role = "accumulate" if pname in zeroed else sig.role if sig else None
+        params.append(ParamContract(pname, arg, kind, role, sig.dtype if sig else None,
                                     sig.axes if sig else None, sig.shape if sig else None, tma))
     persistent, cluster = kernel.persistent, kernel.cluster
     return LaunchContract(

@@ -162,7 +162,8 @@ class KernelParams:
     cuda-bindings takes the array's address as an int; this object keeps it alive.
     """
 
-    def __init__(self, values: Sequence[bytes | ctypes._SimpleCData]) -> None:
+    def __init__(self, values: Sequence[bytes | ctypes._SimpleCData], zeroed: Sequence[tuple[int, int]] = ()) -> None:
+        self.zeroed = tuple(zeroed)  # (device address, 4-byte words) zeroed before each launch
         self._storage: list[Any] = []
         addresses = [self._store(v) for v in values]
         self.array = (ctypes.c_void_p * max(len(addresses), 1))(*addresses)
@@ -412,12 +413,15 @@ class Launcher:
     by its `TiledEncoder`) and keeps them by pointers, up to `cache_size` sets, so a caller
     whose buffers come back at the same addresses (torch's caching allocator, a captured
     graph) packs nothing. Arguments are not checked here: `CompiledKernel` checks them.
+    The parameters in `zeroed` (index -> bytes; outputs the kernel adds into) are zeroed
+    on the launch's stream before each launch (`cuMemsetD32Async`, which graphs capture).
     """
 
     def __init__(self, kernel: Kernel, grid: Sequence[int], block: Sequence[int], smem: int,
                  cluster: Sequence[int] | None = None, maps: dict[int, TiledEncoder] | None = None, *,
-                 cache_size: int = 256) -> None:
+                 cache_size: int = 256, zeroed: dict[int, int] | None = None) -> None:
         self.kernel, self.maps, self.cache_size = kernel, dict(maps or {}), cache_size
+        self.zeroed = dict(zeroed or {})
         self.grid, self.block = launch_dims(grid, "grid"), launch_dims(block, "block")
         self.cluster = launch_dims(cluster, "cluster") if cluster is not None else None
         check_launch(self.grid, self.block, self.cluster)
@@ -439,7 +443,7 @@ class Launcher:
         # `direct(stream_pointer(handle), params.pointer)`: the launch without cuda-bindings, where
         # the driver library opens through ctypes and the kernel needs no cluster (cuLaunchKernelEx)
         self.direct: Any = None
-        fn = direct_launch() if self._config is None else None
+        fn = direct_launch() if self._config is None and not self.zeroed else None
         if fn is not None:
             try:
                 function = int(self._handle)  # the CUfunction's address
@@ -468,7 +472,7 @@ class Launcher:
                     self._encoded.clear()
                 blob = self._encoded[(k, pointer)] = encoder.encode(pointer)
             values.append(blob)
-        params = KernelParams(values)
+        params = KernelParams(values, [(pointers[k], size // 4) for k, size in self.zeroed.items()])
         if len(self._params) >= self.cache_size:
             try:
                 del self._params[next(iter(self._params))]  # the oldest
@@ -491,6 +495,8 @@ class Launcher:
                 self.launch_failed(code, params, stream)
             return
         hstream = _as_stream(stream)
+        for pointer, words in params.zeroed:  # the outputs the blocks add into start at zero
+            check(cuda().cuMemsetD32Async(pointer, 0, words, hstream), f"zeroing an output of kernel {self.kernel.name!r}")
         if self._config is None:
             result = self._launch_kernel(self._handle, *self._dims, hstream, params.address, 0)
         else:

@@ -187,3 +187,26 @@ def test_stream_pointers_are_made_once():
     assert kernels.stream_pointer(None) is None and kernels.stream_pointer(0) is None
     p = kernels.stream_pointer(0x1234)
     assert p.value == 0x1234 and kernels.stream_pointer(0x1234) is p
+
+
+def test_an_accumulated_output_is_zeroed_on_the_stream_before_each_launch(direct, stub, monkeypatch):
+    """A split GEMM adds each block's part into its f32 output: every launch, bound or not,
+    first zeroes it on the launch's stream (cuMemsetD32Async, which a graph captures),
+    then launches through cuda-bindings (the direct launch has no memset)."""
+    order: list[tuple] = []
+    monkeypatch.setattr(stub, "cuMemsetD32Async", lambda *a: order.append(("memset", *a)) or (real.CUresult.CUDA_SUCCESS,),
+                        raising=False)
+    monkeypatch.setattr(stub, "cuLaunchKernel", lambda *a: order.append(("launch",)) or (real.CUresult.CUDA_SUCCESS,))
+    split = compile_kernel(gemm(M, N, 256, "f16", out_dtype="f32"), 'napkin-sm80{block="128,128,32" split=4}')
+    assert split.contract.param("out").role == "accumulate"
+    kernel = fresh(split)
+    out = Dlpack(M, N)
+    out.array = np.zeros((M, N), np.float32)
+    given = {"a": Dlpack(M, 256), "b": Dlpack(256, N), "out": out}
+    bound = kernel.bind(given)
+    kernel(bound=bound, stream=0x5555)
+    kernel(stream=0x5555, **given)
+    assert direct == []
+    assert [o[0] for o in order] == ["memset", "launch", "memset", "launch"]
+    memset = order[0]
+    assert memset[1] == bound[2] and memset[2:4] == (0, M * N) and int(memset[4]) == 0x5555
