@@ -94,7 +94,7 @@ class NamedPipeline(PipelinePass):
 class NapkinSm80Pass(NamedPipeline):
     """`napkin-sm80`: the whole way from a diagram to sm_80 PTX (cp.async, ldmatrix,
     mma.sync). A GEMM takes `block="128,128,32"` (rows, columns, stream), `warps="2,2"`
-    (warps sharing the rows and the columns), `stages`; `autotile=true` lets the napkin
+    (warps sharing the rows and the columns), `stages`, `split` (see below); `autotile=true` lets the napkin
     model choose all three for `hw` (h100, h200, a100); `layout` the stages' layout
     (`swizzle`, `pad8`, or `auto`: swizzled where the tile's rows allow); `group` the
     block-row bands of the launch order (L2 reuse; 0 = plain). Attention (softmax, causal,
@@ -104,11 +104,16 @@ class NapkinSm80Pass(NamedPipeline):
     Grouped-query attention (K and V without the query heads' axis of a group) packs a
     group's heads into a block's rows, a warp or more a head (`recipes.attention.group_tiles`).
     A row reduction (no product: a row softmax, L2 norm, sum or max) takes `block="R"` rows
-    a block and `warps="W"` warps sharing them. The plans: `napkin_ir.plan.recipes`."""
+    a block and `warps="W"` warps sharing them. The plans: `napkin_ir.plan.recipes`.
+
+    `split=S` (both pipelines, a GEMM with an f32 output): S blocks share each output
+    tile's contraction, each streaming its part of it and adding its sum into the output
+    with `red.global.add.f32` (the launch zeroes the output first); the order of the
+    additions, and so the last bits of the sums, may differ from run to run."""
 
     name = "napkin-sm80"
     target = SM80
-    unset = {"block": "", "warps": "", "stages": 3, "autotile": False, "hw": "h100", "layout": "auto", "group": 0}
+    unset = {"block": "", "warps": "", "stages": 3, "autotile": False, "hw": "h100", "layout": "auto", "group": 0, "split": 1}
     block: str = ""
     warps: str = ""
     stages: int = 3
@@ -118,6 +123,7 @@ class NapkinSm80Pass(NamedPipeline):
     # plain by default: bands of block rows cut the GEMMs' DRAM traffic but measured no
     # faster, up to 5.4% slower (research/benchmarks.md, "the launch order")
     group: int = 0
+    split: int = 1
 
 
 @dataclass(frozen=True)
@@ -134,7 +140,8 @@ class NapkinSm90Pass(NamedPipeline):
     how the output leaves (`tma`: stmatrix into shared memory and TMA stores that overlap
     the next tile; `direct`: from registers; `auto`: TMA where it fits). `autotile=true`
     lets the napkin model choose the block tile and the stages for `hw` (h100, h200);
-    `block` is refused with it.
+    `block` is refused with it. `split` as on napkin-sm80 (a plain grid then: no group, no
+    persistence, no cluster).
 
     Attention (softmax, causal, spherical, grouped-query): `block="rows,keys"` (query rows
     in warpgroups of 64, keys a tile; by default `recipes.attention.sm90_tiles`), `stages`,
@@ -155,7 +162,7 @@ class NapkinSm90Pass(NamedPipeline):
     name = "napkin-sm90"
     target = SM90
     unset = {"block": "", "warps": "", "stages": 0, "group": 8, "blocks_per_sm": 1, "persistent": None, "cluster": 1, "store": "auto",
-             "autotile": False, "hw": "h100", "overlap": True, "pingpong": True, "q_registers": None}
+             "autotile": False, "hw": "h100", "overlap": True, "pingpong": True, "q_registers": None, "split": 1}
     block: str = ""
     warps: str = ""  # a row reduction's warps; wgmma's warpgroups follow from the block's rows
     stages: int = 0  # the ring's depth: 4 for a GEMM, 2 or 3 for attention
@@ -169,3 +176,4 @@ class NapkinSm90Pass(NamedPipeline):
     overlap: bool = True
     pingpong: bool = True
     q_registers: bool | None = None  # None: where it pays (`recipes.attention.q_registers_pay`)
+    split: int = 1

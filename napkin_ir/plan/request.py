@@ -43,6 +43,7 @@ class PlanRequest:
     overlap: bool = True
     pingpong: bool = True
     q_registers: bool | None = None
+    split: int = 1  # blocks sharing each output tile's contraction, each adding its part
     # the options as the user wrote them, to name them in a refusal
     given: dict[str, str] = field(default_factory=dict, compare=False)
 
@@ -91,6 +92,9 @@ def request(pipeline: str, options: dict[str, object], defaults: dict[str, objec
     if isinstance(group, int) and group < 0:
         raise PassFailedException(f"{pipeline}: group must be 0 (plain launch order) or a positive band height, got {group}")
     stages = options.get("stages")
+    split = options.get("split", 1)
+    if not isinstance(split, int) or split < 1:
+        raise PassFailedException(f"{pipeline}: split must be a positive number of blocks sharing a contraction, got {split}")
     return PlanRequest(
         pipeline, **kw,  # type: ignore[arg-type]
         stages=stages if isinstance(stages, int) and stages else None,
@@ -103,4 +107,4 @@ def request(pipeline: str, options: dict[str, object], defaults: dict[str, objec
         autotile=bool(options.get("autotile", False)), hw=str(options.get("hw", "h100")),
         overlap=bool(options.get("overlap", True)), pingpong=bool(options.get("pingpong", True)),
         q_registers=options.get("q_registers"),  # type: ignore[arg-type]
-        given=given)
+        split=split, given=given)

@@ -77,19 +77,22 @@ def default_warps(block: tuple[int, int, int], outputs: int) -> tuple[int, int]:
 
 def sm80_plan(block: tuple[int, int, int] = SM80_BLOCK, warps: tuple[int, int] = (2, 2), stages: int = 3,
               axes: tuple[str, str, str] = ("m", "n", "k"), layout: SmemLayout | None = None, group: int = 0,
-              unroll: int = SM80_UNROLL, batch: tuple[str, ...] = (), element_bytes: int = 2) -> KernelPlan:
+              unroll: int = SM80_UNROLL, batch: tuple[str, ...] = (), element_bytes: int = 2, part: int = 0) -> KernelPlan:
     """A GEMM's plan on sm_80. `layout` None swizzles the stages where their rows allow it
     (64 bytes or a multiple of 128: A's rows are the stream tile, B's the column tile),
     else pads them. `group` launches the blocks in bands of that many block rows (0: the
     plain order). `unroll` > 0 unrolls the stream loop (`unroll` times its stages a trip),
     carries the next trip's first fragments across its back edge and loads fragments a
-    step ahead. `batch` axes are spread over the grid a block each."""
+    step ahead. `batch` axes are spread over the grid a block each. `part` > 0 splits the
+    contracted axis over the grid in parts of that many (a whole number of stream tiles),
+    each block adding its sum into the f32 output."""
     from napkin_ir.dialects.smem import swizzle_fits
 
     (m, n, k), (bm, bn, bk) = axes, block
     if layout is None:
         layout = SmemLayout.SWIZZLE if swizzle_fits(element_bytes * bk) and swizzle_fits(element_bytes * bn) else SmemLayout.PAD8
-    return KernelPlan(NAME, SM80, grid=(*((b, None) for b in batch), (m, bm), (n, bn)), stream=(k, bk), stages=stages,
+    return KernelPlan(NAME, SM80, grid=(*((b, None) for b in batch), (m, bm), (n, bn), *(((k, part),) if part else ())),
+                      stream=(k, bk), stages=stages,
                       copy=CopyEngine.CP_ASYNC, product=ProductEngine.MMA_SYNC, layout=layout, warps=((m, warps[0]), (n, warps[1])),
                       launch=Launch(group=group), unroll=unroll)
 
@@ -105,18 +108,19 @@ def sm90_stages(block: tuple[int, int, int], outputs: int, element_bytes: int = 
 
 def sm90_plan(block: tuple[int, int, int] = SM90_BLOCK, stages: int = 4, axes: tuple[str, str, str] = ("m", "n", "k"),
               group: int = 0, blocks_per_sm: int = 1, persistent: bool = False, cluster: int = 1, store: StorePath | None = None,
-              batch: tuple[str, ...] = (), outputs: int = 1, element_bytes: int = 2) -> KernelPlan:
+              batch: tuple[str, ...] = (), outputs: int = 1, element_bytes: int = 2, part: int = 0) -> KernelPlan:
     """A GEMM's plan on sm_90a. `store` TMA writes the output through shared memory with
     TMA stores, direct from registers; None takes TMA stores where their two-stage panel
     buffer (rows x 64 columns, twice) fits beside the stages, as it is faster. `outputs`
-    products of one A stream one B each through the stages."""
+    products of one A stream one B each through the stages. `part` as for `sm80_plan`."""
     (m, n, k), (bm, bn, bk) = axes, block
     # the swizzle's alignment slack and a full and an empty barrier a stage
     budget = SM90.smem_per_block(blocks_per_sm) - 1024 - BARRIER_BYTES * 2 * stages
     if store is None:
         staged = stages * (bm * bk + outputs * bk * bn) * element_bytes + outputs * 2 * bm * 64 * element_bytes
         store = StorePath.TMA if bn % 64 == 0 and staged <= budget and not batch else StorePath.DIRECT
-    return KernelPlan(NAME, SM90, grid=(*((b, None) for b in batch), (m, bm), (n, bn)), stream=(k, bk), stages=stages,
+    return KernelPlan(NAME, SM90, grid=(*((b, None) for b in batch), (m, bm), (n, bn), *(((k, part),) if part else ())),
+                      stream=(k, bk), stages=stages,
                       copy=CopyEngine.TMA, product=ProductEngine.WGMMA, store=store,
                       launch=Launch(group=group, blocks_per_sm=blocks_per_sm, persistent=persistent, cluster=cluster),
                       smem_bytes=budget)
@@ -129,6 +133,21 @@ def plan(module: ModuleOp, shape: ProductShape, target: Target, req: PlanRequest
     return _plan_sm80(module, shape, req)
 
 
+def split_part(module: ModuleOp, shape: ProductShape, stream_tile: int, req: PlanRequest) -> int:
+    """The part of the contracted axis each of `req.split` blocks streams (a whole number of
+    stream tiles; 0: not split). Only an f32 output adds up from the blocks' parts."""
+    if req.split == 1:
+        return 0
+    if shape.half_output:
+        raise req.fail(f"split={req.split} adds each block's part of the sum into the output, which must be f32 (partial sums "
+                       "rounded to 16 bits would not add up): give the contraction an f32 result and round it after")
+    size = axis_sizes(module)[shape.k]
+    tiles = -(-size // stream_tile)
+    if req.split > tiles:
+        raise req.fail(f"split={req.split} is more parts than axis '{shape.k}' has stream tiles ({tiles} of {stream_tile})")
+    return -(-tiles // req.split) * stream_tile
+
+
 def _plan_sm80(module: ModuleOp, shape: ProductShape, req: PlanRequest) -> KernelPlan:
     from napkin_ir.plan.autotile import chosen_tiles
 
@@ -139,7 +158,7 @@ def _plan_sm80(module: ModuleOp, shape: ProductShape, req: PlanRequest) -> Kerne
     stages = req.stages or 3
     nbytes = operand_dtype(module).bytes
     if req.autotile:
-        req.refuse("autotile=true (the model chooses them)", ("block", "warps"))
+        req.refuse("autotile=true (the model chooses them)", ("block", "warps", "split"))
         if not shape.plain:
             raise req.fail("autotile=true chooses tiles for a plain GEMM only, for now; give block= and warps=")
         c = chosen_tiles(module, req.hw, "sm80", req.pipeline, group)
@@ -149,7 +168,10 @@ def _plan_sm80(module: ModuleOp, shape: ProductShape, req: PlanRequest) -> Kerne
     # a tile may be longer than its axis: the copies zero-fill what lies past the edge
     block = req.sized("block", 3, "for a GEMM: rows, columns, stream") or fit(module, axes, SM80_BLOCK)
     warps = req.sized("warps", 2, "for a GEMM: warps along the rows, the columns") or default_warps(block, shape.outputs)  # type: ignore[arg-type]
-    return sm80_plan(block, warps, stages, axes, req.layout, group, batch=shape.batch, element_bytes=nbytes)  # type: ignore[arg-type]
+    part = split_part(module, shape, block[2], req)
+    if part and group:
+        raise req.fail(f"group={group} orders a two-axis grid; split={req.split} adds the contraction's parts as a third")
+    return sm80_plan(block, warps, stages, axes, req.layout, group, batch=shape.batch, element_bytes=nbytes, part=part)  # type: ignore[arg-type]
 
 
 def _plan_sm90(module: ModuleOp, req: PlanRequest) -> KernelPlan:
@@ -168,7 +190,7 @@ def _plan_sm90(module: ModuleOp, req: PlanRequest) -> KernelPlan:
     stages = req.stages or sm90_stages(block, shape.outputs, nbytes)
     group = SM90_GROUP if req.group is None else req.group
     if req.autotile:
-        req.refuse("autotile=true (the model chooses it)", ("block",))
+        req.refuse("autotile=true (the model chooses it)", ("block", "split"))
         c = chosen_tiles(module, req.hw, "sm90", req.pipeline, 0 if req.cluster > 1 else group)
         block, stages = (c.grid[axes[0]], c.grid[axes[1]], c.stream[axes[2]]), c.stages
     plain = req.cluster > 1  # clusters run a plain grid: no group order, no persistence
@@ -181,8 +203,13 @@ def _plan_sm90(module: ModuleOp, req: PlanRequest) -> KernelPlan:
         if store is StorePath.TMA:
             raise req.fail("store=tma writes bf16 or f16 outputs (stmatrix); this one is f32: use store=direct")
         store = StorePath.DIRECT
+    part = split_part(module, shape, block[2], req)
+    if part:  # a plain grid of three axes: no bands of block rows, no persistence, no cluster
+        if req.cluster > 1 or req.persistent:
+            raise req.fail(f"split={req.split} launches a plain grid: cluster and persistent cannot be honoured with it")
+        plain = True
     return sm90_plan(block, stages, axes, 0 if plain else group, req.blocks_per_sm, req.persistent is not False and not plain,  # type: ignore[arg-type]
-                     req.cluster, store, shape.batch, shape.outputs, nbytes)
+                     req.cluster, store, shape.batch, shape.outputs, nbytes, part)
 
 
 def gemm_candidates(m: int, n: int, k: int, capability: tuple[int, int]) -> list[tuple[str, dict[str, object]]]:

@@ -1,0 +1,53 @@
+"""A GEMM whose contraction is split over the grid (`split=S`) on the GPU: every block adds
+its part of the sum into the f32 output with red.global.add; the launch zeroes that output
+first, so a NaN-poisoned buffer, launched into twice, a CUDA graph replayed, all give the
+sum once. napkin-sm80 and napkin-sm90, square and ragged, against float64."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from napkin_ir import reference
+from napkin_ir.diagrams import gemm
+
+pytestmark = pytest.mark.gpu
+
+F32 = 1e-5  # bf16 products are exact in f32; what is left is f32 summation in another order
+
+
+@pytest.mark.parametrize("shape, split", [((256, 512, 4096), 4), ((136, 264, 2000), 3), ((64, 128, 8192), 16)],
+                         ids=lambda s: "x".join(map(str, s)) if isinstance(s, tuple) else str(s))
+@pytest.mark.parametrize("target", ["sm80", "sm90"])
+def test_split_sums_match_float64(target, shape, split):
+    torch = pytest.importorskip("torch")
+    import napkin_ir
+
+    if target == "sm90" and torch.cuda.get_device_capability() != (9, 0):
+        pytest.skip("sm_90a kernels need a Hopper GPU")
+    m, n, k = shape
+    block = (64, 128, 32) if target == "sm80" else (64, 128, 64)
+    kernel = napkin_ir.compile(gemm(m, n, k, "bf16", out_dtype="f32"), target=target, cache=False, split=split, block=block)
+    assert kernel.contract.param("out").role == "accumulate"
+    a = torch.randn(m, k, device="cuda").to(torch.bfloat16)  # fresh: no seed
+    b = torch.randn(k, n, device="cuda").to(torch.bfloat16)
+    out = torch.full((m, n), float("nan"), device="cuda", dtype=torch.float32)
+    want = a.double().cpu().numpy() @ b.double().cpu().numpy()
+    for _ in range(2):  # launched twice: zeroed each time, the sum not doubled
+        kernel(a=a, b=b, out=out, sync=True)
+        got = out.double().cpu().numpy()
+        assert np.isfinite(got).all(), "some output was not written"
+        assert reference.relative_error(got, want) <= F32
+    bound = kernel.bind({"a": a, "b": b, "out": out})
+    stream = torch.cuda.Stream()
+    out.fill_(float("nan"))
+    graph = torch.cuda.CUDAGraph()
+    with torch.cuda.stream(stream):
+        kernel(bound=bound, stream=stream.cuda_stream)  # warm-up outside the capture
+        stream.synchronize()
+        with torch.cuda.graph(graph, stream=stream):
+            kernel(bound=bound, stream=stream.cuda_stream)
+    for _ in range(3):
+        graph.replay()
+    torch.cuda.synchronize()
+    assert reference.relative_error(out.double().cpu().numpy(), want) <= F32
