@@ -49,7 +49,7 @@ from torch import Tensor
 import napkin_ir
 from napkin_ir.attention_diagrams import KINDS, NAMES, attention_diagram, gqa_attention_diagram
 from napkin_ir.diagrams import gemm
-from napkin_ir.plan.recipes.products import gemm_candidates
+from napkin_ir.plan.recipes.product_targets import gemm_candidates
 
 DTYPES = {torch.bfloat16: "bf16", torch.float16: "f16"}
 LAYOUTS = ("bhnd", "bnhd")  # SDPA's (batch, heads, tokens, head dim); flash-attn's (batch, tokens, heads, head dim)

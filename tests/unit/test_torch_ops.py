@@ -7,6 +7,9 @@ tests/gpu/test_torch_ops_gpu.py runs them on the GPU."""
 
 from __future__ import annotations
 
+import subprocess
+import sys
+
 import pytest
 import torch
 from torch._dynamo.testing import CompileCounter
@@ -106,6 +109,15 @@ def test_torch_compile_traces_the_ops_without_graph_breaks():
     compiled = torch.compile(model, fullgraph=True, backend=counter)
     out = compiled(meta(256, 128), meta(128, 64), meta(*Q), meta(*KV), meta(*KV))
     assert counter.frame_count == 1 and out.shape == () and out.device.type == "meta"
+
+
+def test_import_reads_no_xdsl():
+    """`import napkin_ir.torch` registers the ops and loads no compiler: neither xDSL nor a
+    dialect, nor the runtime (a call whose kernel the cache holds needs none of the first)."""
+    code = ("import sys, torch, napkin_ir.torch; print([m for m in sys.modules if m == 'xdsl' or "
+            "m.startswith(('xdsl.', 'napkin_ir.dialects', 'napkin_ir.passes', 'napkin_ir.runtime'))])")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout.strip()
+    assert out == "[]"
 
 
 def test_the_target_and_tiles_chosen():
