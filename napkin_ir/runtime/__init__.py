@@ -14,18 +14,23 @@ error. It imports without a GPU or driver; only using it needs one.
     add.launch(grid=(n + 255) // 256, block=256, args=[a, b, c, n])
 """
 
-from napkin_ir.runtime.arrays import DTYPES, DeviceArray, normalize_dtype
-from napkin_ir.runtime.driver import (
-    ArgumentError,
-    Context,
-    CudaError,
-    DriverUnavailableError,
-    check,
-    get_context,
-)
-from napkin_ir.runtime.kernels import Kernel, Module, load_cubin, load_ptx
-from napkin_ir.runtime.params import BoundArgument, Param, bind_arguments
-from napkin_ir.runtime.tensormap import TensorMap, TiledPlan, encode_tiled, plan_tiled, tensor_map_for
+from __future__ import annotations
+
+import importlib
+from typing import Any
+
+# public name -> the module that defines it, imported on first use: the launch contract
+# (`runtime.contract`, what a cached kernel is read with) needs neither numpy's bfloat16
+# (ml_dtypes) nor the launch machinery
+_NAMES = {
+    "DTYPES": "arrays", "DeviceArray": "arrays", "normalize_dtype": "arrays",
+    "ArgumentError": "driver", "Context": "driver", "CudaError": "driver", "DriverUnavailableError": "driver",
+    "check": "driver", "get_context": "driver",
+    "Kernel": "kernels", "Module": "kernels", "load_cubin": "kernels", "load_ptx": "kernels",
+    "BoundArgument": "params", "Param": "params", "bind_arguments": "params",
+    "TensorMap": "tensormap", "TiledPlan": "tensormap", "encode_tiled": "tensormap", "plan_tiled": "tensormap",
+    "tensor_map_for": "tensormap",
+}
 
 __all__ = [
     "DTYPES",
@@ -50,3 +55,15 @@ __all__ = [
     "plan_tiled",
     "tensor_map_for",
 ]
+
+
+def __getattr__(name: str) -> Any:
+    if name in _NAMES:
+        value = getattr(importlib.import_module(f"napkin_ir.runtime.{_NAMES[name]}"), name)
+        globals()[name] = value
+        return value
+    raise AttributeError(f"module 'napkin_ir.runtime' has no attribute {name!r}")
+
+
+def __dir__() -> list[str]:
+    return sorted({*globals(), *__all__})

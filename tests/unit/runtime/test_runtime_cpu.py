@@ -284,6 +284,16 @@ def test_import_does_not_touch_cuda_bindings():
     assert proc.stdout.strip() == "False"
 
 
+def test_the_launch_contract_imports_no_launch_machinery():
+    """The runtime's names load on first use: the launch contract (what the compile cache
+    reads a kernel's entry with) needs neither numpy nor the launch modules."""
+    proc = _python("import sys, napkin_ir.runtime.contract, napkin_ir.runtime as rt; print(sorted(m for m in ('numpy', "
+                   "'ml_dtypes', 'napkin_ir.runtime.arrays', 'napkin_ir.runtime.kernels') if m in sys.modules), "
+                   "rt.Param.__module__, 'load_ptx' in dir(rt))")
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stdout.split() == ["[]", "napkin_ir.runtime.params", "True"]
+
+
 def test_import_without_cuda_bindings_and_a_clear_error_on_use():
     code = (
         "import sys\n"
