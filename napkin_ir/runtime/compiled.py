@@ -109,6 +109,7 @@ class CompiledKernel:
     _kernels: dict[int, Kernel] = field(default_factory=dict, repr=False, compare=False)
     _launchers: dict[int, Launcher] = field(default_factory=dict, repr=False, compare=False)
     _accepted: dict[tuple, int] = field(default_factory=dict, repr=False, compare=False)  # layouts that passed -> device
+    _args: tuple[str, ...] | None = field(default=None, init=False, repr=False, compare=False)  # the diagram's names, in order
     cubin: bytes | None = field(default=None, repr=False, compare=False)  # the PTX assembled (napkin_ir.cache); loaded instead
 
     # -- what the contract says ----------------------------------------------------------
@@ -226,17 +227,26 @@ class CompiledKernel:
         checked in full (`check_arguments`)."""
         tensor = torch_tensor_type()
         key = None
-        if tensor is not None and len(arrays) == len(self.contract.params):
-            try:
-                values = [arrays[p.arg] for p in self.contract.params]
-            except KeyError:
-                values = []
-            if values and all(isinstance(v, tensor) for v in values):
-                key = (device, *[(v.dtype, v.shape, v.stride(), v.device) for v in values])
+        names = self._args
+        if names is None:
+            names = self._args = tuple(self.contract.arg_names())
+        if tensor is not None and len(arrays) == len(names):
+            layouts: list[Any] | None = [device]
+            for name in names:  # one pass, no generator: this is the steady state of every checked call
+                v = arrays.get(name)
+                if not isinstance(v, tensor):
+                    layouts = None
+                    break
+                layouts.append((v.dtype, v.shape, v.stride(), v.device))  # type: ignore[union-attr]
+            if layouts is not None:
+                key = tuple(layouts)
                 found = self._accepted.get(key)
                 if found is not None:
-                    pointers = tuple(v.data_ptr() for v in values)
-                    if not any(p & 15 for p in pointers):
+                    pointers = tuple([arrays[name].data_ptr() for name in names])
+                    misaligned = 0
+                    for p in pointers:
+                        misaligned |= p
+                    if not misaligned & 15:
                         return pointers, found
         views, device = self.check(arrays, device)
         pointers = tuple(views[p.arg].pointer for p in self.contract.params)
