@@ -164,9 +164,10 @@ class _KernelBuilder:
         return new.results[0]
 
     def _partial_sums(self, body_ops: list[Operation], ret: func.ReturnOp) -> set[SSAValue]:
-        """The results that sum along a split axis (spread over the grid and streamed): each
-        block holds its part, which it adds into the output. Only a sum adds up so, and only
-        a part returned as it is, in f32, is added whole; anything else is refused."""
+        """The results that sum along a split axis (a reduced axis spread over the grid, and
+        maybe streamed too): each block holds its part, which it adds into the output. Only a
+        sum adds up so, and only a part returned as it is, in f32, is added whole; anything
+        else is refused."""
         partial: set[SSAValue] = set()
         for op in body_ops:
             if not isinstance(op, ncd.NcdOp):
@@ -175,15 +176,12 @@ class _KernelBuilder:
                 if a not in self.grid:
                     continue
                 summed = isinstance(op, ncd.ContractOp) or (isinstance(op, ncd.ReduceOp) and op.kind.data == "sum")
-                if a not in self.stream:
-                    split = " (or stream it too: a split, each block adding its part of the sum)" if summed else ""
-                    raise _fail(self.f, f"{_where(op)} reduces along '{a}', which is spread over the grid: each block sees "
-                                        f"only its tile of '{a}'; stream '{a}' or keep it whole{split}")
                 result = op.results[0]
                 users = {u.operation for u in result.uses}
                 if not summed:
-                    raise _fail(self.f, f"{_where(op)} reduces along '{a}', which is split over the grid: only a sum "
-                                        "(a contraction or a reduce sum) adds up from the blocks' parts")
+                    raise _fail(self.f, f"{_where(op)} reduces along '{a}', which is spread over the grid: each block sees "
+                                        f"only its tile of '{a}', and only a sum (a contraction or a reduce sum) adds up "
+                                        f"from the blocks' parts; stream '{a}' or keep it whole")
                 if users != {ret} or result.type.dtype != "f32":  # type: ignore[attr-defined]
                     raise _fail(self.f, f"{_where(op)} sums along '{a}', which is split over the grid: each block adds its part "
                                         "into the output, so the sum must be a result of the function as it is, in f32 "

@@ -10,12 +10,12 @@ To let the napkin model choose the labels, run `ncd-autotile` instead (passes/au
 The labels are written on each function as `ncd.grid` and `ncd.stream`; `ncd-to-hbm`
 reads them. A tile longer than its axis is one partial tile (the rest is masked, as at a
 ragged edge): sm_90a attention takes 64 query rows a warpgroup at any sequence length.
-An axis both spread over the grid and streamed is split: `grid="m:128,n:128,k:1024"
-stream="k:64"` gives each block 1024 of `k` to stream, and the blocks add their parts of
-the sum into the output (`ncd-to-hbm` stores it with `accumulate`).
-Labels that name no axis, tiles under 1, grid axes that are neither output axes nor
-streamed, streamed axes that are output axes, and a split that is not a whole number of
-stream tiles, are refused with a diagnostic.
+A reduced axis spread over the grid is split: each block sums its tile of it (streamed
+as well: `grid="m:128,n:128,k:1024" stream="k:64"` gives each block 1024 of `k` to
+stream) and the blocks add their parts of the sum into the output (`ncd-to-hbm` stores it
+with `accumulate`, and refuses what is not such a sum).
+Labels that name no axis, tiles under 1, streamed axes that are output axes, and a split
+that is not a whole number of stream tiles, are refused with a diagnostic.
 """
 
 from __future__ import annotations
@@ -69,17 +69,10 @@ def check_labels(f: func.FuncOp, grid: dict[str, int], stream: dict[str, int]) -
                 raise PassFailedException(f"ncd-relabel: the {kind} label '{axis}' names no axis of {name}; its axes are {known}")
             if tile < 1:
                 raise PassFailedException(f"ncd-relabel: a tile of {tile} along '{axis}' in {name}: tiles are 1 or more elements")
-    for axis in grid:
-        if axis in stream:  # a split: each block streams its part of a reduced axis and adds it into the output
-            if grid[axis] % stream[axis]:
-                raise PassFailedException(f"ncd-relabel: axis '{axis}' is split over the grid in parts of {grid[axis]} and "
-                                          f"streamed {stream[axis]} at a time; a part must be a whole number of stream tiles")
-            continue
-        for t in outputs:
-            if axis not in t.shape:
-                raise PassFailedException(f"ncd-relabel: grid axis '{axis}' is not an axis of {name}'s output {t}: "
-                                          "each block owns a tile of the output, so only output axes can be spread "
-                                          "(or a reduced axis that is also streamed: a split, each block adding its part)")
+    for axis in grid:  # a reduced axis spread over the grid is split: ncd-to-hbm says which reductions can be
+        if axis in stream and grid[axis] % stream[axis]:
+            raise PassFailedException(f"ncd-relabel: axis '{axis}' is split over the grid in parts of {grid[axis]} and "
+                                      f"streamed {stream[axis]} at a time; a part must be a whole number of stream tiles")
     for axis in stream:
         for t in outputs:
             if axis in t.shape:

@@ -121,4 +121,4 @@ func.func @softmax_along_grid(%x: !ncd.tensor<i=8, j=16 : f32>, %v: !ncd.tensor<
   %o = ncd.contract %p, %v over [j] : !ncd.tensor<i=8, j=16 : f32>, !ncd.tensor<j=16 : f32> -> !ncd.tensor<i=8 : f32>
   func.return %o : !ncd.tensor<i=8 : f32>
 }
-// CHECK: ncd-to-hbm: @softmax_along_grid: ncd.softmax (%p) reduces along 'i', which is spread over the grid: each block sees only its tile of 'i'; stream 'i' or keep it whole
+// CHECK: ncd-to-hbm: @softmax_along_grid: ncd.softmax (%p) reduces along 'i', which is spread over the grid: each block sees only its tile of 'i', and only a sum (a contraction or a reduce sum) adds up from the blocks' parts; stream 'i' or keep it whole
