@@ -43,6 +43,12 @@ def _ncd_fold_casts() -> type[ModulePass]:
     return NcdFoldCastsPass
 
 
+def _ncd_widen_results() -> type[ModulePass]:
+    from napkin_ir.passes.widen_results import NcdWidenResultsPass
+
+    return NcdWidenResultsPass
+
+
 def _ncd_extract() -> type[ModulePass]:
     from napkin_ir.passes.extract import NcdExtractPass
 
@@ -135,6 +141,7 @@ def napkin_passes() -> dict[str, Callable[[], type[ModulePass]]]:
         "ncd-grad": _ncd_grad,
         "ncd-fold-casts": _ncd_fold_casts,
         "ncd-extract": _ncd_extract,
+        "ncd-widen-results": _ncd_widen_results,
         "ncd-to-hbm": _ncd_to_hbm,
         "hbm-launch": _hbm_launch,
         "hbm-to-smem": _hbm_to_smem,

@@ -185,6 +185,7 @@ class _KernelBuilder:
                 if users != {ret} or result.type.dtype != "f32":  # type: ignore[attr-defined]
                     raise _fail(self.f, f"{_where(op)} sums along '{a}', which is split over the grid: each block adds its part "
                                         "into the output, so the sum must be a result of the function as it is, in f32 "
+                                        "(ncd-widen-results returns the f32 sums of a diagram that rounds them) "
                                         f"(here {result.type}{', used by ' + _where(next(iter(users - {ret}))) if users - {ret} else ''})")  # type: ignore[attr-defined]
                 partial.add(result)
         return partial

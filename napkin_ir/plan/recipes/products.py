@@ -139,7 +139,7 @@ def split_part(module: ModuleOp, shape: ProductShape, stream_tile: int, req: Pla
         return 0
     if shape.half_output:
         raise req.fail(f"split={req.split} adds each block's part of the sum into the output, which must be f32 (partial sums "
-                       "rounded to 16 bits would not add up): give the contraction an f32 result and round it after")
+                       "rounded to 16 bits would not add up): give the contraction an f32 result (ncd-widen-results) and round it after")
     size = axis_sizes(module)[shape.k]
     tiles = -(-size // stream_tile)
     if req.split > tiles:

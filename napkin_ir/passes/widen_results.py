@@ -1,0 +1,73 @@
+"""`ncd-widen-results`: return each result's f32 sum instead of its rounding to 16 bits.
+
+    %c = ncd.contract %a, %b over [k] : ... -> <m, n : f32>
+    %r = ncd.map cast %c : <m, n : f32> -> <m, n : bf16>
+    func.return %r
+becomes
+    %c = ncd.contract %a, %b over [k] : ... -> <m, n : f32>
+    func.return %c
+
+and a contraction written straight to a 16-bit result (it accumulates in f32 and rounds
+at the end) gets an f32 result.
+
+A kernel that splits a sum over the grid (`split=S`, or a reduced axis a plan spreads over
+blocks) adds each block's part into an f32 output: rounded parts would not add up. This
+pass gives such a kernel its f32 result; the caller rounds it once the sum is whole (the
+attention gradient's dK and dV of grouped heads, summed over a group's query heads, are
+`napkin::attention_backward`'s). A result that is no rounding of an f32 value, or whose
+f32 value other results or ops also use, is left as it is. `result=N` widens that result
+only.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from xdsl.context import Context
+from xdsl.dialects import builtin, func
+from xdsl.passes import ModulePass
+from xdsl.rewriter import Rewriter
+from xdsl.utils.exceptions import PassFailedException
+
+from napkin_ir.dialects import ncd
+
+
+def _rounded(v) -> ncd.MapOp | None:
+    """The cast that rounds an f32 value to `v`, where `v` is only that rounding."""
+    op = v.owner
+    if not (isinstance(op, ncd.MapOp) and op.fn.data == "cast" and len(op.inputs) == 1):
+        return None
+    src = op.inputs[0].type
+    return op if isinstance(src, ncd.TensorType) and src.dtype == "f32" and v.type.dtype in ("bf16", "f16") else None
+
+
+@dataclass(frozen=True)
+class NcdWidenResultsPass(ModulePass):
+    name = "ncd-widen-results"
+    result: int = -1  # -1: every result
+
+    def apply(self, ctx: Context, op: builtin.ModuleOp) -> None:
+        for f in [o for o in op.walk() if isinstance(o, func.FuncOp) and o.body.blocks]:
+            ret = f.body.block.last_op
+            assert isinstance(ret, func.ReturnOp)
+            n = len(ret.arguments)
+            if self.result >= n:
+                raise PassFailedException(f"ncd-widen-results: @{f.sym_name.data} has {n} results; result={self.result} names none")
+            for k, v in enumerate(list(ret.arguments)):
+                if self.result not in (-1, k):
+                    continue
+                cast = _rounded(v)
+                if cast is not None:
+                    ret.operands[k] = cast.inputs[0]
+                    if not cast.result.uses:
+                        Rewriter.erase_op(cast)
+                elif isinstance(v.owner, ncd.ContractOp) and v.type.dtype in ("bf16", "f16") and len(list(v.uses)) == 1:
+                    c = v.owner
+                    wide = ncd.ContractOp.create(operands=list(c.operands), properties=dict(c.properties), attributes=dict(c.attributes),
+                                                 result_types=[ncd.TensorType(v.type.shape, builtin.f32)])
+                    wide.results[0].name_hint = v.name_hint
+                    Rewriter.replace_op(c, wide)
+            f.function_type = builtin.FunctionType.from_lists(f.function_type.inputs.data, [a.type for a in ret.arguments])
+
+
+__all__ = ["NcdWidenResultsPass"]
