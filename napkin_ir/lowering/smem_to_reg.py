@@ -549,9 +549,11 @@ class _Fragments:
         """acc + lhs . rhs as mma.sync steps, one per 16-wide slice of the contracted axis."""
         t: reg.FragType = acc.type  # type: ignore[assignment]
         rows, cols = t.axis_names
-        if len(op.over_axes) != 1:
+        # an axis of one place in the block's tiles (a query head of a group, split over the grid) sums nothing here
+        over = [a for a in op.over_axes if op.lhs.type.shape[a] > 1] or list(op.over_axes[-1:])  # type: ignore[attr-defined]
+        if len(over) != 1:
             raise self.fail(f"a product in registers contracts one axis, got {list(op.over_axes)}")
-        (k,) = op.over_axes
+        (k,) = over
         lhs, rhs = (self.vals.get(v) for v in (op.lhs, op.rhs))
         a, b = (lhs, rhs) if rows in op.lhs.type.shape else (rhs, lhs)  # type: ignore[attr-defined]
         if not isinstance(b, smem.ReadOp):

@@ -82,13 +82,17 @@ class AttentionAxes(NamedTuple):
     head), `query` and `keys` (the scores' rows and the axis the second product
     contracts), `group` (the axes of Q and O that K and V lack: grouped-query
     attention's query heads of a group, which share a key/value head), and whether the
-    keys are masked by the query's position (`masked`: causal attention)."""
+    keys are masked by the query's position (`masked`: causal attention). A gradient of
+    grouped-query attention's K or V sums over a group's query heads as well as the
+    streamed queries: those are `summed`, spread over the grid a head a block, each block
+    adding its part into the f32 result."""
 
     batch: tuple[str, ...]
     query: str
     keys: str
     group: tuple[str, ...] = ()
     masked: bool = False  # a mask of the keys by the query's position (causal)
+    summed: tuple[str, ...] = ()  # axes the last contraction sums besides the keys: split over the grid, a place a block
 
 
 def group_size(axes: AttentionAxes, sizes: dict[str, int]) -> int:
@@ -119,10 +123,14 @@ def attention_axes(module: ModuleOp) -> AttentionAxes | None:
     name)."""
     funcs = [f for f in module.walk() if isinstance(f, func.FuncOp) and f.body.blocks]
     contracts = [op for f in funcs for op in f.walk() if isinstance(op, ncd.ContractOp)]
-    if len(funcs) != 1 or len(contracts) < 2 or any(len(c.over_axes) != 1 for c in contracts):
+    if len(funcs) != 1 or len(contracts) < 2 or any(len(c.over_axes) != 1 for c in contracts[:-1]):
         return None
     *firsts, second = contracts
-    (j,) = second.over_axes
+    masked_axes = {a for m in funcs[0].walk() if isinstance(m, ncd.MaskOp) for a in (m.row.data, m.col.data)}
+    # the streamed axis of the last contraction: the one a mask compares, else the innermost of the scores'
+    over = sorted(second.over_axes, key=lambda a: (a in masked_axes, second.lhs.type.axis_names.index(a)  # type: ignore[attr-defined]
+                                                   if a in second.lhs.type.shape else -1))  # type: ignore[attr-defined]
+    *summed, j = over
     if any(j not in c.result.type.shape or j in c.over_axes for c in firsts):  # type: ignore[attr-defined]
         return None
     made = _made_from(funcs[0], firsts)
@@ -139,7 +147,7 @@ def attention_axes(module: ModuleOp) -> AttentionAxes | None:
         return None
     query = next(iter(masks)) if masks else queries[-1]
     batch = tuple(a for a in second.result.type.axis_names if a in scores.shape and a in values.shape)  # type: ignore[attr-defined]
-    return AttentionAxes(batch, query, j, tuple(a for a in queries if a != query), bool(masks))
+    return AttentionAxes(batch, query, j, tuple(a for a in queries if a != query), bool(masks), tuple(summed))
 
 
 def _made_from(f: func.FuncOp, ops: list[ncd.ContractOp]) -> set:

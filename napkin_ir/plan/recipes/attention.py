@@ -123,7 +123,7 @@ def sm80_plan(module: ModuleOp, block: int = 128, stream: int = 64, warps: int |
     axes, sizes = attention_shape(module)
     fitted = fit_tiles(sizes[axes.query], sizes[axes.keys], block, stream, warps, group_size(axes, sizes))
     return sm80_tiles_plan(fitted["block"], fitted["stream"], fitted["warps"], stages, q_in_registers, (axes.query, axes.keys),
-                           axes.batch, blocks_per_sm, (axes.group[0], fitted["heads"]) if axes.group else None)
+                           axes.batch + axes.summed, blocks_per_sm, (axes.group[0], fitted["heads"]) if axes.group else None)
 
 
 def sm80_tiles_plan(block: int = 128, stream: int = 64, warps: int | None = None, stages: int = 3, q_in_registers: bool = True,
@@ -215,7 +215,7 @@ def sm90_plan(module: ModuleOp, block: int | None = None, stream: int | None = N
     block, stream, stages, budget, store = sm90_tiles(module, block, stream, stages, blocks_per_sm, store, q_registers)
     per_head, rows = group_tiles(group_size(axes, sizes), block)
     packed = ((axes.group[0], per_head),) if axes.group else ()
-    return KernelPlan(NAME, SM90, grid=(*((b, None) for b in axes.batch), *packed, (axes.query, rows)), stream=(axes.keys, stream),
+    return KernelPlan(NAME, SM90, grid=(*((b, None) for b in axes.batch + axes.summed), *packed, (axes.query, rows)), stream=(axes.keys, stream),
                       stages=stages, copy=CopyEngine.TMA, product=ProductEngine.WGMMA, store=store, a_registers=q_registers,
                       launch=Launch(order=LaunchOrder.LAST, blocks_per_sm=blocks_per_sm, persistent=persistent), smem_bytes=budget,
                       overlap=overlap, pingpong=pingpong)
@@ -268,6 +268,11 @@ def default_rows(module: ModuleOp) -> int:
 
 def _default_rows(axes: AttentionAxes, sizes: dict[str, int]) -> int:
     return 192 if head_dim(axes, sizes) <= 64 and _long_stream(axes, sizes) else 128
+
+
+def _half_outputs(module: ModuleOp) -> bool:
+    f = the_function(module)
+    return f is not None and all(t.dtype in ("bf16", "f16") for t in f.function_type.outputs.data)  # type: ignore[attr-defined]
 
 
 def _softmax(module: ModuleOp) -> bool:
@@ -364,8 +369,9 @@ def sm90_tiles(module: ModuleOp, block: int | None = None, stream: int | None = 
         raise PassFailedException(f"napkin-sm90: a kernel of three products a tile (the attention gradient's dQ or dK) at head "
                                   f"dim {d} takes at most 64 keys a tile, got {stream}: with more, its sm_90a kernel computes "
                                   "wrong values on the GPU (a known fault, research/gpu-tests.md 2026-11-27)")
-    if store is None:
-        store = StorePath.TMA if d % 64 == 0 and fits(stream, True) else StorePath.DIRECT
+    if store is None:  # stmatrix moves 16-bit outputs (an f32 gradient of grouped heads is added from registers)
+        store = StorePath.TMA if d % 64 == 0 and fits(stream, True) and operand_dtype(module).is_half and _half_outputs(module) \
+            else StorePath.DIRECT
     if not stages:
         stages = 3 if q_bytes + 3 * stream * tile_bytes + (out if store is StorePath.TMA else 0) <= budget else 2
     return block, stream, stages, budget, store
