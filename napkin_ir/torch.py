@@ -47,7 +47,7 @@ import torch
 from torch import Tensor
 
 import napkin_ir
-from napkin_ir.attention_diagrams import KINDS, NAMES, attention_diagram, gqa_attention_diagram
+from napkin_ir.attention_diagrams import GQA_NAMES, KINDS, NAMES, attention_diagram, gqa_attention_diagram
 from napkin_ir.diagrams import gemm
 from napkin_ir.plan.recipes.product_targets import gemm_candidates
 
@@ -242,29 +242,35 @@ ATTENTION_GRAD_PARTS = ("delta", "q", "k", "v")
 
 
 def attention_grad_kernel(part: str, kind: str, scale: float | None, b: int, h: int, n: int, nk: int, d: int, dtype: str,
-                          cap: tuple[int, int]) -> Any:
+                          cap: tuple[int, int], hk: int | None = None) -> Any:
     """The CompiledKernel of one part of attention's gradient, derived from the diagram by
     `ncd-grad{residuals=true}` (the forward's row statistic and output saved) and taken out
     by `ncd-extract`: `delta` is D = rowsum(dO * O) (f32 [B, H, N], a row kernel), `q`, `k`
     and `v` the cotangents, each reading D and the statistic (`lse`, or spherical
     attention's `norm`). dQ's blocks hold queries and stream keys, dK's and dV's hold keys
-    and stream queries. The heads are not grouped: `napkin::attention_backward` repeats a
-    grouped K and V over their query heads and sums dK and dV back."""
+    and stream queries. With `hk` < `h` key/value heads, the grouped diagram's: Q, dO, D
+    and the statistic viewed [B, H_kv, H / H_kv, N(, D)], and dK and dV summed over a
+    group's query heads by blocks that each add one head's part into an f32 output
+    (`ncd-widen-results`; the launch zeroes it)."""
     from napkin_ir.passmanager import run_pipeline
 
     if part not in ATTENTION_GRAD_PARTS:
         raise ValueError(f"attention_grad_kernel: part must be one of {', '.join(ATTENTION_GRAD_PARTS)}, found {part!r}")
     _refuse_old_gpu("napkin::attention's backward", cap)
-    shape = (kind, scale, b, h, n, nk, d, dtype)
+    hk = hk or h
+    shape = (kind, scale, b, h, hk, n, nk, d, dtype)
     with _lock:
         derived = _derived.get(("attention", part, *shape))
         if derived is None:
             pick = 'value="delta"' if part == "delta" else f'result={"qkv".index(part)} cut="delta"'
-            derive = f'{RESIDUAL_GRADIENT},ncd-extract{{function="{NAMES[kind]}_grad" {pick}}}'
-            text = attention_text(kind, b, h, h, n, nk, d, dtype, scale)
+            name = (NAMES if hk == h else GQA_NAMES)[kind]
+            derive = f'{RESIDUAL_GRADIENT},ncd-extract{{function="{name}_grad" {pick}}}'
+            if hk < h and part in ("k", "v"):  # summed over the group's heads across blocks: in f32
+                derive += ",ncd-widen-results"
+            text = attention_text(kind, b, h, hk, n, nk, d, dtype, scale)
             derived = _derived[("attention", part, *shape)] = str(run_pipeline(text, derive))
     what = ("D" if part == "delta" else f"d{part}") + f" of napkin::attention ({kind}) of q [{b}, {h}, {n}, {d}], k and v " \
-        f"[{b}, {h}, {nk}, {d}], {dtype}"
+        f"[{b}, {hk}, {nk}, {d}], {dtype}"
     return _compiled(("attention_grad", part, *shape, cap), [(t, derived, {}) for t in attention_targets(cap)], what)
 
 
@@ -505,8 +511,8 @@ def _attention_backward_impl(q: Tensor, k: Tensor, v: Tensor, out: Tensor, stat:
     """dq, dk, dv of attention by the kernels `attention_grad_kernel` derives, on torch's
     current stream: D = rowsum(grad * out) first (less the row statistic's own cotangent,
     for a log-sum-exp that the loss reads), then dQ, dK and dV, each reading D and `stat`
-    (the forward's log-sum-exp, or spherical attention's norm). Grouped heads: K and V are
-    repeated over their query heads, and dK and dV summed back over them (in f32)."""
+    (the forward's log-sum-exp, or spherical attention's norm). Grouped heads: the grouped
+    diagram's kernels, dK and dV summed over a group's query heads in f32, then rounded."""
     op = "napkin::attention's backward"
     b, h, hk, n, nk, d = attention_shapes(q, k, v, kind, scale)
     for name, t, shape, dt in (("out", out, q.shape, q.dtype), ("grad", grad, q.shape, q.dtype),
@@ -520,23 +526,24 @@ def _attention_backward_impl(q: Tensor, k: Tensor, v: Tensor, out: Tensor, stat:
     index = q.device.index if q.device.index is not None else torch.cuda.current_device()
     stream, cap, dt = _stream(index), capability(q.device), DTYPES[q.dtype]
     r = h // hk
-    if r > 1:  # each query head's K and V, as the plain diagram reads them
-        k, v = k.repeat_interleave(r, dim=1), v.repeat_interleave(r, dim=1)
     q, k, v, out, grad, stat = (t.contiguous() for t in (q, k, v, out, grad, stat))
+    rows = (b, hk, r, n) if r > 1 else (b, h, n)  # the grouped diagram's view of the query heads
     delta = torch.empty((b, h, n), dtype=torch.float32, device=q.device)
-    attention_grad_kernel("delta", kind, scale, b, h, n, nk, d, dt, cap)(d_o=grad, o=out, out=delta, stream=stream, device=index)
+    attention_grad_kernel("delta", kind, scale, b, h, n, nk, d, dt, cap, hk)(
+        d_o=grad.view(*rows, d), o=out.view(*rows, d), out=delta.view(rows), stream=stream, device=index)
     if grad_stat is not None:  # d lse_i adds P_ij d lse_i to dS_ij / scale: D less it
         delta = delta - grad_stat.float()
-    given = {"q": q, "k": k, "v": v, "d_o": grad, "lse": stat, "norm": stat, "delta": delta}
+    given = {"q": q.view(*rows, d), "k": k, "v": v, "d_o": grad.view(*rows, d), "lse": stat.view(rows), "norm": stat.view(rows),
+             "delta": delta.view(rows)}
     grads = []
     for part, like in (("q", q), ("k", k), ("v", v)):
-        kernel = attention_grad_kernel(part, kind, scale, b, h, n, nk, d, dt, cap)
-        g = torch.empty_like(like)
-        kernel(**{p.arg: given[p.arg] for p in kernel.contract.params if p.arg != "out"}, out=g, stream=stream, device=index)
-        grads.append(g)
+        kernel = attention_grad_kernel(part, kind, scale, b, h, n, nk, d, dt, cap, hk)
+        summed = kernel.contract.param("out").role == "accumulate"  # f32, added into by each query head's blocks
+        g = torch.empty(like.shape, dtype=torch.float32 if summed else like.dtype, device=like.device)
+        kernel(**{p.arg: given[p.arg] for p in kernel.contract.params if p.arg != "out"}, out=g.view(given[part].shape),
+               stream=stream, device=index)
+        grads.append(g.to(like.dtype) if summed else g)
     dq, dk, dv = grads
-    if r > 1:
-        dk, dv = (x.view(b, hk, r, nk, d).sum(2, dtype=torch.float32).to(q.dtype) for x in (dk, dv))
     return dq, dk, dv
 
 
@@ -546,7 +553,7 @@ def _attention_backward_fake(q: Tensor, k: Tensor, v: Tensor, out: Tensor, stat:
     b, h, hk, n, nk, d = attention_shapes(q, k, v, kind, scale)
     if _static(b, h, hk, n, nk, d) and q.numel() and k.numel():
         for part in ATTENTION_GRAD_PARTS:
-            attention_grad_kernel(part, kind, scale, b, h, n, nk, d, DTYPES[q.dtype], capability(q.device))
+            attention_grad_kernel(part, kind, scale, b, h, n, nk, d, DTYPES[q.dtype], capability(q.device), hk)
     return q.new_empty(q.shape), k.new_empty(k.shape), v.new_empty(v.shape)
 
 

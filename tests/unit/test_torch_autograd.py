@@ -73,6 +73,19 @@ def test_each_attention_gradient_is_a_derived_kernel(cap, target):
     assert "norm" in spherical.arg_names()
 
 
+@pytest.mark.parametrize("cap,target", [((9, 0), "sm_90a"), ((8, 0), "sm_80")])
+def test_grouped_heads_gradients_sum_the_group_into_f32(cap, target):
+    """8 query heads sharing 2 key/value heads: the grouped diagram's kernels; dK and dV are
+    added into by a block per query head (f32, zeroed by the launch), dQ is not."""
+    kernels = {part: nt.attention_grad_kernel(part, "causal", None, 1, 8, 300, 300, 64, "bf16", cap, 2) for part in "qkv"}
+    for part, kernel in kernels.items():
+        assert kernel.name == f"gqa_causal_attention_grad_{part}" and kernel.contract.target == target
+        out = kernel.contract.param("out")
+        assert (out.role, out.dtype) == (("out", "bf16") if part == "q" else ("accumulate", "f32"))
+    assert kernels["k"].contract.param("q").shape == (1, 2, 4, 300, 64)
+    assert kernels["k"].contract.param("out").shape == (1, 2, 300, 64)
+
+
 def test_an_unknown_gradient_part_is_refused():
     with pytest.raises(ValueError, match="part must be one of delta, q, k, v"):
         nt.attention_grad_kernel("o", "softmax", None, 1, 2, 128, 128, 64, "bf16", (8, 0))
