@@ -480,6 +480,8 @@ class SelpOp(InstrOp):
 
 SPACES = {"", "global", "shared", "shared::cta", "shared::cluster", "local", "const", "param"}
 CACHE_HINTS = {"", "ca", "cg", "cs", "lu", "cv", "wb", "wt", "nc"}
+# memory-model semantics: a strong access other threads synchronise with (a turn counter)
+SEMANTICS = {"", "volatile", "relaxed.gpu", "acquire.gpu", "release.gpu", "relaxed.cta", "acquire.cta", "release.cta"}
 
 
 class MemOp(PtxOp):
@@ -491,11 +493,14 @@ class MemOp(PtxOp):
     ty = prop_def(StringAttr)
     cache = opt_prop_def(StringAttr)
     offset = opt_prop_def(IntegerAttr)
+    sem = opt_prop_def(StringAttr)
 
     def _verify_mem(self, values: Sequence[SSAValue]) -> None:
         sp, ty = self.space.data, self.ty.data
         require(sp in SPACES, self, f"unknown state space '{sp}'")
         require(_s(self.cache) in CACHE_HINTS, self, f"unknown cache hint '{_s(self.cache)}'")
+        require(_s(self.sem) in SEMANTICS, self, f"unknown memory semantics '{_s(self.sem)}'")
+        require(not (_s(self.sem) and _s(self.cache)), self, "a strong access (sem) takes no cache hint")
         require(ty in TYPE_BITS and ty != "pred", self, f"unknown type .{ty}")
         _need_class(self, "the address", self.addr, "b32", "b64")
         if self.guard is not None:
@@ -507,13 +512,13 @@ class MemOp(PtxOp):
 
     def _prefix(self, op: str, n_values: int, names: Namer) -> str:
         guard = f"@{names(self.guard)} " if self.guard is not None else ""
-        parts = [op, self.space.data, _s(self.cache), f"v{n_values}" if n_values > 1 else "", self.ty.data]
+        parts = [op, _s(self.sem), self.space.data, _s(self.cache), f"v{n_values}" if n_values > 1 else "", self.ty.data]
         return guard + ".".join(p for p in parts if p)
 
 
 @irdl_op_definition
 class LdOp(MemOp):
-    """Load: `[@p] ld{.space}{.hint}{.vN}.type d, [addr+offset];`."""
+    """Load: `[@p] ld{.sem}{.space}{.hint}{.vN}.type d, [addr+offset];`."""
 
     name = "ptx.ld"
     dsts = var_result_def(RegType)
@@ -521,9 +526,9 @@ class LdOp(MemOp):
     assembly_format = "` ` `[` $addr `]` (`if` $guard^)? attr-dict `:` type($addr) (`if` type($guard)^)? `->` `(` type($dsts) `)`"
 
     def __init__(self, space: str, ty: str, addr: SSAValue, results: Sequence[Attribute], *, offset: int = 0,
-                 cache: str | None = None, guard: SSAValue | None = None):
+                 cache: str | None = None, guard: SSAValue | None = None, sem: str | None = None):
         super().__init__(operands=[addr, [guard] if guard else []], result_types=[list(results)],
-                         properties=_props(space=space, ty=ty, cache=cache, offset=offset or None))
+                         properties=_props(space=space, ty=ty, cache=cache, offset=offset or None, sem=sem))
 
     def verify_(self) -> None:
         self._verify_mem(self.dsts)
@@ -535,7 +540,7 @@ class LdOp(MemOp):
 
 @irdl_op_definition
 class StOp(MemOp):
-    """Store: `[@p] st{.space}{.hint}{.vN}.type [addr+offset], a;`."""
+    """Store: `[@p] st{.sem}{.space}{.hint}{.vN}.type [addr+offset], a;`."""
 
     name = "ptx.st"
     values = var_operand_def(RegType)
@@ -543,10 +548,10 @@ class StOp(MemOp):
     assembly_format = "` ` `[` $addr `]` (`if` $guard^)? `,` `(` $values `)` attr-dict `:` type($addr) (`if` type($guard)^)? `,` `(` type($values) `)`"
 
     def __init__(self, space: str, ty: str, addr: SSAValue, values: Sequence[SSAValue], *, offset: int = 0,
-                 cache: str | None = None, guard: SSAValue | None = None):
+                 cache: str | None = None, guard: SSAValue | None = None, sem: str | None = None):
         # irdl orders a subclass's own operand fields before the inherited ones
         super().__init__(operands=[list(values), addr, [guard] if guard else []],
-                         properties=_props(space=space, ty=ty, cache=cache, offset=offset or None))
+                         properties=_props(space=space, ty=ty, cache=cache, offset=offset or None, sem=sem))
 
     def verify_(self) -> None:
         self._verify_mem(self.values)
@@ -831,6 +836,8 @@ class KernelOp(IRDLOperation):
     (`napkin.persistent`), how each TMA tensor map is encoded (`napkin.tma`, of
     `#ptx.tma_box`), and the parameters the kernel adds into, which the launch zeroes
     first (`napkin.zeroed`: f32 outputs of a contraction split over the grid).
+    `global_vars` declares zero-initialised `.global` arrays before the entry (the turn
+    counters of sums added in a fixed order), in `#ptx.shared`'s terms.
     """
 
     name = "ptx.kernel"
@@ -849,6 +856,7 @@ class KernelOp(IRDLOperation):
     persistent = opt_prop_def(IntegerAttr, prop_name="napkin.persistent")
     tma = opt_prop_def(ArrayAttr[TmaBoxAttr], prop_name="napkin.tma")
     zeroed = opt_prop_def(ArrayAttr[StringAttr], prop_name="napkin.zeroed")
+    global_vars = opt_prop_def(ArrayAttr[SharedAttr])  # zero-initialised .global arrays at module scope
     body = region_def()
     traits = traits_def(IsolatedFromAbove(), SymbolOpInterface())
     irdl_options = (ParsePropInAttrDict(),)
@@ -878,6 +886,9 @@ class KernelOp(IRDLOperation):
 
     def shared_list(self) -> list[tuple[str, int, int]]:
         return [(s.sym.data, s.size.data, s.align.data) for s in (self.shared.data if self.shared else [])]
+
+    def global_list(self) -> list[tuple[str, int, int]]:
+        return [(s.sym.data, s.size.data, s.align.data) for s in (self.global_vars.data if self.global_vars else [])]
 
     def verify_(self) -> None:
         require(len(self.params.data) == len(self.param_types.data), self, f"{len(self.params.data)} parameter names but {len(self.param_types.data)} types")

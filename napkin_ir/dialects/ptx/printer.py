@@ -141,6 +141,7 @@ def _kernel_text(kernel: KernelOp, index: int) -> str:
     decls += [f"\t.shared .align {a} .b8 {n}[{size}];" for n, size, a in kernel.shared_list()]
     # the dynamic shared array is declared at module scope, before its kernel
     extern = [f".extern .shared .align 128 .b8 {kernel.dynamic_shared.data}[];\n"] if kernel.dynamic_shared is not None else []
+    extern += [f".global .align {a} .b8 {n}[{size}];\n" for n, size, a in kernel.global_list()]  # zero at module load
     return "\n".join(extern + head + ["{"] + decls + [""] + body + ["}"]) + "\n"
 
 

@@ -223,3 +223,11 @@ ptx.kernel attributes {sym_name = "k", params = [], param_types = []} {
   ptx.ret
 }
 // CHECK: ptx.red: adds .f32, .f64, .u32, .s32 or .u64, not .b32
+
+// -----
+ptx.kernel attributes {sym_name = "k", params = [], param_types = []} {
+  %g = ptx.const {ty = "u64", value = 0 : i64} : () -> !ptx.reg<b64>
+  %t = ptx.ld [%g] {space = "global", ty = "u32", sem = "acquire.sys", cache = "cg"} : !ptx.reg<b64> -> (!ptx.reg<b32>)
+  ptx.ret
+}
+// CHECK: ptx.ld: unknown memory semantics 'acquire.sys'
