@@ -109,11 +109,14 @@ class NapkinSm80Pass(NamedPipeline):
     `split=S` (both pipelines, a GEMM with an f32 output): S blocks share each output
     tile's contraction, each streaming its part of it and adding its sum into the output
     with `red.global.add.f32` (the launch zeroes the output first); the order of the
-    additions, and so the last bits of the sums, may differ from run to run."""
+    additions, and so the last bits of the sums, may differ from run to run.
+    `deterministic=true` adds the parts in a fixed order instead: each output tile's first
+    part is written, each next one added when the one before is in (a turn counter per
+    tile in global memory): the same bits every run, no zeroing, a little waiting."""
 
     name = "napkin-sm80"
     target = SM80
-    unset = {"block": "", "warps": "", "stages": 3, "autotile": False, "hw": "h100", "layout": "auto", "group": 0, "split": 1}
+    unset = {"block": "", "warps": "", "stages": 3, "autotile": False, "hw": "h100", "layout": "auto", "group": 0, "split": 1, "deterministic": False}
     block: str = ""
     warps: str = ""
     stages: int = 3
@@ -124,6 +127,7 @@ class NapkinSm80Pass(NamedPipeline):
     # faster, up to 5.4% slower (research/benchmarks.md, "the launch order")
     group: int = 0
     split: int = 1
+    deterministic: bool = False
 
 
 @dataclass(frozen=True)
@@ -162,7 +166,8 @@ class NapkinSm90Pass(NamedPipeline):
     name = "napkin-sm90"
     target = SM90
     unset = {"block": "", "warps": "", "stages": 0, "group": 8, "blocks_per_sm": 1, "persistent": None, "cluster": 1, "store": "auto",
-             "autotile": False, "hw": "h100", "overlap": True, "pingpong": True, "q_registers": None, "split": 1}
+             "autotile": False, "hw": "h100", "overlap": True, "pingpong": True, "q_registers": None, "split": 1,
+             "deterministic": False}
     block: str = ""
     warps: str = ""  # a row reduction's warps; wgmma's warpgroups follow from the block's rows
     stages: int = 0  # the ring's depth: 4 for a GEMM, 2 or 3 for attention
@@ -177,3 +182,4 @@ class NapkinSm90Pass(NamedPipeline):
     pingpong: bool = True
     q_registers: bool | None = None  # None: where it pays (`recipes.attention.q_registers_pay`)
     split: int = 1
+    deterministic: bool = False

@@ -142,6 +142,7 @@ class KernelOp(IRDLOperation):
     persistent = opt_prop_def(UnitAttr, prop_name="hbm.persistent")
     cluster = opt_prop_def(IntegerAttr[I32], prop_name="hbm.cluster")
     order = opt_prop_def(StringAttr, prop_name="hbm.order")
+    ordered_sums = opt_prop_def(UnitAttr, prop_name="hbm.ordered_sums")
     warps = opt_prop_def(LabelsAttr, prop_name="reg.warps")
     body = region_def("single_block")
     traits = traits_def(IsolatedFromAbove(), SymbolOpInterface())
@@ -184,6 +185,12 @@ class KernelOp(IRDLOperation):
     @property
     def globals(self) -> list[SSAValue]:
         return [a for a in self.body.block.args if isinstance(a.type, GlobalType)]
+
+    def split_axes(self) -> list[str]:
+        """The grid axes no output has: reduced axes split over the grid, each block adding
+        its part of the sums along them."""
+        outs = self.globals[len(self.globals) - self.num_outputs.value.data:]
+        return [a for a in self.grid_tiles if not any(a in g.type.shape for g in outs)]  # type: ignore[attr-defined]
 
     def accumulated(self) -> list[SSAValue]:
         """The globals some store adds into (`accumulate`, at any level below): f32 outputs

@@ -207,8 +207,9 @@ class Warp:
             res = np.full(32, self.params[op.param.data], np.uint64)
         elif isinstance(op, P.CvtaOp):
             res = g(op.srcs[0])
-        elif isinstance(op, P.AddrOfOp):
-            res = np.zeros(32, np.uint32)
+        elif isinstance(op, P.AddrOfOp):  # a module-scope .global array's address, else the shared window's start
+            sym = op.sym.data
+            res = np.full(32, self.params[sym], np.uint64) if sym in self.params else np.zeros(32, np.uint32)
         elif isinstance(op, P.SregOp):
             r = op.reg.data
             if r == "tid.x":
@@ -259,6 +260,8 @@ class Warp:
             self.st(op)
         elif isinstance(op, P.RedOp):
             self.red(op)
+        elif isinstance(op, T.FenceOp):  # one warp at a time: every write is already seen
+            pass
         elif isinstance(op, P.LdOp) and op.space.data == "global":
             res = self.ld_global(op)
         elif isinstance(op, P.LdOp):
@@ -423,6 +426,7 @@ def run_kernel(module, args: list[np.ndarray], *, lazy: bool, reverse: bool, mem
     threads = kernel.reqntid or kernel.maxntid
     mem = mem or Memory()
     params = {name: mem.alloc(a) for (name, _), a in zip(kernel.param_list(), args)}
+    params |= {name: mem.alloc(np.zeros(size, np.uint8)) for name, size, _ in kernel.global_list()}  # zero at module load
     grid = [a.value.data for a in kernel.launch_grid.data]
     grid += [1] * (3 - len(grid))
     nwarps = (threads.data[0].value.data if threads else 1) // 32

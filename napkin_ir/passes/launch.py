@@ -19,6 +19,12 @@ that axis) is loaded half by each and multicast to both. They are written on eac
 fastest, walked from its end (attention: the query tiles of one head run together, sharing
 its K and V in L2, and a causal stream's longest blocks start first); without it the first
 grid axis varies fastest. The napkin model follows the same order (`hbm.order`).
+`ordered=true` has the blocks that split a sum over the grid (ncd-to-hbm's `accumulate`
+stores) add their parts in a fixed order, the first part written, each next one added
+when its turn comes (`hbm.ordered_sums`): the sums are the same from run to run, and the
+output needs no zeroing. The split axes must then be launched last (the slowest), so that
+a block only ever waits for blocks launched before it; a persistent or grouped launch,
+or `order=last`, is refused with it.
 """
 
 from __future__ import annotations
@@ -41,6 +47,7 @@ class HbmLaunchPass(ModulePass):
     persistent: bool = False
     cluster: int = 1
     order: str = "first"
+    ordered: bool = False
 
     def apply(self, ctx: Context, op: builtin.ModuleOp) -> None:
         if self.group < 0:
@@ -66,3 +73,16 @@ class HbmLaunchPass(ModulePass):
                 k.properties["hbm.cluster"] = builtin.IntegerAttr(self.cluster, 32)
             if self.order == "last":
                 k.properties["hbm.order"] = builtin.StringAttr("last")
+            if self.ordered and k.accumulated():
+                self._order_sums(k)
+
+    def _order_sums(self, k: hbm.KernelOp) -> None:
+        where = f"hbm-launch: @{k.sym_name.data}: ordered=true"
+        if self.persistent or self.group or self.cluster > 1 or self.order == "last":
+            raise PassFailedException(f"{where} adds the parts of a sum in the order the blocks are launched: "
+                                      "it needs a plain launch (no persistence, group, cluster or order=last)")
+        split, grid = k.split_axes(), list(k.grid_tiles)
+        if grid[len(grid) - len(split):] != split:
+            raise PassFailedException(f"{where} waits for the earlier parts of a sum, so its split axes {split} must be the "
+                                      f"grid's last (launched slowest); the grid is {grid}")
+        k.properties["hbm.ordered_sums"] = builtin.UnitAttr()

@@ -65,13 +65,15 @@ LEVELS = ("hbm", "smem", "reg", "ptx")
 @dataclass(frozen=True)
 class Launch:
     """How the grid is launched: block order, bands of `group` block rows (0: none),
-    blocks sharing a multiprocessor, a persistent grid looping over tiles, a cluster."""
+    blocks sharing a multiprocessor, a persistent grid looping over tiles, a cluster, and
+    whether the blocks splitting a sum add their parts in a fixed order."""
 
     order: LaunchOrder = LaunchOrder.FIRST
     group: int = 0
     blocks_per_sm: int = 1
     persistent: bool = False
     cluster: int = 1
+    ordered: bool = False  # the parts of a sum split over the grid added in a fixed order
 
 
 @dataclass(frozen=True)
@@ -134,7 +136,7 @@ class KernelPlan:
         levels: list[tuple[ModulePass, ...]] = [
             (RelabelPass(grid=self.grid_labels(), stream=self.stream_labels()), NcdToHbmPass(),
              HbmLaunchPass(group=ln.group, blocks_per_sm=ln.blocks_per_sm, persistent=ln.persistent, cluster=ln.cluster,
-                           order=ln.order.value)),
+                           order=ln.order.value, ordered=ln.ordered)),
             (HbmToSmemPass(stages=self.stages, layout=self.layout.value if self.layout else "", copy=self.copy.value,
                            store=self.store.value, **({"smem_bytes": self.smem_bytes} if self.smem_bytes else {})),),
             (SmemToRegPass(**({"warps": ",".join(f"{a}:{w}" for a, w in self.warps)} if self.warps else {}),

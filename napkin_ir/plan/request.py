@@ -44,6 +44,7 @@ class PlanRequest:
     pingpong: bool = True
     q_registers: bool | None = None
     split: int = 1  # blocks sharing each output tile's contraction, each adding its part
+    deterministic: bool = False  # those parts added in a fixed order
     # the options as the user wrote them, to name them in a refusal
     given: dict[str, str] = field(default_factory=dict, compare=False)
 
@@ -107,4 +108,4 @@ def request(pipeline: str, options: dict[str, object], defaults: dict[str, objec
         autotile=bool(options.get("autotile", False)), hw=str(options.get("hw", "h100")),
         overlap=bool(options.get("overlap", True)), pingpong=bool(options.get("pingpong", True)),
         q_registers=options.get("q_registers"),  # type: ignore[arg-type]
-        split=split, given=given)
+        split=split, deterministic=bool(options.get("deterministic", False)), given=given)

@@ -51,3 +51,43 @@ def test_split_sums_match_float64(target, shape, split):
         graph.replay()
     torch.cuda.synchronize()
     assert reference.relative_error(out.double().cpu().numpy(), want) <= F32
+
+
+@pytest.mark.parametrize("target", ["sm80", "sm90"])
+def test_ordered_split_sums_give_the_same_bits_every_run(target):
+    """deterministic=true: each tile's parts added in a fixed order (a turn counter a tile),
+    the first part written over whatever the output held: the same bits on every launch,
+    from a CUDA graph too, within f32 rounding of float64."""
+    torch = pytest.importorskip("torch")
+    import napkin_ir
+
+    if target == "sm90" and torch.cuda.get_device_capability() != (9, 0):
+        pytest.skip("sm_90a kernels need a Hopper GPU")
+    m, n, k, split = 520, 1032, 8192, 8
+    block = (64, 128, 32) if target == "sm80" else (128, 128, 64)
+    kernel = napkin_ir.compile(gemm(m, n, k, "bf16", out_dtype="f32"), target=target, cache=False, split=split, block=block,
+                               deterministic=True)
+    assert kernel.contract.param("out").role == "out"  # nothing to zero
+    a = torch.randn(m, k, device="cuda").to(torch.bfloat16)
+    b = torch.randn(k, n, device="cuda").to(torch.bfloat16)
+    want = a.double().cpu().numpy() @ b.double().cpu().numpy()
+    runs = []
+    for _ in range(4):
+        out = torch.full((m, n), float("nan"), device="cuda", dtype=torch.float32)
+        kernel(a=a, b=b, out=out, sync=True)
+        runs.append(out.clone())
+    assert reference.relative_error(runs[0].double().cpu().numpy(), want) <= F32
+    assert all(torch.equal(runs[0], r) for r in runs[1:]), "the sums differ between runs"
+    out = torch.full((m, n), float("nan"), device="cuda", dtype=torch.float32)
+    bound = kernel.bind({"a": a, "b": b, "out": out})
+    stream = torch.cuda.Stream()
+    graph = torch.cuda.CUDAGraph()
+    with torch.cuda.stream(stream):
+        kernel(bound=bound, stream=stream.cuda_stream)
+        stream.synchronize()
+        with torch.cuda.graph(graph, stream=stream):
+            kernel(bound=bound, stream=stream.cuda_stream)
+    for _ in range(3):
+        graph.replay()
+    torch.cuda.synchronize()
+    assert torch.equal(out, runs[0])

@@ -176,6 +176,7 @@ class KernelLowering:
         self.cluster = kernel.cluster_blocks
         self.blocks_per_sm = kernel.resident_blocks
         self.tma_boxes: list[TmaBoxAttr] = []
+        self.global_vars: list[tuple[str, int, int]] = []  # module-scope .global arrays (name, bytes, align), zero at load
         self.barrier_rings: list[tuple[SSAValue, int, int]] = []  # (address, stages, arrivals per barrier)
         self.wgmma_fence = True  # registers written since the last wgmma.fence
         self.finish: Block | None = None  # a cluster's common exit (no block leaves while its peer may arrive)

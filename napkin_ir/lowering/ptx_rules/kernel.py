@@ -25,6 +25,7 @@ from xdsl.ir import Attribute, Block, Region, SSAValue
 from napkin_ir.dialects import hbm, reg, smem
 from napkin_ir.dialects.ptx import ops as P
 from napkin_ir.dialects.ptx import tensor_ops as T
+from napkin_ir.dialects.ptx.attributes import SharedAttr
 from napkin_ir.dialects.ptx.registers import RegType
 from napkin_ir.lowering.ptx_rules.context import B32, B64, SHARED, Global, KernelLowering, arg_name, constant, lowers, prod
 from napkin_ir.target import SM90
@@ -115,10 +116,13 @@ def build_kernel(k: KernelLowering) -> P.KernelOp:
     facts["napkin.smem_bytes"] = builtin.IntegerAttr(k.shared_size, 32)
     if k.tma_boxes:
         facts["napkin.tma"] = builtin.ArrayAttr(k.tma_boxes)
-    zeroed = kernel.accumulated()  # outputs the blocks add their parts into: zeroed before the launch
+    # outputs the blocks add their parts into: zeroed before the launch (ordered sums write their first part)
+    zeroed = kernel.accumulated() if kernel.ordered_sums is None else []
     if zeroed:
         facts["napkin.zeroed"] = builtin.ArrayAttr([builtin.StringAttr(f"{k.name}_{arg_name(g, globs.index(g))}") for g in zeroed])
     out.properties.update(facts)
+    if k.global_vars:
+        out.properties["global_vars"] = builtin.ArrayAttr([SharedAttr(n, size, a) for n, size, a in k.global_vars])
     return out
 
 

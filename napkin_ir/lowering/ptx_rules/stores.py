@@ -1,7 +1,13 @@
 """Accumulators out: straight to global memory, or into shared memory for a TMA store.
 
 - `reg.store {accumulate}`: each value added to the f32 global with `red.global.add.f32`
-  (the blocks that split a contraction each add their part), otherwise as below.
+  (the blocks that split a contraction each add their part), otherwise as below. In a
+  kernel whose sums are ordered (`hbm.ordered_sums`), a block waits for its turn instead:
+  a counter per output tile (a zero-initialised `.global` array of the module) holds the
+  part whose turn it is; the block's first consumer warp spins on it (`ld.acquire.gpu`),
+  the block writes its values (the first part) or adds them to what is there
+  (`ld.global.cg`, the parts before it), fences, and passes the turn on (`st.release.gpu`;
+  the last part sets it back to zero for the next launch).
 - `reg.store`: a 16-bit output whose fragment rows are whole 128-byte lines goes through
   shared memory and leaves in whole lines (`_store_through_shared`); otherwise each lane's
   pairs of values (rounded with `cvt.rn.bf16x2.f32`, or as they are for an f32 output) go
@@ -30,7 +36,10 @@ from napkin_ir.dialects import hbm, reg
 from napkin_ir.dialects.ptx import ops as P
 from napkin_ir.dialects.ptx import tensor_ops as T
 from napkin_ir.dialects.ptx.registers import RegType
-from napkin_ir.lowering.ptx_rules.context import B32, PANEL, Buffer, Global, KernelLowering, lowers
+from xdsl.ir import SSAValue
+
+from napkin_ir.lowering.ptx_rules.context import B32, B64, F32, PANEL, Buffer, Global, KernelLowering, lowers
+from napkin_ir.lowering.ptx_rules.kernel import CONSUMER_BARRIER
 from napkin_ir.target import dtype
 
 
@@ -68,6 +77,7 @@ def _store(k: KernelLowering, op: reg.StoreOp) -> None:
         return
     elem = k.add(lin, k.add(k.mul(row, strides[r_axis]), col))  # type: ignore[arg-type]
     base = k.wide_address(g.ptr, elem, g.esize)
+    turn = _wait_turn(k) if op.accumulate is not None and k.kernel.ordered_sums is not None else None
     # how many rows (columns) lie between this lane's first and the edge, where a tile may cross it
     rooms = k.rooms(g, op.offsets, {r_axis: row, c_axis: col}, tiles)
     nt = t.dims[1] // 8
@@ -80,13 +90,77 @@ def _store(k: KernelLowering, op: reg.StoreOp) -> None:
                 i = 4 * (tm * nt + tn) + 2 * h
                 inside = k.both(row_ok, col_ok.get(8 * tn))
                 off = (dr * strides[r_axis] + 8 * tn) * g.esize
-                if op.accumulate is not None:  # a part of a split sum: added, each value atomically
+                if turn is not None:  # this block's turn: the first part written, the others added
+                    old = k.emit(P.LdOp("global", "f32", base, [F32, F32], offset=off, cache="cg", guard=inside))
+                    sums = [k.r(P.SelpOp("f32", x[i + n], k.r(P.AddOp("f32", old.dsts[n], x[i + n])), turn.first))
+                            for n in range(2)]
+                    k.emit(P.StOp("global", "f32", base, sums, offset=off, guard=inside))
+                elif op.accumulate is not None:  # a part of a split sum: added, each value atomically
                     for n in range(2):
                         k.emit(P.RedOp("global", "f32", base, x[i + n], offset=off + 4 * n, guard=inside))
                 elif gt.dtype == "f32":
                     k.emit(P.StOp("global", "f32", base, [x[i], x[i + 1]], offset=off, guard=inside))
                 else:
                     k.emit(P.StOp("global", "b32", base, [k.pack(gt.dtype, x[i], x[i + 1])], offset=off, guard=inside))
+
+
+    if turn is not None:
+        turn.pass_on()
+
+
+class _Turn:
+    """A block's turn to add its part of an ordered sum: `first` holds where it is the first
+    part; `pass_on()` hands the turn to the next part once every value is in."""
+
+    def __init__(self, k: KernelLowering, counter: SSAValue, part: SSAValue, parts: int, leader: SSAValue):
+        self.k, self.counter, self.part, self.parts, self.leader = k, counter, part, parts, leader
+        self.first = k.setp("eq", part, 0, "u32")
+
+    def pass_on(self) -> None:
+        k = self.k
+        k.emit(T.FenceOp("acq_rel.gpu"))  # this thread's values are in before the turn moves
+        _block_barrier(k)
+        nxt = k.r(P.SelpOp("b32", k.u32(0), k.add(self.part, 1), k.setp("eq", self.part, self.parts - 1, "u32")))
+        k.emit(P.StOp("global", "u32", self.counter, [nxt], guard=self.leader, sem="release.gpu"))
+
+
+def _block_barrier(k: KernelLowering) -> None:
+    """Every thread that stores (the consumers, beside a producer warpgroup) meets here."""
+    if k.producer_warps:
+        k.emit(P.BarSyncOp(CONSUMER_BARRIER, k.consumer_threads))
+    else:
+        k.emit(P.BarSyncOp(0))
+
+
+def _wait_turn(k: KernelLowering) -> _Turn:
+    """Wait until this block's part of the ordered sum may go in: the counter of its output
+    tile (the tile's place among the non-split grid axes) reaches its part (its place among
+    the split axes, launched last)."""
+    kernel = k.kernel
+    counts, tiles = kernel.grid_shape(), kernel.grid_tiles
+    split = kernel.split_axes()
+    place = {a: k.op2(P.DivOp, "u32", k.vals[k.origin_args[a]], tiles[a]) for a in tiles}
+    tile, part, parts, n_tiles = k.u32(0), k.u32(0), 1, 1
+    for a in tiles:
+        if a in split:
+            part, parts = k.add(k.mul(part, counts[a]), place[a]), parts * counts[a]
+        else:
+            tile, n_tiles = k.add(k.mul(tile, counts[a]), place[a]), n_tiles * counts[a]
+    name = f"{k.name}_turns"
+    if not any(n == name for n, _, _ in k.global_vars):
+        k.global_vars.append((name, 4 * n_tiles, 4))
+    counter = k.r(P.AddOp("u64", k.r(P.AddrOfOp(name, B64)), k.r(P.CvtOp("u64", "u32", [k.mul(tile, 4)], B64))))
+    first_warp = k.setp("eq", k.warp_number(), 0, "u32")  # spins as a whole (its lanes read one word): no divergence
+    leader = k.both(first_warp, k.setp("eq", k.lane, 0, "u32"))
+    assert leader is not None
+    spin, done = k.branch(first_warp)
+    k.cur = spin
+    seen = k.r(P.LdOp("global", "u32", counter, [B32], sem="acquire.gpu"))  # strong: read anew each trip
+    k.emit(P.CondBraOp(k.setp("ne", seen, part, "u32"), spin, [], done, []))
+    k.cur = done
+    k.emit(T.FenceOp("acq_rel.gpu"))  # the parts before this one, seen by the leader, before its block reads them
+    _block_barrier(k)
+    return _Turn(k, counter, part, parts, leader)
 
 
 def _store_rows(k: KernelLowering, op: reg.StoreOp, x: list) -> None:

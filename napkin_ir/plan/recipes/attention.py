@@ -51,7 +51,7 @@ def plan(module: ModuleOp, axes: AttentionAxes, target: Target, req: PlanRequest
     """The plan for `module`, attention, on `target` as `req` asks."""
     if target.has(Engine.WGMMA):
         return _plan_sm90(module, req)
-    req.refuse("attention on sm_80", ("autotile", "layout", "group", "split"))
+    req.refuse("attention on sm_80", ("autotile", "layout", "group", "split", "deterministic"))
     given = req.sized("block", 2, "for attention: query rows, keys")
     rows, keys = given or SM80_TILES
     warps = req.sized("warps", 1, "for attention: the warps sharing the rows")
@@ -96,7 +96,7 @@ def staged_tiles(module: ModuleOp, axes: AttentionAxes) -> tuple[int, int]:
 def _plan_sm90(module: ModuleOp, req: PlanRequest) -> KernelPlan:
     rows, keys = req.sized("block", 2, "for attention: query rows, keys") or (0, 0)
     persistent = persistent_pays(module, rows) if req.persistent is None else req.persistent
-    req.refuse("attention on sm_90a", ("group", "cluster", "warps", "split"))
+    req.refuse("attention on sm_90a", ("group", "cluster", "warps", "split", "deterministic"))
     if req.autotile:
         req.refuse("autotile=true (the model chooses it)", ("block",))
         # stages given, overlap or ping-pong turned off, and the blocks an SM bound the search

@@ -76,7 +76,8 @@ def default_warps(block: tuple[int, int, int], outputs: int) -> tuple[int, int]:
 
 def sm80_plan(block: tuple[int, int, int] = SM80_BLOCK, warps: tuple[int, int] = (2, 2), stages: int = 3,
               axes: tuple[str, str, str] = ("m", "n", "k"), layout: SmemLayout | None = None, group: int = 0,
-              unroll: int = SM80_UNROLL, batch: tuple[str, ...] = (), element_bytes: int = 2, part: int = 0) -> KernelPlan:
+              unroll: int = SM80_UNROLL, batch: tuple[str, ...] = (), element_bytes: int = 2, part: int = 0,
+              ordered: bool = False) -> KernelPlan:
     """A GEMM's plan on sm_80. `layout` None swizzles the stages where their rows allow it
     (64 bytes or a multiple of 128: A's rows are the stream tile, B's the column tile),
     else pads them. `group` launches the blocks in bands of that many block rows (0: the
@@ -84,7 +85,7 @@ def sm80_plan(block: tuple[int, int, int] = SM80_BLOCK, warps: tuple[int, int] =
     carries the next trip's first fragments across its back edge and loads fragments a
     step ahead. `batch` axes are spread over the grid a block each. `part` > 0 splits the
     contracted axis over the grid in parts of that many (a whole number of stream tiles),
-    each block adding its sum into the f32 output."""
+    each block adding its sum into the f32 output (in a fixed order where `ordered`)."""
     from napkin_ir.dialects.smem import swizzle_fits
 
     (m, n, k), (bm, bn, bk) = axes, block
@@ -93,7 +94,7 @@ def sm80_plan(block: tuple[int, int, int] = SM80_BLOCK, warps: tuple[int, int] =
     return KernelPlan(NAME, SM80, grid=(*((b, None) for b in batch), (m, bm), (n, bn), *(((k, part),) if part else ())),
                       stream=(k, bk), stages=stages,
                       copy=CopyEngine.CP_ASYNC, product=ProductEngine.MMA_SYNC, layout=layout, warps=((m, warps[0]), (n, warps[1])),
-                      launch=Launch(group=group), unroll=unroll)
+                      launch=Launch(group=group, ordered=ordered), unroll=unroll)
 
 
 def sm90_stages(block: tuple[int, int, int], outputs: int, element_bytes: int = 2, target: Target = SM90) -> int:
@@ -107,7 +108,8 @@ def sm90_stages(block: tuple[int, int, int], outputs: int, element_bytes: int = 
 
 def sm90_plan(block: tuple[int, int, int] = SM90_BLOCK, stages: int = 4, axes: tuple[str, str, str] = ("m", "n", "k"),
               group: int = 0, blocks_per_sm: int = 1, persistent: bool = False, cluster: int = 1, store: StorePath | None = None,
-              batch: tuple[str, ...] = (), outputs: int = 1, element_bytes: int = 2, part: int = 0) -> KernelPlan:
+              batch: tuple[str, ...] = (), outputs: int = 1, element_bytes: int = 2, part: int = 0,
+              ordered: bool = False) -> KernelPlan:
     """A GEMM's plan on sm_90a. `store` TMA writes the output through shared memory with
     TMA stores, direct from registers; None takes TMA stores where their two-stage panel
     buffer (rows x 64 columns, twice) fits beside the stages, as it is faster. `outputs`
@@ -121,7 +123,8 @@ def sm90_plan(block: tuple[int, int, int] = SM90_BLOCK, stages: int = 4, axes: t
     return KernelPlan(NAME, SM90, grid=(*((b, None) for b in batch), (m, bm), (n, bn), *(((k, part),) if part else ())),
                       stream=(k, bk), stages=stages,
                       copy=CopyEngine.TMA, product=ProductEngine.WGMMA, store=store,
-                      launch=Launch(group=group, blocks_per_sm=blocks_per_sm, persistent=persistent, cluster=cluster),
+                      launch=Launch(group=group, blocks_per_sm=blocks_per_sm, persistent=persistent, cluster=cluster,
+                                    ordered=ordered),
                       smem_bytes=budget)
 
 
@@ -170,7 +173,8 @@ def _plan_sm80(module: ModuleOp, shape: ProductShape, req: PlanRequest) -> Kerne
     part = split_part(module, shape, block[2], req)
     if part and group:
         raise req.fail(f"group={group} orders a two-axis grid; split={req.split} adds the contraction's parts as a third")
-    return sm80_plan(block, warps, stages, axes, req.layout, group, batch=shape.batch, element_bytes=nbytes, part=part)  # type: ignore[arg-type]
+    return sm80_plan(block, warps, stages, axes, req.layout, group, batch=shape.batch, element_bytes=nbytes, part=part,  # type: ignore[arg-type]
+                     ordered=req.deterministic)
 
 
 def _plan_sm90(module: ModuleOp, req: PlanRequest) -> KernelPlan:
@@ -208,6 +212,6 @@ def _plan_sm90(module: ModuleOp, req: PlanRequest) -> KernelPlan:
             raise req.fail(f"split={req.split} launches a plain grid: cluster and persistent cannot be honoured with it")
         plain = True
     return sm90_plan(block, stages, axes, 0 if plain else group, req.blocks_per_sm, req.persistent is not False and not plain,  # type: ignore[arg-type]
-                     req.cluster, store, shape.batch, shape.outputs, nbytes, part)
+                     req.cluster, store, shape.batch, shape.outputs, nbytes, part, req.deterministic)
 
 

@@ -11,7 +11,7 @@ from xdsl.dialects.builtin import ModuleOp
 
 from napkin_ir import reference
 from napkin_ir.diagrams import gemm
-from napkin_ir.interpreters.ptx import HALF, run_kernel
+from napkin_ir.interpreters.ptx import HALF, Memory, run_kernel
 from napkin_ir.interpreters.run import find_entry
 from napkin_ir.passmanager import run_pipeline
 from napkin_ir.pipelines import NapkinSm80Pass, NapkinSm90Pass, spec
@@ -62,3 +62,31 @@ def test_a_split_that_leaves_a_part_empty_is_refused():
 def test_an_unsplit_kernel_zeroes_nothing():
     module: ModuleOp = run_pipeline(gemm(64, 64, 96, "bf16", out_dtype="f32"), "napkin-sm80")
     assert "accumulate" not in {p.role for p in launch_contract(module).params}
+
+
+@pytest.mark.parametrize("m, n, k, split", CASES)
+def test_ordered_parts_write_then_add_in_the_emulator(m, n, k, split):
+    """deterministic=true: the first part of each tile writes (into a NaN-poisoned output,
+    which nothing zeroes), each next part adds when its turn comes, and the last passes the
+    turn back to zero: a second launch gives the same bits."""
+    module = run_pipeline(gemm(m, n, k, "bf16", out_dtype="f32"), f'napkin-sm80{{split={split} block="64,64,32" deterministic=true}}')
+    assert "accumulate" not in {p.role for p in launch_contract(module).params}
+    a, b = _inputs(m, n, k)
+    mem = Memory()
+    runs = []
+    for _ in range(2):
+        out = np.full((m, n), np.nan, np.float32)
+        run_kernel(module, [a, b, out], lazy=True, reverse=True, mem=mem)
+        runs.append(out)
+    assert reference.relative_error(runs[0], _want(a, b)) <= 1e-5
+    np.testing.assert_array_equal(runs[0], runs[1])
+
+
+def test_ordered_sums_need_the_split_launched_last():
+    from xdsl.utils.exceptions import PassFailedException
+
+    text = gemm(64, 64, 256, "bf16", out_dtype="f32")
+    with pytest.raises(PassFailedException, match=r"its split axes \['k'\] must be the grid's last"):
+        run_pipeline(text, 'ncd-relabel{grid="k:128,m:32,n:32" stream="k:32"},ncd-to-hbm,hbm-launch{ordered=true}')
+    with pytest.raises(PassFailedException, match="needs a plain launch"):
+        run_pipeline(text, 'ncd-relabel{grid="m:32,n:32,k:128" stream="k:32"},ncd-to-hbm,hbm-launch{ordered=true order="last"}')
