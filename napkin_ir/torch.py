@@ -650,8 +650,8 @@ def attention(q: Tensor, k: Tensor, v: Tensor, kind: str = "softmax", scale: flo
     and the backward runs four kernels derived from the diagram by `ncd-grad`: D =
     rowsum(dO * O), then dQ, dK and dV, which recompute the probabilities tile by tile as
     FlashAttention does. A loss that reads the log-sum-exp gets its gradient too. Grouped
-    heads: the backward repeats K and V over their query heads (memory for H heads) and
-    sums dK and dV back.
+    heads: dK and dV are the grouped diagram's, summed over a group's query heads by blocks
+    that each add one head's part into f32, then rounded (K and V are never repeated).
     """
     if return_lse:
         if kind == "spherical":
