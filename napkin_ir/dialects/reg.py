@@ -36,7 +36,8 @@ d=64 : f32, span=64>`; 256 where it is not written) is the columns that the lane
 row cover once, span / 8 lanes a row, 8 columns a lane, so that the warp holds 256 / span
 rows at a time (lanes 0-7 row 0, lanes 8-15 row 1, ... for span 64). A `line` fragment of
 one axis (`!reg.frag<line, i=2 : f32>`) holds one value per row, in every lane that holds
-the row. `reg.read` loads a `line` fragment from a shared-memory stage, widened to f32;
+the row. `reg.read` loads a `line` fragment from a shared-memory stage, widened to f32
+(and, in kernels with products, a `c` fragment: a staged tile in the accumulators' layout);
 `reg.map`, `reg.row_reduce` (within the lane, then across the lanes of the row) and
 `reg.store` take `line` fragments as they take `c` and `row` ones.
 """
@@ -442,14 +443,24 @@ class LoadOp(IRDLOperation):
 
 @irdl_op_definition
 class ReadOp(IRDLOperation):
-    """Load this warp's `line` fragment of one stage of a shared-memory buffer, widened to
-    f32: the warp's rows start at its index along the `reg.warps` axis times the fragment's
-    rows, and each lane reads its 8 columns of every span of its row as one 16-byte chunk.
-    The buffer's innermost axis is the fragment's columns, whole; its other axes of more
-    than one place are the fragment's rows.
+    """Load this warp's `line` or `c` fragment of one stage of a shared-memory buffer,
+    widened to f32.
+
+    A `line` fragment: the warp's rows start at its index along the `reg.warps` axis times
+    the fragment's rows, and each lane reads its 8 columns of every span of its row as one
+    16-byte chunk. The buffer's innermost axis is the fragment's columns, whole; its other
+    axes of more than one place are the fragment's rows.
+
+    A `c` fragment: the tile's values where the accumulators of a product of the same rows
+    and columns lie (a staged tile entering elementwise math with them: a gradient's dC
+    times the recomputed exp(A B)). Its two axes are the buffer's of more than one place,
+    in either order (the buffer's rows may be the fragment's columns: the tile is read
+    transposed); along an axis that `reg.warps` splits the warp starts at its index times
+    the fragment's size there.
 
         %x = reg.read %buf[%s] : !smem.buffer<i=4, j=1024 : bf16, stages=1, layout=row> -> !reg.frag<line, i=1, j=1024 : f32>
         %y = reg.read %b[%s] : !smem.buffer<i=16, d=64 : bf16, stages=1, layout=row> -> !reg.frag<line, i=4, d=64 : f32, span=64>
+        %z = reg.read %d[%s] : !smem.buffer<m=64, n=128 : bf16, stages=3, layout=pad8> -> !reg.frag<c, n=64, m=32 : f32>
     """
 
     name = "reg.read"
@@ -464,7 +475,16 @@ class ReadOp(IRDLOperation):
     def verify_(self) -> None:
         b, f = self.source.type, _frag(self.result)
         assert isinstance(b, BufferType)
-        require(f.role.data == "line" and len(f.dims) == 2, self, f"loads a 'line' fragment of rows and columns, got {f}")
+        require(f.role.data == "c" or (f.role.data == "line" and len(f.dims) == 2), self,
+                f"loads a 'line' fragment of rows and columns or a 'c' fragment, got {f}")
+        if f.role.data == "c":
+            require(b.dtype in ("bf16", "f16"), self, f"widens bf16 or f16 values to f32; the buffer holds {b.dtype}")
+            tiled = [a for a in b.axis_names if b.shape[a] > 1]
+            require(sorted(tiled) == sorted(f.axis_names), self,
+                    f"the buffer's axes of more than one place must be the fragment's {list(f.axis_names)} (in either order), got {b}")
+            for a in f.axis_names:
+                require(b.shape[a] % f.shape[a] == 0, self, f"the buffer's {b.shape[a]} along '{a}' are not whole warps' {f.shape[a]}")
+            return
         rows, cols = f.axis_names
         tiled = [a for a in b.axis_names if b.shape[a] > 1]
         require(b.axis_names[-1] == cols and b.shape[cols] == f.shape[cols] and tiled in ([rows, cols], [cols]) and rows in b.shape, self,

@@ -7,7 +7,9 @@ contracted axis, `reg.ldmatrix` of this warp's A and B fragments and a `reg.mma`
 zeros, or onto `acc` when the product is only added to it (`acc + contract`); the
 elementwise maps, the reductions along a fragment's columns and the masks that attention
 computes between its two products become the `reg` fragment math; an f32 tile rounded to
-bf16 or f16 for a product becomes `reg.to_a` slices (attention's P, reused in registers);
+bf16 or f16 for a product becomes `reg.to_a` slices (attention's P, reused in registers); a
+staged bf16 or f16 tile cast to f32 for that math becomes a `reg.read` of each warp's `c`
+fragment of it, the accumulators' lanes (a gradient's dC, times the recomputed exp(A B));
 the cast and store at the end become one `reg.store`, and so does the store of a row
 vector computed in registers (attention's log-sum-exp, a `row` fragment). A vector that `hbm-to-smem` left in
 global memory (a bias) becomes a `reg.load` of this warp's `row` or `col` fragment (a
@@ -663,6 +665,9 @@ class _Fragments:
                                     f"layout={layout}; stage them with hbm-to-smem's cp.async (copy=cp.async, legal on sm_90a too)")
                 self.replace(op, [reg.ReadOp(v.source, v.stage, self.frag_type(op.result.type))])  # type: ignore[arg-type]
                 return
+            if isinstance(v, smem.ReadOp) and et == builtin.f32:  # a staged tile entering math with the accumulators
+                self.replace(op, [self.read_tile(v, op.result.type)])  # type: ignore[arg-type]
+                return
             x = self.frag(op.inputs[0], "a cast's input")
             self.vals[op.result] = x if et == builtin.f32 else _Cast(x, et)
             self.dead.append(op)
@@ -677,6 +682,19 @@ class _Fragments:
         xs = [self.vector(x, op) if isinstance(x := self.vals.get(v), _Vector) else self.frag(v, f"operand #{n} of ncd.map {fn}")
               for n, v in enumerate(op.inputs)]
         self.replace(op, [reg.MapOp(fn, xs, op.by.value.data if op.by is not None else None)])
+
+    def read_tile(self, read: smem.ReadOp, t: ncd.TensorType) -> reg.ReadOp:
+        """A staged 16-bit tile widened to f32 as each warp's `c` fragment of it, in the lanes
+        of the accumulators of the same rows and columns (a gradient's dC, multiplied by the
+        recomputed exp(A B)): read where the cast stands, so before its stage is released."""
+        frag = self.frag_type(t)
+        if frag.role.data != "c":
+            raise self.fail(f"a tile read from shared memory into registers is a tile of rows and columns, like the "
+                            f"accumulators it meets; got {t}")
+        bt: ncd.TensorType = read.result.type  # type: ignore[assignment]
+        if not dtype(bt.dtype).is_half:
+            raise self.fail(f"a tile read from shared memory into registers is widened from bf16 or f16, got {bt}")
+        return reg.ReadOp(read.source, read.stage, frag)
 
     def vector(self, vec: _Vector, op: ncd.MapOp) -> SSAValue:
         """The `row` or `col` fragment of a vector left in global memory, for `op`'s math with

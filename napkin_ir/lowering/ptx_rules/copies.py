@@ -28,7 +28,9 @@ later), and vectors read straight from global memory into registers.
   (the 32 lanes of a warp read 512 adjacent bytes of one row, or 128 of each of 4 rows of
   span 64: no bank conflicts), from one base register (the lane's place in its row, and
   its row among the 256 / span a warp holds at a time), the row and the span in
-  immediates, and widens the pairs to f32.
+  immediates, and widens the pairs to f32. A `c` fragment (a staged tile in the
+  accumulators' lanes) is read with ldmatrix, as `products` loads operands
+  (`read_accumulator_layout`).
 - `smem.commit`, `smem.wait`: `cp.async.commit_group`, `cp.async.wait_group`;
   `smem.barrier`: `bar.sync 0`.
 """
@@ -43,6 +45,7 @@ from napkin_ir.dialects.ptx import ops as P
 from napkin_ir.dialects.ptx import tensor_ops as T
 from napkin_ir.dialects.ptx.registers import RegType
 from napkin_ir.lowering.ptx_rules.context import B32, F32, PANEL, Buffer, Global, KernelLowering, constant, lowers, prod
+from napkin_ir.lowering.ptx_rules.products import read_accumulator_layout
 from napkin_ir.target import dtype
 
 
@@ -346,6 +349,14 @@ def _read_f32(k: KernelLowering, g: Global, base, offset: int, n: int, inside, z
 
 
 @lowers(reg.ReadOp)
+def _read(k: KernelLowering, op: reg.ReadOp) -> None:
+    t: reg.FragType = op.result.type  # type: ignore[assignment]
+    if t.role.data == "c":
+        read_accumulator_layout(k, op)
+    else:
+        _read_lines(k, op)
+
+
 def _read_lines(k: KernelLowering, op: reg.ReadOp) -> None:
     t: reg.FragType = op.result.type  # type: ignore[assignment]
     buf: Buffer = k.vals[op.source]

@@ -7,6 +7,9 @@
   A's rows). Each lane gives the address of one
   row of one 8x8 matrix: its row address is made once per buffer and fragment shape, the
   stage, the tile and `at` are immediates where they are constants.
+- `reg.read` of a `c` fragment (a staged tile entering the accumulators' math): the same
+  matrices as an `a` fragment's, 16 columns at a time, widened to f32 (`.trans` where the
+  buffer's rows are the fragment's columns).
 - `reg.mma`: one `mma.sync.m16n8k16` per (16, 8) tile, in a serpentine order (the next
   product shares an operand with the last).
 - `reg.wgmma`: `wgmma.mma_async` m64nNk16 with both operands from shared-memory
@@ -25,6 +28,7 @@ from xdsl.ir import SSAValue
 from napkin_ir.dialects import hbm, reg
 from napkin_ir.dialects.ptx import ops as P
 from napkin_ir.dialects.ptx import tensor_ops as T
+from napkin_ir.dialects.ptx.registers import RegType
 from napkin_ir.lowering.ptx_rules.context import F32, PANEL, Buffer, KernelLowering, constant, lowers
 
 
@@ -66,23 +70,62 @@ def _ldmatrix(k: KernelLowering, op: reg.LdmatrixOp) -> None:
     else:
         pieces = [(r0 + (0 if kind == "b_trans" else 8 * tn), c0 + (16 * tn if kind == "b_trans" else 0), 4 if tn + 1 < cols // 8 else 2,
                    kind == "b_trans") for tn in range(0, cols // 8, 2)]
-    stage = constant(op.stage)
-    regs = []
+    k.vals[op.result] = load_matrices(k, buf, op.stage, kind, t, pieces)
+
+
+def read_accumulator_layout(k: KernelLowering, op: reg.ReadOp) -> None:
+    """`reg.read` of a `c` fragment: a staged 16-bit tile in the accumulators' lanes. The
+    accumulators of two adjacent 8-column tiles lie as an `a` fragment of their 16 columns
+    does (`reg.to_a`), so each 16 rows by 16 columns is one `ldmatrix.x4` (`.x2` for a last
+    8 columns), plain from a buffer whose rows are the fragment's rows, `.trans` from one
+    whose rows are its columns (the tile read transposed), each register's two values
+    widened to f32 in the order of the accumulators."""
+    buf: Buffer = k.vals[op.source]
+    t: reg.FragType = op.result.type  # type: ignore[assignment]
+    r_axis, c_axis = t.axis_names
+    rows, cols = t.dims
+    if (r_axis, c_axis) == (buf.rows_axis, buf.cols_axis):
+        kind = "a"
+    elif (c_axis, r_axis) == (buf.rows_axis, buf.cols_axis) and not buf.panels:
+        kind = "a_trans"
+    elif buf.panels:
+        raise k.fail(f"reg.read from a TMA-swizzled buffer ({buf.type}) reads a `c` fragment of its rows by its innermost "
+                     f"axis, as ldmatrix loads wgmma's A; got {t}")
+    else:
+        raise k.fail(f"reg.read of {t} from {buf.type}: the buffer's rows and innermost axis are not the fragment's axes")
+    size = buf.element.size
+    pieces = [(16 * s, size(16 * tm), 4 if 16 * s + 16 <= cols else 2, True) if kind == "a_trans"
+              else (16 * tm, size(16 * s), 4 if 16 * s + 16 <= cols else 2, False)
+              for tm in range(rows // 16) for s in range(-(-cols // 16))]
+    half = RegType(buf.type.dtype)
+    out: list[SSAValue] = []
+    for pair in load_matrices(k, buf, op.stage, kind, t, pieces):
+        halves = k.emit(P.MovOp("b32", [pair], [half, half])).results
+        out += [k.r(P.CvtOp("f32", buf.type.dtype, [x], F32)) for x in halves]
+    k.vals[op.result] = out
+
+
+def load_matrices(k: KernelLowering, buf: Buffer, stage_value: SSAValue, kind: str, t: reg.FragType,
+                  pieces: list[tuple[int, int, int, bool]]) -> list[SSAValue]:
+    """The registers of one `ldmatrix` per piece (rows and bytes past the lane's place,
+    matrices, transposed) of fragment type `t` from a stage of `buf`, in order; the lanes
+    give the rows of `kind`'s matrices (`_lane_base`)."""
+    stage = constant(stage_value)
+    regs: list[SSAValue] = []
     if buf.type.layout.data != "swizzle":  # one base register: the stage's start plus the lane's place
-        base = k.add(k.stage_addr(buf, op.stage), _lane_base(k, buf, kind, t, 0, 0, False))
+        base = k.add(k.stage_addr(buf, stage_value), _lane_base(k, buf, kind, t, 0, 0, False))
         for row, col_bytes, num, trans in pieces:
             regs += k.emit(T.LdmatrixOp(base, num, trans=trans, offset=row * buf.row_bytes + col_bytes)).results
-        k.vals[op.result] = regs
-        return
+        return regs
     stage_imm = stage * buf.stage_bytes if stage is not None else 0
-    staged = None if stage is not None or buf.type.stages.data == 1 else k.mul(k.index(op.stage), buf.stage_bytes)
+    staged = None if stage is not None or buf.type.stages.data == 1 else k.mul(k.index(stage_value), buf.stage_bytes)
     moved: dict[SSAValue, SSAValue] = {}  # a lane base -> it in this op's stage
     for row, col_bytes, num, trans in pieces:
         base, imm = _ld_address(k, buf, kind, t, row, col_bytes)
         if staged is not None:
             base = moved[base] if base in moved else moved.setdefault(base, k.add(base, staged))
         regs += k.emit(T.LdmatrixOp(base, num, trans=trans, offset=stage_imm + imm)).results
-    k.vals[op.result] = regs
+    return regs
 
 
 def _ld_address(k: KernelLowering, buf: Buffer, kind: str, t: reg.FragType, row: int, col_bytes: int):
