@@ -2,18 +2,24 @@
 f32 casts of 16-bit operands folded into the contraction) and `ncd-extract` (one result,
 the ops and arguments it needs). The numbers survive each step on the CPU interpreter, and
 a GEMM's dA and dB compile through both pipelines; dB = A^T dC, a product over A's rows,
-runs in the warp-level emulator against float64."""
+runs in the warp-level emulator against float64. A GEMM with an epilogue (C = exp(0.5 A B))
+reads its dC in the accumulators' layout, multiplies it by the recomputed C in registers
+and takes the product as an operand: dA as the first (`reg.to_a`), dB as the second
+(`reg.to_b`, mma.sync only)."""
 
 from __future__ import annotations
 
+import subprocess
 from pathlib import Path
 
 import numpy as np
 import pytest
+from xdsl.utils.exceptions import PassFailedException
 
 from napkin_ir import reference
 from napkin_ir.interpreters.ptx import HALF, run_kernel
 from napkin_ir.interpreters.run import find_function, random_inputs, run_function
+from napkin_ir.model.ptxas import find_ptxas
 from napkin_ir.passmanager import compile_to_ptx, run_pipeline
 
 EXAMPLES = Path(__file__).resolve().parents[3] / "examples"
@@ -96,3 +102,49 @@ def test_the_mlp_input_gradient_runs_in_the_emulator():
     assert np.isfinite(out.astype(np.float64)).all(), "some output was not written"
     assert reference.relative_error(out, want) <= reference.TOLERANCE["bf16"]
     assert ".entry mlp_grad_x" in compile_to_ptx(text, _extract("mlp_grad", 0) + ",napkin-sm90")
+
+
+def _gemm_exp_inputs(g) -> list[np.ndarray]:
+    """Random A, B scaled so that exp(0.5 A B) stays within a few units, and dC."""
+    a, b, dc = random_inputs(g, seed=3)
+    return [(a * 0.2).astype(a.dtype), (b * 0.2).astype(b.dtype), dc]
+
+
+@pytest.mark.parametrize("result", [0, 1])
+def test_the_gemm_exp_gradients_run_in_the_emulator(result):
+    """dA = (dC * C) B^T and dB = A^T (dC * C) of C = exp(0.5 A B): dC read from its stage
+    into the accumulators' lanes (transposed for dB, whose block recomputes C^T), through
+    napkin-sm80 in the warp-level emulator, against the extracted diagram."""
+    text = (EXAMPLES / "gemm_exp.mlir").read_text()
+    part = run_pipeline(text, _extract("gemm_exp_grad", result))
+    g = find_function(part)
+    inputs = _gemm_exp_inputs(g)
+    (want,) = run_function(part, g, inputs)
+    module = run_pipeline(text, _extract("gemm_exp_grad", result) + ",napkin-sm80")
+    half = HALF["bf16"]
+    out = np.full(want.shape, 0xFFFF, np.uint16).view(half)  # poisoned: NaN
+    run_kernel(module, [x.astype(half) for x in inputs] + [out], lazy=True, reverse=True)
+    assert np.isfinite(out.astype(np.float64)).all(), "some output was not written"
+    assert reference.relative_error(out, want) <= reference.TOLERANCE["bf16"]
+
+
+@pytest.mark.skipif(find_ptxas() is None, reason="ptxas not installed")
+@pytest.mark.parametrize("pipeline,arch,result", [("napkin-sm80", "sm_80", 0), ("napkin-sm80", "sm_80", 1), ("napkin-sm90", "sm_90a", 0)])
+@pytest.mark.parametrize("residuals", [False, True])
+def test_the_gemm_exp_gradients_assemble(tmp_path, pipeline, arch, result, residuals):
+    grad = "ncd-grad{residuals=true},ncd-fold-casts" if residuals else GRAD
+    ptx = compile_to_ptx((EXAMPLES / "gemm_exp.mlir").read_text(),
+                         f'{grad},ncd-extract{{function="gemm_exp_grad" result={result}}},{pipeline}')
+    path = tmp_path / "k.ptx"
+    path.write_text(ptx)
+    report = subprocess.run([find_ptxas(), "-v", f"-arch={arch}", str(path), "-o", str(tmp_path / "k.cubin")],
+                            capture_output=True, text=True)
+    assert report.returncode == 0, report.stderr
+    assert " 0 bytes spill stores" in report.stderr
+
+
+def test_the_gemm_exp_weight_gradient_is_refused_on_wgmma_with_the_reason():
+    """dB's product takes dC * C, computed in registers, as its second operand: wgmma
+    reads that one from shared memory only."""
+    with pytest.raises(PassFailedException, match="wgmma reads its second operand from shared memory only"):
+        compile_to_ptx((EXAMPLES / "gemm_exp.mlir").read_text(), f"{_extract('gemm_exp_grad', 1)},napkin-sm90")
