@@ -13,6 +13,11 @@ family (a GEMM's dA and dB are GEMMs): the named pipelines compile one function 
     ncd-extract{function="attention_grad" value="delta"}
     ncd-extract{function="attention_grad" result=1 cut="delta"}
 
+    ncd-extract{function="attention_grad" results="1,2" cut="delta"}
+
+`results` keeps several results (comma-separated, in that order) as one function, named
+by each one's suffix (`@attention_grad_k_v`): a kernel that computes them together (the
+attention gradient's dK and dV share the scores and probabilities they recompute).
 `value` returns the value of that name (`%delta`) instead of a result, as
 `@attention_grad_delta`; `cut` (names, comma-separated) makes each named value an argument
 of the extracted function, after its own, in place of the ops that compute it. Together
@@ -36,6 +41,7 @@ class NcdExtractPass(ModulePass):
     name = "ncd-extract"
     function: str = ""
     result: int = 0
+    results: str = ""
     value: str = ""
     cut: str = ""
 
@@ -51,46 +57,61 @@ class NcdExtractPass(ModulePass):
         (f,) = chosen
         ret = f.body.block.last_op
         assert isinstance(ret, func.ReturnOp)
-        if not 0 <= self.result < len(ret.arguments):
-            raise PassFailedException(f"ncd-extract: @{self.function} has {len(ret.arguments)} results; result={self.result} is not one")
+        picked = self._picked()
+        for r in picked:
+            if not 0 <= r < len(ret.arguments):
+                raise PassFailedException(f"ncd-extract: @{self.function} has {len(ret.arguments)} results; result={r} is not one")
         named = {v.name_hint: v for o in f.body.block.ops for v in o.results if v.name_hint}
         for name in [self.value] + self._cut_names():
             if name and name not in named:
                 raise PassFailedException(f"ncd-extract: @{self.function} has no value %{name}; its named values are "
                                           f"{', '.join('%' + n for n in named) or 'none'}")
         if self.value:
-            if self.result:
-                raise PassFailedException("ncd-extract: give result= or value=, not both")
-            kept, suffix = named[self.value], self.value
+            if self.result or self.results:
+                raise PassFailedException("ncd-extract: give result= (or results=) or value=, not both")
+            kept, suffix = [named[self.value]], self.value
         else:
-            kept, suffix = ret.arguments[self.result], self._suffix(f)
+            kept, suffix = [ret.arguments[r] for r in picked], "_".join(self._suffix(f, r) for r in picked)
         for name in self._cut_names():
-            if named[name] is kept:
+            if named[name] in kept:
                 raise PassFailedException(f"ncd-extract: %{name} is what is extracted; it cannot also be cut")
             arg = f.body.block.insert_arg(named[name].type, len(f.body.block.args))
             arg.name_hint = name
             named[name].replace_all_uses_with(arg)
         for other in [x for x in op.body.block.ops if x is not f]:
             op.body.block.erase_op(other)
-        ret.operands = [kept]
+        ret.operands = kept
         self._erase_dead(f)
         unused = [a for a in f.body.block.args if not a.uses]
         for a in reversed(unused):
             f.body.block.erase_arg(a)
-        f.function_type = func.FunctionType.from_lists([a.type for a in f.body.block.args], [kept.type])
+        f.function_type = func.FunctionType.from_lists([a.type for a in f.body.block.args], [v.type for v in kept])
         f.sym_name = builtin.StringAttr(f"{self.function}_{suffix}")
+
+    def _picked(self) -> list[int]:
+        if not self.results:
+            return [self.result]
+        if self.result:
+            raise PassFailedException("ncd-extract: give result= or results=, not both")
+        try:
+            picked = [int(x) for x in self.results.split(",") if x.strip()]
+        except ValueError:
+            raise PassFailedException(f'ncd-extract: results="{self.results}" should be result numbers separated by commas') from None
+        if not picked or len(set(picked)) != len(picked):
+            raise PassFailedException(f'ncd-extract: results="{self.results}" should name each result once')
+        return picked
 
     def _cut_names(self) -> list[str]:
         return [n.strip().lstrip("%") for n in self.cut.split(",") if n.strip()]
 
-    def _suffix(self, f: func.FuncOp) -> str:
+    def _suffix(self, f: func.FuncOp, result: int) -> str:
         """The name of the argument whose cotangent the result is, for a gradient `ncd-grad`
         made (`@f_grad` takes `@f`'s arguments first and returns one cotangent of each, in
         order), else the result's number."""
         args = f.body.block.args
-        if f.sym_name.data.endswith("_grad") and self.result < len(args) and args[self.result].name_hint:
-            return args[self.result].name_hint
-        return str(self.result)
+        if f.sym_name.data.endswith("_grad") and result < len(args) and args[result].name_hint:
+            return args[result].name_hint
+        return str(result)
 
     @staticmethod
     def _erase_dead(f: func.FuncOp) -> None:

@@ -114,26 +114,38 @@ def attention_shape(module: ModuleOp) -> tuple[AttentionAxes, dict[str, int]]:
 
 def attention_axes(module: ModuleOp) -> AttentionAxes | None:
     """The `AttentionAxes` of a diagram that is attention, else None: one function whose
-    result is a contraction over an axis (the keys) of a tile of scores that other
+    results are contractions over an axis (the keys) of a tile of scores that other
     contractions made (one, the forward's Q K^T; or more, as the gradient's dK, which
     contracts dS, made from Q K^T and dO V^T, with Q over the queries: its "keys" are
     the streamed queries, and its rows the keys); the scores' axes that the values lack
     are the query axis (the one a causal mask compares with the keys, else the last) and
     the query heads of a group (grouped-query attention: K and V broadcast over them by
-    name)."""
+    name). Several results (the gradient's dK and dV, made together) must agree on every
+    axis."""
     funcs = [f for f in module.walk() if isinstance(f, func.FuncOp) and f.body.blocks]
-    contracts = [op for f in funcs for op in f.walk() if isinstance(op, ncd.ContractOp)]
-    if len(funcs) != 1 or len(contracts) < 2 or any(len(c.over_axes) != 1 for c in contracts[:-1]):
+    if len(funcs) != 1:
         return None
-    *firsts, second = contracts
-    masked_axes = {a for m in funcs[0].walk() if isinstance(m, ncd.MaskOp) for a in (m.row.data, m.col.data)}
+    (f,) = funcs
+    contracts = [op for op in f.walk() if isinstance(op, ncd.ContractOp)]
+    # the last contractions: those no other contraction reads, even through other ops
+    seconds = [c for c in contracts if not any(o.lhs in made or o.rhs in made for made in [_made_from(f, [c])]
+                                               for o in contracts if o is not c)]
+    firsts = [c for c in contracts if c not in seconds]
+    if not firsts or not seconds or any(len(c.over_axes) != 1 for c in firsts):
+        return None
+    found = {_attention_axes_of(f, firsts, second) for second in seconds}
+    return found.pop() if len(found) == 1 else None
+
+
+def _attention_axes_of(f: func.FuncOp, firsts: list[ncd.ContractOp], second: ncd.ContractOp) -> AttentionAxes | None:
+    masked_axes = {a for m in f.walk() if isinstance(m, ncd.MaskOp) for a in (m.row.data, m.col.data)}
     # the streamed axis of the last contraction: the one a mask compares, else the innermost of the scores'
     over = sorted(second.over_axes, key=lambda a: (a in masked_axes, second.lhs.type.axis_names.index(a)  # type: ignore[attr-defined]
                                                    if a in second.lhs.type.shape else -1))  # type: ignore[attr-defined]
     *summed, j = over
     if any(j not in c.result.type.shape or j in c.over_axes for c in firsts):  # type: ignore[attr-defined]
         return None
-    made = _made_from(funcs[0], firsts)
+    made = _made_from(f, firsts)
     operands = [v for v in (second.lhs, second.rhs) if v in made]
     if len(operands) != 1:
         return None
@@ -142,7 +154,7 @@ def attention_axes(module: ModuleOp) -> AttentionAxes | None:
     queries = [a for a in scores.axis_names if a not in values.shape]  # type: ignore[attr-defined]
     if not queries:
         return None
-    masks = {m.row.data if m.col.data == j else m.col.data for m in funcs[0].walk() if isinstance(m, ncd.MaskOp) and j in (m.row.data, m.col.data)}
+    masks = {m.row.data if m.col.data == j else m.col.data for m in f.walk() if isinstance(m, ncd.MaskOp) and j in (m.row.data, m.col.data)}
     if len(masks) > 1 or masks - set(queries):
         return None
     query = next(iter(masks)) if masks else queries[-1]

@@ -8,6 +8,12 @@
 // RUN: napkin-opt %examples/matmul.mlir -p 'ncd-grad,ncd-fold-casts,ncd-extract{function="matmul_grad" result=1},napkin-sm90' -t ptx -o %t.db90.ptx
 // RUN: %ptxas -arch=sm_90a %t.db90.ptx -o %t.db90.cubin
 // RUN: napkin-opt %examples/two_products.mlir -p 'ncd-extract{function="two" result=1}' | filecheck %s --check-prefix=PLAIN
+// RUN: napkin-opt %examples/attention.mlir -p 'ncd-grad{residuals=true},ncd-fold-casts,ncd-extract{function="attention_grad" results="1,2" cut="delta"}' | filecheck %s --check-prefix=KV
+// RUN: napkin-opt %examples/attention.mlir -p 'ncd-grad{residuals=true},ncd-fold-casts,ncd-extract{function="attention_grad" results="1,2" cut="delta"},napkin-sm80' -t ptx -o %t.kv80.ptx
+// RUN: %ptxas -arch=sm_80 %t.kv80.ptx -o %t.kv80.cubin
+// RUN: napkin-opt %examples/attention.mlir -p 'ncd-grad{residuals=true},ncd-fold-casts,ncd-extract{function="attention_grad" results="1,2" cut="delta"},napkin-sm90' -t ptx -o %t.kv90.ptx
+// RUN: %ptxas -arch=sm_90a %t.kv90.ptx -o %t.kv90.cubin
+// RUN: not napkin-opt %examples/matmul.mlir -p 'ncd-grad,ncd-extract{function="matmul_grad" results="1,1"}' 2>&1 | filecheck %s --check-prefix=TWICE
 // RUN: not napkin-opt %examples/matmul.mlir -p 'ncd-extract{function="nope"}' 2>&1 | filecheck %s --check-prefix=NOFUNC
 // RUN: not napkin-opt %examples/matmul.mlir -p 'ncd-grad,ncd-extract{function="matmul_grad" result=2}' 2>&1 | filecheck %s --check-prefix=NORESULT
 // value= extracts a named value; cut= makes named values arguments (the attention gradient's D).
@@ -36,3 +42,10 @@
 // NONAME:     napkin-opt: error: ncd-extract: @attention_grad has no value %nope; its named values are
 // BOTH:       napkin-opt: error: ncd-extract: give result= or value=, not both
 // SELF:       napkin-opt: error: ncd-extract: %delta is what is extracted; it cannot also be cut
+
+// KV: func.func @attention_grad_k_v(
+// KV-SAME: -> (!ncd.tensor<b=2, h=4, j=256, d=64 : bf16>, !ncd.tensor<b=2, h=4, j=256, d=64 : bf16>)
+// KV: %d_v = ncd.contract %d_o, %p16 over [i]
+// KV: %d_k = ncd.contract %d_s16, %q over [i]
+// KV: func.return %d_k_1, %d_v_1
+// TWICE: napkin-opt: error: ncd-extract: results="1,1" should name each result once

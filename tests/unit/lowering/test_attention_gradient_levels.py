@@ -118,3 +118,32 @@ def test_grouped_query_dq_keeps_the_gradient(kind):
     run_kernel(ptx_module, [*args, out], lazy=True, reverse=True)
     assert np.isfinite(out.astype(np.float64)).all(), "some output was not written"
     assert reference.relative_error(out, want) <= reference.TOLERANCE["bf16"]
+
+
+@pytest.mark.parametrize("kind,n,nk,d", CASES[:3])
+def test_dk_and_dv_together_keep_both_gradients(kind, n, nk, d):
+    """`ncd-extract{results="1,2"}`: dK and dV as one kernel, the scores, probabilities and
+    dP recomputed once a tile for both. Every level of both plans, and sm_80's PTX in the
+    emulator (two outputs, both poisoned), against the diagram."""
+    text, values = _inputs(kind, n, nk, d, seed=n)
+    module = run_pipeline(text, f'{GRAD},ncd-extract{{function="{NAMES[kind]}_grad" results="1,2" cut="delta"}}')
+    diagram = find_entry(module)
+    inputs = [values[name] for name in diagram.input_names]
+    want = diagram.run(inputs)
+    assert len(want) == 2
+    for kernel_plan in (attention.sm80_plan(module), attention.sm90_plan(module, persistent=False)):
+        for level in ("hbm", "reg"):
+            got = find_entry(run_pipeline(str(module), spec(kernel_plan.passes(level)))).run(inputs)
+            for g, w, name in zip(got, want, ("dk", "dv")):
+                assert not np.isnan(g).any(), f"{level}: some of {name} was not written"
+                assert reference.relative_error(g, w) <= reference.TOLERANCE["bf16"], (level, name)
+    ptx_module = run_pipeline(str(module), "napkin-sm80")
+    (kernel,) = [op for op in ptx_module.walk() if isinstance(op, ptx.KernelOp)]
+    names = [p.removeprefix(f"{kernel.sym_name.data}_") for p, _ in kernel.param_list()]
+    half = HALF["bf16"]
+    args = [values[a].astype(half) if a in ("q", "k", "v", "d_o") else values[a] for a in names[:-2]]
+    outs = [np.full(w.shape, 0xFFFF, np.uint16).view(half) for w in want]
+    run_kernel(ptx_module, [*args, *outs], lazy=True, reverse=True)
+    for out, w in zip(outs, want):
+        assert np.isfinite(out.astype(np.float64)).all(), "some output was not written"
+        assert reference.relative_error(out, w) <= reference.TOLERANCE["bf16"]
