@@ -238,7 +238,10 @@ def attention_kernel(kind: str, scale: float | None, b: int, h: int, hk: int, n:
 
 
 RESIDUAL_GRADIENT = "ncd-grad{residuals=true},ncd-fold-casts"  # the backward reading the forward's statistic and output
-ATTENTION_GRAD_PARTS = ("delta", "q", "k", "v")
+ATTENTION_GRAD_PARTS = ("delta", "q", "k", "v", "kv")
+# what napkin::attention_backward runs: dK and dV from kernels of their own, which measured
+# faster than the one kernel of both ("kv": at d=128 its two accumulators spill), research/benchmarks.md
+BACKWARD_PARTS = ("delta", "q", "k", "v")
 
 
 def attention_grad_kernel(part: str, kind: str, scale: float | None, b: int, h: int, n: int, nk: int, d: int, dtype: str,
@@ -247,8 +250,9 @@ def attention_grad_kernel(part: str, kind: str, scale: float | None, b: int, h: 
     `ncd-grad{residuals=true}` (the forward's row statistic and output saved) and taken out
     by `ncd-extract`: `delta` is D = rowsum(dO * O) (f32 [B, H, N], a row kernel), `q`, `k`
     and `v` the cotangents, each reading D and the statistic (`lse`, or spherical
-    attention's `norm`). dQ's blocks hold queries and stream keys, dK's and dV's hold keys
-    and stream queries. With `hk` < `h` key/value heads, the grouped diagram's: Q, dO, D
+    attention's `norm`), and `kv` dK and dV from one kernel (outputs `out0`, `out1`), the
+    scores and probabilities recomputed once for both. dQ's blocks hold queries and stream
+    keys, dK's and dV's hold keys and stream queries. With `hk` < `h` key/value heads, the grouped diagram's: Q, dO, D
     and the statistic viewed [B, H_kv, H / H_kv, N(, D)], and dK and dV summed over a
     group's query heads by blocks that each add one head's part into an f32 output
     (`ncd-widen-results`; the launch zeroes it)."""
@@ -262,14 +266,14 @@ def attention_grad_kernel(part: str, kind: str, scale: float | None, b: int, h: 
     with _lock:
         derived = _derived.get(("attention", part, *shape))
         if derived is None:
-            pick = 'value="delta"' if part == "delta" else f'result={"qkv".index(part)} cut="delta"'
+            pick = 'value="delta"' if part == "delta" else f'results="{",".join(str("qkv".index(c)) for c in part)}" cut="delta"'
             name = (NAMES if hk == h else GQA_NAMES)[kind]
             derive = f'{RESIDUAL_GRADIENT},ncd-extract{{function="{name}_grad" {pick}}}'
-            if hk < h and part in ("k", "v"):  # summed over the group's heads across blocks: in f32
+            if hk < h and part in ("k", "v", "kv"):  # summed over the group's heads across blocks: in f32
                 derive += ",ncd-widen-results"
             text = attention_text(kind, b, h, hk, n, nk, d, dtype, scale)
             derived = _derived[("attention", part, *shape)] = str(run_pipeline(text, derive))
-    what = ("D" if part == "delta" else f"d{part}") + f" of napkin::attention ({kind}) of q [{b}, {h}, {n}, {d}], k and v " \
+    what = ("D" if part == "delta" else " and ".join(f"d{c}" for c in part)) + f" of napkin::attention ({kind}) of q [{b}, {h}, {n}, {d}], k and v " \
         f"[{b}, {hk}, {nk}, {d}], {dtype}"
     return _compiled(("attention_grad", part, *shape, cap), [(t, derived, {}) for t in attention_targets(cap)], what)
 
@@ -536,13 +540,18 @@ def _attention_backward_impl(q: Tensor, k: Tensor, v: Tensor, out: Tensor, stat:
     given = {"q": q.view(*rows, d), "k": k, "v": v, "d_o": grad.view(*rows, d), "lse": stat.view(rows), "norm": stat.view(rows),
              "delta": delta.view(rows)}
     grads = []
-    for part, like in (("q", q), ("k", k), ("v", v)):
+    likes_of = {"q": (q,), "k": (k,), "v": (v,), "kv": (k, v)}
+    for part in BACKWARD_PARTS[1:]:
+        likes = likes_of[part]
         kernel = attention_grad_kernel(part, kind, scale, b, h, n, nk, d, dt, cap, hk)
-        summed = kernel.contract.param("out").role == "accumulate"  # f32, added into by each query head's blocks
-        g = torch.empty(like.shape, dtype=torch.float32 if summed else like.dtype, device=like.device)
-        kernel(**{p.arg: given[p.arg] for p in kernel.contract.params if p.arg != "out"}, out=g.view(given[part].shape),
-               stream=stream, device=index)
-        grads.append(g.to(like.dtype) if summed else g)
+        outs = [p for p in kernel.contract.params if p.role in ("out", "accumulate")]
+        made = []
+        for p, like, c in zip(outs, likes, part):
+            summed = p.role == "accumulate"  # f32, added into by each query head's blocks
+            made.append((torch.empty(like.shape, dtype=torch.float32 if summed else like.dtype, device=like.device), summed))
+        arrays = {p.arg: g.view(given[c].shape) for p, (g, _), c in zip(outs, made, part)}
+        kernel(**{p.arg: given[p.arg] for p in kernel.contract.params if p.arg not in arrays}, **arrays, stream=stream, device=index)
+        grads += [g.to(like.dtype) if summed else g for (g, summed), like in zip(made, likes)]
     dq, dk, dv = grads
     return dq, dk, dv
 
@@ -552,7 +561,7 @@ def _attention_backward_fake(q: Tensor, k: Tensor, v: Tensor, out: Tensor, stat:
                              scale: float | None = None) -> tuple[Tensor, Tensor, Tensor]:
     b, h, hk, n, nk, d = attention_shapes(q, k, v, kind, scale)
     if _static(b, h, hk, n, nk, d) and q.numel() and k.numel():
-        for part in ATTENTION_GRAD_PARTS:
+        for part in BACKWARD_PARTS:
             attention_grad_kernel(part, kind, scale, b, h, n, nk, d, DTYPES[q.dtype], capability(q.device), hk)
     return q.new_empty(q.shape), k.new_empty(k.shape), v.new_empty(v.shape)
 

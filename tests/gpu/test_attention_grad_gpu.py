@@ -4,7 +4,8 @@ output, saved), each compiled by `napkin-sm80` and
 `napkin-sm90` from its `ncd-extract`, against float64 torch.autograd on fresh random
 inputs into NaN-poisoned outputs: head dims 64/128/256, causal or not, ragged lengths and
 more keys than queries. D = rowsum(dO * O) is the row kernel's (`ncd-extract{value="delta"}`,
-checked too); the log-sum-exp or norm is given from float64."""
+checked too); the log-sum-exp or norm is given from float64. dK and dV are checked from
+one kernel of both too (`ncd-extract{results="1,2"}`)."""
 
 from __future__ import annotations
 
@@ -63,4 +64,10 @@ def test_each_gradient_kernel_matches_float64(pipeline, kind, shape):
         out = torch.full(want.shape, float("nan"), device="cuda", dtype=torch.bfloat16)
         args = {p.arg: given[p.arg] for p in kernel.contract.params if p.arg != "out"}
         kernel(**args, out=out, sync=True)
+        expect_close(out.double().cpu().numpy(), want.cpu().numpy(), "bf16")
+    # dK and dV from one kernel (`results="1,2"`), both outputs poisoned
+    kernel = compile_kernel(text, f'{GRAD},ncd-extract{{function="{name}_grad" results="1,2" cut="delta"}},{pipeline}')
+    outs = {f"out{c}": torch.full(w.shape, float("nan"), device="cuda", dtype=torch.bfloat16) for c, w in enumerate((K.grad, V.grad))}
+    kernel(**{p.arg: given[p.arg] for p in kernel.contract.params if p.arg not in outs}, **outs, sync=True)
+    for out, want in zip(outs.values(), (K.grad, V.grad)):
         expect_close(out.double().cpu().numpy(), want.cpu().numpy(), "bf16")

@@ -71,6 +71,10 @@ def test_each_attention_gradient_is_a_derived_kernel(cap, target):
         assert kernels[part].contract.target == target
     spherical = nt.attention_grad_kernel("k", "spherical", None, 1, 2, 300, 300, 64, "bf16", cap)
     assert "norm" in spherical.arg_names()
+    # the backward's dK and dV: one kernel, two outputs
+    assert kernels["kv"].name == "causal_attention_grad_k_v"
+    assert kernels["kv"].arg_names() == ["q", "k", "v", "d_o", "lse", "delta", "out0", "out1"]
+    assert set(nt.BACKWARD_PARTS) <= set(nt.ATTENTION_GRAD_PARTS)
 
 
 @pytest.mark.parametrize("cap,target", [((9, 0), "sm_90a"), ((8, 0), "sm_80")])
@@ -82,10 +86,13 @@ def test_grouped_heads_gradients_sum_the_group_into_f32(cap, target):
         assert kernel.name == f"gqa_causal_attention_grad_{part}" and kernel.contract.target == target
         out = kernel.contract.param("out")
         assert (out.role, out.dtype) == (("out", "bf16") if part == "q" else ("accumulate", "f32"))
+    both = nt.attention_grad_kernel("kv", "causal", None, 1, 8, 300, 300, 64, "bf16", cap, 2)
+    assert [(p.arg, p.role, p.dtype) for p in both.contract.params if p.arg.startswith("out")] == \
+        [("out0", "accumulate", "f32"), ("out1", "accumulate", "f32")]
     assert kernels["k"].contract.param("q").shape == (1, 2, 4, 300, 64)
     assert kernels["k"].contract.param("out").shape == (1, 2, 300, 64)
 
 
 def test_an_unknown_gradient_part_is_refused():
-    with pytest.raises(ValueError, match="part must be one of delta, q, k, v"):
+    with pytest.raises(ValueError, match="part must be one of delta, q, k, v, kv"):
         nt.attention_grad_kernel("o", "softmax", None, 1, 2, 128, 128, 64, "bf16", (8, 0))
