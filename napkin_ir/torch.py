@@ -516,7 +516,10 @@ def _attention_backward_impl(q: Tensor, k: Tensor, v: Tensor, out: Tensor, stat:
     current stream: D = rowsum(grad * out) first (less the row statistic's own cotangent,
     for a log-sum-exp that the loss reads), then dQ, dK and dV, each reading D and `stat`
     (the forward's log-sum-exp, or spherical attention's norm). Grouped heads: the grouped
-    diagram's kernels, dK and dV summed over a group's query heads in f32, then rounded."""
+    diagram's kernels, dK and dV summed over a group's query heads in f32 (atomically, in
+    any order), then rounded; under `torch.use_deterministic_algorithms(True)`, the plain
+    diagram's on K and V repeated over the query heads, dK and dV summed back in a fixed
+    order (the same bits every run, memory for H heads)."""
     op = "napkin::attention's backward"
     b, h, hk, n, nk, d = attention_shapes(q, k, v, kind, scale)
     for name, t, shape, dt in (("out", out, q.shape, q.dtype), ("grad", grad, q.shape, q.dtype),
@@ -530,6 +533,10 @@ def _attention_backward_impl(q: Tensor, k: Tensor, v: Tensor, out: Tensor, stat:
     index = q.device.index if q.device.index is not None else torch.cuda.current_device()
     stream, cap, dt = _stream(index), capability(q.device), DTYPES[q.dtype]
     r = h // hk
+    heads = hk
+    repeated = r > 1 and torch.are_deterministic_algorithms_enabled()
+    if repeated:  # each query head's K and V, as the plain diagram reads them: no sum across blocks
+        k, v, hk, r = k.repeat_interleave(r, dim=1), v.repeat_interleave(r, dim=1), h, 1
     q, k, v, out, grad, stat = (t.contiguous() for t in (q, k, v, out, grad, stat))
     rows = (b, hk, r, n) if r > 1 else (b, h, n)  # the grouped diagram's view of the query heads
     delta = torch.empty((b, h, n), dtype=torch.float32, device=q.device)
@@ -553,6 +560,8 @@ def _attention_backward_impl(q: Tensor, k: Tensor, v: Tensor, out: Tensor, stat:
         kernel(**{p.arg: given[p.arg] for p in kernel.contract.params if p.arg not in arrays}, **arrays, stream=stream, device=index)
         grads += [g.to(like.dtype) if summed else g for (g, summed), like in zip(made, likes)]
     dq, dk, dv = grads
+    if repeated:  # summed over each group's query heads in a fixed order
+        dk, dv = (x.view(b, heads, h // heads, nk, d).sum(2, dtype=torch.float32).to(q.dtype) for x in (dk, dv))
     return dq, dk, dv
 
 
@@ -560,6 +569,8 @@ def _attention_backward_fake(q: Tensor, k: Tensor, v: Tensor, out: Tensor, stat:
                              grad_stat: Tensor | None = None, kind: str = "softmax",
                              scale: float | None = None) -> tuple[Tensor, Tensor, Tensor]:
     b, h, hk, n, nk, d = attention_shapes(q, k, v, kind, scale)
+    if torch.are_deterministic_algorithms_enabled():  # the plain diagram's kernels on repeated K and V
+        hk = h
     if _static(b, h, hk, n, nk, d) and q.numel() and k.numel():
         for part in BACKWARD_PARTS:
             attention_grad_kernel(part, kind, scale, b, h, n, nk, d, DTYPES[q.dtype], capability(q.device), hk)

@@ -58,6 +58,31 @@ def test_attention_gradients_match_float64(kind, shape):
         assert _rel(got, ref) <= 2e-2, f"{name}: {_rel(got, ref):.2e}"
 
 
+def test_grouped_heads_backward_is_deterministic_when_torch_asks():
+    """Under torch.use_deterministic_algorithms(True), grouped heads' dK and dV come from
+    the plain diagram's kernels on repeated K and V, summed in a fixed order: the same bits
+    on every run (the grouped kernels add the heads' parts atomically, in any order)."""
+    import napkin_ir.torch as nt
+
+    b, h, hk, n, d = 1, 8, 2, 512, 64
+    q = torch.randn(b, h, n, d, device="cuda").to(torch.bfloat16).requires_grad_()
+    k, v = (torch.randn(b, hk, n, d, device="cuda").to(torch.bfloat16).requires_grad_() for _ in range(2))
+    g = torch.randn(b, h, n, d, device="cuda").to(torch.bfloat16)
+    q64, k64, v64 = (x.detach().double().requires_grad_() for x in (q, k, v))
+    _reference(q64, k64, v64, "causal").backward(g.double())
+    torch.use_deterministic_algorithms(True)
+    try:
+        runs = []
+        for _ in range(3):
+            q.grad = k.grad = v.grad = None
+            nt.attention(q, k, v, "causal").backward(g)
+            runs.append((k.grad.clone(), v.grad.clone()))
+    finally:
+        torch.use_deterministic_algorithms(False)
+    assert all(torch.equal(a, b) for run in runs[1:] for a, b in zip(runs[0], run))
+    assert _rel(runs[0][0], k64.grad) <= 2e-2 and _rel(runs[0][1], v64.grad) <= 2e-2
+
+
 def test_a_loss_on_the_log_sum_exp_and_sdpa_layouts():
     import napkin_ir.torch as nt
 
