@@ -53,6 +53,7 @@ class ProductShape:
     plain: bool
     outputs: int = 1  # products the block computes
     half_output: bool = True  # every output is bf16 or f16
+    results: int = 1  # tiles the block stores (a sum of products stores one)
 
 
 def product_shape(module: ModuleOp, pipeline: str = "napkin-sm80") -> ProductShape:
@@ -74,7 +75,8 @@ def product_shape(module: ModuleOp, pipeline: str = "napkin-sm80") -> ProductSha
     c = contracts[0]
     b_kn = c.rhs.type.axis_names == (k, cols) or c.lhs.type.axis_names == (k, cols)  # type: ignore[attr-defined]
     halves = all(dtype(t.dtype).is_half for f in funcs for t in f.function_type.outputs.data)  # type: ignore[attr-defined]
-    return ProductShape(tuple(batch), rows, cols, k, len(contracts) == 1 and not batch and b_kn, len(contracts), halves)
+    results = sum(len(f.function_type.outputs.data) for f in funcs)
+    return ProductShape(tuple(batch), rows, cols, k, len(contracts) == 1 and not batch and b_kn, len(contracts), halves, results)
 
 
 class AttentionAxes(NamedTuple):

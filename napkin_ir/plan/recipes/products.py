@@ -13,9 +13,13 @@ research/benchmarks.md.
 
 from __future__ import annotations
 
+import math
+from collections.abc import Callable
+
 from xdsl.dialects.builtin import ModuleOp
 from xdsl.utils.exceptions import PassFailedException
 
+from napkin_ir.dialects import ncd
 from napkin_ir.plan.diagram import ProductShape, axis_sizes, operand_dtype, product_shape
 from napkin_ir.plan.kernel_plan import CopyEngine, KernelPlan, Launch, ProductEngine, SmemLayout, StorePath
 from napkin_ir.plan.request import PlanRequest
@@ -97,29 +101,58 @@ def sm80_plan(block: tuple[int, int, int] = SM80_BLOCK, warps: tuple[int, int] =
                       launch=Launch(group=group, ordered=ordered), unroll=unroll)
 
 
-def sm90_stages(block: tuple[int, int, int], outputs: int, element_bytes: int = 2, target: Target = SM90) -> int:
-    """4 stages, or fewer (2 at the least) where `outputs` products' stages would not fit."""
-    bm, bn, bk = block
+def stage_elements(module: ModuleOp, shape: ProductShape, block: tuple[int, int, int]) -> int:
+    """Elements of one stage of the streamed tiles: one tile of each operand the products
+    read (an operand two products share, a single one), rows x stream or stream x columns
+    of `block` (a batch axis a place)."""
+    tiles = dict(zip((shape.rows, shape.cols, shape.k), block))
+    operands = {v for c in module.walk() if isinstance(c, ncd.ContractOp) for v in (c.lhs, c.rhs)}
+    return sum(math.prod(tiles.get(a, 1) for a in v.type.axis_names) for v in operands)  # type: ignore[attr-defined]
+
+
+def sm90_budget(stages: int, blocks_per_sm: int = 1, target: Target = SM90) -> int:
+    """The shared memory a block's buffers may take: the block's share, less the swizzle's
+    alignment slack and a full and an empty barrier a stage."""
+    return target.smem_per_block(blocks_per_sm) - 1024 - BARRIER_BYTES * 2 * stages
+
+
+def sm90_stages(stage_bytes: int, blocks_per_sm: int = 1, target: Target = SM90) -> int:
+    """4 stages of `stage_bytes`, or fewer (2 at the least) where 4 would not fit."""
     stages = 4
-    while stages > 2 and stages * (bm * bk + outputs * bk * bn) * element_bytes > target.smem_per_block() - 1024:
+    while stages > 2 and stages * stage_bytes > sm90_budget(stages, blocks_per_sm, target):
         stages -= 1
     return stages
 
 
+def sm90_fit(block: tuple[int, int, int], stage_bytes: Callable[[tuple[int, int, int]], int], blocks_per_sm: int = 1,
+             target: Target = SM90) -> tuple[int, int, int]:
+    """`block`, its columns then its rows halved (down to 64) until two stages of
+    `stage_bytes(block)` fit: several products' own operands (a gradient's sum of products)
+    stream more tiles a stage than a GEMM's two."""
+    bm, bn, bk = block
+    while 2 * stage_bytes((bm, bn, bk)) > sm90_budget(2, blocks_per_sm, target) and max(bm, bn) > 64:
+        bm, bn = (bm, bn // 2) if bn >= bm else (bm // 2, bn)
+    return bm, bn, bk
+
+
 def sm90_plan(block: tuple[int, int, int] = SM90_BLOCK, stages: int = 4, axes: tuple[str, str, str] = ("m", "n", "k"),
               group: int = 0, blocks_per_sm: int = 1, persistent: bool = False, cluster: int = 1, store: StorePath | None = None,
-              batch: tuple[str, ...] = (), outputs: int = 1, element_bytes: int = 2, part: int = 0,
-              ordered: bool = False) -> KernelPlan:
+              batch: tuple[str, ...] = (), outputs: int = 1, element_bytes: int = 2, staged: int | None = None,
+              stored: int | None = None, part: int = 0, ordered: bool = False) -> KernelPlan:
     """A GEMM's plan on sm_90a. `store` TMA writes the output through shared memory with
     TMA stores, direct from registers; None takes TMA stores where their two-stage panel
-    buffer (rows x 64 columns, twice) fits beside the stages, as it is faster. `outputs`
-    products of one A stream one B each through the stages. `part` as for `sm80_plan`."""
+    buffer (rows x 64 columns, twice, for each of `stored` outputs) fits beside the stages,
+    as it is faster. `outputs` products of one A stream one B each through the stages;
+    `staged` elements a stage where the products read other operands (`stage_elements`;
+    None: one A and `outputs` B's); `stored` outputs leave (None: `outputs`). `part` and
+    `ordered` as for `sm80_plan`."""
     (m, n, k), (bm, bn, bk) = axes, block
-    # the swizzle's alignment slack and a full and an empty barrier a stage
-    budget = SM90.smem_per_block(blocks_per_sm) - 1024 - BARRIER_BYTES * 2 * stages
+    budget = sm90_budget(stages, blocks_per_sm)
+    if staged is None:
+        staged = bm * bk + outputs * bk * bn
     if store is None:
-        staged = stages * (bm * bk + outputs * bk * bn) * element_bytes + outputs * 2 * bm * 64 * element_bytes
-        store = StorePath.TMA if bn % 64 == 0 and staged <= budget and not batch else StorePath.DIRECT
+        total = stages * staged * element_bytes + (outputs if stored is None else stored) * 2 * bm * 64 * element_bytes
+        store = StorePath.TMA if bn % 64 == 0 and total <= budget and not batch else StorePath.DIRECT
     return KernelPlan(NAME, SM90, grid=(*((b, None) for b in batch), (m, bm), (n, bn), *(((k, part),) if part else ())),
                       stream=(k, bk), stages=stages,
                       copy=CopyEngine.TMA, product=ProductEngine.WGMMA, store=store,
@@ -189,8 +222,15 @@ def _plan_sm90(module: ModuleOp, req: PlanRequest) -> KernelPlan:
                        "are stored directly: use store=direct or auto")
     axes = (shape.rows, shape.cols, shape.k)
     nbytes = operand_dtype(module).bytes
-    block = fitting(module, axes, req.sized("block", 3, "rows, columns, stream") or fit(module, axes, SM90_BLOCK, 64), req.pipeline)
-    stages = req.stages or sm90_stages(block, shape.outputs, nbytes)
+    given = req.sized("block", 3, "rows, columns, stream")
+
+    def stage_bytes(b: tuple[int, int, int]) -> int:
+        return stage_elements(module, shape, b) * nbytes
+
+    if not given:  # where two stages of the default tiles do not fit (several products' own operands), smaller tiles
+        given = sm90_fit(fit(module, axes, SM90_BLOCK, 64), stage_bytes, req.blocks_per_sm)
+    block = fitting(module, axes, given, req.pipeline)
+    stages = req.stages or sm90_stages(stage_bytes(block), req.blocks_per_sm)
     group = SM90_GROUP if req.group is None else req.group
     if req.autotile:
         req.refuse("autotile=true (the model chooses it)", ("block", "split"))
@@ -212,6 +252,7 @@ def _plan_sm90(module: ModuleOp, req: PlanRequest) -> KernelPlan:
             raise req.fail(f"split={req.split} launches a plain grid: cluster and persistent cannot be honoured with it")
         plain = True
     return sm90_plan(block, stages, axes, 0 if plain else group, req.blocks_per_sm, req.persistent is not False and not plain,  # type: ignore[arg-type]
-                     req.cluster, store, shape.batch, shape.outputs, nbytes, part, req.deterministic)
+                     req.cluster, store, shape.batch, shape.outputs, nbytes, stage_elements(module, shape, block), shape.results,
+                     part, req.deterministic)
 
 

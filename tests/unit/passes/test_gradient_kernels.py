@@ -20,7 +20,9 @@ from napkin_ir import reference
 from napkin_ir.interpreters.ptx import HALF, run_kernel
 from napkin_ir.interpreters.run import find_function, random_inputs, run_function
 from napkin_ir.model.ptxas import find_ptxas
-from napkin_ir.passmanager import compile_to_ptx, run_pipeline
+from napkin_ir.passmanager import compile_to_ptx, run_pipeline, spec
+from napkin_ir.plan.kernel_plan import StorePath
+from napkin_ir.target import SM90
 
 EXAMPLES = Path(__file__).resolve().parents[3] / "examples"
 GRAD = "ncd-grad,ncd-fold-casts"
@@ -148,3 +150,59 @@ def test_the_gemm_exp_weight_gradient_is_refused_on_wgmma_with_the_reason():
     reads that one from shared memory only."""
     with pytest.raises(PassFailedException, match="wgmma reads its second operand from shared memory only"):
         compile_to_ptx((EXAMPLES / "gemm_exp.mlir").read_text(), f"{_extract('gemm_exp_grad', 1)},napkin-sm90")
+
+
+def _reference(text: str, function: str, result: int, seed: int):
+    """The extracted gradient kernel's diagram, random inputs for it and its result on the CPU."""
+    part = run_pipeline(text, _extract(function, result))
+    g = find_function(part)
+    inputs = random_inputs(g, seed=seed)
+    (want,) = run_function(part, g, inputs)
+    return inputs, want
+
+
+def _emulated(text: str, function: str, result: int, inputs, want) -> None:
+    """napkin-sm80's PTX of the kernel in the warp-level emulator, against `want`."""
+    module = run_pipeline(text, _extract(function, result) + ",napkin-sm80")
+    half = HALF["bf16"]
+    out = np.full(want.shape, 0xFFFF, np.uint16).view(half)  # poisoned: NaN
+    run_kernel(module, [x.astype(half) for x in inputs] + [out], lazy=True, reverse=True)
+    assert np.isfinite(out.astype(np.float64)).all(), "some output was not written"
+    assert reference.relative_error(out, want) <= reference.TOLERANCE["bf16"]
+
+
+def _sm90_registers(text: str, function: str, result: int, inputs, want):
+    """napkin-sm90's plan of the kernel down to the register level, run on the CPU
+    interpreter (the emulator runs no wgmma), against `want`; the plan."""
+    from napkin_ir.interpreters.run import find_entry
+    from napkin_ir.pipelines import NapkinSm90Pass
+
+    plan = NapkinSm90Pass().plan(run_pipeline(text, _extract(function, result)))
+    module = run_pipeline(text, f"{_extract(function, result)},{spec(plan.passes('reg'))}")
+    (out,) = find_entry(module).run(inputs)
+    assert not np.isnan(out).any()
+    assert reference.relative_error(out, want) <= reference.TOLERANCE["bf16"]
+    return plan
+
+
+def _assembles(ptx: str, arch: str, tmp_path) -> None:
+    ptxas = find_ptxas()
+    assert ptxas is not None, "ptxas (the test extra's nvidia-cuda-nvcc) is needed"
+    path = tmp_path / f"{arch}.ptx"
+    path.write_text(ptx)
+    report = subprocess.run([ptxas, "-v", f"-arch={arch}", str(path), "-o", str(tmp_path / f"{arch}.cubin")], capture_output=True, text=True)
+    assert report.returncode == 0, report.stderr
+
+
+def test_the_sum_of_two_products_fits_its_stages_on_sm90(tmp_path):
+    """dA of two products (dC1 B1^T + dC2 B2^T) streams four operands' tiles, not a GEMM's
+    two: napkin-sm90 takes the stages that fit (three of 64 KiB), where four were planned
+    and hbm-to-smem refused them; its TMA store's panels fit beside them (one output). The
+    numbers survive on sm_80 in the emulator and on sm_90a at the register level."""
+    text = (EXAMPLES / "two_products.mlir").read_text()
+    inputs, want = _reference(text, "two_grad", 0, seed=4)
+    _emulated(text, "two_grad", 0, inputs, want)
+    plan = _sm90_registers(text, "two_grad", 0, inputs, want)
+    assert (plan.stages, plan.store, plan.smem_bytes) == (3, StorePath.TMA, SM90.smem_per_block() - 1024 - 16 * 3)
+    for pipeline, arch in (("napkin-sm80", "sm_80"), ("napkin-sm90", "sm_90a")):
+        _assembles(compile_to_ptx(text, f"{_extract('two_grad', 0)},{pipeline}"), arch, tmp_path)

@@ -114,3 +114,31 @@ def test_targets_and_dtypes_hold_the_facts_the_plans_use():
     assert (F16.tma_code, F32.bytes, F32.is_half, dtype("f32").elements(128)) == (6, 4, False, 32)
     with pytest.raises(Exception, match="unknown element type 'f64'"):
         dtype("f64")
+
+
+def _sum_of_products(n: int) -> str:
+    """dA of `n` products of A with their own B's: n products of their own operands, summed."""
+    a, b, c = "!ncd.tensor<m=256, n=192 : bf16>", "!ncd.tensor<k=256, n=192 : bf16>", "!ncd.tensor<m=256, k=256 : f32>"
+    args = ", ".join(f"%a{i}: {a}, %b{i}: {b}" for i in range(n))
+    body = [f"  %c{i} = ncd.contract %a{i}, %b{i} over [n] : {a}, {b} -> {c}" for i in range(n)]
+    body += [f"  %s{i} = ncd.map add {'%c0' if i == 1 else f'%s{i - 1}'}, %c{i} : {c}, {c} -> {c}" for i in range(1, n)]
+    body.append(f"  %r = ncd.map cast %s{n - 1} : {c} -> !ncd.tensor<m=256, k=256 : bf16>")
+    return f"func.func @sum({args}) -> !ncd.tensor<m=256, k=256 : bf16> {{\n" + "\n".join(body) + \
+        "\n  func.return %r : !ncd.tensor<m=256, k=256 : bf16>\n}\n"
+
+
+@pytest.mark.parametrize("text,options,block,stages", [
+    (_sum_of_products(2), {}, (128, 256, 64), 2),  # four operands' tiles a stage: 96 KiB
+    (_sum_of_products(3), {}, (128, 128, 64), 2),  # six: two stages of the default tiles do not fit, narrower ones do
+    (gemm(4096, 4096, 4096), {"blocks_per_sm": 2}, (128, 256, 64), 2),  # two blocks share a multiprocessor's memory
+    (gemm(4096, 4096, 4096), {}, (128, 256, 64), 4),
+])
+def test_sm90_products_take_the_stages_and_tiles_their_operands_fit(text, options, block, stages):
+    """napkin-sm90 counts a stage's tiles from the operands the products read (one of
+    each: a shared A once) and the shared memory a block may take beside its barriers:
+    fewer stages, then narrower tiles, until they fit; hbm-to-smem accepts the plan."""
+    module = run_pipeline(text)
+    plan = plan_kernel(module, SM90, _req(**options))
+    (_, bm), (_, bn) = plan.grid
+    assert ((bm, bn, plan.stream[1]), plan.stages) == (block, stages)
+    run_pipeline(text, spec(plan.passes("smem")))
