@@ -212,6 +212,10 @@ def sm90_plan(module: ModuleOp, block: int | None = None, stream: int | None = N
     axes, sizes = attention_shape(module)
     if q_registers is None:
         q_registers = q_registers_pay(module, block, stream, blocks_per_sm)
+    elif q_registers and resident_rows_innermost(module, axes):
+        raise PassFailedException(f"napkin-sm90: q_registers=true loads the first product's A into registers by ldmatrix, which reads "
+                                  f"K-major rows from the 128-byte swizzle; a tile this block loads once holds its rows "
+                                  f"('{axes.query}') innermost (M-major): wgmma reads it from shared memory (q_registers=false)")
     block, stream, stages, budget, store = sm90_tiles(module, block, stream, stages, blocks_per_sm, store, q_registers)
     per_head, rows = group_tiles(group_size(axes, sizes), block)
     packed = ((axes.group[0], per_head),) if axes.group else ()
@@ -240,7 +244,21 @@ def q_registers_pay(module: ModuleOp, block: int | None = None, stream: int | No
     faster on the H200 (research/benchmarks.md)."""
     axes, sizes = attention_shape(module)
     d = head_dim(axes, sizes)
-    return 64 <= d <= 128 and blocks_per_sm == 1 and (block or _default_rows(axes, sizes)) <= 128 and (stream or 0) <= 128
+    return 64 <= d <= 128 and blocks_per_sm == 1 and (block or _default_rows(axes, sizes)) <= 128 and (stream or 0) <= 128 \
+        and not resident_rows_innermost(module, axes)
+
+
+def resident_rows_innermost(module: ModuleOp, axes: AttentionAxes) -> bool:
+    """Whether a tile loaded once for the block's rows lies with those rows innermost (the
+    MLP's W1 [k, h] in the gradient dW2, whose rows are h): read as a product's A it is
+    M-major, which wgmma reads from shared memory with its transpose bit, as CUTLASS reads
+    an M-major A; ldmatrix from the 128-byte swizzle loads `a` fragments of K-major rows
+    only, so such an A stays in shared memory. A vector of the rows (a log-sum-exp) is no tile."""
+    f = the_function(module)
+    assert f is not None
+    rows = (*axes.batch, *axes.group, axes.query)
+    tiles = [a.type for a in f.body.block.args if isinstance(a.type, ncd.TensorType) and any(x not in rows for x in a.type.axis_names)]
+    return any(axes.query in t.shape and axes.keys not in t.shape and t.axis_names[-1] == axes.query for t in tiles)
 
 
 def persistent_pays(module: ModuleOp, block: int | None = None) -> bool:

@@ -206,3 +206,20 @@ def test_the_sum_of_two_products_fits_its_stages_on_sm90(tmp_path):
     assert (plan.stages, plan.store, plan.smem_bytes) == (3, StorePath.TMA, SM90.smem_per_block() - 1024 - 16 * 3)
     for pipeline, arch in (("napkin-sm80", "sm_80"), ("napkin-sm90", "sm_90a")):
         _assembles(compile_to_ptx(text, f"{_extract('two_grad', 0)},{pipeline}"), arch, tmp_path)
+
+
+def test_the_mlp_second_weight_gradient_reads_its_m_major_a_from_shared_memory(tmp_path):
+    """dW2 = relu(X W1)^T dY holds W1 [k, h] for its block's rows h: the first product's A
+    is M-major, which ldmatrix cannot load from a 128-byte swizzle, so napkin-sm90 leaves
+    it in shared memory for wgmma's transpose bit (q_registers=true is refused, naming
+    why). The numbers survive on sm_80 in the emulator and on sm_90a at the register level."""
+    text = (EXAMPLES / "mlp.mlir").read_text()
+    inputs, want = _reference(text, "mlp_grad", 2, seed=6)
+    _emulated(text, "mlp_grad", 2, inputs, want)
+    assert not _sm90_registers(text, "mlp_grad", 2, inputs, want).a_registers
+    _assembles(compile_to_ptx(text, f"{_extract('mlp_grad', 2)},napkin-sm80"), "sm_80", tmp_path)
+    ptx = compile_to_ptx(text, f"{_extract('mlp_grad', 2)},napkin-sm90")
+    assert "ldmatrix" not in ptx and ", 1, 1, 1, 0;" in ptx  # wgmma: scale A and B by 1, A transposed, B not
+    _assembles(ptx, "sm_90a", tmp_path)
+    with pytest.raises(PassFailedException, match=r"q_registers=true .*\(M-major\)"):
+        compile_to_ptx(text, f"{_extract('mlp_grad', 2)},napkin-sm90{{q_registers=true}}")
