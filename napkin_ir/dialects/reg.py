@@ -375,8 +375,9 @@ class MmaOp(IRDLOperation):
 class StoreOp(IRDLOperation):
     """Convert this warp's accumulators to the global's element type and write the part of
     its tile that lies inside, at the block's origin (one offset per axis of the global).
-    The fragment's axes are the global's, in order, but for axes the tile has one place of.
-    A `line` fragment (whole rows a warp, or one value per row) is stored the same way, and
+    The fragment's axes are the global's, in order, but for axes the tile has one place of;
+    accumulators' rows may be the global's last axis (a product computed transposed, so
+    that its A is a tile computed in registers), stored transposed. A `line` fragment (whole rows a warp, or one value per row) is stored the same way, and
     so is a `row` fragment (one value per row of the accumulators: attention's log-sum-exp),
     each row written once.
 
@@ -407,8 +408,10 @@ class StoreOp(IRDLOperation):
         require(f.role.data in ("c", "line", "row"), self, f"stores accumulators (role c), a 'line' or a 'row' fragment, got {f}")
         if self.accumulate is not None:
             require(f.role.data == "c" and g.dtype == "f32", self, f"accumulate adds accumulators (role c) into an f32 global, got {f} and {g}")
-        require(tuple(a for a in g.axis_names if a in f.shape) == f.axis_names, self,
-                f"the fragment's axes {list(f.axis_names)} must be the global's {list(g.axis_names)}, in order")
+        placed = tuple(a for a in g.axis_names if a in f.shape)
+        require(placed == f.axis_names or f.role.data == "c" and placed == f.axis_names[::-1], self,
+                f"the fragment's axes {list(f.axis_names)} must be the global's {list(g.axis_names)}, in order "
+                "(accumulators' two either way round)")
         require(len(self.offsets) == len(g.axis_names), self, f"takes one offset per axis of the global ({len(g.axis_names)}), got {len(self.offsets)}")
 
 

@@ -368,13 +368,14 @@ class Warp:
         addr = self.get(op.addr).astype(np.int64) + _prop(op, "offset")
         on = self.get(op.guard) if op.guard is not None else np.ones(32, bool)
         vals = [self.get(v) for v in op.values]
-        size = 4 * len(vals)
+        width = 2 if _bits(op.ty.data) == 16 else 4  # a 16-bit store writes the low half of its register
+        size = width * len(vals)
         assert not (addr % size).any(), f"a misaligned {size}-byte store"
         if op.space.data == "shared":
             self.block.words("st.shared", [int(a) for a in addr], size)
         for l in range(32):
             if on[l]:
-                data = b"".join(np.asarray(v[l]).tobytes() for v in vals)
+                data = b"".join(np.asarray(v[l]).tobytes()[:width] for v in vals)
                 if op.space.data == "shared":
                     self.block.smem[self.shared(int(addr[l]), size)] = np.frombuffer(data, np.uint8)
                 else:

@@ -189,6 +189,8 @@ class RegFunctions(InterpreterFunctions):
         for w in warps_of(op):
             origin = warp_origin(t, w, {})
             tile = round_to(g.type.dtype, scatter(t, value[_key(w)]))
+            if [a for a in g.type.axis_names if a in t.shape] != list(t.axis_names):  # accumulators stored transposed
+                tile = tile.T
             # the global's axes that the fragment lacks: one place, at the offset
             dims = [t.shape.get(a, 1) for a in g.type.axis_names]
             start = [o + origin.get(a, 0) for o, a in zip(offsets, g.type.axis_names)]

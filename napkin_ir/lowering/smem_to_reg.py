@@ -348,6 +348,11 @@ class _Fragments:
         if len(axes) != 2:
             raise self.fail(f"a tile computed in registers has one or two axes of more than one place, got {t}")
         (rows, bm), (cols, bn) = axes.items()
+        if cols in self.warps and rows not in self.warps:
+            # the fragment's rows are those the warps split: a product onto it is computed
+            # transposed (C^T = B^T A^T), so that a tile computed in registers with those
+            # rows (the MLP's dW1 = dH^T X: dH [h, m], rows h) is its A, as attention's P is
+            (rows, bm), (cols, bn) = (cols, bn), (rows, bm)
         wm, wn = self.warps.get(rows, 1), self.warps.get(cols, 1)
         if bm % wm or (bm // wm) % 16 or bn % wn or (bn // wn) % 8:
             raise self.fail(f"a {bm} x {bn} tile over {wm} x {wn} warps leaves each warp {bm / wm:g} x {bn / wn:g}; "
@@ -520,6 +525,11 @@ class _Fragments:
             v = self.vals[op.value]
             if not isinstance(v, _Cast):
                 raise self.fail("a tile written to shared memory for a TMA store is a fragment rounded to bf16 or f16")
+            rows = v.frag.type.axis_names[0]  # type: ignore[attr-defined]
+            if op.dest.type.axis_names[-1] == rows:  # type: ignore[attr-defined]
+                raise self.fail(f"stmatrix writes a fragment's rows as rows of the panel; the rows of {v.frag.type} ('{rows}') are "
+                                f"the columns of {op.dest.type} (a product computed transposed): it leaves from registers "
+                                "(hbm-to-smem{store=direct})")
             self.emit([reg.StmatrixOp(v.frag, op.dest, op.stage, hbm.parse_labels(op.at))], op)
             self.dead.append(op)
         elif isinstance(op, hbm.LoadOp) and read_in_registers(op):

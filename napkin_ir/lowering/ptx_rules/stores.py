@@ -15,6 +15,8 @@
   (columns) past the global's edge are not stored where a tile may cross it. A warp's
   place along a `reg.warps` axis its fragment lacks (a query head of a group) moves its
   base: each row is stored at its own place along every axis.
+- `reg.store` of a fragment whose rows are the global's last axis (a product computed
+  transposed): each value on its own, at its place (`_store_transposed`).
 - `reg.store` of a `line` fragment: each lane's 8 values of every span of columns of a
   row, rounded and packed (or as they are, for an f32 output), with one 16-byte
   `st.global.v4` (two for f32) from one base register per lane (at its row among the
@@ -59,8 +61,13 @@ def _store(k: KernelLowering, op: reg.StoreOp) -> None:
         return
     r_axis, c_axis = t.axis_names
     strides = g.strides
+    if strides[r_axis] == 1 and strides[c_axis] != 1:
+        if op.accumulate is not None:
+            raise k.fail(f"accumulators stored transposed into {gt} are written value by value; adding them is not lowered")
+        _store_transposed(k, op, x)
+        return
     if strides[c_axis] != 1:
-        raise k.fail(f"the fragment's columns ({c_axis}) must be the last axis of {gt}")
+        raise k.fail(f"the fragment's columns ({c_axis}) or its rows ({r_axis}) must be the last axis of {gt}")
     if gt.shape[c_axis] % 2:
         raise k.fail(f"the output's rows must have an even length, got {gt.shape[c_axis]}")
     tiles = {a: t.shape[a] * k.warps.get(a, 1) for a in (r_axis, c_axis)}
@@ -161,6 +168,40 @@ def _wait_turn(k: KernelLowering) -> _Turn:
     k.emit(T.FenceOp("acq_rel.gpu"))  # the parts before this one, seen by the leader, before its block reads them
     _block_barrier(k)
     return _Turn(k, counter, part, parts, leader)
+
+
+def _store_transposed(k: KernelLowering, op: reg.StoreOp, x: list) -> None:
+    """A fragment whose rows are the global's last axis (a product computed transposed, so
+    that its A is a tile computed in registers: the MLP's dW1 [k, h] as h x k): each value
+    on its own, rounded (or as it is, for an f32 output), at its place; the 8 lanes that
+    share a column hold 8 consecutive rows, so each store writes 16 (32) contiguous bytes
+    four times. Rows (columns) past the global's edge are not stored."""
+    t: reg.FragType = op.value.type  # type: ignore[assignment]
+    g: Global = k.vals[op.dest]
+    gt, strides = g.type, g.strides
+    assert g.ptr is not None
+    r_axis, c_axis = t.axis_names
+    lin, held_ok = k.held_element(g, t, op.offsets)
+    row, col = k.lane_row, k.mul(k.lane_pair, 2)
+    w = k.warp_place(r_axis, t.shape[r_axis])
+    row = row if w is None else k.add(row, w)
+    w = k.warp_place(c_axis, t.shape[c_axis])
+    col = col if w is None else k.add(col, w)
+    base = k.wide_address(g.ptr, k.add(lin, k.add(row, k.mul(col, strides[c_axis]))), g.esize)  # type: ignore[arg-type]
+    rooms = k.rooms(g, op.offsets, {r_axis: row, c_axis: col}, {a: t.shape[a] * k.warps.get(a, 1) for a in (r_axis, c_axis)})
+    nt = t.dims[1] // 8
+    col_ok = {dc: k.setp("gt", rooms[c_axis], dc) for dc in range(0, t.dims[1]) if dc % 8 < 2} if c_axis in rooms else {}
+    for tm in range(t.dims[0] // 16):
+        for h in range(2):
+            dr = 16 * tm + 8 * h
+            row_ok = k.both(held_ok, k.setp("gt", rooms[r_axis], dr) if r_axis in rooms else None)
+            for tn in range(nt):
+                for e in range(2):
+                    dc = 8 * tn + e
+                    v = x[4 * (tm * nt + tn) + 2 * h + e]
+                    v = v if gt.dtype == "f32" else k.r(P.CvtOp(gt.dtype, "f32", [v], RegType(gt.dtype), mods="rn"))
+                    k.emit(P.StOp("global", "f32" if gt.dtype == "f32" else "b16", base, [v], offset=(dr + dc * strides[c_axis]) * g.esize,
+                                  guard=k.both(row_ok, col_ok.get(dc))))
 
 
 def _store_rows(k: KernelLowering, op: reg.StoreOp, x: list) -> None:

@@ -331,7 +331,8 @@ def sm90_tiles(module: ModuleOp, block: int | None = None, stream: int | None = 
     over a long stream at head dims over 128 takes DEEP_STREAM keys and stores from
     registers (not with packed query heads). Else 128 keys, or 64 at head dims over 128,
     or over 64 where the keys end in a partial tile of 128. Neither wide tile where an
-    input holds the keys innermost. The store: TMA stores where a panel stage fits.
+    input holds the keys innermost. The store: TMA stores where a panel stage fits, but for
+    an output that holds the query rows innermost (from registers).
     Stages: three where they fit beside Q and a panel stage, else two. The measurements:
     research/benchmarks.md."""
     store = None if store in (None, "auto") else StorePath(store)
@@ -387,12 +388,26 @@ def sm90_tiles(module: ModuleOp, block: int | None = None, stream: int | None = 
         raise PassFailedException(f"napkin-sm90: a kernel of three products a tile (the attention gradient's dQ or dK) at head "
                                   f"dim {d} takes at most 64 keys a tile, got {stream}: with more, its sm_90a kernel computes "
                                   "wrong values on the GPU (a known fault, research/gpu-tests.md 2026-11-27)")
+    transposed = _output_rows_innermost(module, axes)
+    if store is StorePath.TMA and transposed:
+        raise PassFailedException(f"napkin-sm90: store=tma writes the accumulators' rows ('{i}') as rows of the output's panels; "
+                                  f"this output holds them innermost: it leaves from registers (store=direct or auto)")
     if store is None:  # stmatrix moves 16-bit outputs (an f32 gradient of grouped heads is added from registers)
         store = StorePath.TMA if d % 64 == 0 and fits(stream, True) and operand_dtype(module).is_half and _half_outputs(module) \
-            else StorePath.DIRECT
+            and not transposed else StorePath.DIRECT
     if not stages:
         stages = 3 if q_bytes + 3 * stream * tile_bytes + (out if store is StorePath.TMA else 0) <= budget else 2
     return block, stream, stages, budget, store
+
+
+def _output_rows_innermost(module: ModuleOp, axes: AttentionAxes) -> bool:
+    """Whether an output tile holds the block's rows innermost (the MLP's dW1 [k, h], rows
+    h): its accumulators, rows h a warp, leave transposed, value by value from registers,
+    where stmatrix writes rows of the output's panels. A vector of the rows (the
+    log-sum-exp) is no tile: it leaves from registers anyway."""
+    rows = (*axes.batch, *axes.group, axes.query)
+    return any(isinstance(t, ncd.TensorType) and t.axis_names[-1] == axes.query and any(a not in rows for a in t.axis_names)
+               for f in module.walk() if isinstance(f, func.FuncOp) for t in f.function_type.outputs.data)
 
 
 def _streamed_innermost(module: ModuleOp, j: str) -> bool:

@@ -15,3 +15,15 @@
 // W2-90-PTX-NOT: ldmatrix
 // W2-90-PTX: wgmma.mma_async.sync.aligned.m64n128k16.f32.bf16.bf16 {{.*}}, 1, 1, 1, 0;
 // W2-REGS: napkin-sm90: q_registers=true {{.*}} holds its rows ('h') innermost (M-major): wgmma reads it from shared memory (q_registers=false)
+
+// dW1 = X^T dH: dH, computed in registers, is the product's A (the product computed h x k); the
+// output leaves from registers on sm_90a.
+// RUN: napkin-opt %examples/mlp.mlir -p 'ncd-grad{residuals=true},ncd-fold-casts,ncd-extract{function="mlp_grad" result=1},napkin-sm90' -t ptx --dump-pass-pipeline -o %t.w1_90.ptx 2>&1 | filecheck %s --check-prefix=W1-90
+// RUN: %ptxas -arch=sm_90a %t.w1_90.ptx -o %t.w1_90.cubin
+// RUN: napkin-opt %examples/mlp.mlir -p 'ncd-grad{residuals=true},ncd-fold-casts,ncd-extract{function="mlp_grad" result=1},napkin-sm80' -t ptx -o %t.w1_80.ptx
+// RUN: %ptxas -arch=sm_80 %t.w1_80.ptx -o %t.w1_80.cubin
+// RUN: not napkin-opt %examples/mlp.mlir -p 'ncd-grad{residuals=true},ncd-fold-casts,ncd-extract{function="mlp_grad" result=1},napkin-sm90{store=tma}' -t ptx 2>&1 | filecheck %s --check-prefix=W1-TMA
+
+// W1-90: ncd-relabel{grid="h:128" stream="m:64"}
+// W1-90-SAME: store="direct"
+// W1-TMA: napkin-sm90: store=tma writes the accumulators' rows ('h') as rows of the output's panels; this output holds them innermost

@@ -223,3 +223,21 @@ def test_the_mlp_second_weight_gradient_reads_its_m_major_a_from_shared_memory(t
     _assembles(ptx, "sm_90a", tmp_path)
     with pytest.raises(PassFailedException, match=r"q_registers=true .*\(M-major\)"):
         compile_to_ptx(text, f"{_extract('mlp_grad', 2)},napkin-sm90{{q_registers=true}}")
+
+
+def test_the_mlp_first_weight_gradient_computes_its_product_transposed(tmp_path):
+    """dW1 = X^T dH [k, h], dH = (dY W2^T) relu'(X W1) a tile computed in registers with the
+    block's rows h: its product is computed transposed, as h x k (the fragment's rows are
+    those the warps split), so that dH is its A from registers as attention's P is, and X
+    its B from shared memory; the accumulators leave transposed, from registers (TMA
+    stores' stmatrix writes rows of the output's panels). The numbers survive on sm_80 in
+    the emulator and on sm_90a at the register level."""
+    text = (EXAMPLES / "mlp.mlir").read_text()
+    inputs, want = _reference(text, "mlp_grad", 1, seed=8)
+    _emulated(text, "mlp_grad", 1, inputs, want)
+    assert _sm90_registers(text, "mlp_grad", 1, inputs, want).store is StorePath.DIRECT
+    _assembles(compile_to_ptx(text, f"{_extract('mlp_grad', 1)},napkin-sm80"), "sm_80", tmp_path)
+    _assembles(compile_to_ptx(text, f"{_extract('mlp_grad', 1)},napkin-sm90"), "sm_90a", tmp_path)
+    with pytest.raises(PassFailedException, match=r"store=tma .* holds them innermost"):
+        compile_to_ptx(text, f"{_extract('mlp_grad', 1)},napkin-sm90{{store=tma}}")
+
