@@ -241,3 +241,12 @@ def test_the_mlp_first_weight_gradient_computes_its_product_transposed(tmp_path)
     with pytest.raises(PassFailedException, match=r"store=tma .* holds them innermost"):
         compile_to_ptx(text, f"{_extract('mlp_grad', 1)},napkin-sm90{{store=tma}}")
 
+
+def test_a_vector_of_the_rows_does_not_keep_q_out_of_registers():
+    """The attention gradient's dQ reads the log-sum-exp [b, h, i], which ends in its rows i
+    but is no tile of A: Q stays in registers, as before."""
+    from napkin_ir.pipelines import NapkinSm90Pass
+
+    part = run_pipeline((EXAMPLES / "attention.mlir").read_text(),
+                        'ncd-grad{residuals=true},ncd-fold-casts,ncd-extract{function="attention_grad" result=0 cut="delta"}')
+    assert NapkinSm90Pass().plan(part).a_registers
