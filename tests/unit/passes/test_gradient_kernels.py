@@ -146,9 +146,10 @@ def test_the_gemm_exp_gradients_assemble(tmp_path, pipeline, arch, result, resid
 
 
 def test_the_gemm_exp_weight_gradient_is_refused_on_wgmma_with_the_reason():
-    """dB's product takes dC * C, computed in registers, as its second operand: wgmma
-    reads that one from shared memory only."""
-    with pytest.raises(PassFailedException, match="wgmma reads its second operand from shared memory only"):
+    """dB = A^T (dC * C): napkin-sm90 computes it transposed, so that dC * C, computed in
+    registers, is wgmma's A; that reads dC's stage across its swizzled rows, which
+    ldmatrix cannot: refused by reg-to-ptx, with the reason."""
+    with pytest.raises(PassFailedException, match="reg.read from a TMA-swizzled buffer .* reads a `c` fragment of its rows by its innermost axis"):
         compile_to_ptx((EXAMPLES / "gemm_exp.mlir").read_text(), f"{_extract('gemm_exp_grad', 1)},napkin-sm90")
 
 
