@@ -288,9 +288,13 @@ def _default_rows(axes: AttentionAxes, sizes: dict[str, int]) -> int:
     return 192 if head_dim(axes, sizes) <= 64 and _long_stream(axes, sizes) else 128
 
 
-def _half_outputs(module: ModuleOp) -> bool:
+def _half_tiles(module: ModuleOp, axes: AttentionAxes) -> bool:
+    """Whether every tile the kernel stores (an output with columns, not a row statistic
+    such as the log-sum-exp) is 16-bit, as stmatrix moves."""
     f = the_function(module)
-    return f is not None and all(t.dtype in ("bf16", "f16") for t in f.function_type.outputs.data)  # type: ignore[attr-defined]
+    rows = {*axes.batch, *axes.group, *axes.summed, axes.query}
+    return f is not None and all(t.dtype in ("bf16", "f16") for t in f.function_type.outputs.data  # type: ignore[attr-defined]
+                                 if set(t.axis_names) - rows)
 
 
 def _softmax(module: ModuleOp) -> bool:
@@ -393,7 +397,7 @@ def sm90_tiles(module: ModuleOp, block: int | None = None, stream: int | None = 
         raise PassFailedException(f"napkin-sm90: store=tma writes the accumulators' rows ('{i}') as rows of the output's panels; "
                                   f"this output holds them innermost: it leaves from registers (store=direct or auto)")
     if store is None:  # stmatrix moves 16-bit outputs (an f32 gradient of grouped heads is added from registers)
-        store = StorePath.TMA if d % 64 == 0 and fits(stream, True) and operand_dtype(module).is_half and _half_outputs(module) \
+        store = StorePath.TMA if d % 64 == 0 and fits(stream, True) and operand_dtype(module).is_half and _half_tiles(module, axes) \
             and not transposed else StorePath.DIRECT
     if not stages:
         stages = 3 if q_bytes + 3 * stream * tile_bytes + (out if store is StorePath.TMA else 0) <= budget else 2
