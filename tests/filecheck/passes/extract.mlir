@@ -40,7 +40,7 @@
 // CUT-NOT:      ncd.reduce
 // CUT:          ncd.map sub %d_p16, %delta
 // NONAME:     napkin-opt: error: ncd-extract: @attention_grad has no value %nope; its named values are
-// BOTH:       napkin-opt: error: ncd-extract: give result= or value=, not both
+// BOTH:       napkin-opt: error: ncd-extract: give result= (or results=) or value=, not both
 // SELF:       napkin-opt: error: ncd-extract: %delta is what is extracted; it cannot also be cut
 
 // KV: func.func @attention_grad_k_v(

@@ -16,7 +16,7 @@
 // CHECK-NEXT: .reqntid 384, 1, 1
 // CHECK-NEXT: {
 // CHECK-DAG:  .reg .pred %p<4>;
-// CHECK-DAG:  .reg .b32 %r<18>;
+// CHECK-DAG:  .reg .b32 %r<19>;
 // CHECK-DAG:  .reg .b64 %rd<6>;
 // CHECK-DAG:  .reg .b32 %bhh<2>;
 // CHECK-DAG:  .reg .f32 %f<9>;
