@@ -37,8 +37,6 @@
 // CHECK-NEXT: @%p1 ld.global.v2.f32 {%f3, %f4}, [%rd1+16];
 // CHECK-NEXT: st.shared.v2.f32 [%r1], {%f3, %f4};
 // CHECK-NEXT: @%p1 red.global.add.f32 [%rd1+4], %f3;
-// CHECK-NEXT: ld.acquire.gpu.global.u32 %r{{[0-9]+}}, [%rd1];
-// CHECK-NEXT: st.release.gpu.global.u32 [%rd1], %r{{[0-9]+}};
 // CHECK-NEXT: bar.sync 0;
 // CHECK-NEXT: bar.arrive %r{{[0-9]+}}, 256;
 // CHECK-NEXT: shfl.sync.bfly.b32 %r7, %r4, 1, 31, 0xffffffff;
@@ -74,6 +72,8 @@
 // CHECK-NEXT: @%p1 cp.async.cg.shared.global [%r1+1280], [%rd1+-32], 16, %r3;
 // CHECK-NEXT: @%p1 cp.async.cg.shared.global [%r1], [%rd1+4096], 16;
 // CHECK-NEXT: ldmatrix.sync.aligned.m8n8.x4.shared.b16 {%r14, %r15, %r16, %r17}, [%r1+640];
+// CHECK-NEXT: ld.acquire.gpu.global.u32 %r{{[0-9]+}}, [%rd1];
+// CHECK-NEXT: st.release.gpu.global.u32 [%rd1], %r{{[0-9]+}};
 // CHECK-NEXT: ret;
 // CHECK-NEXT: }
 

@@ -35,10 +35,6 @@ ptx.kernel attributes {sym_name = "all_ops", params = ["g", "tmap"], param_types
   ptx.st [%s], (%v0, %v1) {space = "shared", ty = "f32"} : !ptx.reg<b32>, (!ptx.reg<f32>, !ptx.reg<f32>)
   // CHECK-NEXT: ptx.red [%g] if %p, (%v0) {space = "global", ty = "f32", offset = 4 : i32} : !ptx.reg<b64> if !ptx.reg<pred>, (!ptx.reg<f32>)
   ptx.red [%g] if %p, (%v0) {space = "global", ty = "f32", offset = 4 : i32} : !ptx.reg<b64> if !ptx.reg<pred>, (!ptx.reg<f32>)
-  // CHECK-NEXT: %turn = ptx.ld [%g] {space = "global", ty = "u32", sem = "acquire.gpu"} : !ptx.reg<b64> -> (!ptx.reg<b32>)
-  %turn = ptx.ld [%g] {space = "global", ty = "u32", sem = "acquire.gpu"} : !ptx.reg<b64> -> (!ptx.reg<b32>)
-  // CHECK-NEXT: ptx.st [%g], (%turn) {space = "global", ty = "u32", sem = "release.gpu"} : !ptx.reg<b64>, (!ptx.reg<b32>)
-  ptx.st [%g], (%turn) {space = "global", ty = "u32", sem = "release.gpu"} : !ptx.reg<b64>, (!ptx.reg<b32>)
   // CHECK-NEXT: ptx.bar_sync {id = 0 : i32}
   ptx.bar_sync {id = 0 : i32} : () -> ()
   // CHECK-NEXT: ptx.bar_named %a {mode = "arrive", threads = 256 : i64} : (!ptx.reg<b32>) -> ()
@@ -100,6 +96,10 @@ ptx.kernel attributes {sym_name = "all_ops", params = ["g", "tmap"], param_types
   ptx.cp_async %s, %g, %p {cache = "cg", size = 16 : i32, src_offset = 4096 : i32} : (!ptx.reg<b32>, !ptx.reg<b64>, !ptx.reg<pred>) -> ()
   // CHECK-NEXT: %n0, %n1, %n2, %n3 = ptx.ldmatrix %s {num = 4 : i32, offset = 640 : i32}
   %n0, %n1, %n2, %n3 = ptx.ldmatrix %s {num = 4 : i32, offset = 640 : i32} : (!ptx.reg<b32>) -> (!ptx.reg<b32>, !ptx.reg<b32>, !ptx.reg<b32>, !ptx.reg<b32>)
+  // CHECK-NEXT: %turn = ptx.ld [%g] {space = "global", ty = "u32", sem = "acquire.gpu"} : !ptx.reg<b64> -> (!ptx.reg<b32>)
+  %turn = ptx.ld [%g] {space = "global", ty = "u32", sem = "acquire.gpu"} : !ptx.reg<b64> -> (!ptx.reg<b32>)
+  // CHECK-NEXT: ptx.st [%g], (%turn) {space = "global", ty = "u32", sem = "release.gpu"} : !ptx.reg<b64>, (!ptx.reg<b32>)
+  ptx.st [%g], (%turn) {space = "global", ty = "u32", sem = "release.gpu"} : !ptx.reg<b64>, (!ptx.reg<b32>)
   // CHECK-NEXT: ptx.ret
   ptx.ret
 }
