@@ -418,13 +418,16 @@ class StoreOp(IRDLOperation):
 @irdl_op_definition
 class LoadOp(IRDLOperation):
     """Read this warp's `row` or `col` fragment of a vector tile straight from global memory,
-    widened to f32: each lane the values of the rows (columns) its `c` values lie in. The
+    widened to f32: each lane the values of the rows (columns) its `c` values lie in (of a
+    `line` fragment of one axis, the rows the lane holds: a kernel with no product reading
+    a statistic of its rows, as a softmax's gradient reads the log-sum-exp). The
     tile starts at the block's origin (one offset per axis of the global); along an axis
     that `reg.warps` splits the warp starts its fragment's length times its index further
     on. Positions past the global's edge read as zero. A GEMM's bias is read so, once per
     tile, where it is added.
 
         %bias = reg.load %g[%n0] : !hbm.global<n=384 : f32> -> !reg.frag<col, n=64 : f32>
+        %lse = reg.load %g[%i0] : !hbm.global<i=4096 : f32> -> !reg.frag<line, i=1 : f32>
     """
 
     name = "reg.load"
@@ -439,7 +442,8 @@ class LoadOp(IRDLOperation):
     def verify_(self) -> None:
         f, g = _frag(self.result), self.source.type
         assert isinstance(g, GlobalType)
-        require(f.role.data in VECTORS, self, f"loads a 'row' or 'col' fragment (one value per row or column), got {f}")
+        require(f.role.data in VECTORS or (f.role.data == "line" and len(f.dims) == 1), self,
+                f"loads a 'row' or 'col' fragment, or a 'line' fragment of one axis (one value per row or column), got {f}")
         require(f.axis_names[0] in g.axis_names, self, f"the fragment's axis '{f.axis_names[0]}' is not an axis of {g}")
         require(g.dtype in ("f32", "bf16", "f16"), self, f"reads f32, bf16 or f16 values, got {g.dtype}")
         require(len(self.offsets) == len(g.axis_names), self, f"takes one offset per axis of the global ({len(g.axis_names)}), got {len(self.offsets)}")

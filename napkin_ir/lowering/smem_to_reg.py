@@ -729,20 +729,28 @@ class _Fragments:
         t: ncd.TensorType = vec.load.result.type  # type: ignore[assignment]
         around = self.frag_type(op.result.type)  # type: ignore[arg-type]
         # an axis whose every place has warps of its own (a group's query heads) is held, as in the tile
-        axes = [a for a, n in t.shape.items() if n > 1 and self.warps.get(a) != n]
+        # (a `line` fragment keeps its rows where each warp holds one)
+        axes = [a for a, n in t.shape.items() if (n > 1 or a in self.warps if self.lines else n > 1 and self.warps.get(a) != n)]
         if len(axes) != 1:
             raise self.fail(f"a vector read from global memory ({t}) enters registers as one axis of a tile's rows or "
                             f"columns, beside axes whose every place has warps of its own; got {t}")
         (axis,) = axes
-        if around.role.data != "c" or axis not in around.shape:
+        if not reg.is_tile(around) or axis not in around.shape:
             raise self.fail(f"a vector read from global memory ({t}) enters registers only as an operand broadcast along a "
-                            f"tile of rows and columns (a bias added to the accumulators); ncd.map {op.fn.data} gives {op.result.type}")
+                            f"tile of rows and columns (a bias added to the accumulators, a statistic of the rows); "
+                            f"ncd.map {op.fn.data} gives {op.result.type}")
         if t.shape[axis] != around.shape[axis] * self.warps.get(axis, 1):
             raise self.fail(f"the vector {t} is not the block's tile of '{axis}' ({around.shape[axis] * self.warps.get(axis, 1)})")
         key = (vec.load, op.parent)
         if key not in self.loaded:
-            role = "row" if axis == around.axis_names[0] else "col"
-            load = reg.LoadOp(vec.load.source, list(vec.load.offsets), reg.FragType(role, {axis: around.shape[axis]}, builtin.f32))
+            if around.role.data == "line":  # one value a row of the lines, in the lanes that hold the row
+                if axis != around.rows_axis:
+                    raise self.fail(f"a vector read from global memory ({t}) enters a kernel with no product as one value a row "
+                                    f"('{around.rows_axis}'); one along its columns ('{axis}') has no form in registers")
+                vt = reg.FragType("line", {axis: around.shape[axis]}, builtin.f32, around.span.data)
+            else:
+                vt = reg.FragType("row" if axis == around.axis_names[0] else "col", {axis: around.shape[axis]}, builtin.f32)
+            load = reg.LoadOp(vec.load.source, list(vec.load.offsets), vt)
             self.emit([load], op)
             self.loaded[key] = load.result
         return self.loaded[key]

@@ -19,7 +19,8 @@ later), and vectors read straight from global memory into registers.
   of 0, from the tensor's first element); a copy under `scf.if` takes its condition as a
   guard.
 - `reg.load`: each lane reads the values of its own rows (g and g + 8 of each 16) or
-  columns (2 t and 2 t + 1 of each 8) from one base register, the place an immediate: a
+  columns (2 t and 2 t + 1 of each 8), or of a `line` fragment of one axis the rows it
+  holds (every 256 / span-th from its own), from one base register, the place an immediate: a
   column pair of an f32 vector is one `ld.global.v2.f32`, of a bf16 or f16 one a `.b32`
   unpacked and widened (`cvt.f32.bf16`). Where the tile may cross the global's edge each
   read is guarded and what it did not read is zero (`selp`).
@@ -305,17 +306,22 @@ def _load_vector(k: KernelLowering, op: reg.LoadOp) -> None:
         raise k.fail(f"a load from {g.type}, which the TMA copies, has no lowering")
     (axis,) = t.axis_names
     col = t.role.data == "col"
-    first = k.mul(k.lane_pair, 2) if col else k.lane_row
+    line = t.role.data == "line"
+    # the lane's first row (column); a `line` fragment's row among those the warp holds at a
+    # time (none where a row lies across the whole warp)
+    first: SSAValue | None = k.line_lane(t)[0] if line else k.mul(k.lane_pair, 2) if col else k.lane_row
     w = k.warp_place(axis, t.dims[0])
-    first = first if w is None else k.add(first, w)
+    first = first if w is None else w if first is None else k.add(first, w)
     stride = g.strides[axis]
     lin, held_ok = k.held_element(g, t, op.offsets)
     if held_ok is not None:
         raise k.fail(f"a vector read for warps that each hold a place of an axis may lie past the edge of {g.type}")
-    base = k.wide_address(g.ptr, k.add(lin, k.mul(first, stride)), g.esize)
-    room = k.rooms(g, op.offsets, {axis: first}, {axis: t.dims[0] * k.warps.get(axis, 1)}).get(axis)
+    base = k.wide_address(g.ptr, lin if first is None else k.add(lin, k.mul(first, stride)), g.esize)
+    room = k.rooms(g, op.offsets, {axis: first if first is not None else k.u32(0)}, {axis: t.dims[0] * k.warps.get(axis, 1)}).get(axis)
     # (distance from the lane's first place, adjacent values there) of each read
-    if col and stride == 1 and g.type.shape[axis] % 2 == 0:  # a pair lies wholly inside or wholly past the edge
+    if line:
+        reads = [(t.rows_a_step * v, 1) for v in range(t.values_per_lane())]
+    elif col and stride == 1 and g.type.shape[axis] % 2 == 0:  # a pair lies wholly inside or wholly past the edge
         reads = [(8 * n, 2) for n in range(t.dims[0] // 8)]
     elif col:
         reads = [(8 * n + j, 1) for n in range(t.dims[0] // 8) for j in range(2)]

@@ -2,8 +2,9 @@
 
 A row softmax, a row L2 norm, a row sum or max (RMSNorm's statistics, the backward's
 D = rowsum(dO * O)), with elementwise maps around them: one function with no contraction
-whose normalisations and reductions all run along one axis, the innermost of every input.
-Recognised by that structure (`recognise`). The plan, the same on sm_80 and sm_90a (the
+whose normalisations and reductions all run along one axis, the innermost of every input
+that has it (an input that lacks it, as the log-sum-exp a softmax's gradient reads, is a
+statistic of the rows, read straight into registers). Recognised by that structure (`recognise`). The plan, the same on sm_80 and sm_90a (the
 kernel is bound by memory; cp.async, legal on both, stages the rows): the other axes spread
 over the grid, the last of them cut into tiles of `rows` rows; each block copies its rows
 whole into shared memory once; each of its warps holds whole rows in registers (`line`
@@ -41,7 +42,8 @@ class RowShape:
 
 def recognise(module: ModuleOp) -> RowShape | None:
     """The `RowShape` of a diagram of maps, normalisations and reductions along one axis,
-    the innermost of every input, with no contraction; None for any other."""
+    the innermost of every input that has it, with no contraction (an input that lacks
+    it has the rows' axes only); None for any other."""
     f = the_function(module)
     if f is None:
         return None
@@ -55,12 +57,17 @@ def recognise(module: ModuleOp) -> RowShape | None:
         return None
     (j,) = along
     inputs = [a.type for a in f.args]
-    if not inputs or not all(isinstance(t, ncd.TensorType) and t.axis_names[-1] == j for t in inputs):
+    if not all(isinstance(t, ncd.TensorType) for t in inputs):
         return None
-    others = [a for a in inputs[0].axis_names if a != j]
-    if not others:
+    rows = [t for t in inputs if j in t.shape]
+    if not rows or not all(t.axis_names[-1] == j for t in rows):
         return None
-    return RowShape(tuple(others[:-1]), others[-1], j, axis_sizes(module)[j], max(dtype(t.dtype).bytes for t in inputs))
+    others = [a for a in rows[0].axis_names if a != j]
+    # a statistic of the rows (the forward's log-sum-exp, saved for the gradient): read
+    # straight into registers, one value a row
+    if not others or not all(set(t.axis_names) <= set(others) for t in inputs if j not in t.shape):
+        return None
+    return RowShape(tuple(others[:-1]), others[-1], j, axis_sizes(module)[j], max(dtype(t.dtype).bytes for t in rows))
 
 
 def rows_at_a_time(shape: RowShape) -> int:

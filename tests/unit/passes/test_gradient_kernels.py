@@ -251,3 +251,43 @@ def test_a_vector_of_the_rows_does_not_keep_q_out_of_registers():
     part = run_pipeline((EXAMPLES / "attention.mlir").read_text(),
                         'ncd-grad{residuals=true},ncd-fold-casts,ncd-extract{function="attention_grad" result=0 cut="delta"}')
     assert NapkinSm90Pass().plan(part).a_registers
+
+
+def _emulate_gradient(text: str, function: str, result: int, *, residuals: bool = True, seed: int = 3) -> None:
+    """One cotangent of `text`'s gradient (with the forward's residuals, or recomputing)
+    through napkin-sm80 in the warp-level emulator, its output poisoned, against the
+    extracted diagram on the CPU interpreter; it also compiles for napkin-sm90."""
+    grad = "ncd-grad{residuals=true},ncd-fold-casts" if residuals else GRAD
+    extract = f'{grad},ncd-extract{{function="{function}" result={result}}}'
+    part = run_pipeline(text, extract)
+    g = find_function(part)
+    inputs = random_inputs(g, seed=seed)
+    (want,) = run_function(part, g, inputs)
+    dtypes = [a.type.dtype for a in g.body.block.args]
+    (out_type,) = g.function_type.outputs.data
+    module = run_pipeline(text, extract + ",napkin-sm80")
+    if out_type.dtype == "f32":
+        out = np.full(want.shape, np.nan, np.float32)
+    else:
+        out = np.full(want.shape, 0xFFFF, np.uint16).view(HALF[out_type.dtype])  # NaN
+    run_kernel(module, [x.astype(HALF[d]) if d in HALF else x.astype(np.float32) for x, d in zip(inputs, dtypes)] + [out],
+               lazy=True, reverse=True)
+    assert np.isfinite(out.astype(np.float64)).all(), "some output was not written"
+    assert reference.relative_error(out, want) <= reference.TOLERANCE[out_type.dtype]
+    assert f".entry {g.sym_name.data}" in compile_to_ptx(text, extract + ",napkin-sm90")
+
+
+def _row_softmax(rows: int, cols: int) -> str:
+    x, x32 = f"!ncd.tensor<i={rows}, j={cols} : bf16>", f"!ncd.tensor<i={rows}, j={cols} : f32>"
+    return (f"func.func @row_softmax(%x: {x}) -> {x} {{\n  %x32 = ncd.map cast %x : {x} -> {x32}\n"
+            f"  %p = ncd.softmax %x32 along j scale 1.0 : {x32} -> {x32}\n  %o = ncd.map cast %p : {x32} -> {x}\n"
+            f"  func.return %o : {x}\n}}\n")
+
+
+@pytest.mark.parametrize("residuals", [True, False])
+@pytest.mark.parametrize("rows,cols", [(37, 768), (40, 64), (6, 1024)])
+def test_the_row_softmax_gradient_runs_in_the_emulator(rows, cols, residuals):
+    """dX = P (dY - rowsum(dY P)), P recomputed from X and the forward's log-sum-exp (a
+    statistic of the rows, read straight into registers) or from X alone, on rows that no
+    block divides and rows shorter than a warp's 256 columns."""
+    _emulate_gradient(_row_softmax(rows, cols), "row_softmax_grad", 0, residuals=residuals)

@@ -37,7 +37,7 @@ func.func @f(%g: !hbm.global<m=64, n=64 : f32>, %o: index) {
   %b = reg.load %g[%o, %o] : !hbm.global<m=64, n=64 : f32> -> !reg.frag<c, m=16, n=64 : f32>
   func.return
 }
-// CHECK: reg.load: loads a 'row' or 'col' fragment (one value per row or column), got !reg.frag<c, m=16, n=64 : f32>
+// CHECK: reg.load: loads a 'row' or 'col' fragment, or a 'line' fragment of one axis (one value per row or column), got !reg.frag<c, m=16, n=64 : f32>
 
 // -----
 func.func @f(%g: !hbm.global<n=64 : f32>, %o: index) {
