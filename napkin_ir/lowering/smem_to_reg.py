@@ -298,6 +298,15 @@ class _Cast:
 
 
 @dataclass
+class _Constant:
+    """A tile of one value (`ncd.constant`: the zero that `ncd-grad` broadcasts a row's
+    cotangent with): not computed by itself, but filled where a map uses it, as a fragment
+    of the map's result."""
+
+    value: float
+
+
+@dataclass
 class _Vector:
     """A vector left in global memory (a bias): not loaded by itself, but where math with a
     tile of rows and columns needs it, as the `row` or `col` fragment that tile's lanes read."""
@@ -318,7 +327,7 @@ class _Fragments:
                  a_registers: bool = False, lines: bool = False):
         self.kernel, self.warps, self.hoist, self.mma, self.a_registers = kernel, warps, hoist, mma, a_registers
         self.lines = lines  # no product: tiles are `line` fragments, whole rows a warp
-        self.vals: dict[SSAValue, SSAValue | _Cast | _Vector | smem.ReadOp] = {}
+        self.vals: dict[SSAValue, SSAValue | _Cast | _Vector | _Constant | smem.ReadOp] = {}
         self.loaded: dict[tuple[hbm.LoadOp, Block | None], SSAValue] = {}  # a vector's fragment, per block it is used in
         self.dead: list[Operation] = []
         self.fused: dict[Operation, ncd.ContractOp] = {}  # an add that accumulates a product -> the product
@@ -492,6 +501,9 @@ class _Fragments:
             self.replace(op, [new])
         elif isinstance(op, smem.ReadOp):
             self.vals[op.result] = op
+            self.dead.append(op)
+        elif isinstance(op, ncd.ConstantOp):
+            self.vals[op.result] = _Constant(op.value.value.data)
             self.dead.append(op)
         elif isinstance(op, ncd.ContractOp):
             self.contract(op)
@@ -706,8 +718,8 @@ class _Fragments:
             return
         if fn not in reg.MAP_UNARY + reg.MAP_BINARY:
             raise self.fail(f"ncd.map {fn} has no form in registers; expected one of {', '.join(reg.MAP_UNARY + reg.MAP_BINARY)}")
-        xs = [self.vector(x, op) if isinstance(x := self.vals.get(v), _Vector) else self.frag(v, f"operand #{n} of ncd.map {fn}")
-              for n, v in enumerate(op.inputs)]
+        xs = [self.vector(x, op) if isinstance(x := self.vals.get(v), _Vector) else self.constant(x, op) if isinstance(x, _Constant)
+              else self.frag(v, f"operand #{n} of ncd.map {fn}") for n, v in enumerate(op.inputs)]
         self.replace(op, [reg.MapOp(fn, xs, op.by.value.data if op.by is not None else None)])
 
     def read_tile(self, read: smem.ReadOp, t: ncd.TensorType) -> reg.ReadOp:
@@ -722,6 +734,14 @@ class _Fragments:
         if not dtype(bt.dtype).is_half:
             raise self.fail(f"a tile read from shared memory into registers is widened from bf16 or f16, got {bt}")
         return reg.ReadOp(read.source, read.stage, frag)
+
+    def constant(self, c: _Constant, op: ncd.MapOp) -> SSAValue:
+        """A constant operand of `op`, filled as a fragment of `op`'s result (a constant
+        lacks no axis that matters: the map broadcasts it over the result's)."""
+        t = self.frag_type(op.result.type)  # type: ignore[arg-type]
+        fill = reg.ZerosOp(t) if t.role.data == "c" and c.value == 0.0 else reg.FillOp(c.value, t)
+        self.emit([fill], op)
+        return fill.results[0]
 
     def vector(self, vec: _Vector, op: ncd.MapOp) -> SSAValue:
         """The `row` or `col` fragment of a vector left in global memory, for `op`'s math with

@@ -4,7 +4,9 @@ A row softmax, a row L2 norm, a row sum or max (RMSNorm's statistics, the backwa
 D = rowsum(dO * O)), with elementwise maps around them: one function with no contraction
 whose normalisations and reductions all run along one axis, the innermost of every input
 that has it (an input that lacks it, as the log-sum-exp a softmax's gradient reads, is a
-statistic of the rows, read straight into registers). Recognised by that structure (`recognise`). The plan, the same on sm_80 and sm_90a (the
+statistic of the rows, read straight into registers); a function of maps alone (and
+constants: the gradient of D above broadcasts D's cotangent along the head dim) is rows
+along its widest input's innermost axis. Recognised by that structure (`recognise`). The plan, the same on sm_80 and sm_90a (the
 kernel is bound by memory; cp.async, legal on both, stages the rows): the other axes spread
 over the grid, the last of them cut into tiles of `rows` rows; each block copies its rows
 whole into shared memory once; each of its warps holds whole rows in registers (`line`
@@ -52,13 +54,15 @@ def recognise(module: ModuleOp) -> RowShape | None:
         return None
     along = {op.axis.data for op in ops if isinstance(op, ncd.AlongOneAxisOp)}
     along |= {a for op in ops if isinstance(op, ncd.ReduceOp) for a in op.along_axes}
-    if len(along) != 1 or not all(isinstance(op, (ncd.MapOp, ncd.AlongOneAxisOp, ncd.ReduceOp)) for op in ops
-                                  if isinstance(op, ncd.NcdOp)):
+    inputs = [a.type for a in f.args]
+    if not all(isinstance(t, ncd.TensorType) for t in inputs) or not all(
+            isinstance(op, (ncd.MapOp, ncd.AlongOneAxisOp, ncd.ReduceOp, ncd.ConstantOp)) for op in ops if isinstance(op, ncd.NcdOp)):
+        return None
+    if not along and inputs:  # maps alone (a gradient broadcasting a row's cotangent): rows along the widest input's innermost axis
+        along = {max(inputs, key=lambda t: len(t.dims)).axis_names[-1]}
+    if len(along) != 1:
         return None
     (j,) = along
-    inputs = [a.type for a in f.args]
-    if not all(isinstance(t, ncd.TensorType) for t in inputs):
-        return None
     rows = [t for t in inputs if j in t.shape]
     if not rows or not all(t.axis_names[-1] == j for t in rows):
         return None

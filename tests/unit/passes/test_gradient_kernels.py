@@ -291,3 +291,21 @@ def test_the_row_softmax_gradient_runs_in_the_emulator(rows, cols, residuals):
     statistic of the rows, read straight into registers) or from X alone, on rows that no
     block divides and rows shorter than a warp's 256 columns."""
     _emulate_gradient(_row_softmax(rows, cols), "row_softmax_grad", 0, residuals=residuals)
+
+
+def _attention_delta(i: int, d: int) -> str:
+    t, t32 = f"!ncd.tensor<h=2, i={i}, d={d} : bf16>", f"!ncd.tensor<h=2, i={i}, d={d} : f32>"
+    return (f"func.func @attention_delta(%o: {t}, %d_o: {t}) -> !ncd.tensor<h=2, i={i} : f32> {{\n"
+            f"  %o32 = ncd.map cast %o : {t} -> {t32}\n  %d_o32 = ncd.map cast %d_o : {t} -> {t32}\n"
+            f"  %p = ncd.map mul %d_o32, %o32 : {t32}, {t32} -> {t32}\n"
+            f"  %delta = ncd.reduce sum %p along [d] : {t32} -> !ncd.tensor<h=2, i={i} : f32>\n"
+            f"  func.return %delta : !ncd.tensor<h=2, i={i} : f32>\n}}\n")
+
+
+@pytest.mark.parametrize("result", [0, 1])
+@pytest.mark.parametrize("i,d", [(50, 64), (24, 128)])
+def test_the_row_statistic_gradient_runs_in_the_emulator(i, d, result):
+    """The gradient of D = rowsum(dO * O): dO's cotangent times O (and O's times dO), D's
+    cotangent broadcast along the columns: maps alone, with a constant and a statistic of
+    the rows."""
+    _emulate_gradient(_attention_delta(i, d), "attention_delta_grad", result)
