@@ -104,7 +104,9 @@ class NapkinSm80Pass(NamedPipeline):
     Grouped-query attention (K and V without the query heads' axis of a group) packs a
     group's heads into a block's rows, a warp or more a head (`recipes.attention.group_tiles`).
     A row reduction (no product: a row softmax, L2 norm, sum or max) takes `block="R"` rows
-    a block and `warps="W"` warps sharing them. The plans: `napkin_ir.plan.recipes`.
+    a block and `warps="W"` warps sharing them; a sum down the columns (a bias's gradient)
+    `block="C"` columns a block and `warps="W"` warps sharing them, its rows streamed. The
+    plans: `napkin_ir.plan.recipes`.
 
     `split=S` (both pipelines, a GEMM with an f32 output): S blocks share each output
     tile's contraction, each streaming its part of it and adding its sum into the output
@@ -160,8 +162,8 @@ class NapkinSm90Pass(NamedPipeline):
     is loaded once for them all.
 
     A row reduction (no product: a row softmax, L2 norm, sum or max) takes `block="R"` rows
-    a block and `warps="W"` warps sharing them, as on napkin-sm80. The plans:
-    `napkin_ir.plan.recipes`."""
+    a block and `warps="W"` warps sharing them, and a sum down the columns `block="C"`
+    columns a block, as on napkin-sm80. The plans: `napkin_ir.plan.recipes`."""
 
     name = "napkin-sm90"
     target = SM90

@@ -41,6 +41,13 @@ the row. `reg.read` loads a `line` fragment from a shared-memory stage, widened 
 (and, in kernels with products, a `c` fragment: a staged tile in the accumulators' layout);
 `reg.map`, `reg.row_reduce` (within the lane, then across the lanes of the row) and
 `reg.store` take `line` fragments as they take `c` and `row` ones.
+
+A kernel that reduces down its columns (a bias's gradient: the sum of a tile's rows)
+holds its tiles the same way, rows streamed through shared memory and the block's columns
+split over its warps, and `reg.col_reduce` sums each column: within the lane over the rows
+it holds, then across the lanes that hold the column's other rows. Its result, one value
+per column, is a `line_col` fragment (`!reg.frag<line_col, n=64 : f32, span=64>`): the
+lanes that hold a column in the `line` fragment (every row slot) hold its value.
 """
 
 from __future__ import annotations
@@ -82,7 +89,8 @@ from napkin_ir.dialects.ncd import NamedAxesType, NcdOp, _parse_float, format_fl
 from napkin_ir.dialects.smem import BufferType, PendingWaitOp, WindowWriteOp
 from napkin_ir.dialects.utils import require
 
-ROLES = ("a", "b", "c", "row", "col", "line")
+ROLES = ("a", "b", "c", "row", "col", "line", "line_col")
+LINES = ("line", "line_col")  # whole rows a warp; one value per column of such rows
 VECTORS = ("row", "col")  # one value per row, per column of a `c` fragment
 LINE_CHUNK = 8  # a `line` fragment's columns a lane holds together (16 bytes of bf16)
 LINE_SPAN = 32 * LINE_CHUNK  # the columns a warp's lanes cover once
@@ -102,7 +110,9 @@ class FragType(NamedAxesType):
     `!reg.frag<line, i=2, j=1024 : f32>` (whole rows a warp, 8 columns of every 256 a lane),
     `!reg.frag<line, i=8, d=64 : f32, span=64>` (rows of 64 columns, 8 lanes a row, 4 rows at
     a time), `!reg.frag<line, i=2 : f32>` (one value per row of such a fragment, in the lanes
-    that hold the row). `span` belongs to `line` fragments; the others keep its default."""
+    that hold the row), `!reg.frag<line_col, j=64 : f32, span=64>` (one value per column of
+    such a fragment, in the lanes that hold the column). `span` belongs to `line` and
+    `line_col` fragments; the others keep its default."""
 
     name = "reg.frag"
     role: StringAttr
@@ -118,9 +128,9 @@ class FragType(NamedAxesType):
         super().verify()
         role, dims, dt = self.role.data, self.dims, self.dtype
         if role not in ROLES:
-            raise VerifyException(f"!reg.frag: role must be a, b, c, row, col or line, got '{role}'")
+            raise VerifyException(f"!reg.frag: role must be a, b, c, row, col, line or line_col, got '{role}'")
         span = self.span.data
-        if role != "line" and span != LINE_SPAN:
+        if role not in LINES and span != LINE_SPAN:
             raise VerifyException(f"!reg.frag: only a 'line' fragment has a span, got span={span} on a '{role}' fragment")
         if role == "line":
             if span not in LINE_SPANS:
@@ -134,6 +144,11 @@ class FragType(NamedAxesType):
             if dims[0] % self.rows_a_step:
                 raise VerifyException(f"!reg.frag: a 'line' fragment of span {span} holds {self.rows_axis}'s rows {self.rows_a_step} at "
                                       f"a time ({self.lanes_a_row} lanes a row); its {dims[0]} rows must be a multiple of {self.rows_a_step}")
+            return
+        if role == "line_col":
+            if span not in LINE_SPANS or len(dims) != 1 or dims[0] % span or dt != "f32":
+                raise VerifyException(f"!reg.frag: a 'line_col' fragment is one value per column of a 'line' fragment: one axis, a "
+                                      f"multiple of its span (one of {', '.join(map(str, LINE_SPANS))}), of f32; got {self.shape} : {dt}, span={span}")
             return
         if role in VECTORS:
             tile, what = (16, "row") if role == "row" else (8, "column")
@@ -161,6 +176,8 @@ class FragType(NamedAxesType):
             return self.dims[0] // 4  # columns 2 t and 2 t + 1 of each 8
         if self.role.data == "line":
             return self.dims[0] * self.dims[1] // 32 if len(self.dims) == 2 else self.dims[0] // self.rows_a_step
+        if self.role.data == "line_col":
+            return self.dims[0] // self.lanes_a_row
         rows, cols = self.dims
         return rows * cols // 32
 
@@ -184,6 +201,8 @@ class FragType(NamedAxesType):
         (and a `line` of one axis)."""
         if self.role.data == "row" or (self.role.data == "line" and len(self.dims) == 1):
             return None
+        if self.role.data == "line_col":
+            return self.axis_names[0]
         return self.axis_names[-1]
 
     def print_parameters(self, printer: Printer) -> None:
@@ -197,16 +216,16 @@ class FragType(NamedAxesType):
     def parse_parameters(cls, parser: AttrParser) -> Sequence[Attribute]:
         parser.parse_punctuation("<", " to open !reg.frag")
         pos = parser.pos
-        role = parser.parse_identifier(" (a, b, c, row, col or line)")
+        role = parser.parse_identifier(" (a, b, c, row, col, line or line_col)")
         if role not in ROLES:
-            parser.raise_error(f"a fragment's role is a, b, c, row, col or line, got '{role}'", pos, parser.pos)
+            parser.raise_error(f"a fragment's role is a, b, c, row, col, line or line_col, got '{role}'", pos, parser.pos)
         parser.parse_punctuation(",")
         axes, sizes, et = cls.parse_shape(parser)
         span = LINE_SPAN
         if parser.parse_optional_punctuation(","):
             pos = parser.pos
             parser.parse_keyword("span", " (a 'line' fragment's span)")
-            if role != "line":
+            if role not in LINES:
                 parser.raise_error(f"only a 'line' fragment has a span, got a '{role}' fragment", pos, parser.pos)
             parser.parse_punctuation("=", " after span")
             span = parser.parse_integer(allow_boolean=False, allow_negative=False)
@@ -231,10 +250,18 @@ def lane_layout(role: str, rows: int, cols: int = 1, span: int = LINE_SPAN) -> t
     and in it the 8 columns from 8 p of every span (value v: step v / (cols / q), column
     span c + 8 p + e for the rest 8 c + e); of one axis (`cols` = 1), value v at row
     32 / q x v + s, col 0 (the q lanes of a row hold the same value). With span 256, one
-    row at a time: lane l holds the 8 columns from 8 l of every 256.
+    row at a time: lane l holds the 8 columns from 8 l of every 256. A `line_col` fragment
+    of `rows` columns (its one length comes first) holds, in lane l = q s + p, the columns
+    of lane l's values in a `line` fragment's row: value v at column span (v / 8) + 8 p +
+    v mod 8, row 0 (the 32 / q lanes of a column hold the same value).
     """
     lanes = np.arange(32)[:, None]
     g, t = lanes // 4, lanes % 4
+    if role == "line_col":
+        q = span // LINE_CHUNK
+        v = np.arange(rows // q)[None, :]
+        c = span * (v // LINE_CHUNK) + LINE_CHUNK * (lanes % q) + v % LINE_CHUNK
+        return 0 * c, c
     if role == "line":
         q = span // LINE_CHUNK  # lanes a row
         slot, place = lanes // q, lanes % q
@@ -377,7 +404,9 @@ class StoreOp(IRDLOperation):
     its tile that lies inside, at the block's origin (one offset per axis of the global).
     The fragment's axes are the global's, in order, but for axes the tile has one place of;
     accumulators' rows may be the global's last axis (a product computed transposed, so
-    that its A is a tile computed in registers), stored transposed. A `line` fragment (whole rows a warp, or one value per row) is stored the same way, and
+    that its A is a tile computed in registers), stored transposed. A `line` fragment
+    (whole rows a warp, or one value per row) is stored the same way, and
+    so is a `line_col` one (one value per column: a sum down the columns), and
     so is a `row` fragment (one value per row of the accumulators: attention's log-sum-exp),
     each row written once.
 
@@ -405,7 +434,7 @@ class StoreOp(IRDLOperation):
     def verify_(self) -> None:
         f, g = _frag(self.value), self.dest.type
         assert isinstance(g, GlobalType)
-        require(f.role.data in ("c", "line", "row"), self, f"stores accumulators (role c), a 'line' or a 'row' fragment, got {f}")
+        require(f.role.data in ("c", "line", "line_col", "row"), self, f"stores accumulators (role c), a 'line', 'line_col' or a 'row' fragment, got {f}")
         if self.accumulate is not None:
             require(f.role.data == "c" and g.dtype == "f32", self, f"accumulate adds accumulators (role c) into an f32 global, got {f} and {g}")
         placed = tuple(a for a in g.axis_names if a in f.shape)
@@ -456,8 +485,9 @@ class ReadOp(IRDLOperation):
 
     A `line` fragment: the warp's rows start at its index along the `reg.warps` axis times
     the fragment's rows, and each lane reads its 8 columns of every span of its row as one
-    16-byte chunk. The buffer's innermost axis is the fragment's columns, whole; its other
-    axes of more than one place are the fragment's rows.
+    16-byte chunk. The buffer's innermost axis is the fragment's columns, whole, or split
+    over warps (a kernel that reduces down its columns: each warp's start at its index times
+    the fragment's columns); its other axes of more than one place are the fragment's rows.
 
     A `c` fragment: the tile's values where the accumulators of a product of the same rows
     and columns lie (a staged tile entering elementwise math with them: a gradient's dC
@@ -495,8 +525,10 @@ class ReadOp(IRDLOperation):
             return
         rows, cols = f.axis_names
         tiled = [a for a in b.axis_names if b.shape[a] > 1]
-        require(b.axis_names[-1] == cols and b.shape[cols] == f.shape[cols] and tiled in ([rows, cols], [cols]) and rows in b.shape, self,
-                f"the buffer's rows and whole columns must be the fragment's <{rows}, {cols}> (axes of one place aside), got {b}")
+        split = (kernel_warps(self) or {}).get(cols, 1)  # warps that split the columns (a sum down them)
+        require(b.axis_names[-1] == cols and b.shape[cols] == f.shape[cols] * split and tiled in ([rows, cols], [cols]) and rows in b.shape, self,
+                f"the buffer's rows and whole columns must be the fragment's <{rows}, {cols}> (axes of one place aside"
+                + (f"; the columns split over {split} warps" if split > 1 else "") + f"), got {b}")
         require(b.shape[rows] % f.shape[rows] == 0, self, f"the buffer's {b.shape[rows]} rows are not whole warps' {f.shape[rows]}")
         require(b.layout.data != "swizzle", self, f"reads rows as they lie (layout=row or pad8), got layout={b.layout.data}")
 
@@ -701,8 +733,8 @@ class TurnPassOp(IRDLOperation):
 
 def _math_frag(op: IRDLOperation, v: SSAValue, what: str) -> FragType:
     t = v.type
-    require(isinstance(t, FragType) and t.role.data in ("c", *VECTORS, "line"), op,
-            f"{what} must be a 'c', 'row', 'col' or 'line' fragment (f32), got {t}")
+    require(isinstance(t, FragType) and t.role.data in ("c", *VECTORS, *LINES), op,
+            f"{what} must be a 'c', 'row', 'col', 'line' or 'line_col' fragment (f32), got {t}")
     return t  # type: ignore[return-value]
 
 
@@ -715,7 +747,7 @@ class FragMathOp(IRDLOperation):
 
 @irdl_op_definition
 class FillOp(IRDLOperation):
-    """A `c`, `row` or `line` fragment with every value `value` (a running max starts at -inf).
+    """A `c`, `row`, `line` or `line_col` fragment with every value `value` (a running max starts at -inf).
 
         %m = reg.fill {value = 0xFF800000 : f32} : !reg.frag<row, i=16 : f32>
     """
@@ -743,7 +775,8 @@ class MapOp(FragMathOp):
     `by`), exp2, log2, sqrt, neg; add, sub, mul, div, max. A `row` operand is broadcast along the
     columns of a `c` one (it has the `c` operand's rows), a `col` operand along its rows
     (it has its columns); the result is a `c` fragment if any operand is one. A `line`
-    fragment of one axis is broadcast along the columns of a `line` fragment of two.
+    fragment of one axis is broadcast along the columns of a `line` fragment of two, a
+    `line_col` fragment along its rows.
 
         %y = reg.map sub %s, %m : !reg.frag<c, i=16, j=64 : f32>, !reg.frag<row, i=16 : f32> -> !reg.frag<c, i=16, j=64 : f32>
         %z = reg.map add %c, %bias : !reg.frag<c, m=64, n=32 : f32>, !reg.frag<col, n=32 : f32> -> !reg.frag<c, m=64, n=32 : f32>
@@ -777,7 +810,13 @@ class MapOp(FragMathOp):
         require(len(cs) <= 1, self, f"'c' (or 'line') operands must have one type, got {', '.join(str(t) for t in cs)}")
         want = next(iter(cs)) if cs else ts[0]
         for t in ts:
-            if want.role.data == "line" or t.role.data == "line":
+            if want.role.data in LINES or t.role.data in LINES:
+                if t.role.data == "line_col" or want.role.data == "line_col":
+                    same = t == want or (t.role.data == "line_col" and is_tile(want) and want.role.data == "line"
+                                         and (t.cols_axis, t.dims[0], t.span) == (want.cols_axis, want.dims[1], want.span))
+                    require(same, self, f"a 'line_col' fragment meets only 'line' fragments of its columns and span, got "
+                                        f"{', '.join(str(t) for t in ts)}")
+                    continue
                 require(t.role.data == want.role.data == "line" and (t.rows_axis, t.dims[0], t.span) == (want.rows_axis, want.dims[0], want.span),
                         self, f"a 'line' fragment meets only 'line' fragments of its rows and span, got {', '.join(str(t) for t in ts)}")
                 continue
@@ -856,12 +895,50 @@ class RowReduceOp(FragMathOp):
         pos = parser.pos
         kind = parser.parse_identifier(" (sum or max)")
         if kind not in ROW_REDUCE_KINDS:
-            parser.raise_error(f"unknown reg.row_reduce kind '{kind}'; expected one of {', '.join(ROW_REDUCE_KINDS)}", pos, parser.pos)
+            parser.raise_error(f"unknown {cls.name} kind '{kind}'; expected one of {', '.join(ROW_REDUCE_KINDS)}", pos, parser.pos)
         operand = parser.parse_unresolved_operand()
         (inp,), rt, attrs = cls._parse_tail(parser, [operand])
         op = cls.create(operands=[inp], result_types=[rt], properties={"kind": StringAttr(kind)})
         op.attributes.update(attrs)
         return op  # type: ignore[return-value]
+
+
+def _col_values(t: FragType) -> FragType:
+    """The fragment of one value per column of a two-axis `line` fragment: a `line_col` of its
+    columns and span."""
+    return FragType("line_col", {t.axis_names[1]: t.dims[1]}, f32, t.span.data)
+
+
+@irdl_op_definition
+class ColReduceOp(FragMathOp):
+    """Sum or max of each column of a two-axis `line` fragment, down its rows: each lane
+    reduces its own values of a column (one a row it holds), then the lanes that hold the
+    column's other rows (256 / span of them, lanes 8 apart for span 64) exchange theirs, so
+    every lane holding the column has the result, a `line_col` fragment of its columns and
+    span (a bias's gradient: the sum of a tile's rows).
+
+        %s = reg.col_reduce sum %x : !reg.frag<line, m=64, n=64 : f32, span=64> -> !reg.frag<line_col, n=64 : f32, span=64>
+    """
+
+    name = "reg.col_reduce"
+    input = operand_def(FragType)
+    kind = prop_def(StringAttr)
+    result = result_def(FragType)
+
+    def __init__(self, kind: str, input: SSAValue):
+        t = input.type
+        assert isinstance(t, FragType)
+        super().__init__(operands=[input], properties={"kind": StringAttr(kind)}, result_types=[_col_values(t)])
+
+    def verify_(self) -> None:
+        require(self.kind.data in ROW_REDUCE_KINDS, self, f"unknown reduction '{self.kind.data}'; expected one of {', '.join(ROW_REDUCE_KINDS)}")
+        t = _math_frag(self, self.input, "the input")
+        require(is_tile(t) and t.role.data == "line", self, f"reduces the columns of a two-axis 'line' fragment, got {t}")
+        want = _col_values(t)
+        require(self.result.type == want, self, f"the result should be {want}, got {self.result.type}")
+
+    print = RowReduceOp.print
+    parse = classmethod(RowReduceOp.parse.__func__)  # type: ignore[attr-defined]
 
 
 class FragFillOutsideOp(FragMathOp):
@@ -1070,8 +1147,8 @@ class ToBOp(IRDLOperation):
         return parse_labels(self.at)[_frag(self.input).axis_names[1]]
 
 
-REG = Dialect("reg", [ZerosOp, LdmatrixOp, LoadOp, ReadOp, MmaOp, StoreOp, StmatrixOp, WgmmaOp, WgmmaRsOp, TurnStartOp, TurnWaitOp, TurnPassOp, WgmmaCommitOp, WgmmaWaitOp, FillOp, MapOp, RowReduceOp, MaskOp,
-                      MaskBoundOp, ToAOp, ToBOp], [FragType])
+REG = Dialect("reg", [ZerosOp, LdmatrixOp, LoadOp, ReadOp, MmaOp, StoreOp, StmatrixOp, WgmmaOp, WgmmaRsOp, TurnStartOp, TurnWaitOp, TurnPassOp, WgmmaCommitOp, WgmmaWaitOp, FillOp, MapOp, RowReduceOp, ColReduceOp,
+                      MaskOp, MaskBoundOp, ToAOp, ToBOp], [FragType])
 
-__all__ = ["REG", "VECTORS", "FillOp", "FragType", "LdmatrixOp", "LoadOp", "MapOp", "MaskBoundOp", "MaskOp", "MmaOp", "ReadOp", "RowReduceOp", "StmatrixOp", "StoreOp", "ToAOp", "ToBOp", "TurnPassOp", "TurnStartOp", "TurnWaitOp",
+__all__ = ["LINES", "REG", "VECTORS", "ColReduceOp", "FillOp", "FragType", "LdmatrixOp", "LoadOp", "MapOp", "MaskBoundOp", "MaskOp", "MmaOp", "ReadOp", "RowReduceOp", "StmatrixOp", "StoreOp", "ToAOp", "ToBOp", "TurnPassOp", "TurnStartOp", "TurnWaitOp",
            "WgmmaCommitOp", "WgmmaOp", "WgmmaRsOp", "WgmmaWaitOp", "ZerosOp", "lane_layout"]

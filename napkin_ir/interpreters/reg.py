@@ -263,6 +263,13 @@ class RegFunctions(InterpreterFunctions):
         t: reg.FragType = op.result.type  # type: ignore[assignment]
         return ({key: gather(t, red(scatter(op.input.type, v), axis=1, keepdims=True).astype(np.float32)) for key, v in x.items()},)  # type: ignore[arg-type]
 
+    @impl(reg.ColReduceOp)
+    def run_col_reduce(self, interpreter: Interpreter, op: reg.ColReduceOp, args: tuple[Any, ...]):
+        (x,) = args
+        red = np.max if op.kind.data == "max" else np.sum
+        t: reg.FragType = op.result.type  # type: ignore[assignment]
+        return ({key: gather(t, red(scatter(op.input.type, v), axis=0, keepdims=True).astype(np.float32)) for key, v in x.items()},)  # type: ignore[arg-type]
+
     @impl(reg.MaskOp)
     def run_mask(self, interpreter: Interpreter, op: reg.MaskOp, args: tuple[Any, ...]):
         x, r0, c0 = args
@@ -310,7 +317,7 @@ _MAP = {"exp2": np.exp2, "log2": np.log2, "sqrt": np.sqrt, "neg": np.negative, "
 def _matrix_shape(t: reg.FragType) -> tuple[int, int]:
     if t.role.data == "line" and len(t.dims) == 1:  # one value per row, as a `row` fragment
         return (t.dims[0], 1)
-    return {"row": (t.dims[0], 1), "col": (1, t.dims[0])}.get(t.role.data, t.dims)  # type: ignore[return-value]
+    return {"row": (t.dims[0], 1), "col": (1, t.dims[0]), "line_col": (1, t.dims[0])}.get(t.role.data, t.dims)  # type: ignore[return-value]
 
 
 def _positions(t: reg.FragType, w: dict[str, int], starts: tuple[int, int]) -> tuple[np.ndarray, np.ndarray]:

@@ -125,9 +125,12 @@ class SmemToRegPass(ModulePass):
                 _Fragments(kernel, warps, mma="wgmma", a_registers=self.a_registers).lower()
             else:
                 lines = not any(isinstance(o, ncd.ContractOp) for o in kernel.walk())
-                if lines and loops:
-                    raise _fail(kernel, "a kernel with no product holds its rows whole in registers; it has a stream loop "
-                                        "(drop stream= from ncd-relabel)")
+                columns = {o.result.type.axis_names[-1] for o in kernel.walk() if isinstance(o, smem.AllocOp)}  # type: ignore[attr-defined]
+                streamed = [a for a in map(loop_facts.stream_axis, loops) if a in columns]
+                if lines and streamed:
+                    raise _fail(kernel, f"a kernel with no product holds its rows whole in registers; it has a stream loop over "
+                                        f"their columns ('{streamed[0]}') (drop stream= from ncd-relabel, or stream the rows: "
+                                        "a reduction down the columns)")
                 if not loops and not lines:
                     raise _fail(kernel, "expects a pipelined stream loop (from hbm-to-smem), found none")
                 _Fragments(kernel, warps, self.hoist, lines=lines).lower()
@@ -369,32 +372,77 @@ class _Fragments:
         return reg.FragType("c", {rows: bm // wm, cols: bn // wn}, builtin.f32)
 
     def line_type(self, t: ncd.TensorType) -> reg.FragType:
-        """Each warp's `line` fragment of a tile: its share of the rows, every column. Axes
-        of one place drop out, unless warps share them (the rows of a one-row block)."""
+        """Each warp's `line` fragment of a tile: rows by the columns the staged tiles lie
+        along (their innermost axis), or one value per row (`line`) or per column
+        (`line_col`). Axes of one place drop out, unless warps share them (the rows of a
+        one-row block). Warps split the rows, or the columns of a kernel that reduces down
+        them, never an axis a reduction runs along: it stays within the warp."""
         axes = {a: n for a, n in t.shape.items() if n > 1 or a in self.warps}
         self.axes.update(axes)
         if len(axes) not in (1, 2):
             raise self.fail(f"a tile computed in registers has rows and at most one other axis of more than one place, got {t}")
+        cols = self.columns[0] if self.columns else None
+        if len(axes) == 2 and cols in axes:  # rows, then the columns as they lie in memory
+            rows = next(a for a in axes if a != cols)
+            axes = {rows: axes[rows], cols: axes[cols]}  # type: ignore[index]
         (rows, n), *rest = axes.items()
+        if len(axes) == 1 and rows == cols:  # one value per column
+            wc = self.warps.get(rows, 1)
+            if n % wc:
+                raise self.fail(f"the block's {n} columns ('{rows}') do not split over {wc} warps; expected a multiple of {wc}")
+            return reg.FragType("line_col", {rows: n // wc}, builtin.f32, self.line_span(n // wc, rows))
+        for a in axes:
+            if a in self.warps and a in self.reduced:
+                other = next((b for b in axes if b != a), a)
+                what = "rows" if a != rows else "columns"  # those the reduction along `a` runs over
+                raise self.fail(f"warps may share only the {what} ('{other}') of a kernel with no product: a warp holds its "
+                                f"{'rows' if what == 'rows' else 'columns'} whole, and a reduction along '{a}' stays within it; got warps=\""
+                                + ",".join(f"{b}:{c}" for b, c in self.warps.items()) + '"')
         w = self.warps.get(rows, 1)
-        if rest and rest[0][0] in self.warps:
-            raise self.fail(f"warps may share only the rows ('{rows}') of a kernel with no product: a warp holds its rows whole, "
-                            f"and a reduction along '{rest[0][0]}' stays within it; got warps=\"{','.join(f'{a}:{c}' for a, c in self.warps.items())}\"")
         if n % w:
             raise self.fail(f"the block's {n} rows ('{rows}') do not split over {w} warps; expected a multiple of {w}")
         if not rest:  # one value per row of the kernel's rows
             length = self.row_length
             return reg.FragType("line", {rows: self.line_rows(rows, n // w, length)}, builtin.f32, self.line_span(length))
         cols, m = rest[0]
+        wc = self.warps.get(cols, 1)
+        if m % wc:
+            raise self.fail(f"the block's {m} columns ('{cols}') do not split over {wc} warps; expected a multiple of {wc}")
+        m //= wc
         if (n // w) * m // 32 > LINE_VALUES:
             raise self.fail(f"each warp holds {n // w} row(s) of {m}: {(n // w) * m // 32} values a lane, over the {LINE_VALUES} "
                             f"that fit in registers; expected rows a warp x {m} <= {LINE_VALUES * 32} (more warps, or fewer rows a block)")
         return reg.FragType("line", {rows: self.line_rows(rows, n // w, m, cols), cols: m}, builtin.f32, self.line_span(m, cols))
 
     @cached_property
+    def columns(self) -> tuple[str, int] | None:
+        """The axis the staged tiles lie along (their innermost) and its length in the
+        block's tile; None where nothing is staged."""
+        for op in self.kernel.walk():
+            if isinstance(op, smem.AllocOp):
+                t: smem.BufferType = op.result.type  # type: ignore[assignment]
+                return t.axis_names[-1], t.shape[t.axis_names[-1]]
+        return None
+
+    @cached_property
+    def reduced(self) -> set[str]:
+        """The axes the kernel's reductions and normalisations run along."""
+        axes: set[str] = set()
+        for op in self.kernel.walk():
+            if isinstance(op, ncd.ReduceOp):
+                axes.update(op.along_axes)
+            elif isinstance(op, ncd.AlongOneAxisOp):
+                axes.add(op.axis.data)
+        return axes
+
+    @cached_property
     def row_length(self) -> int:
-        """The columns of the kernel's rows: the length of the axis its reductions and
+        """The columns of each warp's rows: the staged tiles' innermost length, over the warps
+        that split it; where nothing is staged, the length of the axis the reductions and
         normalisations run along (a kernel of maps alone: rows of 256)."""
+        if self.columns:
+            cols, m = self.columns
+            return m // self.warps.get(cols, 1)
         for op in self.kernel.walk():
             if isinstance(op, ncd.ReduceOp | ncd.AlongOneAxisOp):
                 along = op.along_axes[0] if isinstance(op, ncd.ReduceOp) else op.axis.data
@@ -512,6 +560,11 @@ class _Fragments:
         elif isinstance(op, ncd.ReduceOp):
             x = self.frag(op.input, f"the input of {op.name}")
             t: reg.FragType = x.type  # type: ignore[assignment]
+            if self.lines and reg.is_tile(t) and op.along_axes == (t.axis_names[0],):  # down the columns
+                if t.axis_names[0] in self.warps:
+                    raise self.fail(f"warps share '{t.axis_names[0]}': a reduction along it would cross warps (through shared memory)")
+                self.replace(op, [reg.ColReduceOp(op.kind.data, x)])
+                return
             if not reg.is_tile(t) or op.along_axes != (t.axis_names[1],):
                 raise self.fail(f"{op.name} reduces a tile along its columns ({t.axis_names[-1]}) in registers, got along {list(op.along_axes)} of {t}")
             if t.axis_names[1] in self.warps:
@@ -763,10 +816,10 @@ class _Fragments:
             raise self.fail(f"the vector {t} is not the block's tile of '{axis}' ({around.shape[axis] * self.warps.get(axis, 1)})")
         key = (vec.load, op.parent)
         if key not in self.loaded:
+            if around.role.data == "line" and axis != around.rows_axis:
+                raise self.fail(f"a vector read from global memory ({t}) enters a kernel with no product as one value a row "
+                                f"('{around.rows_axis}'); one along its columns ('{axis}') has no reg.load of its own yet")
             if around.role.data == "line":  # one value a row of the lines, in the lanes that hold the row
-                if axis != around.rows_axis:
-                    raise self.fail(f"a vector read from global memory ({t}) enters a kernel with no product as one value a row "
-                                    f"('{around.rows_axis}'); one along its columns ('{axis}') has no form in registers")
                 vt = reg.FragType("line", {axis: around.shape[axis]}, builtin.f32, around.span.data)
             else:
                 vt = reg.FragType("row" if axis == around.axis_names[0] else "col", {axis: around.shape[axis]}, builtin.f32)
@@ -817,7 +870,7 @@ class _Fragments:
     def store(self, op: hbm.StoreOp) -> None:
         v = self.vals.get(op.value, op.value)
         frag = v.frag if isinstance(v, _Cast) else v
-        if not isinstance(frag, SSAValue) or not isinstance(frag.type, reg.FragType) or frag.type.role.data not in ("c", "line", "row"):
+        if not isinstance(frag, SSAValue) or not isinstance(frag.type, reg.FragType) or frag.type.role.data not in ("c", "line", "line_col", "row"):
             raise self.fail("what is stored must be a tile computed in registers (after at most a cast)")
         self.emit([reg.StoreOp(frag, op.dest, list(op.offsets), accumulate=op.accumulate is not None)], op)
         self.dead.append(op)

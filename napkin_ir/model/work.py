@@ -120,7 +120,7 @@ def op_work(op: Operation, warps: int = 1) -> tuple[Work, bool]:
         return _along(op, L2NORM_ALU_PER_ELEMENT, 0, L2NORM_SFU_PER_ROW), False
     if isinstance(op, ncd.ReduceOp):
         return Work(alu_ops=elements(op.input.type)), False
-    if isinstance(op, reg.RowReduceOp):
+    if isinstance(op, (reg.RowReduceOp, reg.ColReduceOp)):
         return Work(alu_ops=lane_values(op.input.type, warps) + QUAD_STEPS_PER_RESULT * lane_values(op.result.type, warps)), False
     if isinstance(op, MOVES):
         return Work(), False

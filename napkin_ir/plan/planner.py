@@ -39,7 +39,7 @@ RECIPES: tuple[Recipe, ...] = (
     Recipe(products.NAME, products.recognise, products.plan,
            "products over one shared axis (a GEMM, batched or not, or several of one operand, with an elementwise epilogue)"),
     Recipe(rows.NAME, rows.recognise, rows.plan,
-           "row reductions with no product (a row softmax, L2 norm, sum or max along the last axis)"),
+           "row reductions with no product (a row softmax, L2 norm, sum or max along the last axis, a sum down the columns, maps alone)"),
 )
 
 

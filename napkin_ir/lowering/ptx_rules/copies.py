@@ -28,10 +28,10 @@ later), and vectors read straight from global memory into registers.
   bytes of every span of columns of each of the rows it holds with one `ld.shared.v4.b32`
   (the 32 lanes of a warp read 512 adjacent bytes of one row, or 128 of each of 4 rows of
   span 64: no bank conflicts), from one base register (the lane's place in its row, and
-  its row among the 256 / span a warp holds at a time), the row and the span in
-  immediates, and widens the pairs to f32. A `c` fragment (a staged tile in the
-  accumulators' lanes) is read with ldmatrix, as `products` loads operands
-  (`read_accumulator_layout`).
+  its row among the 256 / span a warp holds at a time, and its first column where warps
+  split the columns), the row and the span in immediates, and widens the pairs to f32. A
+  `c` fragment (a staged tile in the accumulators' lanes) is read with ldmatrix, as
+  `products` loads operands (`read_accumulator_layout`).
 - `smem.commit`, `smem.wait`: `cp.async.commit_group`, `cp.async.wait_group`;
   `smem.barrier`: `bar.sync 0`.
 """
@@ -379,6 +379,8 @@ def _read_lines(k: KernelLowering, op: reg.ReadOp) -> None:
         lane_bytes = k.once(("line_lane_bytes", t.lanes_a_row, buf.row_bytes),
                             lambda: k.add(k.mul(place, 16), k.mul(slot, buf.row_bytes)))
     start = lane_bytes if first is None else k.add(lane_bytes, k.mul(first, buf.row_bytes))
+    wc = k.warp_place(t.axis_names[1], t.dims[1])  # warps that split the columns (a sum down them)
+    start = start if wc is None else k.add(start, k.mul(wc, dtype(dt).bytes))
     base = k.add(k.stage_addr(buf, op.stage), start)
     out: list = []
     span = t.span.data

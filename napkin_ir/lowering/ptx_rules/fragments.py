@@ -23,6 +23,11 @@ a `row` fragment holds rows g and g + 8 of each 16, a `col` fragment columns 2 t
   step v / (cols / (span / 8)) of the warp's rows; a `line` fragment of one axis holds its
   lane's row of step v, and is read by `reg.map` at the step of each value, as a `row`
   fragment is;
+- `reg.col_reduce` (a `line` fragment's columns, down its rows): a tree within the lane over
+  the rows it holds, then butterflies across the lanes of the other rows it holds at a time
+  (16 and 8 for rows of 64 columns; none where a row lies across the whole warp); its
+  `line_col` result holds a lane's columns, and is read by `reg.map` at the column of each
+  value of a `line` fragment;
 - `reg.to_a`: pairs of values packed with `cvt.rn.bf16x2.f32` (columns at .. at + 15 are
   the c tiles 2s and 2s + 1, whose pairs are the a registers in order: nothing moves
   between lanes); `reg.to_b` likewise: the pairs of rows g and g + 8 of c tiles 2 s and
@@ -35,7 +40,7 @@ from napkin_ir.dialects import reg
 from napkin_ir.dialects.ptx import ops as P
 from napkin_ir.lowering.ptx_rules.context import KernelLowering, Scaled, Squared, lowers
 
-FRAGMENT_MATH = (reg.FillOp, reg.MapOp, reg.RowReduceOp, reg.MaskOp, reg.MaskBoundOp, reg.ToAOp, reg.ToBOp)
+FRAGMENT_MATH = (reg.FillOp, reg.MapOp, reg.RowReduceOp, reg.ColReduceOp, reg.MaskOp, reg.MaskBoundOp, reg.ToAOp, reg.ToBOp)
 
 
 @lowers(reg.ZerosOp, reg.FillOp)
@@ -83,6 +88,8 @@ def _map_values(k: KernelLowering, op: reg.MapOp):
         regs, it = ins[i]
         if _per_row(t, it):
             return regs[row_of(t, v)]
+        if it.role.data == "line_col" and t.role.data == "line":  # the column of value v: its place in the lane's row
+            return regs[v % (t.dims[1] // t.lanes_a_row)]
         if t.role.data != "c" or it.role.data == "c":  # type: ignore[attr-defined]
             return regs[v]
         return regs[row_of(t, v) if it.role.data == "row" else col_of(t, v)]  # type: ignore[attr-defined]
@@ -177,6 +184,28 @@ def _reduce_lines(k: KernelLowering, kind: str, t: reg.FragType, x: list, square
             acc = k.r(cls("f32", acc, k.r(P.ShflSyncOp("bfly", acc, lanes))))
         out.append(acc)
     return out
+
+
+@lowers(reg.ColReduceOp)
+def _col_reduce(k: KernelLowering, op: reg.ColReduceOp) -> None:
+    """Each column's max or sum of a `line` fragment: a tree within the lane over the rows
+    it holds (value c of each row's run of cols / (span / 8)), then butterflies across the
+    lanes that hold the column's other rows (offsets from span / 8 up: lanes of other row
+    slots, the same place in them)."""
+    t: reg.FragType = op.input.type  # type: ignore[assignment]
+    x = k.frag(op.input)
+    cls = P.MaxOp if op.kind.data == "max" else P.AddOp
+    per = t.dims[1] // t.lanes_a_row
+    out = []
+    for c in range(per):
+        vals = x[c::per]
+        while len(vals) > 1:
+            vals = [k.r(cls("f32", vals[i], vals[i + 1])) if i + 1 < len(vals) else vals[i] for i in range(0, len(vals), 2)]
+        acc = vals[0]
+        for lanes in (b for b in (16, 8, 4, 2, 1) if b >= t.lanes_a_row):
+            acc = k.r(cls("f32", acc, k.r(P.ShflSyncOp("bfly", acc, lanes))))
+        out.append(acc)
+    k.vals[op.result] = out
 
 
 @lowers(reg.MaskOp, reg.MaskBoundOp)

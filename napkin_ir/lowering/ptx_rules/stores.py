@@ -22,7 +22,9 @@
   `st.global.v4` (two for f32) from one base register per lane (at its row among the
   256 / span the warp holds at a time, and its place in the row), the row and the span
   immediates; rows (spans) past the global's edge are not stored. Of a `line` fragment of
-  one axis (a row's sum or max), the first lane of each row stores the row's value.
+  one axis (a row's sum or max), the first lane of each row stores the row's value; of a
+  `line_col` fragment (a sum down the columns), the lanes of the first row slot store
+  their 8 columns of every span, 16 bytes at a time.
 - `reg.store` of a `row` fragment (attention's log-sum-exp): the first lane of each quad
   stores the values of its two rows of every 16 (the quad's other lanes hold the same),
   rows past the global's edge not stored.
@@ -55,6 +57,9 @@ def _store(k: KernelLowering, op: reg.StoreOp) -> None:
     x = k.frag(op.value)
     if t.role.data == "line":
         _store_lines(k, op, x)
+        return
+    if t.role.data == "line_col":
+        _store_line_cols(k, op, x)
         return
     if t.role.data == "row":
         _store_rows(k, op, x)
@@ -230,6 +235,48 @@ def _store_rows(k: KernelLowering, op: reg.StoreOp, x: list) -> None:
             k.emit(P.StOp("global", "f32" if gt.dtype == "f32" else "b16", base, [v], offset=dr * strides[r_axis] * g.esize, guard=ok))
 
 
+def _lane_cols(k: KernelLowering, t: reg.FragType, place):
+    """The lane's first column of a `line` (`line_col`) fragment in the block's tile: 8 a
+    lane of its row, past the warp's first where warps split the columns."""
+    if t.lanes_a_row == 32:
+        col = k.once(("line_lane_cols",), lambda: k.mul(k.lane, reg.LINE_CHUNK))
+    else:
+        col = k.once(("line_lane_cols", t.lanes_a_row), lambda: k.mul(place, reg.LINE_CHUNK))
+    c_axis = t.axis_names[-1]
+    wc = k.warp_place(c_axis, t.dims[-1])
+    return col if wc is None else k.add(col, wc)
+
+
+def _store_line_cols(k: KernelLowering, op: reg.StoreOp, x: list) -> None:
+    """A `line_col` fragment (a sum down the columns): the lanes of the first row slot each
+    store their 8 values of every span, 16 bytes (two stores of f32) at a time; spans past
+    the global's edge are not stored."""
+    t: reg.FragType = op.value.type  # type: ignore[assignment]
+    g: Global = k.vals[op.dest]
+    gt, strides = g.type, g.strides
+    assert g.ptr is not None
+    (c_axis,) = t.axis_names
+    if strides[c_axis] != 1 or gt.shape[c_axis] % reg.LINE_CHUNK:
+        raise k.fail(f"a 'line_col' fragment's columns ({c_axis}) must be the last axis of {gt}, a multiple of {reg.LINE_CHUNK} long")
+    lin, held_ok = k.held_element(g, t, op.offsets)
+    slot, place = k.line_lane(t)
+    col = _lane_cols(k, t, place)
+    first = None if slot is None else k.once(("line_slot_is_0", t.lanes_a_row), lambda: k.setp("eq", slot, 0, "u32"))
+    rooms = k.rooms(g, op.offsets, {c_axis: col}, {c_axis: t.dims[0] * k.warps.get(c_axis, 1)})
+    base = k.wide_address(g.ptr, k.add(lin, col), g.esize)
+    span = t.span.data
+    for s in range(t.dims[0] // span):
+        vals = x[reg.LINE_CHUNK * s : reg.LINE_CHUNK * (s + 1)]
+        ok = k.both(k.both(first, held_ok), k.setp("gt", rooms[c_axis], span * s) if c_axis in rooms else None)
+        off = span * s * g.esize
+        if gt.dtype == "f32":
+            for h in range(2):
+                k.emit(P.StOp("global", "f32", base, vals[4 * h : 4 * h + 4], offset=off + 16 * h, guard=ok))
+        else:
+            packed = [k.pack(gt.dtype, vals[2 * i], vals[2 * i + 1]) for i in range(4)]
+            k.emit(P.StOp("global", "b32", base, packed, offset=off, guard=ok))
+
+
 def _store_lines(k: KernelLowering, op: reg.StoreOp, x: list) -> None:
     t: reg.FragType = op.value.type  # type: ignore[assignment]
     g: Global = k.vals[op.dest]
@@ -257,12 +304,9 @@ def _store_lines(k: KernelLowering, op: reg.StoreOp, x: list) -> None:
     c_axis = t.axis_names[1]
     if strides[c_axis] != 1 or gt.shape[c_axis] % reg.LINE_CHUNK:
         raise k.fail(f"a 'line' fragment's columns ({c_axis}) must be the last axis of {gt}, a multiple of {reg.LINE_CHUNK} long")
-    if slot is None:
-        col = k.once(("line_lane_cols",), lambda: k.mul(k.lane, reg.LINE_CHUNK))
-    else:
-        col = k.once(("line_lane_cols", t.lanes_a_row), lambda: k.mul(place, reg.LINE_CHUNK))
+    col = _lane_cols(k, t, place)
     lane_at = {r_axis: row if row is not None else k.u32(0), c_axis: col}
-    rooms = k.rooms(g, op.offsets, lane_at, {r_axis: t.dims[0] * k.warps.get(r_axis, 1), c_axis: t.dims[1]})
+    rooms = k.rooms(g, op.offsets, lane_at, {r_axis: t.dims[0] * k.warps.get(r_axis, 1), c_axis: t.dims[1] * k.warps.get(c_axis, 1)})
     elem = k.add(lin, col) if row is None else k.add(lin, k.add(k.mul(row, strides[r_axis]), col))
     base = k.wide_address(g.ptr, elem, g.esize)
     span = t.span.data

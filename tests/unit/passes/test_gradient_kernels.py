@@ -293,6 +293,23 @@ def test_the_row_softmax_gradient_runs_in_the_emulator(rows, cols, residuals):
     _emulate_gradient(_row_softmax(rows, cols), "row_softmax_grad", 0, residuals=residuals)
 
 
+def _gemm_bias(m: int, n: int, k: int) -> str:
+    a, b, c, c32 = (f"!ncd.tensor<m={m}, k={k} : bf16>", f"!ncd.tensor<k={k}, n={n} : bf16>", f"!ncd.tensor<m={m}, n={n} : bf16>",
+                    f"!ncd.tensor<m={m}, n={n} : f32>")
+    return (f"func.func @gemm_bias(%a: {a}, %b: {b}, %bias: !ncd.tensor<n={n} : f32>) -> {c} {{\n"
+            f"  %c = ncd.contract %a, %b over [k] : {a}, {b} -> {c32}\n"
+            f"  %y = ncd.map add %c, %bias : {c32}, !ncd.tensor<n={n} : f32> -> {c32}\n"
+            f"  %o = ncd.map cast %y : {c32} -> {c}\n  func.return %o : {c}\n}}\n")
+
+
+@pytest.mark.parametrize("m,n", [(256, 192), (100, 200), (70, 24), (9, 1040)])
+def test_the_bias_gradient_runs_in_the_emulator(m, n):
+    """d bias = the sum of dC's rows: a reduction down the columns, the columns tiled over
+    the grid and split over the warps, the rows streamed; on rows no stage divides and
+    columns no block divides."""
+    _emulate_gradient(_gemm_bias(m, n, 32), "gemm_bias_grad", 2)
+
+
 def _attention_delta(i: int, d: int) -> str:
     t, t32 = f"!ncd.tensor<h=2, i={i}, d={d} : bf16>", f"!ncd.tensor<h=2, i={i}, d={d} : f32>"
     return (f"func.func @attention_delta(%o: {t}, %d_o: {t}) -> !ncd.tensor<h=2, i={i} : f32> {{\n"

@@ -95,6 +95,17 @@ def test_rows_shorter_than_256_give_each_warp_whole_steps_of_rows():
     assert plan.grid[-1] == ("i", 8) and plan.warps == (("i", 2),)
 
 
+def test_a_sum_down_the_columns_tiles_the_columns_and_streams_the_rows():
+    """d bias of a GEMM: the columns (innermost) over the grid and the warps, the rows streamed."""
+    text = (EXAMPLES / "gemm_bias.mlir").read_text()
+    module = run_pipeline(text, 'ncd-grad,ncd-fold-casts,ncd-extract{function="gemm_bias_grad" result=2}')
+    recipe, shape = recipe_for(module)
+    assert (recipe.name, shape.rows, shape.along, shape.down) == ("rows", "n", "m", True)
+    for t in (SM80, SM90):
+        p = plan_kernel(module, t, _req())
+        assert (p.grid, p.stream, p.warps, p.copy, p.product) == ((("n", 256),), ("m", 64), (("n", 4),), CopyEngine.CP_ASYNC, None)
+
+
 def test_a_plan_names_engines_its_target_lacks():
     with pytest.raises(ValueError, match="tma does not exist on sm_80"):
         KernelPlan("products", SM80, grid=(("m", 128),), stream=None, stages=2, copy=CopyEngine.TMA, product=ProductEngine.MMA_SYNC)

@@ -105,3 +105,18 @@ func.func @f(%b: !smem.buffer<i=16, d=64 : bf16, stages=1, layout=row>, %s: inde
   func.return
 }
 // CHECK: !reg.frag: a 'line' fragment is rows by columns, a multiple of its span 256 (8 a lane), or rows alone (one value per row), of f32; got {'i': 4, 'd': 64} : f32 (rows of 64 columns take span=64)
+
+// -----
+func.func @f(%x: !reg.frag<line_col, n=96 : f32, span=64>) {
+  func.return
+}
+// CHECK: !reg.frag: a 'line_col' fragment is one value per column of a 'line' fragment: one axis, a multiple of its span (one of 8, 16, 32, 64, 128, 256), of f32; got {'n': 96} : f32, span=64
+
+// -----
+hbm.kernel attributes {sym_name = "k", grid = #hbm.labels<i=8>, num_outputs = 1 : i32, reg.warps = #hbm.labels<i=4>} {
+^bb0(%out: !hbm.global<i=40 : f32>, %i0: index):
+  %x = reg.fill {value = 0.000000e+00 : f32} : !reg.frag<line, i=2 : f32>
+  // expected-error @+1 {{reg.col_reduce: reduces the columns of a two-axis 'line' fragment, got !reg.frag<line, i=2 : f32>}}
+  %c = "reg.col_reduce"(%x) <{kind = "sum"}> : (!reg.frag<line, i=2 : f32>) -> !reg.frag<line_col, i=2 : f32>
+  hbm.return
+}
