@@ -166,7 +166,7 @@ def _write_memo(memo: Path | None, entries: dict[str, Any]) -> None:
 # tests/unit/test_cache.py checks that they agree. A name missing here is only looked up
 # the slow way (`_outside_pass_file`), to the same identity.
 NAPKIN_PASS_NAMES = frozenset({
-    "convert-arith-to-ptx", "ncd-relabel", "ncd-autotile", "ncd-grad", "ncd-fold-casts", "ncd-extract", "ncd-to-hbm",
+    "convert-arith-to-ptx", "ncd-relabel", "ncd-autotile", "ncd-grad", "ncd-fold-casts", "ncd-extract", "ncd-widen-results", "ncd-to-hbm",
     "hbm-launch", "hbm-to-smem", "smem-to-reg", "smem-unroll-stages", "reg-carry-fragments", "reg-prefetch",
     "reg-wgmma-overlap", "reg-pingpong", "reg-to-ptx", "napkin-sm80", "napkin-sm90",
 })
