@@ -9,7 +9,7 @@
   stage, the tile and `at` are immediates where they are constants.
 - `reg.read` of a `c` fragment (a staged tile entering the accumulators' math): the same
   matrices as an `a` fragment's, 16 columns at a time, widened to f32 (`.trans` where the
-  buffer's rows are the fragment's columns).
+  buffer's rows are the fragment's columns, from plain rows or TMA-swizzled panels alike).
 - `reg.mma`: one `mma.sync.m16n8k16` per (16, 8) tile, in a serpentine order (the next
   product shares an operand with the last).
 - `reg.wgmma`: `wgmma.mma_async` m64nNk16 with both operands from shared-memory
@@ -79,18 +79,17 @@ def read_accumulator_layout(k: KernelLowering, op: reg.ReadOp) -> None:
     does (`reg.to_a`), so each 16 rows by 16 columns is one `ldmatrix.x4` (`.x2` for a last
     8 columns), plain from a buffer whose rows are the fragment's rows, `.trans` from one
     whose rows are its columns (the tile read transposed), each register's two values
-    widened to f32 in the order of the accumulators."""
+    widened to f32 in the order of the accumulators. From TMA panels each lane's 16-byte
+    row is found through the swizzle, as for the plain read; read transposed, a warp's
+    part of the columns may start in a later panel (`_lane_base`)."""
     buf: Buffer = k.vals[op.source]
     t: reg.FragType = op.result.type  # type: ignore[assignment]
     r_axis, c_axis = t.axis_names
     rows, cols = t.dims
     if (r_axis, c_axis) == (buf.rows_axis, buf.cols_axis):
         kind = "a"
-    elif (c_axis, r_axis) == (buf.rows_axis, buf.cols_axis) and not buf.panels:
+    elif (c_axis, r_axis) == (buf.rows_axis, buf.cols_axis):
         kind = "a_trans"
-    elif buf.panels:
-        raise k.fail(f"reg.read from a TMA-swizzled buffer ({buf.type}) reads a `c` fragment of its rows by its innermost "
-                     f"axis, as ldmatrix loads wgmma's A; got {t}")
     else:
         raise k.fail(f"reg.read of {t} from {buf.type}: the buffer's rows and innermost axis are not the fragment's axes")
     size = buf.element.size
@@ -155,16 +154,22 @@ def _lane_base(k: KernelLowering, buf: Buffer, kind: str, t: reg.FragType, row_i
         else:  # a: (rows 0-7 | 8-15) x (k lo | hi); b_trans: (k 0-7 | 8-15) x (n 0-7 | 8-15)
             row = k.op2(P.AndOp, "b32", lane, 15)
             col = k.mul(k.op2(P.ShrOp, "u32", lane, 4), 16)
+        warp_cols = False
         for axis in (r_axis, c_axis):
             w = k.warp_place(axis, t.shape[axis] if axis == buf.rows_axis else buf.element.size(t.shape[axis]))
             if w is not None:
                 if axis == buf.rows_axis:
                     row = k.add(row, w)
                 else:
-                    col = k.add(col, w)
+                    col, warp_cols = k.add(col, w), True
         for axis, w in k.held_places(t, buf.row_axes[:-1]).items():  # a place of a row axis the warp holds
             row = k.add(row, k.mul(w, buf.row_stride(axis)))
-        at = k.placed(k.add(row, row_in), k.add(col, col_in), buf.row_bytes, buf.type.layout.data == "swizzle")
+        row, col = k.add(row, row_in), k.add(col, col_in)
+        if buf.panels and warp_cols:  # the warp's columns may lie in a later panel, `rows` rows of 128 bytes on
+            panel = k.mul(k.op2(P.ShrOp, "u32", col, 7), buf.rows * PANEL)
+            at = k.add(panel, k.placed(row, k.op2(P.AndOp, "b32", col, PANEL - 1), buf.row_bytes, True))
+        else:
+            at = k.placed(row, col, buf.row_bytes, buf.type.layout.data == "swizzle")
         return k.add(buf.base, at) if absolute else at
 
     held = tuple((a, buf.row_stride(a)) for a in k.held_places(t, buf.row_axes[:-1]))

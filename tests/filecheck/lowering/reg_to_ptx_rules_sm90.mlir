@@ -330,3 +330,58 @@ builtin.module {
     hbm.return
   }
 }
+
+// -----
+
+// reg.read of a `c` fragment whose rows (n) are a TMA-swizzled buffer's columns: each
+// lane's 16-byte row of an 8x8 matrix (rows m of the buffer, 16 bytes of n) is found
+// through the 128-byte swizzle (chunk XOR-ed with the row mod 8), its warp's 32 bytes of
+// n (consumer warp w, 4-7 past the producers) in panel (32 w + lane bytes) >> 7, 128 rows
+// of 128 bytes each; then one ldmatrix.x4.trans per 16 rows of m, 2048 bytes apart.
+// (tests/unit/lowering/test_read_transposed_from_panels.py runs it in the emulator.)
+// CHECK-LABEL: .visible .entry read_t(
+// CHECK:       setmaxnreg.inc.sync.aligned.u32 240;
+// CHECK:       sub.u32 [[W:%r[0-9]+]], %r{{[0-9]+}}, %r{{[0-9]+}};
+// CHECK-NEXT:  mov.u32 [[C32:%r[0-9]+]], 32;
+// CHECK-NEXT:  mul.lo.u32 [[WCOL:%r[0-9]+]], [[W]], [[C32]];
+// CHECK-NEXT:  add.u32 [[COL:%r[0-9]+]], [[LCOL:%r[0-9]+]], [[WCOL]];
+// CHECK-NEXT:  mov.u32 [[SEVEN:%r[0-9]+]], 7;
+// CHECK-NEXT:  shr.u32 [[PIDX:%r[0-9]+]], [[COL]], [[SEVEN]];
+// CHECK-NEXT:  mov.u32 [[PBYTES:%r[0-9]+]], 16384;
+// CHECK-NEXT:  mul.lo.u32 [[PANEL:%r[0-9]+]], [[PIDX]], [[PBYTES]];
+// CHECK-NEXT:  mov.u32 [[M127:%r[0-9]+]], 127;
+// CHECK-NEXT:  and.b32 [[IN:%r[0-9]+]], [[COL]], [[M127]];
+// CHECK-NEXT:  mov.u32 [[C128:%r[0-9]+]], 128;
+// CHECK-NEXT:  mul.lo.u32 [[ROWB:%r[0-9]+]], [[ROW:%r[0-9]+]], [[C128]];
+// CHECK-NEXT:  add.u32 [[PLAIN:%r[0-9]+]], [[ROWB]], [[IN]];
+// CHECK-NEXT:  mov.u32 [[M7:%r[0-9]+]], 7;
+// CHECK-NEXT:  and.b32 [[KEY:%r[0-9]+]], [[ROW]], [[M7]];
+// CHECK-NEXT:  mov.u32 [[C4:%r[0-9]+]], 4;
+// CHECK-NEXT:  shl.b32 [[KEYB:%r[0-9]+]], [[KEY]], [[C4]];
+// CHECK-NEXT:  xor.b32 [[SWZ:%r[0-9]+]], [[PLAIN]], [[KEYB]];
+// CHECK-NEXT:  add.u32 [[AT:%r[0-9]+]], [[PANEL]], [[SWZ]];
+// CHECK-NEXT:  add.u32 [[BASE:%r[0-9]+]], %r{{[0-9]+}}, [[AT]];
+// CHECK:       ldmatrix.sync.aligned.m8n8.x4.trans.shared.b16 {%r{{[0-9]+}}, %r{{[0-9]+}}, %r{{[0-9]+}}, %r{{[0-9]+}}}, [[[BASE]]];
+// CHECK-NEXT:  ldmatrix.sync.aligned.m8n8.x4.trans.shared.b16 {{.*}}, [[[BASE]]+2048];
+// CHECK-COUNT-5: ldmatrix.sync.aligned.m8n8.x4.trans.shared.b16
+// CHECK-NEXT:  ldmatrix.sync.aligned.m8n8.x4.trans.shared.b16 {{.*}}, [[[BASE]]+14336];
+// CHECK-NEXT:  mov.b32 {[[LO:%bh[0-9]+]], [[HI:%bh[0-9]+]]}, %r{{[0-9]+}};
+// CHECK-NEXT:  cvt.f32.bf16 %f{{[0-9]+}}, [[LO]];
+// CHECK-NEXT:  cvt.f32.bf16 %f{{[0-9]+}}, [[HI]];
+
+builtin.module {
+  hbm.kernel attributes {sym_name = "read_t", grid = #hbm.labels<n=128>, num_outputs = 1 : i32, reg.warps = #hbm.labels<n=8>} {
+  ^bb0(%d: !hbm.global<m=128, n=256 : bf16>, %out: !hbm.global<n=256, m=128 : bf16>, %n0: index):
+    %c0 = arith.constant 0 : index
+    %buf = smem.alloc : !smem.buffer<m=128, n=128 : bf16, stages=1, layout=swizzle>
+    %full = smem.mbarrier_alloc : !smem.mbarrier<stages=1, arrivals=1>
+    smem.producer attributes {warps = 4 : i32} {
+      smem.arrive_expect %full[%c0] {bytes = 32768 : i32} : !smem.mbarrier<stages=1, arrivals=1>
+      smem.tma_copy %d[%c0, %n0] -> %buf[%c0], %full[%c0] : !hbm.global<m=128, n=256 : bf16>, !smem.buffer<m=128, n=128 : bf16, stages=1, layout=swizzle>, !smem.mbarrier<stages=1, arrivals=1>
+    }
+    smem.mbarrier_wait %full[%c0] parity %c0 : !smem.mbarrier<stages=1, arrivals=1>
+    %r = reg.read %buf[%c0] : !smem.buffer<m=128, n=128 : bf16, stages=1, layout=swizzle> -> !reg.frag<c, n=16, m=128 : f32>
+    reg.store %r, %out[%n0, %c0] : !reg.frag<c, n=16, m=128 : f32>, !hbm.global<n=256, m=128 : bf16>
+    hbm.return
+  }
+}
