@@ -33,3 +33,5 @@ func.func @mm(%a: !ncd.tensor<m=256, k=1000 : bf16>, %b: !ncd.tensor<k=1000, n=1
   %c = ncd.contract %a, %b over [k] : !ncd.tensor<m=256, k=1000 : bf16>, !ncd.tensor<k=1000, n=128 : bf16> -> !ncd.tensor<m=256, n=128 : f32>
   func.return %c : !ncd.tensor<m=256, n=128 : f32>
 }
+// RUN: not napkin-opt %examples/row_softmax.mlir -p 'napkin-sm80{split=2}' 2>&1 | filecheck %s --check-prefix=ROWS
+// ROWS: napkin-opt: error: napkin-sm80: split=2 cannot be honoured for a row reduction
