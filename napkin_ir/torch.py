@@ -187,13 +187,16 @@ def _refuse_old_gpu(op: str, cap: tuple[int, int]) -> None:
         raise ValueError(f"{op}: the GPU is sm_{cap[0]}{cap[1]}; napkin's kernels need sm_80 or newer")
 
 
-def matmul_kernel(m: int, n: int, k: int, dtype: str, cap: tuple[int, int]) -> Any:
+def matmul_kernel(m: int, n: int, k: int, dtype: str, cap: tuple[int, int], deterministic: bool = False) -> Any:
     """The CompiledKernel of a[M, K] @ b[K, N] on a GPU of capability `cap`, or a ValueError
-    with each candidate's reason: what the op and its fake kernel both ask."""
+    with each candidate's reason: what the op and its fake kernel both ask. A shape whose
+    output tiles fill less than half the machine (a decode-sized M) splits its contraction
+    over the grid: its output is then f32 (role `accumulate`, or, `deterministic`, its parts
+    added in a fixed order), which the op rounds."""
     _refuse_old_gpu("napkin::matmul", cap)
-    text = gemm(m, n, k, dtype)
-    return _compiled(("matmul", m, n, k, dtype, cap), [(t, text, o) for t, o in gemm_candidates(m, n, k, cap)],
-                     f"napkin::matmul of a {m}x{k} and a {k}x{n} {dtype} matrix")
+    text, wide = gemm(m, n, k, dtype), gemm(m, n, k, dtype, out_dtype="f32")
+    candidates = [(t, wide if "split" in o else text, o) for t, o in gemm_candidates(m, n, k, cap, split=True, deterministic=deterministic)]
+    return _compiled(("matmul", m, n, k, dtype, cap, deterministic), candidates, f"napkin::matmul of a {m}x{k} and a {k}x{n} {dtype} matrix")
 
 
 GRADIENT = "ncd-grad,ncd-fold-casts"  # the backward derived from the diagram, its f32 casts folded into the products
@@ -295,7 +298,7 @@ class _Launch:
     output's shape, whether inputs are copied to contiguous ones, and where each pointer
     goes in the kernel's parameter list."""
 
-    __slots__ = ("kernel", "launcher", "out_shape", "copy", "names", "order", "views", "checked")
+    __slots__ = ("kernel", "launcher", "out_shape", "copy", "names", "order", "views", "checked", "wide")
 
     def __init__(self, kernel: Any, index: int, out_shape: tuple[int, ...], copy: bool, names: tuple[str, ...],
                  views: dict[str, tuple[int, ...]] | None = None) -> None:
@@ -309,6 +312,8 @@ class _Launch:
         self.out_shape, self.copy, self.views = out_shape, copy, views or {}
         position = {name: k for k, name in enumerate(names)}
         self.order = tuple(position[a] for a in kernel.arg_names())
+        # an f32 output the op rounds after (a contraction split over the grid)
+        self.wide = any(p.arg == "out" and p.dtype == "f32" for p in kernel.contract.params)
 
     def check(self, tensors: tuple[Tensor, ...]) -> None:
         """The first call's tensors against the kernel's contract (dtype, shape, strides,
@@ -349,20 +354,21 @@ _lib.define('attention_backward(Tensor q, Tensor k, Tensor v, Tensor out, Tensor
 
 def _matmul_impl(a: Tensor, b: Tensor) -> Tensor:
     # every argument's dtype and device in the key: a call differing in any is checked anew
-    key = (a.shape, b.shape, a.stride(), b.stride(), a.dtype, b.dtype, a.device, b.device)
+    deterministic = torch.are_deterministic_algorithms_enabled()
+    key = (a.shape, b.shape, a.stride(), b.stride(), a.dtype, b.dtype, a.device, b.device, deterministic)
     launch = _launches.get(key, False)
     if launch is False:
         m, n, k = matmul_shapes(a, b)
         launch = None
         if m and n and k:
-            kernel = matmul_kernel(m, n, k, DTYPES[a.dtype], capability(a.device))
+            kernel = matmul_kernel(m, n, k, DTYPES[a.dtype], capability(a.device), deterministic)
             launch = _Launch(kernel, a.device.index, (m, n), not (a.is_contiguous() and b.is_contiguous()), ("a", "b", "out"))
         _remember(key, launch)
     if launch is None:  # an empty product
         return torch.zeros((a.shape[0], b.shape[1]), dtype=a.dtype, device=a.device)
     if launch.copy:
         a, b = a.contiguous(), b.contiguous()
-    out = torch.empty(launch.out_shape, dtype=a.dtype, device=a.device)
+    out = torch.empty(launch.out_shape, dtype=torch.float32 if launch.wide else a.dtype, device=a.device)
     pointers = _pointers(launch, (a, b, out))
     if (pointers[0] | pointers[1] | pointers[2]) & 15:
         a, b = _aligned(a, b)
@@ -370,7 +376,7 @@ def _matmul_impl(a: Tensor, b: Tensor) -> Tensor:
     if not launch.checked:
         launch.check((a, b, out))
     launch.launcher.launch(pointers, _stream(a.device.index))
-    return out
+    return out.to(a.dtype) if launch.wide else out
 
 
 def _static(*sizes: Any) -> bool:

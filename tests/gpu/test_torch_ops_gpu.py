@@ -42,6 +42,28 @@ def test_matmul_against_torch(shape, dtype):
     del nt
 
 
+@pytest.mark.parametrize("deterministic", [False, True])
+@pytest.mark.parametrize("shape", [(1, 4096, 4096), (3, 512, 1024), (16, 4096, 14336), (64, 4096, 14336), (8, 64, 64)])
+def test_matmul_at_decode_sizes(shape, deterministic):
+    """M of 1 to 64: a tile of 16 rows past the end, and the contraction split over the grid
+    where the tiles fill less than half the machine (an f32 output, rounded by the op);
+    under use_deterministic_algorithms the parts go in a fixed order, the same bits twice."""
+    nt = _ops()
+    m, n, k = shape
+    a, b = rand(m, k), rand(k, n)
+    torch.use_deterministic_algorithms(deterministic)
+    try:
+        out = torch.ops.napkin.matmul(a, b)
+        again = torch.ops.napkin.matmul(a, b)
+    finally:
+        torch.use_deterministic_algorithms(False)
+    assert out.shape == (m, n) and out.dtype == torch.bfloat16
+    assert rel(out, a.double() @ b.double()) <= TOLERANCE[torch.bfloat16]
+    if deterministic:
+        assert torch.equal(out, again)
+    del nt
+
+
 def test_matmul_non_contiguous_inputs():
     nt = _ops()
     a, bt = rand(512, 256), rand(384, 256)

@@ -127,20 +127,31 @@ def test_the_target_and_tiles_chosen():
     assert nt.gemm_candidates(64, 128, 64, (9, 0))[0] == ("sm90", {"block": (64, 128, 64)})
     assert nt.gemm_candidates(40, 20, 16, (9, 0)) == [("sm80", {"block": (32, 16, 16), "warps": (1, 1), "layout": "pad8"})]
     assert nt.gemm_candidates(300, 300, 24, (8, 6)) == [("sm80", {"block": (128, 128, 16), "warps": (2, 1)})]
-    assert nt.gemm_candidates(8, 64, 64, (9, 0)) == []
+    # an axis shorter than 16 takes a tile of 16, zero-filled past its end
+    assert nt.gemm_candidates(8, 64, 64, (9, 0)) == [("sm80", {"block": (16, 64, 32), "warps": (1, 1), "layout": "pad8"})]
+    # a decode-sized M: the contraction split so that the tiles fill the machine, tried first
+    assert nt.gemm_candidates(16, 4096, 14336, (9, 0), split=True)[:2] == [
+        ("sm80", {"block": (16, 128, 32), "warps": (1, 1), "layout": "pad8", "split": 3}),
+        ("sm80", {"block": (16, 128, 32), "warps": (1, 1), "layout": "pad8"})]
+    assert nt.gemm_candidates(64, 4096, 14336, (9, 0), split=True, deterministic=True)[0] == \
+        ("sm90", {"block": (64, 256, 64), "split": 3, "deterministic": True})
+    assert all("split" not in o for _, o in nt.gemm_candidates(64, 4096, 4096, (9, 0), split=True))  # too short to pay
+    assert all("split" not in o for _, o in nt.gemm_candidates(4096, 4096, 4096, (9, 0), split=True))
 
 
 def test_each_candidate_compiles_for_its_target():
-    """The tiles chosen are ones the compiler takes (a fresh, memory-only cache)."""
+    """The tiles chosen are ones the compiler takes (a fresh, memory-only cache); a split
+    one on the f32-output diagram that the op rounds."""
     from napkin_ir.cache import CompileCache
     from napkin_ir.diagrams import gemm
     import napkin_ir
 
     cache = CompileCache(disk=False)
     for shape in [(4096, 4096, 4096), (1000, 744, 520), (64, 128, 64), (128, 64, 64), (256, 32, 48), (32, 32, 16),
-                  (300, 296, 24), (40, 24, 16), (16, 128, 64)]:
-        for target, options in nt.gemm_candidates(*shape, (9, 0)):
-            napkin_ir.compile(gemm(*shape), target, cache=cache, **options)
+                  (300, 296, 24), (40, 24, 16), (16, 128, 64), (1, 4096, 4096), (3, 512, 1024), (64, 4096, 14336),
+                  (16, 4096, 14336)]:
+        for target, options in nt.gemm_candidates(*shape, (9, 0), split=True):
+            napkin_ir.compile(gemm(*shape, out_dtype="f32" if "split" in options else None), target, cache=cache, **options)
 
 
 def test_a_shape_no_kernel_takes_is_refused_with_every_reason(monkeypatch):

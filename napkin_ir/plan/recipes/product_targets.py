@@ -9,23 +9,52 @@ from __future__ import annotations
 GEMM_TILES = (128, 64, 32, 16)  # napkin-sm80's block rows and columns, largest first: a tile may not exceed its axis
 
 
-def gemm_candidates(m: int, n: int, k: int, capability: tuple[int, int]) -> list[tuple[str, dict[str, object]]]:
+MULTIPROCESSORS = 132  # an H100 SXM's; a split aims to fill about this many blocks
+MAX_SPLIT = 16
+# the shortest part of the contraction a block takes: shorter parts measured slower than no
+# split (the zeroing, the f32 output's rounding and the atomic adds cost more than the
+# blocks gained; research/benchmarks.md, "GEMMs at decode sizes")
+MIN_PART = 4096
+
+
+def split_for(m: int, n: int, k: int, block: tuple[int, int, int], multiprocessors: int = MULTIPROCESSORS) -> int:
+    """How many blocks should share each output tile's contraction (1: none): where the
+    tiles fill less than half the machine (a decode-sized M, a small output) and the
+    contraction is long, enough parts to fill it, each at least `MIN_PART` long."""
+    tiles = -(-m // block[0]) * -(-n // block[1])
+    if 2 * tiles > multiprocessors:
+        return 1
+    return max(1, min(MAX_SPLIT, k // MIN_PART, multiprocessors // tiles))
+
+
+def gemm_candidates(m: int, n: int, k: int, capability: tuple[int, int], *, split: bool = False,
+                    deterministic: bool = False) -> list[tuple[str, dict[str, object]]]:
     """The targets and tiles to try for an M x N x K GEMM on a GPU of `capability`, best first:
     napkin-sm90 on Hopper where its tiles fit, then napkin-sm80 with the largest tiles that
     do (four warps on tiles of 32 or more a side, two where the stream tile is 16, else one
-    warp on padded stages: what napkin-sm80's copies can share out). The torch op tries them
-    in turn (`napkin_ir.torch`)."""
+    warp on padded stages: what napkin-sm80's copies can share out; an axis shorter than 16
+    takes a tile of 16, zero-filled past its end). The torch op tries them in turn
+    (`napkin_ir.torch`). With `split`, a shape whose tiles fill less than half the machine
+    first tries its contraction split over the grid (`split_for`; the output then f32, to
+    be rounded after), its parts added in a fixed order where `deterministic`."""
     out: list[tuple[str, dict[str, object]]] = []
+
+    def add(target: str, options: dict[str, object]) -> None:
+        parts = split_for(m, n, k, options["block"]) if split else 1  # type: ignore[arg-type]
+        if parts > 1:
+            out.append((target, {**options, "split": parts, **({"deterministic": True} if deterministic else {})}))
+        out.append((target, options))
+
     if capability == (9, 0) and min(m, n, k) >= 64:
-        out.append(("sm90", {"block": (128 if m >= 128 else 64, 256 if n >= 256 else 128 if n >= 128 else 64, 64)}))
-    bm, bn = (next((t for t in GEMM_TILES if t <= x), None) for x in (m, n))
-    if bm and bn and k >= 16:
+        add("sm90", {"block": (128 if m >= 128 else 64, 256 if n >= 256 else 128 if n >= 128 else 64, 64)})
+    bm, bn = (next((t for t in GEMM_TILES if t <= x), GEMM_TILES[-1]) for x in (m, n))
+    if k >= 16:
         bk = 32 if k >= 32 else 16
         if min(bm, bn) >= 32:
-            out.append(("sm80", {"block": (bm, bn, bk), "warps": (2, 2) if bk == 32 else (2, 1)}))
+            add("sm80", {"block": (bm, bn, bk), "warps": (2, 2) if bk == 32 else (2, 1)})
         else:
-            out.append(("sm80", {"block": (bm, bn, bk), "warps": (1, 1), "layout": "pad8"}))
+            add("sm80", {"block": (bm, bn, bk), "warps": (1, 1), "layout": "pad8"})
     return out
 
 
-__all__ = ["GEMM_TILES", "gemm_candidates"]
+__all__ = ["GEMM_TILES", "MAX_SPLIT", "MIN_PART", "MULTIPROCESSORS", "gemm_candidates", "split_for"]
