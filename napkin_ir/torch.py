@@ -644,7 +644,10 @@ def matmul(a: Tensor, b: Tensor) -> Tensor:
     and dB = a^T grad, two GEMMs derived from the diagram by `ncd-grad`
     (`matmul_grad_kernel`), each compiled once per shape.
     Non-contiguous inputs are copied to contiguous ones first (`.contiguous()`), so a
-    transposed operand such as `linear.weight.t()` costs a copy. Errors name the argument:
+    transposed operand such as `linear.weight.t()` costs a copy. Any M compiles (a decode's
+    1 row too); where the output tiles fill less than half the GPU and K is long, the
+    contraction is split over the grid into f32 sums that the op rounds (added atomically,
+    or in a fixed order under `torch.use_deterministic_algorithms(True)`). Errors name the argument:
     a dtype other than bf16/f16, tensors of two dtypes or devices, a CPU tensor, shapes
     that do not chain, a shape no napkin kernel compiles for (with each target's reason).
     """
