@@ -25,8 +25,7 @@ along the columns, a `col` operand along the rows), `reg.row_reduce` reduces a `
 fragment along its columns (within each lane, then across its quad), `reg.mask` and `reg.mask_bound` fill positions by their place in
 the block's tile, and `reg.to_a` reuses 16 columns of a `c` fragment, rounded to bf16 or
 f16, as an `a` fragment: the accumulator layout of two adjacent 8-column tiles is the
-operand layout of a 16-wide slice, so no value moves between lanes; `reg.to_b` reuses them
-as the `b` fragment of their transpose, as cheaply.
+operand layout of a 16-wide slice, so no value moves between lanes.
 
 A kernel with no product (a row softmax, an L2 norm, a row sum) holds its tiles in
 `line` fragments instead (`!reg.frag<line, i=2, j=1024 : f32>`): a warp holds whole rows,
@@ -1103,52 +1102,8 @@ class ToAOp(IRDLOperation):
         return parse_labels(self.at)[_frag(self.input).axis_names[1]]
 
 
-@irdl_op_definition
-class ToBOp(IRDLOperation):
-    """The 16 columns of a `c` fragment that start at `at`, rounded to bf16 or f16, as the
-    `b` fragment of their transpose: the `c` fragment's rows are the product's columns and
-    its columns the contracted axis (a gradient's dC^T, computed in registers as the
-    accumulators of C^T = B^T A^T, is the second operand of dB = A^T dC). In mma.sync
-    m16n8k16 lane 4 g + t holds row g (and g + 8) and columns 2 t, 2 t + 1 of each `c`
-    tile, and column g, rows 2 t + 8 i, 2 t + 8 i + 1 of a `b` operand's 8 columns: the
-    pairs of rows g and g + 8 of the two 8-column tiles at `at` are the `b` registers of
-    columns g and g + 8, so this too only packs each lane's pairs (cvt.rn.bf16x2.f32).
-
-        %b = reg.to_b %s {at = #hbm.labels<m=16>} : !reg.frag<c, n=16, m=64 : f32> -> !reg.frag<b, m=16, n=16 : bf16>
-    """
-
-    name = "reg.to_b"
-    input = operand_def(FragType)
-    at = prop_def(LabelsAttr)
-    result = result_def(FragType)
-    irdl_options = (ParsePropInAttrDict(),)
-    assembly_format = "$input attr-dict `:` type($input) `->` type($result)"
-
-    def __init__(self, input: SSAValue, at: int, element_type: Attribute):
-        t = input.type
-        assert isinstance(t, FragType)
-        rows, cols = t.axis_names
-        super().__init__(operands=[input], properties={"at": LabelsAttr({cols: at})},
-                         result_types=[FragType("b", {cols: 16, rows: t.shape[rows]}, element_type)])
-
-    def verify_(self) -> None:
-        c, b = _frag(self.input), _frag(self.result)
-        require(c.role.data == "c" and b.role.data == "b", self, f"takes a 'c' fragment to a 'b' fragment, got {c} -> {b}")
-        rows, cols = c.axis_names
-        require(b.axis_names == (cols, rows) and b.shape[rows] == c.shape[rows], self,
-                f"gives the transpose of 16 columns of {c}: a 'b' fragment <{cols}=16, {rows}={c.shape[rows]}>, got {b}")
-        at = parse_labels(self.at)
-        require(list(at) == [cols], self, f"`at` names the column axis '{cols}' alone, got {list(at)}")
-        o = at[cols]
-        require(o % 16 == 0 and 0 <= o and o + 16 <= c.dims[1], self, f"a 16-wide slice at {o} along '{cols}' does not fit {c}")
-
-    @property
-    def start(self) -> int:
-        return parse_labels(self.at)[_frag(self.input).axis_names[1]]
-
-
 REG = Dialect("reg", [ZerosOp, LdmatrixOp, LoadOp, ReadOp, MmaOp, StoreOp, StmatrixOp, WgmmaOp, WgmmaRsOp, TurnStartOp, TurnWaitOp, TurnPassOp, WgmmaCommitOp, WgmmaWaitOp, FillOp, MapOp, RowReduceOp, ColReduceOp,
-                      MaskOp, MaskBoundOp, ToAOp, ToBOp], [FragType])
+                      MaskOp, MaskBoundOp, ToAOp], [FragType])
 
-__all__ = ["LINES", "REG", "VECTORS", "ColReduceOp", "FillOp", "FragType", "LdmatrixOp", "LoadOp", "MapOp", "MaskBoundOp", "MaskOp", "MmaOp", "ReadOp", "RowReduceOp", "StmatrixOp", "StoreOp", "ToAOp", "ToBOp", "TurnPassOp", "TurnStartOp", "TurnWaitOp",
+__all__ = ["LINES", "REG", "VECTORS", "ColReduceOp", "FillOp", "FragType", "LdmatrixOp", "LoadOp", "MapOp", "MaskBoundOp", "MaskOp", "MmaOp", "ReadOp", "RowReduceOp", "StmatrixOp", "StoreOp", "ToAOp", "TurnPassOp", "TurnStartOp", "TurnWaitOp",
            "WgmmaCommitOp", "WgmmaOp", "WgmmaRsOp", "WgmmaWaitOp", "ZerosOp", "lane_layout"]

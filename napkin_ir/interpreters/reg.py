@@ -302,13 +302,6 @@ class RegFunctions(InterpreterFunctions):
         return ({key: gather(t, round_to(t.dtype, scatter(op.input.type, v)[:, c0 : c0 + 16])) for key, v in x.items()},)  # type: ignore[arg-type]
 
 
-    @impl(reg.ToBOp)
-    def run_to_b(self, interpreter: Interpreter, op: reg.ToBOp, args: tuple[Any, ...]):
-        (x,) = args
-        t: reg.FragType = op.result.type  # type: ignore[assignment]
-        c0 = op.start
-        return ({key: gather(t, round_to(t.dtype, scatter(op.input.type, v)[:, c0 : c0 + 16].T)) for key, v in x.items()},)  # type: ignore[arg-type]
-
 
 _MAP = {"exp2": np.exp2, "log2": np.log2, "sqrt": np.sqrt, "neg": np.negative, "add": np.add, "sub": np.subtract, "mul": np.multiply,
         "div": np.divide, "max": np.maximum, "ge": lambda a, b: np.greater_equal(a, b).astype(np.float32)}

@@ -7,10 +7,9 @@ contracted axis, `reg.ldmatrix` of this warp's A and B fragments and a `reg.mma`
 zeros, or onto `acc` when the product is only added to it (`acc + contract`); the
 elementwise maps, the reductions along a fragment's columns and the masks that attention
 computes between its two products become the `reg` fragment math; an f32 tile rounded to
-bf16 or f16 for a product becomes `reg.to_a` slices (attention's P, reused in registers),
-or, as the second operand of a product whose columns are its rows, `reg.to_b` slices (a
-gradient's dC^T in dB = A^T dC; mma.sync only, wgmma reading B from shared memory); a
-staged bf16 or f16 tile cast to f32 for that math becomes a `reg.read` of each warp's `c`
+bf16 or f16 for a product becomes `reg.to_a` slices (attention's P, reused in registers;
+a product whose rows only the warps' second axis splits is computed transposed so that the
+tile is its first operand); a staged bf16 or f16 tile cast to f32 for that math becomes a `reg.read` of each warp's `c`
 fragment of it, the accumulators' lanes (a gradient's dC, times the recomputed exp(A B));
 the cast and store at the end become one `reg.store`, and so does the store of a row
 vector computed in registers (attention's log-sum-exp, a `row` fragment). A vector that `hbm-to-smem` left in
@@ -635,13 +634,12 @@ class _Fragments:
         (k,) = over
         lhs, rhs = (self.vals.get(v) for v in (op.lhs, op.rhs))
         a, b = (lhs, rhs) if rows in op.lhs.type.shape else (rhs, lhs)  # type: ignore[attr-defined]
-        if isinstance(b, _Cast) and self.mma == "mma.sync":  # computed in registers, its rows the product's columns
-            tk, et = self.b_in_registers(b, cols, k, t), b.element_type
-        elif isinstance(b, smem.ReadOp):
+        if isinstance(b, smem.ReadOp):
             tk, et = b.result.type.shape[k], b.result.type.element_type
         elif isinstance(b, _Cast):
-            raise self.fail(f"the second operand of a product ({cols} x {k}) is a tile computed in registers; wgmma reads its "
-                            "second operand from shared memory only (mma.sync takes it from registers)")
+            raise self.fail(f"the second operand of a product ({cols} x {k}) is a tile computed in registers; a product takes "
+                            "one from registers as its first operand only: split the warps along the output's columns alone "
+                            "(the product is then computed transposed)")
         else:
             raise self.fail(f"the second operand of a product ({cols} x {k}) must come from shared memory")
         if tk % 16:
@@ -665,22 +663,12 @@ class _Fragments:
                 fa = to_a.result
             else:
                 raise self.fail("the first operand of a product must come from shared memory or be an f32 tile rounded to bf16 or f16")
-            lb = reg.ToBOp(b.frag, kk, et) if isinstance(b, _Cast) else reg.LdmatrixOp(b.source, b.stage, {k: kk}, frag_b)
+            lb = reg.LdmatrixOp(b.source, b.stage, {k: kk}, frag_b)
             mma = reg.MmaOp(fa, lb.result, acc)
             steps += [lb, mma]
             acc = mma.result
         self.emit(steps, before)
         return acc
-
-    def b_in_registers(self, b: _Cast, cols: str, k: str, t: reg.FragType) -> int:
-        """The contracted length of a second operand computed in registers (`reg.to_b`):
-        its fragment's rows must be the product's columns, as each warp holds them, and its
-        columns the contracted axis (dC^T, recomputed as C^T = B^T A^T, in dB = A^T dC)."""
-        ft: reg.FragType = b.frag.type  # type: ignore[assignment]
-        if ft.axis_names != (cols, k) or ft.shape[cols] != t.shape[cols]:
-            raise self.fail(f"a second operand computed in registers is the transpose of the product's: its rows the "
-                            f"product's columns ({cols}={t.shape[cols]} a warp), its columns the contracted '{k}'; got {ft}")
-        return ft.shape[k]
 
     def wgmma_steps(self, a, b: smem.ReadOp, acc: SSAValue, k: str, tk: int, bt: ncd.TensorType,
                     before: Operation) -> tuple[list[Operation], SSAValue]:

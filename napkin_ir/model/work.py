@@ -45,7 +45,7 @@ WGMMA_DEPTH = 16
 MOVES = (hbm.LoadOp, hbm.FillOp, hbm.StoreOp, smem.ReadOp, smem.CopyOp, smem.AllocOp, reg.ZerosOp, reg.FillOp,
          reg.LdmatrixOp, reg.LoadOp, reg.StoreOp)
 # elementwise ops whose cost the function rule gives (the rest of the fallback is a guess)
-ELEMENTWISE = (ncd.MapOp, ncd.MaskOp, reg.MapOp, reg.MaskOp, reg.MaskBoundOp, reg.ToAOp, reg.ToBOp)
+ELEMENTWISE = (ncd.MapOp, ncd.MaskOp, reg.MapOp, reg.MaskOp, reg.MaskBoundOp, reg.ToAOp)
 
 
 @dataclass

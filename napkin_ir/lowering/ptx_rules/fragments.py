@@ -30,8 +30,7 @@ a `row` fragment holds rows g and g + 8 of each 16, a `col` fragment columns 2 t
   value of a `line` fragment;
 - `reg.to_a`: pairs of values packed with `cvt.rn.bf16x2.f32` (columns at .. at + 15 are
   the c tiles 2s and 2s + 1, whose pairs are the a registers in order: nothing moves
-  between lanes); `reg.to_b` likewise: the pairs of rows g and g + 8 of c tiles 2 s and
-  2 s + 1 are the b registers of columns g and g + 8 of the transposed slice.
+  between lanes).
 """
 
 from __future__ import annotations
@@ -40,7 +39,7 @@ from napkin_ir.dialects import reg
 from napkin_ir.dialects.ptx import ops as P
 from napkin_ir.lowering.ptx_rules.context import KernelLowering, Scaled, Squared, lowers
 
-FRAGMENT_MATH = (reg.FillOp, reg.MapOp, reg.RowReduceOp, reg.ColReduceOp, reg.MaskOp, reg.MaskBoundOp, reg.ToAOp, reg.ToBOp)
+FRAGMENT_MATH = (reg.FillOp, reg.MapOp, reg.RowReduceOp, reg.ColReduceOp, reg.MaskOp, reg.MaskBoundOp, reg.ToAOp)
 
 
 @lowers(reg.ZerosOp, reg.FillOp)
@@ -259,19 +258,4 @@ def _to_a(k: KernelLowering, op: reg.ToAOp) -> None:
             i = 4 * (tm * nt + tn)
             for h in range(2):
                 out.append(k.pack(a.dtype, x[i + 2 * h], x[i + 2 * h + 1]))
-    k.vals[op.result] = out
-
-
-@lowers(reg.ToBOp)
-def _to_b(k: KernelLowering, op: reg.ToBOp) -> None:
-    t: reg.FragType = op.input.type  # type: ignore[assignment]
-    b: reg.FragType = op.result.type  # type: ignore[assignment]
-    x = k.frag(op.input)
-    nt, s = t.dims[1] // 8, op.start // 8
-    out = []
-    for nb in range(t.dims[0] // 8):  # b's 8-column tiles: the upper, then the lower 8 rows of each c tile row
-        tm, h = divmod(nb, 2)
-        for i in range(2):  # b register i: rows 8 i .. 8 i + 7 of the slice, c tile s + i
-            v = 4 * (tm * nt + s + i) + 2 * h
-            out.append(k.pack(b.dtype, x[v], x[v + 1]))
     k.vals[op.result] = out

@@ -2,8 +2,7 @@
 // ldmatrix.x4 per 16 x 16 of the warp's part, from one base register with the slices in
 // immediates, plain where the buffer's rows are the fragment's rows (dA: dC<m, n>) and
 // `.trans` where they are its columns (dB: dC<m, n> read as <n, m>), each register's pair
-// widened to f32; `reg.to_b` packs the pairs of the product into the b registers with
-// cvt.rn.bf16x2.f32, nothing crossing lanes, for mma.sync.
+// widened to f32; dB's product, computed transposed, is the first operand (`reg.to_a`).
 // RUN: napkin-opt %examples/gemm_exp.mlir -p 'ncd-grad,ncd-fold-casts,ncd-extract{function="gemm_exp_grad" result=0},ncd-relabel{grid="m:128" stream="n:64"},ncd-to-hbm,hbm-to-smem{layout=pad8},smem-to-reg{warps="m:8"},reg-to-ptx' -t ptx | filecheck %s --check-prefix=DA
 // RUN: napkin-opt %examples/gemm_exp.mlir -p 'ncd-grad,ncd-fold-casts,ncd-extract{function="gemm_exp_grad" result=1},ncd-relabel{grid="n:128" stream="m:64"},ncd-to-hbm,hbm-to-smem{layout=pad8},smem-to-reg{warps="n:8"},reg-to-ptx' -t ptx | filecheck %s --check-prefix=DB
 

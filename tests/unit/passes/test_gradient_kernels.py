@@ -4,8 +4,8 @@ the ops and arguments it needs). The numbers survive each step on the CPU interp
 a GEMM's dA and dB compile through both pipelines; dB = A^T dC, a product over A's rows,
 runs in the warp-level emulator against float64. A GEMM with an epilogue (C = exp(0.5 A B))
 reads its dC in the accumulators' layout, multiplies it by the recomputed C in registers
-and takes the product as an operand: dA as the first (`reg.to_a`), dB as the second
-(`reg.to_b`, mma.sync only)."""
+and takes the product as an operand: dA as the first (`reg.to_a`); dB computed transposed so
+that it is the first too (a tile in registers is no product's second operand)."""
 
 from __future__ import annotations
 
@@ -128,6 +128,15 @@ def test_the_gemm_exp_gradients_run_in_the_emulator(result):
     run_kernel(module, [x.astype(half) for x in inputs] + [out], lazy=True, reverse=True)
     assert np.isfinite(out.astype(np.float64)).all(), "some output was not written"
     assert reference.relative_error(out, want) <= reference.TOLERANCE["bf16"]
+
+
+def test_a_product_in_registers_as_a_second_operand_is_refused_with_the_way_out():
+    """dB with the warps splitting both of the block's axes would take dC * C, computed in
+    registers, as its second operand, which no product lowering takes: refused, naming the
+    warp split under which the product is computed transposed instead."""
+    with pytest.raises(PassFailedException, match="split the warps along the output's columns alone"):
+        run_pipeline((EXAMPLES / "gemm_exp.mlir").read_text(), f"{_extract('gemm_exp_grad', 1)},"
+                     'ncd-relabel{grid="n:128" stream="m:64"},ncd-to-hbm,hbm-to-smem{layout=pad8},smem-to-reg{warps="n:4,k:2"}')
 
 
 @pytest.mark.skipif(find_ptxas() is None, reason="ptxas not installed")
