@@ -256,19 +256,16 @@ class RegFunctions(InterpreterFunctions):
             out[key] = gather(t, np.broadcast_to(y, _matrix_shape(t)).astype(np.float32))
         return (out,)
 
-    @impl(reg.RowReduceOp)
-    def run_row_reduce(self, interpreter: Interpreter, op: reg.RowReduceOp, args: tuple[Any, ...]):
+    def _reduce(self, interpreter: Interpreter, op: reg.RowReduceOp | reg.ColReduceOp, args: tuple[Any, ...]):
+        """Along each row (`reg.row_reduce`) or down each column (`reg.col_reduce`)."""
         (x,) = args
         red = np.max if op.kind.data == "max" else np.sum
+        axis = 1 if isinstance(op, reg.RowReduceOp) else 0
         t: reg.FragType = op.result.type  # type: ignore[assignment]
-        return ({key: gather(t, red(scatter(op.input.type, v), axis=1, keepdims=True).astype(np.float32)) for key, v in x.items()},)  # type: ignore[arg-type]
+        return ({key: gather(t, red(scatter(op.input.type, v), axis=axis, keepdims=True).astype(np.float32)) for key, v in x.items()},)  # type: ignore[arg-type]
 
-    @impl(reg.ColReduceOp)
-    def run_col_reduce(self, interpreter: Interpreter, op: reg.ColReduceOp, args: tuple[Any, ...]):
-        (x,) = args
-        red = np.max if op.kind.data == "max" else np.sum
-        t: reg.FragType = op.result.type  # type: ignore[assignment]
-        return ({key: gather(t, red(scatter(op.input.type, v), axis=0, keepdims=True).astype(np.float32)) for key, v in x.items()},)  # type: ignore[arg-type]
+    run_row_reduce = impl(reg.RowReduceOp)(_reduce)
+    run_col_reduce = impl(reg.ColReduceOp)(_reduce)
 
     @impl(reg.MaskOp)
     def run_mask(self, interpreter: Interpreter, op: reg.MaskOp, args: tuple[Any, ...]):
@@ -300,7 +297,6 @@ class RegFunctions(InterpreterFunctions):
         t: reg.FragType = op.result.type  # type: ignore[assignment]
         c0 = op.start
         return ({key: gather(t, round_to(t.dtype, scatter(op.input.type, v)[:, c0 : c0 + 16])) for key, v in x.items()},)  # type: ignore[arg-type]
-
 
 
 _MAP = {"exp2": np.exp2, "log2": np.log2, "sqrt": np.sqrt, "neg": np.negative, "add": np.add, "sub": np.subtract, "mul": np.multiply,
