@@ -36,12 +36,12 @@
 
 from __future__ import annotations
 
+from xdsl.ir import SSAValue
+
 from napkin_ir.dialects import hbm, reg
 from napkin_ir.dialects.ptx import ops as P
 from napkin_ir.dialects.ptx import tensor_ops as T
 from napkin_ir.dialects.ptx.registers import RegType
-from xdsl.ir import SSAValue
-
 from napkin_ir.lowering.ptx_rules.context import B32, B64, F32, PANEL, Buffer, Global, KernelLowering, lowers
 from napkin_ir.lowering.ptx_rules.kernel import CONSUMER_BARRIER
 from napkin_ir.target import dtype
@@ -77,11 +77,7 @@ def _store(k: KernelLowering, op: reg.StoreOp) -> None:
         raise k.fail(f"the output's rows must have an even length, got {gt.shape[c_axis]}")
     tiles = {a: t.shape[a] * k.warps.get(a, 1) for a in (r_axis, c_axis)}
     lin, held_ok = k.held_element(g, t, op.offsets)
-    row, col = k.lane_row, k.mul(k.lane_pair, 2)
-    w = k.warp_place(r_axis, t.shape[r_axis])
-    row = row if w is None else k.add(row, w)
-    w = k.warp_place(c_axis, t.shape[c_axis])
-    col = col if w is None else k.add(col, w)
+    row, col = _lane_place(k, t)
     assert g.ptr is not None
     d = dtype(gt.dtype)
     if d.is_half and gt.shape[c_axis] % d.elements(16) == 0 and d.size(t.dims[1]) % 128 == 0 and not k.producer_warps:
@@ -187,11 +183,7 @@ def _store_transposed(k: KernelLowering, op: reg.StoreOp, x: list) -> None:
     assert g.ptr is not None
     r_axis, c_axis = t.axis_names
     lin, held_ok = k.held_element(g, t, op.offsets)
-    row, col = k.lane_row, k.mul(k.lane_pair, 2)
-    w = k.warp_place(r_axis, t.shape[r_axis])
-    row = row if w is None else k.add(row, w)
-    w = k.warp_place(c_axis, t.shape[c_axis])
-    col = col if w is None else k.add(col, w)
+    row, col = _lane_place(k, t)
     base = k.wide_address(g.ptr, k.add(lin, k.add(row, k.mul(col, strides[c_axis]))), g.esize)  # type: ignore[arg-type]
     rooms = k.rooms(g, op.offsets, {r_axis: row, c_axis: col}, {a: t.shape[a] * k.warps.get(a, 1) for a in (r_axis, c_axis)})
     nt = t.dims[1] // 8
@@ -207,6 +199,18 @@ def _store_transposed(k: KernelLowering, op: reg.StoreOp, x: list) -> None:
                     v = v if gt.dtype == "f32" else k.r(P.CvtOp(gt.dtype, "f32", [v], RegType(gt.dtype), mods="rn"))
                     k.emit(P.StOp("global", "f32" if gt.dtype == "f32" else "b16", base, [v], offset=(dr + dc * strides[c_axis]) * g.esize,
                                   guard=k.both(row_ok, col_ok.get(dc))))
+
+
+def _lane_place(k: KernelLowering, t: reg.FragType) -> tuple[SSAValue, SSAValue]:
+    """This lane's first row and column of accumulators in the block's tile: its place in
+    an m16n8 tile (lane / 4, 2 (lane mod 4)) moved to its warp's place along each axis."""
+    r_axis, c_axis = t.axis_names
+    row, col = k.lane_row, k.mul(k.lane_pair, 2)
+    w = k.warp_place(r_axis, t.shape[r_axis])
+    row = row if w is None else k.add(row, w)
+    w = k.warp_place(c_axis, t.shape[c_axis])
+    col = col if w is None else k.add(col, w)
+    return row, col
 
 
 def _store_rows(k: KernelLowering, op: reg.StoreOp, x: list) -> None:
