@@ -16,6 +16,22 @@ pytestmark = pytest.mark.gpu
 F32 = 1e-5  # bf16 products are exact in f32; what is left is f32 summation in another order
 
 
+def _replay_three_times(torch, kernel, arrays) -> None:
+    """The bound kernel captured in a CUDA graph on a side stream (after one launch outside
+    the capture) and replayed three times."""
+    bound = kernel.bind(arrays)
+    stream = torch.cuda.Stream()
+    graph = torch.cuda.CUDAGraph()
+    with torch.cuda.stream(stream):
+        kernel(bound=bound, stream=stream.cuda_stream)
+        stream.synchronize()
+        with torch.cuda.graph(graph, stream=stream):
+            kernel(bound=bound, stream=stream.cuda_stream)
+    for _ in range(3):
+        graph.replay()
+    torch.cuda.synchronize()
+
+
 @pytest.mark.parametrize("shape, split", [((256, 512, 4096), 4), ((136, 264, 2000), 3), ((64, 128, 8192), 16)],
                          ids=lambda s: "x".join(map(str, s)) if isinstance(s, tuple) else str(s))
 @pytest.mark.parametrize("target", ["sm80", "sm90"])
@@ -38,18 +54,8 @@ def test_split_sums_match_float64(target, shape, split):
         got = out.double().cpu().numpy()
         assert np.isfinite(got).all(), "some output was not written"
         assert reference.relative_error(got, want) <= F32
-    bound = kernel.bind({"a": a, "b": b, "out": out})
-    stream = torch.cuda.Stream()
     out.fill_(float("nan"))
-    graph = torch.cuda.CUDAGraph()
-    with torch.cuda.stream(stream):
-        kernel(bound=bound, stream=stream.cuda_stream)  # warm-up outside the capture
-        stream.synchronize()
-        with torch.cuda.graph(graph, stream=stream):
-            kernel(bound=bound, stream=stream.cuda_stream)
-    for _ in range(3):
-        graph.replay()
-    torch.cuda.synchronize()
+    _replay_three_times(torch, kernel, {"a": a, "b": b, "out": out})
     assert reference.relative_error(out.double().cpu().numpy(), want) <= F32
 
 
@@ -79,15 +85,5 @@ def test_ordered_split_sums_give_the_same_bits_every_run(target):
     assert reference.relative_error(runs[0].double().cpu().numpy(), want) <= F32
     assert all(torch.equal(runs[0], r) for r in runs[1:]), "the sums differ between runs"
     out = torch.full((m, n), float("nan"), device="cuda", dtype=torch.float32)
-    bound = kernel.bind({"a": a, "b": b, "out": out})
-    stream = torch.cuda.Stream()
-    graph = torch.cuda.CUDAGraph()
-    with torch.cuda.stream(stream):
-        kernel(bound=bound, stream=stream.cuda_stream)
-        stream.synchronize()
-        with torch.cuda.graph(graph, stream=stream):
-            kernel(bound=bound, stream=stream.cuda_stream)
-    for _ in range(3):
-        graph.replay()
-    torch.cuda.synchronize()
+    _replay_three_times(torch, kernel, {"a": a, "b": b, "out": out})
     assert torch.equal(out, runs[0])

@@ -20,6 +20,7 @@ from napkin_ir.interpreters.run import find_entry
 from napkin_ir.passes.composite import spec
 from napkin_ir.passmanager import run_pipeline
 from napkin_ir.plan.recipes import attention
+from tests.unit.lowering.levels import every_level_keeps
 
 GRAD = "ncd-grad{residuals=true},ncd-fold-casts"
 CASES = [("softmax", 72, 40, 64), ("causal", 80, 80, 64), ("spherical", 48, 72, 64), ("spherical", 80, 80, 128)]  # kind, queries, keys, head dim
@@ -53,12 +54,8 @@ def test_every_level_keeps_the_gradient(kind, n, nk, d, result, plan):
     module = run_pipeline(text, _extract(kind, result))
     diagram = find_entry(module)
     inputs = [values[name] for name in diagram.input_names]
-    want = diagram.run(inputs)[0]
     kernel_plan = attention.sm80_plan(module) if plan == "sm80" else attention.sm90_plan(module, persistent=False)
-    for level in ("hbm", "smem", "reg"):
-        got = find_entry(run_pipeline(str(module), spec(kernel_plan.passes(level)))).run(inputs)[0]
-        assert not np.isnan(got).any(), f"{level}: some output was not written"
-        assert reference.relative_error(got, want) <= reference.TOLERANCE["bf16"], level
+    every_level_keeps(module, kernel_plan, inputs, diagram.run(inputs))
 
 
 @pytest.mark.parametrize("kind,n,nk,d", CASES)
@@ -132,11 +129,7 @@ def test_dk_and_dv_together_keep_both_gradients(kind, n, nk, d):
     want = diagram.run(inputs)
     assert len(want) == 2
     for kernel_plan in (attention.sm80_plan(module), attention.sm90_plan(module, persistent=False)):
-        for level in ("hbm", "reg"):
-            got = find_entry(run_pipeline(str(module), spec(kernel_plan.passes(level)))).run(inputs)
-            for g, w, name in zip(got, want, ("dk", "dv")):
-                assert not np.isnan(g).any(), f"{level}: some of {name} was not written"
-                assert reference.relative_error(g, w) <= reference.TOLERANCE["bf16"], (level, name)
+        every_level_keeps(module, kernel_plan, inputs, want, ("hbm", "reg"))
     ptx_module = run_pipeline(str(module), "napkin-sm80")
     (kernel,) = [op for op in ptx_module.walk() if isinstance(op, ptx.KernelOp)]
     names = [p.removeprefix(f"{kernel.sym_name.data}_") for p, _ in kernel.param_list()]

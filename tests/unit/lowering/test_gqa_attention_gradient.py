@@ -15,11 +15,11 @@ from napkin_ir import reference
 from napkin_ir.attention_diagrams import gqa_attention_diagram
 from napkin_ir.interpreters.ptx import HALF, run_kernel
 from napkin_ir.interpreters.run import find_entry
-from napkin_ir.passes.composite import spec
 from napkin_ir.passmanager import run_pipeline
 from napkin_ir.plan.diagram import attention_axes
 from napkin_ir.plan.recipes import attention
 from napkin_ir.runtime.contract import launch_contract
+from tests.unit.lowering.levels import every_level_keeps
 
 GRAD = "ncd-grad{residuals=true},ncd-fold-casts"
 CASES = [("softmax", 2, 72, 40), ("causal", 4, 80, 80)]  # kind, query heads a group, queries, keys
@@ -61,12 +61,8 @@ def test_every_level_sums_the_group(kind, r, n, nk, part, plan):
     module = run_pipeline(text, _derive(kind, part))
     diagram = find_entry(module)
     inputs = [values[name] for name in diagram.input_names]
-    want = diagram.run(inputs)[0]
     kernel_plan = attention.sm80_plan(module) if plan == "sm80" else attention.sm90_plan(module, persistent=False)
-    for level in ("hbm", "smem", "reg"):
-        got = find_entry(run_pipeline(str(module), spec(kernel_plan.passes(level)))).run(inputs)[0]
-        assert not np.isnan(got).any(), f"{level}: some output was not written"
-        assert reference.relative_error(got, want) <= reference.TOLERANCE["bf16"], level
+    every_level_keeps(module, kernel_plan, inputs, diagram.run(inputs))
 
 
 @pytest.mark.parametrize("part", ["k", "v"])
