@@ -241,11 +241,13 @@ def q_registers_pay(module: ModuleOp, block: int | None = None, stream: int | No
     block of up to 128 rows alone on its multiprocessor, with up to 128 keys a tile. Q's
     32 registers a thread at d=128 fit beside 128 keys' scores, probabilities and the
     output's accumulators in a consumer's 240, not beside 176 keys' (ptxas spills); 2-8%
-    faster on the H200 (research/benchmarks.md)."""
+    faster on the H200 (research/benchmarks.md). Not in a kernel of four products a tile
+    (the gradient's dK and dV together): its two f32 accumulators beside the scores and
+    dP leave no room for the resident tiles' fragments (ptxas spills 656 bytes at d=128)."""
     axes, sizes = attention_shape(module)
     d = head_dim(axes, sizes)
-    return 64 <= d <= 128 and blocks_per_sm == 1 and (block or _default_rows(axes, sizes)) <= 128 and (stream or 0) <= 128 \
-        and not resident_rows_innermost(module, axes)
+    return 64 <= d <= 128 and blocks_per_sm == 1 and (block or _rows_for(module, axes, sizes)) <= 128 and (stream or 0) <= 128 \
+        and not resident_rows_innermost(module, axes) and products(module) <= 3
 
 
 def resident_rows_innermost(module: ModuleOp, axes: AttentionAxes) -> bool:
@@ -269,7 +271,7 @@ def persistent_pays(module: ModuleOp, block: int | None = None) -> bool:
     attention at head dims over 64 up to 128 at any length; never for blocks of three
     consumer warpgroups (research/benchmarks.md)."""
     axes, sizes = attention_shape(module)
-    if (block or _default_rows(axes, sizes)) > 128:
+    if (block or _rows_for(module, axes, sizes)) > 128:
         return False
     d = head_dim(axes, sizes)
     if _spherical_narrow(module, d):
@@ -280,12 +282,30 @@ def persistent_pays(module: ModuleOp, block: int | None = None) -> bool:
 def default_rows(module: ModuleOp) -> int:
     """The query rows of napkin-sm90's attention blocks where none are given: 192 (three
     consumer warpgroups, FlashAttention-3's tile at head dim 64) at head dims up to 64
-    where the stream is long, else 128 (research/benchmarks.md)."""
-    return _default_rows(*attention_shape(module))
+    where the stream is long, else 128 (research/benchmarks.md). The gradient's kernels
+    take 128: three warpgroups' 160 registers a thread hold the forward's one accumulator
+    at d=64, not the gradient's recomputed scores, dP and accumulators (ptxas spills 88
+    to 636 bytes)."""
+    return _rows_for(module, *attention_shape(module))
 
 
-def _default_rows(axes: AttentionAxes, sizes: dict[str, int]) -> int:
-    return 192 if head_dim(axes, sizes) <= 64 and _long_stream(axes, sizes) else 128
+def _rows_for(module: ModuleOp, axes: AttentionAxes, sizes: dict[str, int]) -> int:
+    return 192 if head_dim(axes, sizes) <= 64 and _long_stream(axes, sizes) and not _gradient(module, axes) else 128
+
+
+def _gradient(module: ModuleOp, axes: AttentionAxes) -> bool:
+    """Whether `module` is a kernel of attention's gradient: more than two products a
+    tile, or a row statistic read (the log-sum-exp or D: an input of rows alone)."""
+    f = the_function(module)
+    rows = {*axes.batch, *axes.group, *axes.summed, axes.query, axes.keys}
+    return products(module) > 2 or f is not None and any(
+        isinstance(a.type, ncd.TensorType) and set(a.type.axis_names) <= rows for a in f.body.block.args)
+
+
+def products(module: ModuleOp) -> int:
+    """The contractions a tile of `module`'s attention computes: two for the forward, three
+    for the gradient's dQ or dK, two for its dV, four for dK and dV together."""
+    return sum(isinstance(op, ncd.ContractOp) for op in module.walk())
 
 
 def _half_tiles(module: ModuleOp, axes: AttentionAxes) -> bool:
@@ -346,7 +366,7 @@ def sm90_tiles(module: ModuleOp, block: int | None = None, stream: int | None = 
     if q_registers is None:
         q_registers = q_registers_pay(module, block, stream, blocks_per_sm)
     given_block = bool(block)
-    block = block or _default_rows(axes, sizes)
+    block = block or _rows_for(module, axes, sizes)
     if block % 64 or not 64 <= block <= 256:
         raise PassFailedException(f"napkin-sm90: attention's block is warpgroups of 64 query rows (64 to 256), got {block}")
     r = group_size(axes, sizes)
@@ -370,7 +390,7 @@ def sm90_tiles(module: ModuleOp, block: int | None = None, stream: int | None = 
     # the gradient's dQ and dK (three products a tile) at head dims over 64 take 64 keys:
     # with 128 their sm_90a kernels compute wrong values on the GPU while every level above
     # PTX is right on the CPU (research/gpu-tests.md, 2026-11-27): not yet explained
-    three = sum(isinstance(op, ncd.ContractOp) for op in module.walk()) > 2
+    three = products(module) > 2
     if not stream:
         # the wide tile spreads a softmax's per-tile costs (the running max's shuffles, the
         # output's rescale); spherical attention has none, and gains more from TMA stores

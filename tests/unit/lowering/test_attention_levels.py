@@ -260,6 +260,25 @@ def test_sm90_three_warpgroup_blocks_stay_a_block_a_tile():
     assert persistent_pays(module, 128)
 
 
+def test_sm90_gradient_kernels_take_two_warpgroups_and_no_resident_fragments_under_four_products():
+    """The gradient's kernels at d=64 take 128 rows where the forward takes 192 (three
+    warpgroups' 160 registers spill the recomputed scores beside the accumulators), and
+    the kernel of dK and dV together (four products a tile) keeps K and V in shared
+    memory, where dK's alone (three) loads them into registers."""
+    from napkin_ir.plan.recipes.attention import default_rows, products, q_registers_pay
+
+    def grad(part, d):
+        pick = f'results="{",".join(str("qkv".index(c)) for c in part)}" cut="delta"'
+        return run_pipeline(_text("softmax", 1, 2, 4096, 4096, d),
+                            f'ncd-grad{{residuals=true}},ncd-fold-casts,ncd-extract{{function="attention_grad" {pick}}}')
+
+    assert default_rows(run_pipeline(_text("softmax", 1, 2, 4096, 4096, 64))) == 192
+    for part in ("q", "k", "v", "kv"):
+        assert default_rows(grad(part, 64)) == 128
+    assert [products(grad(p, 128)) for p in ("q", "k", "v", "kv")] == [3, 3, 2, 4]
+    assert q_registers_pay(grad("k", 128)) and not q_registers_pay(grad("kv", 128))
+
+
 @pytest.mark.parametrize("kind,d,n,options,want", [
     ("softmax", 128, 4096, {"q_registers": False}, (128, 176, 2, "tma")),  # Q in shared memory: 176 keys unmasked; room for a panel stage beside them
     ("softmax", 128, 4096, {}, (128, 128, 2, "tma")),  # napkin-sm90's default holds Q in registers there: 128 keys
