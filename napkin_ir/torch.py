@@ -242,9 +242,14 @@ def attention_kernel(kind: str, scale: float | None, b: int, h: int, hk: int, n:
 
 RESIDUAL_GRADIENT = "ncd-grad{residuals=true},ncd-fold-casts"  # the backward reading the forward's statistic and output
 ATTENTION_GRAD_PARTS = ("delta", "q", "k", "v", "kv")
-# what napkin::attention_backward runs: dK and dV from kernels of their own, which measured
-# faster than the one kernel of both ("kv": at d=128 its two accumulators spill), research/benchmarks.md
-BACKWARD_PARTS = ("delta", "q", "k", "v")
+
+
+def backward_parts(d: int) -> tuple[str, ...]:
+    """The kernels napkin::attention_backward runs at head dim `d`: D, dQ, then dK and dV
+    from one kernel (the scores and dP made once for both; 4-28% faster than a kernel each
+    at d 64 and 128 on the H100, research/benchmarks.md), or a kernel each at head dims
+    over 128, where the one kernel's two accumulators spill (5.5 KB a thread on sm_90a)."""
+    return ("delta", "q", "kv") if d <= 128 else ("delta", "q", "k", "v")
 
 
 def attention_grad_kernel(part: str, kind: str, scale: float | None, b: int, h: int, n: int, nk: int, d: int, dtype: str,
@@ -554,7 +559,7 @@ def _attention_backward_impl(q: Tensor, k: Tensor, v: Tensor, out: Tensor, stat:
              "delta": delta.view(rows)}
     grads = []
     likes_of = {"q": (q,), "k": (k,), "v": (v,), "kv": (k, v)}
-    for part in BACKWARD_PARTS[1:]:
+    for part in backward_parts(d)[1:]:
         likes = likes_of[part]
         kernel = attention_grad_kernel(part, kind, scale, b, h, n, nk, d, dt, cap, hk)
         outs = [p for p in kernel.contract.params if p.role in ("out", "accumulate")]
@@ -578,7 +583,7 @@ def _attention_backward_fake(q: Tensor, k: Tensor, v: Tensor, out: Tensor, stat:
     if torch.are_deterministic_algorithms_enabled():  # the plain diagram's kernels on repeated K and V
         hk = h
     if _static(b, h, hk, n, nk, d) and q.numel() and k.numel():
-        for part in BACKWARD_PARTS:
+        for part in backward_parts(d):
             attention_grad_kernel(part, kind, scale, b, h, n, nk, d, DTYPES[q.dtype], capability(q.device), hk)
     return q.new_empty(q.shape), k.new_empty(k.shape), v.new_empty(v.shape)
 
