@@ -50,13 +50,17 @@ def finite_float(where: str, arg: str, value: Any) -> float:
 
 
 def gemm(m: int, n: int, k: int, dtype: str = "bf16", name: str = "matmul", *, batch: int = 0, b_nk: bool = False,
-         out_dtype: str | None = None, bias: str = "", bias_dtype: str = "f32", relu: bool = False) -> str:
+         out_dtype: str | None = None, bias: str = "", bias_dtype: str = "f32", relu: bool = False,
+         transposed: bool = False) -> str:
     """C[m, n] = A[m, k] B[k, n] as an ncd diagram (bf16, f16 or f32; f32 accumulation).
     `batch` > 0 adds a leading axis b of that size to all three; `b_nk` stores B as
     [n, k]; `out_dtype` gives C another element type than the inputs (f32: the
     accumulators as they are). An epilogue on the f32 product: `bias="n"` adds a vector
     bias[n] to every row (`"m"`: bias[m] to every column), of `bias_dtype` (cast to f32
-    first where it is not), then `relu` takes max(x, 0); C is the result rounded."""
+    first where it is not), then `relu` takes max(x, 0); C is the result rounded.
+    `transposed` writes the product transposed, C^T[n, m] = B^T A^T (no epilogue): B's
+    columns are then the output's rows, those the tensor cores' 64-row tiles take, which
+    a decode-sized M (a few rows) could not fill."""
     for arg, value in (("m", m), ("n", n), ("k", k)):
         positive_int("gemm", arg, value)
     positive_int("gemm", "batch", batch, zero=True)
@@ -69,6 +73,13 @@ def gemm(m: int, n: int, k: int, dtype: str = "bf16", name: str = "matmul", *, b
     a = f"!ncd.tensor<{lead}m={m}, k={k} : {dtype}>"
     b = f"!ncd.tensor<{lead}n={n}, k={k} : {dtype}>" if b_nk else f"!ncd.tensor<{lead}k={k}, n={n} : {dtype}>"
     c = f"!ncd.tensor<{lead}m={m}, n={n} : {out_dtype or dtype}>"
+    if transposed:
+        if bias or relu or b_nk or batch:
+            raise BadArgument("gemm: transposed=True writes C^T = B^T A^T of a plain GEMM: no batch, bias, relu or b_nk")
+        c = f"!ncd.tensor<n={n}, m={m} : {out_dtype or dtype}>"
+        return (f"func.func @{name}(%a: {a}, %b: {b}) -> {c} {{\n"
+                f"  %c = ncd.contract %b, %a over [k] : {b}, {a} -> {c}\n"
+                f"  func.return %c : {c}\n}}\n")
     if not bias and not relu:
         return (f"func.func @{name}(%a: {a}, %b: {b}) -> {c} {{\n"
                 f"  %c = ncd.contract %a, %b over [k] : {a}, {b} -> {c}\n"
