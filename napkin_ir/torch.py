@@ -49,7 +49,7 @@ from torch import Tensor
 import napkin_ir
 from napkin_ir.attention_diagrams import GQA_NAMES, KINDS, NAMES, attention_diagram, gqa_attention_diagram
 from napkin_ir.diagrams import gemm
-from napkin_ir.plan.recipes.product_targets import gemm_candidates
+from napkin_ir.plan.recipes.product_targets import gemm_candidates, transposed_for
 
 DTYPES = {torch.bfloat16: "bf16", torch.float16: "f16"}
 LAYOUTS = ("bhnd", "bnhd")  # SDPA's (batch, heads, tokens, head dim); flash-attn's (batch, tokens, heads, head dim)
@@ -192,10 +192,17 @@ def matmul_kernel(m: int, n: int, k: int, dtype: str, cap: tuple[int, int], dete
     with each candidate's reason: what the op and its fake kernel both ask. A shape whose
     output tiles fill less than half the machine (a decode-sized M) splits its contraction
     over the grid: its output is then f32 (role `accumulate`, or, `deterministic`, its parts
-    added in a fixed order), which the op rounds."""
+    added in a fixed order), which the op rounds. On Hopper a decode-sized M is computed
+    transposed first (`transposed_for`: the kernel `matmul_t` writes C^T [N, M8] from A
+    padded to M8 rows, which the op pads, and transposes back)."""
     _refuse_old_gpu("napkin::matmul", cap)
     text, wide = gemm(m, n, k, dtype), gemm(m, n, k, dtype, out_dtype="f32")
     candidates = [(t, wide if "split" in o else text, o) for t, o in gemm_candidates(m, n, k, cap, split=True, deterministic=deterministic)]
+    swap = transposed_for(m, n, k, cap)
+    if swap is not None:
+        split = "split" in swap
+        flipped = gemm(swap["block"][1], n, k, dtype, "matmul_t", transposed=True, out_dtype="f32" if split else None)  # type: ignore[index]
+        candidates.insert(0, ("sm90", flipped, {**swap, **({"deterministic": True} if split and deterministic else {})}))
     return _compiled(("matmul", m, n, k, dtype, cap, deterministic), candidates, f"napkin::matmul of a {m}x{k} and a {k}x{n} {dtype} matrix")
 
 
@@ -303,7 +310,7 @@ class _Launch:
     output's shape, whether inputs are copied to contiguous ones, and where each pointer
     goes in the kernel's parameter list."""
 
-    __slots__ = ("kernel", "launcher", "out_shape", "copy", "names", "order", "views", "checked", "wide")
+    __slots__ = ("kernel", "launcher", "out_shape", "copy", "names", "order", "views", "checked", "wide", "transposed")
 
     def __init__(self, kernel: Any, index: int, out_shape: tuple[int, ...], copy: bool, names: tuple[str, ...],
                  views: dict[str, tuple[int, ...]] | None = None) -> None:
@@ -319,6 +326,10 @@ class _Launch:
         self.order = tuple(position[a] for a in kernel.arg_names())
         # an f32 output the op rounds after (a contraction split over the grid)
         self.wide = any(p.arg == "out" and p.dtype == "f32" for p in kernel.contract.params)
+        # a GEMM computed transposed: C^T [N, M8] of A padded to M8 rows (`matmul_kernel`)
+        self.transposed = kernel.name == "matmul_t"
+        if self.transposed:
+            self.out_shape = kernel.contract.param("out").shape
 
     def check(self, tensors: tuple[Tensor, ...]) -> None:
         """The first call's tensors against the kernel's contract (dtype, shape, strides,
@@ -373,6 +384,9 @@ def _matmul_impl(a: Tensor, b: Tensor) -> Tensor:
         return torch.zeros((a.shape[0], b.shape[1]), dtype=a.dtype, device=a.device)
     if launch.copy:
         a, b = a.contiguous(), b.contiguous()
+    rows = a.shape[0]
+    if launch.transposed and launch.out_shape[1] != rows:  # A's rows padded to the kernel's M8 with zeros
+        a = torch.nn.functional.pad(a, (0, 0, 0, launch.out_shape[1] - rows))
     out = torch.empty(launch.out_shape, dtype=torch.float32 if launch.wide else a.dtype, device=a.device)
     pointers = _pointers(launch, (a, b, out))
     if (pointers[0] | pointers[1] | pointers[2]) & 15:
@@ -381,6 +395,8 @@ def _matmul_impl(a: Tensor, b: Tensor) -> Tensor:
     if not launch.checked:
         launch.check((a, b, out))
     launch.launcher.launch(pointers, _stream(a.device.index))
+    if launch.transposed:  # C from C^T: transposed (and rounded, where split) by one copy
+        return torch.empty((rows, out.shape[0]), dtype=a.dtype, device=a.device).copy_(out[:, :rows].t())
     return out.to(a.dtype) if launch.wide else out
 
 
@@ -748,5 +764,5 @@ def scaled_dot_product_attention(query: Tensor, key: Tensor, value: Tensor, attn
 
 __all__ = ["DTYPES", "FAKE_CAPABILITY", "LAYOUTS", "attention", "attention_grad_kernel", "attention_kernel", "attention_shapes",
            "attention_targets",
-           "attention_text", "capability", "gemm_candidates", "matmul", "matmul_kernel", "matmul_shapes",
-           "scaled_dot_product_attention"]
+           "attention_text", "backward_parts", "capability", "gemm_candidates", "matmul", "matmul_kernel", "matmul_shapes",
+           "scaled_dot_product_attention", "transposed_for"]

@@ -139,6 +139,24 @@ def test_the_target_and_tiles_chosen():
     assert all("split" not in o for _, o in nt.gemm_candidates(4096, 4096, 4096, (9, 0), split=True))
 
 
+def test_a_decode_sized_m_is_computed_transposed_on_hopper():
+    """C^T = B^T A^T: B's columns fill wgmma's 64-row tiles, A's rows (padded to 8s) are its
+    N; the contraction split until the blocks fill the machine (parts of 1024 or more)."""
+    assert nt.transposed_for(16, 4096, 4096, (9, 0)) == {"block": (128, 16, 64), "split": 4}
+    assert nt.transposed_for(1, 4096, 4096, (9, 0)) == {"block": (128, 8, 64), "split": 4}
+    assert nt.transposed_for(60, 8192, 8192, (9, 0)) == {"block": (128, 64, 64), "split": 2}
+    assert nt.transposed_for(16, 14336, 4096, (9, 0)) == {"block": (128, 16, 64)}  # 112 tiles: no split
+    assert nt.transposed_for(16, 4096, 1024, (9, 0)) == {"block": (128, 16, 64)}  # parts too short
+    for shape, cap in [((65, 4096, 4096), (9, 0)), ((16, 4096, 4096), (8, 0)), ((16, 64, 4096), (9, 0)), ((16, 4096, 36), (9, 0))]:
+        assert nt.transposed_for(*shape, cap) is None
+    kernel = nt.matmul_kernel(13, 4096, 4096, "bf16", (9, 0))
+    assert kernel.name == "matmul_t" and kernel.contract.param("out").shape == (4096, 16)
+    assert kernel.contract.param("a").shape == (16, 4096) and kernel.contract.param("out").role == "accumulate"
+    ordered = nt.matmul_kernel(13, 4096, 4096, "bf16", (9, 0), True)
+    assert ordered.name == "matmul_t" and ordered.contract.param("out").role == "out"  # the first part writes
+    assert nt.matmul_kernel(13, 4096, 4096, "bf16", (8, 0)).name == "matmul"
+
+
 def test_each_candidate_compiles_for_its_target():
     """The tiles chosen are ones the compiler takes (a fresh, memory-only cache); a split
     one on the f32-output diagram that the op rounds."""

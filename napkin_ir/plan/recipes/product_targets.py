@@ -27,6 +27,28 @@ def split_for(m: int, n: int, k: int, block: tuple[int, int, int], multiprocesso
     return max(1, min(MAX_SPLIT, k // MIN_PART, multiprocessors // tiles))
 
 
+# napkin::matmul computes a decode-sized product transposed (C^T = B^T A^T, `transposed_for`)
+TRANSPOSED_M = 64  # up to this many rows of A (at 100 and 128 rows the plain kernel measured faster)
+TRANSPOSED_ROWS = 128  # B's columns a block: two consumer warpgroups of 64
+MAX_TRANSPOSED_SPLIT = 4
+MIN_TRANSPOSED_PART = 1024
+
+
+def transposed_for(m: int, n: int, k: int, capability: tuple[int, int]) -> dict[str, object] | None:
+    """napkin-sm90's options for an M x N x K GEMM computed transposed, C^T[N, M8] =
+    B^T A^T with A padded to M8 rows (M rounded up to 8, the tensor cores' least N), or
+    None where it does not apply: on Hopper, M up to TRANSPOSED_M, N and K long enough for
+    a block's tiles. B's columns fill wgmma's 64-row tiles, where M rows would fill a few
+    of them; the contraction is split (up to 4 parts of 1024 or more) until the blocks
+    fill the machine. Under CUDA graphs (H100, 2026-11-27, research/benchmarks.md): 0.74-1.01x
+    cuBLAS at M 1 to 64, where the plain kernels measured 0.28-0.91x."""
+    if capability != (9, 0) or m > TRANSPOSED_M or n < TRANSPOSED_ROWS or k < 64 or n % 8 or k % 8:
+        return None
+    tiles = -(-n // TRANSPOSED_ROWS)
+    parts = max(1, min(MAX_TRANSPOSED_SPLIT, MULTIPROCESSORS // tiles, k // MIN_TRANSPOSED_PART))
+    return {"block": (TRANSPOSED_ROWS, -(-m // 8) * 8, 64), **({"split": parts} if parts > 1 else {})}
+
+
 def gemm_candidates(m: int, n: int, k: int, capability: tuple[int, int], *, split: bool = False,
                     deterministic: bool = False) -> list[tuple[str, dict[str, object]]]:
     """The targets and tiles to try for an M x N x K GEMM on a GPU of `capability`, best first:
@@ -57,4 +79,4 @@ def gemm_candidates(m: int, n: int, k: int, capability: tuple[int, int], *, spli
     return out
 
 
-__all__ = ["GEMM_TILES", "MAX_SPLIT", "MIN_PART", "MULTIPROCESSORS", "gemm_candidates", "split_for"]
+__all__ = ["GEMM_TILES", "MAX_SPLIT", "MIN_PART", "MULTIPROCESSORS", "gemm_candidates", "split_for", "transposed_for"]
