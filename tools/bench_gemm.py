@@ -2,6 +2,14 @@
 """Time napkin's GEMM kernels against cuBLAS (torch.matmul) in the same run.
 
     python3 tools/bench_gemm.py [--quick] [--path sm80|sm90|both] [--sustained SECONDS]
+    python3 tools/bench_gemm.py --op [--m 1,16,64,...]
+
+`--op` sweeps `napkin_ir.torch.matmul` (the op users call: its own choice of kernel, its
+host time) against torch.matmul (cuBLAS) over M in OP_M (or `--m`) by the N x K of
+Llama-3 8B's and 70B's projections, and ragged shapes, bf16, each pair timed in
+interleaved rounds after checking the op against float64; the table ends with the
+geometric mean and the least ratios (all, M >= 128).
+
 
 For each shape and dtype: compile the GEMM diagram through napkin's sm_80 and sm_90a
 pipelines for a few tile configurations, check each against torch.matmul on random
@@ -51,6 +59,40 @@ SM90_CONFIGS = [  # block tile (m, n, k), stages, block-row group, persistent, c
     ((128, 256, 64), 4, 16, True, 1, "tma"),
     ((128, 256, 64), 4, 0, False, 2, "tma"),
 ]
+
+
+OP_M = (1, 16, 64, 128, 256, 1000, 2048, 4096, 5000, 8192, 16384)
+OP_NK = ((4096, 4096), (4096, 14336), (14336, 4096), (8192, 8192), (8192, 28672), (28672, 8192))  # N x K
+OP_RAGGED = ((5000, 3000, 2056), (3000, 7000, 1000), (100, 4096, 1000), (13, 11008, 4096))
+
+
+def op_sweep(torch, ms: tuple[int, ...]) -> list[str]:
+    """The `--op` table: the torch op against cuBLAS over `ms` x OP_NK and OP_RAGGED."""
+    import napkin_ir.torch as nt
+
+    shapes = [(m, n, k) for m in ms for n, k in OP_NK] + [s for s in OP_RAGGED]
+    lines = [f"device: {torch.cuda.get_device_name()}  torch {torch.__version__}",
+             f"{'M x N x K':<20} {'kernel':<34} {'err':>8} {'napkin us':>10} {'cuBLAS us':>10} {'ratio':>6}"]
+    ratios = []
+    for m, n, k in shapes:
+        a, b = torch.randn(m, k, device="cuda").to(torch.bfloat16), torch.randn(k, n, device="cuda").to(torch.bfloat16)
+        out = nt.matmul(a, b)
+        want = a.double() @ b.double()
+        err = float((out.double() - want).norm() / want.norm())
+        del want
+        kern = nt.matmul_kernel(m, n, k, "bf16", torch.cuda.get_device_capability(), torch.are_deterministic_algorithms_enabled())
+        grid = "x".join(map(str, kern.contract.grid))
+        what = f"{kern.name} {kern.contract.target} grid {grid}"
+        ours, theirs = (statistics.median(r) for r in time_interleaved(torch, [lambda: nt.matmul(a, b), lambda: torch.matmul(a, b)],
+                                                                        rounds=7, warm_s=0.3))
+        ratios.append((m, theirs / ours if err <= 1e-2 else 0.0))
+        lines.append(f"{f'{m}x{n}x{k}':<20} {what:<34} {err:8.1e} {ours * 1e3:10.1f} {theirs * 1e3:10.1f} {ratios[-1][1]:6.2f}")
+        print(lines[-1], flush=True)
+    geo = math.exp(statistics.mean(math.log(max(r, 1e-9)) for _, r in ratios))
+    large = [r for m, r in ratios if m >= 128]
+    lines.append(f"{len(ratios)} shapes: geometric mean {geo:.2f}x cuBLAS; least {min(r for _, r in ratios):.2f}x"
+                 + (f"; least at M >= 128 {min(large):.2f}x" if large else ""))
+    return lines
 
 
 def report(lines: list[str], name: str) -> None:
@@ -188,7 +230,12 @@ def main() -> int:
                     help="the sm_80 GEMM's stream loop unrolled N times its stages (0: not unrolled)")
     ap.add_argument("--sustained", type=float, default=0.0, metavar="SECONDS",
                     help="also run each shape's fastest configuration and cuBLAS back to back for SECONDS each, twice, alternating")
+    ap.add_argument("--op", action="store_true", help="sweep the torch op napkin_ir.torch.matmul against cuBLAS instead")
+    ap.add_argument("--m", default=",".join(map(str, OP_M)), help="with --op: the rows of A to sweep")
     args = ap.parse_args()
+    if args.op:
+        report(op_sweep(torch, tuple(int(x) for x in args.m.split(","))), "bench_gemm_op.txt")
+        return 0
     paths = ["sm80", "sm90"] if args.path == "both" else [args.path]
     if torch.cuda.get_device_capability() < (9, 0) and "sm90" in paths:
         paths.remove("sm90")
