@@ -272,13 +272,18 @@ def _store_line_cols(k: KernelLowering, op: reg.StoreOp, x: list) -> None:
     for s in range(t.dims[0] // span):
         vals = x[reg.LINE_CHUNK * s : reg.LINE_CHUNK * (s + 1)]
         ok = k.both(k.both(first, held_ok), k.setp("gt", rooms[c_axis], span * s) if c_axis in rooms else None)
-        off = span * s * g.esize
-        if gt.dtype == "f32":
-            for h in range(2):
-                k.emit(P.StOp("global", "f32", base, vals[4 * h : 4 * h + 4], offset=off + 16 * h, guard=ok))
-        else:
-            packed = [k.pack(gt.dtype, vals[2 * i], vals[2 * i + 1]) for i in range(4)]
-            k.emit(P.StOp("global", "b32", base, packed, offset=off, guard=ok))
+        _store_chunk(k, gt.dtype, base, vals, span * s * g.esize, ok)
+
+
+def _store_chunk(k: KernelLowering, dtype: str, base, vals: list, off: int, ok) -> None:
+    """A lane's LINE_CHUNK (8) values of a span at `base` + `off` bytes: 16 bytes a store
+    (two of f32, one of 16-bit values packed in pairs), under `ok`."""
+    if dtype == "f32":
+        for h in range(2):
+            k.emit(P.StOp("global", "f32", base, vals[4 * h : 4 * h + 4], offset=off + 16 * h, guard=ok))
+    else:
+        packed = [k.pack(dtype, vals[2 * i], vals[2 * i + 1]) for i in range(4)]
+        k.emit(P.StOp("global", "b32", base, packed, offset=off, guard=ok))
 
 
 def _store_lines(k: KernelLowering, op: reg.StoreOp, x: list) -> None:
@@ -321,14 +326,7 @@ def _store_lines(k: KernelLowering, op: reg.StoreOp, x: list) -> None:
         row_ok = k.both(held_ok, k.setp("gt", rooms[r_axis], r) if r_axis in rooms else None)
         for s in range(spans):
             vals = x[n * per + reg.LINE_CHUNK * s : n * per + reg.LINE_CHUNK * (s + 1)]
-            off = (r * strides[r_axis] + span * s) * g.esize
-            ok = k.both(row_ok, span_ok.get(s))
-            if gt.dtype == "f32":
-                for h in range(2):
-                    k.emit(P.StOp("global", "f32", base, vals[4 * h : 4 * h + 4], offset=off + 16 * h, guard=ok))
-            else:
-                packed = [k.pack(gt.dtype, vals[2 * i], vals[2 * i + 1]) for i in range(4)]
-                k.emit(P.StOp("global", "b32", base, packed, offset=off, guard=ok))
+            _store_chunk(k, gt.dtype, base, vals, (r * strides[r_axis] + span * s) * g.esize, k.both(row_ok, span_ok.get(s)))
 
 
 def _store_through_shared(k: KernelLowering, op: reg.StoreOp, x: list, lin, held_ok) -> None:
