@@ -856,8 +856,43 @@ def _row_values(t: FragType) -> FragType:
     return FragType("row", {t.rows_axis: t.dims[0]}, f32)
 
 
+class FragReduceOp(FragMathOp):
+    """What the reductions of a fragment's rows and columns share: `kind` (sum or max), one
+    input, the result's type `values(input)`, and the syntax `kind %x : in -> out`. Each
+    names the inputs it takes (`takes`)."""
+
+    def __init__(self, kind: str, input: SSAValue):
+        t = input.type
+        assert isinstance(t, FragType)
+        super().__init__(operands=[input], properties={"kind": StringAttr(kind)}, result_types=[self.values(t)])
+
+    def verify_(self) -> None:
+        require(self.kind.data in ROW_REDUCE_KINDS, self, f"unknown reduction '{self.kind.data}'; expected one of {', '.join(ROW_REDUCE_KINDS)}")  # type: ignore[attr-defined]
+        t = _math_frag(self, self.input, "the input")  # type: ignore[attr-defined]
+        self.takes(t)
+        want = self.values(t)
+        require(self.result.type == want, self, f"the result should be {want}, got {self.result.type}")  # type: ignore[attr-defined]
+
+    def print(self, printer: Printer) -> None:
+        printer.print_string(f" {self.kind.data} ")  # type: ignore[attr-defined]
+        printer.print_operand(self.input)  # type: ignore[attr-defined]
+        self._print_tail(printer, [self.input])  # type: ignore[attr-defined]
+
+    @classmethod
+    def parse(cls, parser: Parser) -> FragReduceOp:
+        pos = parser.pos
+        kind = parser.parse_identifier(" (sum or max)")
+        if kind not in ROW_REDUCE_KINDS:
+            parser.raise_error(f"unknown {cls.name} kind '{kind}'; expected one of {', '.join(ROW_REDUCE_KINDS)}", pos, parser.pos)
+        operand = parser.parse_unresolved_operand()
+        (inp,), rt, attrs = cls._parse_tail(parser, [operand])
+        op = cls.create(operands=[inp], result_types=[rt], properties={"kind": StringAttr(kind)})
+        op.attributes.update(attrs)
+        return op  # type: ignore[return-value]
+
+
 @irdl_op_definition
-class RowReduceOp(FragMathOp):
+class RowReduceOp(FragReduceOp):
     """Sum or max of each row of a `c` fragment: each lane reduces its own values of a row,
     then the 4 lanes of its quad exchange theirs, so every lane holding the row has the result.
     Of a `line` fragment the same, across the lanes of each row (all 32 where the span is
@@ -871,35 +906,10 @@ class RowReduceOp(FragMathOp):
     input = operand_def(FragType)
     kind = prop_def(StringAttr)
     result = result_def(FragType)
+    values = staticmethod(_row_values)
 
-    def __init__(self, kind: str, input: SSAValue):
-        t = input.type
-        assert isinstance(t, FragType)
-        super().__init__(operands=[input], properties={"kind": StringAttr(kind)}, result_types=[_row_values(t)])
-
-    def verify_(self) -> None:
-        require(self.kind.data in ROW_REDUCE_KINDS, self, f"unknown reduction '{self.kind.data}'; expected one of {', '.join(ROW_REDUCE_KINDS)}")
-        t = _math_frag(self, self.input, "the input")
+    def takes(self, t: FragType) -> None:
         require(is_tile(t), self, f"reduces the rows of a 'c' or two-axis 'line' fragment, got {t}")
-        want = _row_values(t)
-        require(self.result.type == want, self, f"the result should be {want}, got {self.result.type}")
-
-    def print(self, printer: Printer) -> None:
-        printer.print_string(f" {self.kind.data} ")
-        printer.print_operand(self.input)
-        self._print_tail(printer, [self.input])
-
-    @classmethod
-    def parse(cls, parser: Parser) -> RowReduceOp:
-        pos = parser.pos
-        kind = parser.parse_identifier(" (sum or max)")
-        if kind not in ROW_REDUCE_KINDS:
-            parser.raise_error(f"unknown {cls.name} kind '{kind}'; expected one of {', '.join(ROW_REDUCE_KINDS)}", pos, parser.pos)
-        operand = parser.parse_unresolved_operand()
-        (inp,), rt, attrs = cls._parse_tail(parser, [operand])
-        op = cls.create(operands=[inp], result_types=[rt], properties={"kind": StringAttr(kind)})
-        op.attributes.update(attrs)
-        return op  # type: ignore[return-value]
 
 
 def _col_values(t: FragType) -> FragType:
@@ -909,7 +919,7 @@ def _col_values(t: FragType) -> FragType:
 
 
 @irdl_op_definition
-class ColReduceOp(FragMathOp):
+class ColReduceOp(FragReduceOp):
     """Sum or max of each column of a two-axis `line` fragment, down its rows: each lane
     reduces its own values of a column (one a row it holds), then the lanes that hold the
     column's other rows (256 / span of them, lanes 8 apart for span 64) exchange theirs, so
@@ -923,21 +933,10 @@ class ColReduceOp(FragMathOp):
     input = operand_def(FragType)
     kind = prop_def(StringAttr)
     result = result_def(FragType)
+    values = staticmethod(_col_values)
 
-    def __init__(self, kind: str, input: SSAValue):
-        t = input.type
-        assert isinstance(t, FragType)
-        super().__init__(operands=[input], properties={"kind": StringAttr(kind)}, result_types=[_col_values(t)])
-
-    def verify_(self) -> None:
-        require(self.kind.data in ROW_REDUCE_KINDS, self, f"unknown reduction '{self.kind.data}'; expected one of {', '.join(ROW_REDUCE_KINDS)}")
-        t = _math_frag(self, self.input, "the input")
+    def takes(self, t: FragType) -> None:
         require(is_tile(t) and t.role.data == "line", self, f"reduces the columns of a two-axis 'line' fragment, got {t}")
-        want = _col_values(t)
-        require(self.result.type == want, self, f"the result should be {want}, got {self.result.type}")
-
-    print = RowReduceOp.print
-    parse = classmethod(RowReduceOp.parse.__func__)  # type: ignore[attr-defined]
 
 
 class FragFillOutsideOp(FragMathOp):
