@@ -187,13 +187,16 @@ def _refuse_old_gpu(op: str, cap: tuple[int, int]) -> None:
         raise ValueError(f"{op}: the GPU is sm_{cap[0]}{cap[1]}; napkin's kernels need sm_80 or newer")
 
 
+TRANSPOSED_GEMM = "matmul_t"  # the kernel of C^T = B^T A^T that napkin::matmul runs for a decode-sized M
+
+
 def matmul_kernel(m: int, n: int, k: int, dtype: str, cap: tuple[int, int], deterministic: bool = False) -> Any:
     """The CompiledKernel of a[M, K] @ b[K, N] on a GPU of capability `cap`, or a ValueError
     with each candidate's reason: what the op and its fake kernel both ask. A shape whose
     output tiles fill less than half the machine (a decode-sized M) splits its contraction
     over the grid: its output is then f32 (role `accumulate`, or, `deterministic`, its parts
     added in a fixed order), which the op rounds. On Hopper a decode-sized M is computed
-    transposed first (`transposed_for`: the kernel `matmul_t` writes C^T [N, M8] from A
+    transposed first (`transposed_for`: the kernel TRANSPOSED_GEMM writes C^T [N, M8] from A
     padded to M8 rows, which the op pads, and transposes back)."""
     _refuse_old_gpu("napkin::matmul", cap)
     text, wide = gemm(m, n, k, dtype), gemm(m, n, k, dtype, out_dtype="f32")
@@ -201,7 +204,7 @@ def matmul_kernel(m: int, n: int, k: int, dtype: str, cap: tuple[int, int], dete
     swap = transposed_for(m, n, k, cap)
     if swap is not None:
         split = "split" in swap
-        flipped = gemm(swap["block"][1], n, k, dtype, "matmul_t", transposed=True, out_dtype="f32" if split else None)  # type: ignore[index]
+        flipped = gemm(swap["block"][1], n, k, dtype, TRANSPOSED_GEMM, transposed=True, out_dtype="f32" if split else None)  # type: ignore[index]
         candidates.insert(0, ("sm90", flipped, {**swap, **({"deterministic": True} if split and deterministic else {})}))
     return _compiled(("matmul", m, n, k, dtype, cap, deterministic), candidates, f"napkin::matmul of a {m}x{k} and a {k}x{n} {dtype} matrix")
 
@@ -327,7 +330,7 @@ class _Launch:
         # an f32 output the op rounds after (a contraction split over the grid)
         self.wide = any(p.arg == "out" and p.dtype == "f32" for p in kernel.contract.params)
         # a GEMM computed transposed: C^T [N, M8] of A padded to M8 rows (`matmul_kernel`)
-        self.transposed = kernel.name == "matmul_t"
+        self.transposed = kernel.name == TRANSPOSED_GEMM
         if self.transposed:
             self.out_shape = kernel.contract.param("out").shape
 
