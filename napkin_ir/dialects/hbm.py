@@ -256,11 +256,17 @@ class KernelOp(IRDLOperation):
         verify_loop_facts(self, sizes)
 
 
-def check_tile_of_global(op: IRDLOperation, tile: NamedAxesType, glob: GlobalType, offsets: Sequence[SSAValue], what: str = "tile") -> None:
-    """A tile (or buffer) of a global tensor: the same axes in the same order, the same
-    element type, and one offset per axis. A tile may be longer than the global along an
-    axis (one partial tile: what lies past the edge reads as zero and is not written)."""
-    require(tile.axis_names == glob.axis_names, op, f"the {what}'s axes {list(tile.axis_names)} must be the global's {list(glob.axis_names)}, in order")
+def check_tile_of_global(op: IRDLOperation, tile: NamedAxesType, glob: GlobalType, offsets: Sequence[SSAValue], what: str = "tile",
+                         any_order: bool = False) -> None:
+    """A tile (or buffer) of a global tensor: the same axes in the same order (in any
+    order, with `any_order`: a tile the block computed is written by its axes' names), the
+    same element type, and one offset per axis. A tile may be longer than the global along
+    an axis (one partial tile: what lies past the edge reads as zero and is not written)."""
+    if any_order:
+        require(sorted(tile.axis_names) == sorted(glob.axis_names), op,
+                f"the {what}'s axes {list(tile.axis_names)} must be the global's {list(glob.axis_names)}, in some order")
+    else:
+        require(tile.axis_names == glob.axis_names, op, f"the {what}'s axes {list(tile.axis_names)} must be the global's {list(glob.axis_names)}, in order")
     require(tile.element_type == glob.element_type, op, f"the {what}'s element type {tile.element_type} differs from the global's {glob.element_type}")
     require(len(offsets) == len(glob.axis_names), op, f"takes one offset per axis of the global ({len(glob.axis_names)}), got {len(offsets)}")
 
@@ -289,9 +295,11 @@ class LoadOp(IRDLOperation):
 
 @irdl_op_definition
 class StoreOp(IRDLOperation):
-    """Write the part of a tile that lies inside the global tensor, at the given offsets.
-    With `accumulate`, add it to what the global holds instead (an f32 global, zeroed
-    before the launch): the blocks that split a contraction axis each add their part.
+    """Write the part of a tile that lies inside the global tensor, at the given offsets
+    (one per axis of the global; the tile's axes, by name, in any order: a product computed
+    transposed is written as it lies). With `accumulate`, add it to what the global holds
+    instead (an f32 global, zeroed before the launch): the blocks that split a contraction
+    axis each add their part.
 
         hbm.store %c, %C[%m0, %n0] : !ncd.tensor<m=128, n=128 : bf16>, !hbm.global<m=512, n=384 : bf16>
         hbm.store %c, %C[%m0, %n0] {accumulate} : !ncd.tensor<m=128, n=128 : f32>, !hbm.global<m=512, n=384 : f32>
@@ -309,7 +317,7 @@ class StoreOp(IRDLOperation):
         super().__init__(operands=[value, dest, list(offsets)], properties={"accumulate": UnitAttr()} if accumulate else {})
 
     def verify_(self) -> None:
-        check_tile_of_global(self, self.value.type, self.dest.type, self.offsets)  # type: ignore[arg-type]
+        check_tile_of_global(self, self.value.type, self.dest.type, self.offsets, any_order=True)  # type: ignore[arg-type]
         if self.accumulate is not None:
             require(self.dest.type.dtype == "f32", self,  # type: ignore[attr-defined]
                     f"accumulate adds into an f32 global (partial sums rounded to {self.dest.type.dtype} would not add up)")  # type: ignore[attr-defined]

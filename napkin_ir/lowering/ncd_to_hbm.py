@@ -196,13 +196,22 @@ class _KernelBuilder:
         ret = f.body.block.last_op
         assert isinstance(ret, func.ReturnOp)
         partial = self._partial_sums(body_ops, ret)
+        along: dict[SSAValue, SSAValue] = {}  # results along the streamed axis: stored tile by tile, in the stream
         if self.stream:
             (s,) = self.stream
-            _Stream(self, s, body_ops).build()
+            for v, g in zip(ret.arguments, self.out_globals):
+                if s in v.type.axis_names:  # type: ignore[attr-defined]
+                    if v not in partial:
+                        raise _fail(f, f"result %{v.name_hint or '?'} has the streamed axis '{s}': it is stored tile by tile as "
+                                       "the stream goes, which adds up only for a sum over an axis spread over the grid")
+                    along[v] = g
+            _Stream(self, s, body_ops, along).build()
         else:
             for op in body_ops:
                 self.clone(op, self.block, None)
         for v, g in zip(ret.arguments, self.out_globals):
+            if v in along:
+                continue
             tile = self.get(v, self.block, None)
             self.block.add_op(hbm.StoreOp(tile, g, self.offsets(g.type, None), accumulate=v in partial))  # type: ignore[arg-type]
         self.block.add_op(hbm.ReturnOp())
@@ -225,8 +234,9 @@ class _Region:
 class _Stream:
     """The loops over tiles of the streamed axis `s`, and what comes before and after."""
 
-    def __init__(self, kb: _KernelBuilder, s: str, body_ops: list[Operation]):
+    def __init__(self, kb: _KernelBuilder, s: str, body_ops: list[Operation], along: dict[SSAValue, SSAValue] | None = None):
         self.kb, self.f, self.s = kb, kb.f, s
+        self.along = along or {}  # results along s, each with its global: added tile by tile
         self.size, self.tile = kb.sizes[s], kb.stream[s]
         self.pre: list[Operation] = []
         self.ops: list[Operation] = []  # per tile, in order
@@ -351,9 +361,12 @@ class _Stream:
         return _product_known(ks) if isinstance(op, ncd.ContractOp) else ks[0]
 
     def _ignored(self, region: _Region) -> bool:
-        """Whether no reduction along s takes anything from the positions in `region`."""
+        """Whether no reduction along s takes anything from the positions in `region`, and
+        no result added tile by tile gets anything from them: a skipped tile must add 0."""
         known = self._known(region)
-        return all(d.ignores(self._input_known(op, known)) for op, d in self.reductions.items())
+        added = [v.owner for v in self.along]
+        return all(d.ignores(self._input_known(op, known)) for op, d in self.reductions.items()) and all(
+            isinstance(op, ncd.ContractOp | ncd.ReduceOp) and self._input_known(op, known) == 0.0 for op in added)
 
     def _clips(self) -> set[Operation]:
         """The reductions whose input must be filled past the end of s."""
@@ -545,6 +558,8 @@ class _Stream:
                 n = self.linear.get(op.results[0])
                 step = d.step(m, state[op], self._partial(m, op, operands), rescale[n] if n else None)
             new_state += step.state
+        for v, g in self.along.items():  # this tile's part of a sum over the grid, added where it lies along s
+            body.add_op(hbm.StoreOp(kb.get(v, body, j0), g, kb.offsets(g.type, j0), accumulate=True))  # type: ignore[arg-type]
         body.add_op(scf.YieldOp(*new_state))
         kb.values = saved  # values computed per tile do not outlive the loop
 

@@ -14,8 +14,10 @@ A reduced axis spread over the grid is split: each block sums its tile of it (st
 as well: `grid="m:128,n:128,k:1024" stream="k:64"` gives each block 1024 of `k` to
 stream) and the blocks add their parts of the sum into the output (`ncd-to-hbm` stores it
 with `accumulate`, and refuses what is not such a sum).
-Labels that name no axis, tiles under 1, streamed axes that are output axes, and a split
-that is not a whole number of stream tiles, are refused with a diagnostic.
+A result may hold the streamed axis only where it is such a sum: the blocks add it tile by
+tile of the stream (the attention gradient's dQ, in blocks that hold keys and stream
+queries). Labels that name no axis, tiles under 1, other streamed axes of an output, and a
+split that is not a whole number of stream tiles, are refused with a diagnostic.
 """
 
 from __future__ import annotations
@@ -25,11 +27,12 @@ from dataclasses import dataclass
 
 from xdsl.context import Context
 from xdsl.dialects import builtin, func
+from xdsl.ir import SSAValue
 from xdsl.passes import ModulePass
 from xdsl.utils.exceptions import PassFailedException
 
 from napkin_ir.dialects.hbm import format_labels
-from napkin_ir.dialects.ncd import TensorType
+from napkin_ir.dialects.ncd import ContractOp, ReduceOp, TensorType
 
 _LABEL = re.compile(r"^\s*([A-Za-z_][A-Za-z0-9_]*)\s*(?::\s*([0-9]+)\s*)?$")
 
@@ -73,10 +76,26 @@ def check_labels(f: func.FuncOp, grid: dict[str, int], stream: dict[str, int]) -
         if axis in stream and grid[axis] % stream[axis]:
             raise PassFailedException(f"ncd-relabel: axis '{axis}' is split over the grid in parts of {grid[axis]} and "
                                       f"streamed {stream[axis]} at a time; a part must be a whole number of stream tiles")
+    ret = f.body.block.last_op
+    results = list(ret.operands) if isinstance(ret, func.ReturnOp) else []
     for axis in stream:
-        for t in outputs:
-            if axis in t.shape:
-                raise PassFailedException(f"ncd-relabel: axis '{axis}' is an axis of {name}'s output; stream only axes that are reduced")
+        for n, t in enumerate(outputs):
+            if axis in t.shape and not (n < len(results) and _summed_over(results[n], grid)):
+                raise PassFailedException(f"ncd-relabel: axis '{axis}' is an axis of {name}'s output; stream only axes that are "
+                                          "reduced (or that of a sum over an axis spread over the grid, added tile by tile)")
+
+
+def _summed_over(v: SSAValue, grid: dict[str, int]) -> bool:
+    """Whether result `v` is a sum along an axis spread over the grid (a contraction, or a
+    reduce sum): each block adds its part into the output, so a streamed axis of the
+    result is added tile by tile as the stream goes (the attention gradient's dQ in a
+    block that holds keys and streams queries)."""
+    op = v.owner
+    if isinstance(op, ContractOp):
+        return any(a in grid for a in op.over_axes)
+    if isinstance(op, ReduceOp) and op.kind.data == "sum":
+        return any(a in grid for a in op.along_axes)
+    return False
 
 
 @dataclass(frozen=True)

@@ -123,7 +123,8 @@ def attention_axes(module: ModuleOp) -> AttentionAxes | None:
     are the query axis (the one a causal mask compares with the keys, else the last) and
     the query heads of a group (grouped-query attention: K and V broadcast over them by
     name). Several results (the gradient's dK and dV, made together) must agree on every
-    axis."""
+    axis, or, where one has the others' axes the other way round (dQ beside them), the
+    most of them (`_across_rows`)."""
     funcs = [f for f in module.walk() if isinstance(f, func.FuncOp) and f.body.blocks]
     if len(funcs) != 1:
         return None
@@ -135,8 +136,29 @@ def attention_axes(module: ModuleOp) -> AttentionAxes | None:
     firsts = [c for c in contracts if c not in seconds]
     if not firsts or not seconds or any(len(c.over_axes) != 1 for c in firsts):
         return None
-    found = {_attention_axes_of(f, firsts, second) for second in seconds}
-    return found.pop() if len(found) == 1 else None
+    found = [_attention_axes_of(f, firsts, second) for second in seconds]
+    if len(set(found)) == 1:
+        return found[0]
+    return _across_rows(found)
+
+
+def _across_rows(found: list[AttentionAxes | None]) -> AttentionAxes | None:
+    """The axes of a gradient whose results disagree on which axis is the rows: the ones
+    most of them agree on, where each other result has those axes the other way round
+    (the gradient's dQ beside dK and dV: its rows are the queries the others stream, its
+    sum runs over the keys the others hold). The blocks keep the most results in
+    registers; each of the others is a sum over the block's rows, which every block
+    adds, tile by tile of the stream, into its f32 output."""
+    if None in found:
+        return None
+    counts = {a: found.count(a) for a in found}
+    best = max(counts, key=counts.__getitem__)
+    if list(counts.values()).count(counts[best]) > 1:
+        return None
+    others = [a for a in counts if a != best]
+    if any((a.query, a.keys, a.batch) != (best.keys, best.query, best.batch) for a in others):  # type: ignore[union-attr]
+        return None
+    return best
 
 
 def _attention_axes_of(f: func.FuncOp, firsts: list[ncd.ContractOp], second: ncd.ContractOp) -> AttentionAxes | None:

@@ -19,6 +19,7 @@ from napkin_ir.interpreters.ptx import HALF, run_kernel
 from napkin_ir.interpreters.run import find_entry
 from napkin_ir.passes.composite import spec
 from napkin_ir.passmanager import run_pipeline
+from napkin_ir.plan.diagram import attention_axes
 from napkin_ir.plan.recipes import attention
 from tests.unit.lowering.levels import every_level_keeps
 
@@ -56,6 +57,21 @@ def test_every_level_keeps_the_gradient(kind, n, nk, d, result, plan):
     inputs = [values[name] for name in diagram.input_names]
     kernel_plan = attention.sm80_plan(module) if plan == "sm80" else attention.sm90_plan(module, persistent=False)
     every_level_keeps(module, kernel_plan, inputs, diagram.run(inputs))
+
+
+@pytest.mark.parametrize("kind,n,nk,d", [*CASES, ("causal", 200, 200, 128)])
+def test_dq_dk_dv_from_one_kernel_keep_the_gradient(kind, n, nk, d):
+    """dQ beside dK and dV: the blocks hold keys and stream queries (the axes most results
+    agree on), dK and dV summed in the block, dQ's part over the block's keys added into
+    its f32 output tile by tile of the stream, the skipped causal tiles adding nothing."""
+    text, values = _inputs(kind, n, nk, d, seed=n + 3)
+    module = run_pipeline(text, f'{GRAD},ncd-extract{{function="{NAMES[kind]}_grad" results="0,1,2" cut="delta"}},'
+                                'ncd-widen-results{result=0}')
+    axes = attention_axes(module)
+    assert axes is not None and (axes.query, axes.keys) == ("j", "i")
+    diagram = find_entry(module)
+    inputs = [values[name] for name in diagram.input_names]
+    every_level_keeps(module, attention.sm90_plan(module, persistent=False), inputs, diagram.run(inputs), levels=("hbm",))
 
 
 @pytest.mark.parametrize("kind,n,nk,d", CASES)
