@@ -251,14 +251,21 @@ def attention_kernel(kind: str, scale: float | None, b: int, h: int, hk: int, n:
 
 
 RESIDUAL_GRADIENT = "ncd-grad{residuals=true},ncd-fold-casts"  # the backward reading the forward's statistic and output
-ATTENTION_GRAD_PARTS = ("delta", "q", "k", "v", "kv")
+ATTENTION_GRAD_PARTS = ("delta", "q", "k", "v", "kv", "qkv")
+FUSED_DQ_DIMS = (128,)  # head dims whose dQ, dK and dV come from one kernel on sm_90a
 
 
-def backward_parts(d: int) -> tuple[str, ...]:
-    """The kernels napkin::attention_backward runs at head dim `d`: D, dQ, then dK and dV
+def backward_parts(d: int, cap: tuple[int, int] = (9, 0), grouped: bool = False) -> tuple[str, ...]:
+    """The kernels napkin::attention_backward runs at head dim `d` on a GPU of capability
+    `cap`: D, then on Hopper at FUSED_DQ_DIMS dQ, dK and dV from one kernel (the scores,
+    P, dP and dS made once for all three, dQ's part of each key block added into an f32
+    dQ: 5 products a tile where the two kernels below make 7); else dQ, then dK and dV
     from one kernel (the scores and dP made once for both; 4-28% faster than a kernel each
     at d 64 and 128 on the H100, research/benchmarks.md), or a kernel each at head dims
-    over 128, where the one kernel's two accumulators spill (5.5 KB a thread on sm_90a)."""
+    over 128, where the one kernel's two accumulators spill (5.5 KB a thread on sm_90a).
+    Grouped heads keep the kernels apart."""
+    if cap == (9, 0) and d in FUSED_DQ_DIMS and not grouped:
+        return ("delta", "qkv")
     return ("delta", "q", "kv") if d <= 128 else ("delta", "q", "k", "v")
 
 
@@ -268,9 +275,11 @@ def attention_grad_kernel(part: str, kind: str, scale: float | None, b: int, h: 
     `ncd-grad{residuals=true}` (the forward's row statistic and output saved) and taken out
     by `ncd-extract`: `delta` is D = rowsum(dO * O) (f32 [B, H, N], a row kernel), `q`, `k`
     and `v` the cotangents, each reading D and the statistic (`lse`, or spherical
-    attention's `norm`), and `kv` dK and dV from one kernel (outputs `out0`, `out1`), the
-    scores and probabilities recomputed once for both. dQ's blocks hold queries and stream
-    keys, dK's and dV's hold keys and stream queries. With `hk` < `h` key/value heads, the grouped diagram's: Q, dO, D
+    attention's `norm`), `kv` dK and dV from one kernel (outputs `out0`, `out1`), the
+    scores and probabilities recomputed once for both, and `qkv` all three from one kernel
+    whose blocks hold keys, dQ (f32, zeroed by the launch) added into tile by tile of the
+    streamed queries. dQ's blocks hold queries and stream keys, dK's and dV's hold keys
+    and stream queries. With `hk` < `h` key/value heads, the grouped diagram's: Q, dO, D
     and the statistic viewed [B, H_kv, H / H_kv, N(, D)], and dK and dV summed over a
     group's query heads by blocks that each add one head's part into an f32 output
     (`ncd-widen-results`; the launch zeroes it)."""
@@ -289,6 +298,8 @@ def attention_grad_kernel(part: str, kind: str, scale: float | None, b: int, h: 
             derive = f'{RESIDUAL_GRADIENT},ncd-extract{{function="{name}_grad" {pick}}}'
             if hk < h and part in ("k", "v", "kv"):  # summed over the group's heads across blocks: in f32
                 derive += ",ncd-widen-results"
+            elif part == "qkv":  # dQ summed over the key blocks: in f32
+                derive += ",ncd-widen-results{result=0}"
             text = attention_text(kind, b, h, hk, n, nk, d, dtype, scale)
             derived = _derived[("attention", part, *shape)] = str(run_pipeline(text, derive))
     what = ("D" if part == "delta" else " and ".join(f"d{c}" for c in part)) + f" of napkin::attention ({kind}) of q [{b}, {h}, {n}, {d}], k and v " \
@@ -577,8 +588,8 @@ def _attention_backward_impl(q: Tensor, k: Tensor, v: Tensor, out: Tensor, stat:
     given = {"q": q.view(*rows, d), "k": k, "v": v, "d_o": grad.view(*rows, d), "lse": stat.view(rows), "norm": stat.view(rows),
              "delta": delta.view(rows)}
     grads = []
-    likes_of = {"q": (q,), "k": (k,), "v": (v,), "kv": (k, v)}
-    for part in backward_parts(d)[1:]:
+    likes_of = {"q": (q,), "k": (k,), "v": (v,), "kv": (k, v), "qkv": (q, k, v)}
+    for part in backward_parts(d, cap, r > 1)[1:]:
         likes = likes_of[part]
         kernel = attention_grad_kernel(part, kind, scale, b, h, n, nk, d, dt, cap, hk)
         outs = [p for p in kernel.contract.params if p.role in ("out", "accumulate")]
@@ -602,7 +613,7 @@ def _attention_backward_fake(q: Tensor, k: Tensor, v: Tensor, out: Tensor, stat:
     if torch.are_deterministic_algorithms_enabled():  # the plain diagram's kernels on repeated K and V
         hk = h
     if _static(b, h, hk, n, nk, d) and q.numel() and k.numel():
-        for part in backward_parts(d):
+        for part in backward_parts(d, capability(q.device), hk < h):
             attention_grad_kernel(part, kind, scale, b, h, n, nk, d, DTYPES[q.dtype], capability(q.device), hk)
     return q.new_empty(q.shape), k.new_empty(k.shape), v.new_empty(v.shape)
 

@@ -111,16 +111,22 @@ class FragType(NamedAxesType):
     a time), `!reg.frag<line, i=2 : f32>` (one value per row of such a fragment, in the lanes
     that hold the row), `!reg.frag<line_col, j=64 : f32, span=64>` (one value per column of
     such a fragment, in the lanes that hold the column). `span` belongs to `line` and
-    `line_col` fragments; the others keep its default."""
+    `line_col` fragments; the others keep its default.
+
+    `!reg.frag<c, d=16, i=64 : f32, split=8>`: a warp's 16 rows of a tile whose rows (here
+    128 of `d`) lie along no `reg.warps` axis: the consumer warps, in order, hold 16 each
+    (split = the warps). The attention gradient's dQ^T = K^T dS^T, rows the head dim, in a
+    block whose warps split the keys. 1 (not printed) for every other fragment."""
 
     name = "reg.frag"
     role: StringAttr
     span: IntAttr  # of a `line` fragment: the columns one row's lanes cover once (LINE_SPAN for every other role)
+    split: IntAttr  # of a `c` fragment of rows along no warps axis: the warps that share them, 16 rows each (else 1)
 
-    def __init__(self, role: str, shape: dict[str, int], element_type: Attribute, span: int = LINE_SPAN):
+    def __init__(self, role: str, shape: dict[str, int], element_type: Attribute, span: int = LINE_SPAN, split: int = 1):
         ParametrizedAttribute.__init__(
             self, ArrayAttr([StringAttr(a) for a in shape]), ArrayAttr([IntAttr(v) for v in shape.values()]),
-            element_type, StringAttr(role), IntAttr(span),
+            element_type, StringAttr(role), IntAttr(span), IntAttr(split),
         )
 
     def verify(self) -> None:
@@ -129,6 +135,9 @@ class FragType(NamedAxesType):
         if role not in ROLES:
             raise VerifyException(f"!reg.frag: role must be a, b, c, row, col, line or line_col, got '{role}'")
         span = self.span.data
+        if self.split.data != 1 and (role != "c" or self.split.data < 1 or self.dims[0] != 16):
+            raise VerifyException(f"!reg.frag: split={self.split.data} belongs to a 'c' fragment of one warp's 16 rows, got "
+                                  f"a '{role}' fragment of {self.shape}")
         if role not in LINES and span != LINE_SPAN:
             raise VerifyException(f"!reg.frag: only a 'line' fragment has a span, got span={span} on a '{role}' fragment")
         if role == "line":
@@ -210,6 +219,8 @@ class FragType(NamedAxesType):
             self.print_shape(printer)
             if self.span.data != LINE_SPAN:
                 printer.print_string(f", span={self.span.data}")
+            if self.split.data != 1:
+                printer.print_string(f", split={self.split.data}")
 
     @classmethod
     def parse_parameters(cls, parser: AttrParser) -> Sequence[Attribute]:
@@ -220,16 +231,20 @@ class FragType(NamedAxesType):
             parser.raise_error(f"a fragment's role is a, b, c, row, col, line or line_col, got '{role}'", pos, parser.pos)
         parser.parse_punctuation(",")
         axes, sizes, et = cls.parse_shape(parser)
-        span = LINE_SPAN
+        span, split = LINE_SPAN, 1
         if parser.parse_optional_punctuation(","):
             pos = parser.pos
-            parser.parse_keyword("span", " (a 'line' fragment's span)")
-            if role not in LINES:
-                parser.raise_error(f"only a 'line' fragment has a span, got a '{role}' fragment", pos, parser.pos)
-            parser.parse_punctuation("=", " after span")
-            span = parser.parse_integer(allow_boolean=False, allow_negative=False)
+            if parser.parse_optional_keyword("split"):
+                parser.parse_punctuation("=", " after split")
+                split = parser.parse_integer(allow_boolean=False, allow_negative=False)
+            else:
+                parser.parse_keyword("span", " (a 'line' fragment's span, or a 'c' fragment's split)")
+                if role not in LINES:
+                    parser.raise_error(f"only a 'line' fragment has a span, got a '{role}' fragment", pos, parser.pos)
+                parser.parse_punctuation("=", " after span")
+                span = parser.parse_integer(allow_boolean=False, allow_negative=False)
         parser.parse_punctuation(">", " to close !reg.frag")
-        return axes, sizes, et, StringAttr(role), IntAttr(span)
+        return axes, sizes, et, StringAttr(role), IntAttr(span), IntAttr(split)
 
 
 @cache

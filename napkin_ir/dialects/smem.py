@@ -21,7 +21,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from xdsl.dialects.builtin import ArrayAttr, IndexType, IntAttr, IntegerAttr, StringAttr, i32
+from xdsl.dialects.builtin import ArrayAttr, IndexType, IntAttr, IntegerAttr, StringAttr, UnitAttr, i32
 from xdsl.ir import Attribute, Dialect, ParametrizedAttribute, Region, SSAValue, TypeAttribute
 from xdsl.irdl import (
     IRDLOperation,
@@ -29,6 +29,7 @@ from xdsl.irdl import (
     irdl_attr_definition,
     irdl_op_definition,
     operand_def,
+    opt_prop_def,
     prop_def,
     region_def,
     result_def,
@@ -192,10 +193,22 @@ class WaitOp(PendingWaitOp):
 @irdl_op_definition
 class BarrierOp(IRDLOperation):
     """Every thread of the block arrives before any goes on (what one thread's completed
-    copies wrote becomes visible to all; a stage read by all may be overwritten after)."""
+    copies wrote becomes visible to all; a stage read by all may be overwritten after).
+    Beside a producer warpgroup, the consumers meet. With `async_proxy`, each thread's
+    writes to shared memory are first fenced for the async proxy, so that the tensor
+    cores (wgmma) and the TMA, which read through it, see them.
+
+        smem.barrier
+        smem.barrier {async_proxy}
+    """
 
     name = "smem.barrier"
+    async_proxy = opt_prop_def(UnitAttr)
+    irdl_options = (ParsePropInAttrDict(),)
     assembly_format = "attr-dict"
+
+    def __init__(self, async_proxy: bool = False):
+        super().__init__(properties={"async_proxy": UnitAttr()} if async_proxy else {})
 
 
 @irdl_op_definition

@@ -58,11 +58,14 @@ def lane_layout_of(t: reg.FragType):
     return reg.lane_layout(t.role.data, *t.dims, span=t.span.data)
 
 
-def warp_origin(t: reg.FragType, w: dict[str, int], at: dict[str, int]) -> dict[str, int]:
-    """Where warp `w`'s fragment starts in the block's tile: along a `reg.warps` axis its
-    index times the fragment's size there (one place of an axis the fragment lacks, which
-    the warp holds a place of), along the others at `at`."""
+def warp_origin(t: reg.FragType, w: dict[str, int], at: dict[str, int], number: int = 0) -> dict[str, int]:
+    """Where warp `w` (the `number`th of `warps_of`) has its fragment in the block's tile:
+    along a `reg.warps` axis its index times the fragment's size there (one place of an
+    axis the fragment lacks, which the warp holds a place of), along the rows of a `split`
+    fragment 16 times its number, along the others at `at`."""
     origin = {a: w[a] * s if a in w else at.get(a, 0) for a, s in t.shape.items()}
+    if t.split.data > 1:
+        origin[t.rows_axis] = 16 * number
     return {**origin, **{a: i for a, i in w.items() if a not in t.shape}}
 
 
@@ -123,8 +126,9 @@ class RegFunctions(InterpreterFunctions):
         b_tile = self._wgmma_read(op, b, b_stage, (k, cols))[kk : kk + 16, :]
         out = {}
         n = t.shape[rows]
-        for w in warps_of(op):  # the warp's rows: its place along each of A's row axes (held ones: one place)
-            window = tuple(slice(w[x] * n, (w[x] + 1) * n) if x == rows else w[x] if x in w and x != k else slice(None) for x in kept)
+        for number, w in enumerate(warps_of(op)):  # the warp's rows: its place along each of A's row axes (held ones: one place)
+            first = warp_origin(t, w, {}, number)[rows]
+            window = tuple(slice(first, first + n) if x == rows else w[x] if x in w and x != k else slice(None) for x in kept)
             a_rows = NamedArray(tuple(x for x in kept if x in (rows, k)), a_all[window]).aligned((rows, k))
             d = scatter(t, c[_key(w)]) + a_rows[:, kk : kk + 16] @ b_tile
             out[_key(w)] = gather(t, d.astype(np.float32))
@@ -186,9 +190,9 @@ class RegFunctions(InterpreterFunctions):
     def run_store(self, interpreter: Interpreter, op: reg.StoreOp, args: tuple[Any, ...]):
         value, g, *offsets = args
         t: reg.FragType = op.value.type  # type: ignore[assignment]
-        for w in warps_of(op):
-            origin = warp_origin(t, w, {})
-            tile = round_to(g.type.dtype, scatter(t, value[_key(w)]))
+        for number, w in enumerate(warps_of(op)):
+            origin = warp_origin(t, w, {}, number)
+            tile = scatter(t, value[_key(w)]).astype(np.float32)
             if [a for a in g.type.axis_names if a in t.shape] != list(t.axis_names):  # accumulators stored transposed
                 tile = tile.T
             # the global's axes that the fragment lacks: one place, at the offset
@@ -196,9 +200,9 @@ class RegFunctions(InterpreterFunctions):
             start = [o + origin.get(a, 0) for o, a in zip(offsets, g.type.axis_names)]
             src, dst = overlap(g, start, dims)
             if op.accumulate is not None:  # a block's part of a split contraction
-                g.data[src] += scatter(t, value[_key(w)]).astype(np.float32).reshape(dims)[dst]
+                g.data[src] += tile.reshape(dims)[dst]
             else:
-                g.data[src] = tile.reshape(dims)[dst]
+                g.data[src] = round_to(g.type.dtype, tile).reshape(dims)[dst]
         return ()
 
     @impl(reg.LoadOp)
@@ -218,6 +222,9 @@ class RegFunctions(InterpreterFunctions):
     def run_stmatrix(self, interpreter: Interpreter, op: reg.StmatrixOp, args: tuple[Any, ...]):
         value, buf, stage = args
         buf.check_writable(stage, op.name)
+        if buf.wgmma_reads.get(stage):
+            raise InterpretationError(f"{op.name}: writes stage {stage} of {buf.type} while a wgmma still reads it; "
+                                      "retire its group first (reg.wgmma_wait) and meet the other warps (smem.barrier)")
         t: reg.FragType = op.value.type  # type: ignore[assignment]
         at = hbm.parse_labels(op.at)
         rows, cols = t.axis_names
@@ -230,6 +237,7 @@ class RegFunctions(InterpreterFunctions):
                               else origin.get(a, 0) for a in buf.type.axis_names)
                 tile[where] = scatter(t, value[_key(w)])[:, c0 : c0 + width]
         buf.data[stage] = round_to(buf.type.dtype, tile)
+        buf.unsynced.add(stage)  # the other warps' rows of it are visible after a barrier
         return ()
 
     # -- fragment math -----------------------------------------------------------------------

@@ -207,11 +207,13 @@ class SmemFunctions(InterpreterFunctions):
         at = parse_labels(op.at)
         window = tuple(slice(at.get(a, 0), at.get(a, 0) + n) for a, n in buf.type.shape.items())
         buf.data[stage] = round_to(buf.type.dtype, value.aligned(buf.type.axis_names)[window])
+        buf.unsynced.add(stage)  # the other threads' rows of it are visible after a barrier
         return ()
 
     @impl(smem.TmaStoreOp)
     def run_tma_store(self, interpreter: Interpreter, op: smem.TmaStoreOp, args: tuple[Any, ...]):
         buf, stage, g, *offsets = args
+        buf.unsynced.discard(stage)  # the store's own barrier: every consumer's writes are in
         check_readable(buf, stage, op.name)
         # what lands is the stage as it is now: writing it before the group retires is refused
         src, dst = overlap(g, offsets, buf.type.dims)

@@ -59,6 +59,13 @@ Where two stages do not fit beside the other buffers, one does, each panel waiti
 every store before it (pending 0). The stores run on while the block goes on (a
 persistent block, to its next tile). An f32 vector stored beside it (attention's
 log-sum-exp, one value per row) is stored straight from registers.
+
+With `copy=tma`, a 16-bit tile computed in a stream loop that a product contracts along
+the block's rows (the attention gradient's dS, for dQ^T = K^T dS^T in blocks that hold
+keys: the warps split the keys, so none holds a whole sum) goes through a one-stage
+buffer of one 128-byte panel a row: the consumers meet, write it (`smem.write`), meet
+again with the writes fenced for the tensor cores (`smem.barrier {async_proxy}`), and the
+product reads it from there.
 """
 
 from __future__ import annotations
@@ -196,6 +203,55 @@ def _hoist_before(value: SSAValue, op: Operation) -> None:
     Rewriter.insert_op([owner], InsertPoint.before(op))
 
 
+def _block_rows(kernel: hbm.KernelOp) -> set[str]:
+    """The axes the grid cuts into tiles of more than one place: the block's rows."""
+    return {a for a, n in hbm.parse_labels(kernel.grid).items() if n > 1}
+
+
+def _contracted_rows(op: ncd.ContractOp, rows: set[str], body: Block) -> list[SSAValue]:
+    """The operands of product `op` computed in `body` (rounded to 16 bits in registers)
+    that it contracts along the block's rows: the warps split those rows, so no warp holds
+    what the product sums, and the tile goes through shared memory."""
+    return [v for v in op.operands if isinstance(v.owner, ncd.MapOp) and v.owner.parent_block() is body
+            and set(op.over_axes) & rows & set(v.type.axis_names)]  # type: ignore[attr-defined]
+
+
+def _stage_contracted_rows(kernel: hbm.KernelOp) -> list[smem.BufferType]:
+    """A tile computed in a stream loop that a product contracts along the block's rows
+    (the attention gradient's dS in dQ^T = K^T dS^T, in blocks that hold keys) goes through
+    a one-stage buffer: the consumers meet (no warp still reads the stage: each product
+    from it is complete before its warp goes on), each writes its rows
+    (`smem.write`), they meet again with their writes fenced for the tensor cores
+    (`smem.barrier {async_proxy}`), and the product reads the stage (`smem.read`)."""
+    rows = _block_rows(kernel)
+    types: list[smem.BufferType] = []
+    staged: dict[tuple, smem.AllocOp] = {}
+    for loop in loop_facts.stream_loops(kernel):
+        body = loop.body.block
+        for op in [o for o in body.ops if isinstance(o, ncd.ContractOp)]:
+            for v in _contracted_rows(op, rows, body):
+                t: ncd.TensorType = v.type  # type: ignore[assignment]
+                inner = dtype(t.dtype).size(t.dims[-1])
+                if not dtype(t.dtype).is_half or inner != 128:
+                    raise PassFailedException(f"hbm-to-smem: @{kernel.sym_name.data}: {v.name_hint or 'a tile'} {t} is contracted "
+                                              "along the block's rows, which the warps split: it goes through shared memory by "
+                                              "stmatrix, as one 128-byte panel of 16-bit columns a row (64 columns: a stream "
+                                              f"tile of 64); this one has {inner}-byte rows of {t.dtype}")
+                key = (tuple(t.shape.items()), t.element_type)
+                if key not in staged:
+                    buf_t = smem.BufferType(t.shape, t.element_type, 1, "swizzle")
+                    staged[key] = smem.AllocOp(buf_t)
+                    Rewriter.insert_op([staged[key]], InsertPoint.at_start(kernel.body.block))
+                    types.append(buf_t)
+                alloc = staged[key]
+                zero = _const(0)
+                read = smem.ReadOp(alloc.result, zero.result)
+                ops = [zero, smem.BarrierOp(), smem.WriteOp(v, alloc.result, zero.result, {}), smem.BarrierOp(async_proxy=True), read]
+                Rewriter.insert_op(ops, InsertPoint.before(op))
+                op.operands[list(op.operands).index(v)] = read.result
+    return types
+
+
 @dataclass(frozen=True)
 class HbmToSmemPass(ModulePass):
     name = "hbm-to-smem"
@@ -232,6 +288,7 @@ class HbmToSmemPass(ModulePass):
                 producers: list[smem.ProducerOp] = []
                 buffers = [self._tma_pipeline(chain, layout, producers) for chain in stream_chains(loops)]
                 buffers.append(self._tma_one_time_copies(kernel, layout, producers))
+                buffers.append(_stage_contracted_rows(kernel))
                 if self.store == "tma":
                     buffers.append(self._tma_stores(kernel, self.smem_bytes - sum(b.bytes() for bs in buffers for b in bs)))
             else:

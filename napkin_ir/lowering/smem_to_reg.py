@@ -364,6 +364,11 @@ class _Fragments:
             # transposed (C^T = B^T A^T), so that a tile computed in registers with those
             # rows (the MLP's dW1 = dH^T X: dH [h, m], rows h) is its A, as attention's P is
             (rows, bm), (cols, bn) = (cols, bn), (rows, bm)
+        warps = math.prod(self.warps.values())
+        if self.mma == "wgmma" and rows not in self.warps and cols not in self.warps and warps > 1 and bm == 16 * warps:
+            # rows along no warps axis (dQ^T = K^T dS^T, rows the head dim, where the warps
+            # split the keys): the warps take 16 each all the same, one wgmma row block a warpgroup
+            return reg.FragType("c", {rows: 16, cols: bn}, builtin.f32, split=warps)
         wm, wn = self.warps.get(rows, 1), self.warps.get(cols, 1)
         if bm % wm or (bm // wm) % 16 or bn % wn or (bn // wn) % 8:
             raise self.fail(f"a {bm} x {bn} tile over {wm} x {wn} warps leaves each warp {bm / wm:g} x {bn / wn:g}; "

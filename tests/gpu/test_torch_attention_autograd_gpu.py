@@ -36,7 +36,8 @@ def _reference(q, k, v, kind, scale=None):
 CASES = [("softmax", (2, 4, 4, 512, 512, 64)), ("causal", (1, 4, 4, 1000, 1000, 128)), ("softmax", (1, 2, 2, 200, 333, 64)),
          ("causal", (1, 8, 2, 300, 300, 64)), ("softmax", (1, 2, 2, 384, 384, 256)), ("spherical", (1, 4, 4, 500, 500, 64)),
          ("spherical", (1, 4, 2, 256, 256, 128)), ("softmax", (2, 8, 1, 512, 700, 128)), ("causal", (1, 16, 4, 1000, 1000, 64)),
-         ("causal", (1, 8, 2, 384, 384, 256))]
+         ("causal", (1, 8, 2, 384, 384, 256)), ("softmax", (2, 4, 4, 512, 700, 128)), ("causal", (1, 2, 2, 200, 200, 128)),
+         ("spherical", (1, 4, 4, 300, 300, 128))]
 
 
 @pytest.mark.parametrize("kind,shape", CASES, ids=lambda c: "x".join(map(str, c)) if isinstance(c, tuple) else c)

@@ -46,6 +46,7 @@ from napkin_ir.dialects.ptx import ops as P
 from napkin_ir.dialects.ptx import tensor_ops as T
 from napkin_ir.dialects.ptx.registers import RegType
 from napkin_ir.lowering.ptx_rules.context import B32, F32, PANEL, Buffer, Global, KernelLowering, constant, lowers, prod
+from napkin_ir.lowering.ptx_rules.kernel import CONSUMER_BARRIER
 from napkin_ir.lowering.ptx_rules.products import read_accumulator_layout
 from napkin_ir.target import dtype
 
@@ -405,4 +406,11 @@ def _wait(k: KernelLowering, op: smem.WaitOp) -> None:
 
 @lowers(smem.BarrierOp)
 def _barrier(k: KernelLowering, op: smem.BarrierOp) -> None:
-    k.emit(P.BarSyncOp(0))
+    """`bar.sync 0`, or beside a producer warpgroup the consumers' named barrier; with
+    `async_proxy`, each thread's shared-memory writes fenced for wgmma and the TMA first."""
+    if op.async_proxy is not None:
+        k.emit(T.FenceOp("proxy.async.shared::cta"))
+    if k.producer_warps:
+        k.emit(P.BarSyncOp(CONSUMER_BARRIER, k.consumer_threads))
+    else:
+        k.emit(P.BarSyncOp(0))

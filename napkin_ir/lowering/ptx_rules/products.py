@@ -273,9 +273,12 @@ def _wgmma(k: KernelLowering, op: reg.WgmmaOp) -> None:
 def _wgmma_a_mn_major(k: KernelLowering, op: reg.WgmmaOp, a: Buffer, rows: str, cols: str, kx: str, kk: int) -> None:
     """A stored [k, m] (a product over A's rows, as a gradient's A^T dC): M-major, its rows
     in panels of 64 columns, read with `imm-trans-a` as B's [k, n] tiles are. Warpgroup w
-    takes A's rows 64 w to 64 w + 63: panel w, `a.rows` rows of 128 bytes on; the slice at
+    takes A's rows 64 w to 64 w + 63 (along the `reg.warps` axis, or the rows of a `split`
+    accumulator, 16 a warp: dQ^T = K^T dS^T, K's head dim): panel w, `a.rows` rows of 128 bytes on; the slice at
     `kk` is `kk` rows of 128 bytes into it; 8-row groups are 1024 bytes apart (SBO)."""
-    if rows not in k.warps or len(k.warps) != 1 or 16 * k.warps[rows] != a.type.shape[rows] or a.type.shape[rows] % 64:
+    split = op.c.type.split.data  # type: ignore[attr-defined]
+    warps = split if split > 1 else k.warps.get(rows, 0) if len(k.warps) == 1 else 0
+    if 16 * warps != a.type.shape[rows] or a.type.shape[rows] % 64:
         raise k.fail(f"wgmma's warps share A's rows '{rows}' ({a.type}), 64 a warpgroup; got reg.warps {k.warps}")
     warp = k.warp_number()
     group_panel = k.once(("warpgroup_panel", a.rows), lambda: k.mul(k.op2(P.ShrOp, "u32", warp, 2), a.rows * PANEL))

@@ -67,15 +67,15 @@ def _store(k: KernelLowering, op: reg.StoreOp) -> None:
     r_axis, c_axis = t.axis_names
     strides = g.strides
     if strides[r_axis] == 1 and strides[c_axis] != 1:
-        if op.accumulate is not None:
-            raise k.fail(f"accumulators stored transposed into {gt} are written value by value; adding them is not lowered")
+        if op.accumulate is not None and k.kernel.ordered_sums is not None:
+            raise k.fail(f"accumulators stored transposed into {gt} are added value by value; an ordered sum of them is not lowered")
         _store_transposed(k, op, x)
         return
     if strides[c_axis] != 1:
         raise k.fail(f"the fragment's columns ({c_axis}) or its rows ({r_axis}) must be the last axis of {gt}")
     if gt.shape[c_axis] % 2:
         raise k.fail(f"the output's rows must have an even length, got {gt.shape[c_axis]}")
-    tiles = {a: t.shape[a] * k.warps.get(a, 1) for a in (r_axis, c_axis)}
+    tiles = _tile_sizes(k, t)
     lin, held_ok = k.held_element(g, t, op.offsets)
     row, col = _lane_place(k, t)
     assert g.ptr is not None
@@ -176,7 +176,8 @@ def _store_transposed(k: KernelLowering, op: reg.StoreOp, x: list) -> None:
     that its A is a tile computed in registers: the MLP's dW1 [k, h] as h x k): each value
     on its own, rounded (or as it is, for an f32 output), at its place; the 8 lanes that
     share a column hold 8 consecutive rows, so each store writes 16 (32) contiguous bytes
-    four times. Rows (columns) past the global's edge are not stored."""
+    four times; with `accumulate`, each is added (`red.global.add.f32`). Rows (columns)
+    past the global's edge are not stored."""
     t: reg.FragType = op.value.type  # type: ignore[assignment]
     g: Global = k.vals[op.dest]
     gt, strides = g.type, g.strides
@@ -185,7 +186,7 @@ def _store_transposed(k: KernelLowering, op: reg.StoreOp, x: list) -> None:
     lin, held_ok = k.held_element(g, t, op.offsets)
     row, col = _lane_place(k, t)
     base = k.wide_address(g.ptr, k.add(lin, k.add(row, k.mul(col, strides[c_axis]))), g.esize)  # type: ignore[arg-type]
-    rooms = k.rooms(g, op.offsets, {r_axis: row, c_axis: col}, {a: t.shape[a] * k.warps.get(a, 1) for a in (r_axis, c_axis)})
+    rooms = k.rooms(g, op.offsets, {r_axis: row, c_axis: col}, _tile_sizes(k, t))
     nt = t.dims[1] // 8
     col_ok = {dc: k.setp("gt", rooms[c_axis], dc) for dc in range(0, t.dims[1]) if dc % 8 < 2} if c_axis in rooms else {}
     for tm in range(t.dims[0] // 16):
@@ -196,9 +197,19 @@ def _store_transposed(k: KernelLowering, op: reg.StoreOp, x: list) -> None:
                 for e in range(2):
                     dc = 8 * tn + e
                     v = x[4 * (tm * nt + tn) + 2 * h + e]
+                    off, guard = (dr + dc * strides[c_axis]) * g.esize, k.both(row_ok, col_ok.get(dc))
+                    if op.accumulate is not None:  # a part of a split sum: added
+                        k.emit(P.RedOp("global", "f32", base, v, offset=off, guard=guard))
+                        continue
                     v = v if gt.dtype == "f32" else k.r(P.CvtOp(gt.dtype, "f32", [v], RegType(gt.dtype), mods="rn"))
-                    k.emit(P.StOp("global", "f32" if gt.dtype == "f32" else "b16", base, [v], offset=(dr + dc * strides[c_axis]) * g.esize,
-                                  guard=k.both(row_ok, col_ok.get(dc))))
+                    k.emit(P.StOp("global", "f32" if gt.dtype == "f32" else "b16", base, [v], offset=off, guard=guard))
+
+
+def _tile_sizes(k: KernelLowering, t: reg.FragType) -> dict[str, int]:
+    """The block's tile along a fragment's rows and columns: the warps' parts together."""
+    r_axis, c_axis = t.axis_names
+    return {r_axis: t.shape[r_axis] * (t.split.data if t.split.data > 1 else k.warps.get(r_axis, 1)),
+            c_axis: t.shape[c_axis] * k.warps.get(c_axis, 1)}
 
 
 def _lane_place(k: KernelLowering, t: reg.FragType) -> tuple[SSAValue, SSAValue]:
@@ -206,7 +217,7 @@ def _lane_place(k: KernelLowering, t: reg.FragType) -> tuple[SSAValue, SSAValue]
     an m16n8 tile (lane / 4, 2 (lane mod 4)) moved to its warp's place along each axis."""
     r_axis, c_axis = t.axis_names
     row, col = k.lane_row, k.mul(k.lane_pair, 2)
-    w = k.warp_place(r_axis, t.shape[r_axis])
+    w = k.warp_place(r_axis, t.shape[r_axis]) if t.split.data == 1 else k.mul(k.warp_number(), 16)  # split: 16 rows a warp
     row = row if w is None else k.add(row, w)
     w = k.warp_place(c_axis, t.shape[c_axis])
     col = col if w is None else k.add(col, w)

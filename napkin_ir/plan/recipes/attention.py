@@ -217,6 +217,8 @@ def sm90_plan(module: ModuleOp, block: int | None = None, stream: int | None = N
                                   f"K-major rows from the 128-byte swizzle; a tile this block loads once holds its rows "
                                   f"('{axes.query}') innermost (M-major): wgmma reads it from shared memory (q_registers=false)")
     block, stream, stages, budget, store = sm90_tiles(module, block, stream, stages, blocks_per_sm, store, q_registers)
+    if added_along_stream(module, axes):  # the staged product's barriers: the warpgroups run in step
+        overlap = pingpong = False
     per_head, rows = group_tiles(group_size(axes, sizes), block)
     packed = ((axes.group[0], per_head),) if axes.group else ()
     return KernelPlan(NAME, SM90, grid=(*((b, None) for b in axes.batch + axes.summed), *packed, (axes.query, rows)), stream=(axes.keys, stream),
@@ -366,11 +368,19 @@ def sm90_tiles(module: ModuleOp, block: int | None = None, stream: int | None = 
     if q_registers is None:
         q_registers = q_registers_pay(module, block, stream, blocks_per_sm)
     given_block = bool(block)
+    across = added_along_stream(module, axes)
+    if across:  # dQ^T's rows, the head dim, 16 a consumer warp; dS staged as one 128-byte panel of queries
+        if block and block != d or stream and stream != 64 or d not in (64, 128):
+            raise PassFailedException(f"napkin-sm90: a kernel that adds a result along the stream (dQ beside dK and dV) takes "
+                                      f"blocks of as many keys as the head dim (64 or 128: dQ^T's rows, 16 a consumer warp) and "
+                                      f"64 queries a tile (dS through one 128-byte panel); got head dim {d}"
+                                      + (f", block {block}" if block else "") + (f", stream {stream}" if stream else ""))
+        block, stream, given_block = d, 64, True
     block = block or _rows_for(module, axes, sizes)
     if block % 64 or not 64 <= block <= 256:
         raise PassFailedException(f"napkin-sm90: attention's block is warpgroups of 64 query rows (64 to 256), got {block}")
     r = group_size(axes, sizes)
-    while block > 64 and group_tiles(r, block)[1] > sizes[i]:
+    while block > 64 and group_tiles(r, block)[1] > sizes[i] and not across:
         block -= 64
     # a block's shared memory, less the swizzle's alignment slack and the barriers
     e = operand_dtype(module).bytes
@@ -406,7 +416,7 @@ def sm90_tiles(module: ModuleOp, block: int | None = None, stream: int | None = 
             and fits(DEEP_STREAM, False)
         stream = WIDE_STREAM if wide else DEEP_STREAM if deep else \
             64 if d > 128 or d > 64 and (sizes[j] % 128 or three) else 128
-    while stream > 16 and stream > sizes[j]:  # the power of two below (176: 128), a multiple of 16 (P V's k step)
+    while stream > 16 and stream > sizes[j] and not across:  # the power of two below (176: 128), a multiple of 16 (P V's k step)
         stream = 1 << (stream - 1).bit_length() - 1
     if three and d > 64 and stream > 64:
         raise PassFailedException(f"napkin-sm90: a kernel of three products a tile (the attention gradient's dQ or dK) at head "
@@ -422,6 +432,15 @@ def sm90_tiles(module: ModuleOp, block: int | None = None, stream: int | None = 
     if not stages:
         stages = 3 if q_bytes + 3 * stream * tile_bytes + (out if store is StorePath.TMA else 0) <= budget else 2
     return block, stream, stages, budget, store
+
+
+def added_along_stream(module: ModuleOp, axes: AttentionAxes) -> bool:
+    """Whether a result holds the streamed axis (the gradient's dQ beside dK and dV, in
+    blocks that hold keys and stream queries): a sum over the block's keys, added into its
+    f32 output tile by tile. Its product, dQ^T = K^T dS^T, reads dS from shared memory
+    (a panel of 64 streamed queries) and its rows, the head dim, are 16 a consumer warp."""
+    f = the_function(module)
+    return f is not None and any(axes.keys in t.shape for t in f.function_type.outputs.data)  # type: ignore[attr-defined]
 
 
 def _output_rows_innermost(module: ModuleOp, axes: AttentionAxes) -> bool:
