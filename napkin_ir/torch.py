@@ -252,14 +252,18 @@ def attention_kernel(kind: str, scale: float | None, b: int, h: int, hk: int, n:
 
 RESIDUAL_GRADIENT = "ncd-grad{residuals=true},ncd-fold-casts"  # the backward reading the forward's statistic and output
 ATTENTION_GRAD_PARTS = ("delta", "q", "k", "v", "kv", "qkv")
-FUSED_DQ_DIMS = (128,)  # head dims whose dQ, dK and dV come from one kernel on sm_90a
+# head dims whose dQ, dK and dV come from one kernel on sm_90a: none by default. The one
+# kernel is right but slower than dQ's kernel beside dK and dV's (0.82-0.95x at d=128 on
+# the H100): adding dQ's parts into global memory costs about as much as the product
+# saves (research/benchmarks.md, 2026-11-27)
+FUSED_DQ_DIMS: tuple[int, ...] = ()
 
 
 def backward_parts(d: int, cap: tuple[int, int] = (9, 0), grouped: bool = False) -> tuple[str, ...]:
     """The kernels napkin::attention_backward runs at head dim `d` on a GPU of capability
-    `cap`: D, then on Hopper at FUSED_DQ_DIMS dQ, dK and dV from one kernel (the scores,
-    P, dP and dS made once for all three, dQ's part of each key block added into an f32
-    dQ: 5 products a tile where the two kernels below make 7); else dQ, then dK and dV
+    `cap`: D, then on Hopper at FUSED_DQ_DIMS (none by default) dQ, dK and dV from one
+    kernel (the scores, P, dP and dS made once for all three, dQ's part of each key block
+    added into an f32 dQ: 5 products a tile where the two kernels below make 7); else dQ, then dK and dV
     from one kernel (the scores and dP made once for both; 4-28% faster than a kernel each
     at d 64 and 128 on the H100, research/benchmarks.md), or a kernel each at head dims
     over 128, where the one kernel's two accumulators spill (5.5 KB a thread on sm_90a).
@@ -287,6 +291,9 @@ def attention_grad_kernel(part: str, kind: str, scale: float | None, b: int, h: 
 
     if part not in ATTENTION_GRAD_PARTS:
         raise ValueError(f"attention_grad_kernel: part must be one of {', '.join(ATTENTION_GRAD_PARTS)}, found {part!r}")
+    if part == "qkv" and (cap != (9, 0) or (hk or h) != h):
+        raise ValueError("attention_grad_kernel: part 'qkv' (dQ, dK and dV from one kernel) is sm_90a's, for heads that are not "
+                         f"grouped; got capability {cap[0]}.{cap[1]}" + (f" and {hk} key/value heads for {h}" if (hk or h) != h else ""))
     _refuse_old_gpu("napkin::attention's backward", cap)
     hk = hk or h
     shape = (kind, scale, b, h, hk, n, nk, d, dtype)

@@ -216,6 +216,18 @@ def _contracted_rows(op: ncd.ContractOp, rows: set[str], body: Block) -> list[SS
             and set(op.over_axes) & rows & set(v.type.axis_names)]  # type: ignore[attr-defined]
 
 
+def _refuse_contracted_rows(kernel: hbm.KernelOp) -> None:
+    """cp.async kernels have no staging of a computed tile for a product over its rows."""
+    rows = _block_rows(kernel)
+    for loop in loop_facts.stream_loops(kernel):
+        for op in [o for o in loop.body.block.ops if isinstance(o, ncd.ContractOp)]:
+            for v in _contracted_rows(op, rows, loop.body.block):
+                raise PassFailedException(f"hbm-to-smem: @{kernel.sym_name.data}: {v.name_hint or 'a tile'} is computed in the stream "
+                                          f"and contracted along the block's rows ({', '.join(sorted(set(op.over_axes) & rows))}), "
+                                          "which the warps split: it goes through shared memory by stmatrix for wgmma, on "
+                                          "sm_90a (copy=tma); with cp.async it is not lowered")
+
+
 def _stage_contracted_rows(kernel: hbm.KernelOp) -> list[smem.BufferType]:
     """A tile computed in a stream loop that a product contracts along the block's rows
     (the attention gradient's dS in dQ^T = K^T dS^T, in blocks that hold keys) goes through
@@ -292,6 +304,7 @@ class HbmToSmemPass(ModulePass):
                 if self.store == "tma":
                     buffers.append(self._tma_stores(kernel, self.smem_bytes - sum(b.bytes() for bs in buffers for b in bs)))
             else:
+                _refuse_contracted_rows(kernel)
                 buffers = [self._pipeline(chain, layout) for chain in stream_chains(loops)]
                 buffers.append(self._one_time_copies(kernel, layout))
             total = sum(b.bytes() for bs in buffers for b in bs)

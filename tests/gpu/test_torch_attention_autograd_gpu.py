@@ -60,6 +60,27 @@ def test_attention_gradients_match_float64(kind, shape):
         assert _rel(got, ref) <= 2e-2, f"{name}: {_rel(got, ref):.2e}"
 
 
+@pytest.mark.parametrize("kind,shape", [("softmax", (2, 4, 512, 700)), ("causal", (1, 4, 1000, 1000)), ("spherical", (1, 2, 300, 300))])
+def test_dq_beside_dk_and_dv_matches_float64(kind, shape, monkeypatch):
+    """dQ, dK and dV from one kernel (`FUSED_DQ_DIMS`, off by default) through the op."""
+    import napkin_ir.torch as nt
+
+    if torch.cuda.get_device_capability() != (9, 0):
+        pytest.skip("the one kernel of dQ, dK and dV is sm_90a's")
+    monkeypatch.setattr(nt, "FUSED_DQ_DIMS", (128,))
+    assert nt.backward_parts(128, (9, 0)) == ("delta", "qkv")
+    b, h, n, nk = shape
+    q, g = (torch.randn(b, h, n, 128, device="cuda").to(torch.bfloat16) for _ in range(2))
+    k, v = (torch.randn(b, h, nk, 128, device="cuda").to(torch.bfloat16) for _ in range(2))
+    q, k, v = (x.requires_grad_() for x in (q, k, v))
+    nt.attention(q, k, v, kind).backward(g)
+    q64, k64, v64 = (x.detach().double().requires_grad_() for x in (q, k, v))
+    _reference(q64, k64, v64, kind).backward(g.double())
+    for name, got, ref in (("dq", q.grad, q64.grad), ("dk", k.grad, k64.grad), ("dv", v.grad, v64.grad)):
+        assert got.dtype == torch.bfloat16 and torch.isfinite(got).all(), name
+        assert _rel(got, ref) <= 2e-2, f"{name}: {_rel(got, ref):.2e}"
+
+
 def test_grouped_heads_backward_is_deterministic_when_torch_asks():
     """Under torch.use_deterministic_algorithms(True), grouped heads' dK and dV come from
     the plain diagram's kernels on repeated K and V, summed in a fixed order: the same bits

@@ -61,7 +61,8 @@ def test_a_loss_on_the_log_sum_exp_reaches_the_backward():
 
 @pytest.mark.parametrize("cap,target", [((9, 0), "sm_90a"), ((8, 0), "sm_80")])
 def test_each_attention_gradient_is_a_derived_kernel(cap, target):
-    kernels = {part: nt.attention_grad_kernel(part, "causal", None, 1, 2, 300, 300, 64, "bf16", cap) for part in nt.ATTENTION_GRAD_PARTS}
+    kernels = {part: nt.attention_grad_kernel(part, "causal", None, 1, 2, 300, 300, 64, "bf16", cap) for part in nt.ATTENTION_GRAD_PARTS
+               if part != "qkv"}
     assert kernels["delta"].arg_names() == ["d_o", "o", "out"]
     for part in "qkv":
         assert kernels[part].name == f"causal_attention_grad_{part}"
@@ -77,6 +78,24 @@ def test_each_attention_gradient_is_a_derived_kernel(cap, target):
     # the backward runs it up to head dim 128, a kernel each past that
     assert nt.backward_parts(128) == ("delta", "q", "kv") and nt.backward_parts(256) == ("delta", "q", "k", "v")
     assert {*nt.backward_parts(128), *nt.backward_parts(256)} <= set(nt.ATTENTION_GRAD_PARTS)
+    # dQ, dK and dV from one kernel where FUSED_DQ_DIMS names the head dim (none by default): Hopper's, heads not grouped
+    assert nt.FUSED_DQ_DIMS == ()
+    saved, nt.FUSED_DQ_DIMS = nt.FUSED_DQ_DIMS, (128,)
+    try:
+        assert nt.backward_parts(128, (9, 0)) == ("delta", "qkv")
+        assert nt.backward_parts(128, (8, 0)) == nt.backward_parts(128, (9, 0), grouped=True) == ("delta", "q", "kv")
+        assert nt.backward_parts(64, (9, 0)) == ("delta", "q", "kv")
+    finally:
+        nt.FUSED_DQ_DIMS = saved
+    # its kernel: sm_90a's, dQ an f32 sum the launch zeroes
+    if cap != (9, 0):
+        with pytest.raises(ValueError, match="is sm_90a's"):
+            nt.attention_grad_kernel("qkv", "causal", None, 1, 2, 300, 300, 128, "bf16", cap)
+        return
+    fused = nt.attention_grad_kernel("qkv", "causal", None, 1, 2, 300, 300, 128, "bf16", cap)
+    assert fused.name == "causal_attention_grad_q_k_v"
+    assert [(p.arg, p.role, p.dtype) for p in fused.contract.params if p.arg.startswith("out")] == \
+        [("out0", "accumulate", "f32"), ("out1", "out", "bf16"), ("out2", "out", "bf16")]
 
 
 @pytest.mark.parametrize("cap,target", [((9, 0), "sm_90a"), ((8, 0), "sm_80")])

@@ -217,8 +217,8 @@ def sm90_plan(module: ModuleOp, block: int | None = None, stream: int | None = N
                                   f"K-major rows from the 128-byte swizzle; a tile this block loads once holds its rows "
                                   f"('{axes.query}') innermost (M-major): wgmma reads it from shared memory (q_registers=false)")
     block, stream, stages, budget, store = sm90_tiles(module, block, stream, stages, blocks_per_sm, store, q_registers)
-    if added_along_stream(module, axes):  # the staged product's barriers: the warpgroups run in step
-        overlap = pingpong = False
+    if added_along_stream(module, axes):  # dS's barriers keep the warpgroups in step: taking turns
+        overlap = pingpong = False  # measured 3% slower on the H100 (research/benchmarks.md, 2026-11-27)
     per_head, rows = group_tiles(group_size(axes, sizes), block)
     packed = ((axes.group[0], per_head),) if axes.group else ()
     return KernelPlan(NAME, SM90, grid=(*((b, None) for b in axes.batch + axes.summed), *packed, (axes.query, rows)), stream=(axes.keys, stream),
@@ -392,6 +392,8 @@ def sm90_tiles(module: ModuleOp, block: int | None = None, stream: int | None = 
     while not given_block and block > 64 and resident * block * d * e + 2 * 64 * tile_bytes > budget:
         block -= 64  # the gradient's two resident tiles at d=256
     q_bytes = resident * block * d * e  # Q
+    if across:  # beside it, dS's panel of 64 queries
+        q_bytes += block * 64 * e
     out = block * 64 * e  # a stage of a 64-column panel of the output (hbm-to-smem takes two where they fit)
 
     def fits(keys: int, panels: bool) -> bool:

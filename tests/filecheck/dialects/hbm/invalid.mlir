@@ -248,3 +248,13 @@ hbm.kernel attributes {sym_name = "k", grid = #hbm.labels<m=8>, num_outputs = 1 
   hbm.return
 }
 // CHECK: hbm.store: accumulate adds into an f32 global (partial sums rounded to bf16 would not add up)
+
+// -----
+hbm.kernel attributes {sym_name = "k", grid = #hbm.labels<m=8>, num_outputs = 1 : i32} {
+^bb0(%a: !hbm.global<m=16, k=4 : f32>, %out: !hbm.global<m=16, n=4 : f32>, %m0: index):
+  %c0 = arith.constant 0 : index
+  %t = hbm.load %a[%m0, %c0] : !hbm.global<m=16, k=4 : f32> -> !ncd.tensor<m=8, k=4 : f32>
+  hbm.store %t, %out[%m0, %c0] : !ncd.tensor<m=8, k=4 : f32>, !hbm.global<m=16, n=4 : f32>
+  hbm.return
+}
+// CHECK: hbm.store: the tile's axes ['m', 'k'] must be the global's ['m', 'n'], in some order

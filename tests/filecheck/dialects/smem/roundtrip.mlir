@@ -6,6 +6,7 @@
 // CHECK-NEXT: smem.commit
 // CHECK-NEXT: smem.wait {pending = 0 : i32}
 // CHECK-NEXT: smem.barrier
+// CHECK-NEXT: smem.barrier {async_proxy}
 // CHECK-NEXT: %t = smem.read %buf[%c0] : !smem.buffer<m=64, k=16 : f16, stages=2, layout=pad8> -> !ncd.tensor<m=64, k=16 : f16>
 hbm.kernel attributes {sym_name = "k", grid = #hbm.labels<m=64>, num_outputs = 1 : i32} {
 ^bb0(%a: !hbm.global<m=100, k=48 : f16>, %out: !hbm.global<m=100, k=48 : f16>, %m0: index):
@@ -15,6 +16,7 @@ hbm.kernel attributes {sym_name = "k", grid = #hbm.labels<m=64>, num_outputs = 1
   smem.commit
   smem.wait {pending = 0 : i32}
   smem.barrier
+  smem.barrier {async_proxy}
   %t = smem.read %buf[%c0] : !smem.buffer<m=64, k=16 : f16, stages=2, layout=pad8> -> !ncd.tensor<m=64, k=16 : f16>
   hbm.return
 }

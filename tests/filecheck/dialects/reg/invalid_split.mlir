@@ -1,0 +1,24 @@
+// RUN: napkin-opt %s --split-input-file --verify-diagnostics --parsing-diagnostics | filecheck %s
+
+hbm.kernel attributes {sym_name = "k", grid = #hbm.labels<j=128>, num_outputs = 0 : i32, reg.warps = #hbm.labels<j=8>} {
+^bb0(%j0: index):
+  %z = reg.zeros : !reg.frag<c, d=32, i=64 : f32, split=8>
+  hbm.return
+}
+// CHECK: !reg.frag: split=8 belongs to a 'c' fragment of one warp's 16 rows, got a 'c' fragment of {'d': 32, 'i': 64}
+
+// -----
+hbm.kernel attributes {sym_name = "k", grid = #hbm.labels<j=128>, num_outputs = 0 : i32, reg.warps = #hbm.labels<j=8>} {
+^bb0(%j0: index):
+  %z = reg.zeros : !reg.frag<row, d=16 : f32, split=8>
+  hbm.return
+}
+// CHECK: !reg.frag: split=8 belongs to a 'c' fragment of one warp's 16 rows, got a 'row' fragment of {'d': 16}
+
+// -----
+hbm.kernel attributes {sym_name = "k", grid = #hbm.labels<j=128>, num_outputs = 0 : i32, reg.warps = #hbm.labels<j=8>} {
+^bb0(%j0: index):
+  %z = reg.zeros : !reg.frag<c, d=16, i=64 : f32, spread=8>
+  hbm.return
+}
+// CHECK: span

@@ -1,0 +1,46 @@
+// hbm-to-smem{copy=tma} of a product over the block's rows: %s16, computed in the stream
+// (rows j, the block's; columns i, the stream's), is contracted along j for %t (the
+// attention gradient's dQ^T = K^T dS^T). The warps split j, so %s16 goes through a
+// one-stage swizzled buffer: the consumers meet (the last tile's product has read it),
+// write it, meet with the writes fenced for the tensor cores, and the product reads it.
+// With cp.async the same diagram is refused.
+// RUN: napkin-opt %s -p 'ncd-relabel{grid="j:128" stream="i:64"},ncd-to-hbm,hbm-to-smem{copy=tma stages=2}' | filecheck %s
+// RUN: not napkin-opt %s -p 'ncd-relabel{grid="j:128" stream="i:64"},ncd-to-hbm,hbm-to-smem{stages=2}' 2>&1 | filecheck %s --check-prefix=CPASYNC
+// RUN: napkin-opt %s -p 'ncd-relabel{grid="j:128" stream="i:64"},ncd-to-hbm,hbm-to-smem{copy=tma stages=2},smem-to-reg{mma=wgmma}' | filecheck %s --check-prefix=REG
+// RUN: napkin-opt %s -p 'ncd-relabel{grid="j:128" stream="i:64"},ncd-to-hbm,hbm-to-smem{copy=tma stages=2},smem-to-reg{mma=wgmma},reg-to-ptx{arch=sm_90a}' -t ptx | filecheck %s --check-prefix=PTX
+
+// CHECK: %[[BUF:.*]] = smem.alloc : !smem.buffer<j=128, i=64 : bf16, stages=1, layout=swizzle>
+// CHECK: %s16 = ncd.map cast %s
+// CHECK: smem.barrier
+// CHECK-NEXT: smem.write %s16 -> %[[BUF]][%[[Z:.*]]] {at = #hbm.labels<>}
+// CHECK-NEXT: smem.barrier {async_proxy}
+// CHECK-NEXT: %[[R:.*]] = smem.read %[[BUF]][%[[Z]]]
+// CHECK-NEXT: %t = ncd.contract %[[R]], %{{.*}} over [j] : !ncd.tensor<j=128, i=64 : bf16>, !ncd.tensor<j=128, d=128 : bf16> -> !ncd.tensor<d=128, i=64 : f32>
+// CHECK: ncd.contract %s16, %{{.*}} over [i]
+// CHECK: hbm.store %t, %out0[%i0, %c0] {accumulate}
+
+// CPASYNC: hbm-to-smem: @f: s16 is computed in the stream and contracted along the block's rows (j), which the warps split: it goes through shared memory by stmatrix for wgmma, on sm_90a (copy=tma); with cp.async it is not lowered
+
+// REG: smem.barrier
+// REG-NEXT: reg.stmatrix %{{.*}} -> %[[BUF:.*]][%{{.*}}] {at = #hbm.labels<>} : !reg.frag<c, j=16, i=64 : f32>, !smem.buffer<j=128, i=64 : bf16, stages=1, layout=swizzle>
+// REG-NEXT: smem.barrier {async_proxy}
+// REG-NEXT: %[[Z:.*]] = reg.zeros : !reg.frag<c, d=16, i=64 : f32, split=8>
+// REG-NEXT: reg.wgmma %{{.*}}, %[[BUF]][%{{.*}}], %[[Z]] {at = #hbm.labels<j=0>} : !smem.buffer<j=128, d=128 : bf16, stages=1, layout=swizzle>, !smem.buffer<j=128, i=64 : bf16, stages=1, layout=swizzle>, !reg.frag<c, d=16, i=64 : f32, split=8>
+// REG: reg.store %{{.*}}, %out0[%i0, %c0] {accumulate} : !reg.frag<c, d=16, i=64 : f32, split=8>, !hbm.global<i=200, d=128 : f32>
+
+// the write fenced for the async proxy, the consumers' barrier, the product with A
+// M-major (K's panels) and B N-major (the staged tile), each value added transposed
+// PTX: bar.sync 1, 256;
+// PTX: stmatrix.sync.aligned.m8n8.x4.shared.b16
+// PTX: fence.proxy.async.shared::cta;
+// PTX-NEXT: bar.sync 1, 256;
+// PTX: wgmma.mma_async.sync.aligned.m64n64k16.f32.bf16.bf16 {{.*}}, 1, 1, 1, 1;
+// PTX: red.global.add.f32
+
+func.func @f(%b: !ncd.tensor<i=200, d=128 : bf16>, %k: !ncd.tensor<j=256, d=128 : bf16>) -> (!ncd.tensor<i=200, d=128 : f32>, !ncd.tensor<j=256, d=128 : f32>) {
+  %s = ncd.contract %b, %k over [d] : !ncd.tensor<i=200, d=128 : bf16>, !ncd.tensor<j=256, d=128 : bf16> -> !ncd.tensor<i=200, j=256 : f32>
+  %s16 = ncd.map cast %s : !ncd.tensor<i=200, j=256 : f32> -> !ncd.tensor<i=200, j=256 : bf16>
+  %t = ncd.contract %s16, %k over [j] : !ncd.tensor<i=200, j=256 : bf16>, !ncd.tensor<j=256, d=128 : bf16> -> !ncd.tensor<i=200, d=128 : f32>
+  %r = ncd.contract %s16, %b over [i] : !ncd.tensor<i=200, j=256 : bf16>, !ncd.tensor<i=200, d=128 : bf16> -> !ncd.tensor<j=256, d=128 : f32>
+  func.return %t, %r : !ncd.tensor<i=200, d=128 : f32>, !ncd.tensor<j=256, d=128 : f32>
+}
