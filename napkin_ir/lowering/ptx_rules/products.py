@@ -274,8 +274,9 @@ def _wgmma_a_mn_major(k: KernelLowering, op: reg.WgmmaOp, a: Buffer, rows: str, 
     """A stored [k, m] (a product over A's rows, as a gradient's A^T dC): M-major, its rows
     in panels of 64 columns, read with `imm-trans-a` as B's [k, n] tiles are. Warpgroup w
     takes A's rows 64 w to 64 w + 63 (along the `reg.warps` axis, or the rows of a `split`
-    accumulator, 16 a warp: dQ^T = K^T dS^T, K's head dim): panel w, `a.rows` rows of 128 bytes on; the slice at
-    `kk` is `kk` rows of 128 bytes into it; 8-row groups are 1024 bytes apart (SBO)."""
+    accumulator, 16 a warp: K's head dim in dQ^T = K^T dS^T): panel w, `a.rows` rows of
+    128 bytes on; the slice at `kk` is `kk` rows of 128 bytes into it; 8-row groups are
+    1024 bytes apart (SBO)."""
     split = op.c.type.split.data  # type: ignore[attr-defined]
     warps = split if split > 1 else k.warps.get(rows, 0) if len(k.warps) == 1 else 0
     if 16 * warps != a.type.shape[rows] or a.type.shape[rows] % 64:
