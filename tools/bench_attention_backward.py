@@ -10,7 +10,9 @@ of 64 or 16 heads of 128), causal and not. napkin's backward is
 backend's is `torch.autograd.grad` through its saved graph. napkin's is checked against
 float64 first (on two heads of the timed inputs), then all are timed in the same interleaved rounds
 (`bench_gemm.time_interleaved`); times are medians. FLOPs are 2.5x the forward's 4 B H N^2 D
-(halved when causal), as FlashAttention counts them. The table is printed last and written
+(halved when causal), as FlashAttention counts them. FlashAttention-4 (`fa4`, the
+flash-attn-4 package's CuTe DSL kernels) is timed too where it is installed
+(`../shared/tools/fa4-peer`). The table is printed last and written
 to $OUT/bench_attention_backward.txt.
 """
 
@@ -27,6 +29,18 @@ sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(ROOT / "tools"))
 
 from bench_gemm import report, time_interleaved  # CUDA events, batches of each kernel in turn; the table out
+
+
+PEERS = ("napkin", "cudnn", "flash", "efficient", "fa4")
+
+
+def _fa4():
+    """FlashAttention-4's `flash_attn_func` where it is installed (`../shared/tools/fa4-peer`), else None."""
+    try:
+        from flash_attn.cute.interface import flash_attn_func
+    except Exception:  # noqa: BLE001 (not installed, or its CUDA libraries missing here)
+        return None
+    return flash_attn_func
 
 
 def _fused(nt, d: int, call):
@@ -68,12 +82,14 @@ def main() -> int:
     import napkin_ir.torch as nt
 
     dt = {"bf16": torch.bfloat16, "f16": torch.float16}[args.dtype]
+    fa4 = _fa4()
     name = torch.cuda.get_device_name()
     lines = [f"device: {name}  torch {torch.__version__}  {date.today().isoformat()}",
              f"command: python3 tools/bench_attention_backward.py --seqs {args.seqs} --dims {args.dims} --dtype {args.dtype}"
              + (" --fused" if args.fused else ""), "",
-             f"{'shape':<28}{'napkin err':>11}" + "".join(f"{x:>12}" for x in ("napkin", "cudnn", "flash", "efficient"))
-             + f"{'vs cudnn':>10}{'vs flash':>10}", "TFLOP/s of the backward (2.5x the forward's FLOPs)"]
+             f"{'shape':<28}{'napkin err':>11}" + "".join(f"{x:>12}" for x in PEERS)
+             + f"{'vs cudnn':>10}{'vs flash':>10}{'vs fa4':>10}", "TFLOP/s of the backward (2.5x the forward's FLOPs)"
+             + ("" if fa4 else "; fa4: not installed (../shared/tools/fa4-peer)")]
     backends = {"cudnn": SDPBackend.CUDNN_ATTENTION, "flash": SDPBackend.FLASH_ATTENTION, "efficient": SDPBackend.EFFICIENT_ATTENTION}
     for d in map(int, args.dims.split(",")):
         h = 2048 // d
@@ -97,14 +113,20 @@ def main() -> int:
                         print(f"  {label}: n/a ({str(e).splitlines()[0][:80]})", flush=True)
                         continue
                     fns[label] = (lambda o=o, qs=qs, ks=ks, vs=vs: torch.autograd.grad(o, (qs, ks, vs), g, retain_graph=True))
+                if fa4 is not None:  # FlashAttention-4's CuTe DSL kernels: [batch, tokens, heads, head dim]
+                    q4, k4, v4 = (x.transpose(1, 2).contiguous().requires_grad_() for x in (q, k, v))
+                    o4 = fa4(q4, k4, v4, causal=causal)
+                    o4 = o4[0] if isinstance(o4, tuple) else o4
+                    g4 = g.transpose(1, 2).contiguous()
+                    fns["fa4"] = lambda o4=o4, q4=q4, k4=k4, v4=v4, g4=g4: torch.autograd.grad(o4, (q4, k4, v4), g4, retain_graph=True)
                 labels = list(fns)
                 rounds = time_interleaved(torch, [fns[x] for x in labels], rounds=9, settle_s=0.05)
                 ms = {x: statistics.median(r) for x, r in zip(labels, rounds)}
                 flop = 2.5 * 4 * b * h * n * n * d / (2 if causal else 1)
                 tf = {x: flop / (t * 1e-3) / 1e12 for x, t in ms.items()}
-                cells = "".join(f"{tf[x]:>12.0f}" if x in tf else f"{'n/a':>12}" for x in ("napkin", "cudnn", "flash", "efficient"))
+                cells = "".join(f"{tf[x]:>12.0f}" if x in tf else f"{'n/a':>12}" for x in PEERS)
                 ratio = lambda peer: f"{tf['napkin'] / tf[peer]:>10.2f}" if peer in tf else f"{'n/a':>10}"  # noqa: E731
-                row = f"{f'b{b} h{h} n{n} d{d}' + (' causal' if causal else ''):<28}{err:>11.1e}{cells}{ratio('cudnn')}{ratio('flash')}"
+                row = f"{f'b{b} h{h} n{n} d{d}' + (' causal' if causal else ''):<28}{err:>11.1e}{cells}{ratio('cudnn')}{ratio('flash')}{ratio('fa4')}"
                 if "fused" in tf:
                     row += f"   dQ fused: {tf['fused']:.0f} ({tf['fused'] / tf['napkin']:.2f}x)"
                 print(row, flush=True)
