@@ -252,23 +252,27 @@ def attention_kernel(kind: str, scale: float | None, b: int, h: int, hk: int, n:
 
 RESIDUAL_GRADIENT = "ncd-grad{residuals=true},ncd-fold-casts"  # the backward reading the forward's statistic and output
 ATTENTION_GRAD_PARTS = ("delta", "q", "k", "v", "kv", "qkv")
-# head dims whose dQ, dK and dV come from one kernel on sm_90a: none by default. The one
-# kernel is right but slower than dQ's kernel beside dK and dV's (0.82-0.95x at d=128 on
-# the H100): adding dQ's parts into global memory costs about as much as the product
-# saves (research/benchmarks.md, 2026-11-27)
-FUSED_DQ_DIMS: tuple[int, ...] = ()
+# dQ, dK and dV from one kernel on sm_90a (dQ^T's tiles added into f32 by the TMA's
+# reduce-add) at these head dims, without a mask, from this many keys: 1.05-1.10x the two
+# kernels at 4k and 16k tokens, d=128, on the H100; 0.87x at 1k, 0.67-0.89x causal (its
+# masked loops spill), 0.64-0.68x at d=64 (blocks of 64 keys) (research/benchmarks.md)
+FUSED_DQ_DIMS: tuple[int, ...] = (128,)
+FUSED_DQ_MIN_KEYS = 4096
+FUSED_DQ_MASKED = False
 
 
-def backward_parts(d: int, cap: tuple[int, int] = (9, 0), grouped: bool = False) -> tuple[str, ...]:
+def backward_parts(d: int, cap: tuple[int, int] = (9, 0), grouped: bool = False, masked: bool = False,
+                   keys: int = 0) -> tuple[str, ...]:
     """The kernels napkin::attention_backward runs at head dim `d` on a GPU of capability
-    `cap`: D, then on Hopper at FUSED_DQ_DIMS (none by default) dQ, dK and dV from one
+    `cap`, for `keys` keys (`masked`: causal): D, then on Hopper at FUSED_DQ_DIMS, from
+    FUSED_DQ_MIN_KEYS keys, unmasked (unless FUSED_DQ_MASKED), dQ, dK and dV from one
     kernel (the scores, P, dP and dS made once for all three, dQ's part of each key block
     added into an f32 dQ: 5 products a tile where the two kernels below make 7); else dQ, then dK and dV
     from one kernel (the scores and dP made once for both; 4-28% faster than a kernel each
     at d 64 and 128 on the H100, research/benchmarks.md), or a kernel each at head dims
     over 128, where the one kernel's two accumulators spill (5.5 KB a thread on sm_90a).
     Grouped heads keep the kernels apart."""
-    if cap == (9, 0) and d in FUSED_DQ_DIMS and not grouped:
+    if cap == (9, 0) and d in FUSED_DQ_DIMS and not grouped and keys >= FUSED_DQ_MIN_KEYS and (FUSED_DQ_MASKED or not masked):
         return ("delta", "qkv")
     return ("delta", "q", "kv") if d <= 128 else ("delta", "q", "k", "v")
 
@@ -596,7 +600,7 @@ def _attention_backward_impl(q: Tensor, k: Tensor, v: Tensor, out: Tensor, stat:
              "delta": delta.view(rows)}
     grads = []
     likes_of = {"q": (q,), "k": (k,), "v": (v,), "kv": (k, v), "qkv": (q, k, v)}
-    for part in backward_parts(d, cap, r > 1)[1:]:
+    for part in backward_parts(d, cap, r > 1, kind == "causal", nk)[1:]:
         likes = likes_of[part]
         kernel = attention_grad_kernel(part, kind, scale, b, h, n, nk, d, dt, cap, hk)
         outs = [p for p in kernel.contract.params if p.role in ("out", "accumulate")]
@@ -620,7 +624,7 @@ def _attention_backward_fake(q: Tensor, k: Tensor, v: Tensor, out: Tensor, stat:
     if torch.are_deterministic_algorithms_enabled():  # the plain diagram's kernels on repeated K and V
         hk = h
     if _static(b, h, hk, n, nk, d) and q.numel() and k.numel():
-        for part in backward_parts(d, capability(q.device), hk < h):
+        for part in backward_parts(d, capability(q.device), hk < h, kind == "causal", nk):
             attention_grad_kernel(part, kind, scale, b, h, n, nk, d, DTYPES[q.dtype], capability(q.device), hk)
     return q.new_empty(q.shape), k.new_empty(k.shape), v.new_empty(v.shape)
 

@@ -548,6 +548,32 @@ class ReadOp(IRDLOperation):
 
 
 @irdl_op_definition
+class WriteOp(WindowWriteOp):
+    """Write each warp's f32 accumulators, value by value, into one stage of an f32 buffer
+    of 128-byte swizzled panels (what a TMA store or reduce-add reads), each value at its
+    place by axis name: the buffer may hold the fragment's axes the other way round (dQ^T's
+    rows, the head dim, are the buffer's columns). Each warp writes its place in the
+    block's tile (its index along the `reg.warps` axes, or 16 rows a warp for a `split`
+    fragment); the buffer's axes the fragment lacks have one place. The stage must not be
+    one a TMA store still reads.
+
+        reg.write %dq -> %c[%s] {at = #hbm.labels<>} : !reg.frag<c, d=16, i=64 : f32, split=8>, !smem.buffer<i=64, d=128 : f32, stages=2, layout=swizzle>
+    """
+
+    name = "reg.write"
+    value = operand_def(FragType)
+
+    def verify_(self) -> None:
+        f, b = _frag(self.value), self.dest.type
+        assert isinstance(b, BufferType)
+        require(f.role.data == "c" and f.dtype == "f32", self, f"writes f32 accumulators (role c), got {f}")
+        require(b.dtype == "f32" and b.layout.data == "swizzle", self, f"writes into an f32 buffer of swizzled panels (layout=swizzle), got {b}")
+        require(not parse_labels(self.at), self, "writes the whole tile (no window)")
+        require(set(f.axis_names) <= set(b.axis_names) and all(b.shape[a] == 1 for a in b.axis_names if a not in f.shape), self,
+                f"the buffer's axes of more than one place must be the fragment's {list(f.axis_names)}, got {b}")
+
+
+@irdl_op_definition
 class StmatrixOp(WindowWriteOp):
     """Round each warp's accumulators to the buffer's element type and write the window
     `at` of them (the buffer's shape; 0 along axes not named) into one stage of a
@@ -1116,8 +1142,8 @@ class ToAOp(IRDLOperation):
         return parse_labels(self.at)[_frag(self.input).axis_names[1]]
 
 
-REG = Dialect("reg", [ZerosOp, LdmatrixOp, LoadOp, ReadOp, MmaOp, StoreOp, StmatrixOp, WgmmaOp, WgmmaRsOp, TurnStartOp, TurnWaitOp, TurnPassOp, WgmmaCommitOp, WgmmaWaitOp, FillOp, MapOp, RowReduceOp, ColReduceOp,
+REG = Dialect("reg", [ZerosOp, LdmatrixOp, LoadOp, ReadOp, MmaOp, StoreOp, StmatrixOp, WriteOp, WgmmaOp, WgmmaRsOp, TurnStartOp, TurnWaitOp, TurnPassOp, WgmmaCommitOp, WgmmaWaitOp, FillOp, MapOp, RowReduceOp, ColReduceOp,
                       MaskOp, MaskBoundOp, ToAOp], [FragType])
 
 __all__ = ["LINES", "REG", "VECTORS", "ColReduceOp", "FillOp", "FragType", "LdmatrixOp", "LoadOp", "MapOp", "MaskBoundOp", "MaskOp", "MmaOp", "ReadOp", "RowReduceOp", "StmatrixOp", "StoreOp", "ToAOp", "TurnPassOp", "TurnStartOp", "TurnWaitOp",
-           "WgmmaCommitOp", "WgmmaOp", "WgmmaRsOp", "WgmmaWaitOp", "ZerosOp", "lane_layout"]
+           "WgmmaCommitOp", "WgmmaOp", "WgmmaRsOp", "WgmmaWaitOp", "WriteOp", "ZerosOp", "lane_layout"]

@@ -414,9 +414,14 @@ class TilePositionOp(_PositionOp):
 # -- the sm_90a epilogue: tiles out through shared memory and TMA stores --
 
 
-def _window(op: IRDLOperation, at_attr: LabelsAttr, tile: NamedAxesType, buf: BufferType) -> dict[str, int]:
-    """The window of `tile` a buffer stage holds: the buffer's shape at `at` (axes not named start at 0)."""
-    require(tile.axis_names == buf.axis_names, op, f"the tile's axes {list(tile.axis_names)} must be the buffer's {list(buf.axis_names)}, in order")
+def _window(op: IRDLOperation, at_attr: LabelsAttr, tile: NamedAxesType, buf: BufferType, any_order: bool = False) -> dict[str, int]:
+    """The window of `tile` a buffer stage holds: the buffer's shape at `at` (axes not
+    named start at 0); with `any_order`, the tile's axes are matched by name."""
+    if any_order:
+        require(sorted(tile.axis_names) == sorted(buf.axis_names), op,
+                f"the tile's axes {list(tile.axis_names)} must be the buffer's {list(buf.axis_names)}, in some order")
+    else:
+        require(tile.axis_names == buf.axis_names, op, f"the tile's axes {list(tile.axis_names)} must be the buffer's {list(buf.axis_names)}, in order")
     at = parse_labels(at_attr)
     for a, o in at.items():
         require(a in tile.shape, op, f"`at` names '{a}', which the tile lacks")
@@ -444,7 +449,8 @@ class WindowWriteOp(IRDLOperation):
 class WriteOp(WindowWriteOp):
     """Write a window of a tile the block computed into one stage of a buffer, rounded to
     the buffer's element type: the buffer's shape, starting at `at` along the axes named
-    (0 along the others). The stage must not be one a `smem.tma_store` still reads.
+    (0 along the others), the tile's axes matched by name (a product computed transposed
+    is written transposed). The stage must not be one a `smem.tma_store` still reads.
 
         smem.write %t -> %c[%s] {at = #hbm.labels<n=64>} : !ncd.tensor<m=128, n=256 : bf16>, !smem.buffer<m=128, n=64 : bf16, stages=2, layout=swizzle>
     """
@@ -456,7 +462,7 @@ class WriteOp(WindowWriteOp):
         t, b = self.value.type, self.dest.type
         assert isinstance(t, TensorType) and isinstance(b, BufferType)
         require(t.element_type == b.element_type, self, f"writes {t.element_type} into a buffer of {b.element_type}; cast first")
-        _window(self, self.at, t, b)
+        _window(self, self.at, t, b, any_order=True)
 
 
 @irdl_op_definition
@@ -465,9 +471,12 @@ class TmaStoreOp(IRDLOperation):
     tensor memory accelerator (elements past the global's edge are not written). It runs
     asynchronously, as a bulk group of its own: the stage may be written again only after a
     `smem.tma_store_wait` has retired the group. What the block wrote into the stage before
-    it (`smem.write`, `reg.stmatrix`) is what it stores.
+    it (`smem.write`, `reg.stmatrix`) is what it stores. With `accumulate`, the TMA adds the
+    stage into what the f32 global holds (a reduce-add; the blocks that split a sum each
+    add their part: the attention gradient's dQ, tile by tile of the stream).
 
         smem.tma_store %c[%s] -> %out[%m0, %n1] : !smem.buffer<m=128, n=64 : bf16, stages=2, layout=swizzle>, !hbm.global<m=512, n=384 : bf16>
+        smem.tma_store %q[%s] -> %dq[%i0, %c0] {accumulate} : !smem.buffer<i=64, d=128 : f32, stages=2, layout=swizzle>, !hbm.global<i=1000, d=128 : f32>
     """
 
     name = "smem.tma_store"
@@ -475,16 +484,20 @@ class TmaStoreOp(IRDLOperation):
     stage = operand_def(IndexType)
     dest = operand_def(GlobalType)
     offsets = var_operand_def(IndexType)
+    accumulate = opt_prop_def(UnitAttr)
+    irdl_options = (ParsePropInAttrDict(),)
     assembly_format = "$source `[` $stage `]` `->` $dest `[` $offsets `]` attr-dict `:` type($source) `,` type($dest)"
 
-    def __init__(self, source: SSAValue, stage: SSAValue, dest: SSAValue, offsets: Sequence[SSAValue]):
-        super().__init__(operands=[source, stage, dest, list(offsets)])
+    def __init__(self, source: SSAValue, stage: SSAValue, dest: SSAValue, offsets: Sequence[SSAValue], accumulate: bool = False):
+        super().__init__(operands=[source, stage, dest, list(offsets)], properties={"accumulate": UnitAttr()} if accumulate else {})
 
     def verify_(self) -> None:
         b, g = self.source.type, self.dest.type
         assert isinstance(g, GlobalType) and isinstance(b, BufferType)
         check_tile_of_global(self, b, g, self.offsets, "buffer")
         require(b.layout.data == "swizzle", self, f"TMA stores here read 128-byte swizzled buffers (layout=swizzle), got layout={b.layout.data}")
+        if self.accumulate is not None:
+            require(g.dtype == "f32", self, f"accumulate adds into an f32 global (partial sums rounded to {g.dtype} would not add up)")
 
 
 @irdl_op_definition

@@ -218,6 +218,21 @@ class RegFunctions(InterpreterFunctions):
             out[_key(w)] = gather(t, read_tile(g, start, dims).reshape(_matrix_shape(t)))
         return (out,)
 
+    @impl(reg.WriteOp)
+    def run_write(self, interpreter: Interpreter, op: reg.WriteOp, args: tuple[Any, ...]):
+        value, buf, stage = args
+        buf.check_writable(stage, op.name)
+        t: reg.FragType = op.value.type  # type: ignore[assignment]
+        order = t.axis_names + tuple(a for a in buf.type.axis_names if a not in t.shape)
+        data = np.ascontiguousarray(NamedArray(tuple(buf.type.axis_names), buf.data[stage]).aligned(order))
+        for number, w in enumerate(warps_of(op)):
+            origin = warp_origin(t, w, {}, number)
+            where = tuple(slice(origin[a], origin[a] + n) for a, n in t.shape.items())
+            data[where] = scatter(t, value[_key(w)]).reshape(data[where].shape)
+        buf.data[stage] = NamedArray(order, data).aligned(buf.type.axis_names)
+        buf.unsynced.add(stage)  # the other warps' values are visible after a barrier
+        return ()
+
     @impl(reg.StmatrixOp)
     def run_stmatrix(self, interpreter: Interpreter, op: reg.StmatrixOp, args: tuple[Any, ...]):
         value, buf, stage = args

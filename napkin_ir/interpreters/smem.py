@@ -217,7 +217,10 @@ class SmemFunctions(InterpreterFunctions):
         check_readable(buf, stage, op.name)
         # what lands is the stage as it is now: writing it before the group retires is refused
         src, dst = overlap(g, offsets, buf.type.dims)
-        g.data[src] = buf.data[stage][dst]
+        if op.accumulate is not None:  # a block's part of a split sum, added by the TMA
+            g.data[src] += buf.data[stage][dst]
+        else:
+            g.data[src] = buf.data[stage][dst]
         buf.storing[stage] = buf.storing.get(stage, 0) + 1
         self.store_groups.append((buf, stage))
         return ()

@@ -65,7 +65,9 @@ the block's rows (the attention gradient's dS, for dQ^T = K^T dS^T in blocks tha
 keys: the warps split the keys, so none holds a whole sum) goes through a one-stage
 buffer of one 128-byte panel a row: the consumers meet, write it (`smem.write`), meet
 again with the writes fenced for the tensor cores (`smem.barrier {async_proxy}`), and the
-product reads it from there.
+product reads it from there. An f32 tile added into a global inside a stream loop (dQ's
+part of each key block) leaves through 128-byte swizzled f32 panels, two stages where they
+fit, by the TMA's reduce-add (`smem.tma_store {accumulate}`).
 """
 
 from __future__ import annotations
@@ -264,6 +266,47 @@ def _stage_contracted_rows(kernel: hbm.KernelOp) -> list[smem.BufferType]:
     return types
 
 
+def _tma_adds_in_stream(kernel: hbm.KernelOp, room: int) -> list[smem.BufferType]:
+    """An f32 tile added into a global inside a stream loop (`hbm.store {accumulate}`: the
+    attention gradient's dQ, a block's part over its keys, tile by tile of the streamed
+    queries) leaves through 128-byte swizzled f32 panels in the global's axis order, by the
+    TMA's reduce-add (`smem.tma_store {accumulate}`). Each lane's own atomic adds took as
+    long as the rest of the kernel; a row-major stage cost 4-way bank conflicts
+    (research/benchmarks.md, 2026-11-27). Two stages where they fit in the `room` the other
+    buffers leave, tile t in stage t mod 2 (across a chain of loops too), so that a tile's
+    add drains while the next is computed: per tile, wait until the add of the tile that
+    last used the stage has read it (`smem.tma_store_wait {pending = 1}`, 0 with one stage),
+    write the tile (`smem.write`), add it."""
+    types: list[smem.BufferType] = []
+    allocs: dict[SSAValue, smem.AllocOp] = {}  # one buffer a global, for every loop of a chain (causal attention's two)
+    for loop in loop_facts.stream_loops(kernel):
+        for store in [o for o in loop.body.block.ops if isinstance(o, hbm.StoreOp) and o.accumulate is not None]:
+            t: ncd.TensorType = store.value.type  # type: ignore[assignment]
+            g: hbm.GlobalType = store.dest.type  # type: ignore[assignment]
+            shape = {a: t.shape[a] for a in g.axis_names}
+            cols = g.axis_names[-1]
+            if dtype(t.dtype).size(shape[cols]) % 128:
+                raise PassFailedException(f"hbm-to-smem: @{kernel.sym_name.data}: {t} is added into {g} inside the stream through "
+                                          f"128-byte panels of f32 (32 a row); its {shape[cols]} along '{cols}' are not whole panels")
+            if store.dest not in allocs:
+                buf_t = smem.BufferType(shape, builtin.f32, 2, "swizzle")
+                if buf_t.bytes() > room:
+                    buf_t = smem.BufferType(shape, builtin.f32, 1, "swizzle")
+                room -= buf_t.bytes()
+                allocs[store.dest] = smem.AllocOp(buf_t)
+                Rewriter.insert_op([allocs[store.dest]], InsertPoint.at_start(kernel.body.block))
+                types.append(buf_t)
+            alloc = allocs[store.dest]
+            stages = alloc.result.type.stages.data  # type: ignore[attr-defined]
+            step, count = _const(_constant_value(loop.step, "step")), _const(stages)
+            tile = arith.DivUIOp(loop.body.block.args[0], step.result)
+            stage = arith.RemUIOp(tile.result, count.result)
+            Rewriter.replace_op(store, [step, count, tile, stage, smem.TmaStoreWaitOp(stages - 1),
+                                        smem.WriteOp(store.value, alloc.result, stage.result, {}),
+                                        smem.TmaStoreOp(alloc.result, stage.result, store.dest, list(store.offsets), accumulate=True)])
+    return types
+
+
 @dataclass(frozen=True)
 class HbmToSmemPass(ModulePass):
     name = "hbm-to-smem"
@@ -301,6 +344,7 @@ class HbmToSmemPass(ModulePass):
                 buffers = [self._tma_pipeline(chain, layout, producers) for chain in stream_chains(loops)]
                 buffers.append(self._tma_one_time_copies(kernel, layout, producers))
                 buffers.append(_stage_contracted_rows(kernel))
+                buffers.append(_tma_adds_in_stream(kernel, self.smem_bytes - sum(b.bytes() for bs in buffers for b in bs)))
                 if self.store == "tma":
                     buffers.append(self._tma_stores(kernel, self.smem_bytes - sum(b.bytes() for bs in buffers for b in bs)))
             else:

@@ -34,7 +34,8 @@ head a warp); the slices of one stage form a group that is committed; one group
 stays in flight: iteration i waits until only its own group runs, then releases the stage
 iteration i - 1 read (its products are complete), and after the loop all are awaited.
 The accumulators go out as `reg.store`, or, where `hbm-to-smem{store=tma}` writes the
-tile into shared memory for TMA stores, as one `reg.stmatrix` per `smem.write`; an
+tile into shared memory for TMA stores, as one `reg.stmatrix` per `smem.write` (an f32
+tile written for a TMA reduce-add, `reg.write`); an
 epilogue between (maps on the accumulators) becomes the fragment math below.
 
 Any other kernel (attention) takes the fragment math with `mma=wgmma` too: its products
@@ -592,6 +593,10 @@ class _Fragments:
             self.store(op)
         elif isinstance(op, smem.WriteOp) and op.value in self.vals:
             v = self.vals[op.value]
+            if isinstance(v, SSAValue) and isinstance(v.type, reg.FragType) and op.dest.type.dtype == "f32":  # type: ignore[attr-defined]
+                self.emit([reg.WriteOp(v, op.dest, op.stage, hbm.parse_labels(op.at))], op)  # f32 out for a TMA reduce-add
+                self.dead.append(op)
+                return
             if not isinstance(v, _Cast):
                 raise self.fail("a tile written to shared memory for a TMA store is a fragment rounded to bf16 or f16")
             rows = v.frag.type.axis_names[0]  # type: ignore[attr-defined]

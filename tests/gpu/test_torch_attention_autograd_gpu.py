@@ -37,7 +37,7 @@ CASES = [("softmax", (2, 4, 4, 512, 512, 64)), ("causal", (1, 4, 4, 1000, 1000, 
          ("causal", (1, 8, 2, 300, 300, 64)), ("softmax", (1, 2, 2, 384, 384, 256)), ("spherical", (1, 4, 4, 500, 500, 64)),
          ("spherical", (1, 4, 2, 256, 256, 128)), ("softmax", (2, 8, 1, 512, 700, 128)), ("causal", (1, 16, 4, 1000, 1000, 64)),
          ("causal", (1, 8, 2, 384, 384, 256)), ("softmax", (2, 4, 4, 512, 700, 128)), ("causal", (1, 2, 2, 200, 200, 128)),
-         ("spherical", (1, 4, 4, 300, 300, 128))]
+         ("spherical", (1, 4, 4, 300, 300, 128)), ("softmax", (1, 2, 2, 4096, 4096, 128))]  # the last: dQ, dK, dV from one kernel on Hopper
 
 
 @pytest.mark.parametrize("kind,shape", CASES, ids=lambda c: "x".join(map(str, c)) if isinstance(c, tuple) else c)
@@ -62,13 +62,15 @@ def test_attention_gradients_match_float64(kind, shape):
 
 @pytest.mark.parametrize("kind,shape", [("softmax", (2, 4, 512, 700)), ("causal", (1, 4, 1000, 1000)), ("spherical", (1, 2, 300, 300))])
 def test_dq_beside_dk_and_dv_matches_float64(kind, shape, monkeypatch):
-    """dQ, dK and dV from one kernel (`FUSED_DQ_DIMS`, off by default) through the op."""
+    """dQ, dK and dV from one kernel through the op, at lengths and masks where the default
+    keeps dQ apart too (`FUSED_DQ_MIN_KEYS`, `FUSED_DQ_MASKED`)."""
     import napkin_ir.torch as nt
 
     if torch.cuda.get_device_capability() != (9, 0):
         pytest.skip("the one kernel of dQ, dK and dV is sm_90a's")
-    monkeypatch.setattr(nt, "FUSED_DQ_DIMS", (128,))
-    assert nt.backward_parts(128, (9, 0)) == ("delta", "qkv")
+    monkeypatch.setattr(nt, "FUSED_DQ_MIN_KEYS", 0)
+    monkeypatch.setattr(nt, "FUSED_DQ_MASKED", True)
+    assert nt.backward_parts(128, (9, 0), masked=kind == "causal", keys=shape[3]) == ("delta", "qkv")
     b, h, n, nk = shape
     q, g = (torch.randn(b, h, n, 128, device="cuda").to(torch.bfloat16) for _ in range(2))
     k, v = (torch.randn(b, h, nk, 128, device="cuda").to(torch.bfloat16) for _ in range(2))

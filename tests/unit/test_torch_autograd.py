@@ -78,15 +78,12 @@ def test_each_attention_gradient_is_a_derived_kernel(cap, target):
     # the backward runs it up to head dim 128, a kernel each past that
     assert nt.backward_parts(128) == ("delta", "q", "kv") and nt.backward_parts(256) == ("delta", "q", "k", "v")
     assert {*nt.backward_parts(128), *nt.backward_parts(256)} <= set(nt.ATTENTION_GRAD_PARTS)
-    # dQ, dK and dV from one kernel where FUSED_DQ_DIMS names the head dim (none by default): Hopper's, heads not grouped
-    assert nt.FUSED_DQ_DIMS == ()
-    saved, nt.FUSED_DQ_DIMS = nt.FUSED_DQ_DIMS, (128,)
-    try:
-        assert nt.backward_parts(128, (9, 0)) == ("delta", "qkv")
-        assert nt.backward_parts(128, (8, 0)) == nt.backward_parts(128, (9, 0), grouped=True) == ("delta", "q", "kv")
-        assert nt.backward_parts(64, (9, 0)) == ("delta", "q", "kv")
-    finally:
-        nt.FUSED_DQ_DIMS = saved
+    # dQ, dK and dV from one kernel: Hopper's, at d=128, heads not grouped, unmasked, from 4096 keys
+    assert nt.FUSED_DQ_DIMS == (128,) and nt.FUSED_DQ_MIN_KEYS == 4096 and not nt.FUSED_DQ_MASKED
+    assert nt.backward_parts(128, (9, 0), keys=4096) == ("delta", "qkv")
+    for other in (dict(cap=(8, 0)), dict(grouped=True), dict(masked=True), dict(keys=1024)):
+        assert nt.backward_parts(128, **{"cap": (9, 0), "keys": 4096, **other}) == ("delta", "q", "kv"), other
+    assert nt.backward_parts(64, (9, 0), keys=4096) == ("delta", "q", "kv")
     # its kernel: sm_90a's, dQ an f32 sum the launch zeroes
     if cap != (9, 0):
         with pytest.raises(ValueError, match="is sm_90a's"):

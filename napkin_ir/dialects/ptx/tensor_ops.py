@@ -11,7 +11,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import ClassVar
 
-from xdsl.dialects.builtin import IntegerAttr, StringAttr
+from xdsl.dialects.builtin import IntegerAttr, StringAttr, UnitAttr
 from xdsl.ir import SSAValue
 from xdsl.irdl import (
     AttrSizedOperandSegments,
@@ -416,17 +416,20 @@ class PrefetchTensormapOp(InstrOp):
 
 @irdl_op_definition
 class CpAsyncBulkTensorStoreOp(PtxOp):
-    """TMA store of a shared-memory box: `cp.async.bulk.tensor.2d.global.shared::cta.bulk_group [tmap, {x, y}], [src];`."""
+    """TMA store of a shared-memory box: `cp.async.bulk.tensor.2d.global.shared::cta.bulk_group [tmap, {x, y}], [src];`,
+    or with `add`, the box added into global memory by the TMA (a reduce-add):
+    `cp.reduce.async.bulk.tensor.2d.global.shared::cta.add.tile.bulk_group [tmap, {x, y}], [src];`."""
 
     name = "ptx.cp_async_bulk_tensor_store"
     tmap = operand_def(RegType)
     coords = var_operand_def(RegType)
     src = operand_def(RegType)
+    add = opt_prop_def(UnitAttr)
     irdl_options = (ParsePropInAttrDict(),)
     assembly_format = "` ` `[` $tmap `,` `(` $coords `)` `]` `,` `[` $src `]` attr-dict `:` type($tmap) `,` `(` type($coords) `)` `,` type($src)"
 
-    def __init__(self, tmap: SSAValue, coords: Sequence[SSAValue], src: SSAValue):
-        super().__init__(operands=[tmap, list(coords), src])
+    def __init__(self, tmap: SSAValue, coords: Sequence[SSAValue], src: SSAValue, add: bool = False):
+        super().__init__(operands=[tmap, list(coords), src], properties={"add": UnitAttr()} if add else {})
 
     def verify_(self) -> None:
         require(1 <= len(self.coords) <= 5, self, f"copies a 1D to 5D box, got {len(self.coords)} coordinates")
@@ -436,6 +439,9 @@ class CpAsyncBulkTensorStoreOp(PtxOp):
             _need_class(self, f"coordinate #{n}", v, "b32")
 
     def ptx_lines(self, names: Namer) -> list[str]:
+        if self.add is not None:
+            return [f"cp.reduce.async.bulk.tensor.{len(self.coords)}d.global.shared::cta.add.tile.bulk_group "
+                    f"[{names(self.tmap)}, {_vec(names, self.coords)}], [{names(self.src)}];"]
         return [f"cp.async.bulk.tensor.{len(self.coords)}d.global.shared::cta.bulk_group [{names(self.tmap)}, {_vec(names, self.coords)}], [{names(self.src)}];"]
 
 

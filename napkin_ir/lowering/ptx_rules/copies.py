@@ -52,16 +52,18 @@ from napkin_ir.target import dtype
 
 
 def _has_panels(buf: SSAValue) -> bool:
-    return any(isinstance(u.operation, smem.TmaCopyOp | smem.TmaStoreOp | reg.WgmmaOp | reg.WgmmaRsOp | reg.StmatrixOp) for u in buf.uses)
+    return any(isinstance(u.operation, smem.TmaCopyOp | smem.TmaStoreOp | reg.WgmmaOp | reg.WgmmaRsOp | reg.StmatrixOp | reg.WriteOp)
+               for u in buf.uses)
 
 
 @lowers(smem.AllocOp)
 def _alloc(k: KernelLowering, op: smem.AllocOp) -> None:
     t: smem.BufferType = op.result.type  # type: ignore[assignment]
     d = dtype(t.dtype)
-    if not d.is_half:
-        raise k.fail(f"shared buffers hold bf16 or f16 tiles, got {t}")
-    if _has_panels(op.result):
+    panels = _has_panels(op.result)
+    if not d.is_half and not (t.dtype == "f32" and panels):
+        raise k.fail(f"shared buffers hold bf16 or f16 tiles (f32 ones only in panels a TMA reduce-add reads), got {t}")
+    if panels:
         tiled = reg.tile_axes(t)
         if len(tiled) < 2 or tiled[-1] != t.axis_names[-1] or t.layout.data != "swizzle":
             raise k.fail(f"a buffer the TMA or wgmma reads is a tile of rows and its innermost axis (its axes of one place "

@@ -28,6 +28,8 @@
 - `reg.store` of a `row` fragment (attention's log-sum-exp): the first lane of each quad
   stores the values of its two rows of every 16 (the quad's other lanes hold the same),
   rows past the global's edge not stored.
+- `reg.write`: each lane's f32 values into a stage of 128-byte swizzled panels (a tile a
+  TMA reduce-add takes), one `st.shared.f32` each at its place by axis name.
 - `reg.stmatrix`: each warp's 16 rows, rounded, into a 128-byte swizzled panel: one
   `stmatrix.x4` per two 8-column tiles (the rows 0-7 and 8-15 of each); lane l gives the
   address of row l mod 8 of matrix l / 8. A warp that holds one place of an axis its
@@ -203,6 +205,46 @@ def _store_transposed(k: KernelLowering, op: reg.StoreOp, x: list) -> None:
                         continue
                     v = v if gt.dtype == "f32" else k.r(P.CvtOp(gt.dtype, "f32", [v], RegType(gt.dtype), mods="rn"))
                     k.emit(P.StOp("global", "f32" if gt.dtype == "f32" else "b16", base, [v], offset=off, guard=guard))
+
+
+@lowers(reg.WriteOp)
+def _write(k: KernelLowering, op: reg.WriteOp) -> None:
+    """Each lane's f32 values into a stage of 128-byte swizzled panels (32 values a panel
+    row), one `st.shared.f32` each at its place by axis name: byte 4 c of row r of a panel
+    lies at 128 r + (4 c XOR 16 (r mod 8)). The values whose places differ by 8 rows and
+    whole panels share a base register (the rest is an immediate): per lane one base for
+    each place mod 8 rows and mod 32 columns it holds. dQ^T's lanes (8 head dims by 4
+    queries a store) then fall in 32 distinct banks."""
+    t: reg.FragType = op.value.type  # type: ignore[assignment]
+    buf: Buffer = k.vals[op.dest]
+    x = k.frag(op.value)
+    if not buf.panels or buf.element.size(32) != PANEL:
+        raise k.fail(f"reg.write writes f32 values into 128-byte swizzled panels, got {buf.type}")
+    r_axis, c_axis = t.axis_names
+    row, col = _lane_place(k, t)  # along the fragment's rows and columns
+    place = {r_axis: row, c_axis: col}
+    b_row, b_col = place[buf.rows_axis], place[buf.cols_axis]  # along the buffer's
+    stage = k.stage_addr(buf, op.stage)
+    bases: dict[tuple[int, int], SSAValue] = {}
+
+    def base(dr: int, dc: int) -> SSAValue:
+        """The address of the lane's place moved dr (< 8) rows and dc (< 32) columns."""
+        if (dr, dc) not in bases:
+            r, c = k.add(b_row, dr), k.add(b_col, dc)
+            panel = k.mul(k.op2(P.ShrOp, "u32", c, 5), buf.rows * PANEL)
+            chunk = k.op2(P.XorOp, "b32", k.mul(k.op2(P.AndOp, "b32", c, 31), 4), k.op2(P.ShlOp, "b32", k.op2(P.AndOp, "b32", r, 7), 4))
+            bases[(dr, dc)] = k.add(k.add(stage, k.add(panel, k.mul(r, PANEL))), chunk)
+        return bases[(dr, dc)]
+
+    nt = t.dims[1] // 8
+    for tm in range(t.dims[0] // 16):
+        for h in range(2):
+            for tn in range(nt):
+                for e in range(2):
+                    moved = {r_axis: 16 * tm + 8 * h, c_axis: 8 * tn + e}
+                    dr, dc = moved[buf.rows_axis], moved[buf.cols_axis]
+                    imm = (dr - dr % 8) * PANEL + (dc - dc % 32) // 32 * buf.rows * PANEL
+                    k.emit(P.StOp("shared", "f32", base(dr % 8, dc % 32), [x[4 * (tm * nt + tn) + 2 * h + e]], offset=imm))
 
 
 def _tile_sizes(k: KernelLowering, t: reg.FragType) -> dict[str, int]:

@@ -13,7 +13,8 @@
   heads, whose places the box's rows run over) (a tile a
   cluster shares: each block loads half the panels, multicast to both); the global is a
   tensor-map parameter whose box the kernel's `napkin.tma` lists for the runtime.
-- `smem.tma_store`: every consumer's writes are fenced for the async proxy, the
+- `smem.tma_store` (with `accumulate`, the TMA's reduce-add, `cp.reduce.async.bulk.tensor
+  .add`): every consumer's writes are fenced for the async proxy, the
   consumers meet at a named barrier, and one thread stores the stage panel by panel as
   one bulk group; `smem.tma_store_wait` is that thread's `cp.async.bulk.wait_group.read`
   and the consumers' barrier.
@@ -138,7 +139,7 @@ def _tma_store(k: KernelLowering, op: smem.TmaStoreOp) -> None:
     def issue() -> None:
         for p in range(cols // panel_cols):
             src = k.add(base, p * rows * PANEL)
-            k.emit(T.CpAsyncBulkTensorStoreOp(g.tmap, [k.add(o_c, p * panel_cols), o_r, *outer], src))
+            k.emit(T.CpAsyncBulkTensorStoreOp(g.tmap, [k.add(o_c, p * panel_cols), o_r, *outer], src, add=op.accumulate is not None))
         k.emit(T.CpAsyncBulkCommitGroupOp())
 
     by_store_issuer(k, issue)

@@ -392,8 +392,8 @@ def sm90_tiles(module: ModuleOp, block: int | None = None, stream: int | None = 
     while not given_block and block > 64 and resident * block * d * e + 2 * 64 * tile_bytes > budget:
         block -= 64  # the gradient's two resident tiles at d=256
     q_bytes = resident * block * d * e  # Q
-    if across:  # beside it, dS's panel of 64 queries
-        q_bytes += block * 64 * e
+    if across:  # beside it, dS's panel of 64 queries and dQ's two f32 stages of 64 queries
+        q_bytes += block * 64 * e + 2 * 64 * d * 4
     out = block * 64 * e  # a stage of a 64-column panel of the output (hbm-to-smem takes two where they fit)
 
     def fits(keys: int, panels: bool) -> bool:
@@ -428,6 +428,8 @@ def sm90_tiles(module: ModuleOp, block: int | None = None, stream: int | None = 
     if store is StorePath.TMA and transposed:
         raise PassFailedException(f"napkin-sm90: store=tma writes the accumulators' rows ('{i}') as rows of the output's panels; "
                                   f"this output holds them innermost: it leaves from registers (store=direct or auto)")
+    if store is None and across:  # dK and dV leave once a block: their panels' room goes to dQ's stages
+        store = StorePath.DIRECT
     if store is None:  # stmatrix moves 16-bit outputs (an f32 gradient of grouped heads is added from registers)
         store = StorePath.TMA if d % 64 == 0 and fits(stream, True) and operand_dtype(module).is_half and _half_tiles(module, axes) \
             and not transposed else StorePath.DIRECT

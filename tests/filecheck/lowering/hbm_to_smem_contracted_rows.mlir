@@ -3,12 +3,15 @@
 // attention gradient's dQ^T = K^T dS^T). The warps split j, so %s16 goes through a
 // one-stage swizzled buffer: the consumers meet (the last tile's product has read it),
 // write it, meet with the writes fenced for the tensor cores, and the product reads it.
-// With cp.async the same diagram is refused.
+// %t, added into its f32 output inside the stream, leaves through two stages of 128-byte
+// swizzled f32 panels by the TMA's reduce-add, each stage written once the add two tiles
+// back has read it. With cp.async the same diagram is refused.
 // RUN: napkin-opt %s -p 'ncd-relabel{grid="j:128" stream="i:64"},ncd-to-hbm,hbm-to-smem{copy=tma stages=2}' | filecheck %s
 // RUN: not napkin-opt %s -p 'ncd-relabel{grid="j:128" stream="i:64"},ncd-to-hbm,hbm-to-smem{stages=2}' 2>&1 | filecheck %s --check-prefix=CPASYNC
 // RUN: napkin-opt %s -p 'ncd-relabel{grid="j:128" stream="i:64"},ncd-to-hbm,hbm-to-smem{copy=tma stages=2},smem-to-reg{mma=wgmma}' | filecheck %s --check-prefix=REG
 // RUN: napkin-opt %s -p 'ncd-relabel{grid="j:128" stream="i:64"},ncd-to-hbm,hbm-to-smem{copy=tma stages=2},smem-to-reg{mma=wgmma},reg-to-ptx{arch=sm_90a}' -t ptx | filecheck %s --check-prefix=PTX
 
+// CHECK: %[[ADD:.*]] = smem.alloc : !smem.buffer<i=64, d=128 : f32, stages=2, layout=swizzle>
 // CHECK: %[[BUF:.*]] = smem.alloc : !smem.buffer<j=128, i=64 : bf16, stages=1, layout=swizzle>
 // CHECK: %s16 = ncd.map cast %s
 // CHECK: smem.barrier
@@ -17,7 +20,9 @@
 // CHECK-NEXT: %[[R:.*]] = smem.read %[[BUF]][%[[Z]]]
 // CHECK-NEXT: %t = ncd.contract %[[R]], %{{.*}} over [j] : !ncd.tensor<j=128, i=64 : bf16>, !ncd.tensor<j=128, d=128 : bf16> -> !ncd.tensor<d=128, i=64 : f32>
 // CHECK: ncd.contract %s16, %{{.*}} over [i]
-// CHECK: hbm.store %t, %out0[%i0, %c0] {accumulate}
+// CHECK: smem.tma_store_wait {pending = 1 : i32}
+// CHECK-NEXT: smem.write %t -> %[[ADD]][%[[S:.*]]] {at = #hbm.labels<>} : !ncd.tensor<d=128, i=64 : f32>, !smem.buffer<i=64, d=128 : f32, stages=2, layout=swizzle>
+// CHECK-NEXT: smem.tma_store %[[ADD]][%[[S]]] -> %out0[%i0, %c0] {accumulate}
 
 // CPASYNC: hbm-to-smem: @f: s16 is computed in the stream and contracted along the block's rows (j), which the warps split: it goes through shared memory by stmatrix for wgmma, on sm_90a (copy=tma); with cp.async it is not lowered
 
@@ -26,16 +31,19 @@
 // REG-NEXT: smem.barrier {async_proxy}
 // REG-NEXT: %[[Z:.*]] = reg.zeros : !reg.frag<c, d=16, i=64 : f32, split=8>
 // REG-NEXT: reg.wgmma %{{.*}}, %[[BUF]][%{{.*}}], %[[Z]] {at = #hbm.labels<j=0>} : !smem.buffer<j=128, d=128 : bf16, stages=1, layout=swizzle>, !smem.buffer<j=128, i=64 : bf16, stages=1, layout=swizzle>, !reg.frag<c, d=16, i=64 : f32, split=8>
-// REG: reg.store %{{.*}}, %out0[%i0, %c0] {accumulate} : !reg.frag<c, d=16, i=64 : f32, split=8>, !hbm.global<i=200, d=128 : f32>
+// REG: reg.write %{{.*}} -> %{{.*}}[%{{.*}}] {at = #hbm.labels<>} : !reg.frag<c, d=16, i=64 : f32, split=8>, !smem.buffer<i=64, d=128 : f32, stages=2, layout=swizzle>
+// REG-NEXT: smem.tma_store %{{.*}} -> %out0[%i0, %c0] {accumulate}
 
 // the write fenced for the async proxy, the consumers' barrier, the product with A
-// M-major (K's panels) and B N-major (the staged tile), each value added transposed
+// M-major (K's panels) and B N-major (the staged tile); dQ^T's values into the swizzled
+// panels, then one TMA reduce-add a panel
 // PTX: bar.sync 1, 256;
 // PTX: stmatrix.sync.aligned.m8n8.x4.shared.b16
 // PTX: fence.proxy.async.shared::cta;
 // PTX-NEXT: bar.sync 1, 256;
 // PTX: wgmma.mma_async.sync.aligned.m64n64k16.f32.bf16.bf16 {{.*}}, 1, 1, 1, 1;
-// PTX: red.global.add.f32
+// PTX: st.shared.f32 [%r{{[0-9]+}}+1024]
+// PTX: cp.reduce.async.bulk.tensor.2d.global.shared::cta.add.tile.bulk_group
 
 func.func @f(%b: !ncd.tensor<i=200, d=128 : bf16>, %k: !ncd.tensor<j=256, d=128 : bf16>) -> (!ncd.tensor<i=200, d=128 : f32>, !ncd.tensor<j=256, d=128 : f32>) {
   %s = ncd.contract %b, %k over [d] : !ncd.tensor<i=200, d=128 : bf16>, !ncd.tensor<j=256, d=128 : bf16> -> !ncd.tensor<i=200, j=256 : f32>

@@ -55,6 +55,7 @@
 // CHECK-NEXT: mbarrier.try_wait.parity.shared::cta.b64 %p3, [%r1], %r3;
 // CHECK-NEXT: fence.proxy.async.shared::cta;
 // CHECK-NEXT: cp.async.bulk.tensor.2d.global.shared::cta.bulk_group [%rd2, {%r4, %r3}], [%r1];
+// CHECK-NEXT: cp.reduce.async.bulk.tensor.2d.global.shared::cta.add.tile.bulk_group [%rd2, {%r4, %r3}], [%r1];
 // CHECK-NEXT: cp.async.bulk.commit_group;
 // CHECK-NEXT: cp.async.bulk.wait_group.read 0;
 // CHECK-NEXT: wgmma.fence.sync.aligned;

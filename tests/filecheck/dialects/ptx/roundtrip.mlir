@@ -71,6 +71,8 @@ ptx.kernel attributes {sym_name = "all_ops", params = ["g", "tmap"], param_types
   ptx.fence {kind = "proxy.async.shared::cta"} : () -> ()
   // CHECK-NEXT: ptx.cp_async_bulk_tensor_store [%t, (%a, %c)], [%s]
   ptx.cp_async_bulk_tensor_store [%t, (%a, %c)], [%s] : !ptx.reg<b64>, (!ptx.reg<b32>, !ptx.reg<b32>), !ptx.reg<b32>
+  // CHECK-NEXT: ptx.cp_async_bulk_tensor_store [%t, (%a, %c)], [%s] {add}
+  ptx.cp_async_bulk_tensor_store [%t, (%a, %c)], [%s] {add} : !ptx.reg<b64>, (!ptx.reg<b32>, !ptx.reg<b32>), !ptx.reg<b32>
   // CHECK-NEXT: ptx.cp_async_bulk_commit_group
   ptx.cp_async_bulk_commit_group : () -> ()
   // CHECK-NEXT: ptx.cp_async_bulk_wait_group {n = 0 : i32, read = 1 : i32}

@@ -22,3 +22,25 @@ hbm.kernel attributes {sym_name = "k", grid = #hbm.labels<j=128>, num_outputs = 
   hbm.return
 }
 // CHECK: span
+
+// -----
+hbm.kernel attributes {sym_name = "k", grid = #hbm.labels<j=128>, num_outputs = 0 : i32, reg.warps = #hbm.labels<j=8>} {
+^bb0(%j0: index):
+  %c0 = arith.constant 0 : index
+  %p = smem.alloc : !smem.buffer<i=64, d=128 : f32, stages=1, layout=row>
+  %z = reg.zeros : !reg.frag<c, d=16, i=64 : f32, split=8>
+  reg.write %z -> %p[%c0] {at = #hbm.labels<>} : !reg.frag<c, d=16, i=64 : f32, split=8>, !smem.buffer<i=64, d=128 : f32, stages=1, layout=row>
+  hbm.return
+}
+// CHECK: reg.write: writes into an f32 buffer of swizzled panels (layout=swizzle)
+
+// -----
+hbm.kernel attributes {sym_name = "k", grid = #hbm.labels<j=128>, num_outputs = 0 : i32, reg.warps = #hbm.labels<j=8>} {
+^bb0(%j0: index):
+  %c0 = arith.constant 0 : index
+  %p = smem.alloc : !smem.buffer<i=64, e=128 : f32, stages=1, layout=swizzle>
+  %z = reg.zeros : !reg.frag<c, d=16, i=64 : f32, split=8>
+  reg.write %z -> %p[%c0] {at = #hbm.labels<>} : !reg.frag<c, d=16, i=64 : f32, split=8>, !smem.buffer<i=64, e=128 : f32, stages=1, layout=swizzle>
+  hbm.return
+}
+// CHECK: reg.write: the buffer's axes of more than one place must be the fragment's ['d', 'i']

@@ -8,6 +8,7 @@
 // CHECK: %z = reg.zeros : !reg.frag<c, d=16, i=64 : f32, split=8>
 // CHECK-NEXT: %q = reg.wgmma %k[%c0], %s[%c0], %z {at = #hbm.labels<j=112>} : !smem.buffer<j=128, d=128 : bf16, stages=1, layout=swizzle>, !smem.buffer<j=128, i=64 : bf16, stages=1, layout=swizzle>, !reg.frag<c, d=16, i=64 : f32, split=8> -> !reg.frag<c, d=16, i=64 : f32, split=8>
 // CHECK-NEXT: reg.store %q, %dq[%i0, %c0] {accumulate} : !reg.frag<c, d=16, i=64 : f32, split=8>, !hbm.global<i=1000, d=128 : f32>
+// CHECK-NEXT: reg.write %q -> %p[%c0] {at = #hbm.labels<>} : !reg.frag<c, d=16, i=64 : f32, split=8>, !smem.buffer<i=64, d=128 : f32, stages=2, layout=swizzle>
 // CHECK-NEXT: %w = reg.zeros : !reg.frag<c, j=16, i=64 : f32>
 hbm.kernel attributes {sym_name = "k", grid = #hbm.labels<j=128>, num_outputs = 1 : i32, reg.warps = #hbm.labels<j=8>} {
 ^bb0(%kg: !hbm.global<j=1000, d=128 : bf16>, %dq: !hbm.global<i=1000, d=128 : f32>, %j0: index):
@@ -15,9 +16,11 @@ hbm.kernel attributes {sym_name = "k", grid = #hbm.labels<j=128>, num_outputs = 
   %i0 = arith.constant 64 : index
   %k = smem.alloc : !smem.buffer<j=128, d=128 : bf16, stages=1, layout=swizzle>
   %s = smem.alloc : !smem.buffer<j=128, i=64 : bf16, stages=1, layout=swizzle>
+  %p = smem.alloc : !smem.buffer<i=64, d=128 : f32, stages=2, layout=swizzle>
   %z = reg.zeros : !reg.frag<c, d=16, i=64 : f32, split=8>
   %q = reg.wgmma %k[%c0], %s[%c0], %z {at = #hbm.labels<j=112>} : !smem.buffer<j=128, d=128 : bf16, stages=1, layout=swizzle>, !smem.buffer<j=128, i=64 : bf16, stages=1, layout=swizzle>, !reg.frag<c, d=16, i=64 : f32, split=8> -> !reg.frag<c, d=16, i=64 : f32, split=8>
   reg.store %q, %dq[%i0, %c0] {accumulate} : !reg.frag<c, d=16, i=64 : f32, split=8>, !hbm.global<i=1000, d=128 : f32>
+  reg.write %q -> %p[%c0] {at = #hbm.labels<>} : !reg.frag<c, d=16, i=64 : f32, split=8>, !smem.buffer<i=64, d=128 : f32, stages=2, layout=swizzle>
   %w = reg.zeros : !reg.frag<c, j=16, i=64 : f32>
   hbm.return
 }

@@ -22,12 +22,21 @@ hbm.kernel attributes {sym_name = "k", grid = #hbm.labels<m=128, n=256>, num_out
 // -----
 hbm.kernel attributes {sym_name = "k", grid = #hbm.labels<m=128, n=256>, num_outputs = 1 : i32} {
 ^bb0(%out: !hbm.global<m=512, n=384 : bf16>, %m0: index, %n0: index):
-  %t = hbm.fill {value = 1.000000e+00 : f32} : !ncd.tensor<n=256, m=128 : bf16>
+  %t = hbm.fill {value = 1.000000e+00 : f32} : !ncd.tensor<k=256, m=128 : bf16>
   %c = smem.alloc : !smem.buffer<m=128, n=64 : bf16, stages=2, layout=swizzle>
-  smem.write %t -> %c[%m0] {at = #hbm.labels<n=0>} : !ncd.tensor<n=256, m=128 : bf16>, !smem.buffer<m=128, n=64 : bf16, stages=2, layout=swizzle>
+  smem.write %t -> %c[%m0] {at = #hbm.labels<n=0>} : !ncd.tensor<k=256, m=128 : bf16>, !smem.buffer<m=128, n=64 : bf16, stages=2, layout=swizzle>
   hbm.return
 }
-// CHECK: smem.write: the tile's axes ['n', 'm'] must be the buffer's ['m', 'n'], in order
+// CHECK: smem.write: the tile's axes ['k', 'm'] must be the buffer's ['m', 'n'], in some order
+
+// -----
+hbm.kernel attributes {sym_name = "k", grid = #hbm.labels<m=128, n=256>, num_outputs = 1 : i32} {
+^bb0(%out: !hbm.global<m=512, n=384 : bf16>, %m0: index, %n0: index):
+  %c = smem.alloc : !smem.buffer<m=128, n=64 : bf16, stages=2, layout=swizzle>
+  smem.tma_store %c[%m0] -> %out[%m0, %n0] {accumulate} : !smem.buffer<m=128, n=64 : bf16, stages=2, layout=swizzle>, !hbm.global<m=512, n=384 : bf16>
+  hbm.return
+}
+// CHECK: smem.tma_store: accumulate adds into an f32 global (partial sums rounded to bf16 would not add up)
 
 // -----
 hbm.kernel attributes {sym_name = "k", grid = #hbm.labels<m=128, n=256>, num_outputs = 1 : i32} {

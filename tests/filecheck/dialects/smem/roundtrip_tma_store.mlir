@@ -18,3 +18,18 @@ hbm.kernel attributes {sym_name = "k", grid = #hbm.labels<m=128, n=256>, num_out
   smem.tma_store_wait {pending = 0 : i32}
   hbm.return
 }
+
+// A tile computed transposed, written by its axes' names into f32 panels, then added into
+// the f32 global by the TMA (a reduce-add: a block's part of a sum split over the grid).
+// CHECK: smem.write %q -> %p[%s] {at = #hbm.labels<>} : !ncd.tensor<d=128, i=64 : f32>, !smem.buffer<i=64, d=128 : f32, stages=2, layout=swizzle>
+// CHECK-NEXT: smem.tma_store %p[%s] -> %dq[%i0, %c0] {accumulate} : !smem.buffer<i=64, d=128 : f32, stages=2, layout=swizzle>, !hbm.global<i=1000, d=128 : f32>
+hbm.kernel attributes {sym_name = "add", grid = #hbm.labels<i=64>, num_outputs = 1 : i32} {
+^bb0(%dq: !hbm.global<i=1000, d=128 : f32>, %i0: index):
+  %s = arith.constant 1 : index
+  %c0 = arith.constant 0 : index
+  %q = hbm.fill {value = 1.000000e+00 : f32} : !ncd.tensor<d=128, i=64 : f32>
+  %p = smem.alloc : !smem.buffer<i=64, d=128 : f32, stages=2, layout=swizzle>
+  smem.write %q -> %p[%s] {at = #hbm.labels<>} : !ncd.tensor<d=128, i=64 : f32>, !smem.buffer<i=64, d=128 : f32, stages=2, layout=swizzle>
+  smem.tma_store %p[%s] -> %dq[%i0, %c0] {accumulate} : !smem.buffer<i=64, d=128 : f32, stages=2, layout=swizzle>, !hbm.global<i=1000, d=128 : f32>
+  hbm.return
+}
