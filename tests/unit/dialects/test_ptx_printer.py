@@ -43,3 +43,19 @@ def test_unlowered_module_is_refused_with_a_reason():
     m = _module("func.func @f() {\n func.return\n}")
     with pytest.raises(PtxEmissionError, match="no ptx.kernel to print"):
         print_ptx(m, io.StringIO())
+
+
+def test_a_loops_carried_accumulators_are_written_in_place_when_read_after_the_loop():
+    """A causal stream's loops (masked, then unmasked) carry the gradient's dK and dV
+    accumulators, each loop's values read after it by the next: wgmma writes them in
+    place, with no copy before each product (the copies kept two sets live: ptxas spilled
+    816 bytes a thread at d=128), and the values stay right (tests/gpu)."""
+    import re
+
+    from napkin_ir.torch import attention_grad_kernel
+
+    ptx = attention_grad_kernel("kv", "causal", None, 1, 2, 1024, 1024, 128, "bf16", (9, 0)).ptx
+    products = ptx.count("wgmma.mma_async")
+    assert products >= 16
+    copied = re.findall(r"mov\.f32 %f\d+, %f\d+;\n\twgmma\.fence\.sync\.aligned;\n\twgmma\.mma_async", ptx)
+    assert not copied, f"{len(copied)} of {products} products copy their accumulators first"
