@@ -253,9 +253,10 @@ def attention_kernel(kind: str, scale: float | None, b: int, h: int, hk: int, n:
 RESIDUAL_GRADIENT = "ncd-grad{residuals=true},ncd-fold-casts"  # the backward reading the forward's statistic and output
 ATTENTION_GRAD_PARTS = ("delta", "q", "k", "v", "kv", "qkv")
 # dQ, dK and dV from one kernel on sm_90a (dQ^T's tiles added into f32 by the TMA's
-# reduce-add) at these head dims, without a mask, from this many keys: 1.05-1.10x the two
-# kernels at 4k and 16k tokens, d=128, on the H100; 0.87x at 1k, 0.67-0.89x causal (its
-# masked loops spill), 0.64-0.68x at d=64 (blocks of 64 keys) (research/benchmarks.md)
+# reduce-add) at these head dims, without a mask, from this many keys: on the H100 at
+# d=128, 1.05-1.10x the two kernels at 4k and 16k tokens through the op (1.15x the kernels
+# alone at 4k once loops' accumulators were written in place), 0.87x at 1k; causal 0.76x
+# (kernels alone), 0.64-0.68x at d=64 (blocks of 64 keys) (research/benchmarks.md)
 FUSED_DQ_DIMS: tuple[int, ...] = (128,)
 FUSED_DQ_MIN_KEYS = 4096
 FUSED_DQ_MASKED = False
