@@ -263,17 +263,20 @@ FUSED_DQ_MASKED = False
 
 
 def backward_parts(d: int, cap: tuple[int, int] = (9, 0), grouped: bool = False, masked: bool = False,
-                   keys: int = 0) -> tuple[str, ...]:
+                   keys: int = 0, deterministic: bool = False) -> tuple[str, ...]:
     """The kernels napkin::attention_backward runs at head dim `d` on a GPU of capability
     `cap`, for `keys` keys (`masked`: causal): D, then on Hopper at FUSED_DQ_DIMS, from
     FUSED_DQ_MIN_KEYS keys, unmasked (unless FUSED_DQ_MASKED), dQ, dK and dV from one
     kernel (the scores, P, dP and dS made once for all three, dQ's part of each key block
-    added into an f32 dQ: 5 products a tile where the two kernels below make 7); else dQ, then dK and dV
+    added into an f32 dQ: 5 products a tile where the two kernels below make 7), but not
+    where results must be `deterministic` (the TMA adds the key blocks' parts in no fixed
+    order); else dQ, then dK and dV
     from one kernel (the scores and dP made once for both; 4-28% faster than a kernel each
     at d 64 and 128 on the H100, research/benchmarks.md), or a kernel each at head dims
     over 128, where the one kernel's two accumulators spill (5.5 KB a thread on sm_90a).
     Grouped heads keep the kernels apart."""
-    if cap == (9, 0) and d in FUSED_DQ_DIMS and not grouped and keys >= FUSED_DQ_MIN_KEYS and (FUSED_DQ_MASKED or not masked):
+    if cap == (9, 0) and d in FUSED_DQ_DIMS and not grouped and not deterministic and keys >= FUSED_DQ_MIN_KEYS \
+            and (FUSED_DQ_MASKED or not masked):
         return ("delta", "qkv")
     return ("delta", "q", "kv") if d <= 128 else ("delta", "q", "k", "v")
 
@@ -572,7 +575,8 @@ def _attention_backward_impl(q: Tensor, k: Tensor, v: Tensor, out: Tensor, stat:
     diagram's kernels, dK and dV summed over a group's query heads in f32 (atomically, in
     any order), then rounded; under `torch.use_deterministic_algorithms(True)`, the plain
     diagram's on K and V repeated over the query heads, dK and dV summed back in a fixed
-    order (the same bits every run, memory for H heads)."""
+    order (the same bits every run, memory for H heads), and dQ from its own kernel, not
+    added up by the key blocks (`backward_parts`)."""
     op = "napkin::attention's backward"
     b, h, hk, n, nk, d = attention_shapes(q, k, v, kind, scale)
     for name, t, shape, dt in (("out", out, q.shape, q.dtype), ("grad", grad, q.shape, q.dtype),
@@ -601,7 +605,7 @@ def _attention_backward_impl(q: Tensor, k: Tensor, v: Tensor, out: Tensor, stat:
              "delta": delta.view(rows)}
     grads = []
     likes_of = {"q": (q,), "k": (k,), "v": (v,), "kv": (k, v), "qkv": (q, k, v)}
-    for part in backward_parts(d, cap, r > 1, kind == "causal", nk)[1:]:
+    for part in backward_parts(d, cap, r > 1, kind == "causal", nk, torch.are_deterministic_algorithms_enabled())[1:]:
         likes = likes_of[part]
         kernel = attention_grad_kernel(part, kind, scale, b, h, n, nk, d, dt, cap, hk)
         outs = [p for p in kernel.contract.params if p.role in ("out", "accumulate")]
@@ -622,10 +626,11 @@ def _attention_backward_fake(q: Tensor, k: Tensor, v: Tensor, out: Tensor, stat:
                              grad_stat: Tensor | None = None, kind: str = "softmax",
                              scale: float | None = None) -> tuple[Tensor, Tensor, Tensor]:
     b, h, hk, n, nk, d = attention_shapes(q, k, v, kind, scale)
-    if torch.are_deterministic_algorithms_enabled():  # the plain diagram's kernels on repeated K and V
+    deterministic = torch.are_deterministic_algorithms_enabled()
+    if deterministic:  # the plain diagram's kernels on repeated K and V
         hk = h
     if _static(b, h, hk, n, nk, d) and q.numel() and k.numel():
-        for part in backward_parts(d, capability(q.device), hk < h, kind == "causal", nk):
+        for part in backward_parts(d, capability(q.device), hk < h, kind == "causal", nk, deterministic):
             attention_grad_kernel(part, kind, scale, b, h, n, nk, d, DTYPES[q.dtype], capability(q.device), hk)
     return q.new_empty(q.shape), k.new_empty(k.shape), v.new_empty(v.shape)
 

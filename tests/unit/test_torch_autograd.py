@@ -81,7 +81,7 @@ def test_each_attention_gradient_is_a_derived_kernel(cap, target):
     # dQ, dK and dV from one kernel: Hopper's, at d=128, heads not grouped, unmasked, from 4096 keys
     assert nt.FUSED_DQ_DIMS == (128,) and nt.FUSED_DQ_MIN_KEYS == 4096 and not nt.FUSED_DQ_MASKED
     assert nt.backward_parts(128, (9, 0), keys=4096) == ("delta", "qkv")
-    for other in (dict(cap=(8, 0)), dict(grouped=True), dict(masked=True), dict(keys=1024)):
+    for other in (dict(cap=(8, 0)), dict(grouped=True), dict(masked=True), dict(keys=1024), dict(deterministic=True)):
         assert nt.backward_parts(128, **{"cap": (9, 0), "keys": 4096, **other}) == ("delta", "q", "kv"), other
     assert nt.backward_parts(64, (9, 0), keys=4096) == ("delta", "q", "kv")
     # its kernel: sm_90a's, dQ an f32 sum the launch zeroes
