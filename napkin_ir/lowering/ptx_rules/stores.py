@@ -228,12 +228,13 @@ def _write(k: KernelLowering, op: reg.WriteOp) -> None:
     bases: dict[tuple[int, int], SSAValue] = {}
 
     def base(dr: int, dc: int) -> SSAValue:
-        """The address of the lane's place moved dr (< 8) rows and dc (< 32) columns."""
+        """The address of the lane's place moved dr (< 8) rows and dc (< 32) columns: its
+        panel, then its byte in the panel's swizzled rows (`placed`)."""
         if (dr, dc) not in bases:
             r, c = k.add(b_row, dr), k.add(b_col, dc)
             panel = k.mul(k.op2(P.ShrOp, "u32", c, 5), buf.rows * PANEL)
-            chunk = k.op2(P.XorOp, "b32", k.mul(k.op2(P.AndOp, "b32", c, 31), 4), k.op2(P.ShlOp, "b32", k.op2(P.AndOp, "b32", r, 7), 4))
-            bases[(dr, dc)] = k.add(k.add(stage, k.add(panel, k.mul(r, PANEL))), chunk)
+            in_panel = k.placed(r, k.mul(k.op2(P.AndOp, "b32", c, 31), 4), PANEL, True)
+            bases[(dr, dc)] = k.add(k.add(stage, panel), in_panel)
         return bases[(dr, dc)]
 
     nt = t.dims[1] // 8
