@@ -256,17 +256,22 @@ class KernelOp(IRDLOperation):
         verify_loop_facts(self, sizes)
 
 
+def check_axes(op: IRDLOperation, axes: Sequence[str], want: Sequence[str], whose: str, of: str, any_order: bool = False) -> None:
+    """`axes` (`whose`, e.g. "the tile's") must be `want` (`of`'s), in order, or with
+    `any_order` by name in any order."""
+    if any_order:
+        require(sorted(axes) == sorted(want), op, f"{whose} axes {list(axes)} must be {of} {list(want)}, in some order")
+    else:
+        require(tuple(axes) == tuple(want), op, f"{whose} axes {list(axes)} must be {of} {list(want)}, in order")
+
+
 def check_tile_of_global(op: IRDLOperation, tile: NamedAxesType, glob: GlobalType, offsets: Sequence[SSAValue], what: str = "tile",
                          any_order: bool = False) -> None:
     """A tile (or buffer) of a global tensor: the same axes in the same order (in any
     order, with `any_order`: a tile the block computed is written by its axes' names), the
     same element type, and one offset per axis. A tile may be longer than the global along
     an axis (one partial tile: what lies past the edge reads as zero and is not written)."""
-    if any_order:
-        require(sorted(tile.axis_names) == sorted(glob.axis_names), op,
-                f"the {what}'s axes {list(tile.axis_names)} must be the global's {list(glob.axis_names)}, in some order")
-    else:
-        require(tile.axis_names == glob.axis_names, op, f"the {what}'s axes {list(tile.axis_names)} must be the global's {list(glob.axis_names)}, in order")
+    check_axes(op, tile.axis_names, glob.axis_names, f"the {what}'s", "the global's", any_order)
     require(tile.element_type == glob.element_type, op, f"the {what}'s element type {tile.element_type} differs from the global's {glob.element_type}")
     require(len(offsets) == len(glob.axis_names), op, f"takes one offset per axis of the global ({len(glob.axis_names)}), got {len(offsets)}")
 

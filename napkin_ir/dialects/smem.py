@@ -41,7 +41,7 @@ from xdsl.parser import AttrParser
 from xdsl.printer import Printer
 from xdsl.utils.exceptions import VerifyException
 
-from napkin_ir.dialects.hbm import GlobalType, LabelsAttr, check_tile_of_global, parse_labels
+from napkin_ir.dialects.hbm import GlobalType, LabelsAttr, check_axes, check_tile_of_global, parse_labels
 from napkin_ir.dialects.loop_facts import CopyEngine, CopyEngineAttr, PipelineAttr, StagedBufferType
 from napkin_ir.dialects.ncd import ELEMENT_BYTES, NamedAxesType, TensorType, parameters_hash, same_parameters
 from napkin_ir.dialects.utils import require
@@ -414,14 +414,10 @@ class TilePositionOp(_PositionOp):
 # -- the sm_90a epilogue: tiles out through shared memory and TMA stores --
 
 
-def _window(op: IRDLOperation, at_attr: LabelsAttr, tile: NamedAxesType, buf: BufferType, any_order: bool = False) -> dict[str, int]:
+def _window(op: IRDLOperation, at_attr: LabelsAttr, tile: NamedAxesType, buf: BufferType) -> dict[str, int]:
     """The window of `tile` a buffer stage holds: the buffer's shape at `at` (axes not
-    named start at 0); with `any_order`, the tile's axes are matched by name."""
-    if any_order:
-        require(sorted(tile.axis_names) == sorted(buf.axis_names), op,
-                f"the tile's axes {list(tile.axis_names)} must be the buffer's {list(buf.axis_names)}, in some order")
-    else:
-        require(tile.axis_names == buf.axis_names, op, f"the tile's axes {list(tile.axis_names)} must be the buffer's {list(buf.axis_names)}, in order")
+    named start at 0), the tile's axes matched by name."""
+    check_axes(op, tile.axis_names, buf.axis_names, "the tile's", "the buffer's", any_order=True)
     at = parse_labels(at_attr)
     for a, o in at.items():
         require(a in tile.shape, op, f"`at` names '{a}', which the tile lacks")
@@ -462,7 +458,7 @@ class WriteOp(WindowWriteOp):
         t, b = self.value.type, self.dest.type
         assert isinstance(t, TensorType) and isinstance(b, BufferType)
         require(t.element_type == b.element_type, self, f"writes {t.element_type} into a buffer of {b.element_type}; cast first")
-        _window(self, self.at, t, b, any_order=True)
+        _window(self, self.at, t, b)
 
 
 @irdl_op_definition
