@@ -237,9 +237,6 @@ class RegFunctions(InterpreterFunctions):
     def run_stmatrix(self, interpreter: Interpreter, op: reg.StmatrixOp, args: tuple[Any, ...]):
         value, buf, stage = args
         buf.check_writable(stage, op.name)
-        if buf.wgmma_reads.get(stage):
-            raise InterpretationError(f"{op.name}: writes stage {stage} of {buf.type} while a wgmma still reads it; "
-                                      "retire its group first (reg.wgmma_wait) and meet the other warps (smem.barrier)")
         t: reg.FragType = op.value.type  # type: ignore[assignment]
         at = hbm.parse_labels(op.at)
         rows, cols = t.axis_names

@@ -54,12 +54,15 @@ class Buffer:
         self.storing: dict[int, int] = {}  # stage -> TMA stores not yet retired (still reading it)
 
     def check_writable(self, stage: int, op_name: str) -> None:
-        """A stage may be written when no TMA store still reads it."""
+        """A stage may be written when no TMA store and no wgmma still reads it."""
         if not 0 <= stage < self.type.stages.data:
             raise InterpretationError(f"{op_name}: stage {stage} of a buffer with {self.type.stages.data} stages")
         if self.storing.get(stage, 0):
             raise InterpretationError(f"{op_name}: writes stage {stage} of {self.type} while a TMA store still reads it; "
                                       "retire its group first (smem.tma_store_wait)")
+        if self.wgmma_reads.get(stage, 0):
+            raise InterpretationError(f"{op_name}: writes stage {stage} of {self.type} while a wgmma still reads it; "
+                                      "retire its group first (reg.wgmma_wait) and meet the other warps (smem.barrier)")
 
 
 class Ring:
