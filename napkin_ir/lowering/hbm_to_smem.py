@@ -210,24 +210,23 @@ def _block_rows(kernel: hbm.KernelOp) -> set[str]:
     return {a for a, n in hbm.parse_labels(kernel.grid).items() if n > 1}
 
 
-def _contracted_rows(op: ncd.ContractOp, rows: set[str], body: Block) -> list[SSAValue]:
-    """The operands of product `op` computed in `body` (rounded to 16 bits in registers)
-    that it contracts along the block's rows: the warps split those rows, so no warp holds
-    what the product sums, and the tile goes through shared memory."""
-    return [v for v in op.operands if isinstance(v.owner, ncd.MapOp) and v.owner.parent_block() is body
+def _contracted_rows(kernel: hbm.KernelOp) -> list[tuple[ncd.ContractOp, SSAValue]]:
+    """(product, operand) for each operand computed in a stream loop (rounded to 16 bits in
+    registers) that its product contracts along the block's rows: the warps split those
+    rows, so no warp holds what the product sums, and the tile goes through shared memory."""
+    rows = _block_rows(kernel)
+    return [(op, v) for loop in loop_facts.stream_loops(kernel) for op in loop.body.block.ops if isinstance(op, ncd.ContractOp)
+            for v in op.operands if isinstance(v.owner, ncd.MapOp) and v.owner.parent_block() is loop.body.block
             and set(op.over_axes) & rows & set(v.type.axis_names)]  # type: ignore[attr-defined]
 
 
 def _refuse_contracted_rows(kernel: hbm.KernelOp) -> None:
     """cp.async kernels have no staging of a computed tile for a product over its rows."""
-    rows = _block_rows(kernel)
-    for loop in loop_facts.stream_loops(kernel):
-        for op in [o for o in loop.body.block.ops if isinstance(o, ncd.ContractOp)]:
-            for v in _contracted_rows(op, rows, loop.body.block):
-                raise PassFailedException(f"hbm-to-smem: @{kernel.sym_name.data}: {v.name_hint or 'a tile'} is computed in the stream "
-                                          f"and contracted along the block's rows ({', '.join(sorted(set(op.over_axes) & rows))}), "
-                                          "which the warps split: it goes through shared memory by stmatrix for wgmma, on "
-                                          "sm_90a (copy=tma); with cp.async it is not lowered")
+    for op, v in _contracted_rows(kernel)[:1]:
+        raise PassFailedException(f"hbm-to-smem: @{kernel.sym_name.data}: {v.name_hint or 'a tile'} is computed in the stream "
+                                  f"and contracted along the block's rows ({', '.join(sorted(set(op.over_axes) & _block_rows(kernel)))}), "
+                                  "which the warps split: it goes through shared memory by stmatrix for wgmma, on "
+                                  "sm_90a (copy=tma); with cp.async it is not lowered")
 
 
 def _stage_contracted_rows(kernel: hbm.KernelOp) -> list[smem.BufferType]:
@@ -237,32 +236,28 @@ def _stage_contracted_rows(kernel: hbm.KernelOp) -> list[smem.BufferType]:
     from it is complete before its warp goes on), each writes its rows
     (`smem.write`), they meet again with their writes fenced for the tensor cores
     (`smem.barrier {async_proxy}`), and the product reads the stage (`smem.read`)."""
-    rows = _block_rows(kernel)
     types: list[smem.BufferType] = []
     staged: dict[tuple, smem.AllocOp] = {}
-    for loop in loop_facts.stream_loops(kernel):
-        body = loop.body.block
-        for op in [o for o in body.ops if isinstance(o, ncd.ContractOp)]:
-            for v in _contracted_rows(op, rows, body):
-                t: ncd.TensorType = v.type  # type: ignore[assignment]
-                inner = dtype(t.dtype).size(t.dims[-1])
-                if not dtype(t.dtype).is_half or inner != 128:
-                    raise PassFailedException(f"hbm-to-smem: @{kernel.sym_name.data}: {v.name_hint or 'a tile'} {t} is contracted "
-                                              "along the block's rows, which the warps split: it goes through shared memory by "
-                                              "stmatrix, as one 128-byte panel of 16-bit columns a row (64 columns: a stream "
-                                              f"tile of 64); this one has {inner}-byte rows of {t.dtype}")
-                key = (tuple(t.shape.items()), t.element_type)
-                if key not in staged:
-                    buf_t = smem.BufferType(t.shape, t.element_type, 1, "swizzle")
-                    staged[key] = smem.AllocOp(buf_t)
-                    Rewriter.insert_op([staged[key]], InsertPoint.at_start(kernel.body.block))
-                    types.append(buf_t)
-                alloc = staged[key]
-                zero = _const(0)
-                read = smem.ReadOp(alloc.result, zero.result)
-                ops = [zero, smem.BarrierOp(), smem.WriteOp(v, alloc.result, zero.result, {}), smem.BarrierOp(async_proxy=True), read]
-                Rewriter.insert_op(ops, InsertPoint.before(op))
-                op.operands[list(op.operands).index(v)] = read.result
+    for op, v in _contracted_rows(kernel):
+        t: ncd.TensorType = v.type  # type: ignore[assignment]
+        inner = dtype(t.dtype).size(t.dims[-1])
+        if not dtype(t.dtype).is_half or inner != 128:
+            raise PassFailedException(f"hbm-to-smem: @{kernel.sym_name.data}: {v.name_hint or 'a tile'} {t} is contracted "
+                                      "along the block's rows, which the warps split: it goes through shared memory by "
+                                      "stmatrix, as one 128-byte panel of 16-bit columns a row (64 columns: a stream "
+                                      f"tile of 64); this one has {inner}-byte rows of {t.dtype}")
+        key = (tuple(t.shape.items()), t.element_type)
+        if key not in staged:
+            buf_t = smem.BufferType(t.shape, t.element_type, 1, "swizzle")
+            staged[key] = smem.AllocOp(buf_t)
+            Rewriter.insert_op([staged[key]], InsertPoint.at_start(kernel.body.block))
+            types.append(buf_t)
+        alloc = staged[key]
+        zero = _const(0)
+        read = smem.ReadOp(alloc.result, zero.result)
+        ops = [zero, smem.BarrierOp(), smem.WriteOp(v, alloc.result, zero.result, {}), smem.BarrierOp(async_proxy=True), read]
+        Rewriter.insert_op(ops, InsertPoint.before(op))
+        op.operands[list(op.operands).index(v)] = read.result
     return types
 
 
