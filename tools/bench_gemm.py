@@ -3,6 +3,7 @@
 
     python3 tools/bench_gemm.py [--quick] [--path sm80|sm90|both] [--sustained SECONDS]
     python3 tools/bench_gemm.py --op [--m 1,16,64,...]
+    python3 tools/bench_gemm.py --tiles [--m 128,256,...]
 
 `--op` sweeps `napkin_ir.torch.matmul` (the op users call: its own choice of kernel, its
 host time) against torch.matmul (cuBLAS) over M in OP_M (or `--m`) by the N x K of
@@ -10,6 +11,13 @@ Llama-3 8B's and 70B's projections, and ragged shapes, bf16, each pair timed in
 interleaved rounds after checking the op against float64; the table ends with the
 geometric mean and the least ratios (all, M >= 128).
 
+`--tiles` times napkin-sm90's plain GEMM kernel alone (launched bound, bf16) with each
+block tile of TILES that fits, unsplit and, where its blocks leave SMs idle, with its
+contraction split (the f32 output's zeroing and rounding timed with it), beside cuBLAS,
+over the same shapes at M >= 64: what
+`product_targets.sm90_block`'s count of waves and padding is checked against. The table
+gives each tile's us, the measured best, the pick and how far the pick is from the best;
+the measurements go to $OUT/bench_gemm_tiles.json.
 
 For each shape and dtype: compile the GEMM diagram through napkin's sm_80 and sm_90a
 pipelines for a few tile configurations, check each against torch.matmul on random
@@ -64,6 +72,108 @@ SM90_CONFIGS = [  # block tile (m, n, k), stages, block-row group, persistent, c
 OP_M = (1, 16, 64, 128, 256, 1000, 2048, 4096, 5000, 8192, 16384)
 OP_NK = ((4096, 4096), (4096, 14336), (14336, 4096), (8192, 8192), (8192, 28672), (28672, 8192))  # N x K
 OP_RAGGED = ((5000, 3000, 2056), (3000, 7000, 1000), (100, 4096, 1000), (13, 11008, 4096))
+
+
+TILES = ((128, 256), (256, 128), (128, 192), (192, 128), (192, 192), (128, 128), (64, 256), (64, 128), (128, 64), (64, 64))
+TILES_M = (128, 256, 1000, 2048, 4096, 5000, 8192)
+SPLITS = (2, 3, 4, 6, 8)  # parts of the contraction tried where a tile's blocks fill less than the machine
+
+
+def _tile_jobs(m: int, n: int, k: int) -> list[tuple[int, int, int, tuple[int, int], int]]:
+    """(shape, tile, parts) to time: each fitting tile unsplit, and split where its blocks
+    leave SMs idle (parts of 512 or more, up to two waves of blocks)."""
+    from napkin_ir.plan.recipes.product_targets import MULTIPROCESSORS
+
+    out = []
+    for t in TILES:
+        if t[0] > m or t[1] > n:
+            continue
+        out.append((m, n, k, t, 1))
+        tiles = -(-m // t[0]) * -(-n // t[1])
+        out += [(m, n, k, t, p) for p in SPLITS if tiles < MULTIPROCESSORS and tiles * p <= 2 * MULTIPROCESSORS and k // p >= 512]
+    return out
+
+
+def _tile_kernel(job: tuple[int, int, int, tuple[int, int], int]) -> object:
+    import napkin_ir
+    from napkin_ir.diagrams import gemm
+
+    m, n, k, t, parts = job
+    options = {"block": (*t, 64), **({"split": parts} if parts > 1 else {})}
+    return napkin_ir.compile(gemm(m, n, k, "bf16", out_dtype="f32" if parts > 1 else None), "sm90", **options)
+
+
+def _compile_tile(job: tuple[int, int, int, tuple[int, int], int]) -> str | None:
+    """Compile one (shape, tile, parts) into the disk cache (a worker process's job); the refusal, if any."""
+    try:
+        _tile_kernel(job)
+        return None
+    except Exception as e:
+        return str(e).strip().splitlines()[0]
+
+
+def tile_sweep(torch, ms: tuple[int, ...]) -> list[str]:
+    """The `--tiles` table: each fitting tile of TILES, unsplit and split, against cuBLAS,
+    kernels alone (a split one with its output's zeroing and its rounding to bf16)."""
+    import json
+    import multiprocessing
+
+    from napkin_ir.plan.recipes.product_targets import sm90_block
+
+    shapes = [(m, n, k) for m in ms if m >= 64 for n, k in OP_NK] + [s for s in OP_RAGGED if s[0] >= 64]
+    jobs = [j for s in shapes for j in _tile_jobs(*s)]
+    with multiprocessing.get_context("spawn").Pool(min(14, os.cpu_count() or 1)) as pool:
+        refused = dict(zip(jobs, pool.map(_compile_tile, jobs)))
+    lines = [f"device: {torch.cuda.get_device_name()}  torch {torch.__version__}",
+             f"{'M x N x K':<18} {'cuBLAS':>8} {'best':>10} {'us':>8} {'pick':>10} {'us':>8} {'pick/best':>9} {'best/cuBLAS':>11} "
+             f"{'pick/cuBLAS':>11}  next best"]
+    record = []
+    for m, n, k in shapes:
+        a, b = torch.randn(m, k, device="cuda").to(torch.bfloat16), torch.randn(k, n, device="cuda").to(torch.bfloat16)
+        c = torch.empty(m, n, device="cuda", dtype=torch.bfloat16)
+        wide = torch.empty(m, n, device="cuda", dtype=torch.float32)
+        want = (a.double() @ b.double()).float()
+        fns, names = [], []
+        for job in _tile_jobs(m, n, k):
+            if refused.get(job, "not compiled"):
+                print(f"{m}x{n}x{k} {job[3]}/{job[4]}: {refused.get(job, 'not compiled')}", flush=True)
+                continue
+            kern = _tile_kernel(job)
+            split = job[4] > 1
+            bound = kern.bind({"a": a, "b": b, "out": wide if split else c})
+
+            def run(kern=kern, bound=bound, split=split) -> None:
+                kern(sync=False, bound=bound)
+                if split:
+                    c.copy_(wide)
+
+            c.fill_(float("nan"))
+            run()
+            err = float((c.float() - want).norm() / want.norm())
+            if not err <= 1e-2:
+                print(f"{m}x{n}x{k} {job[3]}/{job[4]}: relative error {err:.1e}", flush=True)
+                continue
+            fns.append(run)
+            names.append(f"{job[3][0]}x{job[3][1]}/{job[4]}")
+        del want
+        fns.append(lambda: torch.matmul(a, b, out=c))
+        one = time_ms(torch, fns[0], batches=3, per_batch=2)
+        per_batch = max(1, round(3.0 / max(one, 1e-3)))
+        med = [statistics.median(r) for r in time_interleaved(torch, fns, rounds=5, per_batch=per_batch, warm_s=0.2)]
+        times = dict(zip(names, (x * 1e3 for x in med[:-1])))
+        pick = "{}x{}/1".format(*sm90_block(m, n, k)[:2])
+        ranked = sorted(times, key=times.get)
+        best, cublas = ranked[0], med[-1] * 1e3
+        record.append({"shape": [m, n, k], "us": times, "cublas_us": cublas, "pick": pick})
+        picked = times.get(pick, float("nan"))
+        lines.append(f"{f'{m}x{n}x{k}':<18} {cublas:8.1f} {best:>10} {times[best]:8.1f} {pick:>10} {picked:8.1f} "
+                     f"{times[best] / picked:9.2f} {cublas / times[best]:11.2f} {cublas / picked:11.2f}  "
+                     + " ".join(f"{r} {times[r]:.1f}" for r in ranked[1:4]))
+        print(lines[-1], flush=True)
+        if os.environ.get("OUT"):  # after every shape: a run cut short keeps what it measured
+            Path(os.environ["OUT"]).mkdir(parents=True, exist_ok=True)
+            Path(os.environ["OUT"], "bench_gemm_tiles.json").write_text(json.dumps(record, indent=1) + "\n")
+    return lines
 
 
 def op_sweep(torch, ms: tuple[int, ...]) -> list[str]:
@@ -231,10 +341,14 @@ def main() -> int:
     ap.add_argument("--sustained", type=float, default=0.0, metavar="SECONDS",
                     help="also run each shape's fastest configuration and cuBLAS back to back for SECONDS each, twice, alternating")
     ap.add_argument("--op", action="store_true", help="sweep the torch op napkin_ir.torch.matmul against cuBLAS instead")
-    ap.add_argument("--m", default=",".join(map(str, OP_M)), help="with --op: the rows of A to sweep")
+    ap.add_argument("--tiles", action="store_true", help="time napkin-sm90's GEMM with each block tile of TILES instead")
+    ap.add_argument("--m", default=None, help="with --op or --tiles: the rows of A to sweep")
     args = ap.parse_args()
+    if args.tiles:
+        report(tile_sweep(torch, tuple(int(x) for x in (args.m or ",".join(map(str, TILES_M))).split(","))), "bench_gemm_tiles.txt")
+        return 0
     if args.op:
-        report(op_sweep(torch, tuple(int(x) for x in args.m.split(","))), "bench_gemm_op.txt")
+        report(op_sweep(torch, tuple(int(x) for x in (args.m or ",".join(map(str, OP_M))).split(","))), "bench_gemm_op.txt")
         return 0
     paths = ["sm80", "sm90"] if args.path == "both" else [args.path]
     if torch.cuda.get_device_capability() < (9, 0) and "sm90" in paths:
