@@ -11,6 +11,7 @@ from checks import expect_close
 from napkin_ir import reference
 from napkin_ir.diagrams import gemm
 from napkin_ir.pipelines import sm90_gemm_pipeline
+from napkin_ir.plan.recipes.product_targets import SM90_TILES
 
 pytestmark = pytest.mark.gpu
 
@@ -40,6 +41,19 @@ def run_sm90(torch, m, n, k, t, block=(128, 256, 64), stages=4, **launch):
     return out, ref
 
 
+def run_compiled(torch, m, n, k, **options):
+    """A bf16 GEMM compiled as napkin_ir.compile (and the torch op) compiles it: the recipe's
+    defaults for whatever `options` leave out."""
+    import napkin_ir
+
+    a = torch.randn(m, k, device="cuda").to(torch.bfloat16)
+    b = torch.randn(k, n, device="cuda").to(torch.bfloat16)
+    c = torch.full((m, n), float("nan"), device="cuda", dtype=torch.bfloat16)
+    napkin_ir.compile(gemm(m, n, k), "sm90", **options)(a=a, b=b, out=c)
+    torch.cuda.synchronize()
+    return c.float().cpu().numpy(), reference.matmul(a.float().cpu().numpy(), b.float().cpu().numpy())
+
+
 @pytest.mark.parametrize("t", ["bf16", "f16"])
 @pytest.mark.parametrize("shape", SHAPES)
 def test_gemm_sm90_matches_float64(shape, t):
@@ -54,6 +68,26 @@ def test_gemm_sm90_configs(shape, config):
     torch = pytest.importorskip("torch")
     _need_sm90()
     expect_close(*run_sm90(torch, *shape, "bf16", *config), "bf16")
+
+
+@pytest.mark.parametrize("tile", list(SM90_TILES), ids=lambda t: f"{t[0]}x{t[1]}")
+@pytest.mark.parametrize("shape", [(1000, 1000, 1000), (200, 4104, 776)])
+def test_gemm_sm90_every_tile_the_model_picks_from(shape, tile):
+    """Each tile of product_targets.SM90_TILES (the model's choices), its blocks partial at
+    the edges of ragged axes, through the default pipeline as the op compiles it."""
+    torch = pytest.importorskip("torch")
+    _need_sm90()
+    if tile[0] > shape[0]:
+        pytest.skip(f"a tile of {tile[0]} rows does not fit {shape[0]}")
+    expect_close(*run_compiled(torch, *shape, block=(*tile, 64)), "bf16")
+
+
+@pytest.mark.parametrize("shape", [(8192, 8192, 1024), (256, 4096, 4096), (100, 4096, 1000), (5000, 3000, 2056)])
+def test_gemm_sm90_default_tiles(shape):
+    """The model's own pick (no block given) at shapes where it is not 128 x 256."""
+    torch = pytest.importorskip("torch")
+    _need_sm90()
+    expect_close(*run_compiled(torch, *shape), "bf16")
 
 
 @pytest.mark.sanitize

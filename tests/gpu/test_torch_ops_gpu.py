@@ -6,6 +6,7 @@ stream that the op waits on without synchronising, and torch.library.opcheck."""
 from __future__ import annotations
 
 import pytest
+from napkin_ir.plan.recipes.product_targets import TRANSPOSED_M
 
 pytestmark = pytest.mark.gpu
 torch = pytest.importorskip("torch")
@@ -46,7 +47,7 @@ def test_matmul_against_torch(shape, dtype):
 @pytest.mark.parametrize("shape", [(1, 4096, 4096), (3, 512, 1024), (16, 4096, 14336), (64, 4096, 14336), (8, 64, 64),
                                    (13, 4096, 4096), (16, 14336, 4096), (128, 8192, 8192), (100, 1024, 200)])
 def test_matmul_at_decode_sizes(shape, deterministic):
-    """M of 1 to 128: up to 64 on Hopper the product computed transposed (C^T = B^T A^T, A padded to
+    """M of 1 to 128: up to 63 (TRANSPOSED_M) on Hopper the product computed transposed (C^T = B^T A^T, A padded to
     a multiple of 8 rows, the result transposed back), elsewhere a tile of 16 rows past the
     end; the contraction split over the grid where the tiles fill less than the machine (an
     f32 output, rounded by the op); under use_deterministic_algorithms the parts go in a
@@ -63,7 +64,7 @@ def test_matmul_at_decode_sizes(shape, deterministic):
     assert out.shape == (m, n) and out.dtype == torch.bfloat16 and out.is_contiguous()
     assert rel(out, a.double() @ b.double()) <= TOLERANCE[torch.bfloat16]
     kernel = nt.matmul_kernel(m, n, k, "bf16", torch.cuda.get_device_capability(), deterministic)
-    assert (kernel.name == "matmul_t") == (torch.cuda.get_device_capability() == (9, 0) and m <= 64 and n >= 128 and k >= 64)
+    assert (kernel.name == "matmul_t") == (torch.cuda.get_device_capability() == (9, 0) and m <= TRANSPOSED_M and n >= 128 and k >= 64)
     if deterministic:
         assert torch.equal(out, again)
     del nt

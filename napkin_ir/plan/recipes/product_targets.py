@@ -27,8 +27,97 @@ def split_for(m: int, n: int, k: int, block: tuple[int, int, int], multiprocesso
     return max(1, min(MAX_SPLIT, k // MIN_PART, multiprocessors // tiles))
 
 
+# napkin-sm90's GEMM: each block tile (rows, columns) with the share of SM90_RATE its stream
+# steps sustain where they are not waiting on loads (for the 64-row tiles, one consumer
+# warpgroup waiting on each step, this stands for a step's latency). The constants below
+# are fitted to `bench_gemm.py --tiles` (H200, 2026-11-27: 51 shapes at M 64 to 8192, unsplit
+# and split; research/benchmarks.md, "GEMM tiles by waves"): the pick is within 5% of the
+# best measured at 47 of them, and within 0.69x at all. 256 x 128, 192 x 192 and 128 x 64
+# tiles compile too but were never the fastest, and are not offered.
+SM90_TILES = {(128, 256): 1.0, (128, 192): 0.98, (192, 128): 0.91, (128, 128): 0.93, (64, 256): 1.0, (64, 128): 0.56,
+              (64, 64): 0.31}
+SM90_STREAM = 64  # the stream tile: a 128-byte swizzled panel of 16-bit elements
+SM90_RATE = 5.85e12  # tensor FLOP/s an SM sustains on 128 x 256 tiles (bf16, under the power limit)
+SM90_SM_BYTES = 109e9  # bytes/s one SM's TMA loads sustain from the L2
+SM90_L2_BYTES = 10.2e12  # bytes/s of loads all SMs together sustain from the L2
+SM90_HBM_BYTES = 4.3e12  # bytes/s from DRAM (the H200's; each operand and the output once)
+SM90_TILE_S = (0.53e-6, 2.89e-6)  # what a block tile costs beyond its stream: a part, and a part per 128 x 256 elements (the epilogue)
+SPLIT_S = 5.1e-6  # a split's fixed cost: the f32 output's zeroing and rounding
+SPLIT_ADD_BYTES = 1.05e12  # bytes/s of the f32 parts a split adds into its output
+SPLITS = (2, 3, 4, 6, 8)
+MIN_SPLIT_PART = 512
+# a split is taken where the model puts it this much faster than the best unsplit plan: it
+# adds two calls on the host (the zeroing, the rounding), which the model does not count, and
+# the model's splits are its least sure picks (with 1.2, the least measured pick/best of the
+# fit's shapes is 0.80x; without, 0.69x)
+SPLIT_MARGIN = 1.2
+
+
+def sm90_time(m: int, n: int, k: int, tile: tuple[int, int], parts: int = 1, multiprocessors: int = MULTIPROCESSORS) -> float:
+    """The napkin model's seconds for napkin-sm90's GEMM of 16-bit operands with block tiles
+    `tile`, its contraction split in `parts`: the longest of
+    - the waves: the busiest SM's blocks (ceil(blocks / SMs): a partial last wave costs a
+      whole one, padding past the edges is counted), each its stream tiles at the slower of
+      the tile's products (SM90_TILES x SM90_RATE) and its loads (SM90_SM_BYTES), plus
+      SM90_TILE_S (its fill and its epilogue, which grows with its area);
+    - every block's loads at the L2's rate, and each operand and the output once at DRAM's;
+    plus, split, the zeroing, the adds and the rounding of the f32 output."""
+    (bm, bn), elem = tile, 2
+    blocks = -(-m // bm) * -(-n // bn) * parts
+    steps = -(-(-(-k // SM90_STREAM)) // parts)
+    product = 2 * bm * bn * SM90_STREAM / (SM90_RATE * SM90_TILES[tile])
+    loads = (bm + bn) * SM90_STREAM * elem
+    overhead = SM90_TILE_S[0] + SM90_TILE_S[1] * bm * bn / (128 * 256)
+    waves = -(-blocks // multiprocessors) * (steps * max(product, loads / SM90_SM_BYTES) + overhead)
+    seconds = max(waves, blocks * steps * loads / SM90_L2_BYTES, elem * (m * k + k * n + m * n) / SM90_HBM_BYTES)
+    if parts > 1:
+        seconds += SPLIT_S + 4 * m * n * parts / SPLIT_ADD_BYTES
+    return seconds
+
+
+def sm90_plans(m: int, n: int, k: int, split: bool = False,
+               multiprocessors: int = MULTIPROCESSORS) -> list[tuple[float, tuple[int, int], int]]:
+    """(`sm90_time`, tile, parts) of napkin-sm90's GEMM plans for an M x N x K product,
+    fastest first (ties to the earlier tile of SM90_TILES): each tile no longer than its
+    axes, and with `split` each split of SPLITS whose blocks fill at most two waves where
+    unsplit they leave SMs idle (parts of MIN_SPLIT_PART or more)."""
+    out = []
+    for rank, tile in enumerate(SM90_TILES):
+        if tile[0] > m or tile[1] > n:
+            continue
+        tiles = -(-m // tile[0]) * -(-n // tile[1])
+        parts = [1] + [p for p in SPLITS if split and tiles < multiprocessors and tiles * p <= 2 * multiprocessors
+                       and k // p >= MIN_SPLIT_PART]
+        out += [(sm90_time(m, n, k, tile, p, multiprocessors), rank, tile, p) for p in parts]
+    return [(t, tile, p) for t, _, tile, p in sorted(out)]
+
+
+def sm90_choice(m: int, n: int, k: int, split: bool = False,
+                multiprocessors: int = MULTIPROCESSORS) -> tuple[tuple[int, int, int], int] | None:
+    """napkin-sm90's (block, parts) for an M x N x K GEMM, or None where no tile fits: the
+    fastest unsplit plan of `sm90_plans`, or with `split` the fastest split one where it is
+    SPLIT_MARGIN times faster."""
+    plans = sm90_plans(m, n, k, split, multiprocessors)
+    whole = next(((t, tile) for t, tile, parts in plans if parts == 1), None)
+    if whole is None:
+        return None
+    best = plans[0]
+    if best[2] > 1 and best[0] * SPLIT_MARGIN <= whole[0]:
+        return (*best[1], SM90_STREAM), best[2]
+    return (*whole[1], SM90_STREAM), 1
+
+
+def sm90_block(m: int, n: int, k: int, multiprocessors: int = MULTIPROCESSORS) -> tuple[int, int, int]:
+    """napkin-sm90's block tile for an M x N x K GEMM, unsplit: the fastest of `sm90_plans`;
+    where no tile fits, the default halved to its axes (64 at the least)."""
+    plans = sm90_plans(m, n, k, multiprocessors=multiprocessors)
+    if not plans:
+        return (128 if m >= 128 else 64, 256 if n >= 256 else 128 if n >= 128 else 64, SM90_STREAM)
+    return (*plans[0][1], SM90_STREAM)
+
+
 # napkin::matmul computes a decode-sized product transposed (C^T = B^T A^T, `transposed_for`)
-TRANSPOSED_M = 64  # up to this many rows of A (at 100 and 128 rows the plain kernel measured faster)
+TRANSPOSED_M = 63  # up to this many rows of A: from 64, a plain kernel's 64-row tiles (measured faster, and no padding or copy back)
 TRANSPOSED_ROWS = 128  # B's columns a block: two consumer warpgroups of 64
 MAX_TRANSPOSED_SPLIT = 4
 MIN_TRANSPOSED_PART = 1024
@@ -56,9 +145,10 @@ def gemm_candidates(m: int, n: int, k: int, capability: tuple[int, int], *, spli
     do (four warps on tiles of 32 or more a side, two where the stream tile is 16, else one
     warp on padded stages: what napkin-sm80's copies can share out; an axis shorter than 16
     takes a tile of 16, zero-filled past its end). The torch op tries them in turn
-    (`napkin_ir.torch`). With `split`, a shape whose tiles fill less than half the machine
-    first tries its contraction split over the grid (`split_for`; the output then f32, to
-    be rounded after), its parts added in a fixed order where `deterministic`."""
+    (`napkin_ir.torch`). napkin-sm90's tile is the model's (`sm90_plans`); with `split`, a
+    contraction split over the grid where the model puts that first (napkin-sm80: where the
+    tiles fill less than half the machine, `split_for`), the output then f32, to be rounded
+    after, its parts added in a fixed order where `deterministic`."""
     out: list[tuple[str, dict[str, object]]] = []
 
     def add(target: str, options: dict[str, object]) -> None:
@@ -67,8 +157,12 @@ def gemm_candidates(m: int, n: int, k: int, capability: tuple[int, int], *, spli
             out.append((target, {**options, "split": parts, **({"deterministic": True} if deterministic else {})}))
         out.append((target, options))
 
-    if capability == (9, 0) and min(m, n, k) >= 64:
-        add("sm90", {"block": (128 if m >= 128 else 64, 256 if n >= 256 else 128 if n >= 128 else 64, 64)})
+    choice = sm90_choice(m, n, k, split) if capability == (9, 0) and k >= SM90_STREAM else None
+    if choice is not None:
+        block, parts = choice
+        if parts > 1:
+            out.append(("sm90", {"block": block, "split": parts, **({"deterministic": True} if deterministic else {})}))
+        out.append(("sm90", {"block": sm90_block(m, n, k)}))
     bm, bn = (next((t for t in GEMM_TILES if t <= x), GEMM_TILES[-1]) for x in (m, n))
     if k >= 16:
         bk = 32 if k >= 32 else 16
@@ -79,4 +173,5 @@ def gemm_candidates(m: int, n: int, k: int, capability: tuple[int, int], *, spli
     return out
 
 
-__all__ = ["GEMM_TILES", "MAX_SPLIT", "MIN_PART", "MULTIPROCESSORS", "gemm_candidates", "split_for", "transposed_for"]
+__all__ = ["GEMM_TILES", "MAX_SPLIT", "MIN_PART", "MULTIPROCESSORS", "SM90_TILES", "gemm_candidates", "sm90_block", "sm90_choice", "sm90_plans",
+           "sm90_time", "split_for", "transposed_for"]

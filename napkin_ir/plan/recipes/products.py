@@ -22,6 +22,7 @@ from xdsl.utils.exceptions import PassFailedException
 from napkin_ir.dialects import ncd
 from napkin_ir.plan.diagram import ProductShape, axis_sizes, operand_dtype, product_shape
 from napkin_ir.plan.kernel_plan import CopyEngine, KernelPlan, Launch, ProductEngine, SmemLayout, StorePath
+from napkin_ir.plan.recipes.product_targets import sm90_block
 from napkin_ir.plan.request import PlanRequest
 from napkin_ir.target import SM80, SM90, Engine, Target
 
@@ -227,6 +228,9 @@ def _plan_sm90(module: ModuleOp, req: PlanRequest) -> KernelPlan:
     def stage_bytes(b: tuple[int, int, int]) -> int:
         return stage_elements(module, shape, b) * nbytes
 
+    if not given and shape.plain and nbytes == 2:  # one product: the tile the model's count of waves puts first
+        sizes = axis_sizes(module)
+        given = sm90_block(*(sizes[a] for a in axes))
     if not given:  # where two stages of the default tiles do not fit (several products' own operands), smaller tiles
         given = sm90_fit(fit(module, axes, SM90_BLOCK, 64), stage_bytes, req.blocks_per_sm)
     block = fitting(module, axes, given, req.pipeline)

@@ -1,7 +1,7 @@
 // The launch contract beside the PTX file: `-t launch` prints it, `--launch-json FILE` writes it
 // next to what `-t` prints; the parameters carry the diagram's types, read before lowering.
 // RUN: napkin-opt %s -p napkin-sm90 -t launch | filecheck %s
-// RUN: napkin-opt %s -p 'napkin-sm90{cluster=2}' -t ptx -o %t.ptx --launch-json %t.json
+// RUN: napkin-opt %s -p 'napkin-sm90{block="128,256,64" cluster=2}' -t ptx -o %t.ptx --launch-json %t.json
 // RUN: filecheck %s --check-prefix=CLUSTER < %t.json
 // RUN: filecheck %s --check-prefix=PTX < %t.ptx
 // RUN: napkin-opt %examples/causal_attention.mlir -p napkin-sm80 -t launch | filecheck %s --check-prefix=ATTN
@@ -20,16 +20,16 @@
 // CHECK-NEXT:   "axes": ["m", "k"],
 // CHECK-NEXT:   "shape": [512, 256],
 // CHECK-NEXT:   "tma": {
-// CHECK-NEXT:     "box": [128, 64],
+// CHECK-NEXT:     "box": [64, 64],
 // CHECK-NEXT:     "swizzle": "128B",
 // CHECK-NEXT:     "data_type": "BFLOAT16",
 // CHECK:        "arg": "out",
 // CHECK-NEXT:   "kind": "tensormap",
 // CHECK-NEXT:   "role": "out",
-// CHECK:      "grid": [8, 1, 1],
+// CHECK:      "grid": [48, 1, 1],
 // CHECK-NEXT: "persistent_blocks_per_sm": 1,
-// CHECK-NEXT: "grid_rule": "persistent: grid.x = min(8, 1 x the device's multiprocessor count); each block loops over the tiles",
-// CHECK-NEXT: "block": [384, 1, 1],
+// CHECK-NEXT: "grid_rule": "persistent: grid.x = min(48, 1 x the device's multiprocessor count); each block loops over the tiles",
+// CHECK-NEXT: "block": [256, 1, 1],
 // CHECK-NEXT: "dynamic_smem_bytes": {{[0-9]+}},
 // CHECK-NEXT: "cluster": null,
 // CHECK-NEXT: "pipeline": "napkin-sm90"

@@ -13,7 +13,7 @@
 // SM80: checking the compiled {{.*}} against the diagram evaluated in float64
 // SM80: check output #0 against float64 reference: relative error {{.*}}: ok
 // SM80: check output #1 against float64 reference: relative error {{.*}}: ok
-// SM90: compiled @matmul with napkin-sm90: {{[0-9]+}} lines of sm_90a PTX, grid [8], 384 threads, {{[0-9]+}} bytes of shared memory
+// SM90: compiled @matmul with napkin-sm90: {{[0-9]+}} lines of sm_90a PTX, grid [48], 256 threads, {{[0-9]+}} bytes of shared memory
 // SM90: {{ran the compiled kernel on the GPU|the compiled code did not run}}
 // SM90: @matmul output #0: <m=512, n=384> bf16
 // BAD: napkin-run: error: napkin-sm90: block="1,2" should be 3 positive integers separated by commas

@@ -1,17 +1,17 @@
 // hbm-launch writes the launch shape on each kernel; napkin-sm90 emits it (a 1-D grid in
 // grouped order, two blocks per multiprocessor, a persistent tile loop).
 // RUN: napkin-opt %examples/matmul.mlir -p 'ncd-relabel{grid="m:128,n:128" stream="k:64"},ncd-to-hbm,hbm-launch{group=8 blocks_per_sm=2 persistent=true}' | filecheck %s
-// RUN: napkin-opt %examples/matmul.mlir -p 'napkin-sm90{group=2}' -t ptx | filecheck %s --check-prefix=GROUP
+// RUN: napkin-opt %examples/matmul.mlir -p 'napkin-sm90{block="128,256,64" group=2}' -t ptx | filecheck %s --check-prefix=GROUP
 // RUN: napkin-opt %examples/matmul.mlir -p 'napkin-sm90{block="64,128,64" blocks_per_sm=2}' -t ptx -o %t.two.ptx
 // RUN: filecheck %s --check-prefix=TWO < %t.two.ptx
 // RUN: %ptxas -v -arch=sm_90a %t.two.ptx -o %t.two.cubin 2>&1 | filecheck %s --check-prefix=REPORT
 // RUN: not napkin-opt %examples/matmul.mlir -p 'napkin-sm90{block="128,128,32" stages=2 persistent=true group=2}' 2>&1 | filecheck %s --check-prefix=PANEL
-// RUN: sed -e 's/k=256/k=512/g' %examples/matmul.mlir | napkin-opt -p 'napkin-sm90{persistent=true group=4}' -t ptx -o %t.persistent.ptx
+// RUN: sed -e 's/k=256/k=512/g' %examples/matmul.mlir | napkin-opt -p 'napkin-sm90{block="128,256,64" persistent=true group=4}' -t ptx -o %t.persistent.ptx
 // RUN: filecheck %s --check-prefix=PERSISTENT < %t.persistent.ptx
 // RUN: %ptxas -v -arch=sm_90a %t.persistent.ptx -o %t.persistent.cubin 2>&1 | filecheck %s --check-prefix=REPORT
 // RUN: napkin-opt %examples/matmul.mlir -p 'napkin-sm90{persistent=true block="128,256,64" stages=3}' -t ptx -o %t.rounds.ptx
 // RUN: %ptxas -v -arch=sm_90a %t.rounds.ptx -o %t.rounds.cubin 2>&1 | filecheck %s --check-prefix=REPORT
-// RUN: not napkin-opt %examples/matmul.mlir -p 'napkin-sm90{blocks_per_sm=2 stages=2}' 2>&1 | filecheck %s --check-prefix=REGS
+// RUN: not napkin-opt %examples/matmul.mlir -p 'napkin-sm90{block="128,256,64" blocks_per_sm=2 stages=2}' 2>&1 | filecheck %s --check-prefix=REGS
 // RUN: not napkin-opt %examples/matmul.mlir -p 'ncd-relabel{grid="m:128,n:128" stream="k:64"},ncd-to-hbm,hbm-launch{blocks_per_sm=5}' 2>&1 | filecheck %s --check-prefix=BAD
 
 // CHECK: hbm.kernel attributes {sym_name = "matmul", grid = #hbm.labels<m=128, n=128>, num_outputs = 1 : i32, hbm.group = 8 : i32, hbm.blocks_per_sm = 2 : i32, hbm.persistent}
@@ -30,7 +30,7 @@
 // BAD: napkin-opt: error: hbm-launch: blocks_per_sm must be 1 to 4, got 5
 
 // Clusters of two along the first grid axis share B's tiles by multicast.
-// RUN: napkin-opt %examples/matmul.mlir -p 'napkin-sm90{group=0 cluster=2}' -t ptx -o %t.cluster.ptx
+// RUN: napkin-opt %examples/matmul.mlir -p 'napkin-sm90{block="128,256,64" group=0 cluster=2}' -t ptx -o %t.cluster.ptx
 // RUN: filecheck %s --check-prefix=CLUSTER < %t.cluster.ptx
 // RUN: %ptxas -v -arch=sm_90a %t.cluster.ptx -o %t.cluster.cubin 2>&1 | filecheck %s --check-prefix=REPORT
 // RUN: not napkin-opt %examples/matmul.mlir -p 'ncd-relabel{grid="m:128,n:256" stream="k:64"},ncd-to-hbm,hbm-launch{group=8 cluster=2},hbm-to-smem{stages=4 copy=tma},smem-to-reg{mma=wgmma},reg-to-ptx' 2>&1 | filecheck %s --check-prefix=CLUSTERGROUP

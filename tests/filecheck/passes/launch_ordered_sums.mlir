@@ -7,7 +7,7 @@
 // RUN: %ptxas -arch=sm_80 %t.80.ptx -o %t.80.cubin
 // RUN: filecheck %s --check-prefix=PTX < %t.80.ptx
 // RUN: filecheck %s --check-prefix=JSON < %t.80.json
-// RUN: napkin-opt %s -p 'napkin-sm90{split=4 deterministic=true}' -t ptx -o %t.90.ptx
+// RUN: napkin-opt %s -p 'napkin-sm90{block="128,128,64" split=4 deterministic=true}' -t ptx -o %t.90.ptx
 // RUN: %ptxas -arch=sm_90a %t.90.ptx -o %t.90.cubin
 // RUN: filecheck %s --check-prefix=PTX < %t.90.ptx
 // RUN: not napkin-opt %s -p 'ncd-relabel{grid="k:256,m:128,n:128" stream="k:32"},ncd-to-hbm,hbm-launch{ordered=true}' 2>&1 | filecheck %s --check-prefix=LAST

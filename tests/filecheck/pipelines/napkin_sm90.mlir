@@ -1,7 +1,7 @@
 // napkin-sm90 compiles the GEMM diagram to sm_90a PTX (TMA, mbarriers, wgmma); the default
 // and four other configurations assemble without spills, and GEMMs with a bias (per column,
 // 256 columns a warpgroup with relu, per row in bf16); f16 and bad options.
-// RUN: napkin-opt %examples/matmul.mlir -p napkin-sm90 -t ptx -o %t.default.ptx
+// RUN: napkin-opt %examples/matmul.mlir -p 'napkin-sm90{block="128,256,64"}' -t ptx -o %t.default.ptx
 // RUN: %ptxas -v -arch=sm_90a %t.default.ptx -o %t.default.cubin 2>&1 | filecheck %s --check-prefix=REPORT
 // RUN: napkin-opt %examples/matmul.mlir -p 'napkin-sm90{block="128,128,64" stages=5}' -t ptx -o %t.n128.ptx
 // RUN: %ptxas -v -arch=sm_90a %t.n128.ptx -o %t.n128.cubin 2>&1 | filecheck %s --check-prefix=REPORT
@@ -11,25 +11,25 @@
 // RUN: %ptxas -v -arch=sm_90a %t.m64.ptx -o %t.m64.cubin 2>&1 | filecheck %s --check-prefix=REPORT
 // RUN: napkin-opt %examples/matmul.mlir -p 'napkin-sm90{block="128,256,128" stages=2}' -t ptx -o %t.k128.ptx
 // RUN: %ptxas -v -arch=sm_90a %t.k128.ptx -o %t.k128.cubin 2>&1 | filecheck %s --check-prefix=REPORT
-// RUN: sed -e 's/bf16/f16/g' %examples/matmul.mlir | napkin-opt -p napkin-sm90 -t ptx -o %t.f16.ptx
+// RUN: sed -e 's/bf16/f16/g' %examples/matmul.mlir | napkin-opt -p 'napkin-sm90{block="128,256,64"}' -t ptx -o %t.f16.ptx
 // RUN: %ptxas -arch=sm_90a %t.f16.ptx -o %t.f16.cubin
 // RUN: filecheck %s --check-prefix=F16 < %t.f16.ptx
 // RUN: filecheck %s --check-prefix=DEFAULT < %t.default.ptx
 // RUN: filecheck %s --check-prefix=DEFAULT < %t.n128.ptx
 // RUN: filecheck %s --check-prefix=DIRECT < %t.m256.ptx
-// RUN: napkin-opt %examples/matmul.mlir -p 'napkin-sm90{persistent=false store=direct}' -t ptx -o %t.direct.ptx
+// RUN: napkin-opt %examples/matmul.mlir -p 'napkin-sm90{block="128,256,64" persistent=false store=direct}' -t ptx -o %t.direct.ptx
 // RUN: %ptxas -v -arch=sm_90a %t.direct.ptx -o %t.direct.cubin 2>&1 | filecheck %s --check-prefix=REPORT
 // RUN: filecheck %s --check-prefix=DIRECT < %t.direct.ptx
-// RUN: napkin-opt %examples/matmul.mlir -p 'napkin-sm90{cluster=2}' -t ptx -o %t.cluster.ptx
+// RUN: napkin-opt %examples/matmul.mlir -p 'napkin-sm90{block="128,256,64" cluster=2}' -t ptx -o %t.cluster.ptx
 // RUN: %ptxas -v -arch=sm_90a %t.cluster.ptx -o %t.cluster.cubin 2>&1 | filecheck %s --check-prefix=REPORT
-// RUN: napkin-opt %examples/gemm_bias.mlir -p napkin-sm90 -t ptx -o %t.bias.ptx
+// RUN: napkin-opt %examples/gemm_bias.mlir -p 'napkin-sm90{block="128,128,64"}' -t ptx -o %t.bias.ptx
 // RUN: %ptxas -v -arch=sm_90a %t.bias.ptx -o %t.bias.cubin 2>&1 | filecheck %s --check-prefix=BIAS-REPORT
 // RUN: filecheck %s --check-prefix=BIAS < %t.bias.ptx
-// RUN: %python -c "from napkin_ir.diagrams import gemm; print(gemm(4096, 4096, 4096, name='gemm_bias', bias='n', relu=True))" | napkin-opt -p napkin-sm90 -t ptx -o %t.bias256.ptx
+// RUN: %python -c "from napkin_ir.diagrams import gemm; print(gemm(4096, 4096, 4096, name='gemm_bias', bias='n', relu=True))" | napkin-opt -p 'napkin-sm90{block="128,256,64"}' -t ptx -o %t.bias256.ptx
 // RUN: %ptxas -v -arch=sm_90a %t.bias256.ptx -o %t.bias256.cubin 2>&1 | filecheck %s --check-prefix=BIAS-REPORT
-// RUN: %python -c "from napkin_ir.diagrams import gemm; print(gemm(200, 136, 104, name='gemm_bias', bias='m', bias_dtype='bf16'))" | napkin-opt -p 'napkin-sm90{store=direct}' -t ptx -o %t.rowbias.ptx
+// RUN: %python -c "from napkin_ir.diagrams import gemm; print(gemm(200, 136, 104, name='gemm_bias', bias='m', bias_dtype='bf16'))" | napkin-opt -p 'napkin-sm90{block="128,128,64" store=direct}' -t ptx -o %t.rowbias.ptx
 // RUN: %ptxas -v -arch=sm_90a %t.rowbias.ptx -o %t.rowbias.cubin 2>&1 | filecheck %s --check-prefix=BIAS-REPORT
-// RUN: not napkin-opt %examples/matmul.mlir -p 'napkin-sm90{store=global}' 2>&1 | filecheck %s --check-prefix=STORE
+// RUN: not napkin-opt %examples/matmul.mlir -p 'napkin-sm90{block="128,256,64" store=global}' 2>&1 | filecheck %s --check-prefix=STORE
 // RUN: not napkin-opt %examples/matmul.mlir -p 'napkin-sm90{block="128,256"}' 2>&1 | filecheck %s --check-prefix=OPTION
 // RUN: not napkin-opt %examples/matmul.mlir -p 'napkin-sm90{block="128,256,64" stages=1}' 2>&1 | filecheck %s --check-prefix=STAGES
 

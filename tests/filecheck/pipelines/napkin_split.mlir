@@ -5,12 +5,12 @@
 // RUN: %ptxas -arch=sm_80 %t.80.ptx -o %t.80.cubin
 // RUN: filecheck %s --check-prefix=PTX < %t.80.ptx
 // RUN: filecheck %s --check-prefix=JSON < %t.80.json
-// RUN: napkin-opt %s -p 'napkin-sm90{split=4}' -t ptx -o %t.90.ptx --launch-json %t.90.json
+// RUN: napkin-opt %s -p 'napkin-sm90{block="128,128,64" split=4}' -t ptx -o %t.90.ptx --launch-json %t.90.json
 // RUN: %ptxas -arch=sm_90a %t.90.ptx -o %t.90.cubin 2>&1 | filecheck %s --check-prefix=QUIET --allow-empty
 // RUN: filecheck %s --check-prefix=PTX < %t.90.ptx
 // RUN: filecheck %s --check-prefix=JSON90 < %t.90.json
-// RUN: not napkin-opt %s -p 'napkin-sm90{split=40}' 2>&1 | filecheck %s --check-prefix=MANY
-// RUN: not napkin-opt %s -p 'napkin-sm90{split=4 cluster=2}' 2>&1 | filecheck %s --check-prefix=CLUSTER
+// RUN: not napkin-opt %s -p 'napkin-sm90{block="128,128,64" split=40}' 2>&1 | filecheck %s --check-prefix=MANY
+// RUN: not napkin-opt %s -p 'napkin-sm90{block="128,128,64" split=4 cluster=2}' 2>&1 | filecheck %s --check-prefix=CLUSTER
 // RUN: sed 's/: f32>/: bf16>/g' %s | not napkin-opt -p 'napkin-sm80{split=2}' 2>&1 | filecheck %s --check-prefix=HALF
 // RUN: not napkin-opt %examples/attention.mlir -p 'napkin-sm90{split=2}' 2>&1 | filecheck %s --check-prefix=ATTN
 

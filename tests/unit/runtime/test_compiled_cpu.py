@@ -66,7 +66,7 @@ def sm80() -> CompiledKernel:
 
 @pytest.fixture(scope="module")
 def sm90() -> CompiledKernel:
-    return compile_kernel(gemm(M, N, K, "f16"), "napkin-sm90")
+    return compile_kernel(gemm(M, N, K, "f16"), 'napkin-sm90{block="128,256,64"}')
 
 
 @pytest.fixture
@@ -99,7 +99,7 @@ def test_contract_json_round_trips_and_says_the_grid_rule(sm90):
     d = json.loads(text)
     assert d["format"] == FORMAT and d["kernel"] == "matmul" and d["target"] == "sm_90a"
     assert d["grid"] == [1, 1, 1] and d["persistent_blocks_per_sm"] == 1 and d["dynamic_smem_bytes"] == sm90.smem
-    assert "multiprocessor" in d["grid_rule"] and d["pipeline"] == "napkin-sm90"
+    assert "multiprocessor" in d["grid_rule"] and d["pipeline"] == 'napkin-sm90{block="128,256,64"}'
     assert d["params"][0] == {"name": "matmul_a", "arg": "a", "kind": "tensormap", "role": "in", "dtype": "f16",
                               "axes": ["m", "k"], "shape": [M, K],
                               "tma": {"box": [128, 64], "swizzle": "128B", "data_type": "FLOAT16", "interleave": "NONE",

@@ -4,7 +4,7 @@
 // arrive on the empty ring; persistent blocks loop over tiles.
 // Grouped-query attention's Q tile is one box of a group's heads by positions
 // (1 x 1 x 4 x 32 x 64: a 5-D copy at {d, i, r, g, b}), 128 swizzled rows.
-// RUN: napkin-opt %examples/matmul.mlir -p napkin-sm90 -t ptx | filecheck %s
+// RUN: napkin-opt %examples/matmul.mlir -p 'napkin-sm90{block="128,256,64"}' -t ptx | filecheck %s
 // RUN: napkin-opt %examples/gqa_causal_attention.mlir -p 'ncd-relabel{grid="b,g,r:4,i:32" stream="j:128"},ncd-to-hbm,hbm-launch{order=last},hbm-to-smem{stages=2 copy=tma},smem-to-reg{mma=wgmma},reg-to-ptx' -t ptx --launch-json %t.gqa.json | filecheck %s --check-prefix=GQA
 // RUN: filecheck %s --check-prefix=GQA-BOX < %t.gqa.json
 

@@ -1,0 +1,38 @@
+"""The napkin model's count of napkin-sm90's GEMM plans (product_targets.sm90_time, sm90_plans):
+whole waves, padding past the edges, the tile's rate and loads, and what a split costs."""
+
+from napkin_ir.plan.recipes.product_targets import MULTIPROCESSORS, SM90_TILES, sm90_block, sm90_plans, sm90_time
+
+
+def test_a_partial_last_wave_costs_a_whole_one():
+    one = sm90_time(128 * MULTIPROCESSORS, 256, 8192, (128, 256))
+    assert sm90_time(128 * (MULTIPROCESSORS + 1), 256, 8192, (128, 256)) > 1.9 * one  # one tile more: a second wave
+    assert sm90_time(128 * MULTIPROCESSORS - 5, 256, 8192, (128, 256)) == one  # the last tile padded: no less
+
+
+def test_more_waves_of_a_smaller_tile_can_win():
+    # 1000 x 14336: 448 tiles of 128 x 256 are 3.4 waves, rounded up to 4; 896 of 128 x 128 are
+    # 6.8 waves, rounded up to 7, each half as long
+    assert sm90_time(1000, 14336, 4096, (128, 128)) < sm90_time(1000, 14336, 4096, (128, 256))
+    assert sm90_block(1000, 14336, 4096) == (128, 128, 64)
+    assert sm90_block(4096, 4096, 4096) == (128, 256, 64)  # 512 tiles: 3.9 waves
+
+
+def test_loads_bound_small_outputs_to_small_tiles():
+    # 256 x 4096: 64 tiles of 128 x 128 leave half the SMs idle while each loads its operands
+    assert sm90_block(256, 4096, 4096) == (64, 128, 64)
+
+
+def test_plans_fit_their_axes_and_come_fastest_first():
+    plans = sm90_plans(100, 4096, 14336, split=True)
+    assert all(tile[0] <= 100 and tile[1] <= 4096 and tile in SM90_TILES for _, tile, _ in plans)
+    assert [t for t, _, _ in plans] == sorted(t for t, _, _ in plans)
+    assert any(parts > 1 for _, _, parts in plans)
+    assert all(parts == 1 for _, _, parts in sm90_plans(100, 4096, 14336))  # no split unless asked
+
+
+def test_a_split_pays_only_where_blocks_are_idle():
+    long = sm90_plans(128, 4096, 28672, split=True)[0]
+    assert long[2] > 1  # 64 tiles of 64 x 128 over 132 SMs, a long contraction
+    assert all(p == 1 for _, _, p in sm90_plans(4096, 4096, 4096, split=True))  # 512 tiles: no split tried
+    assert sm90_plans(128, 4096, 4096, split=True)[0][2] == 1  # 128 tiles of 64 x 64 already fill the SMs
