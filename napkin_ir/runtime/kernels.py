@@ -164,6 +164,8 @@ class KernelParams:
 
     def __init__(self, values: Sequence[bytes | ctypes._SimpleCData], zeroed: Sequence[tuple[int, int]] = ()) -> None:
         self.zeroed = tuple(zeroed)  # (device address, 4-byte words) zeroed before each launch
+        # the same as the direct zeroing passes them (`direct_memset`), made once
+        self.zeroed_c = tuple((ctypes.c_uint64(pointer), ctypes.c_size_t(words)) for pointer, words in self.zeroed)
         self._storage: list[Any] = []
         addresses = [self._store(v) for v in values]
         self.array = (ctypes.c_void_p * max(len(addresses), 1))(*addresses)
@@ -192,6 +194,32 @@ class KernelParams:
 _streams: dict[int, Any] = {}  # handle -> CUstream, so a launch on a torch stream's handle makes no object
 _stream_pointers: dict[int, ctypes.c_void_p] = {}  # handle -> the c_void_p the direct launch passes
 _direct: list[Any] = []  # the driver's cuLaunchKernel through ctypes (or None), found once
+_direct_set: list[Any] = []  # the driver's cuMemsetD32Async through ctypes (or None), found once
+
+
+def _driver_function(name: str) -> Any:
+    """The driver library's `name` through ctypes (restype int), or None where the library
+    does not open this way or `NAPKIN_DIRECT_LAUNCH=0`."""
+    if os.environ.get("NAPKIN_DIRECT_LAUNCH", "1") == "0":
+        return None
+    for library in ("libcuda.so.1", "libcuda.so", "nvcuda.dll"):
+        try:
+            fn = getattr(ctypes.CDLL(library), name)
+        except (OSError, AttributeError):
+            continue
+        fn.restype = ctypes.c_int
+        return fn
+    return None
+
+
+def direct_memset() -> Any:
+    """The driver's own `cuMemsetD32Async`, through ctypes as `direct_launch`'s launch: a
+    launch that zeroes the outputs its blocks add into costs no cuda-bindings call. Called
+    with the address as a `c_uint64`, the value as an int, the words as a `c_size_t` and the
+    stream as `stream_pointer`'s (`KernelParams.zeroed_c`). None as for `direct_launch`."""
+    if not _direct_set:
+        _direct_set.append(_driver_function("cuMemsetD32Async"))
+    return _direct_set[0]
 
 
 def direct_launch() -> Any:
@@ -206,17 +234,7 @@ def direct_launch() -> Any:
     which `check_launch` and the shared memory limits keep them), and every pointer as a
     prepared `c_void_p` or None (`_direct_launcher`, `stream_pointer`, `KernelParams.pointer`)."""
     if not _direct:
-        fn = None
-        if os.environ.get("NAPKIN_DIRECT_LAUNCH", "1") != "0":
-            for name in ("libcuda.so.1", "libcuda.so", "nvcuda.dll"):
-                try:
-                    fn = getattr(ctypes.CDLL(name), "cuLaunchKernel")
-                    break
-                except (OSError, AttributeError):
-                    continue
-        if fn is not None:
-            fn.restype = ctypes.c_int
-        _direct.append(fn)
+        _direct.append(_driver_function("cuLaunchKernel"))
     return _direct[0]
 
 
@@ -441,16 +459,21 @@ class Launcher:
             attribute.value.clusterDim.x, attribute.value.clusterDim.y, attribute.value.clusterDim.z = self.cluster
             self._config = [attribute]
         # `direct(stream_pointer(handle), params.pointer)`: the launch without cuda-bindings, where
-        # the driver library opens through ctypes and the kernel needs no cluster (cuLaunchKernelEx)
+        # the driver library opens through ctypes and the kernel needs no cluster (cuLaunchKernelEx);
+        # a kernel with outputs to zero launches so from `launch_params` only, after its zeroing
+        # (`direct_memset`), and `direct` stays None for the callers that launch it themselves
         self.direct: Any = None
-        fn = direct_launch() if self._config is None and not self.zeroed else None
+        self._direct: Any = None
+        self._memset = direct_memset() if self.zeroed else None
+        fn = direct_launch() if self._config is None and (self._memset is not None or not self.zeroed) else None
         if fn is not None:
             try:
                 function = int(self._handle)  # the CUfunction's address
             except (TypeError, ValueError):  # not a driver handle (a stand-in driver in tests): through cuda-bindings
                 function = None
             if function is not None:
-                self.direct = _direct_launcher(fn, function, self._dims)
+                self._direct = _direct_launcher(fn, function, self._dims)
+                self.direct = None if self.zeroed else self._direct
         self._params: dict[tuple[int, ...], KernelParams] = {}
         self._encoded: dict[tuple[int, int], bytes] = {}  # (parameter, address) -> tensor map
         self.packed = 0  # how many parameter sets were packed (the rest came from the cache)
@@ -487,10 +510,15 @@ class Launcher:
         self.launch_params(self._params.get(pointers) or self.params_for(pointers), stream)
 
     def launch_params(self, params: KernelParams, stream: Any = None) -> None:
-        direct = self.direct
+        direct = self._direct
         if direct is not None and (stream is None or type(stream) is int):
             # the common case, a handle (torch's current stream): straight to the driver
-            code = direct(stream_pointer(stream), params.pointer)
+            handle = stream_pointer(stream)
+            for pointer, words in params.zeroed_c:  # the outputs the blocks add into start at zero
+                code = self._memset(pointer, 0, words, handle)
+                if code:
+                    check((cuda().CUresult(code),), f"zeroing an output of kernel {self.kernel.name!r}")
+            code = direct(handle, params.pointer)
             if code:
                 self.launch_failed(code, params, stream)
             return

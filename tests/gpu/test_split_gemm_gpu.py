@@ -87,3 +87,34 @@ def test_ordered_split_sums_give_the_same_bits_every_run(target):
     out = torch.full((m, n), float("nan"), device="cuda", dtype=torch.float32)
     _replay_three_times(torch, kernel, {"a": a, "b": b, "out": out})
     assert torch.equal(out, runs[0])
+
+
+def test_a_launcher_zeroes_and_launches_through_the_driver_directly():
+    """What the torch op calls (`Launcher.launch` on a stream handle): the zeroing and the
+    launch through the driver's own functions (ctypes), not cuda-bindings' wrappers; the
+    output poisoned before each of three launches into the same buffer, the sum once each
+    time, on torch's current stream and on a side stream."""
+    torch = pytest.importorskip("torch")
+    import napkin_ir
+
+    if torch.cuda.get_device_capability() != (9, 0):
+        pytest.skip("sm_90a kernels need a Hopper GPU")
+    m, n, k = 192, 384, 4096
+    kernel = napkin_ir.compile(gemm(m, n, k, "bf16", out_dtype="f32"), target="sm90", cache=False, split=4, block=(64, 128, 64))
+    launcher = kernel.launcher(torch.cuda.current_device())
+    assert launcher.zeroed and launcher._memset is not None and launcher._direct is not None
+    assert launcher.direct is None  # a bound call must not skip the zeroing
+    a = torch.randn(m, k, device="cuda").to(torch.bfloat16)
+    b = torch.randn(k, n, device="cuda").to(torch.bfloat16)
+    out = torch.empty((m, n), device="cuda", dtype=torch.float32)
+    want = a.double().cpu().numpy() @ b.double().cpu().numpy()
+    pointers, _ = kernel.pointers({"a": a, "b": b, "out": out})
+    side = torch.cuda.Stream()
+    for stream in (torch.cuda.current_stream(), side, torch.cuda.current_stream()):
+        out.fill_(float("nan"))
+        torch.cuda.synchronize()
+        launcher.launch(pointers, stream.cuda_stream)
+        torch.cuda.synchronize()
+        got = out.double().cpu().numpy()
+        assert np.isfinite(got).all(), "some output was not written"
+        assert reference.relative_error(got, want) <= F32
