@@ -573,3 +573,27 @@ def test_the_log_sum_exp_op_checks_its_grouped_views_once_and_launches(monkeypat
     assert (out.shape, lse.shape, lse.dtype) == ((1, 8, 96, 64), (1, 8, 96), torch.float32)
     assert len(decided) == 1 and decided[0][1] == {"lse": True} and len(launched) == 2
     assert all(stream == 42 and len(p) == 5 for p, stream in launched)
+
+
+def test_a_call_autograd_does_not_record_runs_below_the_autograd_key(monkeypatch):
+    """Where no input requires grad, or grad is off, the wrappers dispatch below the
+    autograd key (the Python wrapper of register_autograd is skipped); where autograd
+    records, the call goes through it and the result has a grad_fn."""
+    seen = []
+    real = torch._C._AutoDispatchBelowAutograd
+
+    def spy():
+        seen.append(True)
+        return real()
+
+    monkeypatch.setattr(nt, "_below_autograd", spy)
+    a, b = meta(128, 64), meta(64, 256)
+    assert nt.matmul(a, b).shape == (128, 256) and len(seen) == 1
+    q = meta(1, 2, 64, 64)
+    assert nt.attention(q, q, q).shape == (1, 2, 64, 64) and len(seen) == 2
+    assert nt.scaled_dot_product_attention(q, q, q, return_lse=True)[1].shape == (1, 2, 64) and len(seen) == 3
+    a.requires_grad_(True)
+    with torch.no_grad():
+        assert nt.matmul(a, b).grad_fn is None and len(seen) == 4
+    c = nt.matmul(a, b)
+    assert c.grad_fn is not None and len(seen) == 4  # recorded: through the autograd wrapper
