@@ -31,9 +31,9 @@ def split_for(m: int, n: int, k: int, block: tuple[int, int, int], multiprocesso
 # steps sustain where they are not waiting on loads (for the 64-row tiles, one consumer
 # warpgroup waiting on each step, this stands for a step's latency). The constants below
 # are fitted to `bench_gemm.py --tiles` (H200, 2026-11-27: 51 shapes at M 64 to 8192, unsplit
-# and split; research/benchmarks.md, "GEMM tiles by waves"): the pick is within 5% of the
-# best measured at 47 of them, and within 0.69x at all. 256 x 128, 192 x 192 and 128 x 64
-# tiles compile too but were never the fastest, and are not offered.
+# and split; research/benchmarks.md, "GEMM tiles by waves"): the pick (`sm90_choice`) is
+# within 5% of the best measured at 46 of them, and at least 0.80x of it at all. 256 x 128,
+# 192 x 192 and 128 x 64 tiles compile too but were never the fastest, and are not offered.
 SM90_TILES = {(128, 256): 1.0, (128, 192): 0.98, (192, 128): 0.91, (128, 128): 0.93, (64, 256): 1.0, (64, 128): 0.56,
               (64, 64): 0.31}
 SM90_STREAM = 64  # the stream tile: a 128-byte swizzled panel of 16-bit elements
