@@ -6,7 +6,7 @@ stream that the op waits on without synchronising, and torch.library.opcheck."""
 from __future__ import annotations
 
 import pytest
-from napkin_ir.plan.recipes.product_targets import TRANSPOSED_M
+from napkin_ir.plan.recipes.product_targets import TRANSPOSED_M, transposed_eagerly
 
 pytestmark = pytest.mark.gpu
 torch = pytest.importorskip("torch")
@@ -47,7 +47,8 @@ def test_matmul_against_torch(shape, dtype):
 @pytest.mark.parametrize("shape", [(1, 4096, 4096), (3, 512, 1024), (16, 4096, 14336), (64, 4096, 14336), (8, 64, 64),
                                    (13, 4096, 4096), (16, 14336, 4096), (128, 8192, 8192), (100, 1024, 200)])
 def test_matmul_at_decode_sizes(shape, deterministic):
-    """M of 1 to 128: up to 63 (TRANSPOSED_M) on Hopper the product computed transposed (C^T = B^T A^T, A padded to
+    """M of 1 to 128: on Hopper a 64-row tile past A's rows, and up to 63 (TRANSPOSED_M), under a
+    CUDA graph's capture (test_decode_sizes_under_a_cuda_graph), the product computed transposed (C^T = B^T A^T, A padded to
     a multiple of 8 rows, the result transposed back), elsewhere a tile of 16 rows past the
     end; the contraction split over the grid where the tiles fill less than the machine (an
     f32 output, rounded by the op); under use_deterministic_algorithms the parts go in a
@@ -63,10 +64,40 @@ def test_matmul_at_decode_sizes(shape, deterministic):
         torch.use_deterministic_algorithms(False)
     assert out.shape == (m, n) and out.dtype == torch.bfloat16 and out.is_contiguous()
     assert rel(out, a.double() @ b.double()) <= TOLERANCE[torch.bfloat16]
-    kernel = nt.matmul_kernel(m, n, k, "bf16", torch.cuda.get_device_capability(), deterministic)
-    assert (kernel.name == "matmul_t") == (torch.cuda.get_device_capability() == (9, 0) and m <= TRANSPOSED_M and n >= 128 and k >= 64)
+    hopper = torch.cuda.get_device_capability() == (9, 0)
+    decode = hopper and m <= TRANSPOSED_M and n >= 128 and k >= 64
+    eager = nt.matmul_kernel(m, n, k, "bf16", torch.cuda.get_device_capability(), deterministic)
+    assert (eager.name == "matmul_t") == (decode and transposed_eagerly(m, n, k))
+    graphed = nt.matmul_kernel(m, n, k, "bf16", torch.cuda.get_device_capability(), deterministic, graphed=True)
+    assert (graphed.name == "matmul_t") == decode
     if deterministic:
         assert torch.equal(out, again)
+    del nt
+
+
+@pytest.mark.parametrize("shape", [(1, 4096, 4096), (13, 4096, 14336), (64, 4096, 4096)])
+def test_decode_sizes_under_a_cuda_graph(shape):
+    """A decode-sized call captured in a CUDA graph takes the transposed kernel (A padded, the
+    result copied back, inside the graph), an eager call with a short contraction the 64-row
+    tile (13 x 4096 x 14336: transposed too, `transposed_eagerly`): both against
+    float64, the graph replayed on new inputs. The eager call made the captured one's launch,
+    so the capture loads nothing."""
+    nt = _ops()
+    m, n, k = shape
+    a, b = rand(m, k), rand(k, n)
+    eager = torch.ops.napkin.matmul(a, b)
+    assert rel(eager, a.double() @ b.double()) <= TOLERANCE[torch.bfloat16]
+    graph = torch.cuda.CUDAGraph()
+    with torch.cuda.graph(graph):
+        out = torch.ops.napkin.matmul(a, b)
+    for seed in (5, 6):
+        a.copy_(rand(m, k, seed=seed))
+        out.fill_(float("nan"))
+        graph.replay()
+        torch.cuda.synchronize()
+        assert rel(out, a.double() @ b.double()) <= TOLERANCE[torch.bfloat16] and not out.isnan().any()
+    graphed = nt.matmul_kernel(m, n, k, "bf16", torch.cuda.get_device_capability(), graphed=True)
+    assert graphed.name == ("matmul_t" if torch.cuda.get_device_capability() == (9, 0) and m <= TRANSPOSED_M else "matmul")
     del nt
 
 

@@ -48,8 +48,8 @@ def test_compile_a_diagram_to_a_kernel():
 
 
 def test_compile_errors_say_what_is_wrong():
-    with pytest.raises(Exception, match="a tile of 256 does not fit axis 'n' of size 128"):
-        napkin_ir.compile(napkin_ir.gemm(128, 128, 64), "sm90", cache=False, block="128,256,64")
+    with pytest.raises(Exception, match="the rows must be 64, 128, 192 or 256"):
+        napkin_ir.compile(napkin_ir.gemm(128, 128, 64), "sm90", cache=False, block="100,256,64")
     with pytest.raises(UserError, match="napkin-sm80"):
         napkin_ir.compile(napkin_ir.gemm(128, 128, 64), "sm80", cache=False, nonsense=1)
     with pytest.raises(UserError, match="either pipeline= or a target"):

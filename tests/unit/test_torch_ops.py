@@ -129,12 +129,16 @@ def test_the_target_and_tiles_chosen():
     assert nt.gemm_candidates(1000, 14336, 4096, (9, 0))[0] == ("sm90", {"block": (128, 128, 64)})  # 6.8 waves, not 3.4 of 4
     assert nt.gemm_candidates(40, 20, 16, (9, 0)) == [("sm80", {"block": (32, 16, 16), "warps": (1, 1), "layout": "pad8"})]
     assert nt.gemm_candidates(300, 300, 24, (8, 6)) == [("sm80", {"block": (128, 128, 16), "warps": (2, 1)})]
-    # an axis shorter than 16 takes a tile of 16, zero-filled past its end
-    assert nt.gemm_candidates(8, 64, 64, (9, 0)) == [("sm80", {"block": (16, 64, 32), "warps": (1, 1), "layout": "pad8"})]
+    # an axis shorter than 16 takes a tile of 16 on napkin-sm80, zero-filled past its end; on
+    # napkin-sm90 a 64-row tile, its TMA loads reading zeros past the end
+    assert nt.gemm_candidates(8, 64, 64, (8, 0)) == [("sm80", {"block": (16, 64, 32), "warps": (1, 1), "layout": "pad8"})]
+    assert nt.gemm_candidates(8, 64, 64, (9, 0))[0] == ("sm90", {"block": (64, 64, 64)})
     # a decode-sized M: the contraction split so that the tiles fill the machine, tried first
-    assert nt.gemm_candidates(16, 4096, 14336, (9, 0), split=True)[:2] == [
+    assert nt.gemm_candidates(16, 4096, 14336, (8, 0), split=True)[:2] == [
         ("sm80", {"block": (16, 128, 32), "warps": (1, 1), "layout": "pad8", "split": 3}),
         ("sm80", {"block": (16, 128, 32), "warps": (1, 1), "layout": "pad8"})]
+    assert nt.gemm_candidates(16, 4096, 14336, (9, 0), split=True)[:2] == [  # a 64-row tile past A's 16 rows
+        ("sm90", {"block": (64, 128, 64), "split": 3}), ("sm90", {"block": (64, 64, 64)})]
     assert nt.gemm_candidates(64, 4096, 14336, (9, 0), split=True, deterministic=True)[:2] == [
         ("sm90", {"block": (64, 128, 64), "split": 3, "deterministic": True}), ("sm90", {"block": (64, 64, 64)})]
     # 64 x 64 tiles unsplit: the model does not put a split SPLIT_MARGIN times faster
@@ -152,12 +156,18 @@ def test_a_decode_sized_m_is_computed_transposed_on_hopper():
     assert nt.transposed_for(16, 4096, 1024, (9, 0)) == {"block": (128, 16, 64)}  # parts too short
     for shape, cap in [((64, 4096, 4096), (9, 0)), ((16, 4096, 4096), (8, 0)), ((16, 64, 4096), (9, 0)), ((16, 4096, 36), (9, 0))]:
         assert nt.transposed_for(*shape, cap) is None
-    kernel = nt.matmul_kernel(13, 4096, 4096, "bf16", (9, 0))
+    kernel = nt.matmul_kernel(13, 4096, 4096, "bf16", (9, 0), graphed=True)  # captured in a CUDA graph
     assert kernel.name == "matmul_t" and kernel.contract.param("out").shape == (4096, 16)
     assert kernel.contract.param("a").shape == (16, 4096) and kernel.contract.param("out").role == "accumulate"
-    ordered = nt.matmul_kernel(13, 4096, 4096, "bf16", (9, 0), True)
+    ordered = nt.matmul_kernel(13, 4096, 4096, "bf16", (9, 0), True, graphed=True)
     assert ordered.name == "matmul_t" and ordered.contract.param("out").role == "out"  # the first part writes
-    assert nt.matmul_kernel(13, 4096, 4096, "bf16", (8, 0)).name == "matmul"
+    assert nt.matmul_kernel(13, 4096, 4096, "bf16", (8, 0), graphed=True).name == "matmul"
+    # called eagerly with a short contraction: one launch, a 64-row tile past A's 13 rows (no
+    # padding, no copy back); a long one against N still goes transposed
+    eager = nt.matmul_kernel(13, 4096, 4096, "bf16", (9, 0))
+    assert eager.name == "matmul" and eager.contract.param("a").shape == (13, 4096) and eager.contract.target == "sm_90a"
+    assert nt.matmul_kernel(13, 4096, 14336, "bf16", (9, 0)).name == "matmul_t"
+    assert not nt.transposed_eagerly(1, 28672, 8192) and nt.transposed_eagerly(16, 8192, 8192)
 
 
 def test_each_candidate_compiles_for_its_target():
@@ -549,7 +559,8 @@ def test_the_ops_first_call_decides_and_later_calls_only_launch(monkeypatch):
             warnings.simplefilter("ignore")
             for _ in range(3):
                 out = nt._matmul_impl(a, w)
-    assert out.shape == (128, 64) and len(decided) == 1 and len(launched) == 3
+    # the first call decides the eager kernel and the one a CUDA graph's capture would take
+    assert out.shape == (128, 64) and len(decided) == 2 and len(launched) == 3
     assert all(stream == 42 and len(p) == 3 for p, stream in launched)
 
 

@@ -79,12 +79,13 @@ def sm90_plans(m: int, n: int, k: int, split: bool = False,
                multiprocessors: int = MULTIPROCESSORS) -> list[tuple[float, tuple[int, int], int]]:
     """(`sm90_time`, tile, parts) of napkin-sm90's GEMM plans for an M x N x K product,
     fastest first (ties to the earlier tile of SM90_TILES): each tile no longer than its
-    axes, and with `split` each split of SPLITS whose blocks fill at most two waves where
+    axes (or, on an axis shorter than any, the shortest: 64 rows for a decode's few), and with `split` each split of SPLITS whose blocks fill at most two waves where
     unsplit they leave SMs idle (parts of MIN_SPLIT_PART or more)."""
     out = []
+    least = min(t[0] for t in SM90_TILES), min(t[1] for t in SM90_TILES)
     for rank, tile in enumerate(SM90_TILES):
-        if tile[0] > m or tile[1] > n:
-            continue
+        if (tile[0] > m and tile[0] > least[0]) or (tile[1] > n and tile[1] > least[1]):
+            continue  # only the least tile runs past a short axis's end (its loads read zeros there)
         tiles = -(-m // tile[0]) * -(-n // tile[1])
         parts = [1] + [p for p in SPLITS if split and tiles < multiprocessors and tiles * p <= 2 * multiprocessors
                        and k // p >= MIN_SPLIT_PART]
@@ -93,14 +94,11 @@ def sm90_plans(m: int, n: int, k: int, split: bool = False,
 
 
 def sm90_choice(m: int, n: int, k: int, split: bool = False,
-                multiprocessors: int = MULTIPROCESSORS) -> tuple[tuple[int, int, int], int] | None:
-    """napkin-sm90's (block, parts) for an M x N x K GEMM, or None where no tile fits: the
-    fastest unsplit plan of `sm90_plans`, or with `split` the fastest split one where it is
+                multiprocessors: int = MULTIPROCESSORS) -> tuple[tuple[int, int, int], int]:
+    """napkin-sm90's (block, parts) for an M x N x K GEMM: the fastest unsplit plan of `sm90_plans`, or with `split` the fastest split one where it is
     SPLIT_MARGIN times faster."""
     plans = sm90_plans(m, n, k, split, multiprocessors)
-    whole = next(((t, tile) for t, tile, parts in plans if parts == 1), None)
-    if whole is None:
-        return None
+    whole = next((t, tile) for t, tile, parts in plans if parts == 1)
     best = plans[0]
     if best[2] > 1 and best[0] * SPLIT_MARGIN <= whole[0]:
         return (*best[1], SM90_STREAM), best[2]
@@ -108,12 +106,8 @@ def sm90_choice(m: int, n: int, k: int, split: bool = False,
 
 
 def sm90_block(m: int, n: int, k: int, multiprocessors: int = MULTIPROCESSORS) -> tuple[int, int, int]:
-    """napkin-sm90's block tile for an M x N x K GEMM, unsplit: the fastest of `sm90_plans`;
-    where no tile fits, the default halved to its axes (64 at the least)."""
-    plans = sm90_plans(m, n, k, multiprocessors=multiprocessors)
-    if not plans:
-        return (128 if m >= 128 else 64, 256 if n >= 256 else 128 if n >= 128 else 64, SM90_STREAM)
-    return (*plans[0][1], SM90_STREAM)
+    """napkin-sm90's block tile for an M x N x K GEMM, unsplit: the fastest of `sm90_plans`."""
+    return (*sm90_plans(m, n, k, multiprocessors=multiprocessors)[0][1], SM90_STREAM)
 
 
 # napkin::matmul computes a decode-sized product transposed (C^T = B^T A^T, `transposed_for`)
@@ -121,6 +115,19 @@ TRANSPOSED_M = 63  # up to this many rows of A: from 64, a plain kernel's 64-row
 TRANSPOSED_ROWS = 128  # B's columns a block: two consumer warpgroups of 64
 MAX_TRANSPOSED_SPLIT = 4
 MIN_TRANSPOSED_PART = 1024
+
+
+# called eagerly, a decode-sized M takes the plain kernel's 64-row tile (one call on the host)
+# where the contraction is at most this long, or at most twice it where N's 64-column tiles
+# outnumber the SMs; elsewhere the transposed kernel's faster GPU time outweighs its three
+# more host calls (H200, 2026-11-27, 13 decode shapes, research/benchmarks.md)
+EAGER_PLAIN_K = 4096
+
+
+def transposed_eagerly(m: int, n: int, k: int) -> bool:
+    """Whether an eager call of a decode-sized M x N x K GEMM (M up to TRANSPOSED_M) is
+    computed transposed too, not only one captured in a CUDA graph."""
+    return not (k <= EAGER_PLAIN_K or (n >= 64 * MULTIPROCESSORS and k <= 2 * EAGER_PLAIN_K))
 
 
 def transposed_for(m: int, n: int, k: int, capability: tuple[int, int]) -> dict[str, object] | None:
@@ -157,9 +164,8 @@ def gemm_candidates(m: int, n: int, k: int, capability: tuple[int, int], *, spli
             out.append((target, {**options, "split": parts, **({"deterministic": True} if deterministic else {})}))
         out.append((target, options))
 
-    choice = sm90_choice(m, n, k, split) if capability == (9, 0) and k >= SM90_STREAM else None
-    if choice is not None:
-        block, parts = choice
+    if capability == (9, 0) and k >= SM90_STREAM:
+        block, parts = sm90_choice(m, n, k, split)
         if parts > 1:
             out.append(("sm90", {"block": block, "split": parts, **({"deterministic": True} if deterministic else {})}))
         out.append(("sm90", {"block": sm90_block(m, n, k)}))
@@ -174,4 +180,4 @@ def gemm_candidates(m: int, n: int, k: int, capability: tuple[int, int], *, spli
 
 
 __all__ = ["GEMM_TILES", "MAX_SPLIT", "MIN_PART", "MULTIPROCESSORS", "SM90_TILES", "gemm_candidates", "sm90_block", "sm90_choice", "sm90_plans",
-           "sm90_time", "split_for", "transposed_for"]
+           "sm90_time", "split_for", "transposed_eagerly", "transposed_for"]
