@@ -21,6 +21,8 @@ CASES = [  # (m, n, k), (block m, n, k), stages: ragged M, N and K, more tiles t
     ((130, 136, 200), (64, 64, 64), 3),
     ((256, 128, 320), (128, 64, 64), 2),
     ((70, 64, 64), (64, 64, 64), 4),
+    ((16, 256, 128), (64, 64, 64), 2),  # a tile past M's end (a decode's rows): zeros loaded, nothing stored there
+    ((40, 96, 128), (64, 128, 64), 2),  # past M's and N's
 ]
 
 
