@@ -138,8 +138,11 @@ class NapkinSm90Pass(NamedPipeline):
     128-byte swizzled stages, full/empty mbarrier rings, a producer warpgroup and
     consumer warpgroups of 64 rows issuing wgmma from shared memory.
 
-    A GEMM: `block="128,256,64"` is the block tile (rows, columns, stream), `stages` the
-    ring depth, `group` the block-row groups of the launch order (L2 reuse; 0 = plain),
+    A GEMM: `block="128,256,64"` is the block tile (rows, columns, stream; rows 64 to 256
+    and columns 64 to 256 by 64, either may run past a short axis). Without it, a GEMM of
+    16-bit operands takes the tile the count of waves, padding, rates and loads puts first
+    (`product_targets.sm90_time`: 128,256 on large squares, 128,128 or 64-row tiles where
+    they fill the SMs better). `stages` the ring depth, `group` the block-row groups of the launch order (L2 reuse; 0 = plain),
     `blocks_per_sm` how many blocks share a multiprocessor, `persistent` (on by default) a
     grid of as many blocks as fit, each looping over tiles, `cluster=2` pairs of blocks
     sharing B's tiles by TMA multicast (on a plain grid: no group, no persistence), `store`
