@@ -10,14 +10,15 @@ host time) against torch.matmul (cuBLAS) over M in OP_M (or `--m`) by the N x K 
 Llama-3 8B's and 70B's projections, and ragged shapes, bf16, each pair timed in
 interleaved rounds after checking the op against float64, called eagerly (its host time
 counted: where the GPU finishes first, both ops are timed on the host) and, under
-GRAPHED_MS a call, captured in CUDA graphs of GRAPH_CALLS calls (what the GPU spends, the op's zeroing, padding, rounding and
-copies included); the table ends with the geometric mean and the least ratios (all, M >= 128).
+GRAPHED_MS a call, captured in CUDA graphs of GRAPH_CALLS calls (what the GPU spends, the
+op's zeroing, padding, rounding and copies included); the table ends with the geometric
+mean and the least ratios (all, M >= 128).
 
 `--tiles` times napkin-sm90's plain GEMM kernel alone (launched bound, bf16) with each
 block tile of TILES that fits, unsplit and, where its blocks leave SMs idle, with its
 contraction split (the f32 output's zeroing and rounding timed with it), beside cuBLAS,
-over the same shapes at M >= 64: what
-`product_targets.sm90_block`'s count of waves and padding is checked against. The table
+over the same shapes at M >= 64: what `product_targets.sm90_choice`'s count of waves and
+padding is checked against. The table
 gives each tile's us, the measured best, the pick and how far the pick is from the best;
 the measurements go to $OUT/bench_gemm_tiles.json.
 
@@ -80,21 +81,18 @@ GRAPHED_MS = 0.3  # shapes whose calls take less (eagerly, either op) are timed 
 
 TILES = ((128, 256), (256, 128), (128, 192), (192, 128), (192, 192), (128, 128), (64, 256), (64, 128), (128, 64), (64, 64))
 TILES_M = (128, 256, 1000, 2048, 4096, 5000, 8192)
-SPLITS = (2, 3, 4, 6, 8)  # parts of the contraction tried where a tile's blocks fill less than the machine
 
 
 def _tile_jobs(m: int, n: int, k: int) -> list[tuple[int, int, int, tuple[int, int], int]]:
-    """(shape, tile, parts) to time: each fitting tile unsplit, and split where its blocks
-    leave SMs idle (parts of 512 or more, up to two waves of blocks)."""
-    from napkin_ir.plan.recipes.product_targets import MULTIPROCESSORS
+    """(shape, tile, parts) to time: each fitting tile unsplit, and in the splits the model
+    counts (`product_targets.split_parts`)."""
+    from napkin_ir.plan.recipes.product_targets import split_parts
 
     out = []
     for t in TILES:
         if t[0] > m or t[1] > n:
             continue
-        out.append((m, n, k, t, 1))
-        tiles = -(-m // t[0]) * -(-n // t[1])
-        out += [(m, n, k, t, p) for p in SPLITS if tiles < MULTIPROCESSORS and tiles * p <= 2 * MULTIPROCESSORS and k // p >= 512]
+        out += [(m, n, k, t, p) for p in [1, *split_parts(-(-m // t[0]) * -(-n // t[1]), k)]]
     return out
 
 
@@ -122,7 +120,7 @@ def tile_sweep(torch, ms: tuple[int, ...]) -> list[str]:
     import json
     import multiprocessing
 
-    from napkin_ir.plan.recipes.product_targets import sm90_block
+    from napkin_ir.plan.recipes.product_targets import sm90_choice
 
     shapes = [(m, n, k) for m in ms if m >= 64 for n, k in OP_NK] + [s for s in OP_RAGGED if s[0] >= 64]
     jobs = [j for s in shapes for j in _tile_jobs(*s)]
@@ -165,7 +163,8 @@ def tile_sweep(torch, ms: tuple[int, ...]) -> list[str]:
         per_batch = max(1, round(3.0 / max(one, 1e-3)))
         med = [statistics.median(r) for r in time_interleaved(torch, fns, rounds=5, per_batch=per_batch, warm_s=0.2)]
         times = dict(zip(names, (x * 1e3 for x in med[:-1])))
-        pick = "{}x{}/1".format(*sm90_block(m, n, k)[:2])
+        block, parts = sm90_choice(m, n, k, split=True)  # what napkin_ir.torch.matmul takes
+        pick = f"{block[0]}x{block[1]}/{parts}"
         ranked = sorted(times, key=times.get)
         best, cublas = ranked[0], med[-1] * 1e3
         record.append({"shape": [m, n, k], "us": times, "cublas_us": cublas, "pick": pick})

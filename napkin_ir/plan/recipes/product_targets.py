@@ -36,6 +36,7 @@ def split_for(m: int, n: int, k: int, block: tuple[int, int, int], multiprocesso
 # 192 x 192 and 128 x 64 tiles compile too but were never the fastest, and are not offered.
 SM90_TILES = {(128, 256): 1.0, (128, 192): 0.98, (192, 128): 0.91, (128, 128): 0.93, (64, 256): 1.0, (64, 128): 0.56,
               (64, 64): 0.31}
+SM90_LEAST = (min(t[0] for t in SM90_TILES), min(t[1] for t in SM90_TILES))  # the only tile that runs past a short axis
 SM90_STREAM = 64  # the stream tile: a 128-byte swizzled panel of 16-bit elements
 SM90_RATE = 5.85e12  # tensor FLOP/s an SM sustains on 128 x 256 tiles (bf16, under the power limit)
 SM90_SM_BYTES = 109e9  # bytes/s one SM's TMA loads sustain from the L2
@@ -64,7 +65,8 @@ def sm90_time(m: int, n: int, k: int, tile: tuple[int, int], parts: int = 1, mul
     plus, split, the zeroing, the adds and the rounding of the f32 output."""
     (bm, bn), elem = tile, 2
     blocks = -(-m // bm) * -(-n // bn) * parts
-    steps = -(-(-(-k // SM90_STREAM)) // parts)
+    stream_tiles = -(-k // SM90_STREAM)
+    steps = -(-stream_tiles // parts)
     product = 2 * bm * bn * SM90_STREAM / (SM90_RATE * SM90_TILES[tile])
     loads = (bm + bn) * SM90_STREAM * elem
     overhead = SM90_TILE_S[0] + SM90_TILE_S[1] * bm * bn / (128 * 256)
@@ -75,28 +77,36 @@ def sm90_time(m: int, n: int, k: int, tile: tuple[int, int], parts: int = 1, mul
     return seconds
 
 
+def split_parts(tiles: int, k: int, multiprocessors: int = MULTIPROCESSORS) -> list[int]:
+    """The splits of SPLITS worth counting for `tiles` output tiles of a contraction of `k`:
+    where unsplit they leave SMs idle, whose blocks fill at most two waves, each part
+    MIN_SPLIT_PART long or more."""
+    if tiles >= multiprocessors:
+        return []
+    return [p for p in SPLITS if tiles * p <= 2 * multiprocessors and k // p >= MIN_SPLIT_PART]
+
+
 def sm90_plans(m: int, n: int, k: int, split: bool = False,
                multiprocessors: int = MULTIPROCESSORS) -> list[tuple[float, tuple[int, int], int]]:
     """(`sm90_time`, tile, parts) of napkin-sm90's GEMM plans for an M x N x K product,
     fastest first (ties to the earlier tile of SM90_TILES): each tile no longer than its
-    axes (or, on an axis shorter than any, the shortest: 64 rows for a decode's few), and with `split` each split of SPLITS whose blocks fill at most two waves where
-    unsplit they leave SMs idle (parts of MIN_SPLIT_PART or more)."""
+    axes (on an axis shorter than any, SM90_LEAST's: 64 rows for a decode's few, its loads
+    reading zeros past the end), unsplit and, with `split`, in each of `split_parts`."""
     out = []
-    least = min(t[0] for t in SM90_TILES), min(t[1] for t in SM90_TILES)
     for rank, tile in enumerate(SM90_TILES):
-        if (tile[0] > m and tile[0] > least[0]) or (tile[1] > n and tile[1] > least[1]):
-            continue  # only the least tile runs past a short axis's end (its loads read zeros there)
+        if (tile[0] > m and tile[0] > SM90_LEAST[0]) or (tile[1] > n and tile[1] > SM90_LEAST[1]):
+            continue
         tiles = -(-m // tile[0]) * -(-n // tile[1])
-        parts = [1] + [p for p in SPLITS if split and tiles < multiprocessors and tiles * p <= 2 * multiprocessors
-                       and k // p >= MIN_SPLIT_PART]
+        parts = [1] + (split_parts(tiles, k, multiprocessors) if split else [])
         out += [(sm90_time(m, n, k, tile, p, multiprocessors), rank, tile, p) for p in parts]
     return [(t, tile, p) for t, _, tile, p in sorted(out)]
 
 
 def sm90_choice(m: int, n: int, k: int, split: bool = False,
                 multiprocessors: int = MULTIPROCESSORS) -> tuple[tuple[int, int, int], int]:
-    """napkin-sm90's (block, parts) for an M x N x K GEMM: the fastest unsplit plan of `sm90_plans`, or with `split` the fastest split one where it is
-    SPLIT_MARGIN times faster."""
+    """napkin-sm90's (block, parts) for an M x N x K GEMM: the fastest unsplit plan of
+    `sm90_plans`, or with `split` the fastest split one where it is SPLIT_MARGIN times
+    faster."""
     plans = sm90_plans(m, n, k, split, multiprocessors)
     whole = next((t, tile) for t, tile, parts in plans if parts == 1)
     best = plans[0]
@@ -106,8 +116,8 @@ def sm90_choice(m: int, n: int, k: int, split: bool = False,
 
 
 def sm90_block(m: int, n: int, k: int, multiprocessors: int = MULTIPROCESSORS) -> tuple[int, int, int]:
-    """napkin-sm90's block tile for an M x N x K GEMM, unsplit: the fastest of `sm90_plans`."""
-    return (*sm90_plans(m, n, k, multiprocessors=multiprocessors)[0][1], SM90_STREAM)
+    """napkin-sm90's block tile for an M x N x K GEMM, unsplit (`sm90_choice`)."""
+    return sm90_choice(m, n, k, multiprocessors=multiprocessors)[0]
 
 
 # napkin::matmul computes a decode-sized product transposed (C^T = B^T A^T, `transposed_for`)
@@ -127,7 +137,7 @@ EAGER_PLAIN_K = 4096
 def transposed_eagerly(m: int, n: int, k: int) -> bool:
     """Whether an eager call of a decode-sized M x N x K GEMM (M up to TRANSPOSED_M) is
     computed transposed too, not only one captured in a CUDA graph."""
-    return not (k <= EAGER_PLAIN_K or (n >= 64 * MULTIPROCESSORS and k <= 2 * EAGER_PLAIN_K))
+    return not (k <= EAGER_PLAIN_K or (n >= SM90_LEAST[1] * MULTIPROCESSORS and k <= 2 * EAGER_PLAIN_K))
 
 
 def transposed_for(m: int, n: int, k: int, capability: tuple[int, int]) -> dict[str, object] | None:
@@ -168,7 +178,8 @@ def gemm_candidates(m: int, n: int, k: int, capability: tuple[int, int], *, spli
         block, parts = sm90_choice(m, n, k, split)
         if parts > 1:
             out.append(("sm90", {"block": block, "split": parts, **({"deterministic": True} if deterministic else {})}))
-        out.append(("sm90", {"block": sm90_block(m, n, k)}))
+            block = sm90_block(m, n, k)  # the unsplit fallback
+        out.append(("sm90", {"block": block}))
     bm, bn = (next((t for t in GEMM_TILES if t <= x), GEMM_TILES[-1]) for x in (m, n))
     if k >= 16:
         bk = 32 if k >= 32 else 16
@@ -180,4 +191,4 @@ def gemm_candidates(m: int, n: int, k: int, capability: tuple[int, int], *, spli
 
 
 __all__ = ["GEMM_TILES", "MAX_SPLIT", "MIN_PART", "MULTIPROCESSORS", "SM90_TILES", "gemm_candidates", "sm90_block", "sm90_choice", "sm90_plans",
-           "sm90_time", "split_for", "transposed_eagerly", "transposed_for"]
+           "sm90_time", "split_for", "split_parts", "transposed_eagerly", "transposed_for"]

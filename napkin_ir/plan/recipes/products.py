@@ -224,7 +224,7 @@ def _plan_sm90(module: ModuleOp, req: PlanRequest) -> KernelPlan:
         given = sm90_fit(fit(module, axes, SM90_BLOCK, 64), stage_bytes, req.blocks_per_sm)
     # a tile may be longer than its axis (a decode's few rows in a 64-row tile): the TMA loads
     # read zeros past the edge, the stores write only what lies inside
-    block: tuple[int, int, int] = given  # type: ignore[assignment]
+    block = given
     stages = req.stages or sm90_stages(stage_bytes(block), req.blocks_per_sm)
     group = SM90_GROUP if req.group is None else req.group
     if req.autotile:
