@@ -411,11 +411,15 @@ _lib.define('attention_backward(Tensor q, Tensor k, Tensor v, Tensor out, Tensor
             'str kind="softmax", float? scale=None) -> (Tensor, Tensor, Tensor)')
 
 
-def _matmul_launch(a: Tensor, b: Tensor, deterministic: bool, graphed: bool) -> _Launch | None:
+def _matmul_launch(a: Tensor, b: Tensor, deterministic: bool, graphed: bool, other: _Launch | None = None) -> _Launch | None:
+    """The launch of `matmul_kernel`'s kernel for these tensors (None for an empty product):
+    `other` itself where that launches the same kernel."""
     m, n, k = matmul_shapes(a, b)
     if not (m and n and k):
         return None
     kernel = matmul_kernel(m, n, k, DTYPES[a.dtype], capability(a.device), deterministic, graphed)
+    if other is not None and other.kernel is kernel:
+        return other
     return _Launch(kernel, a.device.index, (m, n), not (a.is_contiguous() and b.is_contiguous()), ("a", "b", "out"))
 
 
@@ -431,7 +435,7 @@ def _matmul_impl(a: Tensor, b: Tensor) -> Tensor:
         launch = _matmul_launch(a, b, deterministic, graphed)
         _remember(key, launch)
         if not graphed:
-            _remember(key[:-1] + (True,), _matmul_launch(a, b, deterministic, True))
+            _remember(key[:-1] + (True,), _matmul_launch(a, b, deterministic, True, launch))
     if launch is None:  # an empty product
         return torch.zeros((a.shape[0], b.shape[1]), dtype=a.dtype, device=a.device)
     if launch.copy:
@@ -734,7 +738,8 @@ def matmul(a: Tensor, b: Tensor) -> Tensor:
     (`matmul_grad_kernel`), each compiled once per shape.
     Non-contiguous inputs are copied to contiguous ones first (`.contiguous()`), so a
     transposed operand such as `linear.weight.t()` costs a copy. Any M compiles (a decode's
-    1 row too; on Hopper, under a CUDA graph's capture, computed transposed); where the
+    1 row too; on Hopper computed transposed where the contraction is long, and under a
+    CUDA graph's capture, `matmul_kernel`); where the
     model puts it first, the contraction is split over the grid into f32 sums that the op
     rounds (added atomically, or in a fixed order under
     `torch.use_deterministic_algorithms(True)`). Errors name the argument:

@@ -561,6 +561,8 @@ def test_the_ops_first_call_decides_and_later_calls_only_launch(monkeypatch):
                 out = nt._matmul_impl(a, w)
     # the first call decides the eager kernel and the one a CUDA graph's capture would take
     assert out.shape == (128, 64) and len(decided) == 2 and len(launched) == 3
+    eager, graphed = nt._launches.values()  # one kernel for both: one launch, made once
+    assert eager is graphed
     assert all(stream == 42 and len(p) == 3 for p, stream in launched)
 
 
