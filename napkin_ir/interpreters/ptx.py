@@ -186,8 +186,9 @@ class Warp:
 
     def step(self, op) -> None:
         if isinstance(op, P.ShflSyncOp):
-            assert op.mode.data == "bfly" and len(op.srcs) == 1, "only butterfly shuffles by a constant are emulated"
-            lanes = np.arange(32) ^ op.b.value.data  # type: ignore[union-attr]
+            assert op.mode.data in ("bfly", "idx") and len(op.srcs) == 1, "only butterfly and index shuffles by a constant are emulated"
+            b = op.b.value.data  # type: ignore[union-attr]
+            lanes = np.arange(32) ^ b if op.mode.data == "bfly" else np.full(32, b)
             self.regs[op.results[0]] = self.get(op.srcs[0])[lanes]
             return
         if isinstance(op, P.ArithOp) and op.ty.data == "f32" and op.OPCODE in F32_OPS:
@@ -260,7 +261,9 @@ class Warp:
             self.st(op)
         elif isinstance(op, P.RedOp):
             self.red(op)
-        elif isinstance(op, T.FenceOp):  # one warp at a time: every write is already seen
+        elif isinstance(op, P.AtomOp):
+            res = self.atom(op)
+        elif isinstance(op, T.FenceOp | P.BarWarpSyncOp):  # one warp at a time, its lanes in step: every write is already seen
             pass
         elif isinstance(op, P.LdOp) and op.space.data == "global":
             res = self.ld_global(op)
@@ -393,6 +396,20 @@ class Warp:
             if on[l]:
                 old = np.frombuffer(self.mem.read(int(addr[l]), 4), np.float32)[0]
                 self.mem.write(int(addr[l]), np.float32(old + np.frombuffer(np.asarray(v[l]).tobytes(), np.float32)[0]).tobytes())
+
+    def atom(self, op) -> np.ndarray:
+        """`atom.global.add.u32`: each lane's value added to the word at its address, lane by
+        lane; each gets the word as it found it."""
+        assert op.space.data == "global" and op.ty.data == "u32", f"the emulator counts u32 words in global memory, not {op.ty.data}"
+        addr = self.get(op.addr).astype(np.int64) + _prop(op, "offset")
+        on = self.get(op.guard) if op.guard is not None else np.ones(32, bool)
+        v = self.get(op.values[0]).astype(np.uint32)
+        old = np.full(32, 0xFFFFFFFF, np.uint32)  # a lane the guard skips gets no value
+        for l in range(32):
+            if on[l]:
+                old[l] = np.frombuffer(self.mem.read(int(addr[l]), 4), np.uint32)[0]
+                self.mem.write(int(addr[l]), np.uint32(old[l] + v[l]).tobytes())
+        return old
 
     def ld_global(self, op) -> list[np.ndarray]:
         """A guarded global load: the lanes it skips get all-ones bits (a NaN of every float

@@ -482,6 +482,7 @@ SPACES = {"", "global", "shared", "shared::cta", "shared::cluster", "local", "co
 CACHE_HINTS = {"", "ca", "cg", "cs", "lu", "cv", "wb", "wt", "nc"}
 # memory-model semantics: a strong access other threads synchronise with (a turn counter)
 SEMANTICS = {"", "volatile", "relaxed.gpu", "acquire.gpu", "release.gpu", "relaxed.cta", "acquire.cta", "release.cta"}
+ATOM_SEMANTICS = SEMANTICS | {"acq_rel.gpu", "acq_rel.cta"}  # a read-modify-write may both acquire and release
 
 
 class MemOp(PtxOp):
@@ -495,11 +496,13 @@ class MemOp(PtxOp):
     offset = opt_prop_def(IntegerAttr)
     sem = opt_prop_def(StringAttr)
 
+    SEMANTICS: ClassVar[set[str]] = SEMANTICS
+
     def _verify_mem(self, values: Sequence[SSAValue]) -> None:
         sp, ty = self.space.data, self.ty.data
         require(sp in SPACES, self, f"unknown state space '{sp}'")
         require(_s(self.cache) in CACHE_HINTS, self, f"unknown cache hint '{_s(self.cache)}'")
-        require(_s(self.sem) in SEMANTICS, self, f"unknown memory semantics '{_s(self.sem)}'")
+        require(_s(self.sem) in self.SEMANTICS, self, f"unknown memory semantics '{_s(self.sem)}' for {self.name}")
         require(not (_s(self.sem) and _s(self.cache)), self, "a strong access (sem) takes no cache hint")
         require(ty in TYPE_BITS and ty != "pred", self, f"unknown type .{ty}")
         _need_class(self, "the address", self.addr, "b32", "b64")
@@ -587,6 +590,38 @@ class RedOp(MemOp):
 
 
 @irdl_op_definition
+class AtomOp(MemOp):
+    """Add to memory atomically and return the value it held: `[@p] atom{.sem}{.space}.add.type
+    d, [addr+offset], a;` (a warp's arrival at a tile's counter: the last of a split sum's
+    parts to arrive, seeing the count of those before it, adds them up)."""
+
+    name = "ptx.atom"
+    SEMANTICS: ClassVar[set[str]] = ATOM_SEMANTICS
+    values = var_operand_def(RegType)
+    dsts = var_result_def(RegType)
+    irdl_options = (AttrSizedOperandSegments(as_property=True), ParsePropInAttrDict())
+    assembly_format = ("` ` `[` $addr `]` (`if` $guard^)? `,` `(` $values `)` attr-dict `:` type($addr) (`if` type($guard)^)? `,` "
+                       "`(` type($values) `)` `->` `(` type($dsts) `)`")
+
+    def __init__(self, space: str, ty: str, addr: SSAValue, value: SSAValue, result: Attribute, *, offset: int = 0,
+                 guard: SSAValue | None = None, sem: str | None = None):
+        super().__init__(operands=[[value], addr, [guard] if guard else []], result_types=[[result]],
+                         properties=_props(space=space, ty=ty, offset=offset or None, sem=sem))
+
+    def verify_(self) -> None:
+        self._verify_mem(self.values)
+        require(len(self.values) == 1 and len(self.dsts) == 1, self, "adds one value and returns the one it replaced")
+        require(self.space.data in ("global", "shared", "shared::cta", ""), self, f"adds into global or shared memory, not .{self.space.data}")
+        require(self.ty.data in ("u32", "s32", "u64"), self, f"counts in .u32, .s32 or .u64, not .{self.ty.data}")
+        _need_type(self, "the result", self.dsts[0], self.ty.data)
+
+    def ptx_lines(self, names: Namer) -> list[str]:
+        guard = f"@{names(self.guard)} " if self.guard is not None else ""
+        head = ".".join(p for p in ("atom", _s(self.sem), self.space.data, "add", self.ty.data) if p)
+        return [f"{guard}{head} {names(self.dsts[0])}, {_addr(names, self.addr, _i(self.offset))}, {names(self.values[0])};"]
+
+
+@irdl_op_definition
 class LdParamOp(InstrOp):
     """Read a kernel parameter: `ld.param.type d, [name];`."""
 
@@ -657,6 +692,21 @@ class BarSyncOp(InstrOp):
     def ptx_lines(self, names: Namer) -> list[str]:
         n = f", {_i(self.threads)}" if self.threads is not None else ""
         return [f"bar.sync {_i(self.id)}{n};"]
+
+
+@irdl_op_definition
+class BarWarpSyncOp(InstrOp):
+    """The lanes of `mask` meet: `bar.warp.sync mask;` (their memory accesses before it are
+    ordered before theirs after it)."""
+
+    name = "ptx.bar_warp_sync"
+    mask = opt_prop_def(IntegerAttr)
+
+    def __init__(self, mask: int = 0xFFFFFFFF):
+        super().__init__(operands=[[]], result_types=[[]], properties=_props(mask=IntegerAttr(mask, IntegerType(64))))
+
+    def ptx_lines(self, names: Namer) -> list[str]:
+        return ["bar.warp.sync 0x%08x;" % _i(self.mask, 0xFFFFFFFF)]
 
 
 @irdl_op_definition

@@ -16,7 +16,7 @@
 // CHECK-NEXT: .reqntid 384, 1, 1
 // CHECK-NEXT: {
 // CHECK-DAG:  .reg .pred %p<4>;
-// CHECK-DAG:  .reg .b32 %r<19>;
+// CHECK-DAG:  .reg .b32 %r<20>;
 // CHECK-DAG:  .reg .b64 %rd<6>;
 // CHECK-DAG:  .reg .b32 %bhh<2>;
 // CHECK-DAG:  .reg .f32 %f<9>;
@@ -75,6 +75,8 @@
 // CHECK-NEXT: ldmatrix.sync.aligned.m8n8.x4.shared.b16 {%r14, %r15, %r16, %r17}, [%r1+640];
 // CHECK-NEXT: ld.acquire.gpu.global.u32 %r{{[0-9]+}}, [%rd1];
 // CHECK-NEXT: st.release.gpu.global.u32 [%rd1], %r{{[0-9]+}};
+// CHECK-NEXT: @%p1 atom.acq_rel.gpu.global.add.u32 %r19, [%rd1+8], %r4;
+// CHECK-NEXT: bar.warp.sync 0xffffffff;
 // CHECK-NEXT: ret;
 // CHECK-NEXT: }
 

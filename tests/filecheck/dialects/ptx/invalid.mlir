@@ -227,6 +227,23 @@ ptx.kernel attributes {sym_name = "k", params = [], param_types = []} {
 // -----
 ptx.kernel attributes {sym_name = "k", params = [], param_types = []} {
   %g = ptx.const {ty = "u64", value = 0 : i64} : () -> !ptx.reg<b64>
+  %h = ptx.const {ty = "f32", value = 1.0 : f64} : () -> !ptx.reg<f32>
+  %o = ptx.atom [%g], (%h) {space = "global", ty = "f32", sem = "acq_rel.gpu"} : !ptx.reg<b64>, (!ptx.reg<f32>) -> (!ptx.reg<f32>)
+  ptx.ret
+}
+// CHECK: ptx.atom: counts in .u32, .s32 or .u64, not .f32
+
+// -----
+ptx.kernel attributes {sym_name = "k", params = [], param_types = []} {
+  %g = ptx.const {ty = "u64", value = 0 : i64} : () -> !ptx.reg<b64>
+  %t = ptx.ld [%g] {space = "global", ty = "u32", sem = "acq_rel.gpu"} : !ptx.reg<b64> -> (!ptx.reg<b32>)
+  ptx.ret
+}
+// CHECK: ptx.ld: unknown memory semantics 'acq_rel.gpu' for ptx.ld
+
+// -----
+ptx.kernel attributes {sym_name = "k", params = [], param_types = []} {
+  %g = ptx.const {ty = "u64", value = 0 : i64} : () -> !ptx.reg<b64>
   %t = ptx.ld [%g] {space = "global", ty = "u32", sem = "acquire.sys", cache = "cg"} : !ptx.reg<b64> -> (!ptx.reg<b32>)
   ptx.ret
 }

@@ -102,6 +102,10 @@ ptx.kernel attributes {sym_name = "all_ops", params = ["g", "tmap"], param_types
   %turn = ptx.ld [%g] {space = "global", ty = "u32", sem = "acquire.gpu"} : !ptx.reg<b64> -> (!ptx.reg<b32>)
   // CHECK-NEXT: ptx.st [%g], (%turn) {space = "global", ty = "u32", sem = "release.gpu"} : !ptx.reg<b64>, (!ptx.reg<b32>)
   ptx.st [%g], (%turn) {space = "global", ty = "u32", sem = "release.gpu"} : !ptx.reg<b64>, (!ptx.reg<b32>)
+  // CHECK-NEXT: %old = ptx.atom [%g] if %p, (%a) {space = "global", ty = "u32", offset = 8 : i32, sem = "acq_rel.gpu"} : !ptx.reg<b64> if !ptx.reg<pred>, (!ptx.reg<b32>) -> (!ptx.reg<b32>)
+  %old = ptx.atom [%g] if %p, (%a) {space = "global", ty = "u32", offset = 8 : i32, sem = "acq_rel.gpu"} : !ptx.reg<b64> if !ptx.reg<pred>, (!ptx.reg<b32>) -> (!ptx.reg<b32>)
+  // CHECK-NEXT: ptx.bar_warp_sync {mask = 4294967295 : i64}
+  ptx.bar_warp_sync {mask = 4294967295 : i64} : () -> ()
   // CHECK-NEXT: ptx.ret
   ptx.ret
 }
