@@ -108,13 +108,16 @@ class NapkinSm80Pass(NamedPipeline):
     `block="C"` columns a block and `warps="W"` warps sharing them, its rows streamed. The
     plans: `napkin_ir.plan.recipes`.
 
-    `split=S` (both pipelines, a GEMM with an f32 output): S blocks share each output
-    tile's contraction, each streaming its part of it and adding its sum into the output
-    with `red.global.add.f32` (the launch zeroes the output first); the order of the
-    additions, and so the last bits of the sums, may differ from run to run.
-    `deterministic=true` adds the parts in a fixed order instead: each output tile's first
-    part is written, each next one added when the one before is in (a turn counter per
-    tile in global memory): the same bits every run, no zeroing, a little waiting."""
+    `split=S` (both pipelines, a GEMM): S blocks share each output tile's contraction,
+    each streaming its part of it. Into an f32 output each adds its sum with
+    `red.global.add.f32` (the launch zeroes the output first); the order of the additions,
+    and so the last bits of the sums, may differ from run to run. `deterministic=true` adds
+    the parts in a fixed order instead: each output tile's first part is written, each next
+    one added when the one before is in (a turn counter per tile in global memory): the
+    same bits every run, no zeroing, a little waiting. Into a 16-bit output each part
+    writes its f32 sums to its own slice of a scratch array, and the warp that finishes
+    last on its piece of a tile (a counter per tile and warp) adds the parts in order and
+    rounds them into the output: the same bits every run, no zeroing, no waiting."""
 
     name = "napkin-sm80"
     target = SM80

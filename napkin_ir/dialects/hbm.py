@@ -193,8 +193,9 @@ class KernelOp(IRDLOperation):
         return [a for a in self.grid_tiles if not any(a in g.type.shape for g in outs)]  # type: ignore[attr-defined]
 
     def accumulated(self) -> list[SSAValue]:
-        """The globals some store adds into (`accumulate`, at any level below): f32 outputs
-        that each block adds its part of a split contraction to, zeroed before the launch."""
+        """The globals some store adds into (`accumulate`, at any level below): outputs that
+        each block adds its part of a split contraction to (f32 ones zeroed before the launch
+        unless the parts take turns; 16-bit ones written once, the f32 sum rounded)."""
         found = []
         for op in self.walk():
             dest = getattr(op, "dest", None)
@@ -266,13 +267,15 @@ def check_axes(op: IRDLOperation, axes: Sequence[str], want: Sequence[str], whos
 
 
 def check_tile_of_global(op: IRDLOperation, tile: NamedAxesType, glob: GlobalType, offsets: Sequence[SSAValue], what: str = "tile",
-                         any_order: bool = False) -> None:
+                         any_order: bool = False, summed: bool = False) -> None:
     """A tile (or buffer) of a global tensor: the same axes in the same order (in any
     order, with `any_order`: a tile the block computed is written by its axes' names), the
-    same element type, and one offset per axis. A tile may be longer than the global along
-    an axis (one partial tile: what lies past the edge reads as zero and is not written)."""
+    same element type (an f32 part of a sum that is `summed` into a 16-bit global too), and
+    one offset per axis. A tile may be longer than the global along an axis (one partial
+    tile: what lies past the edge reads as zero and is not written)."""
     check_axes(op, tile.axis_names, glob.axis_names, f"the {what}'s", "the global's", any_order)
-    require(tile.element_type == glob.element_type, op, f"the {what}'s element type {tile.element_type} differs from the global's {glob.element_type}")
+    require(tile.element_type == glob.element_type or summed, op,
+            f"the {what}'s element type {tile.element_type} differs from the global's {glob.element_type}")
     require(len(offsets) == len(glob.axis_names), op, f"takes one offset per axis of the global ({len(glob.axis_names)}), got {len(offsets)}")
 
 
@@ -302,12 +305,15 @@ class LoadOp(IRDLOperation):
 class StoreOp(IRDLOperation):
     """Write the part of a tile that lies inside the global tensor, at the given offsets
     (one per axis of the global; the tile's axes, by name, in any order: a product computed
-    transposed is written as it lies). With `accumulate`, add it to what the global holds
-    instead (an f32 global, zeroed before the launch): the blocks that split a contraction
-    axis each add their part.
+    transposed is written as it lies). With `accumulate`, an f32 tile is this block's part of
+    a sum that blocks splitting a contraction axis add up: added to what an f32 global holds
+    (zeroed before the launch, or written by the first part where the kernel's parts take
+    turns, `hbm.ordered_sums`); into a 16-bit global, the parts are summed in f32, in their
+    order, by the last to finish (in a scratch of the kernel's), and the whole sum rounded.
 
         hbm.store %c, %C[%m0, %n0] : !ncd.tensor<m=128, n=128 : bf16>, !hbm.global<m=512, n=384 : bf16>
         hbm.store %c, %C[%m0, %n0] {accumulate} : !ncd.tensor<m=128, n=128 : f32>, !hbm.global<m=512, n=384 : f32>
+        hbm.store %c, %C[%m0, %n0] {accumulate} : !ncd.tensor<m=128, n=128 : f32>, !hbm.global<m=512, n=384 : bf16>
     """
 
     name = "hbm.store"
@@ -322,10 +328,11 @@ class StoreOp(IRDLOperation):
         super().__init__(operands=[value, dest, list(offsets)], properties={"accumulate": UnitAttr()} if accumulate else {})
 
     def verify_(self) -> None:
-        check_tile_of_global(self, self.value.type, self.dest.type, self.offsets, any_order=True)  # type: ignore[arg-type]
+        check_tile_of_global(self, self.value.type, self.dest.type, self.offsets, any_order=True,  # type: ignore[arg-type]
+                             summed=self.accumulate is not None)
         if self.accumulate is not None:
-            require(self.dest.type.dtype == "f32", self,  # type: ignore[attr-defined]
-                    f"accumulate adds into an f32 global (partial sums rounded to {self.dest.type.dtype} would not add up)")  # type: ignore[attr-defined]
+            require(self.value.type.dtype == "f32", self,  # type: ignore[attr-defined]
+                    f"accumulate adds f32 parts of a sum (parts rounded to {self.value.type.dtype} would not add up)")  # type: ignore[attr-defined]
 
 
 @irdl_op_definition

@@ -428,10 +428,13 @@ class StoreOp(IRDLOperation):
         reg.store %p, %out[%i0, %c0] : !reg.frag<line, i=2, j=1024 : f32>, !hbm.global<i=4096, j=1024 : bf16>
         reg.store %lse, %out1[%b0, %h0, %i0] : !reg.frag<row, i=16 : f32>, !hbm.global<b=2, h=4, i=256 : f32>
 
-    With `accumulate`, accumulators are added to what an f32 global holds (`red.global.add`):
-    a block's part of a contraction split over the grid.
+    With `accumulate`, the accumulators are a block's part of a contraction split over the
+    grid: added to what an f32 global holds (`red.global.add`, or in turn where the kernel's
+    parts take turns); into a 16-bit global, summed in turn in an f32 scratch and rounded
+    into the global by the last part (`hbm.store`'s `accumulate`).
 
         reg.store %c, %out[%m0, %n0] {accumulate} : !reg.frag<c, m=64, n=32 : f32>, !hbm.global<m=512, n=384 : f32>
+        reg.store %c, %out[%m0, %n0] {accumulate} : !reg.frag<c, m=64, n=32 : f32>, !hbm.global<m=512, n=384 : bf16>
     """
 
     name = "reg.store"
@@ -450,7 +453,7 @@ class StoreOp(IRDLOperation):
         assert isinstance(g, GlobalType)
         require(f.role.data in ("c", "line", "line_col", "row"), self, f"stores accumulators (role c), a 'line', 'line_col' or a 'row' fragment, got {f}")
         if self.accumulate is not None:
-            require(f.role.data == "c" and g.dtype == "f32", self, f"accumulate adds accumulators (role c) into an f32 global, got {f} and {g}")
+            require(f.role.data == "c", self, f"accumulate adds accumulators (role c), a block's part of a split sum, got {f}")
         placed = tuple(a for a in g.axis_names if a in f.shape)
         require(placed == f.axis_names or f.role.data == "c" and placed == f.axis_names[::-1], self,
                 f"the fragment's axes {list(f.axis_names)} must be the global's {list(g.axis_names)}, in order "

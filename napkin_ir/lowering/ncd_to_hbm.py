@@ -37,7 +37,7 @@ from xdsl.dialects import arith, builtin, func, scf
 from xdsl.dialects.builtin import IndexType, StringAttr, f32
 from xdsl.ir import Block, Operation, Region, SSAValue
 from xdsl.passes import ModulePass
-from xdsl.rewriter import Rewriter
+from xdsl.rewriter import InsertPoint, Rewriter
 from xdsl.utils.exceptions import PassFailedException
 
 from napkin_ir.dialects import hbm, loop_facts, ncd
@@ -74,6 +74,42 @@ def _reduced_axes(op: Operation) -> tuple[str, ...]:
     if isinstance(op, ncd.SoftmaxOp | ncd.L2NormOp | ncd.LogSumExpOp):
         return (op.axis.data,)
     return ()
+
+
+def _widen_split_sums(body_ops: list[Operation], grid: dict[str, int]) -> list[Operation]:
+    """`body_ops` with each sum along a grid axis that has a 16-bit result made an f32 sum and
+    its rounding (a contraction accumulates in f32 and rounds at the end either way): the
+    blocks' parts are summed in f32, and only the whole sum is rounded."""
+    out: list[Operation] = []
+    for op in body_ops:
+        v = op.results[0] if len(op.results) == 1 else None
+        summed = isinstance(op, ncd.ContractOp) or (isinstance(op, ncd.ReduceOp) and op.kind.data == "sum")
+        if not (summed and v is not None and any(a in grid for a in _reduced_axes(op)) and v.type.dtype in ("bf16", "f16")):  # type: ignore[attr-defined]
+            out.append(op)
+            continue
+        wide = type(op).create(operands=list(op.operands), properties=dict(op.properties), attributes=dict(op.attributes),
+                               result_types=[ncd.TensorType(v.type.shape, f32)])  # type: ignore[attr-defined]
+        cast = ncd.MapOp("cast", [wide.results[0]], v.type)
+        wide.results[0].name_hint = v.name_hint
+        Rewriter.insert_op(wide, InsertPoint.before(op))
+        Rewriter.insert_op(cast, InsertPoint.before(op))
+        v.replace_all_uses_with(cast.results[0])
+        Rewriter.erase_op(op)
+        out += [wide, cast]
+    return out
+
+
+def _rounding_returned(v: SSAValue, ret: func.ReturnOp) -> SSAValue | None:
+    """The 16-bit result that rounds the f32 sum `v` and is returned, where that is `v`'s only use."""
+    uses = list(v.uses)
+    if len(uses) != 1 or v.type.dtype != "f32":  # type: ignore[attr-defined]
+        return None
+    cast = uses[0].operation
+    if not (isinstance(cast, ncd.MapOp) and cast.fn.data == "cast" and len(cast.inputs) == 1):
+        return None
+    out = cast.results[0]
+    used = {u.operation for u in out.uses}
+    return out if used == {ret} and out.type.dtype in ("bf16", "f16") else None  # type: ignore[attr-defined]
 
 
 class _KernelBuilder:
@@ -163,12 +199,13 @@ class _KernelBuilder:
         self.values[op.results[0]] = new.results[0]
         return new.results[0]
 
-    def _partial_sums(self, body_ops: list[Operation], ret: func.ReturnOp) -> set[SSAValue]:
+    def _partial_sums(self, body_ops: list[Operation], ret: func.ReturnOp) -> dict[SSAValue, SSAValue]:
         """The results that sum along a split axis (a reduced axis spread over the grid, and
-        maybe streamed too): each block holds its part, which it adds into the output. Only a
-        sum adds up so, and only a part returned as it is, in f32, is added whole; anything
-        else is refused."""
-        partial: set[SSAValue] = set()
+        maybe streamed too), each with the f32 sum whose part a block adds into the output.
+        Only a sum adds up so, and only one returned as it is in f32, or rounded to 16 bits
+        and returned (its parts are then summed in f32 and the whole sum rounded:
+        `hbm.store {accumulate}` into a 16-bit global); anything else is refused."""
+        partial: dict[SSAValue, SSAValue] = {}
         for op in body_ops:
             if not isinstance(op, ncd.NcdOp):
                 raise _fail(self.f, f"{op.name} is not an ncd op")
@@ -182,28 +219,34 @@ class _KernelBuilder:
                     raise _fail(self.f, f"{_where(op)} reduces along '{a}', which is spread over the grid: each block sees "
                                         f"only its tile of '{a}', and only a sum (a contraction or a reduce sum) adds up "
                                         f"from the blocks' parts; stream '{a}' or keep it whole")
+                rounded = _rounding_returned(result, ret)
+                if rounded is not None:
+                    partial[rounded] = result
+                    continue
                 if users != {ret} or result.type.dtype != "f32":  # type: ignore[attr-defined]
                     raise _fail(self.f, f"{_where(op)} sums along '{a}', which is split over the grid: each block adds its part "
-                                        "into the output, so the sum must be a result of the function as it is, in f32 "
-                                        "(ncd-widen-results returns the f32 sums of a diagram that rounds them) "
+                                        "into the output, so the sum must be a result of the function, in f32 as it is or "
+                                        "rounded to 16 bits once "
                                         f"(here {result.type}{', used by ' + _where(next(iter(users - {ret}))) if users - {ret} else ''})")  # type: ignore[attr-defined]
-                partial.add(result)
+                partial[result] = result
         return partial
 
     def build(self) -> hbm.KernelOp:
         f = self.f
-        body_ops = [op for op in f.body.block.ops if not isinstance(op, func.ReturnOp)]
         ret = f.body.block.last_op
         assert isinstance(ret, func.ReturnOp)
+        body_ops = _widen_split_sums([op for op in f.body.block.ops if op is not ret], self.grid)
         partial = self._partial_sums(body_ops, ret)
+        rounded = {v.owner for v, summed in partial.items() if v is not summed}  # rounded once the parts are summed, as stored
+        body_ops = [op for op in body_ops if op not in rounded]
         along: dict[SSAValue, SSAValue] = {}  # results along the streamed axis: stored tile by tile, in the stream
         if self.stream:
             (s,) = self.stream
             for v, g in zip(ret.arguments, self.out_globals):
                 if s in v.type.axis_names:  # type: ignore[attr-defined]
-                    if v not in partial:
+                    if partial.get(v) is not v:
                         raise _fail(f, f"result %{v.name_hint or '?'} has the streamed axis '{s}': it is stored tile by tile as "
-                                       "the stream goes, which adds up only for a sum over an axis spread over the grid")
+                                       "the stream goes, which adds up only for an f32 sum over an axis spread over the grid")
                     along[v] = g
             _Stream(self, s, body_ops, along).build()
         else:
@@ -212,7 +255,7 @@ class _KernelBuilder:
         for v, g in zip(ret.arguments, self.out_globals):
             if v in along:
                 continue
-            tile = self.get(v, self.block, None)
+            tile = self.get(partial.get(v, v), self.block, None)
             self.block.add_op(hbm.StoreOp(tile, g, self.offsets(g.type, None), accumulate=v in partial))  # type: ignore[arg-type]
         self.block.add_op(hbm.ReturnOp())
         return hbm.KernelOp(f.sym_name.data, self.grid, len(self.out_globals), Region([self.block]))

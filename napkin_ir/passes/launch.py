@@ -24,7 +24,8 @@ stores) add their parts in a fixed order, the first part written, each next one 
 when its turn comes (`hbm.ordered_sums`): the sums are the same from run to run, and the
 output needs no zeroing. The split axes must then be launched last (the slowest), so that
 a block only ever waits for blocks launched before it; a persistent or grouped launch,
-or `order=last`, is refused with it.
+or `order=last`, is refused with it. A sum rounded into a 16-bit output is added in a
+fixed order whatever this says (by the part that finishes last: `reg-to-ptx`).
 """
 
 from __future__ import annotations

@@ -89,6 +89,42 @@ def test_ordered_split_sums_give_the_same_bits_every_run(target):
     assert torch.equal(out, runs[0])
 
 
+@pytest.mark.parametrize("shape, split", [((16, 4096, 4096), 4), ((136, 264, 2000), 3), ((128, 8192, 8192), 2), ((64, 1032, 8192), 8)],
+                         ids=lambda s: "x".join(map(str, s)) if isinstance(s, tuple) else str(s))
+@pytest.mark.parametrize("target", ["sm80", "sm90"])
+def test_a_split_bf16_output_is_rounded_by_its_last_part(target, shape, split):
+    """A bf16 output split over the grid: each tile's parts sum in turn in the kernel's f32
+    scratch and the last rounds the whole sum into the output: one launch, nothing zeroed,
+    every output element written (a NaN-poisoned buffer), the same bits on every launch and
+    from a CUDA graph, within bf16 rounding of float64 (the rounding of the f32 sum)."""
+    torch = pytest.importorskip("torch")
+    import napkin_ir
+
+    if target == "sm90" and torch.cuda.get_device_capability() != (9, 0):
+        pytest.skip("sm_90a kernels need a Hopper GPU")
+    m, n, k = shape
+    block = (64, 128, 32) if target == "sm80" else (64 if m <= 64 else 128, 128, 64)
+    kernel = napkin_ir.compile(gemm(m, n, k, "bf16"), target=target, cache=False, split=split, block=block)
+    out_param = kernel.contract.param("out")
+    assert (out_param.role, out_param.dtype) == ("out", "bf16") and "red.global.add" not in kernel.ptx
+    a = torch.randn(m, k, device="cuda").to(torch.bfloat16)
+    b = torch.randn(k, n, device="cuda").to(torch.bfloat16)
+    want = a.double() @ b.double()
+    wide = (a.float() @ b.float()).to(torch.bfloat16)  # the f32 sum rounded once (cuBLAS's order)
+    runs = []
+    for _ in range(3):
+        out = torch.full((m, n), float("nan"), device="cuda", dtype=torch.bfloat16)
+        kernel(a=a, b=b, out=out, sync=True)
+        runs.append(out.clone())
+    assert not runs[0].isnan().any(), "some output was not written"
+    assert reference.relative_error(runs[0].double().cpu().numpy(), want.cpu().numpy()) <= 8e-3
+    assert (runs[0].double() - wide.double()).abs().max() <= 2 ** -7 * want.abs().max()  # one rounding, not one a part
+    assert all(torch.equal(runs[0], r) for r in runs[1:]), "the sums differ between runs"
+    out = torch.full((m, n), float("nan"), device="cuda", dtype=torch.bfloat16)
+    _replay_three_times(torch, kernel, {"a": a, "b": b, "out": out})
+    assert torch.equal(out, runs[0])
+
+
 def test_a_launcher_zeroes_and_launches_through_the_driver_directly():
     """What the torch op calls (`Launcher.launch` on a stream handle): the zeroing and the
     launch through the driver's own functions (ctypes), not cuda-bindings' wrappers; the

@@ -116,8 +116,9 @@ def build_kernel(k: KernelLowering) -> P.KernelOp:
     facts["napkin.smem_bytes"] = builtin.IntegerAttr(k.shared_size, 32)
     if k.tma_boxes:
         facts["napkin.tma"] = builtin.ArrayAttr(k.tma_boxes)
-    # outputs the blocks add their parts into: zeroed before the launch (ordered sums write their first part)
-    zeroed = kernel.accumulated() if kernel.ordered_sums is None else []
+    # f32 outputs the blocks add their parts into: zeroed before the launch (ordered sums write
+    # their first part; a 16-bit output is written once, by the part that finishes last)
+    zeroed = [g for g in kernel.accumulated() if g.type.dtype == "f32"] if kernel.ordered_sums is None else []  # type: ignore[attr-defined]
     if zeroed:
         facts["napkin.zeroed"] = builtin.ArrayAttr([builtin.StringAttr(f"{k.name}_{arg_name(g, globs.index(g))}") for g in zeroed])
     out.properties.update(facts)

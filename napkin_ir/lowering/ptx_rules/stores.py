@@ -8,6 +8,11 @@
   the block writes its values (the first part) or adds them to what is there
   (`ld.global.cg`, the parts before it), fences, and passes the turn on (`st.release.gpu`;
   the last part sets it back to zero for the next launch).
+- `reg.store {accumulate}` into a 16-bit global: each part writes its f32 values to its own
+  slice of a `.global` scratch of the module, and the warp that arrives last at its piece of
+  the tile (`atom.acq_rel.gpu` on a counter per tile and warp) reads every part back, adds
+  them in the parts' order, rounds the sum into the global and sets the counter back to
+  zero (`_sum_in_the_last`).
 - `reg.store`: a 16-bit output whose fragment rows are whole 128-byte lines goes through
   shared memory and leaves in whole lines (`_store_through_shared`); otherwise each lane's
   pairs of values (rounded with `cvt.rn.bf16x2.f32`, or as they are for an f32 output) go
@@ -37,6 +42,8 @@
 """
 
 from __future__ import annotations
+
+import math
 
 from xdsl.ir import SSAValue
 
@@ -82,40 +89,87 @@ def _store(k: KernelLowering, op: reg.StoreOp) -> None:
     row, col = _lane_place(k, t)
     assert g.ptr is not None
     d = dtype(gt.dtype)
-    if d.is_half and gt.shape[c_axis] % d.elements(16) == 0 and d.size(t.dims[1]) % 128 == 0 and not k.producer_warps:
+    rounded = op.accumulate is not None and gt.dtype != "f32"  # a split sum, rounded into `gt` by the last part to arrive
+    if d.is_half and not rounded and gt.shape[c_axis] % d.elements(16) == 0 and d.size(t.dims[1]) % 128 == 0 and not k.producer_warps:
         _store_through_shared(k, op, x, lin, held_ok)
         return
     elem = k.add(lin, k.add(k.mul(row, strides[r_axis]), col))  # type: ignore[arg-type]
     base = k.wide_address(g.ptr, elem, g.esize)
-    turn = _wait_turn(k) if op.accumulate is not None and k.kernel.ordered_sums is not None else None
     # how many rows (columns) lie between this lane's first and the edge, where a tile may cross it
     rooms = k.rooms(g, op.offsets, {r_axis: row, c_axis: col}, tiles)
     nt = t.dims[1] // 8
     col_ok = {dc: k.setp("gt", rooms[c_axis], dc) for dc in range(0, t.dims[1], 8)} if c_axis in rooms else {}
+    pairs = []  # (the pair's first value in x, its byte offset from base, whether it lies inside)
     for tm in range(t.dims[0] // 16):
         for h in range(2):
             dr = 16 * tm + 8 * h
             row_ok = k.both(held_ok, k.setp("gt", rooms[r_axis], dr) if r_axis in rooms else None)
             for tn in range(nt):
-                i = 4 * (tm * nt + tn) + 2 * h
-                inside = k.both(row_ok, col_ok.get(8 * tn))
-                off = (dr * strides[r_axis] + 8 * tn) * g.esize
-                if turn is not None:  # this block's turn: the first part written, the others added
-                    old = k.emit(P.LdOp("global", "f32", base, [F32, F32], offset=off, cache="cg", guard=inside))
-                    sums = [k.r(P.SelpOp("f32", x[i + n], k.r(P.AddOp("f32", old.dsts[n], x[i + n])), turn.first))
-                            for n in range(2)]
-                    k.emit(P.StOp("global", "f32", base, sums, offset=off, guard=inside))
-                elif op.accumulate is not None:  # a part of a split sum: added, each value atomically
-                    for n in range(2):
-                        k.emit(P.RedOp("global", "f32", base, x[i + n], offset=off + 4 * n, guard=inside))
-                elif gt.dtype == "f32":
-                    k.emit(P.StOp("global", "f32", base, [x[i], x[i + 1]], offset=off, guard=inside))
-                else:
-                    k.emit(P.StOp("global", "b32", base, [k.pack(gt.dtype, x[i], x[i + 1])], offset=off, guard=inside))
-
-
+                pairs.append((4 * (tm * nt + tn) + 2 * h, (dr * strides[r_axis] + 8 * tn) * g.esize, k.both(row_ok, col_ok.get(8 * tn))))
+    if rounded:
+        _sum_in_the_last(k, op, g, x, elem, base, pairs)
+        return
+    turn = _wait_turn(k) if op.accumulate is not None and k.kernel.ordered_sums is not None else None
+    for i, off, inside in pairs:
+        if turn is not None:  # this block's turn: the first part written, the others added
+            old = k.emit(P.LdOp("global", "f32", base, [F32, F32], offset=off, cache="cg", guard=k.both(inside, turn.later)))
+            sums = [k.r(P.SelpOp("f32", x[i + n], k.r(P.AddOp("f32", old.dsts[n], x[i + n])), turn.first)) for n in range(2)]
+            k.emit(P.StOp("global", "f32", base, sums, offset=off, guard=inside))
+        elif op.accumulate is not None:  # a part of a split sum: added, each value atomically
+            for n in range(2):
+                k.emit(P.RedOp("global", "f32", base, x[i + n], offset=off + 4 * n, guard=inside))
+        elif gt.dtype == "f32":
+            k.emit(P.StOp("global", "f32", base, [x[i], x[i + 1]], offset=off, guard=inside))
+        else:
+            k.emit(P.StOp("global", "b32", base, [k.pack(gt.dtype, x[i], x[i + 1])], offset=off, guard=inside))
     if turn is not None:
         turn.pass_on()
+
+
+LOADS_IN_FLIGHT = 8  # the values (pairs of f32) the last part loads together, of all the parts, before it adds them
+
+
+def _sum_in_the_last(k: KernelLowering, op: reg.StoreOp, g: Global, x: list, elem: SSAValue, base: SSAValue,
+                     pairs: list[tuple[int, int, SSAValue | None]]) -> None:
+    """A split sum rounded into the 16-bit `g`: each part writes its f32 values to its own
+    slice of the module's scratch (`.global` `<kernel>_<out>_parts`, the parts' sums side by
+    side, each as large as `g` in f32), and each warp then counts its arrival at its piece
+    of the tile (a counter per tile and warp, `<kernel>_<out>_arrivals`, zero at load).
+    The warp that arrives last (it finds the count of the others) reads every part's values
+    back (its own as it wrote them), adds them in the parts' order (the same bits whichever
+    part comes last), rounds the sum into `g` and sets the counter back to zero for the next
+    launch. No part waits for another, and nothing is zeroed before the launch."""
+    tile, n_tiles, part, parts = _tile_and_part(k)
+    size, warps = math.prod(g.type.shape.values()), k.consumer_threads // 32
+    where = op.dest.name_hint or "out"
+    slices, arrivals = f"{k.name}_{where}_parts", f"{k.name}_{where}_arrivals"
+    if not any(n == slices for n, _, _ in k.global_vars):
+        k.global_vars += [(slices, 4 * size * parts, 16), (arrivals, 4 * n_tiles * warps, 4)]
+    first = k.wide_address(k.r(P.AddrOfOp(slices, B64)), elem, 4)  # this lane's first value in the first part's slice
+    mine = k.r(P.AddOp("u64", first, k.r(P.CvtOp("u64", "u32", [k.mul(part, 4 * size)], B64)), result=B64))
+    for i, off, inside in pairs:
+        k.emit(P.StOp("global", "f32", mine, [x[i], x[i + 1]], offset=off // g.esize * 4, guard=inside))
+    k.emit(T.FenceOp("acq_rel.gpu"))  # this lane's values are in before its warp is counted
+    k.emit(P.BarWarpSyncOp())
+    counter = k.wide_address(k.r(P.AddrOfOp(arrivals, B64)), k.add(k.mul(tile, warps), k.warp_number()), 4)
+    leader = k.setp("eq", k.lane, 0, "u32")
+    seen = k.emit(P.AtomOp("global", "u32", counter, k.u32(1), B32, guard=leader, sem="acq_rel.gpu")).dsts[0]
+    last = k.setp("eq", k.r(P.ShflSyncOp("idx", seen, 0)), parts - 1, "u32")
+    k.emit(T.FenceOp("acq_rel.gpu"))  # the other parts' values, counted before this warp, before its lanes read them
+    step = max(1, LOADS_IN_FLIGHT // parts)
+    for c in range(0, len(pairs), step):  # every part's values, this warp's own among them (as it wrote them)
+        chunk = [(i, off, k.both(inside, last)) for i, off, inside in pairs[c:c + step]]
+        loaded = [[k.emit(P.LdOp("global", "f32", first, [F32, F32], offset=j * 4 * size + off // g.esize * 4, cache="cg",
+                                 guard=guard)).dsts for j in range(parts)] for _, off, guard in chunk]
+        for (i, off, guard), values in zip(chunk, loaded):
+            total = []
+            for n in range(2):
+                acc = values[0][n]
+                for j in range(1, parts):
+                    acc = k.r(P.AddOp("f32", acc, values[j][n]))
+                total.append(acc)
+            k.emit(P.StOp("global", "b32", base, [k.pack(g.type.dtype, *total)], offset=off, guard=guard))
+    k.emit(P.StOp("global", "u32", counter, [k.u32(0)], guard=k.both(leader, last)))
 
 
 class _Turn:
@@ -125,6 +179,7 @@ class _Turn:
     def __init__(self, k: KernelLowering, counter: SSAValue, part: SSAValue, parts: int, leader: SSAValue):
         self.k, self.counter, self.part, self.parts, self.leader = k, counter, part, parts, leader
         self.first = k.setp("eq", part, 0, "u32")
+        self.later = k.setp("ne", part, 0, "u32")  # a part after the first: it adds to what the parts before left
 
     def pass_on(self) -> None:
         k = self.k
@@ -142,10 +197,9 @@ def _block_barrier(k: KernelLowering) -> None:
         k.emit(P.BarSyncOp(0))
 
 
-def _wait_turn(k: KernelLowering) -> _Turn:
-    """Wait until this block's part of the ordered sum may go in: the counter of its output
-    tile (the tile's place among the non-split grid axes) reaches its part (its place among
-    the split axes, launched last)."""
+def _tile_and_part(k: KernelLowering) -> tuple[SSAValue, int, SSAValue, int]:
+    """(this block's output tile, how many there are, its part of the tile's sum, how many
+    parts): its place among the grid axes that are not split, and among the split ones."""
     kernel = k.kernel
     counts, tiles = kernel.grid_shape(), kernel.grid_tiles
     split = kernel.split_axes()
@@ -156,6 +210,14 @@ def _wait_turn(k: KernelLowering) -> _Turn:
             part, parts = k.add(k.mul(part, counts[a]), place[a]), parts * counts[a]
         else:
             tile, n_tiles = k.add(k.mul(tile, counts[a]), place[a]), n_tiles * counts[a]
+    return tile, n_tiles, part, parts
+
+
+def _wait_turn(k: KernelLowering) -> _Turn:
+    """Wait until this block's part of the ordered sum may go in: the counter of its output
+    tile (the tile's place among the non-split grid axes) reaches its part (its place among
+    the split axes, launched last)."""
+    tile, n_tiles, part, parts = _tile_and_part(k)
     name = f"{k.name}_turns"
     if not any(n == name for n, _, _ in k.global_vars):
         k.global_vars.append((name, 4 * n_tiles, 4))

@@ -160,12 +160,11 @@ def plan(module: ModuleOp, shape: ProductShape, target: Target, req: PlanRequest
 
 def split_part(module: ModuleOp, shape: ProductShape, stream_tile: int, req: PlanRequest) -> int:
     """The part of the contracted axis each of `req.split` blocks streams (a whole number of
-    stream tiles; 0: not split). Only an f32 output adds up from the blocks' parts."""
+    stream tiles; 0: not split). The parts of a 16-bit output's sums are summed in f32, in
+    their order, by the part that finishes last, which rounds them: the same bits every run
+    (so `deterministic` orders only an f32 output's parts)."""
     if req.split == 1:
         return 0
-    if shape.half_output:
-        raise req.fail(f"split={req.split} adds each block's part of the sum into the output, which must be f32 (partial sums "
-                       "rounded to 16 bits would not add up): give the contraction an f32 result (ncd-widen-results) and round it after")
     size = axis_sizes(module)[shape.k]
     tiles = -(-size // stream_tile)
     if req.split > tiles:
@@ -197,7 +196,7 @@ def _plan_sm80(module: ModuleOp, shape: ProductShape, req: PlanRequest) -> Kerne
     if part and group:
         raise req.fail(f"group={group} orders a two-axis grid; split={req.split} adds the contraction's parts as a third")
     return sm80_plan(block, warps, stages, axes, req.layout, group, batch=shape.batch, element_bytes=nbytes, part=part,  # type: ignore[arg-type]
-                     ordered=req.deterministic)
+                     ordered=req.deterministic and not shape.half_output)
 
 
 def _plan_sm90(module: ModuleOp, req: PlanRequest) -> KernelPlan:
@@ -246,8 +245,13 @@ def _plan_sm90(module: ModuleOp, req: PlanRequest) -> KernelPlan:
         if req.cluster > 1 or req.persistent:
             raise req.fail(f"split={req.split} launches a plain grid: cluster and persistent cannot be honoured with it")
         plain = True
+        if shape.half_output:  # the part that finishes last adds up the parts and rounds the sum, from registers
+            if store is StorePath.TMA:
+                raise req.fail(f"split={req.split} rounds each output tile's sum in the part that finishes last, which stores it directly: "
+                               "use store=direct or auto")
+            store = StorePath.DIRECT
     return sm90_plan(block, stages, axes, 0 if plain else group, req.blocks_per_sm, req.persistent is not False and not plain,  # type: ignore[arg-type]
                      req.cluster, store, shape.batch, shape.outputs, nbytes, stage_elements(module, shape, block), shape.results,
-                     part, req.deterministic)
+                     part, req.deterministic and not shape.half_output)
 
 

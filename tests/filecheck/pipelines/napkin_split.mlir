@@ -1,6 +1,11 @@
 // split=S: S blocks share each output tile's contraction, each streaming its part of k
 // and adding its sum into the f32 output (red.global.add.f32); the launch contract names
 // the output `accumulate`, to be zeroed before each launch. Both pipelines assemble.
+// A bf16 output (HALF): each part writes its f32 sums to its slice of the kernel's scratch
+// (mm_out_parts), each warp counts its arrival (mm_out_arrivals, atom), and the warp that
+// arrives last reads the parts back, adds them in order, rounds the sum into the output and
+// sets its counter back to zero: nothing to zero, no red, no waiting; store=tma is refused
+// (the last part stores from registers).
 // RUN: napkin-opt %s -p 'napkin-sm80{split=4}' -t ptx -o %t.80.ptx --launch-json %t.80.json
 // RUN: %ptxas -arch=sm_80 %t.80.ptx -o %t.80.cubin
 // RUN: filecheck %s --check-prefix=PTX < %t.80.ptx
@@ -11,7 +16,15 @@
 // RUN: filecheck %s --check-prefix=JSON90 < %t.90.json
 // RUN: not napkin-opt %s -p 'napkin-sm90{block="128,128,64" split=40}' 2>&1 | filecheck %s --check-prefix=MANY
 // RUN: not napkin-opt %s -p 'napkin-sm90{block="128,128,64" split=4 cluster=2}' 2>&1 | filecheck %s --check-prefix=CLUSTER
-// RUN: sed 's/: f32>/: bf16>/g' %s | not napkin-opt -p 'napkin-sm80{split=2}' 2>&1 | filecheck %s --check-prefix=HALF
+// RUN: sed 's/: f32>/: bf16>/g' %s > %t.half.mlir
+// RUN: napkin-opt %t.half.mlir -p 'napkin-sm80{split=2}' -t ptx -o %t.h80.ptx --launch-json %t.h80.json
+// RUN: %ptxas -arch=sm_80 %t.h80.ptx -o %t.h80.cubin
+// RUN: filecheck %s --check-prefix=HALF < %t.h80.ptx
+// RUN: filecheck %s --check-prefix=HALFJSON < %t.h80.json
+// RUN: napkin-opt %t.half.mlir -p 'napkin-sm90{block="128,128,64" split=4}' -t ptx -o %t.h90.ptx
+// RUN: %ptxas -arch=sm_90a %t.h90.ptx -o %t.h90.cubin
+// RUN: filecheck %s --check-prefix=HALF < %t.h90.ptx
+// RUN: not napkin-opt %t.half.mlir -p 'napkin-sm90{block="128,128,64" split=4 store=tma}' 2>&1 | filecheck %s --check-prefix=HALFTMA
 // RUN: not napkin-opt %examples/attention.mlir -p 'napkin-sm90{split=2}' 2>&1 | filecheck %s --check-prefix=ATTN
 
 // PTX: mov.u32 {{%r[0-9]+}}, %ctaid.z;
@@ -26,7 +39,26 @@
 // QUIET-NOT: serialized
 // MANY: napkin-opt: error: napkin-sm90: split=40 is more parts than axis 'k' has stream tiles (16 of 64)
 // CLUSTER: napkin-opt: error: napkin-sm90: split=4 launches a plain grid: cluster and persistent cannot be honoured with it
-// HALF: napkin-opt: error: napkin-sm80: split=2 adds each block's part of the sum into the output, which must be f32
+// HALF: .global .align 16 .b8 mm_out_parts[{{262144|524288}}];
+// HALF: .global .align 4 .b8 mm_out_arrivals[{{[0-9]+}}];
+// HALF: st.global.v2.f32
+// HALF: fence.acq_rel.gpu;
+// HALF: bar.warp.sync 0xffffffff;
+// HALF: atom.acq_rel.gpu.global.add.u32
+// HALF: shfl.sync.idx.b32
+// HALF: fence.acq_rel.gpu;
+// HALF: ld.global.cg.v2.f32
+// HALF: add.f32
+// HALF: cvt.rn.bf16x2.f32
+// HALF: st.global.b32
+// HALF: st.global.u32 [{{%rd[0-9]+}}], {{%r[0-9]+}};
+// HALF-NOT: red.global
+// HALF-NOT: ld.acquire
+// HALFJSON: "name": "mm_out",
+// HALFJSON-NEXT: "arg": "out",
+// HALFJSON-NEXT: "kind": "pointer",
+// HALFJSON-NEXT: "role": "out",
+// HALFTMA: napkin-opt: error: napkin-sm90: split=4 rounds each output tile's sum in the part that finishes last, which stores it directly: use store=direct or auto
 // ATTN: napkin-opt: error: napkin-sm90: split=2 cannot be honoured for attention on sm_90a
 
 func.func @mm(%a: !ncd.tensor<m=256, k=1000 : bf16>, %b: !ncd.tensor<k=1000, n=128 : bf16>) -> !ncd.tensor<m=256, n=128 : f32> {

@@ -90,3 +90,31 @@ def test_ordered_sums_need_the_split_launched_last():
         run_pipeline(text, 'ncd-relabel{grid="k:128,m:32,n:32" stream="k:32"},ncd-to-hbm,hbm-launch{ordered=true}')
     with pytest.raises(PassFailedException, match="needs a plain launch"):
         run_pipeline(text, 'ncd-relabel{grid="m:32,n:32,k:128" stream="k:32"},ncd-to-hbm,hbm-launch{ordered=true order="last"}')
+
+
+@pytest.mark.parametrize("m, n, k, split", CASES)
+def test_a_bf16_output_is_rounded_by_the_last_part(m, n, k, split):
+    """A bf16 output split over the grid: the parts sum in f32 (the hbm and reg levels of both
+    pipelines on the interpreter), and in napkin-sm80's PTX in the emulator they take turns
+    in the kernel's f32 scratch, the last rounding the whole sum into the output (NaN-poisoned,
+    nothing zeroed), the same bits on a second launch; equal to float64's sum rounded once."""
+    text = gemm(m, n, k, "bf16")
+    a, b = _inputs(m, n, k)
+    want = _want(a, b)
+    once = want.astype(np.float32).astype(HALF["bf16"]).astype(np.float64)  # the sum rounded to bf16 once
+    for pipeline in (NapkinSm80Pass, NapkinSm90Pass):
+        block = "64,64,32" if pipeline is NapkinSm80Pass else "64,64,64"
+        plan = pipeline(split=split, block=block).plan(run_pipeline(text))
+        for level in ("hbm", "reg"):
+            got = find_entry(run_pipeline(text, spec(plan.passes(level)))).run([a, b])[0]
+            assert reference.relative_error(got, once) <= 1e-3 and reference.relative_error(got, want) <= 8e-3, (pipeline.name, level)
+    module = run_pipeline(text, f'napkin-sm80{{split={split} block="64,64,32"}}')
+    assert "accumulate" not in {p.role for p in launch_contract(module).params}  # nothing zeroed
+    mem = Memory()
+    runs = []
+    for _ in range(2):
+        out = np.full((m, n), np.nan, HALF["bf16"])
+        run_kernel(module, [a, b, out], lazy=True, reverse=True, mem=mem)
+        runs.append(out.astype(np.float64))
+    assert reference.relative_error(runs[0], once) <= 1e-3
+    np.testing.assert_array_equal(runs[0], runs[1])

@@ -247,7 +247,7 @@ hbm.kernel attributes {sym_name = "k", grid = #hbm.labels<m=8>, num_outputs = 1 
   hbm.store %t, %out[%m0] {accumulate} : !ncd.tensor<m=8 : bf16>, !hbm.global<m=16 : bf16>
   hbm.return
 }
-// CHECK: hbm.store: accumulate adds into an f32 global (partial sums rounded to bf16 would not add up)
+// CHECK: hbm.store: accumulate adds f32 parts of a sum (parts rounded to bf16 would not add up)
 
 // -----
 hbm.kernel attributes {sym_name = "k", grid = #hbm.labels<m=8>, num_outputs = 1 : i32} {

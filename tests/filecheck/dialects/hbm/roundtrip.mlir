@@ -55,3 +55,16 @@ hbm.kernel attributes {sym_name = "transposed", grid = #hbm.labels<m=8, k=16>, n
   hbm.store %t, %acc_out[%m0, %c0] {accumulate} : !ncd.tensor<n=4, m=8 : f32>, !hbm.global<m=16, n=4 : f32>
   hbm.return
 }
+
+// A part of a sum rounded into a bf16 global once the parts are summed.
+// CHECK: hbm.kernel attributes {sym_name = "rounded", grid = #hbm.labels<m=8, k=16>, num_outputs = 1 : i32} {
+// CHECK: hbm.store %p, %out[%m0, %c0] {accumulate} : !ncd.tensor<m=8, n=4 : f32>, !hbm.global<m=16, n=4 : bf16>
+hbm.kernel attributes {sym_name = "rounded", grid = #hbm.labels<m=8, k=16>, num_outputs = 1 : i32} {
+^bb0(%a: !hbm.global<m=16, k=64 : bf16>, %b: !hbm.global<k=64, n=4 : bf16>, %out: !hbm.global<m=16, n=4 : bf16>, %m0: index, %k0: index):
+  %c0 = arith.constant 0 : index
+  %ta = hbm.load %a[%m0, %k0] : !hbm.global<m=16, k=64 : bf16> -> !ncd.tensor<m=8, k=16 : bf16>
+  %tb = hbm.load %b[%k0, %c0] : !hbm.global<k=64, n=4 : bf16> -> !ncd.tensor<k=16, n=4 : bf16>
+  %p = ncd.contract %ta, %tb over [k] : !ncd.tensor<m=8, k=16 : bf16>, !ncd.tensor<k=16, n=4 : bf16> -> !ncd.tensor<m=8, n=4 : f32>
+  hbm.store %p, %out[%m0, %c0] {accumulate} : !ncd.tensor<m=8, n=4 : f32>, !hbm.global<m=16, n=4 : bf16>
+  hbm.return
+}

@@ -39,9 +39,8 @@ func.func @f() {
 // CHECK: reg.zeros: makes accumulators (role c)
 
 // -----
-func.func @f(%out: !hbm.global<m=16, n=8 : bf16>, %m0: index) {
-  %z = reg.zeros : !reg.frag<c, m=16, n=8 : f32>
-  reg.store %z, %out[%m0, %m0] {accumulate} : !reg.frag<c, m=16, n=8 : f32>, !hbm.global<m=16, n=8 : bf16>
+func.func @f(%p: !reg.frag<line, i=2, j=1024 : f32>, %out: !hbm.global<i=16, j=1024 : f32>, %m0: index) {
+  reg.store %p, %out[%m0, %m0] {accumulate} : !reg.frag<line, i=2, j=1024 : f32>, !hbm.global<i=16, j=1024 : f32>
   func.return
 }
-// CHECK: reg.store: accumulate adds accumulators (role c) into an f32 global
+// CHECK: reg.store: accumulate adds accumulators (role c), a block's part of a split sum, got !reg.frag<line, i=2, j=1024 : f32>

@@ -24,3 +24,13 @@ hbm.kernel attributes {sym_name = "k", grid = #hbm.labels<j=128>, num_outputs = 
   %w = reg.zeros : !reg.frag<c, j=16, i=64 : f32>
   hbm.return
 }
+
+// Accumulators that are a block's part of a sum rounded into a bf16 global once the parts are summed.
+// CHECK: reg.store %c, %out[%m0, %c0] {accumulate} : !reg.frag<c, m=64, n=32 : f32>, !hbm.global<m=128, n=32 : bf16>
+hbm.kernel attributes {sym_name = "rounded", grid = #hbm.labels<m=64, k=64>, num_outputs = 1 : i32} {
+^bb0(%a: !hbm.global<m=128, k=256 : bf16>, %out: !hbm.global<m=128, n=32 : bf16>, %m0: index, %k0: index):
+  %c0 = arith.constant 0 : index
+  %c = reg.zeros : !reg.frag<c, m=64, n=32 : f32>
+  reg.store %c, %out[%m0, %c0] {accumulate} : !reg.frag<c, m=64, n=32 : f32>, !hbm.global<m=128, n=32 : bf16>
+  hbm.return
+}
