@@ -106,9 +106,18 @@ def sm90_budget(stages: int, blocks_per_sm: int = 1, target: Target = SM90) -> i
     return target.smem_per_block(blocks_per_sm) - 1024 - BARRIER_BYTES * 2 * stages
 
 
+# a stage this small (a 64 x 128, 128 x 64 or 64 x 64 tile of 16-bit operands) takes up to
+# DEEP_STAGES stages: four of them in flight leave the SM waiting on its loads where the
+# contraction is long (H200, 2026-11-27: 64 x 8192 x 8192 in 64 x 128 tiles 35.4 us with 8
+# stages against 47.3 with 4; 128 x 8192 x 8192 37.7 against 50.3; research/benchmarks.md)
+DEEP_STAGE_BYTES = 24 * 1024
+DEEP_STAGES = 8
+
+
 def sm90_stages(stage_bytes: int, blocks_per_sm: int = 1, target: Target = SM90) -> int:
-    """4 stages of `stage_bytes`, or fewer (2 at the least) where 4 would not fit."""
-    stages = 4
+    """4 stages of `stage_bytes` (DEEP_STAGES for a stage of DEEP_STAGE_BYTES or less), or
+    fewer (2 at the least) where they would not fit."""
+    stages = DEEP_STAGES if stage_bytes <= DEEP_STAGE_BYTES else 4
     while stages > 2 and stages * stage_bytes > sm90_budget(stages, blocks_per_sm, target):
         stages -= 1
     return stages
