@@ -16,8 +16,9 @@ mean and the least ratios (all, M >= 128).
 
 `--tiles` times napkin-sm90's plain GEMM kernel alone (launched bound, bf16) with each
 block tile of TILES that fits, unsplit and, where its blocks leave SMs idle, with its
-contraction split (the f32 output's zeroing and rounding timed with it), beside cuBLAS,
-over the same shapes at M >= 64: what `product_targets.sm90_choice`'s count of waves and
+contraction split (its parts summed in turn, the last rounding: one launch), beside cuBLAS,
+over the same shapes (at a decode's few rows, the 64-row tiles past them): what
+`product_targets.sm90_choice`'s count of waves and
 padding is checked against. The table
 gives each tile's us, the measured best, the pick and how far the pick is from the best;
 the measurements go to $OUT/bench_gemm_tiles.json.
@@ -88,9 +89,11 @@ def _tile_jobs(m: int, n: int, k: int) -> list[tuple[int, int, int, tuple[int, i
     counts (`product_targets.split_parts`)."""
     from napkin_ir.plan.recipes.product_targets import split_parts
 
+    from napkin_ir.plan.recipes.product_targets import SM90_LEAST
+
     out = []
-    for t in TILES:
-        if t[0] > m or t[1] > n:
+    for t in TILES:  # no longer than its axes, but for the least tile past a short one (as `sm90_plans`)
+        if (t[0] > m and t[0] > SM90_LEAST[0]) or (t[1] > n and t[1] > SM90_LEAST[1]):
             continue
         out += [(m, n, k, t, p) for p in [1, *split_parts(-(-m // t[0]) * -(-n // t[1]), k)]]
     return out
@@ -102,7 +105,7 @@ def _tile_kernel(job: tuple[int, int, int, tuple[int, int], int]) -> object:
 
     m, n, k, t, parts = job
     options = {"block": (*t, 64), **({"split": parts} if parts > 1 else {})}
-    return napkin_ir.compile(gemm(m, n, k, "bf16", out_dtype="f32" if parts > 1 else None), "sm90", **options)
+    return napkin_ir.compile(gemm(m, n, k, "bf16"), "sm90", **options)
 
 
 def _compile_tile(job: tuple[int, int, int, tuple[int, int], int]) -> str | None:
@@ -116,13 +119,13 @@ def _compile_tile(job: tuple[int, int, int, tuple[int, int], int]) -> str | None
 
 def tile_sweep(torch, ms: tuple[int, ...]) -> list[str]:
     """The `--tiles` table: each fitting tile of TILES, unsplit and split, against cuBLAS,
-    kernels alone (a split one with its output's zeroing and its rounding to bf16)."""
+    kernels alone (a split one's parts summed and rounded in the kernel)."""
     import json
     import multiprocessing
 
     from napkin_ir.plan.recipes.product_targets import sm90_choice
 
-    shapes = [(m, n, k) for m in ms if m >= 64 for n, k in OP_NK] + [s for s in OP_RAGGED if s[0] >= 64]
+    shapes = [(m, n, k) for m in ms for n, k in OP_NK] + [s for s in OP_RAGGED if s[0] >= min(ms)]
     jobs = [j for s in shapes for j in _tile_jobs(*s)]
     with multiprocessing.get_context("spawn").Pool(min(14, os.cpu_count() or 1)) as pool:
         refused = dict(zip(jobs, pool.map(_compile_tile, jobs)))
@@ -133,7 +136,6 @@ def tile_sweep(torch, ms: tuple[int, ...]) -> list[str]:
     for m, n, k in shapes:
         a, b = torch.randn(m, k, device="cuda").to(torch.bfloat16), torch.randn(k, n, device="cuda").to(torch.bfloat16)
         c = torch.empty(m, n, device="cuda", dtype=torch.bfloat16)
-        wide = torch.empty(m, n, device="cuda", dtype=torch.float32)
         want = (a.double() @ b.double()).float()
         fns, names = [], []
         for job in _tile_jobs(m, n, k):
@@ -141,13 +143,10 @@ def tile_sweep(torch, ms: tuple[int, ...]) -> list[str]:
                 print(f"{m}x{n}x{k} {job[3]}/{job[4]}: {refused.get(job, 'not compiled')}", flush=True)
                 continue
             kern = _tile_kernel(job)
-            split = job[4] > 1
-            bound = kern.bind({"a": a, "b": b, "out": wide if split else c})
+            bound = kern.bind({"a": a, "b": b, "out": c})
 
-            def run(kern=kern, bound=bound, split=split) -> None:
+            def run(kern=kern, bound=bound) -> None:
                 kern(sync=False, bound=bound)
-                if split:
-                    c.copy_(wide)
 
             c.fill_(float("nan"))
             run()
@@ -194,7 +193,7 @@ def op_sweep(torch, ms: tuple[int, ...]) -> list[str]:
         want = a.double() @ b.double()
         err = float((out.double() - want).norm() / want.norm())
         del want
-        kern = nt.matmul_kernel(m, n, k, "bf16", torch.cuda.get_device_capability(), torch.are_deterministic_algorithms_enabled())
+        kern = nt.matmul_kernel(m, n, k, "bf16", torch.cuda.get_device_capability())
         grid = "x".join(map(str, kern.contract.grid))
         what = f"{kern.name} {kern.contract.target} grid {grid}"
         ours, theirs = (statistics.median(r) for r in time_interleaved(torch, [lambda: nt.matmul(a, b), lambda: torch.matmul(a, b)],
