@@ -49,7 +49,7 @@ from torch import Tensor
 import napkin_ir
 from napkin_ir.attention_diagrams import GQA_NAMES, KINDS, NAMES, attention_diagram, gqa_attention_diagram
 from napkin_ir.diagrams import gemm
-from napkin_ir.plan.recipes.product_targets import gemm_candidates, transposed_eagerly, transposed_for
+from napkin_ir.plan.recipes.product_targets import gemm_candidates, transposed_for
 
 DTYPES = {torch.bfloat16: "bf16", torch.float16: "f16"}
 LAYOUTS = ("bhnd", "bnhd")  # SDPA's (batch, heads, tokens, head dim); flash-attn's (batch, tokens, heads, head dim)
@@ -190,28 +190,25 @@ def _refuse_old_gpu(op: str, cap: tuple[int, int]) -> None:
 TRANSPOSED_GEMM = "matmul_t"  # the kernel of C^T = B^T A^T that napkin::matmul runs for a decode-sized M
 
 
-def matmul_kernel(m: int, n: int, k: int, dtype: str, cap: tuple[int, int], deterministic: bool = False,
-                  graphed: bool = False) -> Any:
+def matmul_kernel(m: int, n: int, k: int, dtype: str, cap: tuple[int, int], graphed: bool = False) -> Any:
     """The CompiledKernel of a[M, K] @ b[K, N] on a GPU of capability `cap`, or a ValueError
     with each candidate's reason: what the op and its fake kernel both ask. Where the model
-    puts it first (`gemm_candidates`), the contraction is split over the grid: the output
-    is then f32 (role `accumulate`, or, `deterministic`, its parts added in a fixed order),
-    which the op rounds. On Hopper a decode-sized M (below 64) runs in a 64-row tile, its
-    loads reading zeros past A's rows, where the contraction is short (`transposed_eagerly`);
-    elsewhere, and always where `graphed` (a call captured in a CUDA graph, where the host's
-    time does not count), it is computed transposed (`transposed_for`: the kernel
+    puts it first (`gemm_candidates`), the contraction is split over the grid: each part
+    writes its f32 sums, and the part of each output tile that finishes last adds them up
+    in order and rounds them into the output (one launch, no zeroing, the same bits every
+    run). On Hopper a decode-sized M (below 64) runs in a 64-row tile, its loads reading
+    zeros past A's rows; where `graphed` (a call captured in a CUDA graph, where the host's
+    time does not count) it is computed transposed (`transposed_for`: the kernel
     TRANSPOSED_GEMM writes C^T [N, M8] from A padded to M8 rows, which the op pads and
-    transposes back): faster on the GPU (0.87-0.97x cuBLAS against 0.5-0.8x, H200,
-    2026-11-27), but three more calls on the host."""
+    transposes back; 0.79-0.98x cuBLAS under graphs, H200, 2026-11-27)."""
     _refuse_old_gpu("napkin::matmul", cap)
-    text, wide = gemm(m, n, k, dtype), gemm(m, n, k, dtype, out_dtype="f32")
-    candidates = [(t, wide if "split" in o else text, o) for t, o in gemm_candidates(m, n, k, cap, split=True, deterministic=deterministic)]
-    swap = transposed_for(m, n, k, cap) if graphed or transposed_eagerly(m, n, k) else None
+    text = gemm(m, n, k, dtype)
+    candidates = [(t, text, o) for t, o in gemm_candidates(m, n, k, cap, split=True)]
+    swap = transposed_for(m, n, k, cap) if graphed else None
     if swap is not None:
-        split = "split" in swap
-        flipped = gemm(swap["block"][1], n, k, dtype, TRANSPOSED_GEMM, transposed=True, out_dtype="f32" if split else None)  # type: ignore[index]
-        candidates.insert(0, ("sm90", flipped, {**swap, **({"deterministic": True} if split and deterministic else {})}))
-    return _compiled(("matmul", m, n, k, dtype, cap, deterministic, swap is not None), candidates,
+        flipped = gemm(swap["block"][1], n, k, dtype, TRANSPOSED_GEMM, transposed=True)  # type: ignore[index]
+        candidates.insert(0, ("sm90", flipped, swap))
+    return _compiled(("matmul", m, n, k, dtype, cap, swap is not None), candidates,
                      f"napkin::matmul of a {m}x{k} and a {k}x{n} {dtype} matrix")
 
 
@@ -353,7 +350,7 @@ class _Launch:
     output's shape, whether inputs are copied to contiguous ones, and where each pointer
     goes in the kernel's parameter list."""
 
-    __slots__ = ("kernel", "launcher", "out_shape", "copy", "names", "order", "views", "checked", "wide", "transposed")
+    __slots__ = ("kernel", "launcher", "out_shape", "copy", "names", "order", "views", "checked", "transposed")
 
     def __init__(self, kernel: Any, index: int, out_shape: tuple[int, ...], copy: bool, names: tuple[str, ...],
                  views: dict[str, tuple[int, ...]] | None = None) -> None:
@@ -367,8 +364,6 @@ class _Launch:
         self.out_shape, self.copy, self.views = out_shape, copy, views or {}
         position = {name: k for k, name in enumerate(names)}
         self.order = tuple(position[a] for a in kernel.arg_names())
-        # an f32 output the op rounds after (a contraction split over the grid)
-        self.wide = any(p.arg == "out" and p.dtype == "f32" for p in kernel.contract.params)
         # a GEMM computed transposed: C^T [N, M8] of A padded to M8 rows (`matmul_kernel`)
         self.transposed = kernel.name == TRANSPOSED_GEMM
         if self.transposed:
@@ -411,13 +406,13 @@ _lib.define('attention_backward(Tensor q, Tensor k, Tensor v, Tensor out, Tensor
             'str kind="softmax", float? scale=None) -> (Tensor, Tensor, Tensor)')
 
 
-def _matmul_launch(a: Tensor, b: Tensor, deterministic: bool, graphed: bool, other: _Launch | None = None) -> _Launch | None:
+def _matmul_launch(a: Tensor, b: Tensor, graphed: bool, other: _Launch | None = None) -> _Launch | None:
     """The launch of `matmul_kernel`'s kernel for these tensors (None for an empty product):
     `other` itself where that launches the same kernel."""
     m, n, k = matmul_shapes(a, b)
     if not (m and n and k):
         return None
-    kernel = matmul_kernel(m, n, k, DTYPES[a.dtype], capability(a.device), deterministic, graphed)
+    kernel = matmul_kernel(m, n, k, DTYPES[a.dtype], capability(a.device), graphed)
     if other is not None and other.kernel is kernel:
         return other
     return _Launch(kernel, a.device.index, (m, n), not (a.is_contiguous() and b.is_contiguous()), ("a", "b", "out"))
@@ -427,15 +422,14 @@ def _matmul_impl(a: Tensor, b: Tensor) -> Tensor:
     # every argument's dtype and device in the key: a call differing in any is checked anew.
     # A call captured in a CUDA graph may take another kernel (`matmul_kernel`'s `graphed`);
     # the eager call makes that one's launch too, so that a capture loads no module.
-    deterministic = torch.are_deterministic_algorithms_enabled()
     graphed = a.is_cuda and _capturing()
-    key = (a.shape, b.shape, a.stride(), b.stride(), a.dtype, b.dtype, a.device, b.device, deterministic, graphed)
+    key = (a.shape, b.shape, a.stride(), b.stride(), a.dtype, b.dtype, a.device, b.device, graphed)
     launch = _launches.get(key, False)
     if launch is False:
-        launch = _matmul_launch(a, b, deterministic, graphed)
+        launch = _matmul_launch(a, b, graphed)
         _remember(key, launch)
         if not graphed:
-            _remember(key[:-1] + (True,), _matmul_launch(a, b, deterministic, True, launch))
+            _remember(key[:-1] + (True,), _matmul_launch(a, b, True, launch))
     if launch is None:  # an empty product
         return torch.zeros((a.shape[0], b.shape[1]), dtype=a.dtype, device=a.device)
     if launch.copy:
@@ -443,7 +437,7 @@ def _matmul_impl(a: Tensor, b: Tensor) -> Tensor:
     rows = a.shape[0]
     if launch.transposed and launch.out_shape[1] != rows:  # A's rows padded to the kernel's M8 with zeros
         a = torch.nn.functional.pad(a, (0, 0, 0, launch.out_shape[1] - rows))
-    out = torch.empty(launch.out_shape, dtype=torch.float32 if launch.wide else a.dtype, device=a.device)
+    out = torch.empty(launch.out_shape, dtype=a.dtype, device=a.device)
     pointers = _pointers(launch, (a, b, out))
     if (pointers[0] | pointers[1] | pointers[2]) & 15:
         a, b = _aligned(a, b)
@@ -451,9 +445,9 @@ def _matmul_impl(a: Tensor, b: Tensor) -> Tensor:
     if not launch.checked:
         launch.check((a, b, out))
     launch.launcher.launch(pointers, _stream(a.device.index))
-    if launch.transposed:  # C from C^T: transposed (and rounded, where split) by one copy
+    if launch.transposed:  # C from C^T: transposed by one copy
         return torch.empty((rows, out.shape[0]), dtype=a.dtype, device=a.device).copy_(out[:, :rows].t())
-    return out.to(a.dtype) if launch.wide else out
+    return out
 
 
 def _static(*sizes: Any) -> bool:
@@ -738,11 +732,11 @@ def matmul(a: Tensor, b: Tensor) -> Tensor:
     (`matmul_grad_kernel`), each compiled once per shape.
     Non-contiguous inputs are copied to contiguous ones first (`.contiguous()`), so a
     transposed operand such as `linear.weight.t()` costs a copy. Any M compiles (a decode's
-    1 row too; on Hopper computed transposed where the contraction is long, and under a
-    CUDA graph's capture, `matmul_kernel`); where the
-    model puts it first, the contraction is split over the grid into f32 sums that the op
-    rounds (added atomically, or in a fixed order under
-    `torch.use_deterministic_algorithms(True)`). Errors name the argument:
+    1 row too; on Hopper computed transposed under a CUDA graph's capture,
+    `matmul_kernel`); where the
+    model puts it first, the contraction is split over the grid, each output tile's parts
+    summed in f32 in a fixed order and rounded by the last, in the one kernel (the same
+    bits every run). Errors name the argument:
     a dtype other than bf16/f16, tensors of two dtypes or devices, a CPU tensor, shapes
     that do not chain, a shape no napkin kernel compiles for (with each target's reason).
     """
@@ -839,4 +833,4 @@ def scaled_dot_product_attention(query: Tensor, key: Tensor, value: Tensor, attn
 __all__ = ["DTYPES", "FAKE_CAPABILITY", "LAYOUTS", "attention", "attention_grad_kernel", "attention_kernel", "attention_shapes",
            "attention_targets",
            "attention_text", "backward_parts", "capability", "gemm_candidates", "matmul", "matmul_kernel", "matmul_shapes",
-           "scaled_dot_product_attention", "transposed_eagerly", "transposed_for"]
+           "scaled_dot_product_attention", "transposed_for"]

@@ -6,7 +6,7 @@ stream that the op waits on without synchronising, and torch.library.opcheck."""
 from __future__ import annotations
 
 import pytest
-from napkin_ir.plan.recipes.product_targets import TRANSPOSED_M, transposed_eagerly
+from napkin_ir.plan.recipes.product_targets import TRANSPOSED_M
 
 pytestmark = pytest.mark.gpu
 torch = pytest.importorskip("torch")
@@ -50,9 +50,9 @@ def test_matmul_at_decode_sizes(shape, deterministic):
     """M of 1 to 128: on Hopper a 64-row tile past A's rows, and up to 63 (TRANSPOSED_M), under a
     CUDA graph's capture (test_decode_sizes_under_a_cuda_graph), the product computed transposed (C^T = B^T A^T, A padded to
     a multiple of 8 rows, the result transposed back), elsewhere a tile of 16 rows past the
-    end; the contraction split over the grid where the tiles fill less than the machine (an
-    f32 output, rounded by the op); under use_deterministic_algorithms the parts go in a
-    fixed order, the same bits twice."""
+    end; the contraction split over the grid where the tiles fill less than the machine (the
+    parts' f32 sums added in order and rounded by the last to finish): the same bits twice,
+    with or without use_deterministic_algorithms."""
     nt = _ops()
     m, n, k = shape
     a, b = rand(m, k), rand(k, n)
@@ -66,20 +66,18 @@ def test_matmul_at_decode_sizes(shape, deterministic):
     assert rel(out, a.double() @ b.double()) <= TOLERANCE[torch.bfloat16]
     hopper = torch.cuda.get_device_capability() == (9, 0)
     decode = hopper and m <= TRANSPOSED_M and n >= 128 and k >= 64
-    eager = nt.matmul_kernel(m, n, k, "bf16", torch.cuda.get_device_capability(), deterministic)
-    assert (eager.name == "matmul_t") == (decode and transposed_eagerly(m, n, k))
-    graphed = nt.matmul_kernel(m, n, k, "bf16", torch.cuda.get_device_capability(), deterministic, graphed=True)
+    eager = nt.matmul_kernel(m, n, k, "bf16", torch.cuda.get_device_capability())
+    assert eager.name == "matmul"  # one launch, a tile past A's rows
+    graphed = nt.matmul_kernel(m, n, k, "bf16", torch.cuda.get_device_capability(), graphed=True)
     assert (graphed.name == "matmul_t") == decode
-    if deterministic:
-        assert torch.equal(out, again)
+    assert torch.equal(out, again)
     del nt
 
 
 @pytest.mark.parametrize("shape", [(1, 4096, 4096), (13, 4096, 14336), (64, 4096, 4096)])
 def test_decode_sizes_under_a_cuda_graph(shape):
     """A decode-sized call captured in a CUDA graph takes the transposed kernel (A padded, the
-    result copied back, inside the graph), an eager call with a short contraction the 64-row
-    tile (13 x 4096 x 14336: transposed too, `transposed_eagerly`): both against
+    result copied back, inside the graph), an eager call the 64-row tile: both against
     float64, the graph replayed on new inputs. The eager call made the captured one's launch,
     so the capture loads nothing."""
     nt = _ops()

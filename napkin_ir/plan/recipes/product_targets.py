@@ -11,9 +11,10 @@ GEMM_TILES = (128, 64, 32, 16)  # napkin-sm80's block rows and columns, largest 
 
 MULTIPROCESSORS = 132  # an H100 SXM's; a split aims to fill about this many blocks
 MAX_SPLIT = 16
-# the shortest part of the contraction a block takes: shorter parts measured slower than no
-# split (the zeroing, the f32 output's rounding and the atomic adds cost more than the
-# blocks gained; research/benchmarks.md, "GEMMs at decode sizes")
+# napkin-sm80's shortest part of the contraction a block takes: shorter parts measured slower
+# than no split when a split's f32 output was zeroed and rounded by calls of their own and its
+# parts added atomically (research/benchmarks.md, "GEMMs at decode sizes"); not measured
+# since the last part rounds in the kernel
 MIN_PART = 4096
 
 
@@ -34,7 +35,10 @@ def split_for(m: int, n: int, k: int, block: tuple[int, int, int], multiprocesso
 # and split; research/benchmarks.md, "GEMM tiles by waves"): the pick (`sm90_choice`) is
 # within 5% of the best measured at 46 of them, and at least 0.80x of it at all. 256 x 128,
 # 192 x 192 and 128 x 64 tiles compile too but were never the fastest, and are not offered.
-SM90_TILES = {(128, 256): 1.0, (128, 192): 0.98, (192, 128): 0.91, (128, 128): 0.93, (64, 256): 1.0, (64, 128): 0.56,
+# 64 x 128's share refitted, with the split's cost, once small tiles took 8 stages (34 shapes
+# at M 1 to 256, `bench_gemm.py --tiles --m 1,16,64,128,256`, H200, 2026-11-27: the pick
+# within 5% of the best at 28 of them, at least 0.84x of it at all; no pick at M >= 1000 moved).
+SM90_TILES = {(128, 256): 1.0, (128, 192): 0.98, (192, 128): 0.91, (128, 128): 0.93, (64, 256): 1.0, (64, 128): 0.65,
               (64, 64): 0.31}
 SM90_LEAST = (min(t[0] for t in SM90_TILES), min(t[1] for t in SM90_TILES))  # the only tile that runs past a short axis
 SM90_STREAM = 64  # the stream tile: a 128-byte swizzled panel of 16-bit elements
@@ -43,15 +47,14 @@ SM90_SM_BYTES = 109e9  # bytes/s one SM's TMA loads sustain from the L2
 SM90_L2_BYTES = 10.2e12  # bytes/s of loads all SMs together sustain from the L2
 SM90_HBM_BYTES = 4.3e12  # bytes/s from DRAM (the H200's; each operand and the output once)
 SM90_TILE_S = (0.53e-6, 2.89e-6)  # what a block tile costs beyond its stream: a part, and a part per 128 x 256 elements (the epilogue)
-SPLIT_S = 5.1e-6  # a split's fixed cost: the f32 output's zeroing and rounding
-SPLIT_ADD_BYTES = 1.05e12  # bytes/s of the f32 parts a split adds into its output
-SPLITS = (2, 3, 4, 6, 8)
+# a split's cost: each part writes its tile's f32 sums, and the last of a tile's parts to finish
+# reads them all back, adds them and rounds (`reg-to-ptx`, one launch): a fixed part (its
+# fences, its count of arrivals) and its bytes at SPLIT_SM_BYTES an SM (fitted with 64 x 128's
+# share above; the rate is low because it also stands for the parts finishing apart)
+SPLIT_S = 4.5e-6
+SPLIT_SM_BYTES = 20e9
+SPLITS = (2, 3, 4)  # 6 and 8 parts measured 1.5-3x slower than 4: the last part's reads spill registers
 MIN_SPLIT_PART = 512
-# a split is taken where the model puts it this much faster than the best unsplit plan: it
-# adds two calls on the host (the zeroing, the rounding), which the model does not count, and
-# the model's splits are its least sure picks (with 1.2, the least measured pick/best of the
-# fit's shapes is 0.80x; without, 0.69x)
-SPLIT_MARGIN = 1.2
 
 
 def sm90_time(m: int, n: int, k: int, tile: tuple[int, int], parts: int = 1, multiprocessors: int = MULTIPROCESSORS) -> float:
@@ -62,7 +65,7 @@ def sm90_time(m: int, n: int, k: int, tile: tuple[int, int], parts: int = 1, mul
       the tile's products (SM90_TILES x SM90_RATE) and its loads (SM90_SM_BYTES), plus
       SM90_TILE_S (its fill and its epilogue, which grows with its area);
     - every block's loads at the L2's rate, and each operand and the output once at DRAM's;
-    plus, split, the zeroing, the adds and the rounding of the f32 output."""
+    plus, split, the parts' f32 sums written and read back by the last (SPLIT_S, SPLIT_SM_BYTES)."""
     (bm, bn), elem = tile, 2
     blocks = -(-m // bm) * -(-n // bn) * parts
     stream_tiles = -(-k // SM90_STREAM)
@@ -73,7 +76,7 @@ def sm90_time(m: int, n: int, k: int, tile: tuple[int, int], parts: int = 1, mul
     waves = -(-blocks // multiprocessors) * (steps * max(product, loads / SM90_SM_BYTES) + overhead)
     seconds = max(waves, blocks * steps * loads / SM90_L2_BYTES, elem * (m * k + k * n + m * n) / SM90_HBM_BYTES)
     if parts > 1:
-        seconds += SPLIT_S + 4 * m * n * parts / SPLIT_ADD_BYTES
+        seconds += SPLIT_S + 4 * bm * bn * (parts + 1) / SPLIT_SM_BYTES
     return seconds
 
 
@@ -104,15 +107,10 @@ def sm90_plans(m: int, n: int, k: int, split: bool = False,
 
 def sm90_choice(m: int, n: int, k: int, split: bool = False,
                 multiprocessors: int = MULTIPROCESSORS) -> tuple[tuple[int, int, int], int]:
-    """napkin-sm90's (block, parts) for an M x N x K GEMM: the fastest unsplit plan of
-    `sm90_plans`, or with `split` the fastest split one where it is SPLIT_MARGIN times
-    faster."""
-    plans = sm90_plans(m, n, k, split, multiprocessors)
-    whole = next((t, tile) for t, tile, parts in plans if parts == 1)
-    best = plans[0]
-    if best[2] > 1 and best[0] * SPLIT_MARGIN <= whole[0]:
-        return (*best[1], SM90_STREAM), best[2]
-    return (*whole[1], SM90_STREAM), 1
+    """napkin-sm90's (block, parts) for an M x N x K GEMM: the fastest plan of `sm90_plans`
+    (unsplit, without `split`)."""
+    _, tile, parts = sm90_plans(m, n, k, split, multiprocessors)[0]
+    return (*tile, SM90_STREAM), parts
 
 
 def sm90_block(m: int, n: int, k: int, multiprocessors: int = MULTIPROCESSORS) -> tuple[int, int, int]:
@@ -125,19 +123,6 @@ TRANSPOSED_M = 63  # up to this many rows of A: from 64, a plain kernel's 64-row
 TRANSPOSED_ROWS = 128  # B's columns a block: two consumer warpgroups of 64
 MAX_TRANSPOSED_SPLIT = 4
 MIN_TRANSPOSED_PART = 1024
-
-
-# called eagerly, a decode-sized M takes the plain kernel's 64-row tile (one call on the host)
-# where the contraction is at most this long, or at most twice it where N's 64-column tiles
-# outnumber the SMs; elsewhere the transposed kernel's faster GPU time outweighs its three
-# more host calls (H200, 2026-11-27, 13 decode shapes, research/benchmarks.md)
-EAGER_PLAIN_K = 4096
-
-
-def transposed_eagerly(m: int, n: int, k: int) -> bool:
-    """Whether an eager call of a decode-sized M x N x K GEMM (M up to TRANSPOSED_M) is
-    computed transposed too, not only one captured in a CUDA graph."""
-    return not (k <= EAGER_PLAIN_K or (n >= SM90_LEAST[1] * MULTIPROCESSORS and k <= 2 * EAGER_PLAIN_K))
 
 
 def transposed_for(m: int, n: int, k: int, capability: tuple[int, int]) -> dict[str, object] | None:
@@ -191,4 +176,4 @@ def gemm_candidates(m: int, n: int, k: int, capability: tuple[int, int], *, spli
 
 
 __all__ = ["GEMM_TILES", "MAX_SPLIT", "MIN_PART", "MULTIPROCESSORS", "SM90_TILES", "gemm_candidates", "sm90_block", "sm90_choice", "sm90_plans",
-           "sm90_time", "split_for", "split_parts", "transposed_eagerly", "transposed_for"]
+           "sm90_time", "split_for", "split_parts", "transposed_for"]
