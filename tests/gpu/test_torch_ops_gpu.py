@@ -377,3 +377,41 @@ def test_two_devices():
         assert out.device.index == index and rel(out, a.double() @ b.double()) <= 1e-2
         assert rel(o, _sdpa_reference(q, q, q, False)) <= 1e-2
     assert torch.cuda.current_device() == 0
+
+
+def test_a_call_nothing_observes_skips_the_dispatcher(monkeypatch):
+    """Plain tensors (a parameter too) on the current device, no mode active: the wrappers
+    run the ops' CUDA code directly (the dispatcher's path, spied on, is not taken). Under a
+    TorchDispatchMode (what a FLOP counter or FakeTensorMode is), and for a tensor on another
+    device than the current one, the call goes through the dispatcher, which the mode sees."""
+    from torch.utils._python_dispatch import TorchDispatchMode
+
+    nt = _ops()
+    dispatched = []
+    real = torch._C._AutoDispatchBelowAutograd
+
+    def spy():
+        dispatched.append(True)
+        return real()
+
+    monkeypatch.setattr(nt, "_below_autograd", spy)
+    a, w = rand(256, 512), torch.nn.Parameter(rand(512, 384), requires_grad=False)
+    q = rand(1, 2, 128, 64)
+    assert rel(nt.matmul(a, w), a.double() @ w.double()) <= TOLERANCE[torch.bfloat16]
+    assert nt.attention(q, q, q).shape == q.shape and dispatched == []
+
+    class Seen(TorchDispatchMode):
+        ops: list = []
+
+        def __torch_dispatch__(self, func, types, args=(), kwargs=None):
+            Seen.ops.append(str(func))
+            return func(*args, **(kwargs or {}))
+
+    with Seen():
+        out = nt.matmul(a, w)
+    assert "napkin.matmul.default" in Seen.ops and len(dispatched) == 1
+    assert rel(out, a.double() @ w.double()) <= TOLERANCE[torch.bfloat16]
+    if torch.cuda.device_count() > 1:
+        with torch.cuda.device(1):
+            nt.matmul(a, w)  # a and w on device 0: the dispatcher makes device 0 current for the launch
+        assert len(dispatched) == 2
