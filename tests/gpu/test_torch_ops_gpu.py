@@ -31,7 +31,7 @@ def rand(*shape, dtype=torch.bfloat16, seed=None):
 
 @pytest.mark.parametrize("dtype", [torch.bfloat16, torch.float16], ids=str)
 @pytest.mark.parametrize("shape", [(4096, 4096, 4096), (1000, 744, 520), (128, 256, 64), (64, 64, 64), (40, 24, 16),
-                                   (300, 296, 24)])
+                                   (300, 296, 24), (7, 4096, 8), (1, 16, 8), (100, 128, 40)])
 def test_matmul_against_torch(shape, dtype):
     nt = _ops()
     m, n, k = shape

@@ -127,7 +127,8 @@ def test_the_target_and_tiles_chosen():
     # napkin-sm90's tile is the model's: a small output takes 64 x 64 tiles, twice the blocks of 64 x 128
     assert nt.gemm_candidates(64, 128, 64, (9, 0))[0] == ("sm90", {"block": (64, 64, 64)})
     assert nt.gemm_candidates(1000, 14336, 4096, (9, 0))[0] == ("sm90", {"block": (128, 128, 64)})  # 6.8 waves, not 3.4 of 4
-    assert nt.gemm_candidates(40, 20, 16, (9, 0)) == [("sm80", {"block": (32, 16, 16), "warps": (1, 1), "layout": "pad8"})]
+    assert nt.gemm_candidates(40, 20, 16, (9, 0)) == [  # a contraction shorter than sm90's stream tile: read past its end
+        ("sm90", {"block": (64, 64, 64)}), ("sm80", {"block": (32, 16, 16), "warps": (1, 1), "layout": "pad8"})]
     assert nt.gemm_candidates(300, 300, 24, (8, 6)) == [("sm80", {"block": (128, 128, 16), "warps": (2, 1)})]
     # an axis shorter than 16 takes a tile of 16 on napkin-sm80, zero-filled past its end; on
     # napkin-sm90 a 64-row tile, its TMA loads reading zeros past the end

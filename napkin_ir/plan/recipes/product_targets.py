@@ -143,10 +143,12 @@ def transposed_for(m: int, n: int, k: int, capability: tuple[int, int]) -> dict[
 def gemm_candidates(m: int, n: int, k: int, capability: tuple[int, int], *, split: bool = False,
                     deterministic: bool = False) -> list[tuple[str, dict[str, object]]]:
     """The targets and tiles to try for an M x N x K GEMM on a GPU of `capability`, best first:
-    napkin-sm90 on Hopper where its tiles fit, then napkin-sm80 with the largest tiles that
-    do (four warps on tiles of 32 or more a side, two where the stream tile is 16, else one
-    warp on padded stages: what napkin-sm80's copies can share out; an axis shorter than 16
-    takes a tile of 16, zero-filled past its end). The torch op tries them in turn
+    napkin-sm90 on Hopper, then napkin-sm80 with the largest tiles that fit (four warps on
+    tiles of 32 or more a side, two where the stream tile is 16, else one warp on padded
+    stages: what napkin-sm80's copies can share out; an axis shorter than 16 takes a tile of
+    16, zero-filled past its end, a contraction shorter than napkin-sm90's stream tile one
+    tile read past its end too). Rows shorter than 16 bytes are each target's to refuse,
+    by name. The torch op tries them in turn
     (`napkin_ir.torch`). napkin-sm90's tile is the model's (`sm90_plans`); with `split`, a
     contraction split over the grid where the model puts that first (napkin-sm80: where the
     tiles fill less than half the machine, `split_for`), the output then f32, to be rounded
@@ -159,19 +161,18 @@ def gemm_candidates(m: int, n: int, k: int, capability: tuple[int, int], *, spli
             out.append((target, {**options, "split": parts, **({"deterministic": True} if deterministic else {})}))
         out.append((target, options))
 
-    if capability == (9, 0) and k >= SM90_STREAM:
+    if capability == (9, 0):  # a contraction shorter than the stream tile: its TMA loads read zeros past the end
         block, parts = sm90_choice(m, n, k, split)
         if parts > 1:
             out.append(("sm90", {"block": block, "split": parts, **({"deterministic": True} if deterministic else {})}))
             block = sm90_block(m, n, k)  # the unsplit fallback
         out.append(("sm90", {"block": block}))
     bm, bn = (next((t for t in GEMM_TILES if t <= x), GEMM_TILES[-1]) for x in (m, n))
-    if k >= 16:
-        bk = 32 if k >= 32 else 16
-        if min(bm, bn) >= 32:
-            add("sm80", {"block": (bm, bn, bk), "warps": (2, 2) if bk == 32 else (2, 1)})
-        else:
-            add("sm80", {"block": (bm, bn, bk), "warps": (1, 1), "layout": "pad8"})
+    bk = 32 if k >= 32 else 16  # shorter than 16: one stream tile, its copies zero-filled past the end
+    if min(bm, bn) >= 32:
+        add("sm80", {"block": (bm, bn, bk), "warps": (2, 2) if bk == 32 else (2, 1)})
+    else:
+        add("sm80", {"block": (bm, bn, bk), "warps": (1, 1), "layout": "pad8"})
     return out
 
 
