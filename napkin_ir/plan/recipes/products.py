@@ -167,6 +167,9 @@ def plan(module: ModuleOp, shape: ProductShape, target: Target, req: PlanRequest
     return _plan_sm80(module, shape, req)
 
 
+MAX_SCRATCH_BYTES = 2**30  # the most a split 16-bit output's scratch may take (allocated when the module loads)
+
+
 def split_part(module: ModuleOp, shape: ProductShape, stream_tile: int, req: PlanRequest) -> int:
     """The part of the contracted axis each of `req.split` blocks streams (a whole number of
     stream tiles; 0: not split). The parts of a 16-bit output's sums are summed in f32, in
@@ -174,10 +177,16 @@ def split_part(module: ModuleOp, shape: ProductShape, stream_tile: int, req: Pla
     (so `deterministic` orders only an f32 output's parts)."""
     if req.split == 1:
         return 0
-    size = axis_sizes(module)[shape.k]
-    tiles = -(-size // stream_tile)
+    sizes = axis_sizes(module)
+    tiles = -(-sizes[shape.k] // stream_tile)
     if req.split > tiles:
         raise req.fail(f"split={req.split} is more parts than axis '{shape.k}' has stream tiles ({tiles} of {stream_tile})")
+    if shape.half_output:  # the module's scratch: every part's f32 sums of the whole output (times its results)
+        scratch = 4 * req.split * shape.results * math.prod(sizes[a] for a in (*shape.batch, shape.rows, shape.cols))
+        if scratch > MAX_SCRATCH_BYTES:
+            raise req.fail(f"split={req.split} of a 16-bit output keeps every part's f32 sums in a scratch of the module: "
+                           f"{scratch / 2**30:.1f} GiB here, over {MAX_SCRATCH_BYTES // 2**30} GiB; split a smaller output, "
+                           "in fewer parts, or give the contraction an f32 result (ncd-widen-results), added into atomically")
     return -(-tiles // req.split) * stream_tile
 
 

@@ -25,6 +25,7 @@
 // RUN: %ptxas -arch=sm_90a %t.h90.ptx -o %t.h90.cubin
 // RUN: filecheck %s --check-prefix=HALF < %t.h90.ptx
 // RUN: not napkin-opt %t.half.mlir -p 'napkin-sm90{block="128,128,64" split=4 store=tma}' 2>&1 | filecheck %s --check-prefix=HALFTMA
+// RUN: sed 's/m=256/m=65536/g; s/n=128/n=8192/g' %t.half.mlir | not napkin-opt -p 'napkin-sm90{split=2}' 2>&1 | filecheck %s --check-prefix=SCRATCH
 // RUN: not napkin-opt %examples/attention.mlir -p 'napkin-sm90{split=2}' 2>&1 | filecheck %s --check-prefix=ATTN
 
 // PTX: mov.u32 {{%r[0-9]+}}, %ctaid.z;
@@ -58,6 +59,7 @@
 // HALFJSON-NEXT: "arg": "out",
 // HALFJSON-NEXT: "kind": "pointer",
 // HALFJSON-NEXT: "role": "out",
+// SCRATCH: napkin-opt: error: napkin-sm90: split=2 of a 16-bit output keeps every part's f32 sums in a scratch of the module: 4.0 GiB here, over 1 GiB
 // HALFTMA: napkin-opt: error: napkin-sm90: split=4 rounds each output tile's sum in the part that finishes last, which stores it directly: use store=direct or auto
 // ATTN: napkin-opt: error: napkin-sm90: split=2 cannot be honoured for attention on sm_90a
 
