@@ -350,11 +350,15 @@ class _Launch:
     output's shape, whether inputs are copied to contiguous ones, and where each pointer
     goes in the kernel's parameter list."""
 
-    __slots__ = ("kernel", "launcher", "out_shape", "copy", "names", "order", "views", "checked", "transposed")
+    __slots__ = ("kernel", "launcher", "out_shape", "copy", "names", "order", "views", "checked", "transposed", "index",
+                 "streams")
 
     def __init__(self, kernel: Any, index: int, out_shape: tuple[int, ...], copy: bool, names: tuple[str, ...],
                  views: dict[str, tuple[int, ...]] | None = None) -> None:
-        self.kernel, self.names, self.checked = kernel, names, False
+        self.kernel, self.names, self.checked, self.index = kernel, names, False, index
+        # a module whose launches share state (a split's scratch and counters): a module of its
+        # own for each stream the op launches it on, so that launches running at once do not meet
+        self.streams: dict[int, Any] | None = {} if kernel.stateful else None
         start = time.perf_counter()
         with torch.cuda.device(index):  # loading makes the device's context current: torch's device comes back after
             self.launcher = kernel.launcher(index)  # loads the module: the driver's JIT where there is no cubin
@@ -368,6 +372,21 @@ class _Launch:
         self.transposed = kernel.name == TRANSPOSED_GEMM
         if self.transposed:
             self.out_shape = kernel.contract.param("out").shape
+
+    def on(self, stream: int) -> Any:
+        """The launcher for `stream`: the one launcher, or for a stateful kernel the module
+        loaded for that stream (the first stream's is `launcher`). A stream being captured
+        into a CUDA graph loads no module (the capture would fail): it takes `launcher`."""
+        if self.streams is None:
+            return self.launcher
+        found = self.streams.get(stream)
+        if found is None:
+            if self.streams and _capturing():
+                return self.launcher
+            with torch.cuda.device(self.index):
+                found = self.kernel.launcher(self.index, len(self.streams)) if self.streams else self.launcher
+            self.streams[stream] = found
+        return found
 
     def check(self, tensors: tuple[Tensor, ...]) -> None:
         """The first call's tensors against the kernel's contract (dtype, shape, strides,
@@ -444,7 +463,8 @@ def _matmul_impl(a: Tensor, b: Tensor) -> Tensor:
         pointers = _pointers(launch, (a, b, out))
     if not launch.checked:
         launch.check((a, b, out))
-    launch.launcher.launch(pointers, _stream(a.device.index))
+    stream = _stream(a.device.index)
+    launch.on(stream).launch(pointers, stream)
     if launch.transposed:  # C from C^T: transposed by one copy
         return torch.empty((rows, out.shape[0]), dtype=a.dtype, device=a.device).copy_(out[:, :rows].t())
     return out
@@ -488,7 +508,8 @@ def _attention_impl(q: Tensor, k: Tensor, v: Tensor, kind: str = "softmax", scal
         pointers = _pointers(launch, (q, k, v, out))
     if not launch.checked:
         launch.check((q, k, v, out))
-    launch.launcher.launch(pointers, _stream(q.device.index))
+    stream = _stream(q.device.index)
+    launch.on(stream).launch(pointers, stream)
     return out
 
 
@@ -532,7 +553,8 @@ def _attention_lse_impl(q: Tensor, k: Tensor, v: Tensor, kind: str = "softmax",
         pointers = _pointers(launch, (q, k, v, out, lse))
     if not launch.checked:
         launch.check((q, k, v, out, lse))
-    launch.launcher.launch(pointers, _stream(q.device.index))
+    stream = _stream(q.device.index)
+    launch.on(stream).launch(pointers, stream)
     return out, lse
 
 
@@ -760,7 +782,10 @@ def matmul(a: Tensor, b: Tensor) -> Tensor:
     `matmul_kernel`); where the
     model puts it first, the contraction is split over the grid, each output tile's parts
     summed in f32 in a fixed order and rounded by the last, in the one kernel (the same
-    bits every run). Errors name the argument:
+    bits every run); such a kernel keeps its parts' sums in its module, which the op loads
+    once for each stream it launches on, so that launches on two streams at once do not
+    meet (a CUDA graph's capture loads none: its launches share the first stream's module,
+    so do not replay it while that stream runs the same product). Errors name the argument:
     a dtype other than bf16/f16, tensors of two dtypes or devices, a CPU tensor, shapes
     that do not chain, a shape no napkin kernel compiles for (with each target's reason).
     """

@@ -26,6 +26,8 @@ The runtime never compiles: `napkin_ir.compile` (cached) and `napkin_ir.build.co
 
 from __future__ import annotations
 
+import re
+
 from dataclasses import dataclass, field
 from math import prod
 from pathlib import Path
@@ -106,8 +108,8 @@ class CompiledKernel:
 
     ptx: str
     contract: LaunchContract
-    _kernels: dict[int, Kernel] = field(default_factory=dict, repr=False, compare=False)
-    _launchers: dict[int, Launcher] = field(default_factory=dict, repr=False, compare=False)
+    _kernels: dict[Any, Kernel] = field(default_factory=dict, repr=False, compare=False)  # device, or (device, instance)
+    _launchers: dict[Any, Launcher] = field(default_factory=dict, repr=False, compare=False)
     _accepted: dict[tuple, int] = field(default_factory=dict, repr=False, compare=False)  # layouts that passed -> device
     _args: tuple[str, ...] | None = field(default=None, init=False, repr=False, compare=False)  # the diagram's names, in order
     cubin: bytes | None = field(default=None, repr=False, compare=False)  # the PTX assembled (napkin_ir.cache); loaded instead
@@ -177,13 +179,23 @@ class CompiledKernel:
         return cls(ptx.read_text(), LaunchContract.from_json(contract.read_text()))
 
     # -- launching -----------------------------------------------------------------------
-    def kernel(self, device: int = 0) -> Kernel:
-        """The kernel loaded (JIT-compiled by the driver) on `device`, once per device."""
-        if device not in self._kernels:
+    @property
+    def stateful(self) -> bool:
+        """Whether the module keeps state its launches share: module-scope `.global` arrays (a
+        split's turn counters, a 16-bit split's scratch and arrival counters), which two
+        launches running at once would both use. Each `instance` of `kernel` and `launcher`
+        is a module of its own, with its own."""
+        return re.search(r"^\.global ", self.ptx, re.M) is not None
+
+    def kernel(self, device: int = 0, instance: int = 0) -> Kernel:
+        """The kernel loaded (JIT-compiled by the driver) on `device`, once per device (and
+        `instance`: another loads the module again, with module-scope arrays of its own)."""
+        key = (device, instance) if instance else device
+        if key not in self._kernels:
             specs = [Param.tensor_map(name=p.arg) if p.kind == "tensormap" else Param.scalar("u64", name=p.arg)
                      for p in self.contract.params]
-            self._kernels[device] = self._module(device).kernel(self.name, specs)
-        return self._kernels[device]
+            self._kernels[key] = self._module(device).kernel(self.name, specs)
+        return self._kernels[key]
 
     def _module(self, device: int) -> Any:
         """The cubin where there is one and it loads here (it is built for one architecture), else the PTX."""
@@ -194,20 +206,22 @@ class CompiledKernel:
                 pass
         return load_ptx(self.ptx, device=device, name=f"<{self.name}>")
 
-    def launcher(self, device: int = 0) -> Launcher:
-        """The kernel's `Launcher` on `device`, made once: the module loaded, the grid fixed
-        (a persistent kernel's from the device's multiprocessor count, asked here once),
-        the shared memory attribute raised, the tensor-map encoders ready."""
-        found = self._launchers.get(device)
+    def launcher(self, device: int = 0, instance: int = 0) -> Launcher:
+        """The kernel's `Launcher` on `device` (and of `kernel`'s `instance`), made once: the
+        module loaded, the grid fixed (a persistent kernel's from the device's multiprocessor
+        count, asked here once), the shared memory attribute raised, the tensor-map encoders
+        ready."""
+        key = (device, instance) if instance else device
+        found = self._launchers.get(key)
         if found is None:
-            kernel = self.kernel(device)
+            kernel = self.kernel(device, instance)
             grid = self.contract.grid
             if self.persistent:
                 grid = self.contract.launch_grid(kernel.module.context.attribute("MULTIPROCESSOR_COUNT"))
             maps = {k: TiledEncoder(_tma_plan(p), device) for k, p in enumerate(self.contract.params) if p.kind == "tensormap"}
             zeroed = {k: 4 * prod(p.shape or ()) for k, p in enumerate(self.contract.params) if p.role == "accumulate"}
-            found = self._launchers[device] = Launcher(kernel, grid, self.contract.block, self.smem, self.contract.cluster,
-                                                       maps, zeroed=zeroed)
+            found = self._launchers[key] = Launcher(kernel, grid, self.contract.block, self.smem, self.contract.cluster,
+                                                    maps, zeroed=zeroed)
         return found
 
     def launch_grid(self, device: int = 0) -> list[int]:

@@ -415,3 +415,26 @@ def test_a_call_nothing_observes_skips_the_dispatcher(monkeypatch):
         with torch.cuda.device(1):
             nt.matmul(a, w)  # a and w on device 0: the dispatcher makes device 0 current for the launch
         assert len(dispatched) == 2
+
+
+def test_a_split_matmul_on_two_streams_at_once():
+    """16 x 4096 x 4096 (split: its parts meet in the module's scratch) launched on two
+    streams in turn, 50 times each, nothing waiting between them: every result has the
+    bits of the same product on one stream (each stream launches from a module of its own)."""
+    nt = _ops()
+    m, n, k = 16, 4096, 4096
+    a1, a2, b = rand(m, k), rand(m, k), rand(k, n)
+    assert nt.matmul_kernel(m, n, k, "bf16", torch.cuda.get_device_capability()).stateful
+    want = {1: nt.matmul(a1, b), 2: nt.matmul(a2, b)}
+    s1, s2 = torch.cuda.Stream(), torch.cuda.Stream()
+    s1.wait_stream(torch.cuda.current_stream())
+    s2.wait_stream(torch.cuda.current_stream())
+    outs = []
+    for _ in range(50):
+        with torch.cuda.stream(s1):
+            outs.append((1, nt.matmul(a1, b)))
+        with torch.cuda.stream(s2):
+            outs.append((2, nt.matmul(a2, b)))
+    torch.cuda.synchronize()
+    assert all(torch.equal(out, want[which]) for which, out in outs)
+    assert rel(want[1], a1.double() @ b.double()) <= TOLERANCE[torch.bfloat16]

@@ -609,3 +609,34 @@ def test_a_call_autograd_does_not_record_runs_below_the_autograd_key(monkeypatch
         assert nt.matmul(a, b).grad_fn is None and len(seen) == 4
     c = nt.matmul(a, b)
     assert c.grad_fn is not None and len(seen) == 4  # recorded: through the autograd wrapper
+
+
+def test_a_kernel_with_module_state_gets_a_module_for_each_stream(monkeypatch):
+    """A split's scratch and counters live in the module (`CompiledKernel.stateful`): the op
+    launches such a kernel from a module of its own on each stream it sees (launches that
+    run at once on two streams would meet in one), and a plain kernel from its one launcher."""
+    import contextlib
+
+    split = nt.matmul_kernel(16, 4096, 4096, "bf16", (9, 0))
+    assert split.contract.grid[2] > 1 and split.stateful
+    assert not nt.matmul_kernel(4096, 4096, 4096, "bf16", (9, 0)).stateful
+    made = []
+
+    class Kernel:
+        stateful = True
+
+        def launcher(self, index, instance=0):
+            made.append((index, instance))
+            return ("launcher", instance)
+
+    monkeypatch.setattr(nt.torch.cuda, "device", lambda index: contextlib.nullcontext())
+    launch = object.__new__(nt._Launch)
+    launch.kernel, launch.index, launch.launcher, launch.streams = Kernel(), 3, ("launcher", 0), {}
+    assert launch.on(11) == ("launcher", 0) and launch.on(11) == ("launcher", 0) and made == []
+    assert launch.on(22) == ("launcher", 1) and launch.on(33) == ("launcher", 2) and launch.on(22) == ("launcher", 1)
+    assert made == [(3, 1), (3, 2)]
+    monkeypatch.setattr(nt, "_capturing", lambda: True)  # a stream being captured loads nothing: the first module
+    assert launch.on(44) == ("launcher", 0) and made == [(3, 1), (3, 2)] and 44 not in launch.streams
+    plain = object.__new__(nt._Launch)
+    plain.launcher, plain.streams = ("launcher", 0), None
+    assert plain.on(11) == plain.on(22) == ("launcher", 0)
