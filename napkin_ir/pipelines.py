@@ -145,7 +145,8 @@ class NapkinSm90Pass(NamedPipeline):
     and columns 64 to 256 by 64, either may run past a short axis). Without it, a GEMM of
     16-bit operands takes the tile the count of waves, padding, rates and loads puts first
     (`product_targets.sm90_time`: 128,256 on large squares, 128,128 or 64-row tiles where
-    they fill the SMs better). `stages` the ring depth, `group` the block-row groups of the launch order (L2 reuse; 0 = plain),
+    they fill the SMs better). `stages` the ring depth (by default 4, or up to 8 where a stage
+    takes 24 KiB or less: `products.sm90_stages`), `group` the block-row groups of the launch order (L2 reuse; 0 = plain),
     `blocks_per_sm` how many blocks share a multiprocessor, `persistent` (on by default) a
     grid of as many blocks as fit, each looping over tiles, `cluster=2` pairs of blocks
     sharing B's tiles by TMA multicast (on a plain grid: no group, no persistence), `store`
@@ -178,7 +179,7 @@ class NapkinSm90Pass(NamedPipeline):
              "deterministic": False}
     block: str = ""
     warps: str = ""  # a row reduction's warps; wgmma's warpgroups follow from the block's rows
-    stages: int = 0  # the ring's depth: 4 for a GEMM, 2 or 3 for attention
+    stages: int = 0  # the ring's depth: 4 for a GEMM (8 for a 24 KiB stage or smaller), 2 or 3 for attention
     group: int = products.SM90_GROUP
     blocks_per_sm: int = 1
     persistent: bool | None = None  # None: on for a GEMM; for attention, where its streams are short
