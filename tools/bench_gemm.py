@@ -11,7 +11,7 @@ Llama-3 8B's and 70B's projections, and ragged shapes, bf16, each pair timed in
 interleaved rounds after checking the op against float64, called eagerly (its host time
 counted: where the GPU finishes first, both ops are timed on the host) and, under
 GRAPHED_MS a call, captured in CUDA graphs of GRAPH_CALLS calls (what the GPU spends, the
-op's zeroing, padding, rounding and copies included); the table ends with the geometric
+op's padding and copies included, where a capture takes the transposed kernel); the table ends with the geometric
 mean and the least ratios (all, M >= 128).
 
 `--tiles` times napkin-sm90's plain GEMM kernel alone (launched bound, bf16; under GRAPHED_MS
