@@ -155,7 +155,8 @@ def _sum_in_the_last(k: KernelLowering, op: reg.StoreOp, g: Global, x: list, ele
     leader = k.setp("eq", k.lane, 0, "u32")
     seen = k.emit(P.AtomOp("global", "u32", counter, k.u32(1), B32, guard=leader, sem="acq_rel.gpu")).dsts[0]
     last = k.setp("eq", k.r(P.ShflSyncOp("idx", seen, 0)), parts - 1, "u32")
-    k.emit(T.FenceOp("acq_rel.gpu"))  # the other parts' values, counted before this warp, before its lanes read them
+    k.emit(P.BarWarpSyncOp())  # the lanes' reads after the first lane's count (which acquired the other parts' values)
+    k.emit(T.FenceOp("acq_rel.gpu"))
     step = max(1, LOADS_IN_FLIGHT // parts)
     for c in range(0, len(pairs), step):  # every part's values, this warp's own among them (as it wrote them)
         chunk = [(i, off, k.both(inside, last)) for i, off, inside in pairs[c:c + step]]

@@ -47,7 +47,9 @@
 // HALF: bar.warp.sync 0xffffffff;
 // HALF: atom.acq_rel.gpu.global.add.u32
 // HALF: shfl.sync.idx.b32
-// HALF: fence.acq_rel.gpu;
+// HALF: setp.eq.u32
+// HALF-NEXT: bar.warp.sync 0xffffffff;
+// HALF-NEXT: fence.acq_rel.gpu;
 // HALF: ld.global.cg.v2.f32
 // HALF: add.f32
 // HALF: cvt.rn.bf16x2.f32
