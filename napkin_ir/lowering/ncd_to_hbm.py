@@ -52,6 +52,7 @@ from napkin_ir.lowering.streamed_reductions import (
     describe,
 )
 from napkin_ir.passes.relabel import function_axes
+from napkin_ir.passes.widen_results import rounding, with_f32_result
 
 
 def _fail(f: func.FuncOp, msg: str) -> PassFailedException:
@@ -87,10 +88,8 @@ def _widen_split_sums(body_ops: list[Operation], grid: dict[str, int]) -> list[O
         if not (summed and v is not None and any(a in grid for a in _reduced_axes(op)) and v.type.dtype in ("bf16", "f16")):  # type: ignore[attr-defined]
             out.append(op)
             continue
-        wide = type(op).create(operands=list(op.operands), properties=dict(op.properties), attributes=dict(op.attributes),
-                               result_types=[ncd.TensorType(v.type.shape, f32)])  # type: ignore[attr-defined]
+        wide = with_f32_result(op)
         cast = ncd.MapOp("cast", [wide.results[0]], v.type)
-        wide.results[0].name_hint = v.name_hint
         Rewriter.insert_op(wide, InsertPoint.before(op))
         Rewriter.insert_op(cast, InsertPoint.before(op))
         v.replace_all_uses_with(cast.results[0])
@@ -100,16 +99,13 @@ def _widen_split_sums(body_ops: list[Operation], grid: dict[str, int]) -> list[O
 
 
 def _rounding_returned(v: SSAValue, ret: func.ReturnOp) -> SSAValue | None:
-    """The 16-bit result that rounds the f32 sum `v` and is returned, where that is `v`'s only use."""
-    uses = list(v.uses)
-    if len(uses) != 1 or v.type.dtype != "f32":  # type: ignore[attr-defined]
-        return None
-    cast = uses[0].operation
-    if not (isinstance(cast, ncd.MapOp) and cast.fn.data == "cast" and len(cast.inputs) == 1):
-        return None
-    out = cast.results[0]
-    used = {u.operation for u in out.uses}
-    return out if used == {ret} and out.type.dtype in ("bf16", "f16") else None  # type: ignore[attr-defined]
+    """The result `ret` returns that is only the rounding of the f32 sum `v` (`rounding`),
+    where that rounding is `v`'s only use."""
+    for r in ret.arguments:
+        cast = rounding(r)
+        if cast is not None and cast.inputs[0] is v and len(list(v.uses)) == 1 and {u.operation for u in r.uses} == {ret}:
+            return r
+    return None
 
 
 class _KernelBuilder:

@@ -25,6 +25,7 @@ from dataclasses import dataclass
 
 from xdsl.context import Context
 from xdsl.dialects import builtin, func
+from xdsl.ir import Operation, SSAValue
 from xdsl.passes import ModulePass
 from xdsl.rewriter import Rewriter
 from xdsl.utils.exceptions import PassFailedException
@@ -32,13 +33,23 @@ from xdsl.utils.exceptions import PassFailedException
 from napkin_ir.dialects import ncd
 
 
-def _rounded(v) -> ncd.MapOp | None:
+def rounding(v: SSAValue) -> ncd.MapOp | None:
     """The cast that rounds an f32 value to `v`, where `v` is only that rounding."""
     op = v.owner
     if not (isinstance(op, ncd.MapOp) and op.fn.data == "cast" and len(op.inputs) == 1):
         return None
     src = op.inputs[0].type
-    return op if isinstance(src, ncd.TensorType) and src.dtype == "f32" and v.type.dtype in ("bf16", "f16") else None
+    return op if isinstance(src, ncd.TensorType) and src.dtype == "f32" and v.type.dtype in ("bf16", "f16") else None  # type: ignore[attr-defined]
+
+
+def with_f32_result(op: Operation) -> Operation:
+    """`op` (a contraction, or a reduce sum) made anew with an f32 result of its result's
+    axes and name, not yet in any block: the sum before its rounding to 16 bits."""
+    v = op.results[0]
+    wide = type(op).create(operands=list(op.operands), properties=dict(op.properties), attributes=dict(op.attributes),
+                           result_types=[ncd.TensorType(v.type.shape, builtin.f32)])  # type: ignore[attr-defined]
+    wide.results[0].name_hint = v.name_hint
+    return wide
 
 
 @dataclass(frozen=True)
@@ -56,18 +67,14 @@ class NcdWidenResultsPass(ModulePass):
             for k, v in enumerate(list(ret.arguments)):
                 if self.result not in (-1, k):
                     continue
-                cast = _rounded(v)
+                cast = rounding(v)
                 if cast is not None:
                     ret.operands[k] = cast.inputs[0]
                     if not cast.result.uses:
                         Rewriter.erase_op(cast)
                 elif isinstance(v.owner, ncd.ContractOp) and v.type.dtype in ("bf16", "f16") and len(list(v.uses)) == 1:
-                    c = v.owner
-                    wide = ncd.ContractOp.create(operands=list(c.operands), properties=dict(c.properties), attributes=dict(c.attributes),
-                                                 result_types=[ncd.TensorType(v.type.shape, builtin.f32)])
-                    wide.results[0].name_hint = v.name_hint
-                    Rewriter.replace_op(c, wide)
+                    Rewriter.replace_op(v.owner, with_f32_result(v.owner))
             f.function_type = builtin.FunctionType.from_lists(f.function_type.inputs.data, [a.type for a in ret.arguments])
 
 
-__all__ = ["NcdWidenResultsPass"]
+__all__ = ["NcdWidenResultsPass", "rounding", "with_f32_result"]
