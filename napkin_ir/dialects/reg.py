@@ -430,8 +430,9 @@ class StoreOp(IRDLOperation):
 
     With `accumulate`, the accumulators are a block's part of a contraction split over the
     grid: added to what an f32 global holds (`red.global.add`, or in turn where the kernel's
-    parts take turns); into a 16-bit global, summed in turn in an f32 scratch and rounded
-    into the global by the last part (`hbm.store`'s `accumulate`).
+    parts take turns); into a 16-bit global, each part's sums written to an f32 scratch and
+    added in order and rounded into the global by the part that finishes last (`hbm.store`'s
+    `accumulate`).
 
         reg.store %c, %out[%m0, %n0] {accumulate} : !reg.frag<c, m=64, n=32 : f32>, !hbm.global<m=512, n=384 : f32>
         reg.store %c, %out[%m0, %n0] {accumulate} : !reg.frag<c, m=64, n=32 : f32>, !hbm.global<m=512, n=384 : bf16>

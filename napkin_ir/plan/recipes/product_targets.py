@@ -140,8 +140,7 @@ def transposed_for(m: int, n: int, k: int, capability: tuple[int, int]) -> dict[
     return {"block": (TRANSPOSED_ROWS, -(-m // 8) * 8, 64), **({"split": parts} if parts > 1 else {})}
 
 
-def gemm_candidates(m: int, n: int, k: int, capability: tuple[int, int], *, split: bool = False,
-                    deterministic: bool = False) -> list[tuple[str, dict[str, object]]]:
+def gemm_candidates(m: int, n: int, k: int, capability: tuple[int, int], *, split: bool = False) -> list[tuple[str, dict[str, object]]]:
     """The targets and tiles to try for an M x N x K GEMM on a GPU of `capability`, best first:
     napkin-sm90 on Hopper, then napkin-sm80 with the largest tiles that fit (four warps on
     tiles of 32 or more a side, two where the stream tile is 16, else one warp on padded
@@ -151,20 +150,20 @@ def gemm_candidates(m: int, n: int, k: int, capability: tuple[int, int], *, spli
     by name. The torch op tries them in turn
     (`napkin_ir.torch`). napkin-sm90's tile is the model's (`sm90_plans`); with `split`, a
     contraction split over the grid where the model puts that first (napkin-sm80: where the
-    tiles fill less than half the machine, `split_for`), the output then f32, to be rounded
-    after, its parts added in a fixed order where `deterministic`."""
+    tiles fill less than half the machine, `split_for`), tried before the same tile unsplit:
+    the 16-bit output's parts summed and rounded in the kernel, in a fixed order."""
     out: list[tuple[str, dict[str, object]]] = []
 
     def add(target: str, options: dict[str, object]) -> None:
         parts = split_for(m, n, k, options["block"]) if split else 1  # type: ignore[arg-type]
         if parts > 1:
-            out.append((target, {**options, "split": parts, **({"deterministic": True} if deterministic else {})}))
+            out.append((target, {**options, "split": parts}))
         out.append((target, options))
 
     if capability == (9, 0):  # a contraction shorter than the stream tile: its TMA loads read zeros past the end
         block, parts = sm90_choice(m, n, k, split)
         if parts > 1:
-            out.append(("sm90", {"block": block, "split": parts, **({"deterministic": True} if deterministic else {})}))
+            out.append(("sm90", {"block": block, "split": parts}))
             block = sm90_block(m, n, k)  # the unsplit fallback
         out.append(("sm90", {"block": block}))
     bm, bn = (next((t for t in GEMM_TILES if t <= x), GEMM_TILES[-1]) for x in (m, n))
