@@ -266,6 +266,13 @@ class KernelLowering:
     def add64(self, a: SSAValue, b: int) -> SSAValue:
         return a if b == 0 else self.r(P.AddOp("s64", a, self.r(P.ConstOp("s64", b, B64)), result=B64))
 
+    def module_array(self, name: str, size: int, align: int) -> SSAValue:
+        """The address of the module-scope `.global` array `name` (`size` bytes, zero when the
+        module loads), declared the first time it is asked for."""
+        if not any(n == name for n, _, _ in self.global_vars):
+            self.global_vars.append((name, size, align))
+        return self.r(P.AddrOfOp(name, B64))
+
     def wide_address(self, ptr: SSAValue, elem: SSAValue, esize: int) -> SSAValue:
         """ptr + elem * esize, the index widened to 64 bits."""
         return self.r(P.AddOp("u64", ptr, self.op2(P.MulOp, "u32", elem, esize, mods="wide", result=B64), result=B64))

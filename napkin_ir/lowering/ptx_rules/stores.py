@@ -142,16 +142,14 @@ def _sum_in_the_last(k: KernelLowering, op: reg.StoreOp, g: Global, x: list, ele
     tile, n_tiles, part, parts = _tile_and_part(k)
     size, warps = math.prod(g.type.shape.values()), k.consumer_threads // 32
     where = op.dest.name_hint or "out"
-    slices, arrivals = f"{k.name}_{where}_parts", f"{k.name}_{where}_arrivals"
-    if not any(n == slices for n, _, _ in k.global_vars):
-        k.global_vars += [(slices, 4 * size * parts, 16), (arrivals, 4 * n_tiles * warps, 4)]
-    first = k.wide_address(k.r(P.AddrOfOp(slices, B64)), elem, 4)  # this lane's first value in the first part's slice
+    first = k.wide_address(k.module_array(f"{k.name}_{where}_parts", 4 * size * parts, 16), elem, 4)  # in the first part's slice
     mine = k.r(P.AddOp("u64", first, k.r(P.CvtOp("u64", "u32", [k.mul(part, 4 * size)], B64)), result=B64))
     for i, off, inside in pairs:
         k.emit(P.StOp("global", "f32", mine, [x[i], x[i + 1]], offset=off // g.esize * 4, guard=inside))
     k.emit(T.FenceOp("acq_rel.gpu"))  # this lane's values are in before its warp is counted
     k.emit(P.BarWarpSyncOp())
-    counter = k.wide_address(k.r(P.AddrOfOp(arrivals, B64)), k.add(k.mul(tile, warps), k.warp_number()), 4)
+    counter = k.wide_address(k.module_array(f"{k.name}_{where}_arrivals", 4 * n_tiles * warps, 4),
+                             k.add(k.mul(tile, warps), k.warp_number()), 4)
     leader = k.setp("eq", k.lane, 0, "u32")
     seen = k.emit(P.AtomOp("global", "u32", counter, k.u32(1), B32, guard=leader, sem="acq_rel.gpu")).dsts[0]
     last = k.setp("eq", k.r(P.ShflSyncOp("idx", seen, 0)), parts - 1, "u32")
@@ -219,10 +217,8 @@ def _wait_turn(k: KernelLowering) -> _Turn:
     tile (the tile's place among the non-split grid axes) reaches its part (its place among
     the split axes, launched last)."""
     tile, n_tiles, part, parts = _tile_and_part(k)
-    name = f"{k.name}_turns"
-    if not any(n == name for n, _, _ in k.global_vars):
-        k.global_vars.append((name, 4 * n_tiles, 4))
-    counter = k.r(P.AddOp("u64", k.r(P.AddrOfOp(name, B64)), k.r(P.CvtOp("u64", "u32", [k.mul(tile, 4)], B64))))
+    turns = k.module_array(f"{k.name}_turns", 4 * n_tiles, 4)
+    counter = k.r(P.AddOp("u64", turns, k.r(P.CvtOp("u64", "u32", [k.mul(tile, 4)], B64))))
     first_warp = k.setp("eq", k.warp_number(), 0, "u32")  # spins as a whole (its lanes read one word): no divergence
     leader = k.both(first_warp, k.setp("eq", k.lane, 0, "u32"))
     assert leader is not None
