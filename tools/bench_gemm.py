@@ -88,9 +88,7 @@ TILES_M = (128, 256, 1000, 2048, 4096, 5000, 8192)
 def _tile_jobs(m: int, n: int, k: int) -> list[tuple[int, int, int, tuple[int, int], int]]:
     """(shape, tile, parts) to time: each fitting tile unsplit, and in the splits the model
     counts (`product_targets.split_parts`)."""
-    from napkin_ir.plan.recipes.product_targets import split_parts
-
-    from napkin_ir.plan.recipes.product_targets import SM90_LEAST
+    from napkin_ir.plan.recipes.product_targets import SM90_LEAST, split_parts
 
     out = []
     for t in TILES:  # no longer than its axes, but for the least tile past a short one (as `sm90_plans`)
@@ -160,17 +158,8 @@ def tile_sweep(torch, ms: tuple[int, ...]) -> list[str]:
         del want
         fns.append(lambda: torch.matmul(a, b, out=c))
         one = time_ms(torch, fns[0], batches=3, per_batch=2)
-        if one < GRAPHED_MS:  # calls this short: each's GRAPH_CALLS launches captured in a CUDA graph, the host's share gone
-            graphs = []
-            for fn in fns:
-                g = torch.cuda.CUDAGraph()
-                with torch.cuda.graph(g):
-                    for _ in range(GRAPH_CALLS):
-                        fn()
-                graphs.append(g)
-            med = [statistics.median(r) / GRAPH_CALLS for r in time_interleaved(torch, [g.replay for g in graphs], rounds=5,
-                                                                                per_batch=2, warm_s=0.2)]
-            del graphs
+        if one < GRAPHED_MS:  # calls this short: in CUDA graphs, the host's share gone
+            med = time_graphed(torch, fns, rounds=5, warm_s=0.2)
         else:
             per_batch = max(1, round(3.0 / max(one, 1e-3)))
             med = [statistics.median(r) for r in time_interleaved(torch, fns, rounds=5, per_batch=per_batch, warm_s=0.2)]
@@ -212,17 +201,8 @@ def op_sweep(torch, ms: tuple[int, ...]) -> list[str]:
         ours, theirs = (statistics.median(r) for r in time_interleaved(torch, [lambda: nt.matmul(a, b), lambda: torch.matmul(a, b)],
                                                                         rounds=7, warm_s=0.3))
         ours_g, theirs_g = ours, theirs  # a call longer than GRAPHED_MS: the host is not what paces it
-        if min(ours, theirs) < GRAPHED_MS:
-            graphs = []  # each op's calls captured in a CUDA graph: what they cost the GPU, the host's share gone
-            for fn in (lambda: nt.matmul(a, b), lambda: torch.matmul(a, b)):
-                g = torch.cuda.CUDAGraph()
-                with torch.cuda.graph(g):
-                    for _ in range(GRAPH_CALLS):
-                        fn()
-                graphs.append(g)
-            ours_g, theirs_g = (statistics.median(r) / GRAPH_CALLS for r in time_interleaved(torch, [g.replay for g in graphs],
-                                                                                              rounds=7, per_batch=2, warm_s=0.1))
-            del graphs
+        if min(ours, theirs) < GRAPHED_MS:  # what the calls cost the GPU, the host's share gone
+            ours_g, theirs_g = time_graphed(torch, [lambda: nt.matmul(a, b), lambda: torch.matmul(a, b)], rounds=7, warm_s=0.1)
         ratios.append((m, theirs / ours if err <= 1e-2 else 0.0))
         graphed.append(theirs_g / ours_g if err <= 1e-2 else 0.0)
         lines.append(f"{f'{m}x{n}x{k}':<20} {what:<34} {err:8.1e} {ours * 1e3:10.1f} {theirs * 1e3:10.1f} {ratios[-1][1]:6.2f}"
@@ -253,6 +233,20 @@ def report(lines: list[str], name: str) -> None:
 def time_ms(torch, fn, batches: int = 10, per_batch: int = 10) -> float:
     """The median over `batches` batches of `per_batch` launches of the ms a launch took."""
     return statistics.median(time_interleaved(torch, [fn], batches, per_batch, warm_s=0.0)[0])
+
+
+def time_graphed(torch, fns: list, rounds: int, warm_s: float) -> list[float]:
+    """Per function, the median ms a call took, GRAPH_CALLS calls of it captured in one CUDA
+    graph and the graphs replayed in interleaved rounds (`time_interleaved`)."""
+    graphs = []
+    for fn in fns:
+        g = torch.cuda.CUDAGraph()
+        with torch.cuda.graph(g):
+            for _ in range(GRAPH_CALLS):
+                fn()
+        graphs.append(g)
+    return [statistics.median(r) / GRAPH_CALLS for r in time_interleaved(torch, [g.replay for g in graphs], rounds=rounds,
+                                                                         per_batch=2, warm_s=warm_s)]
 
 
 def time_interleaved(torch, fns: list, rounds: int = 15, per_batch: int = 10, warm_s: float = 1.0,

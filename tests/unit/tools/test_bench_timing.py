@@ -86,3 +86,33 @@ def test_time_paired_alternates_and_reports_the_ratio():
 
     mine, peer, ratio = bench_gemm.time_paired(_torch(clock), fn(2.0), fn(3.0), rounds=3, per_batch=1)
     assert (mine, peer, ratio) == (2.0, 3.0, 1.5)
+
+
+def test_graphed_timing_captures_each_function_s_calls_and_gives_a_call_s_ms():
+    """`time_graphed`: GRAPH_CALLS calls of each function captured in a graph of its own, the
+    graphs replayed in interleaved rounds; the ms of one call, per function."""
+    clock, log = _Clock(), []
+    fns = _launchers(clock, log, a=1.0, b=2.0)
+    by_name = dict(zip("ab", fns))
+    graphs = []
+
+    class Graph:
+        def replay(self):
+            for name in self.captured:
+                by_name[name]()
+
+    class Capture:
+        def __init__(self, g):
+            self.g = g
+
+        def __enter__(self):
+            self.start = len(log)
+
+        def __exit__(self, *exc):
+            self.g.captured = log[self.start:]
+            graphs.append(self.g)
+
+    torch = _torch(clock)
+    torch.cuda.CUDAGraph, torch.cuda.graph = Graph, Capture
+    assert bench_gemm.time_graphed(torch, fns, rounds=3, warm_s=0.0) == [1.0, 2.0]
+    assert [g.captured for g in graphs] == [["a"] * bench_gemm.GRAPH_CALLS, ["b"] * bench_gemm.GRAPH_CALLS]
