@@ -379,22 +379,15 @@ def test_two_devices():
     assert torch.cuda.current_device() == 0
 
 
-def test_a_call_nothing_observes_skips_the_dispatcher(monkeypatch):
+def test_a_call_nothing_observes_skips_the_dispatcher(monkeypatch, below_autograd_calls):
     """Plain tensors (a parameter too) on the current device, no mode active: the wrappers
     run the ops' CUDA code directly (the dispatcher's path, spied on, is not taken). Under a
-    TorchDispatchMode (what a FLOP counter or FakeTensorMode is), and for a tensor on another
+    TorchDispatchMode (what a FLOP counter or FakeTensorMode is), and for tensors on another
     device than the current one, the call goes through the dispatcher, which the mode sees."""
     from torch.utils._python_dispatch import TorchDispatchMode
 
     nt = _ops()
-    dispatched = []
-    real = torch._C._AutoDispatchBelowAutograd
-
-    def spy():
-        dispatched.append(True)
-        return real()
-
-    monkeypatch.setattr(nt, "_below_autograd", spy)
+    dispatched = below_autograd_calls
     a, w = rand(256, 512), torch.nn.Parameter(rand(512, 384), requires_grad=False)
     q = rand(1, 2, 128, 64)
     assert rel(nt.matmul(a, w), a.double() @ w.double()) <= TOLERANCE[torch.bfloat16]
@@ -411,10 +404,10 @@ def test_a_call_nothing_observes_skips_the_dispatcher(monkeypatch):
         out = nt.matmul(a, w)
     assert "napkin.matmul.default" in Seen.ops and len(dispatched) == 1
     assert rel(out, a.double() @ w.double()) <= TOLERANCE[torch.bfloat16]
-    if torch.cuda.device_count() > 1:
-        with torch.cuda.device(1):
-            nt.matmul(a, w)  # a and w on device 0: the dispatcher makes device 0 current for the launch
-        assert len(dispatched) == 2
+    # tensors on a device other than the current one (one the test makes up, on a machine of one GPU):
+    # the dispatcher makes theirs current for the launch
+    monkeypatch.setattr(nt, "_current_device", lambda: a.device.index + 1)
+    assert rel(nt.matmul(a, w), a.double() @ w.double()) <= TOLERANCE[torch.bfloat16] and len(dispatched) == 2
 
 
 def test_a_split_matmul_on_two_streams_at_once():

@@ -588,18 +588,11 @@ def test_the_log_sum_exp_op_checks_its_grouped_views_once_and_launches(monkeypat
     assert all(stream == 42 and len(p) == 5 for p, stream in launched)
 
 
-def test_a_call_autograd_does_not_record_runs_below_the_autograd_key(monkeypatch):
+def test_a_call_autograd_does_not_record_runs_below_the_autograd_key(below_autograd_calls):
     """Where no input requires grad, or grad is off, the wrappers dispatch below the
     autograd key (the Python wrapper of register_autograd is skipped); where autograd
     records, the call goes through it and the result has a grad_fn."""
-    seen = []
-    real = torch._C._AutoDispatchBelowAutograd
-
-    def spy():
-        seen.append(True)
-        return real()
-
-    monkeypatch.setattr(nt, "_below_autograd", spy)
+    seen = below_autograd_calls
     a, b = meta(128, 64), meta(64, 256)
     assert nt.matmul(a, b).shape == (128, 256) and len(seen) == 1
     q = meta(1, 2, 64, 64)
