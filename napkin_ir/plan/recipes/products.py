@@ -108,8 +108,9 @@ def sm90_budget(stages: int, blocks_per_sm: int = 1, target: Target = SM90) -> i
 
 # a stage this small (a 64 x 128, 128 x 64 or 64 x 64 tile of 16-bit operands) takes up to
 # DEEP_STAGES stages: four of them in flight leave the SM waiting on its loads where the
-# contraction is long (H200, 2026-11-27: 64 x 8192 x 8192 in 64 x 128 tiles 35.4 us with 8
-# stages against 47.3 with 4; 128 x 8192 x 8192 37.7 against 50.3; research/benchmarks.md)
+# contraction is long (H200, 2026-11-27, one run: 128 x 8192 x 8192 in 64 x 128 tiles 37.7 us
+# with 8 stages against 50.3 with 4, cuBLAS 38.5; 64 x 8192 x 8192 in 64 x 64 tiles 35.6
+# against 46.3, cuBLAS 36.6; research/benchmarks.md)
 DEEP_STAGE_BYTES = 24 * 1024
 DEEP_STAGES = 8
 
