@@ -381,10 +381,13 @@ class _Launch:
             return self.launcher
         found = self.streams.get(stream)
         if found is None:
-            if self.streams and _capturing():
+            if not self.streams:  # the first stream: the module loaded already
+                found = self.launcher
+            elif _capturing():
                 return self.launcher
-            with torch.cuda.device(self.index):
-                found = self.kernel.launcher(self.index, len(self.streams)) if self.streams else self.launcher
+            else:
+                with torch.cuda.device(self.index):
+                    found = self.kernel.launcher(self.index, len(self.streams))
             self.streams[stream] = found
         return found
 
