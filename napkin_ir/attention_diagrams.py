@@ -20,6 +20,22 @@ from napkin_ir.errors import BadArgument
 KINDS = ("softmax", "causal", "spherical")
 NAMES = {"softmax": "attention", "causal": "causal_attention", "spherical": "spherical_attention"}
 GQA_NAMES = {kind: f"gqa_{name}" for kind, name in NAMES.items()}
+# the passes that derive attention's backward reading the forward's statistic and output
+RESIDUAL_GRADIENT = "ncd-grad{residuals=true},ncd-fold-casts"
+
+
+def gradient_passes(kind: str, part: str, grouped: bool = False) -> str:
+    """The passes that take attention's diagram (`kind`) to the kernel of one part of its
+    gradient: `delta` (D = rowsum(dO * O)), or the cotangents named in `part` (`q`, `k`,
+    `v`, `kv`, `qkv`), each reading D and the forward's statistic. Sums that blocks add
+    into (dQ in `qkv`, grouped heads' dK and dV) are widened to f32."""
+    pick = 'value="delta"' if part == "delta" else f'results="{",".join(str("qkv".index(c)) for c in part)}" cut="delta"'
+    derive = f'{RESIDUAL_GRADIENT},ncd-extract{{function="{(GQA_NAMES if grouped else NAMES)[kind]}_grad" {pick}}}'
+    if grouped and part in ("k", "v", "kv"):
+        derive += ",ncd-widen-results"
+    elif part == "qkv":
+        derive += ",ncd-widen-results{result=0}"
+    return derive
 
 
 def attention_diagram(kind: str, b: int, h: int, n: int, d: int, dtype: str = "bf16", n_keys: int | None = None,

@@ -47,7 +47,7 @@ import torch
 from torch import Tensor
 
 import napkin_ir
-from napkin_ir.attention_diagrams import GQA_NAMES, KINDS, NAMES, attention_diagram, gqa_attention_diagram
+from napkin_ir.attention_diagrams import KINDS, attention_diagram, gqa_attention_diagram, gradient_passes
 from napkin_ir.diagrams import gemm
 from napkin_ir.plan.recipes.product_targets import gemm_candidates, transposed_for
 
@@ -253,7 +253,6 @@ def attention_kernel(kind: str, scale: float | None, b: int, h: int, hk: int, n:
                      f"{op} ({kind}) of q [{b}, {h}, {n}, {d}], k and v [{b}, {hk}, {nk}, {d}], {dtype}")
 
 
-RESIDUAL_GRADIENT = "ncd-grad{residuals=true},ncd-fold-casts"  # the backward reading the forward's statistic and output
 ATTENTION_GRAD_PARTS = ("delta", "q", "k", "v", "kv", "qkv")
 # dQ, dK and dV from one kernel on sm_90a (dQ^T's tiles added into f32 by the TMA's
 # reduce-add) at these head dims, without a mask, from this many keys: on the H100 at
@@ -311,15 +310,8 @@ def attention_grad_kernel(part: str, kind: str, scale: float | None, b: int, h: 
     with _lock:
         derived = _derived.get(("attention", part, *shape))
         if derived is None:
-            pick = 'value="delta"' if part == "delta" else f'results="{",".join(str("qkv".index(c)) for c in part)}" cut="delta"'
-            name = (NAMES if hk == h else GQA_NAMES)[kind]
-            derive = f'{RESIDUAL_GRADIENT},ncd-extract{{function="{name}_grad" {pick}}}'
-            if hk < h and part in ("k", "v", "kv"):  # summed over the group's heads across blocks: in f32
-                derive += ",ncd-widen-results"
-            elif part == "qkv":  # dQ summed over the key blocks: in f32
-                derive += ",ncd-widen-results{result=0}"
             text = attention_text(kind, b, h, hk, n, nk, d, dtype, scale)
-            derived = _derived[("attention", part, *shape)] = str(run_pipeline(text, derive))
+            derived = _derived[("attention", part, *shape)] = str(run_pipeline(text, gradient_passes(kind, part, hk < h)))
     what = ("D" if part == "delta" else " and ".join(f"d{c}" for c in part)) + f" of napkin::attention ({kind}) of q [{b}, {h}, {n}, {d}], k and v " \
         f"[{b}, {hk}, {nk}, {d}], {dtype}"
     return _compiled(("attention_grad", part, *shape, cap), [(t, derived, {}) for t in attention_targets(cap)], what)

@@ -22,7 +22,7 @@ ROOT = Path(__file__).resolve().parent.parent
 
 def cases() -> list[tuple[str, str, str]]:
     """(name, diagram text, pipeline) of every case."""
-    from napkin_ir.attention_diagrams import attention_diagram, gqa_attention_diagram
+    from napkin_ir.attention_diagrams import attention_diagram, gqa_attention_diagram, gradient_passes
     from napkin_ir.diagrams import gemm
 
     out: list[tuple[str, str, str]] = []
@@ -60,6 +60,14 @@ def cases() -> list[tuple[str, str, str]]:
             text = gqa_attention_diagram(kind, 1, 2, r, n, d)
             out.append((f"gqa-{kind}-n{n}-d{d}-r{r}/napkin-sm90", text, "napkin-sm90"))
             out.append((f"gqa-{kind}-n{n}-d{d}-r{r}/napkin-sm80", text, "napkin-sm80"))
+    # the kernels of attention's gradient that napkin::attention_backward runs
+    for kind in ("softmax", "causal", "spherical"):
+        for n, d in ((1024, 64), (4096, 128), (8192, 256)):
+            for part in ("delta", "q", "kv", *{64: (), 128: ("qkv",), 256: ("k", "v")}[d]):
+                text = attention_diagram(kind, 1, 2, n, d)
+                out.append((f"grad-{part}-{kind}-n{n}-d{d}/napkin-sm90", text, f"{gradient_passes(kind, part)},napkin-sm90"))
+        text = gqa_attention_diagram(kind, 1, 2, 4, 2048, 128)
+        out.append((f"grad-kv-gqa-{kind}-n2048-d128-r4/napkin-sm90", text, f"{gradient_passes(kind, 'kv', True)},napkin-sm90"))
     gemms = [((4096, 4096, 4096), {}), ((5000, 3000, 2056), {}), ((256, 8192, 8192), {}), ((100, 70, 40), {}),
              ((1024, 1024, 1024), {"b_nk": True}), ((512, 512, 256), {"batch": 3}), ((1024, 512, 256), {"out_dtype": "f32"}),
              ((1024, 1024, 512), {"bias": "n", "relu": True}), ((1024, 1024, 512), {"bias": "m", "bias_dtype": "bf16"}),
