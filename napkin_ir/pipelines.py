@@ -160,7 +160,9 @@ class NapkinSm90Pass(NamedPipeline):
     in warpgroups of 64, keys a tile; by default `recipes.attention.sm90_tiles`), `stages`,
     `blocks_per_sm`, `overlap` (a tile's P V under the next tile's scores), `pingpong` (the
     consumer warpgroups take turns issuing products), `q_registers` (S = Q K^T with Q from
-    registers; by default where `q_registers_pay`), `persistent` (by default where the
+    registers; by default where `q_registers_pay`), `schedule` (each wgmma group issued as
+    soon as its operands are ready and waited for where its results are first read,
+    `reg-wgmma-schedule`; by default where `schedule_pays`), `persistent` (by default where the
     streams are short: `persistent_pays`), `store` as for a GEMM. With `autotile=true` the
     model chooses among 64, 128 and 192 query rows, 64, 128 and 176 keys, 2 and 3 stages,
     overlap and ping-pong on or off; `stages` given, `overlap=false`, `pingpong=false` and
@@ -176,7 +178,7 @@ class NapkinSm90Pass(NamedPipeline):
     target = SM90
     unset = {"block": "", "warps": "", "stages": 0, "group": 8, "blocks_per_sm": 1, "persistent": None, "cluster": 1, "store": "auto",
              "autotile": False, "hw": "h100", "overlap": True, "pingpong": True, "q_registers": None, "split": 1,
-             "deterministic": False}
+             "deterministic": False, "schedule": None}
     block: str = ""
     warps: str = ""  # a row reduction's warps; wgmma's warpgroups follow from the block's rows
     stages: int = 0  # the ring's depth: 4 for a GEMM (8 for a 24 KiB stage or smaller), 2 or 3 for attention
@@ -192,3 +194,4 @@ class NapkinSm90Pass(NamedPipeline):
     q_registers: bool | None = None  # None: where it pays (`recipes.attention.q_registers_pay`)
     split: int = 1
     deterministic: bool = False
+    schedule: bool | None = None  # None: where it pays (`recipes.attention.schedule_pays`)

@@ -103,6 +103,12 @@ def _reg_wgmma_overlap() -> type[ModulePass]:
     return RegWgmmaOverlapPass
 
 
+def _reg_wgmma_schedule() -> type[ModulePass]:
+    from napkin_ir.passes.wgmma_schedule import RegWgmmaSchedulePass
+
+    return RegWgmmaSchedulePass
+
+
 def _reg_pingpong() -> type[ModulePass]:
     from napkin_ir.passes.pingpong import RegPingpongPass
 
@@ -150,6 +156,7 @@ def napkin_passes() -> dict[str, Callable[[], type[ModulePass]]]:
         "reg-carry-fragments": _reg_carry_fragments,
         "reg-prefetch": _reg_prefetch,
         "reg-wgmma-overlap": _reg_wgmma_overlap,
+        "reg-wgmma-schedule": _reg_wgmma_schedule,
         "reg-pingpong": _reg_pingpong,
         "reg-to-ptx": _reg_to_ptx,
         "napkin-sm80": _napkin_sm80,

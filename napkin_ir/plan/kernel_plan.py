@@ -100,6 +100,7 @@ class KernelPlan:
     unroll: int = 0  # stream trips unrolled (cp.async stages), with fragments carried and prefetched
     overlap: bool = False  # reg-wgmma-overlap: one tile's P V under the next tile's scores
     pingpong: bool = False  # reg-pingpong: the consumer warpgroups take turns issuing products
+    schedule: bool = False  # reg-wgmma-schedule: wgmma groups issued once their operands are ready, waited for where read
     reason: str = field(default="", compare=False)  # why the model chose it, where it did
 
     def __post_init__(self) -> None:
@@ -131,6 +132,7 @@ class KernelPlan:
         from napkin_ir.passes.relabel import RelabelPass
         from napkin_ir.passes.unroll_stages import SmemUnrollStagesPass
         from napkin_ir.passes.wgmma_overlap import RegWgmmaOverlapPass
+        from napkin_ir.passes.wgmma_schedule import RegWgmmaSchedulePass
 
         ln = self.launch
         levels: list[tuple[ModulePass, ...]] = [
@@ -142,7 +144,9 @@ class KernelPlan:
             (SmemToRegPass(**({"warps": ",".join(f"{a}:{w}" for a, w in self.warps)} if self.warps else {}),
                            **({"mma": self.product.value} if self.product else {}), hoist=self.hoist, a_registers=self.a_registers),
              *((SmemUnrollStagesPass(trips=self.unroll), RegCarryFragmentsPass(), RegPrefetchPass()) if self.unroll else ()),
-             *((RegWgmmaOverlapPass(),) if self.overlap else ()), *((RegPingpongPass(),) if self.pingpong else ())),
+             *((RegWgmmaOverlapPass(),) if self.overlap else ()),
+             *((RegWgmmaSchedulePass(),) if self.schedule else ()),
+             *((RegPingpongPass(),) if self.pingpong else ())),
             (RegToPtxPass(arch=self.target.arch),),
         ]
         if to not in LEVELS:

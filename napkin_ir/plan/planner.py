@@ -9,12 +9,12 @@ not change.
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 from xdsl.dialects.builtin import ModuleOp
 
-from napkin_ir.plan.kernel_plan import KernelPlan
+from napkin_ir.plan.kernel_plan import KernelPlan, ProductEngine
 from napkin_ir.plan.recipes import attention, products, rows
 from napkin_ir.plan.request import PlanRequest
 from napkin_ir.target import Target
@@ -58,4 +58,10 @@ def plan_kernel(module: ModuleOp, target: Target, request: PlanRequest) -> Kerne
     if found is None:
         raise request.fail("compiles one function of " + "; or ".join(r.what for r in RECIPES) + ". This diagram is none of them")
     recipe, shape = found
-    return recipe.plan(module, shape, target, request)
+    plan = recipe.plan(module, shape, target, request)
+    if request.schedule is not None and request.schedule != plan.schedule:
+        if plan.product is not ProductEngine.WGMMA:
+            raise request.fail(f"schedule={request.given.get('schedule', str(request.schedule).lower())} orders wgmma groups; "
+                               f"this kernel's products are {'mma.sync' if plan.product else 'none (a row reduction)'}")
+        plan = replace(plan, schedule=request.schedule)
+    return plan

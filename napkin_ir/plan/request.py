@@ -43,6 +43,7 @@ class PlanRequest:
     overlap: bool = True
     pingpong: bool = True
     q_registers: bool | None = None
+    schedule: bool | None = None  # wgmma groups issued early and waited for late (None: where it pays)
     split: int = 1  # blocks sharing each output tile's contraction, each adding its part
     deterministic: bool = False  # those parts added in a fixed order
     # the options as the user wrote them, to name them in a refusal
@@ -107,5 +108,5 @@ def request(pipeline: str, options: dict[str, object], defaults: dict[str, objec
         store=None if store == "auto" else StorePath(store),
         autotile=bool(options.get("autotile", False)), hw=str(options.get("hw", "h100")),
         overlap=bool(options.get("overlap", True)), pingpong=bool(options.get("pingpong", True)),
-        q_registers=options.get("q_registers"),  # type: ignore[arg-type]
+        q_registers=options.get("q_registers"), schedule=options.get("schedule"),  # type: ignore[arg-type]
         split=split, deterministic=bool(options.get("deterministic", False)), given=given)

@@ -193,7 +193,7 @@ def fit_tiles(n_queries: int, n_keys: int, block: int = 128, stream: int = 64, w
 
 def sm90_plan(module: ModuleOp, block: int | None = None, stream: int | None = None, stages: int = 0, overlap: bool = True,
               pingpong: bool = True, blocks_per_sm: int = 1, persistent: bool = False, store: StorePath | None = None,
-              q_registers: bool | None = None) -> KernelPlan:
+              q_registers: bool | None = None, schedule: bool | None = None) -> KernelPlan:
     """Blocks of `block` query rows (warpgroups of 64 consumer rows each; one batch entry and
     head a block, longest first), keys streamed `stream` at a time through `stages` TMA
     stages filled by a producer warpgroup (None or 0 for the defaults: `sm90_tiles`), K
@@ -205,6 +205,8 @@ def sm90_plan(module: ModuleOp, block: int | None = None, stream: int | None = N
     (the longest with the shortest), its producer loading the next tile while the
     consumers finish the last. `store` TMA writes the output by stmatrix into 64-column
     panels and TMA stores, direct from registers, None the first where it fits.
+    `schedule` issues each wgmma group as soon as its operands are ready and waits for it
+    where its results are first read (None: where `schedule_pays`).
 
     Grouped-query attention packs the query heads of a group into a block (`group_tiles`:
     in 128 rows 4 heads by 32 positions, 8 by 16; in 192, 4 by 48), so each K and V tile
@@ -224,7 +226,7 @@ def sm90_plan(module: ModuleOp, block: int | None = None, stream: int | None = N
     return KernelPlan(NAME, SM90, grid=(*((b, None) for b in axes.batch + axes.summed), *packed, (axes.query, rows)), stream=(axes.keys, stream),
                       stages=stages, copy=CopyEngine.TMA, product=ProductEngine.WGMMA, store=store, a_registers=q_registers,
                       launch=Launch(order=LaunchOrder.LAST, blocks_per_sm=blocks_per_sm, persistent=persistent), smem_bytes=budget,
-                      overlap=overlap, pingpong=pingpong)
+                      overlap=overlap, pingpong=pingpong, schedule=schedule_pays(module) if schedule is None else schedule)
 
 
 def sm90_passes(module: ModuleOp, *args, **kwargs) -> tuple:
@@ -250,6 +252,21 @@ def q_registers_pay(module: ModuleOp, block: int | None = None, stream: int | No
     d = head_dim(axes, sizes)
     return 64 <= d <= 128 and blocks_per_sm == 1 and (block or _rows_for(module, axes, sizes)) <= 128 and (stream or 0) <= 128 \
         and not resident_rows_innermost(module, axes) and products(module) <= 3
+
+
+def schedule_pays(module: ModuleOp) -> bool:
+    """Whether napkin-sm90 schedules the wgmma groups of `module`'s attention
+    (`reg-wgmma-schedule`) by default: in the gradient's kernels, but for its kernel of dK
+    and dV (four products a tile, two accumulators carried) at head dims up to 64 or under
+    a causal mask. Where a tile's groups read nothing of each other (the gradient's S and
+    dP, then dV beside dS), it measured 3-13% faster for dQ's kernel, 7-9% for dK and dV's
+    at d=128, and 9-31% for the one kernel of all three (unmasked and causal, 1k-16k
+    tokens, H200); dK and dV's kernel spills more with dP in flight beside its two
+    accumulators and measured 3-17% slower at d=64 and up to 4% under a causal mask at
+    d=128 (research/benchmarks.md). The forward's products each need the one before (P V
+    the softmax of S): nothing is issued early, and its loops are `reg-wgmma-overlap`'s."""
+    axes, sizes = attention_shape(module)
+    return _gradient(module, axes) and not (products(module) == 4 and (axes.masked or head_dim(axes, sizes) <= 64))
 
 
 def resident_rows_innermost(module: ModuleOp, axes: AttentionAxes) -> bool:

@@ -1,0 +1,184 @@
+"""`reg-wgmma-schedule`: each wgmma group issued as soon as what it reads is ready, and
+waited for only where what it made is first read.
+
+smem-to-reg waits for every group right after its commit (`reg.wgmma_wait {pending = 0}`),
+so a warpgroup never has two groups in flight, and its tensor cores idle while it computes
+on a result. Where a block issues groups that do not read each other (the attention
+gradient's tile: S = K Q^T and dP = V dO^T; then dV += P^T dO while dS is computed from
+dP), this pass, in each loop body whose waits are all of that plain form:
+
+- drops the waits;
+- moves each stage release (`smem.arrive`) made right after a group's wait to the end of
+  the block, where every group has retired (a release made later is never wrong; none
+  moves past a wait on a full barrier); a release placed elsewhere (`reg-wgmma-overlap`'s,
+  of Q ahead of the last tile's P V) stays;
+- moves each group up, past the ops it does not need (pure register math, `reg.load`),
+  taking along the waits on full barriers (`smem.mbarrier_wait`, waited for earlier) and
+  the constants and zeros it reads, until it meets an op that makes one of its operands,
+  an earlier group, or an op it cannot pass (a barrier, a write to shared memory, a
+  region); groups keep their order, so that waits can count them;
+- waits for a group (`reg.wgmma_wait {pending = n}`, groups retire in order) just before
+  the first op that reads one of its results, writes a buffer it reads, or is none of the
+  ops known not to touch what a group uses; the block's end waits for all.
+
+    wait Q; S = K Q^T; commit; wait 0; P = exp(S - lse); wait dO; dP = V dO^T; commit; wait 0;
+    dV += P^T dO; commit; wait 0; release dO; dS = P (dP - D); dK += dS^T Q; commit; wait 0; release Q
+becomes
+    wait Q; S = K Q^T; commit; wait dO; dP = V dO^T; commit; wait 1; P = exp(S - lse);
+    dV += P^T dO; commit; wait 1; dS = P (dP - D); dK += dS^T Q; commit; wait 0; release dO; release Q
+
+A group is never moved past an op that reads the value it accumulates into (the printer may
+write that accumulator in place). Blocks already scheduled (a wait that leaves groups
+pending: the GEMM's stream, `reg-wgmma-overlap`'s loops) or taking turns (`reg-pingpong`
+runs after this pass) are left as they are, as is a block of fewer than two groups.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from xdsl.context import Context
+from xdsl.dialects import arith, builtin, scf
+from xdsl.ir import Block, Operation, SSAValue
+from xdsl.passes import ModulePass
+
+from napkin_ir.dialects import reg, smem
+
+PRODUCTS = (reg.WgmmaOp, reg.WgmmaRsOp)
+# register math: neither reads nor writes what a group reads or writes (but for its operands)
+PURE = (reg.ToAOp, reg.MapOp, reg.RowReduceOp, reg.ColReduceOp, reg.MaskOp, reg.MaskBoundOp, reg.FillOp, reg.ZerosOp,
+        arith.ConstantOp, arith.AddiOp, arith.SubiOp, arith.MuliOp, arith.DivUIOp, arith.RemUIOp, arith.MinUIOp,
+        arith.MaxUIOp, arith.CmpiOp, arith.SelectOp)
+# what a group may be issued ahead of
+PASSABLE = (*PURE, reg.LoadOp)
+# what a group takes along when it reads it (no operand made by register math)
+TAKEN_ALONG = (reg.ZerosOp, reg.FillOp, arith.ConstantOp, arith.AddiOp, arith.SubiOp, arith.MuliOp, arith.DivUIOp,
+               arith.RemUIOp, arith.MinUIOp, arith.MaxUIOp)
+# ops that need no group retired but those whose results they read
+FREE = (*PASSABLE, smem.MbarrierWaitOp, smem.BarrierOp, smem.TmaStoreOp, smem.TmaStoreWaitOp)
+
+
+@dataclass
+class _Group:
+    ops: list[Operation]  # the products, then the commit
+    results: set[SSAValue] = field(default_factory=set)
+    reads: set[SSAValue] = field(default_factory=set)  # the buffers its products read
+    accumulates: set[SSAValue] = field(default_factory=set)  # the values it accumulates into, from outside it
+
+    def __post_init__(self) -> None:
+        for op in self.ops[:-1]:
+            assert isinstance(op, PRODUCTS)
+            self.results.add(op.result)
+            self.reads |= {op.b} | ({op.a} if isinstance(op, reg.WgmmaOp) else set())
+            if op.c not in self.results:
+                self.accumulates.add(op.c)
+
+
+def _groups(block: Block) -> list[_Group] | None:
+    """The block's groups, each of products then a commit then `wait {pending = 0}`; None
+    where the block has another shape (a wait leaving groups pending, turns, a product
+    outside such a group)."""
+    ops = list(block.ops)
+    groups: list[_Group] = []
+    run: list[Operation] = []
+    for n, op in enumerate(ops):
+        if isinstance(op, (reg.TurnStartOp, reg.TurnWaitOp, reg.TurnPassOp)):
+            return None
+        if isinstance(op, PRODUCTS):
+            run.append(op)
+        elif isinstance(op, reg.WgmmaCommitOp):
+            after = ops[n + 1] if n + 1 < len(ops) else None
+            if not run or not isinstance(after, reg.WgmmaWaitOp) or after.pending.value.data != 0:
+                return None
+            groups.append(_Group([*run, op]))
+            run = []
+        elif run:  # a product not followed by its commit
+            return None
+        elif isinstance(op, reg.WgmmaWaitOp) and (n == 0 or not isinstance(ops[n - 1], reg.WgmmaCommitOp)):
+            return None
+    return None if run else groups
+
+
+def _needs(op: Operation, group: _Group) -> bool:
+    """Whether `op` must wait for `group` to retire."""
+    if any(v in group.results for v in op.operands):
+        return True
+    if isinstance(op, smem.WindowWriteOp):
+        return op.dest in group.reads
+    return not isinstance(op, FREE) or bool(op.regions)
+
+
+def _hoist(order: list[Operation], group: _Group) -> None:
+    """Move `group` up in `order` as far as it may go (see the module's docstring)."""
+    unit = set(group.ops)
+    pos = order.index(group.ops[0])
+    size = len(group.ops)
+    while pos > 0:
+        x = order[pos - 1]
+        if isinstance(x, (*PRODUCTS, reg.WgmmaCommitOp)) or x.regions:
+            return
+        used = any(v in unit_op.operands for unit_op in order[pos : pos + size] for v in x.results)
+        if used or isinstance(x, smem.MbarrierWaitOp):
+            if used and not isinstance(x, TAKEN_ALONG) and not isinstance(x, smem.MbarrierWaitOp):
+                return
+            unit.add(x)  # taken along
+            pos, size = pos - 1, size + 1
+            continue
+        if not isinstance(x, PASSABLE) or any(v in group.accumulates for v in x.operands):
+            return
+        order.pop(pos - 1)
+        order.insert(pos - 1 + size, x)
+        pos -= 1
+
+
+def schedule(block: Block) -> bool:
+    """Schedule `block`'s groups; whether it changed."""
+    groups = _groups(block)
+    if groups is None or len(groups) < 2:
+        return False
+    end = block.last_op
+    assert end is not None
+    order = [op for op in block.ops if op is not end]
+    # a release right after a group's wait goes to the end, unless a wait on a full barrier follows
+    for op in [o for o in order if isinstance(o, smem.ArriveOp)]:
+        at = order.index(op)
+        if isinstance(order[at - 1], reg.WgmmaWaitOp) and \
+                not any(isinstance(o, smem.MbarrierWaitOp) or o.regions for o in order[at + 1 :]):
+            order.remove(op)
+            order.append(op)
+    for op in [o for o in order if isinstance(o, reg.WgmmaWaitOp)]:
+        order.remove(op)
+        op.detach()
+        op.erase()
+    for group in groups[1:]:
+        _hoist(order, group)
+    # the waits, each before the first op that needs a group in flight
+    commits = {g.ops[-1]: g for g in groups}
+    in_group = {o for g in groups for o in g.ops}
+    out: list[Operation] = []
+    flight: list[_Group] = []
+    for op in [*order, end]:
+        if op in in_group:
+            out.append(op)
+            if op in commits:
+                flight.append(commits[op])
+            continue
+        needed = [n for n, g in enumerate(flight) if _needs(op, g)]
+        if needed:
+            out.append(reg.WgmmaWaitOp(len(flight) - 1 - needed[-1]))
+            flight = flight[needed[-1] + 1 :]
+        out.append(op)
+    for op in order:
+        op.detach()
+    for op in out[:-1]:
+        block.insert_op_before(op, end)
+    return True
+
+
+@dataclass(frozen=True)
+class RegWgmmaSchedulePass(ModulePass):
+    name = "reg-wgmma-schedule"
+
+    def apply(self, ctx: Context, op: builtin.ModuleOp) -> None:
+        for loop in [o for o in op.walk() if isinstance(o, scf.ForOp)]:
+            schedule(loop.body.block)

@@ -1,0 +1,42 @@
+// reg-wgmma-schedule: in a loop whose groups are each waited for right after their commit,
+// each group is issued as soon as its operands are ready (taking along the wait on its
+// stage's full barrier and its zeros) and waited for just before its results are first
+// read; releases made right after a group's wait move to the loop's end, after one wait
+// for all. The causal attention gradient's dK and dV: S and dP in flight together, then
+// dV in flight while dS is computed, dK last. The interpreter checks the numbers survive
+// (against the same kernel unscheduled). A loop reg-wgmma-overlap has pipelined (waits
+// that leave a group pending) is left as it is.
+// RUN: napkin-opt %examples/causal_attention.mlir -p 'ncd-grad{residuals=true},ncd-fold-casts,ncd-extract{function="causal_attention_grad" results="1,2" cut="delta"},ncd-relabel{grid="b,h,j:64" stream="i:64"},ncd-to-hbm,hbm-to-smem{stages=2 copy=tma},smem-to-reg{mma=wgmma},reg-wgmma-schedule' | filecheck %s
+// RUN: napkin-opt %examples/attention.mlir -p 'ncd-relabel{grid="b,h,i:128" stream="j:64"},ncd-to-hbm,hbm-to-smem{stages=3 copy=tma},smem-to-reg{mma=wgmma},reg-wgmma-overlap' > %t.overlapped.mlir
+// RUN: napkin-opt %t.overlapped.mlir -p reg-wgmma-schedule > %t.scheduled.mlir
+// RUN: diff %t.overlapped.mlir %t.scheduled.mlir
+// RUN: not napkin-opt %examples/row_softmax.mlir -p 'napkin-sm90{schedule=true}' -t ptx 2>&1 | filecheck %s --check-prefix=ROWS
+// RUN: napkin-opt %examples/attention.mlir -p 'napkin-sm90{schedule=false}' --dump-pass-pipeline -o /dev/null 2>&1 | filecheck %s --check-prefix=OFF
+
+// the masked loop, then the unmasked one: the same order in each
+// CHECK-COUNT-2: scf.for
+// CHECK:      smem.mbarrier_wait
+// CHECK-NEXT: reg.zeros
+// CHECK-NEXT: reg.wgmma
+// CHECK:      reg.wgmma_commit
+// CHECK-NEXT: smem.mbarrier_wait
+// CHECK-NEXT: reg.zeros
+// CHECK-NEXT: reg.wgmma
+// CHECK:      reg.wgmma_commit
+// CHECK-NEXT: reg.wgmma_wait {pending = 1 : i32}
+// CHECK-NEXT: reg.mask causal
+// CHECK:      reg.map exp2
+// CHECK:      reg.wgmma_rs
+// CHECK:      reg.wgmma_commit
+// CHECK-NEXT: reg.load %delta
+// CHECK-NEXT: reg.wgmma_wait {pending = 1 : i32}
+// CHECK-NEXT: reg.map sub
+// CHECK:      reg.wgmma_rs
+// CHECK:      reg.wgmma_commit
+// CHECK-NEXT: reg.wgmma_wait {pending = 0 : i32}
+// CHECK-NEXT: smem.arrive
+// CHECK-NEXT: smem.arrive
+// CHECK-NEXT: scf.yield
+
+// ROWS: napkin-sm90: schedule=true orders wgmma groups; this kernel's products are none (a row reduction)
+// OFF: reg-wgmma-overlap,reg-pingpong,reg-to-ptx
