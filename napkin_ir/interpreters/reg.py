@@ -15,6 +15,7 @@ from typing import Any
 import numpy as np
 from xdsl.interpreter import Interpreter, InterpreterFunctions, impl, register_impls
 from xdsl.utils.exceptions import InterpretationError
+from xdsl.dialects import scf
 from xdsl.ir import Operation
 
 from napkin_ir.dialects import hbm, reg
@@ -81,7 +82,18 @@ def warp_window(t: reg.FragType, w: dict[str, int], at: dict[str, int], axes: tu
 class RegFunctions(InterpreterFunctions):
     open_wgmma: list[tuple[Buffer, int]] = field(default_factory=list)
     wgmma_groups: list[list[tuple[Buffer, int]]] = field(default_factory=list)
+    # the values the open group's products make, and each committed group's, until a wait retires them
+    open_results: list[object] = field(default_factory=list)
+    group_results: list[list[object]] = field(default_factory=list)
     turn: str = "none"  # the warpgroups' turns: none started, passed, held
+
+    def in_flight(self, value: object) -> bool:
+        """Whether `value` is made by a wgmma group no wait has retired yet."""
+        return any(value is r for r in self.open_results) or any(value is r for g in self.group_results for r in g)
+
+    def listener(self) -> InFlightReads:
+        """The listener that refuses to let an op read what a group still in flight makes."""
+        return InFlightReads(self)
 
     @impl(reg.ZerosOp)
     def run_zeros(self, interpreter: Interpreter, op: reg.ZerosOp, args: tuple[Any, ...]):
@@ -132,6 +144,7 @@ class RegFunctions(InterpreterFunctions):
             a_rows = NamedArray(tuple(x for x in kept if x in (rows, k)), a_all[window]).aligned((rows, k))
             d = scatter(t, c[_key(w)]) + a_rows[:, kk : kk + 16] @ b_tile
             out[_key(w)] = gather(t, d.astype(np.float32))
+        self.open_results.append(out)
         return (out,)
 
     @impl(reg.WgmmaRsOp)
@@ -146,6 +159,7 @@ class RegFunctions(InterpreterFunctions):
         for key in c:
             d = scatter(t, c[key]) + scatter(ta, a[key]) @ b_tile
             out[key] = gather(t, d.astype(np.float32))
+        self.open_results.append(out)
         return (out,)
 
     # the interpreter runs the warps in step, so the warpgroups' turns order nothing; it
@@ -176,7 +190,8 @@ class RegFunctions(InterpreterFunctions):
     @impl(reg.WgmmaCommitOp)
     def run_wgmma_commit(self, interpreter: Interpreter, op: reg.WgmmaCommitOp, args: tuple[Any, ...]):
         self.wgmma_groups.append(self.open_wgmma)
-        self.open_wgmma = []
+        self.group_results.append(self.open_results)
+        self.open_wgmma, self.open_results = [], []
         return ()
 
     @impl(reg.WgmmaWaitOp)
@@ -184,6 +199,7 @@ class RegFunctions(InterpreterFunctions):
         while len(self.wgmma_groups) > op.pending.value.data:
             for buf, stage in self.wgmma_groups.pop(0):
                 buf.wgmma_reads[stage] -= 1
+            self.group_results.pop(0)
         return ()
 
     @impl(reg.StoreOp)
@@ -354,3 +370,24 @@ def _fragments_of_stage(op: reg.LdmatrixOp | reg.ReadOp, buf: Any, stage: int, a
         out[_key(w)] = gather(t, NamedArray(kept, data[window]).aligned(t.axis_names))
     return out
 
+
+
+@dataclass
+class InFlightReads:
+    """An interpreter listener: an op that reads a value a wgmma group makes before a
+    `reg.wgmma_wait` has retired that group is an error (on the GPU it would read registers
+    the tensor cores are still writing). Products may take such a value as their
+    accumulator (wgmma chains them in order), and a loop may carry it to its next trip."""
+
+    fns: RegFunctions
+
+    def will_interpret_op(self, op: Operation, args: tuple[Any, ...]) -> None:
+        if isinstance(op, (reg.WgmmaOp, reg.WgmmaRsOp, reg.WgmmaCommitOp, reg.WgmmaWaitOp, scf.YieldOp, scf.ForOp)):
+            return
+        for n, value in enumerate(args):
+            if self.fns.in_flight(value):
+                raise InterpretationError(f"{op.name} reads operand {n}, which a wgmma group still in flight makes: "
+                                          "a reg.wgmma_wait must retire the group first")
+
+    def did_interpret_op(self, op: Operation, results: tuple[Any, ...]) -> None:
+        pass

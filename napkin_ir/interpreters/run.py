@@ -134,8 +134,9 @@ def run_kernel(module: ModuleOp, kernel: hbm.KernelOp, inputs: Sequence[np.ndarr
         # one keeps them, and its barriers' phases, from tile to tile
         smem_fns = SmemFunctions()
         for n, idx in enumerate(tiles):
-            interp = Interpreter(module)
-            for fns in (HbmFunctions(), smem_fns, RegFunctions(), NcdFunctions(), ScfFunctions(), ArithFunctions(), UnsignedIndexFunctions()):
+            reg_fns = RegFunctions()
+            interp = Interpreter(module, listeners=(reg_fns.listener(),))
+            for fns in (HbmFunctions(), smem_fns, reg_fns, NcdFunctions(), ScfFunctions(), ArithFunctions(), UnsignedIndexFunctions()):
                 interp.register_implementations(fns)
             smem_fns.roles, smem_fns.tile_position = Roles(), n
             origins = [i * grid[a] for i, a in zip(idx, grid)]
