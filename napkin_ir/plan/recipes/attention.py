@@ -257,16 +257,18 @@ def q_registers_pay(module: ModuleOp, block: int | None = None, stream: int | No
 def schedule_pays(module: ModuleOp) -> bool:
     """Whether napkin-sm90 schedules the wgmma groups of `module`'s attention
     (`reg-wgmma-schedule`) by default: in the gradient's kernels, but for its kernel of dK
-    and dV (four products a tile, two accumulators carried) at head dims up to 64 or under
-    a causal mask. Where a tile's groups read nothing of each other (the gradient's S and
-    dP, then dV beside dS), it measured 3-13% faster for dQ's kernel, 7-9% for dK and dV's
-    at d=128, and 9-31% for the one kernel of all three (unmasked and causal, 1k-16k
-    tokens, H200); dK and dV's kernel spills more with dP in flight beside its two
-    accumulators and measured 3-17% slower at d=64 and up to 4% under a causal mask at
-    d=128 (research/benchmarks.md). The forward's products each need the one before (P V
+    and dV (four products a tile, two accumulators carried) at head dims up to 64 without
+    a mask (128 queries a tile) or at d=128 under one. Where a tile's groups read nothing
+    of each other (the gradient's S and dP, then dV beside dS), it measured 3-13% faster
+    for dQ's kernel, 7-9% for dK and dV's at d=128, 5-9% for theirs at d=64 under a mask
+    (64 queries a tile), and 9-31% for the one kernel of all three (unmasked and causal,
+    1k-16k tokens); dK and dV's kernel spills more with dP in flight beside its two
+    accumulators and measured up to 3% slower at d=64 unmasked and up to 4% under a causal
+    mask at d=128 (research/benchmarks.md). The forward's products each need the one before (P V
     the softmax of S): nothing is issued early, and its loops are `reg-wgmma-overlap`'s."""
     axes, sizes = attention_shape(module)
-    return _gradient(module, axes) and not (products(module) == 4 and (axes.masked or head_dim(axes, sizes) <= 64))
+    d = head_dim(axes, sizes)
+    return _gradient(module, axes) and not (products(module) == 4 and (d > 64) == axes.masked)
 
 
 def resident_rows_innermost(module: ModuleOp, axes: AttentionAxes) -> bool:
@@ -433,8 +435,13 @@ def sm90_tiles(module: ModuleOp, block: int | None = None, stream: int | None = 
             fits(WIDE_STREAM, store is not StorePath.DIRECT) or store is None and softmax and fits(WIDE_STREAM, False))
         deep = d > 128 and softmax and not axes.group and _long_stream(axes, sizes) and not inner and store is not StorePath.TMA \
             and fits(DEEP_STREAM, False)
+        # the gradient's dK and dV (four products, two accumulators) under a causal mask take
+        # 64 queries at d=64 too: with 128 ptxas spills 620-976 bytes a thread (the mask's
+        # index math beside S and dP); with 64 none, 1.74-1.81x faster (H100,
+        # research/benchmarks.md 2026-11-27)
+        four_masked = products(module) == 4 and axes.masked
         stream = WIDE_STREAM if wide else DEEP_STREAM if deep else \
-            64 if d > 128 or d > 64 and (sizes[j] % 128 or three) else 128
+            64 if d > 128 or d > 64 and (sizes[j] % 128 or three) or four_masked else 128
     while stream > 16 and stream > sizes[j] and not across:  # the power of two below (176: 128), a multiple of 16 (P V's k step)
         stream = 1 << (stream - 1).bit_length() - 1
     if three and d > 64 and stream > 64:

@@ -54,11 +54,14 @@ def test_scheduled_groups_keep_the_gradient(kind, part, n, d):
 
 
 def test_the_plans_schedule_where_it_pays():
-    """The gradient's kernels but dK and dV's at d=64 or under a mask; never the forward."""
+    """The gradient's kernels but dK and dV's at d=64 unmasked or at d=128 under a mask
+    (the first streams 128 queries, the mask's kernels 64); never the forward."""
     pays = {(kind, part, d): attention.sm90_plan(_gradient(kind, part, 256, d)[1]).schedule
             for kind in ("softmax", "causal") for part, d in (("q", 64), ("kv", 64), ("q", 128), ("kv", 128), ("qkv", 128))}
-    assert pays == {(kind, part, d): not (part == "kv" and (kind == "causal" or d == 64))
+    assert pays == {(kind, part, d): not (part == "kv" and (d == 128) == (kind == "causal"))
                     for kind, part, d in pays}
+    streams = {kind: attention.sm90_plan(_gradient(kind, "kv", 256, 64)[1]).stream for kind in ("softmax", "causal")}
+    assert streams == {"softmax": ("i", 128), "causal": ("i", 64)}
     forward = run_pipeline(attention_diagram("softmax", 1, 2, 256, 64), "")
     assert not attention.sm90_plan(forward).schedule
 
