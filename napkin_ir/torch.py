@@ -255,20 +255,21 @@ def attention_kernel(kind: str, scale: float | None, b: int, h: int, hk: int, n:
 
 ATTENTION_GRAD_PARTS = ("delta", "q", "k", "v", "kv", "qkv")
 # dQ, dK and dV from one kernel on sm_90a (dQ^T's tiles added into f32 by the TMA's
-# reduce-add) at these head dims, without a mask, from this many keys: on the H100 at
-# d=128, 1.05-1.10x the two kernels at 4k and 16k tokens through the op (1.15x the kernels
-# alone at 4k once loops' accumulators were written in place), 0.87x at 1k; causal 0.76x
-# (kernels alone), 0.64-0.68x at d=64 (blocks of 64 keys) (research/benchmarks.md)
+# reduce-add) at these head dims, from this many keys (under a causal mask, from
+# FUSED_DQ_MASKED_MIN_KEYS): with its groups scheduled (`reg-wgmma-schedule`), the kernels
+# alone on the H200 at d=128 measured 1.06x the two kernels at 1k tokens, 1.15x at 4k, 1.12x
+# at 16k; causal 0.96x at 1k, 1.06x at 4k, 1.11x at 16k. At d=64 (blocks of 64 keys)
+# 0.64-0.68x on the H100 before (research/benchmarks.md).
 FUSED_DQ_DIMS: tuple[int, ...] = (128,)
-FUSED_DQ_MIN_KEYS = 4096
-FUSED_DQ_MASKED = False
+FUSED_DQ_MIN_KEYS = 1024
+FUSED_DQ_MASKED_MIN_KEYS = 4096
 
 
 def backward_parts(d: int, cap: tuple[int, int] = (9, 0), grouped: bool = False, masked: bool = False,
                    keys: int = 0, deterministic: bool = False) -> tuple[str, ...]:
     """The kernels napkin::attention_backward runs at head dim `d` on a GPU of capability
     `cap`, for `keys` keys (`masked`: causal): D, then on Hopper at FUSED_DQ_DIMS, from
-    FUSED_DQ_MIN_KEYS keys, unmasked (unless FUSED_DQ_MASKED), dQ, dK and dV from one
+    FUSED_DQ_MIN_KEYS keys (FUSED_DQ_MASKED_MIN_KEYS under a mask), dQ, dK and dV from one
     kernel (the scores, P, dP and dS made once for all three, dQ's part of each key block
     added into an f32 dQ: 5 products a tile where the two kernels below make 7), but not
     where results must be `deterministic` (the TMA adds the key blocks' parts in no fixed
@@ -277,8 +278,8 @@ def backward_parts(d: int, cap: tuple[int, int] = (9, 0), grouped: bool = False,
     at d 64 and 128 on the H100, research/benchmarks.md), or a kernel each at head dims
     over 128, where the one kernel's two accumulators spill (5.5 KB a thread on sm_90a).
     Grouped heads keep the kernels apart."""
-    if cap == (9, 0) and d in FUSED_DQ_DIMS and not grouped and not deterministic and keys >= FUSED_DQ_MIN_KEYS \
-            and (FUSED_DQ_MASKED or not masked):
+    if cap == (9, 0) and d in FUSED_DQ_DIMS and not grouped and not deterministic \
+            and keys >= (FUSED_DQ_MASKED_MIN_KEYS if masked else FUSED_DQ_MIN_KEYS):
         return ("delta", "qkv")
     return ("delta", "q", "kv") if d <= 128 else ("delta", "q", "k", "v")
 

@@ -46,12 +46,12 @@ def _fa4():
 def _plan(nt, fused: bool, d: int, call):
     """`call` with dQ, dK and dV from one kernel at head dim `d` (`fused`, whatever the
     keys and the mask), or dQ from its own kernel beside dK and dV's."""
-    saved = nt.FUSED_DQ_DIMS, nt.FUSED_DQ_MIN_KEYS, nt.FUSED_DQ_MASKED
-    nt.FUSED_DQ_DIMS, nt.FUSED_DQ_MIN_KEYS, nt.FUSED_DQ_MASKED = ((d,), 0, True) if fused else ((), 0, False)
+    saved = nt.FUSED_DQ_DIMS, nt.FUSED_DQ_MIN_KEYS, nt.FUSED_DQ_MASKED_MIN_KEYS
+    nt.FUSED_DQ_DIMS, nt.FUSED_DQ_MIN_KEYS, nt.FUSED_DQ_MASKED_MIN_KEYS = ((d,), 0, 0) if fused else ((), 0, 0)
     try:
         return call()
     finally:
-        nt.FUSED_DQ_DIMS, nt.FUSED_DQ_MIN_KEYS, nt.FUSED_DQ_MASKED = saved
+        nt.FUSED_DQ_DIMS, nt.FUSED_DQ_MIN_KEYS, nt.FUSED_DQ_MASKED_MIN_KEYS = saved
 
 
 def _rel(x, y) -> float:

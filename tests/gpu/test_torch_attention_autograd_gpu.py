@@ -63,13 +63,13 @@ def test_attention_gradients_match_float64(kind, shape):
 @pytest.mark.parametrize("kind,shape", [("softmax", (2, 4, 512, 700)), ("causal", (1, 4, 1000, 1000)), ("spherical", (1, 2, 300, 300))])
 def test_dq_beside_dk_and_dv_matches_float64(kind, shape, monkeypatch):
     """dQ, dK and dV from one kernel through the op, at lengths and masks where the default
-    keeps dQ apart too (`FUSED_DQ_MIN_KEYS`, `FUSED_DQ_MASKED`)."""
+    keeps dQ apart too (`FUSED_DQ_MIN_KEYS`, `FUSED_DQ_MASKED_MIN_KEYS`)."""
     import napkin_ir.torch as nt
 
     if torch.cuda.get_device_capability() != (9, 0):
         pytest.skip("the one kernel of dQ, dK and dV is sm_90a's")
     monkeypatch.setattr(nt, "FUSED_DQ_MIN_KEYS", 0)
-    monkeypatch.setattr(nt, "FUSED_DQ_MASKED", True)
+    monkeypatch.setattr(nt, "FUSED_DQ_MASKED_MIN_KEYS", 0)
     assert nt.backward_parts(128, (9, 0), masked=kind == "causal", keys=shape[3]) == ("delta", "qkv")
     b, h, n, nk = shape
     q, g = (torch.randn(b, h, n, 128, device="cuda").to(torch.bfloat16) for _ in range(2))
