@@ -122,11 +122,6 @@ def format_labels(labels: Mapping[str, int]) -> LabelsAttr:
     return LabelsAttr(labels)
 
 
-# the launch orders (`hbm.order`): the first grid axis fastest, or the last, walked from its
-# end or from its start
-ORDERS = ("first", "last", "last-ascending")
-
-
 @irdl_op_definition
 class KernelOp(IRDLOperation):
     """A grid of thread blocks over tiles of global tensors.
@@ -185,14 +180,6 @@ class KernelOp(IRDLOperation):
 
     @property
     def last_axis_fastest(self) -> bool:
-        """Whether the last grid axis varies fastest (`hbm.order` "last" or "last-ascending")."""
-        return self.order is not None and self.order.data in ("last", "last-ascending")
-
-    @property
-    def last_axis_descending(self) -> bool:
-        """Whether that axis is walked from its end (`hbm.order = "last"`: a causal stream
-        that ends at the block's rows is longest in the last blocks); "last-ascending"
-        walks it from its start (a stream that begins at them)."""
         return self.order is not None and self.order.data == "last"
 
     @property
@@ -258,7 +245,7 @@ class KernelOp(IRDLOperation):
         count("hbm.blocks_per_sm", self.blocks_per_sm, 1, 32)
         count("hbm.cluster", self.cluster, 1, 2)
         if self.order is not None:
-            require(self.order.data in ORDERS, self, f"hbm.order must be one of {', '.join(ORDERS)}, got {self.order}")
+            require(self.order.data in ("first", "last"), self, f"hbm.order must be \"first\" or \"last\", got {self.order}")
         for axis, n in self.warp_grid.items():
             require(axis in sizes and n >= 1, self, f"reg.warps: '{axis}={n}' must name an axis of the kernel and at least one warp")
 

@@ -61,8 +61,7 @@ class Space:
     mask: np.ndarray | None = None  # where it runs (broadcast to `shape`); None: everywhere
     values: dict[SSAValue, np.ndarray] = field(default_factory=dict)
     group: int = 0  # launch order in bands of `group` block rows (`hbm.group`); 0: plain
-    last_fastest: bool = False  # the last grid axis fastest (`hbm.order` "last" or "last-ascending")
-    descending: bool = True  # that axis walked from its end (`hbm.order = "last"`)
+    last_fastest: bool = False  # the last grid axis fastest, walked from its end (`hbm.order = "last"`)
 
     # -- values -------------------------------------------------------------------------
     def get(self, v: SSAValue) -> np.ndarray | None:
@@ -117,7 +116,7 @@ class Space:
         stride = 1
         for d in (reversed(range(n)) if self.last_fastest else range(n)):
             idx = np.arange(self.shape[d])
-            if self.last_fastest and self.descending and d == n - 1:
+            if self.last_fastest and d == n - 1:
                 idx = idx[::-1]
             ids = ids + idx.reshape((1,) * d + (-1,) + (1,) * (n - d - 1)) * stride
             stride *= self.shape[d]
@@ -127,12 +126,12 @@ class Space:
     def narrowed(self, cond: np.ndarray) -> Space:
         cond = _pad(cond, len(self.shape))
         mask = cond if self.mask is None else np.logical_and(self.mask, cond)
-        return Space(self.shape, self.grid_axes, mask, dict(self.values), self.group, self.last_fastest, self.descending)
+        return Space(self.shape, self.grid_axes, mask, dict(self.values), self.group, self.last_fastest)
 
     def with_loop(self, trips: int) -> Space:
         # the mask keeps its axes: a loop inside a branch adds one after them
         mask = None if self.mask is None else _pad(self.mask, len(self.shape) + 1)
-        return Space(self.shape + (trips,), self.grid_axes, mask, dict(self.values), self.group, self.last_fastest, self.descending)
+        return Space(self.shape + (trips,), self.grid_axes, mask, dict(self.values), self.group, self.last_fastest)
 
 
 def grouped_ids(rows: int, cols: int, group: int) -> np.ndarray:
@@ -149,8 +148,7 @@ def kernel_space(kernel: hbm.KernelOp) -> Space:
     """One context per block; the origins of the block's tile bound to the kernel's arguments."""
     grid, blocks = kernel.grid_tiles, kernel.grid_shape()
     axes = tuple(grid)
-    space = Space(tuple(blocks[a] for a in axes), axes, group=kernel.group_rows, last_fastest=kernel.last_axis_fastest,
-                  descending=kernel.last_axis_descending)
+    space = Space(tuple(blocks[a] for a in axes), axes, group=kernel.group_rows, last_fastest=kernel.last_axis_fastest)
     origins = kernel.body.block.args[len(kernel.globals):]
     for d, (a, arg) in enumerate(zip(axes, origins)):
         shape = [1] * len(axes)

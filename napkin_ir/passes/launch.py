@@ -17,10 +17,8 @@ that axis) is loaded half by each and multicast to both. They are written on eac
 `hbm.cluster`, whose types and ranges the kernel verifies;
 `reg-to-ptx` emits them for sm_90a kernels. `order=last` makes the last grid axis vary
 fastest, walked from its end (attention: the query tiles of one head run together, sharing
-its K and V in L2, and a causal stream's longest blocks start first); `order=last-ascending`
-walks it from its start (the attention gradient's blocks of keys, whose causal streams of
-queries begin at the block's keys: the first blocks are the longest); without either the
-first grid axis varies fastest. The napkin model follows the same order (`hbm.order`).
+its K and V in L2, and a causal stream's longest blocks start first); without it the first
+grid axis varies fastest. The napkin model follows the same order (`hbm.order`).
 `ordered=true` has the blocks that split a sum over the grid (ncd-to-hbm's `accumulate`
 stores) add their parts in a fixed order, the first part written, each next one added
 when its turn comes (`hbm.ordered_sums`): the sums are the same from run to run, and the
@@ -55,9 +53,8 @@ class HbmLaunchPass(ModulePass):
     def apply(self, ctx: Context, op: builtin.ModuleOp) -> None:
         if self.group < 0:
             raise PassFailedException(f"hbm-launch: group must be 0 (plain order) or positive, got {self.group}")
-        if self.order not in hbm.ORDERS:
-            raise PassFailedException(f"hbm-launch: order must be one of {', '.join(hbm.ORDERS)} (the grid axis that varies "
-                                      f"fastest, and the last walked from its end or its start), got '{self.order}'")
+        if self.order not in ("first", "last"):
+            raise PassFailedException(f"hbm-launch: order must be first or last (the grid axis that varies fastest), got '{self.order}'")
         if self.cluster not in (1, 2):
             raise PassFailedException(f"hbm-launch: cluster must be 1 or 2 blocks, got {self.cluster}")
         if not 1 <= self.blocks_per_sm <= 4:
@@ -75,14 +72,14 @@ class HbmLaunchPass(ModulePass):
                 k.properties["hbm.persistent"] = builtin.UnitAttr()
             if self.cluster > 1:
                 k.properties["hbm.cluster"] = builtin.IntegerAttr(self.cluster, 32)
-            if self.order != "first":
-                k.properties["hbm.order"] = builtin.StringAttr(self.order)
+            if self.order == "last":
+                k.properties["hbm.order"] = builtin.StringAttr("last")
             if self.ordered and k.accumulated():
                 self._order_sums(k)
 
     def _order_sums(self, k: hbm.KernelOp) -> None:
         where = f"hbm-launch: @{k.sym_name.data}: ordered=true"
-        if self.persistent or self.group or self.cluster > 1 or self.order != "first":
+        if self.persistent or self.group or self.cluster > 1 or self.order == "last":
             raise PassFailedException(f"{where} adds the parts of a sum in the order the blocks are launched: "
                                       "it needs a plain launch (no persistence, group, cluster or order=last)")
         split, grid = k.split_axes(), list(k.grid_tiles)

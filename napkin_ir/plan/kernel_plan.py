@@ -56,8 +56,7 @@ class LaunchOrder(enum.StrEnum):
     """Which grid axis varies fastest from one block to the next."""
 
     FIRST = "first"
-    LAST = "last"  # attention: the query tiles of one head together, longest first (the last)
-    LAST_ASCENDING = "last-ascending"  # the same walked from the first: the gradient's blocks of keys, longest first
+    LAST = "last"  # attention: the query tiles of one head together, longest first
 
 
 LEVELS = ("hbm", "smem", "reg", "ptx")

@@ -4,8 +4,7 @@
   the TMA copies it, else a `.u64` generic address.
 - Grid origins follow the launch order `hbm-launch` chose (the kernel's properties): a
   plain grid maps the grid axes to %ctaid.x, .y, .z in order; `order = "last"` maps them
-  from the last (walked from its end: a causal stream's longest blocks first; from its
-  start with "last-ascending"); beyond
+  from the last (walked from its end: a causal stream's longest blocks first); beyond
   three axes, axes of one block take no %ctaid and the slowest others share .z; grouped
   (`hbm.group`) and persistent launches number tiles along %ctaid.x alone.
 - `smem.producer` splits the warps: warpgroup 0 runs its region on one thread, after
@@ -61,7 +60,7 @@ def build_kernel(k: KernelLowering) -> P.KernelOp:
     k.origin_args = dict(zip(grid, body.args[len(globs):]))
     for arg, axis in zip(body.args[len(globs):], grid):
         k.grid_args[arg] = axis
-    last = kernel.last_axis_descending
+    last = kernel.last_axis_fastest
     counts = kernel.grid_shape()
     dims = launch_dims(kernel)
     if k.persistent:
@@ -79,7 +78,7 @@ def build_kernel(k: KernelLowering) -> P.KernelOp:
                 block = cta
                 if m + 1 < len(dim):
                     block, cta = k.op2(P.RemOp, "u32", cta, counts[axis]), k.op2(P.DivOp, "u32", cta, counts[axis])
-                if last and n == 0 and counts[axis] > 1:  # the last blocks first (`hbm.order = "last"`): a causal stream's longest
+                if last and n == 0 and counts[axis] > 1:  # the last blocks first: a causal stream's longest
                     block = k.op2(P.SubOp, "u32", k.u32(counts[axis] - 1), block)
                 k.vals[k.origin_args[axis]] = k.mul(block, grid[axis])
     k.tid = k.r(P.SregOp("tid.x"))
@@ -296,11 +295,10 @@ def per_tile(k: KernelLowering, stream: scf.ForOp | None, body) -> None:
     """`body` once (for this block's tile) or, persistent, for the block's tiles, each
     counting its ring steps on from the last (`stream`'s trips). Turn t of a plain launch
     takes tile t x blocks + block. A longest-first launch (`hbm.order = "last"`: the
-    streams grow along the last axis, as causal attention's do; "last-ascending": they
-    shrink along it) takes its tiles in pairs of equal work along that axis, its last block
-    with its first, the second last with the second, ...: a block takes pair t x blocks +
-    block's longer tile, then its shorter (the middle block of an odd count pairs with
-    none), the other axes' blocks slowest."""
+    streams grow along the last axis, as causal attention's do) takes its tiles in pairs of
+    equal work along that axis, its last block with its first, the second last with the
+    second, ...: a block takes pair t x blocks + block's longer tile, then its shorter (the
+    middle block of an odd count pairs with none), the other axes' blocks slowest."""
     if not k.persistent:
         body()
         return
@@ -326,10 +324,7 @@ def per_tile(k: KernelLowering, stream: scf.ForOp | None, body) -> None:
     if paired:
         within = k.op2(P.RemOp, "u32", p, pairs)
         second = k.setp("ne", k.op2(P.AndOp, "b32", turn, 1), 0, "u32")
-        mirrored = k.op2(P.SubOp, "u32", k.u32(counts[last] - 1), within)
-        # the pair's longer tile first: its last block's where the streams grow along the axis
-        longer, shorter = (mirrored, within) if k.kernel.last_axis_descending else (within, mirrored)
-        along = k.r(P.SelpOp("u32", shorter, longer, second))
+        along = k.r(P.SelpOp("u32", within, k.op2(P.SubOp, "u32", k.u32(counts[last] - 1), within), second))
         if counts[last] % 2:  # the middle block has no partner: the pair's second turn is skipped
             middle = k.both(second, k.setp("eq", within, pairs - 1, "u32"))
             assert middle is not None

@@ -123,16 +123,14 @@ def sm80_plan(module: ModuleOp, block: int = 128, stream: int = 64, warps: int |
     axes, sizes = attention_shape(module)
     fitted = fit_tiles(sizes[axes.query], sizes[axes.keys], block, stream, warps, group_size(axes, sizes))
     return sm80_tiles_plan(fitted["block"], fitted["stream"], fitted["warps"], stages, q_in_registers, (axes.query, axes.keys),
-                           axes.batch + axes.summed, blocks_per_sm, (axes.group[0], fitted["heads"]) if axes.group else None,
-                           longest_first(module, axes))
+                           axes.batch + axes.summed, blocks_per_sm, (axes.group[0], fitted["heads"]) if axes.group else None)
 
 
 def sm80_tiles_plan(block: int = 128, stream: int = 64, warps: int | None = None, stages: int = 3, q_in_registers: bool = True,
                     axes: tuple[str, str] = ("i", "j"), batch: tuple[str, ...] = ("b", "h"), blocks_per_sm: int = 1,
-                    group: tuple[str, int] | None = None, order: LaunchOrder = LaunchOrder.LAST) -> KernelPlan:
+                    group: tuple[str, int] | None = None) -> KernelPlan:
     """`sm80_plan` with its tiles and axes given: `group` (axis, heads) packs that many
-    query heads of a group into a block; `order` launches the longest blocks first
-    (`longest_first`)."""
+    query heads of a group into a block."""
     i, j = axes
     w = warps or block // 16
     per_block = group[1] if group else 1
@@ -143,7 +141,7 @@ def sm80_tiles_plan(block: int = 128, stream: int = 64, warps: int | None = None
     return KernelPlan(NAME, SM80, grid=(*((b, None) for b in batch), *heads, (i, block // per_block)), stream=(j, stream),
                       stages=stages, copy=CopyEngine.CP_ASYNC, product=ProductEngine.MMA_SYNC, layout=SmemLayout.PAD8,
                       warps=(*warp_heads, (i, w // per_block)), hoist=q_in_registers,
-                      launch=Launch(order=order, blocks_per_sm=blocks_per_sm))
+                      launch=Launch(order=LaunchOrder.LAST, blocks_per_sm=blocks_per_sm))
 
 
 def sm80_attention_pipeline(*args, **kwargs) -> str:
@@ -227,20 +225,8 @@ def sm90_plan(module: ModuleOp, block: int | None = None, stream: int | None = N
     packed = ((axes.group[0], per_head),) if axes.group else ()
     return KernelPlan(NAME, SM90, grid=(*((b, None) for b in axes.batch + axes.summed), *packed, (axes.query, rows)), stream=(axes.keys, stream),
                       stages=stages, copy=CopyEngine.TMA, product=ProductEngine.WGMMA, store=store, a_registers=q_registers,
-                      launch=Launch(order=longest_first(module, axes), blocks_per_sm=blocks_per_sm, persistent=persistent),
-                      smem_bytes=budget,
+                      launch=Launch(order=LaunchOrder.LAST, blocks_per_sm=blocks_per_sm, persistent=persistent), smem_bytes=budget,
                       overlap=overlap, pingpong=pingpong, schedule=schedule_pays(module) if schedule is None else schedule)
-
-
-def longest_first(module: ModuleOp, axes: AttentionAxes) -> LaunchOrder:
-    """The launch order of an attention kernel's blocks: the rows' tiles of one head
-    together (sharing its streamed tiles in L2), the longest first. Under a causal mask
-    the stream ends at the block's rows (the forward, the gradient's dQ: the last blocks
-    are the longest) or, where the mask keeps the streamed axis at or past the rows (the
-    gradient's blocks of keys streaming the queries that see them), begins there (the
-    first blocks are the longest)."""
-    begins = any(isinstance(m, ncd.MaskOp) and m.row.data == axes.keys for m in module.walk())
-    return LaunchOrder.LAST_ASCENDING if begins else LaunchOrder.LAST
 
 
 def sm90_passes(module: ModuleOp, *args, **kwargs) -> tuple:

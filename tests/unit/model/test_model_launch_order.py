@@ -34,11 +34,3 @@ def test_batch_axis_fastest_reads_k_and_v_in_every_wave():
     first, last = _dram("first"), _dram("last")
     assert first["k"] >= 1.5 * once and first["k"] > last["k"]
     assert first["v"] >= 1.5 * once and first["v"] > last["v"]
-
-
-def test_an_ascending_walk_keeps_a_heads_tiles_together():
-    """order=last-ascending walks the query tiles from the first: a head's tiles still run
-    together, so K and V still come about once."""
-    once = B * H * N * D * 2
-    dram = _dram("last-ascending")
-    assert once <= dram["k"] <= 1.25 * once and once <= dram["v"] <= 1.25 * once

@@ -68,12 +68,3 @@ hbm.kernel attributes {sym_name = "rounded", grid = #hbm.labels<m=8, k=16>, num_
   hbm.store %p, %out[%m0, %c0] {accumulate} : !ncd.tensor<m=8, n=4 : f32>, !hbm.global<m=16, n=4 : bf16>
   hbm.return
 }
-
-// A launch order walking the last grid axis from its start (the causal gradient's blocks of keys).
-// CHECK: hbm.kernel attributes {sym_name = "ascending", grid = #hbm.labels<b=1, j=64>, num_outputs = 1 : i32, hbm.order = "last-ascending"} {
-hbm.kernel attributes {sym_name = "ascending", grid = #hbm.labels<b=1, j=64>, num_outputs = 1 : i32, hbm.order = "last-ascending"} {
-^bb0(%x: !hbm.global<b=2, j=128 : f32>, %out: !hbm.global<b=2, j=128 : f32>, %b0: index, %j0: index):
-  %t = hbm.load %x[%b0, %j0] : !hbm.global<b=2, j=128 : f32> -> !ncd.tensor<b=1, j=64 : f32>
-  hbm.store %t, %out[%b0, %j0] : !ncd.tensor<b=1, j=64 : f32>, !hbm.global<b=2, j=128 : f32>
-  hbm.return
-}
