@@ -103,6 +103,12 @@ def _reg_wgmma_overlap() -> type[ModulePass]:
     return RegWgmmaOverlapPass
 
 
+def _reg_hoist_loads() -> type[ModulePass]:
+    from napkin_ir.passes.hoist_loads import RegHoistLoadsPass
+
+    return RegHoistLoadsPass
+
+
 def _reg_wgmma_schedule() -> type[ModulePass]:
     from napkin_ir.passes.wgmma_schedule import RegWgmmaSchedulePass
 
@@ -156,6 +162,7 @@ def napkin_passes() -> dict[str, Callable[[], type[ModulePass]]]:
         "reg-carry-fragments": _reg_carry_fragments,
         "reg-prefetch": _reg_prefetch,
         "reg-wgmma-overlap": _reg_wgmma_overlap,
+        "reg-hoist-loads": _reg_hoist_loads,
         "reg-wgmma-schedule": _reg_wgmma_schedule,
         "reg-pingpong": _reg_pingpong,
         "reg-to-ptx": _reg_to_ptx,

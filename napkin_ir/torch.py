@@ -256,10 +256,11 @@ def attention_kernel(kind: str, scale: float | None, b: int, h: int, hk: int, n:
 ATTENTION_GRAD_PARTS = ("delta", "q", "k", "v", "kv", "qkv")
 # dQ, dK and dV from one kernel on sm_90a (dQ^T's tiles added into f32 by the TMA's
 # reduce-add) at these head dims, from this many keys (under a causal mask, from
-# FUSED_DQ_MASKED_MIN_KEYS): with its groups scheduled (`reg-wgmma-schedule`), the kernels
-# alone on the H200 at d=128 measured 1.06x the two kernels at 1k tokens, 1.15x at 4k, 1.12x
-# at 16k; causal 0.96x at 1k, 1.06x at 4k, 1.11x at 16k. At d=64 (blocks of 64 keys)
-# 0.64-0.68x on the H100 before (research/benchmarks.md).
+# FUSED_DQ_MASKED_MIN_KEYS): with its groups scheduled (`reg-wgmma-schedule`) and dQ's
+# kernel reading its rows' statistics once a tile (`reg-hoist-loads`), the kernels alone
+# (H100) at d=128 measured 1.00x the two kernels at 1k tokens, 1.09x at 4k, 1.16x at 16k;
+# causal 0.88x at 1k, 0.99x at 4k, 1.05x at 16k. At d=64 (blocks of 64 keys) slower than
+# the two (research/benchmarks.md).
 FUSED_DQ_DIMS: tuple[int, ...] = (128,)
 FUSED_DQ_MIN_KEYS = 1024
 FUSED_DQ_MASKED_MIN_KEYS = 4096

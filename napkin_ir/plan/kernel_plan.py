@@ -126,6 +126,7 @@ class KernelPlan:
         from napkin_ir.lowering.reg_to_ptx import RegToPtxPass
         from napkin_ir.lowering.smem_to_reg import SmemToRegPass
         from napkin_ir.passes.carry_fragments import RegCarryFragmentsPass
+        from napkin_ir.passes.hoist_loads import RegHoistLoadsPass
         from napkin_ir.passes.launch import HbmLaunchPass
         from napkin_ir.passes.pingpong import RegPingpongPass
         from napkin_ir.passes.prefetch import RegPrefetchPass
@@ -143,6 +144,7 @@ class KernelPlan:
                            store=self.store.value, **({"smem_bytes": self.smem_bytes} if self.smem_bytes else {})),),
             (SmemToRegPass(**({"warps": ",".join(f"{a}:{w}" for a, w in self.warps)} if self.warps else {}),
                            **({"mma": self.product.value} if self.product else {}), hoist=self.hoist, a_registers=self.a_registers),
+             *((RegHoistLoadsPass(),) if self.product is ProductEngine.WGMMA else ()),
              *((SmemUnrollStagesPass(trips=self.unroll), RegCarryFragmentsPass(), RegPrefetchPass()) if self.unroll else ()),
              *((RegWgmmaOverlapPass(),) if self.overlap else ()),
              *((RegWgmmaSchedulePass(),) if self.schedule else ()),
