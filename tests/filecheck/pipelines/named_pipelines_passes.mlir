@@ -20,6 +20,7 @@
 // SM90:      smem.tma_copy
 // SM90:      IR after smem-to-reg:
 // SM90:      reg.wgmma
+// SM90:      IR after reg-hoist-loads:
 // SM90-NOT:  IR after
 
 // ATTN:      IR after ncd-relabel:
