@@ -2,6 +2,7 @@
 """Time napkin's attention backward against torch's SDPA backends, side by side.
 
     python3 tools/bench_attention_backward.py [--seqs 1024,4096] [--dims 64,128] [--dtype bf16|f16] [--fused]
+                                              [--group R] [--spherical]
 
 The FlashAttention-3 paper's setting: batch x sequence = 16k tokens, hidden 2048 (32 heads
 of 64 or 16 heads of 128), causal and not. napkin's backward is
@@ -12,8 +13,11 @@ float64 first (on two heads of the timed inputs), then all are timed in the same
 (`bench_gemm.time_interleaved`); times are medians. FLOPs are 2.5x the forward's 4 B H N^2 D
 (halved when causal), as FlashAttention counts them. FlashAttention-4 (`fa4`, the
 flash-attn-4 package's CuTe DSL kernels) is timed too where it is installed
-(`../shared/tools/fa4-peer`). The table is printed last and written
-to $OUT/bench_attention_backward.txt.
+(`../shared/tools/fa4-peer`). `--group R` gives K and V one head for R query heads
+(grouped-query attention: SDPA with `enable_gqa`, FA4 with fewer K and V heads).
+`--spherical` adds a row of spherical attention's backward at each shape, which no peer
+has, with its ratio to napkin's own softmax backward there. The table is printed last and
+written to $OUT/bench_attention_backward.txt.
 """
 
 from __future__ import annotations
@@ -58,16 +62,24 @@ def _rel(x, y) -> float:
     return float((x.double() - y).norm() / y.norm())
 
 
-def check(torch, q, k, v, g, grads, causal: bool) -> float:
-    """The worst relative error of napkin's dq, dk, dv at the first batch entry's first two
-    heads against float64 (attention is independent per batch entry and head)."""
+def check(torch, q, k, v, g, grads, kind: str) -> float:
+    """The worst relative error of napkin's dq, dk, dv at the first batch entry's first
+    key/value head (and its group's query heads) against float64 (attention is independent
+    per batch entry and head)."""
     n, d = q.shape[2], q.shape[3]
-    q64, k64, v64 = (x[:1, :2].double().requires_grad_() for x in (q, k, v))
-    s = q64 @ k64.transpose(-1, -2) / d ** 0.5
-    if causal:
-        s = s.masked_fill(~torch.ones(n, n, dtype=torch.bool, device="cuda").tril(), float("-inf"))
-    (torch.softmax(s, -1) @ v64).backward(g[:1, :2].double())
-    return max(_rel(a[:1, :2], b.grad) for a, b in zip(grads, (q64, k64, v64)))
+    r = q.shape[1] // k.shape[1]
+    q64 = q[:1, :r].double().requires_grad_()
+    k64, v64 = (x[:1, :1].double().requires_grad_() for x in (k, v))
+    s = q64 @ k64.transpose(-1, -2)
+    if kind == "spherical":
+        p = s / s.norm(dim=-1, keepdim=True)
+    else:
+        s = s / d ** 0.5
+        if kind == "causal":
+            s = s.masked_fill(~torch.ones(n, n, dtype=torch.bool, device="cuda").tril(), float("-inf"))
+        p = torch.softmax(s, -1)
+    (p @ v64).backward(g[:1, :r].double())
+    return max(_rel(a[:1, :w], b.grad) for a, b, w in zip(grads, (q64, k64, v64), (r, 1, 1)))
 
 
 def main() -> int:
@@ -75,6 +87,8 @@ def main() -> int:
     ap.add_argument("--seqs", default="1024,4096", help="sequence lengths (batch x sequence = 16k tokens)")
     ap.add_argument("--dims", default="64,128", help="head dims (hidden 2048)")
     ap.add_argument("--dtype", choices=["bf16", "f16"], default="bf16")
+    ap.add_argument("--group", type=int, default=1, help="query heads per key/value head (grouped-query attention)")
+    ap.add_argument("--spherical", action="store_true", help="also time spherical attention's backward (napkin only)")
     ap.add_argument("--fused", action="store_true", help="also time dQ, dK and dV from one kernel and dQ apart, at every shape "
                     "(the default picks one: napkin_ir.torch.backward_parts)")
     args = ap.parse_args()
@@ -89,7 +103,8 @@ def main() -> int:
     name = torch.cuda.get_device_name()
     lines = [f"device: {name}  torch {torch.__version__}  {date.today().isoformat()}",
              f"command: python3 tools/bench_attention_backward.py --seqs {args.seqs} --dims {args.dims} --dtype {args.dtype}"
-             + (" --fused" if args.fused else ""), "",
+             + (" --fused" if args.fused else "") + (f" --group {args.group}" if args.group > 1 else "")
+             + (" --spherical" if args.spherical else ""), "",
              f"{'shape':<28}{'napkin err':>11}" + "".join(f"{x:>12}" for x in PEERS)
              + f"{'vs cudnn':>10}{'vs flash':>10}{'vs fa4':>10}", "TFLOP/s of the backward (2.5x the forward's FLOPs)"
              + ("" if fa4 else "; fa4: not installed (../shared/tools/fa4-peer)")]
@@ -98,12 +113,25 @@ def main() -> int:
         h = 2048 // d
         for n in map(int, args.seqs.split(",")):
             b = max(1, 16384 // n)
-            for causal in (False, True):
-                kind = "causal" if causal else "softmax"
-                q, k, v, g = (torch.randn(b, h, n, d, device="cuda").to(dt) for _ in range(4))
-                out, lse = nt.attention(q, k, v, kind, return_lse=True)
-                err = check(torch, q, k, v, g, torch.ops.napkin.attention_backward(q, k, v, out, lse, g, None, kind, None), causal)
+            hk = h // args.group
+            heads = f"h{h}" if hk == h else f"h{h}/{hk}"  # query heads / key and value heads
+            softmax_tf = 0.0
+            for kind in ("softmax", "causal", *(("spherical",) if args.spherical else ())):
+                causal = kind == "causal"
+                q, g = (torch.randn(b, h, n, d, device="cuda").to(dt) for _ in range(2))
+                k, v = (torch.randn(b, hk, n, d, device="cuda").to(dt) for _ in range(2))
+                # the forward's output and row statistic (spherical attention's: the rows' norms)
+                out, lse = torch.ops.napkin.attention_lse(q, k, v, kind, None)
+                err = check(torch, q, k, v, g, torch.ops.napkin.attention_backward(q, k, v, out, lse, g, None, kind, None), kind)
                 fns = {"napkin": lambda: torch.ops.napkin.attention_backward(q, k, v, out, lse, g, None, kind, None)}
+                if kind == "spherical":  # no peer has it: against napkin's own softmax backward at this shape
+                    (t,) = (statistics.median(r) for r in time_interleaved(torch, [fns["napkin"]], rounds=9, settle_s=0.05))
+                    tf_s = 2.5 * 4 * b * h * n * n * d / (t * 1e-3) / 1e12
+                    row = f"{f'b{b} {heads} n{n} d{d} spherical':<28}{err:>11.1e}{tf_s:>12.0f}" \
+                        + f"   {tf_s / softmax_tf:.2f}x napkin's softmax backward"
+                    print(row, flush=True)
+                    lines.append(row)
+                    continue
                 if args.fused and d in (64, 128) and torch.cuda.get_device_capability() == (9, 0):
                     for label, fused in (("fused", True), ("apart", False)):
                         fns[label] = lambda fused=fused: _plan(nt, fused, d, lambda: torch.ops.napkin.attention_backward(
@@ -112,7 +140,7 @@ def main() -> int:
                     qs, ks, vs = (x.detach().clone().requires_grad_() for x in (q, k, v))
                     try:
                         with sdpa_kernel(backend):
-                            o = F.scaled_dot_product_attention(qs, ks, vs, is_causal=causal)
+                            o = F.scaled_dot_product_attention(qs, ks, vs, is_causal=causal, **({"enable_gqa": True} if hk < h else {}))
                         torch.autograd.grad(o, (qs, ks, vs), g, retain_graph=True)
                     except RuntimeError as e:
                         print(f"  {label}: n/a ({str(e).splitlines()[0][:80]})", flush=True)
@@ -131,7 +159,9 @@ def main() -> int:
                 tf = {x: flop / (t * 1e-3) / 1e12 for x, t in ms.items()}
                 cells = "".join(f"{tf[x]:>12.0f}" if x in tf else f"{'n/a':>12}" for x in PEERS)
                 ratio = lambda peer: f"{tf['napkin'] / tf[peer]:>10.2f}" if peer in tf else f"{'n/a':>10}"  # noqa: E731
-                row = f"{f'b{b} h{h} n{n} d{d}' + (' causal' if causal else ''):<28}{err:>11.1e}{cells}{ratio('cudnn')}{ratio('flash')}{ratio('fa4')}"
+                if kind == "softmax":
+                    softmax_tf = tf["napkin"]
+                row = f"{f'b{b} {heads} n{n} d{d}' + (' causal' if causal else ''):<28}{err:>11.1e}{cells}{ratio('cudnn')}{ratio('flash')}{ratio('fa4')}"
                 if "fused" in tf:
                     row += f"   one kernel {tf['fused']:.0f}, dQ apart {tf['apart']:.0f} ({tf['fused'] / tf['apart']:.2f}x)"
                 print(row, flush=True)
