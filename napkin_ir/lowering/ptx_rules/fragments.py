@@ -7,8 +7,10 @@ a `row` fragment holds rows g and g + 8 of each 16, a `col` fragment columns 2 t
 - `reg.zeros`, `reg.fill`: one constant register, shared by every value;
 - `reg.map`: one instruction per value (`exp2` is `ex2.approx.ftz.f32`, `log2`
   `lg2.approx.ftz.f32`); a `row` (`col`)
-  operand is read at the row (column) of each value; a division by a `row` fragment
-  multiplies by its reciprocal (`rcp.rn`). A scaling by a positive constant is left
+  operand is read at the row (column) of each value; a division by a `row` or `col`
+  fragment multiplies by its reciprocal (`rcp.rn`: one a vector value, where `div.rn`
+  is a subroutine a tile value; spherical attention's gradient divides its scores by the
+  streamed rows' norms, a `col` fragment in its blocks of keys). A scaling by a positive constant is left
   pending (`Scaled`), so that a row max scales its result instead of every value and
   `scaled - max` is one `fma` (the online softmax's exp2(s c - m)). A `c` fragment times
   itself is left pending too (`Squared`);
@@ -94,7 +96,7 @@ def _map_values(k: KernelLowering, op: reg.MapOp):
         return regs[row_of(t, v) if it.role.data == "row" else col_of(t, v)]  # type: ignore[attr-defined]
 
     n = t.values_per_lane()
-    if fn == "div" and (ins[1][1].role.data == "row" or _per_row(t, ins[1][1])):  # type: ignore[attr-defined]
+    if fn == "div" and (ins[1][1].role.data in ("row", "col") or _per_row(t, ins[1][1])):  # type: ignore[attr-defined]
         ins[1] = ([k.r(P.RcpOp("f32", x, mods="rn")) for x in ins[1][0]], ins[1][1])
         fn = "mul"
     if fn == "scale":

@@ -420,3 +420,26 @@ builtin.module {
     hbm.return
   }
 }
+
+// -----
+
+// A division by a `col` fragment multiplies by the reciprocal of each of its values
+// (spherical attention's gradient divides by the streamed rows' norms): no div.rn.
+// CHECK-LABEL: .entry div_by_cols(
+// CHECK-NOT:   div.rn.f32
+// CHECK:       rcp.rn.f32 [[R:%f[0-9]+]], [[N:%f[0-9]+]];
+// CHECK:       mul.f32 %f{{[0-9]+}}, %f{{[0-9]+}}, [[R]];
+// CHECK-NOT:   div.rn.f32
+// CHECK:       ret;
+
+builtin.module {
+  hbm.kernel attributes {sym_name = "div_by_cols", grid = #hbm.labels<i=16>, num_outputs = 1 : i32, reg.warps = #hbm.labels<i=1>} {
+  ^bb0(%out: !hbm.global<i=16, d=8 : f32>, %i0: index):
+    %c0 = arith.constant 0 : index
+    %x = reg.fill {value = 2.0 : f32} : !reg.frag<c, i=16, d=8 : f32>
+    %n = reg.fill {value = 4.0 : f32} : !reg.frag<col, d=8 : f32>
+    %q = reg.map div %x, %n : !reg.frag<c, i=16, d=8 : f32>, !reg.frag<col, d=8 : f32> -> !reg.frag<c, i=16, d=8 : f32>
+    reg.store %q, %out[%i0, %c0] : !reg.frag<c, i=16, d=8 : f32>, !hbm.global<i=16, d=8 : f32>
+    hbm.return
+  }
+}
