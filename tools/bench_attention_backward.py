@@ -76,7 +76,7 @@ def check(torch, q, k, v, g, grads, kind: str) -> float:
     else:
         s = s / d ** 0.5
         if kind == "causal":
-            s = s.masked_fill(~torch.ones(n, n, dtype=torch.bool, device="cuda").tril(), float("-inf"))
+            s = s.masked_fill(~torch.ones(n, n, dtype=torch.bool, device=q.device).tril(), float("-inf"))
         p = torch.softmax(s, -1)
     (p @ v64).backward(g[:1, :r].double())
     return max(_rel(a[:1, :w], b.grad) for a, b, w in zip(grads, (q64, k64, v64), (r, 1, 1)))
