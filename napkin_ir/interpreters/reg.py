@@ -77,19 +77,25 @@ def warp_window(t: reg.FragType, w: dict[str, int], at: dict[str, int], axes: tu
     return tuple(slice(origin[a], origin[a] + t.shape[a]) if a in t.shape else origin.get(a, 0) for a in axes)
 
 
+@dataclass
+class WgmmaGroup:
+    """What a wgmma group holds until a wait retires it: the stages its products read, and
+    the values they make."""
+
+    reads: list[tuple[Buffer, int]] = field(default_factory=list)
+    results: list[object] = field(default_factory=list)
+
+
 @register_impls
 @dataclass
 class RegFunctions(InterpreterFunctions):
-    open_wgmma: list[tuple[Buffer, int]] = field(default_factory=list)
-    wgmma_groups: list[list[tuple[Buffer, int]]] = field(default_factory=list)
-    # the values the open group's products make, and each committed group's, until a wait retires them
-    open_results: list[object] = field(default_factory=list)
-    group_results: list[list[object]] = field(default_factory=list)
+    open_wgmma: WgmmaGroup = field(default_factory=WgmmaGroup)
+    wgmma_groups: list[WgmmaGroup] = field(default_factory=list)  # committed, until a wait retires them
     turn: str = "none"  # the warpgroups' turns: none started, passed, held
 
     def in_flight(self, value: object) -> bool:
         """Whether `value` is made by a wgmma group no wait has retired yet."""
-        return any(value is r for r in self.open_results) or any(value is r for g in self.group_results for r in g)
+        return any(value is r for g in (self.open_wgmma, *self.wgmma_groups) for r in g.results)
 
     def listener(self) -> InFlightReads:
         """The listener that refuses to let an op read what a group still in flight makes."""
@@ -123,7 +129,7 @@ class RegFunctions(InterpreterFunctions):
         by the open wgmma group until a wait retires it."""
         check_readable(buf, stage, op.name)
         buf.wgmma_reads[stage] = buf.wgmma_reads.get(stage, 0) + 1
-        self.open_wgmma.append((buf, stage))
+        self.open_wgmma.reads.append((buf, stage))
         kept = reg.tile_axes(buf.type)
         return NamedArray(kept, buf.data[stage].reshape([buf.type.shape[x] for x in kept])).aligned(axes)
 
@@ -144,7 +150,7 @@ class RegFunctions(InterpreterFunctions):
             a_rows = NamedArray(tuple(x for x in kept if x in (rows, k)), a_all[window]).aligned((rows, k))
             d = scatter(t, c[_key(w)]) + a_rows[:, kk : kk + 16] @ b_tile
             out[_key(w)] = gather(t, d.astype(np.float32))
-        self.open_results.append(out)
+        self.open_wgmma.results.append(out)
         return (out,)
 
     @impl(reg.WgmmaRsOp)
@@ -159,7 +165,7 @@ class RegFunctions(InterpreterFunctions):
         for key in c:
             d = scatter(t, c[key]) + scatter(ta, a[key]) @ b_tile
             out[key] = gather(t, d.astype(np.float32))
-        self.open_results.append(out)
+        self.open_wgmma.results.append(out)
         return (out,)
 
     # the interpreter runs the warps in step, so the warpgroups' turns order nothing; it
@@ -190,16 +196,14 @@ class RegFunctions(InterpreterFunctions):
     @impl(reg.WgmmaCommitOp)
     def run_wgmma_commit(self, interpreter: Interpreter, op: reg.WgmmaCommitOp, args: tuple[Any, ...]):
         self.wgmma_groups.append(self.open_wgmma)
-        self.group_results.append(self.open_results)
-        self.open_wgmma, self.open_results = [], []
+        self.open_wgmma = WgmmaGroup()
         return ()
 
     @impl(reg.WgmmaWaitOp)
     def run_wgmma_wait(self, interpreter: Interpreter, op: reg.WgmmaWaitOp, args: tuple[Any, ...]):
         while len(self.wgmma_groups) > op.pending.value.data:
-            for buf, stage in self.wgmma_groups.pop(0):
+            for buf, stage in self.wgmma_groups.pop(0).reads:
                 buf.wgmma_reads[stage] -= 1
-            self.group_results.pop(0)
         return ()
 
     @impl(reg.StoreOp)
@@ -369,7 +373,6 @@ def _fragments_of_stage(op: reg.LdmatrixOp | reg.ReadOp, buf: Any, stage: int, a
         kept = tuple(a for a in buf.type.axis_names if a in t.shape)
         out[_key(w)] = gather(t, NamedArray(kept, data[window]).aligned(t.axis_names))
     return out
-
 
 
 @dataclass
