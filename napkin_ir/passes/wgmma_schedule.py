@@ -43,13 +43,10 @@ from xdsl.ir import Block, Operation, SSAValue
 from xdsl.passes import ModulePass
 
 from napkin_ir.dialects import reg, smem
+from napkin_ir.passes.wgmma_overlap import PRODUCTS, PURE
 
-PRODUCTS = (reg.WgmmaOp, reg.WgmmaRsOp)
-# register math: neither reads nor writes what a group reads or writes (but for its operands)
-PURE = (reg.ToAOp, reg.MapOp, reg.RowReduceOp, reg.ColReduceOp, reg.MaskOp, reg.MaskBoundOp, reg.FillOp, reg.ZerosOp,
-        arith.ConstantOp, arith.AddiOp, arith.SubiOp, arith.MuliOp, arith.DivUIOp, arith.RemUIOp, arith.MinUIOp,
-        arith.MaxUIOp, arith.CmpiOp, arith.SelectOp)
-# what a group may be issued ahead of
+# what a group may be issued ahead of: register math (`reg-wgmma-overlap`'s, which reads and
+# writes nothing a group does but for its operands) and loads from global memory
 PASSABLE = (*PURE, reg.LoadOp)
 # what a group takes along when it reads it (no operand made by register math)
 TAKEN_ALONG = (reg.ZerosOp, reg.FillOp, arith.ConstantOp, arith.AddiOp, arith.SubiOp, arith.MuliOp, arith.DivUIOp,
@@ -110,7 +107,6 @@ def _needs(op: Operation, group: _Group) -> bool:
 
 def _hoist(order: list[Operation], group: _Group) -> None:
     """Move `group` up in `order` as far as it may go (see the module's docstring)."""
-    unit = set(group.ops)
     pos = order.index(group.ops[0])
     size = len(group.ops)
     while pos > 0:
@@ -121,8 +117,7 @@ def _hoist(order: list[Operation], group: _Group) -> None:
         if used or isinstance(x, smem.MbarrierWaitOp):
             if used and not isinstance(x, TAKEN_ALONG) and not isinstance(x, smem.MbarrierWaitOp):
                 return
-            unit.add(x)  # taken along
-            pos, size = pos - 1, size + 1
+            pos, size = pos - 1, size + 1  # taken along
             continue
         if not isinstance(x, PASSABLE) or any(v in group.accumulates for v in x.operands):
             return
