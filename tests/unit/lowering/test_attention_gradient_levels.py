@@ -13,7 +13,7 @@ import numpy as np
 import pytest
 
 from napkin_ir import reference
-from napkin_ir.attention_diagrams import NAMES, attention_diagram
+from napkin_ir.attention_diagrams import NAMES
 from napkin_ir.dialects import ptx
 from napkin_ir.interpreters.ptx import HALF, run_kernel
 from napkin_ir.interpreters.run import find_entry
@@ -21,7 +21,7 @@ from napkin_ir.passes.composite import spec
 from napkin_ir.passmanager import run_pipeline
 from napkin_ir.plan.diagram import attention_axes
 from napkin_ir.plan.recipes import attention
-from tests.unit.lowering.levels import every_level_keeps
+from tests.unit.lowering.levels import every_level_keeps, gradient_inputs
 
 GRAD = "ncd-grad{residuals=true},ncd-fold-casts"
 CASES = [("softmax", 72, 40, 64), ("causal", 80, 80, 64), ("spherical", 48, 72, 64), ("spherical", 80, 80, 128)]  # kind, queries, keys, head dim
@@ -31,27 +31,11 @@ def _extract(kind: str, result: int) -> str:
     return f'{GRAD},ncd-extract{{function="{NAMES[kind]}_grad" result={result} cut="delta"}}'
 
 
-def _saved(text: str, kind: str, q, k, v, d_o) -> dict[str, np.ndarray]:
-    """The forward's output and row statistic, and D, as the diagram computes them."""
-    o, stat = find_entry(run_pipeline(text, GRAD), NAMES[kind]).run([q, k, v])
-    delta = find_entry(run_pipeline(text, f'{GRAD},ncd-extract{{function="{NAMES[kind]}_grad" value="delta"}}')).run([d_o, o])[0]
-    return {"q": q, "k": k, "v": v, "d_o": d_o, "o": o, "lse" if kind != "spherical" else "norm": stat, "delta": delta}
-
-
-def _inputs(kind: str, n: int, nk: int, d: int, seed: int):
-    text = attention_diagram(kind, 1, 2, n, d, n_keys=nk)
-    rng = np.random.default_rng(seed)
-    half = HALF["bf16"]
-    q, d_o = (rng.standard_normal((1, 2, n, d)).astype(half).astype(np.float32) for _ in range(2))
-    k, v = (rng.standard_normal((1, 2, nk, d)).astype(half).astype(np.float32) for _ in range(2))
-    return text, _saved(text, kind, q, k, v, d_o)
-
-
 @pytest.mark.parametrize("plan", ["sm80", "sm90"])
 @pytest.mark.parametrize("result", [0, 1, 2], ids=["dq", "dk", "dv"])
 @pytest.mark.parametrize("kind,n,nk,d", CASES)
 def test_every_level_keeps_the_gradient(kind, n, nk, d, result, plan):
-    text, values = _inputs(kind, n, nk, d, seed=n + result)
+    text, values = gradient_inputs(kind, n, nk, d, seed=n + result)
     module = run_pipeline(text, _extract(kind, result))
     diagram = find_entry(module)
     inputs = [values[name] for name in diagram.input_names]
@@ -66,7 +50,7 @@ def test_dq_dk_dv_from_one_kernel_keep_the_gradient(kind, n, nk, d):
     its f32 output tile by tile of the stream, the skipped causal tiles adding nothing; dS
     staged through shared memory for dQ^T = K^T dS^T, whose rows (the head dim) the
     warps take 16 each (blocks of as many keys as the head dim)."""
-    text, values = _inputs(kind, n, nk, d, seed=n + 3)
+    text, values = gradient_inputs(kind, n, nk, d, seed=n + 3)
     module = run_pipeline(text, f'{GRAD},ncd-extract{{function="{NAMES[kind]}_grad" results="0,1,2" cut="delta"}},'
                                 'ncd-widen-results{result=0}')
     axes = attention_axes(module)
@@ -79,7 +63,7 @@ def test_dq_dk_dv_from_one_kernel_keep_the_gradient(kind, n, nk, d):
 @pytest.mark.parametrize("kind,n,nk,d", CASES)
 def test_sm80_ptx_matches_torch_autograd(kind, n, nk, d):
     torch = pytest.importorskip("torch")
-    text, values = _inputs(kind, n, nk, d, seed=7)
+    text, values = gradient_inputs(kind, n, nk, d, seed=7)
     Q, K, V = (torch.tensor(values[a], dtype=torch.float64, requires_grad=True) for a in "qkv")
     s = Q @ K.transpose(-1, -2)
     if kind == "spherical":
@@ -140,7 +124,7 @@ def test_dk_and_dv_together_keep_both_gradients(kind, n, nk, d):
     """`ncd-extract{results="1,2"}`: dK and dV as one kernel, the scores, probabilities and
     dP recomputed once a tile for both. Every level of both plans, and sm_80's PTX in the
     emulator (two outputs, both poisoned), against the diagram."""
-    text, values = _inputs(kind, n, nk, d, seed=n)
+    text, values = gradient_inputs(kind, n, nk, d, seed=n)
     module = run_pipeline(text, f'{GRAD},ncd-extract{{function="{NAMES[kind]}_grad" results="1,2" cut="delta"}}')
     diagram = find_entry(module)
     inputs = [values[name] for name in diagram.input_names]

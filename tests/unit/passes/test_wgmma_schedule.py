@@ -6,19 +6,17 @@ from __future__ import annotations
 
 from dataclasses import replace
 
-import numpy as np
 import pytest
 
 from napkin_ir.attention_diagrams import attention_diagram, gradient_passes
 from napkin_ir.dialects import reg
-from napkin_ir.interpreters.ptx import HALF
 from napkin_ir.interpreters.run import find_entry
 from napkin_ir.passes.composite import spec
 from napkin_ir.passes.wgmma_schedule import schedule
 from napkin_ir.passmanager import run_pipeline
-from napkin_ir.plan.recipes import attention
 from napkin_ir.diagrams import gemm
-from tests.unit.lowering.levels import every_level_keeps
+from napkin_ir.plan.recipes import attention, products
+from tests.unit.lowering.levels import every_level_keeps, gradient_inputs
 
 
 def _gradient(kind: str, part: str, n: int, d: int):
@@ -35,20 +33,13 @@ def _waits(module) -> list[int]:
 def test_scheduled_groups_keep_the_gradient(kind, part, n, d):
     """Every kernel of the gradient, scheduled (forced where the default does not), run at
     the register level against the extracted diagram; lengths the tiles do not divide."""
-    text, module = _gradient(kind, part, n, d)
+    text, values = gradient_inputs(kind, n, n, d, seed=n)
+    module = run_pipeline(text, gradient_passes(kind, part))
     plan = replace(attention.sm90_plan(module, persistent=False), schedule=True)
     scheduled = run_pipeline(str(module), spec(plan.passes("reg")))
     plain = run_pipeline(str(module), spec(replace(plan, schedule=False).passes("reg")))
     assert 1 in _waits(scheduled) and 1 not in _waits(plain), "no group was left in flight"
     diagram = find_entry(module)
-    rng = np.random.default_rng(n)
-    half = HALF["bf16"]
-    forward = find_entry(run_pipeline(text, "ncd-grad{residuals=true},ncd-fold-casts"), "{}".format(
-        {"softmax": "attention", "causal": "causal_attention", "spherical": "spherical_attention"}[kind]))
-    q, k, v, d_o = (rng.standard_normal((1, 2, n, d)).astype(half).astype(np.float32) for _ in range(4))
-    o, stat = forward.run([q, k, v])
-    delta = find_entry(run_pipeline(text, gradient_passes(kind, "delta"))).run([d_o, o])[0]
-    values = {"q": q, "k": k, "v": v, "d_o": d_o, "o": o, "lse": stat, "norm": stat, "delta": delta}
     inputs = [values[name] for name in diagram.input_names]
     every_level_keeps(module, plan, inputs, diagram.run(inputs), ("reg",))
 
@@ -66,12 +57,10 @@ def test_the_plans_schedule_where_it_pays():
     assert not attention.sm90_plan(forward).schedule
 
 
-def test_a_gemm_stream_and_a_lone_group_are_left_alone():
+def test_a_gemm_stream_is_left_alone():
     """The GEMM's stream waits with a group pending (its own pipeline): nothing to do."""
-    module = run_pipeline(gemm(256, 256, 256), 'napkin-sm90{schedule=true}'.replace("napkin-sm90{schedule=true}", ""))
-    from napkin_ir.plan.recipes import products
-    lowered = run_pipeline(str(module), spec(products.sm90_plan().passes("reg")))
+    lowered = run_pipeline(gemm(256, 256, 256), spec(products.sm90_plan().passes("reg")))
     before = str(lowered)
     loops = [op for op in lowered.walk() if op.name == "scf.for"]
-    assert loops and not any(schedule(loop.body.block) for loop in loops)
+    assert loops and 1 in _waits(lowered) and not any(schedule(loop.body.block) for loop in loops)
     assert str(lowered) == before
