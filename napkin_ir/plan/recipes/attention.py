@@ -267,8 +267,11 @@ def schedule_pays(module: ModuleOp) -> bool:
     mask at d=128 (research/benchmarks.md). The forward's products each need the one before (P V
     the softmax of S): nothing is issued early, and its loops are `reg-wgmma-overlap`'s."""
     axes, sizes = attention_shape(module)
-    d = head_dim(axes, sizes)
-    return _gradient(module, axes) and not (products(module) == 4 and (d > 64) == axes.masked)
+    if not _gradient(module, axes):
+        return False
+    if products(module) == 4:  # dK and dV: at d=64 under a mask (64 queries a tile), at d=128 without one
+        return axes.masked if head_dim(axes, sizes) <= 64 else not axes.masked
+    return True
 
 
 def resident_rows_innermost(module: ModuleOp, axes: AttentionAxes) -> bool:
