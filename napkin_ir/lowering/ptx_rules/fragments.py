@@ -8,9 +8,12 @@ a `row` fragment holds rows g and g + 8 of each 16, a `col` fragment columns 2 t
 - `reg.map`: one instruction per value (`exp2` is `ex2.approx.ftz.f32`, `log2`
   `lg2.approx.ftz.f32`); a `row` (`col`)
   operand is read at the row (column) of each value; a division by a `row` or `col`
-  fragment multiplies by its reciprocal (`rcp.rn`: one a vector value, where `div.rn`
-  is a subroutine a tile value; spherical attention's gradient divides its scores by the
-  streamed rows' norms, a `col` fragment in its blocks of keys). A scaling by a positive constant is left
+  fragment multiplies by its approximate reciprocal (`rcp.approx.ftz`: within 1 ulp, one
+  instruction a vector value, where `div.rn` is a subroutine a tile value and `rcp.rn` a
+  sequence of ten with a slow path; subnormal divisors flush to zero, so divide to
+  infinity, as a zero does). Spherical attention's gradient divides its scores by the
+  streamed rows' norms, a `col` fragment in its blocks of keys: with `rcp.rn` its dK and
+  dV kernel ran 40% more instructions than the softmax's. A scaling by a positive constant is left
   pending (`Scaled`), so that a row max scales its result instead of every value and
   `scaled - max` is one `fma` (the online softmax's exp2(s c - m)). A `c` fragment times
   itself is left pending too (`Squared`);
@@ -97,7 +100,7 @@ def _map_values(k: KernelLowering, op: reg.MapOp):
 
     n = t.values_per_lane()
     if fn == "div" and (ins[1][1].role.data in ("row", "col") or _per_row(t, ins[1][1])):  # type: ignore[attr-defined]
-        ins[1] = ([k.r(P.RcpOp("f32", x, mods="rn")) for x in ins[1][0]], ins[1][1])
+        ins[1] = ([k.r(P.RcpOp("f32", x, mods="approx.ftz")) for x in ins[1][0]], ins[1][1])
         fn = "mul"
     if fn == "scale":
         c = k.f32(op.by.value.data)  # type: ignore[union-attr]

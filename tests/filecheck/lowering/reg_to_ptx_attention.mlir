@@ -61,7 +61,7 @@
 // CHECK-NOT: st.shared
 // CHECK-NOT: ld.shared
 // After the loop: 1 / row sum, the store through shared memory in whole lines
-// CHECK: rcp.rn.f32
+// CHECK: rcp.approx.ftz.f32
 // CHECK: st.shared.b32
 // CHECK: bar.sync 0;
 // CHECK: ld.shared.v4.b32

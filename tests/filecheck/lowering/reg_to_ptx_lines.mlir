@@ -29,7 +29,7 @@
 // CHECK:      ex2.approx.ftz.f32
 // CHECK:      add.f32
 // CHECK:      shfl.sync.bfly.b32 {{%f[0-9]+}}, {{%f[0-9]+}}, 16, 31, 0xffffffff;
-// CHECK:      rcp.rn.f32
+// CHECK:      rcp.approx.ftz.f32
 // CHECK:      mul.f32
 // CHECK:      cvt.rn.bf16x2.f32
 // CHECK:      @[[ROW0:%p[0-9]+]] st.global.v4.b32 [[[O:%rd[0-9]+]]], {{{%bhh[0-9]+}}, {{%bhh[0-9]+}}, {{%bhh[0-9]+}}, {{%bhh[0-9]+}}};

@@ -35,7 +35,7 @@
 // CHECK:      add.f32
 // CHECK-NOT:  shfl.sync.bfly.b32 {{%f[0-9]+}}, {{%f[0-9]+}}, 8,
 // CHECK:      shfl.sync.bfly.b32 {{%f[0-9]+}}, {{%f[0-9]+}}, 4, 31, 0xffffffff;
-// CHECK:      rcp.rn.f32
+// CHECK:      rcp.approx.ftz.f32
 // CHECK:      mul.f32
 // CHECK:      add.u32 [[LROW:%r[0-9]+]], {{%r[0-9]+}}, [[SLOT]];
 // CHECK:      mul.lo.u32 [[LCOL:%r[0-9]+]], [[PLACE]], {{%r[0-9]+}};
