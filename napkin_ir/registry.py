@@ -109,6 +109,12 @@ def _reg_hoist_loads() -> type[ModulePass]:
     return RegHoistLoadsPass
 
 
+def _reg_reload_loads() -> type[ModulePass]:
+    from napkin_ir.passes.reload_loads import RegReloadLoadsPass
+
+    return RegReloadLoadsPass
+
+
 def _reg_wgmma_schedule() -> type[ModulePass]:
     from napkin_ir.passes.wgmma_schedule import RegWgmmaSchedulePass
 
@@ -165,6 +171,7 @@ def napkin_passes() -> dict[str, Callable[[], type[ModulePass]]]:
         "reg-hoist-loads": _reg_hoist_loads,
         "reg-wgmma-schedule": _reg_wgmma_schedule,
         "reg-pingpong": _reg_pingpong,
+        "reg-reload-loads": _reg_reload_loads,
         "reg-to-ptx": _reg_to_ptx,
         "napkin-sm80": _napkin_sm80,
         "napkin-sm90": _napkin_sm90,

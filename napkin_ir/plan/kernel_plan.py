@@ -131,6 +131,7 @@ class KernelPlan:
         from napkin_ir.passes.pingpong import RegPingpongPass
         from napkin_ir.passes.prefetch import RegPrefetchPass
         from napkin_ir.passes.relabel import RelabelPass
+        from napkin_ir.passes.reload_loads import RegReloadLoadsPass
         from napkin_ir.passes.unroll_stages import SmemUnrollStagesPass
         from napkin_ir.passes.wgmma_overlap import RegWgmmaOverlapPass
         from napkin_ir.passes.wgmma_schedule import RegWgmmaSchedulePass
@@ -148,7 +149,8 @@ class KernelPlan:
              *((SmemUnrollStagesPass(trips=self.unroll), RegCarryFragmentsPass(), RegPrefetchPass()) if self.unroll else ()),
              *((RegWgmmaOverlapPass(),) if self.overlap else ()),
              *((RegWgmmaSchedulePass(),) if self.schedule else ()),
-             *((RegPingpongPass(),) if self.pingpong else ())),
+             *((RegPingpongPass(),) if self.pingpong else ()),
+             *((RegReloadLoadsPass(),) if self.product is ProductEngine.WGMMA else ())),
             (RegToPtxPass(arch=self.target.arch),),
         ]
         if to not in LEVELS:

@@ -39,4 +39,4 @@
 // CHECK-NEXT: scf.yield
 
 // ROWS: napkin-sm90: schedule=true orders wgmma groups; this kernel's products are none (a row reduction)
-// OFF: reg-wgmma-overlap,reg-pingpong,reg-to-ptx
+// OFF: reg-wgmma-overlap,reg-pingpong,reg-reload-loads,reg-to-ptx

@@ -7,6 +7,6 @@
 
 // SM80: ncd-relabel{grid="m:128,n:128" stream="k:32"},ncd-to-hbm,hbm-launch{group=0 blocks_per_sm=1 persistent=false cluster=1 order="first" ordered=false},hbm-to-smem{stages=3 layout="swizzle" smem_bytes={{[0-9]+}} copy="cp.async" store="direct"},smem-to-reg{warps="m:2,n:2" mma="mma.sync" hoist=true a_registers=false},smem-unroll-stages{trips=2},reg-carry-fragments,reg-prefetch{spread=true},reg-to-ptx{arch="sm_80"}
 // SM90: ncd-relabel{grid="m:128,n:128" stream="k:64"},ncd-to-hbm,hbm-launch{group=8 blocks_per_sm=1 persistent=true cluster=1 order="first" ordered=false},hbm-to-smem{stages={{[0-9]}} layout="" smem_bytes={{[0-9]+}} copy="tma" store="tma"},smem-to-reg{{.*}}mma="wgmma"{{.*}},reg-to-ptx{arch="sm_90a"}
-// ATTN: ncd-relabel{grid="b,h,i:128" stream="j:{{[0-9]+}}"},ncd-to-hbm,hbm-launch{{.*}}order="last" ordered=false},hbm-to-smem{{.*}}copy="tma"{{.*}},smem-to-reg{{.*}}mma="wgmma"{{.*}},reg-wgmma-overlap,reg-pingpong,reg-to-ptx{arch="sm_90a"}
+// ATTN: ncd-relabel{grid="b,h,i:128" stream="j:{{[0-9]+}}"},ncd-to-hbm,hbm-launch{{.*}}order="last" ordered=false},hbm-to-smem{{.*}}copy="tma"{{.*}},smem-to-reg{{.*}}mma="wgmma"{{.*}},reg-wgmma-overlap,reg-pingpong,reg-reload-loads,reg-to-ptx{arch="sm_90a"}
 // PLAIN: ncd-relabel{grid="m:128,n:128" stream="k:32"},ncd-to-hbm
 // PLAIN-NOT: hbm-launch

@@ -21,6 +21,7 @@
 // SM90:      IR after smem-to-reg:
 // SM90:      reg.wgmma
 // SM90:      IR after reg-hoist-loads:
+// SM90:      IR after reg-reload-loads:
 // SM90-NOT:  IR after
 
 // ATTN:      IR after ncd-relabel:

@@ -1,0 +1,91 @@
+"""`reg-reload-loads`: a vector read from global memory that is read again after the
+warpgroup waits for its products is loaded again there, not held across the products.
+
+smem-to-reg reads a statistic of the rows (`reg.load`) once, where it is first used. Where
+the same vector is used again later in the block, past a `reg.wgmma_wait`, its registers
+stay live across every product issued in between: spherical attention's gradient divides
+both its scores (P = S / n) and dS (dS = (dP - P D) / n) by the streamed queries' norms,
+and the dK and dV kernel at d=64 held those 32 values a lane across dP's and dV's products
+(200 bytes of spills a thread on sm_90a; the softmax's kernel, whose log-sum-exp and D are
+read once each, none). A load from a global the kernel only reads (its every use is a
+`reg.load`) and already used is cloned right before the first op past each wait that
+uses it; the uses from there on read the clone. The vector comes again from L1 (a few
+loads a lane); the registers are free in between.
+
+    %n = reg.load %norm[%b0, %h0, %i0] ...
+    %p = reg.map div %s, %n ...
+    reg.wgmma_wait {pending = 0 : i32}
+    %ds = reg.map div %x, %n ...
+becomes
+    %n = reg.load %norm[%b0, %h0, %i0] ...
+    %p = reg.map div %s, %n ...
+    reg.wgmma_wait {pending = 0 : i32}
+    %n_1 = reg.load %norm[%b0, %h0, %i0] ...
+    %ds = reg.map div %x, %n_1 ...
+
+A use inside a nested region counts at the op of the block that holds it. Loads hoisted
+out of a loop (`reg-hoist-loads`) are used inside the loop's op: no wait lies between, and
+they stay as they are.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from xdsl.context import Context
+from xdsl.dialects import builtin
+from xdsl.ir import Block, Operation
+from xdsl.passes import ModulePass
+from xdsl.rewriter import InsertPoint, Rewriter
+
+from napkin_ir.dialects import reg
+
+
+def _in_block(op: Operation, block: Block) -> Operation | None:
+    """The op of `block` that holds `op` (itself, or an ancestor), if any."""
+    while op.parent_block() is not block:
+        parent = op.parent_op()
+        if parent is None:
+            return None
+        op = parent
+    return op
+
+
+def reload(block: Block) -> int:
+    """Give each load of `block` that is used past a wgmma wait a fresh load there; how many made."""
+    made = 0
+    for load in [o for o in block.ops if isinstance(o, reg.LoadOp)]:
+        if not all(isinstance(u.operation, reg.LoadOp) for u in load.source.uses):
+            continue  # the kernel writes this global: a later read may see other values
+        users = {}
+        for use in load.result.uses:
+            holder = _in_block(use.operation, block)
+            if holder is not None:
+                users.setdefault(holder, []).append(use)
+        current, used, waited = load, False, False
+        op = load.next_op
+        while op is not None:
+            if isinstance(op, reg.WgmmaWaitOp):
+                waited = used
+            elif op in users:
+                if waited:
+                    current = load.clone()
+                    Rewriter.insert_op(current, InsertPoint.before(op))
+                    made += 1
+                    waited = False
+                for use in users[op]:
+                    use.operation.operands[use.index] = current.result
+                used = True
+            op = op.next_op
+    return made
+
+
+@dataclass(frozen=True)
+class RegReloadLoadsPass(ModulePass):
+    name = "reg-reload-loads"
+
+    def apply(self, ctx: Context, op: builtin.ModuleOp) -> None:
+        blocks = dict.fromkeys(o.parent_block() for o in op.walk() if isinstance(o, reg.LoadOp))
+        for block in blocks:
+            if block is not None:
+                reload(block)
