@@ -285,6 +285,22 @@ def backward_parts(d: int, cap: tuple[int, int] = (9, 0), grouped: bool = False,
     return ("delta", "q", "kv") if d <= 128 else ("delta", "q", "k", "v")
 
 
+def gradient_heads(h: int, hk: int, n: int, kind: str, deterministic: bool = False) -> tuple[int, int, int]:
+    """(query heads, key/value heads, queries a head) of the kernels napkin::attention's
+    backward runs for `h` query heads of `n` queries over `hk` key/value heads. Grouped
+    heads without a mask are the plain diagram's: each key/value head's h / hk query heads
+    one head of h / hk x n queries (q [B, H, N, D] viewed [B, H_kv, H / H_kv x N, D]), so
+    dK's and dV's blocks sum over the group in registers as they stream the queries, and
+    no block adds into another's. A causal mask compares a query's position in its own
+    head: there the grouped diagram's (hk key/value heads of h query heads), or,
+    `deterministic`, the plain diagram's on K and V repeated (h of each)."""
+    if hk == h:
+        return h, h, n
+    if kind != "causal":
+        return hk, hk, h // hk * n
+    return (h, h, n) if deterministic else (h, hk, n)
+
+
 def attention_grad_kernel(part: str, kind: str, scale: float | None, b: int, h: int, n: int, nk: int, d: int, dtype: str,
                           cap: tuple[int, int], hk: int | None = None) -> Any:
     """The CompiledKernel of one part of attention's gradient, derived from the diagram by
@@ -611,12 +627,15 @@ def _attention_backward_impl(q: Tensor, k: Tensor, v: Tensor, out: Tensor, stat:
     """dq, dk, dv of attention by the kernels `attention_grad_kernel` derives, on torch's
     current stream: D = rowsum(grad * out) first (less the row statistic's own cotangent,
     for a log-sum-exp that the loss reads), then dQ, dK and dV, each reading D and `stat`
-    (the forward's log-sum-exp, or spherical attention's norm). Grouped heads: the grouped
-    diagram's kernels, dK and dV summed over a group's query heads in f32 (atomically, in
-    any order), then rounded; under `torch.use_deterministic_algorithms(True)`, the plain
-    diagram's on K and V repeated over the query heads, dK and dV summed back in a fixed
-    order (the same bits every run, memory for H heads), and dQ from its own kernel, not
-    added up by the key blocks (`backward_parts`)."""
+    (the forward's log-sum-exp, or spherical attention's norm). Grouped heads
+    (`gradient_heads`): without a mask, the plain diagram's kernels on each key/value
+    head's query heads as one head of H / H_kv x N queries, dK and dV summed over the
+    group in each block's registers; under a causal mask, the grouped diagram's kernels,
+    dK and dV summed over a group's query heads in f32 (atomically, in any order), then
+    rounded, or, under `torch.use_deterministic_algorithms(True)`, the plain diagram's on
+    K and V repeated over the query heads, dK and dV summed back in a fixed order (the
+    same bits every run, memory for H heads). Deterministic, dQ comes from its own
+    kernel, not added up by the key blocks (`backward_parts`)."""
     op = "napkin::attention's backward"
     b, h, hk, n, nk, d = attention_shapes(q, k, v, kind, scale)
     for name, t, shape, dt in (("out", out, q.shape, q.dtype), ("grad", grad, q.shape, q.dtype),
@@ -629,15 +648,19 @@ def _attention_backward_impl(q: Tensor, k: Tensor, v: Tensor, out: Tensor, stat:
         return torch.zeros_like(q), torch.zeros_like(k), torch.zeros_like(v)
     index = q.device.index if q.device.index is not None else torch.cuda.current_device()
     stream, cap, dt = _stream(index), capability(q.device), DTYPES[q.dtype]
-    r = h // hk
     heads = hk
-    repeated = r > 1 and torch.are_deterministic_algorithms_enabled()
-    if repeated:  # each query head's K and V, as the plain diagram reads them: no sum across blocks
-        k, v, hk, r = k.repeat_interleave(r, dim=1), v.repeat_interleave(r, dim=1), h, 1
+    deterministic = torch.are_deterministic_algorithms_enabled()
+    gh, ghk, gn = gradient_heads(h, hk, n, kind, deterministic)
+    repeated = ghk > hk  # each query head's K and V, as the plain diagram reads them: no sum across blocks
+    if repeated:
+        k, v = k.repeat_interleave(h // hk, dim=1), v.repeat_interleave(h // hk, dim=1)
     q, k, v, out, grad, stat = (t.contiguous() for t in (q, k, v, out, grad, stat))
-    rows = (b, hk, r, n) if r > 1 else (b, h, n)  # the grouped diagram's view of the query heads
+    r = gh // ghk
+    # the kernels' view of the query heads: the grouped diagram's [B, H_kv, r, N], or one head
+    # of r x N queries a key/value head
+    rows = (b, ghk, r, gn) if r > 1 else (b, gh, gn)
     delta = torch.empty((b, h, n), dtype=torch.float32, device=q.device)
-    attention_grad_kernel("delta", kind, scale, b, h, n, nk, d, dt, cap, hk)(
+    attention_grad_kernel("delta", kind, scale, b, gh, gn, nk, d, dt, cap, ghk)(
         d_o=grad.view(*rows, d), o=out.view(*rows, d), out=delta.view(rows), stream=stream, device=index)
     if grad_stat is not None:  # d lse_i adds P_ij d lse_i to dS_ij / scale: D less it
         delta = delta - grad_stat.float()
@@ -645,9 +668,9 @@ def _attention_backward_impl(q: Tensor, k: Tensor, v: Tensor, out: Tensor, stat:
              "delta": delta.view(rows)}
     grads = []
     likes_of = {"q": (q,), "k": (k,), "v": (v,), "kv": (k, v), "qkv": (q, k, v)}
-    for part in backward_parts(d, cap, r > 1, kind == "causal", nk, torch.are_deterministic_algorithms_enabled())[1:]:
+    for part in backward_parts(d, cap, r > 1, kind == "causal", nk, deterministic)[1:]:
         likes = likes_of[part]
-        kernel = attention_grad_kernel(part, kind, scale, b, h, n, nk, d, dt, cap, hk)
+        kernel = attention_grad_kernel(part, kind, scale, b, gh, gn, nk, d, dt, cap, ghk)
         outs = [p for p in kernel.contract.params if p.role in ("out", "accumulate")]
         made = []
         for p, like, c in zip(outs, likes, part):
@@ -667,11 +690,10 @@ def _attention_backward_fake(q: Tensor, k: Tensor, v: Tensor, out: Tensor, stat:
                              scale: float | None = None) -> tuple[Tensor, Tensor, Tensor]:
     b, h, hk, n, nk, d = attention_shapes(q, k, v, kind, scale)
     deterministic = torch.are_deterministic_algorithms_enabled()
-    if deterministic:  # the plain diagram's kernels on repeated K and V
-        hk = h
     if _static(b, h, hk, n, nk, d) and q.numel() and k.numel():
-        for part in backward_parts(d, capability(q.device), hk < h, kind == "causal", nk, deterministic):
-            attention_grad_kernel(part, kind, scale, b, h, n, nk, d, DTYPES[q.dtype], capability(q.device), hk)
+        gh, ghk, gn = gradient_heads(h, hk, n, kind, deterministic)
+        for part in backward_parts(d, capability(q.device), ghk < gh, kind == "causal", nk, deterministic):
+            attention_grad_kernel(part, kind, scale, b, gh, gn, nk, d, DTYPES[q.dtype], capability(q.device), ghk)
     return q.new_empty(q.shape), k.new_empty(k.shape), v.new_empty(v.shape)
 
 
@@ -815,8 +837,11 @@ def attention(q: Tensor, k: Tensor, v: Tensor, kind: str = "softmax", scale: flo
     and the backward runs four kernels derived from the diagram by `ncd-grad`: D =
     rowsum(dO * O), then dQ, dK and dV, which recompute the probabilities tile by tile as
     FlashAttention does. A loss that reads the log-sum-exp gets its gradient too. Grouped
-    heads: dK and dV are the grouped diagram's, summed over a group's query heads by blocks
-    that each add one head's part into f32, then rounded (K and V are never repeated).
+    heads: without a mask, each key/value head's query heads are one head of H / H_kv x N
+    queries to the plain kernels, which sum dK and dV over the group in registers; under a
+    causal mask dK and dV are the grouped diagram's, summed over a group's query heads by
+    blocks that each add one head's part into f32, then rounded (K and V are repeated only
+    under `torch.use_deterministic_algorithms(True)`; `gradient_heads`).
     """
     if return_lse:
         if kind == "spherical":
@@ -879,5 +904,5 @@ def scaled_dot_product_attention(query: Tensor, key: Tensor, value: Tensor, attn
 
 __all__ = ["DTYPES", "FAKE_CAPABILITY", "LAYOUTS", "attention", "attention_grad_kernel", "attention_kernel", "attention_shapes",
            "attention_targets",
-           "attention_text", "backward_parts", "capability", "gemm_candidates", "matmul", "matmul_kernel", "matmul_shapes",
+           "attention_text", "backward_parts", "capability", "gemm_candidates", "gradient_heads", "matmul", "matmul_kernel", "matmul_shapes",
            "scaled_dot_product_attention", "transposed_for"]

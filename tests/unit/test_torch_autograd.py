@@ -115,3 +115,21 @@ def test_grouped_heads_gradients_sum_the_group_into_f32(cap, target):
 def test_an_unknown_gradient_part_is_refused():
     with pytest.raises(ValueError, match="part must be one of delta, q, k, v, kv"):
         nt.attention_grad_kernel("o", "softmax", None, 1, 2, 128, 128, 64, "bf16", (8, 0))
+
+
+def test_grouped_heads_without_a_mask_are_one_head_of_the_group_s_queries():
+    """Without a mask, a key/value head's 4 query heads are one head of 4 x N queries to
+    the plain kernels (dK and dV summed over the group in registers, no f32 sum); under a
+    causal mask, the grouped diagram's, or the plain one's on repeated K and V when
+    deterministic; heads that are not grouped as they are."""
+    assert nt.gradient_heads(8, 2, 300, "softmax") == (2, 2, 1200)
+    assert nt.gradient_heads(8, 2, 300, "spherical", deterministic=True) == (2, 2, 1200)
+    assert nt.gradient_heads(8, 2, 300, "causal") == (8, 2, 300)
+    assert nt.gradient_heads(8, 2, 300, "causal", deterministic=True) == (8, 8, 300)
+    assert nt.gradient_heads(8, 8, 300, "softmax") == (8, 8, 300)
+    gh, ghk, gn = nt.gradient_heads(8, 2, 300, "softmax")
+    kv = nt.attention_grad_kernel("kv", "softmax", None, 1, gh, gn, 300, 64, "bf16", (9, 0), ghk)
+    assert kv.name == "attention_grad_k_v"
+    assert kv.contract.param("q").shape == (1, 2, 1200, 64)
+    assert [(p.arg, p.role, p.dtype) for p in kv.contract.params if p.arg.startswith("out")] == \
+        [("out0", "out", "bf16"), ("out1", "out", "bf16")]
