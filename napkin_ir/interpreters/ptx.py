@@ -412,14 +412,14 @@ class Warp:
         return old
 
     def ld_global(self, op) -> list[np.ndarray]:
-        """A guarded global load: the lanes it skips get all-ones bits (a NaN of every float
-        type), which a kernel must not use."""
+        """A guarded global load: the lanes it skips get zeros where the load says so
+        (`zero`), else all-ones bits (a NaN of every float type), which a kernel must not use."""
         addr = self.get(op.addr).astype(np.int64) + _prop(op, "offset")
         on = self.get(op.guard) if op.guard is not None else np.ones(32, bool)
         bits = _bits(op.ty.data)
         n, size = len(op.dsts), bits // 8
         assert not (addr[on] % (size * n)).any(), f"a misaligned {size * n}-byte global load"
-        words = np.full((32, n), (1 << bits) - 1, UINT[bits])
+        words = np.full((32, n), 0 if op.zero is not None else (1 << bits) - 1, UINT[bits])
         for l in range(32):
             if on[l]:
                 words[l] = np.frombuffer(self.mem.read(int(addr[l]), size * n), UINT[bits])

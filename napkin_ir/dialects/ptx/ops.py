@@ -22,6 +22,7 @@ from xdsl.dialects.builtin import (
     IntegerAttr,
     IntegerType,
     StringAttr,
+    UnitAttr,
     i32,
 )
 from xdsl.ir import Attribute, Block, Region, SSAValue
@@ -521,24 +522,31 @@ class MemOp(PtxOp):
 
 @irdl_op_definition
 class LdOp(MemOp):
-    """Load: `[@p] ld{.sem}{.space}{.hint}{.vN}.type d, [addr+offset];`."""
+    """Load: `[@p] ld{.sem}{.space}{.hint}{.vN}.type d, [addr+offset];`. A guarded load with
+    `zero` set gives zeros where its guard fails: each destination is set to 0 first
+    (`mov.b32 d, 0;`), so that no value of a register from before (the last trip of a loop,
+    which ptxas would otherwise keep alive across the whole loop) can come through."""
 
     name = "ptx.ld"
     dsts = var_result_def(RegType)
+    zero = opt_prop_def(UnitAttr)
     irdl_options = (AttrSizedOperandSegments(as_property=True), ParsePropInAttrDict())
     assembly_format = "` ` `[` $addr `]` (`if` $guard^)? attr-dict `:` type($addr) (`if` type($guard)^)? `->` `(` type($dsts) `)`"
 
     def __init__(self, space: str, ty: str, addr: SSAValue, results: Sequence[Attribute], *, offset: int = 0,
-                 cache: str | None = None, guard: SSAValue | None = None, sem: str | None = None):
+                 cache: str | None = None, guard: SSAValue | None = None, sem: str | None = None, zero: bool = False):
         super().__init__(operands=[addr, [guard] if guard else []], result_types=[list(results)],
-                         properties=_props(space=space, ty=ty, cache=cache, offset=offset or None, sem=sem))
+                         properties={**_props(space=space, ty=ty, cache=cache, offset=offset or None, sem=sem),
+                                     **({"zero": UnitAttr()} if zero else {})})
 
     def verify_(self) -> None:
         self._verify_mem(self.dsts)
+        require(self.zero is None or self.guard is not None, self, "zero (the results where the guard fails) needs a guard")
 
     def ptx_lines(self, names: Namer) -> list[str]:
         d = names(self.dsts[0]) if len(self.dsts) == 1 else _vec(names, self.dsts)
-        return [f"{self._prefix('ld', len(self.dsts), names)} {d}, {_addr(names, self.addr, _i(self.offset))};"]
+        zeros = [f"mov.b{r.type.reg_class.bits} {names(r)}, 0;" for r in self.dsts] if self.zero is not None else []
+        return [*zeros, f"{self._prefix('ld', len(self.dsts), names)} {d}, {_addr(names, self.addr, _i(self.offset))};"]
 
 
 @irdl_op_definition

@@ -330,31 +330,29 @@ def _load_vector(k: KernelLowering, op: reg.LoadOp) -> None:
         reads = [(8 * n + j, 1) for n in range(t.dims[0] // 8) for j in range(2)]
     else:
         reads = [(16 * m + 8 * h, 1) for m in range(t.dims[0] // 16) for h in range(2)]
-    zero = k.f32(0.0) if room is not None else None
     out: list = []
     for d, n in reads:
         inside = k.setp("gt", room, d) if room is not None else None
-        out += _read_f32(k, g, base, d * stride * g.esize, n, inside, zero)
+        out += _read_f32(k, g, base, d * stride * g.esize, n, inside)
     k.vals[op.result] = out
 
 
-def _read_f32(k: KernelLowering, g: Global, base, offset: int, n: int, inside, zero) -> list:
-    """`n` adjacent values of `g` (1 or 2) at base + offset, widened to f32; `zero` where
-    `inside` does not hold."""
+def _read_f32(k: KernelLowering, g: Global, base, offset: int, n: int, inside) -> list:
+    """`n` adjacent values of `g` (1 or 2) at base + offset, widened to f32; zero where
+    `inside` does not hold (the load sets its registers to zero before it reads: a guarded
+    load's registers would otherwise carry their last trip's values, and ptxas keeps those
+    alive around the loop, spilling them)."""
     dt = g.type.dtype
+    fill = inside is not None
     if dt == "f32":
-        vals = list(k.emit(P.LdOp("global", "f32", base, [F32] * n, offset=offset, guard=inside)).results)
+        return list(k.emit(P.LdOp("global", "f32", base, [F32] * n, offset=offset, guard=inside, zero=fill)).results)
+    half = RegType(dt)
+    if n == 2:
+        pair = k.r(P.LdOp("global", "b32", base, [B32], offset=offset, guard=inside, zero=fill))
+        halves = list(k.emit(P.MovOp("b32", [pair], [half, half])).results)
     else:
-        half = RegType(dt)
-        if n == 2:
-            pair = k.r(P.LdOp("global", "b32", base, [B32], offset=offset, guard=inside))
-            halves = list(k.emit(P.MovOp("b32", [pair], [half, half])).results)
-        else:
-            halves = [k.r(P.LdOp("global", "b16", base, [half], offset=offset, guard=inside))]
-        vals = [k.r(P.CvtOp("f32", dt, [x], F32)) for x in halves]
-    if inside is None:
-        return vals
-    return [k.r(P.SelpOp("f32", v, zero, inside)) for v in vals]
+        halves = [k.r(P.LdOp("global", "b16", base, [half], offset=offset, guard=inside, zero=fill))]
+    return [k.r(P.CvtOp("f32", dt, [x], F32)) for x in halves]
 
 
 @lowers(reg.ReadOp)

@@ -19,7 +19,7 @@
 // CHECK-DAG:  .reg .b32 %r<20>;
 // CHECK-DAG:  .reg .b64 %rd<6>;
 // CHECK-DAG:  .reg .b32 %bhh<2>;
-// CHECK-DAG:  .reg .f32 %f<9>;
+// CHECK-DAG:  .reg .f32 %f<11>;
 // CHECK-DAG:  .shared .align 128 .b8 smem[4096];
 // CHECK:      ld.param.u64 %rd1, [g];
 // CHECK-NEXT: mov.u64 %rd2, tmap;
@@ -77,6 +77,9 @@
 // CHECK-NEXT: st.release.gpu.global.u32 [%rd1], %r{{[0-9]+}};
 // CHECK-NEXT: @%p1 atom.acq_rel.gpu.global.add.u32 %r19, [%rd1+8], %r4;
 // CHECK-NEXT: bar.warp.sync 0xffffffff;
+// CHECK-NEXT: mov.b32 %f9, 0;
+// CHECK-NEXT: mov.b32 %f10, 0;
+// CHECK-NEXT: @%p1 ld.global.v2.f32 {%f9, %f10}, [%rd1];
 // CHECK-NEXT: ret;
 // CHECK-NEXT: }
 

@@ -132,6 +132,14 @@ ptx.kernel attributes {sym_name = "k", params = [], param_types = []} {
 
 // -----
 ptx.kernel attributes {sym_name = "k", params = [], param_types = []} {
+  %g = ptx.const {ty = "u64", value = 0 : i64} : () -> !ptx.reg<b64>
+  %v = ptx.ld [%g] {space = "global", ty = "f32", zero} : !ptx.reg<b64> -> (!ptx.reg<f32>)
+  ptx.ret
+}
+// CHECK: ptx.ld: zero (the results where the guard fails) needs a guard
+
+// -----
+ptx.kernel attributes {sym_name = "k", params = [], param_types = []} {
   %s = ptx.const {ty = "u32", value = 0 : i64} : () -> !ptx.reg<b32>
   %d = ptx.wgmma_desc %s {lbo = 24 : i32, sbo = 1024 : i32, swizzle = "128B"} : (!ptx.reg<b32>) -> !ptx.reg<b64>
   ptx.ret

@@ -106,6 +106,8 @@ ptx.kernel attributes {sym_name = "all_ops", params = ["g", "tmap"], param_types
   %old = ptx.atom [%g] if %p, (%a) {space = "global", ty = "u32", offset = 8 : i32, sem = "acq_rel.gpu"} : !ptx.reg<b64> if !ptx.reg<pred>, (!ptx.reg<b32>) -> (!ptx.reg<b32>)
   // CHECK-NEXT: ptx.bar_warp_sync {mask = 4294967295 : i64}
   ptx.bar_warp_sync {mask = 4294967295 : i64} : () -> ()
+  // CHECK-NEXT: %z0, %z1 = ptx.ld [%g] if %p {space = "global", ty = "f32", zero} : !ptx.reg<b64> if !ptx.reg<pred> -> (!ptx.reg<f32>, !ptx.reg<f32>)
+  %z0, %z1 = ptx.ld [%g] if %p {space = "global", ty = "f32", zero} : !ptx.reg<b64> if !ptx.reg<pred> -> (!ptx.reg<f32>, !ptx.reg<f32>)
   // CHECK-NEXT: ptx.ret
   ptx.ret
 }

@@ -24,8 +24,7 @@
 
 // a bias per column: value v of a lane adds the col fragment's value of its column, so the
 // rows g and g + 8 of a tile (values 0, 2 and 1, 3) add the same two registers
-// BIAS: selp.f32 [[B0:%f[0-9]+]], %f{{[0-9]+}}, %f{{[0-9]+}}, %p{{[0-9]+}};
-// BIAS-NEXT: selp.f32 [[B1:%f[0-9]+]], %f{{[0-9]+}}, %f{{[0-9]+}}, %p{{[0-9]+}};
+// BIAS: @%p{{[0-9]+}} ld.global.v2.f32 {[[B0:%f[0-9]+]], [[B1:%f[0-9]+]]}
 // BIAS: add.f32 %f{{[0-9]+}}, %f{{[0-9]+}}, [[B0]];
 // BIAS-NEXT: add.f32 %f{{[0-9]+}}, %f{{[0-9]+}}, [[B1]];
 // BIAS-NEXT: add.f32 %f{{[0-9]+}}, %f{{[0-9]+}}, [[B0]];
