@@ -259,10 +259,12 @@ ATTENTION_GRAD_PARTS = ("delta", "q", "k", "v", "kv", "qkv")
 # FUSED_DQ_MASKED_MIN_KEYS): with its groups scheduled (`reg-wgmma-schedule`) and dQ's
 # kernel reading its rows' statistics once a tile (`reg-hoist-loads`), the kernels alone
 # (H100) at d=128 measured 1.00x the two kernels at 1k tokens, 1.09x at 4k, 1.16x at 16k;
-# causal 0.88x at 1k, 0.99x at 4k, 1.05x at 16k. At d=64 (blocks of 64 keys) slower than
-# the two (research/benchmarks.md).
+# causal 0.88x at 1k, 0.99x at 4k, 1.05x at 16k. Once guarded loads stopped spilling
+# (`ptx.ld{zero}`), the op (H100) measured the one kernel 0.95x the two at 1k, 1.01x at 2k;
+# causal 0.90x at 1k, 1.00x at 2k. At d=64 (blocks of 64 keys) slower than the two
+# (research/benchmarks.md).
 FUSED_DQ_DIMS: tuple[int, ...] = (128,)
-FUSED_DQ_MIN_KEYS = 1024
+FUSED_DQ_MIN_KEYS = 2048
 FUSED_DQ_MASKED_MIN_KEYS = 4096
 
 
