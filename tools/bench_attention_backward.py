@@ -2,7 +2,7 @@
 """Time napkin's attention backward against torch's SDPA backends, side by side.
 
     python3 tools/bench_attention_backward.py [--seqs 1024,4096] [--dims 64,128] [--dtype bf16|f16] [--fused]
-                                              [--group R] [--spherical]
+                                              [--group R] [--spherical] [--step]
 
 The FlashAttention-3 paper's setting: batch x sequence = 16k tokens, hidden 2048 (32 heads
 of 64 or 16 heads of 128), causal and not. napkin's backward is
@@ -16,8 +16,11 @@ flash-attn-4 package's CuTe DSL kernels) is timed too where it is installed
 (`../shared/tools/fa4-peer`). `--group R` gives K and V one head for R query heads
 (grouped-query attention: SDPA with `enable_gqa`, FA4 with fewer K and V heads).
 `--spherical` adds a row of spherical attention's backward at each shape, which no peer
-has, with its ratio to napkin's own softmax backward there. The table is printed last and
-written to $OUT/bench_attention_backward.txt.
+has, with its ratio to napkin's own softmax backward there. `--step` times a training
+step's attention instead: the forward and the backward through autograd, each call
+(napkin's `napkin_ir.torch.attention`, SDPA's backends, FA4's `flash_attn_func`), FLOPs
+3.5x the forward's. The table is printed last and written to
+$OUT/bench_attention_backward.txt.
 """
 
 from __future__ import annotations
@@ -89,6 +92,7 @@ def main() -> int:
     ap.add_argument("--dtype", choices=["bf16", "f16"], default="bf16")
     ap.add_argument("--group", type=int, default=1, help="query heads per key/value head (grouped-query attention)")
     ap.add_argument("--spherical", action="store_true", help="also time spherical attention's backward (napkin only)")
+    ap.add_argument("--step", action="store_true", help="time the forward and the backward together (a training step's attention)")
     ap.add_argument("--fused", action="store_true", help="also time dQ, dK and dV from one kernel and dQ apart, at every shape "
                     "(the default picks one: napkin_ir.torch.backward_parts)")
     args = ap.parse_args()
@@ -104,9 +108,10 @@ def main() -> int:
     lines = [f"device: {name}  torch {torch.__version__}  {date.today().isoformat()}",
              f"command: python3 tools/bench_attention_backward.py --seqs {args.seqs} --dims {args.dims} --dtype {args.dtype}"
              + (" --fused" if args.fused else "") + (f" --group {args.group}" if args.group > 1 else "")
-             + (" --spherical" if args.spherical else ""), "",
+             + (" --spherical" if args.spherical else "") + (" --step" if args.step else ""), "",
              f"{'shape':<28}{'napkin err':>11}" + "".join(f"{x:>12}" for x in PEERS)
-             + f"{'vs cudnn':>10}{'vs flash':>10}{'vs fa4':>10}", "TFLOP/s of the backward (2.5x the forward's FLOPs)"
+             + f"{'vs cudnn':>10}{'vs flash':>10}{'vs fa4':>10}",
+             "TFLOP/s of the forward and the backward (3.5x the forward's FLOPs)" if args.step else "TFLOP/s of the backward (2.5x the forward's FLOPs)"
              + ("" if fa4 else "; fa4: not installed (../shared/tools/fa4-peer)")]
     backends = {"cudnn": SDPBackend.CUDNN_ATTENTION, "flash": SDPBackend.FLASH_ATTENTION, "efficient": SDPBackend.EFFICIENT_ATTENTION}
     for d in map(int, args.dims.split(",")):
@@ -116,7 +121,7 @@ def main() -> int:
             hk = h // args.group
             heads = f"h{h}" if hk == h else f"h{h}/{hk}"  # query heads / key and value heads
             softmax_tf = 0.0
-            for kind in ("softmax", "causal", *(("spherical",) if args.spherical else ())):
+            for kind in ("softmax", "causal", *(("spherical",) if args.spherical and not args.step else ())):
                 causal = kind == "causal"
                 q, g = (torch.randn(b, h, n, d, device="cuda").to(dt) for _ in range(2))
                 k, v = (torch.randn(b, hk, n, d, device="cuda").to(dt) for _ in range(2))
@@ -132,30 +137,54 @@ def main() -> int:
                     print(row, flush=True)
                     lines.append(row)
                     continue
-                if args.fused and d in (64, 128) and torch.cuda.get_device_capability() == (9, 0):
+                if args.step:  # the forward too, through autograd, as a model's training step runs it
+                    qs, ks, vs = (x.detach().clone().requires_grad_() for x in (q, k, v))
+                    fns = {"napkin": lambda qs=qs, ks=ks, vs=vs: torch.autograd.grad(nt.attention(qs, ks, vs, kind), (qs, ks, vs), g)}
+                if args.fused and not args.step and d in (64, 128) and torch.cuda.get_device_capability() == (9, 0):
                     for label, fused in (("fused", True), ("apart", False)):
                         fns[label] = lambda fused=fused: _plan(nt, fused, d, lambda: torch.ops.napkin.attention_backward(
                             q, k, v, out, lse, g, None, kind, None))
                 for label, backend in backends.items():
                     qs, ks, vs = (x.detach().clone().requires_grad_() for x in (q, k, v))
+                    gqa = {"enable_gqa": True} if hk < h else {}
                     try:
                         with sdpa_kernel(backend):
-                            o = F.scaled_dot_product_attention(qs, ks, vs, is_causal=causal, **({"enable_gqa": True} if hk < h else {}))
+                            o = F.scaled_dot_product_attention(qs, ks, vs, is_causal=causal, **gqa)
                         torch.autograd.grad(o, (qs, ks, vs), g, retain_graph=True)
                     except RuntimeError as e:
                         print(f"  {label}: n/a ({str(e).splitlines()[0][:80]})", flush=True)
                         continue
+                    if args.step:
+                        def step(backend=backend, qs=qs, ks=ks, vs=vs, gqa=gqa):
+                            with sdpa_kernel(backend):
+                                o = F.scaled_dot_product_attention(qs, ks, vs, is_causal=causal, **gqa)
+                            return torch.autograd.grad(o, (qs, ks, vs), g)
+                        fns[label] = step
+                        continue
                     fns[label] = (lambda o=o, qs=qs, ks=ks, vs=vs: torch.autograd.grad(o, (qs, ks, vs), g, retain_graph=True))
                 if fa4 is not None:  # FlashAttention-4's CuTe DSL kernels: [batch, tokens, heads, head dim]
                     q4, k4, v4 = (x.transpose(1, 2).contiguous().requires_grad_() for x in (q, k, v))
-                    o4 = fa4(q4, k4, v4, causal=causal)
-                    o4 = o4[0] if isinstance(o4, tuple) else o4
                     g4 = g.transpose(1, 2).contiguous()
-                    fns["fa4"] = lambda o4=o4, q4=q4, k4=k4, v4=v4, g4=g4: torch.autograd.grad(o4, (q4, k4, v4), g4, retain_graph=True)
+                    try:
+                        o4 = fa4(q4, k4, v4, causal=causal)
+                        o4 = o4[0] if isinstance(o4, tuple) else o4
+                        torch.autograd.grad(o4, (q4, k4, v4), g4, retain_graph=True)
+                    except Exception as e:  # noqa: BLE001 (a head dim or GPU it has no kernel for)
+                        print(f"  fa4: n/a ({str(e).splitlines()[0][:80] if str(e) else type(e).__name__})", flush=True)
+                        o4 = None
+                    if o4 is None:
+                        pass
+                    elif args.step:
+                        def step4(q4=q4, k4=k4, v4=v4, g4=g4):
+                            o = fa4(q4, k4, v4, causal=causal)
+                            return torch.autograd.grad(o[0] if isinstance(o, tuple) else o, (q4, k4, v4), g4)
+                        fns["fa4"] = step4
+                    else:
+                        fns["fa4"] = lambda o4=o4, q4=q4, k4=k4, v4=v4, g4=g4: torch.autograd.grad(o4, (q4, k4, v4), g4, retain_graph=True)
                 labels = list(fns)
                 rounds = time_interleaved(torch, [fns[x] for x in labels], rounds=9, settle_s=0.05)
                 ms = {x: statistics.median(r) for x, r in zip(labels, rounds)}
-                flop = 2.5 * 4 * b * h * n * n * d / (2 if causal else 1)
+                flop = (3.5 if args.step else 2.5) * 4 * b * h * n * n * d / (2 if causal else 1)
                 tf = {x: flop / (t * 1e-3) / 1e12 for x, t in ms.items()}
                 cells = "".join(f"{tf[x]:>12.0f}" if x in tf else f"{'n/a':>12}" for x in PEERS)
                 ratio = lambda peer: f"{tf['napkin'] / tf[peer]:>10.2f}" if peer in tf else f"{'n/a':>10}"  # noqa: E731
