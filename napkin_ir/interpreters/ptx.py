@@ -386,16 +386,20 @@ class Warp:
                     self.mem.write(int(addr[l]), data)
 
     def red(self, op) -> None:
-        """`red.global.add.f32`: each lane's value added to the f32 at its address."""
+        """`red.global.add.f32` (`.v2`, `.v4`): each lane's values added to the f32s at its
+        address, one after another."""
         assert op.space.data == "global" and op.ty.data == "f32", f"the emulator adds f32 values in global memory, not {op.ty.data}"
         addr = self.get(op.addr).astype(np.int64) + _prop(op, "offset")
         on = self.get(op.guard) if op.guard is not None else np.ones(32, bool)
-        v = self.get(op.values[0])
-        assert not (addr[on] % 4).any(), "a misaligned 4-byte red"
+        n = len(op.values)
+        vals = [self.get(x) for x in op.values]
+        assert not (addr[on] % (4 * n)).any(), f"a misaligned {4 * n}-byte red"
         for l in range(32):
             if on[l]:
-                old = np.frombuffer(self.mem.read(int(addr[l]), 4), np.float32)[0]
-                self.mem.write(int(addr[l]), np.float32(old + np.frombuffer(np.asarray(v[l]).tobytes(), np.float32)[0]).tobytes())
+                for i, v in enumerate(vals):
+                    at = int(addr[l]) + 4 * i
+                    old = np.frombuffer(self.mem.read(at, 4), np.float32)[0]
+                    self.mem.write(at, np.float32(old + np.frombuffer(np.asarray(v[l]).tobytes(), np.float32)[0]).tobytes())
 
     def atom(self, op) -> np.ndarray:
         """`atom.global.add.u32`: each lane's value added to the word at its address, lane by

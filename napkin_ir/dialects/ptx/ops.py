@@ -574,27 +574,38 @@ class StOp(MemOp):
 
 @irdl_op_definition
 class RedOp(MemOp):
-    """Add to memory, atomically, keeping no result: `[@p] red{.space}.add.type [addr+offset], a;`
-    (a block's part of a sum that several blocks add into one f32 global)."""
+    """Add to memory, atomically, keeping no result: `[@p] red{.space}.add{.vN}.type
+    [addr+offset], a;` (a block's part of a sum that several blocks add into one f32
+    global). Two or four adjacent f32 values at once (`.v2.f32`, `.v4.f32`) need sm_90 and
+    PTX ISA 8.1, which the printer then declares."""
 
     name = "ptx.red"
     values = var_operand_def(RegType)
     irdl_options = (AttrSizedOperandSegments(as_property=True), ParsePropInAttrDict())
     assembly_format = "` ` `[` $addr `]` (`if` $guard^)? `,` `(` $values `)` attr-dict `:` type($addr) (`if` type($guard)^)? `,` `(` type($values) `)`"
 
-    def __init__(self, space: str, ty: str, addr: SSAValue, value: SSAValue, *, offset: int = 0, guard: SSAValue | None = None):
-        super().__init__(operands=[[value], addr, [guard] if guard else []], properties=_props(space=space, ty=ty, offset=offset or None))
+    def __init__(self, space: str, ty: str, addr: SSAValue, value: SSAValue | Sequence[SSAValue], *, offset: int = 0,
+                 guard: SSAValue | None = None):
+        values = [value] if isinstance(value, SSAValue) else list(value)
+        super().__init__(operands=[values, addr, [guard] if guard else []], properties=_props(space=space, ty=ty, offset=offset or None))
+
+    @property
+    def vector(self) -> bool:
+        """Whether it adds several values at once (sm_90, PTX ISA 8.1)."""
+        return len(self.values) > 1
 
     def verify_(self) -> None:
         self._verify_mem(self.values)
-        require(len(self.values) == 1, self, "adds one value (vector forms need PTX ISA 8.1)")
+        require(not self.vector or (self.ty.data == "f32" and self.space.data == "global"), self,
+                f"adds several values at once as .f32 into global memory only, not .{self.ty.data} into .{self.space.data}")
         require(self.space.data in ("global", "shared", "shared::cta", ""), self, f"adds into global or shared memory, not .{self.space.data}")
         require(self.ty.data in ("f32", "f64", "u32", "s32", "u64"), self, f"adds .f32, .f64, .u32, .s32 or .u64, not .{self.ty.data}")
 
     def ptx_lines(self, names: Namer) -> list[str]:
         guard = f"@{names(self.guard)} " if self.guard is not None else ""
         space = f".{self.space.data}" if self.space.data else ""
-        return [f"{guard}red{space}.add.{self.ty.data} {_addr(names, self.addr, _i(self.offset))}, {names(self.values[0])};"]
+        vec, v = (f".v{len(self.values)}", _vec(names, self.values)) if self.vector else ("", names(self.values[0]))
+        return [f"{guard}red{space}.add{vec}.{self.ty.data} {_addr(names, self.addr, _i(self.offset))}, {v};"]
 
 
 @irdl_op_definition

@@ -115,6 +115,8 @@ def _store(k: KernelLowering, op: reg.StoreOp) -> None:
             old = k.emit(P.LdOp("global", "f32", base, [F32, F32], offset=off, cache="cg", guard=k.both(inside, turn.later)))
             sums = [k.r(P.SelpOp("f32", x[i + n], k.r(P.AddOp("f32", old.dsts[n], x[i + n])), turn.first)) for n in range(2)]
             k.emit(P.StOp("global", "f32", base, sums, offset=off, guard=inside))
+        elif op.accumulate is not None and k.panels:  # sm_90: the pair added atomically at once
+            k.emit(P.RedOp("global", "f32", base, [x[i], x[i + 1]], offset=off, guard=inside))
         elif op.accumulate is not None:  # a part of a split sum: added, each value atomically
             for n in range(2):
                 k.emit(P.RedOp("global", "f32", base, x[i + n], offset=off + 4 * n, guard=inside))

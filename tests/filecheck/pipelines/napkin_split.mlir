@@ -1,5 +1,6 @@
 // split=S: S blocks share each output tile's contraction, each streaming its part of k
-// and adding its sum into the f32 output (red.global.add.f32); the launch contract names
+// and adding its sum into the f32 output (red.global.add.f32; on sm_90 a lane's pair at once,
+// red.global.add.v2.f32, which PTX ISA 8.1 has); the launch contract names
 // the output `accumulate`, to be zeroed before each launch. Both pipelines assemble.
 // A bf16 output (HALF): each part writes its f32 sums to its slice of the kernel's scratch
 // (mm_out_parts), each warp counts its arrival (mm_out_arrivals, atom), and the warp that
@@ -12,7 +13,7 @@
 // RUN: filecheck %s --check-prefix=JSON < %t.80.json
 // RUN: napkin-opt %s -p 'napkin-sm90{block="128,128,64" split=4}' -t ptx -o %t.90.ptx --launch-json %t.90.json
 // RUN: %ptxas -arch=sm_90a %t.90.ptx -o %t.90.cubin 2>&1 | filecheck %s --check-prefix=QUIET --allow-empty
-// RUN: filecheck %s --check-prefix=PTX < %t.90.ptx
+// RUN: filecheck %s --check-prefix=PTX90 < %t.90.ptx
 // RUN: filecheck %s --check-prefix=JSON90 < %t.90.json
 // RUN: not napkin-opt %s -p 'napkin-sm90{block="128,128,64" split=40}' 2>&1 | filecheck %s --check-prefix=MANY
 // RUN: not napkin-opt %s -p 'napkin-sm90{block="128,128,64" split=4 cluster=2}' 2>&1 | filecheck %s --check-prefix=CLUSTER
@@ -31,6 +32,11 @@
 // PTX: mov.u32 {{%r[0-9]+}}, %ctaid.z;
 // PTX: red.global.add.f32 [{{%rd[0-9]+}}], {{%f[0-9]+}};
 // PTX-NOT: st.global
+// PTX90: .version 8.1
+// PTX90: mov.u32 {{%r[0-9]+}}, %ctaid.z;
+// PTX90: red.global.add.v2.f32 [{{%rd[0-9]+}}], {{{%f[0-9]+}}, {{%f[0-9]+}}};
+// PTX90-NOT: red.global.add.f32
+// PTX90-NOT: st.global
 // JSON: "name": "mm_out",
 // JSON: "role": "accumulate",
 // JSON: "grid": [2, 1, 4],

@@ -4,8 +4,11 @@
 // RUN: %ptxas -arch=sm_90a %t.ptx -o %t.cubin
 // An explicit sm_80 target refuses the Hopper instructions.
 // RUN: not napkin-opt %S/../dialects/ptx/roundtrip.mlir -t "ptx{arch=sm_80}" 2>&1 | filecheck %s --check-prefix=SM80
+// A vector red (red.global.add.v2.f32) makes the module PTX ISA 8.1; an older version asked for is refused.
+// RUN: not napkin-opt %S/../dialects/ptx/roundtrip.mlir -t 'ptx{version="8.0"}' 2>&1 | filecheck %s --check-prefix=V80
+// RUN: not napkin-opt %S/../dialects/ptx/roundtrip.mlir -t 'ptx{version="eight"}' 2>&1 | filecheck %s --check-prefix=VBAD
 
-// CHECK:      .version 8.0
+// CHECK:      .version 8.1
 // CHECK-NEXT: .target sm_90a
 // CHECK-NEXT: .address_size 64
 // CHECK:      .extern .shared .align 128 .b8 dsmem[];
@@ -37,6 +40,7 @@
 // CHECK-NEXT: @%p1 ld.global.v2.f32 {%f3, %f4}, [%rd1+16];
 // CHECK-NEXT: st.shared.v2.f32 [%r1], {%f3, %f4};
 // CHECK-NEXT: @%p1 red.global.add.f32 [%rd1+4], %f3;
+// CHECK-NEXT: @%p1 red.global.add.v2.f32 [%rd1+8], {%f3, %f4};
 // CHECK-NEXT: bar.sync 0;
 // CHECK-NEXT: bar.arrive %r{{[0-9]+}}, 256;
 // CHECK-NEXT: shfl.sync.bfly.b32 %r7, %r4, 1, 31, 0xffffffff;
@@ -83,4 +87,6 @@
 // CHECK-NEXT: ret;
 // CHECK-NEXT: }
 
+// V80: napkin-opt: error: the module adds vectors atomically (red.global.add.v2.f32), which PTX ISA 8.1 has, not 8.0
+// VBAD: napkin-opt: error: unknown PTX ISA version 'eight'; expected major.minor, such as 8.1
 // SM80: napkin-opt: error: ptx.{{[a-z_]+}} in @all_ops needs sm_90{{a?}}, but the target is sm_80

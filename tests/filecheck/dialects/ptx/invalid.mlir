@@ -235,6 +235,24 @@ ptx.kernel attributes {sym_name = "k", params = [], param_types = []} {
 // -----
 ptx.kernel attributes {sym_name = "k", params = [], param_types = []} {
   %g = ptx.const {ty = "u64", value = 0 : i64} : () -> !ptx.reg<b64>
+  %a = ptx.const {ty = "u32", value = 1 : i64} : () -> !ptx.reg<b32>
+  ptx.red [%g], (%a, %a) {space = "global", ty = "u32"} : !ptx.reg<b64>, (!ptx.reg<b32>, !ptx.reg<b32>)
+  ptx.ret
+}
+// CHECK: ptx.red: adds several values at once as .f32 into global memory only, not .u32 into .global
+
+// -----
+ptx.kernel attributes {sym_name = "k", params = [], param_types = []} {
+  %g = ptx.const {ty = "u64", value = 0 : i64} : () -> !ptx.reg<b64>
+  %f = ptx.const {ty = "f32", value = 1.0 : f64} : () -> !ptx.reg<f32>
+  ptx.red [%g], (%f, %f, %f) {space = "global", ty = "f32"} : !ptx.reg<b64>, (!ptx.reg<f32>, !ptx.reg<f32>, !ptx.reg<f32>)
+  ptx.ret
+}
+// CHECK: ptx.red: moves 1, 2 or 4 values (v2, v4), got 3
+
+// -----
+ptx.kernel attributes {sym_name = "k", params = [], param_types = []} {
+  %g = ptx.const {ty = "u64", value = 0 : i64} : () -> !ptx.reg<b64>
   %h = ptx.const {ty = "f32", value = 1.0 : f64} : () -> !ptx.reg<f32>
   %o = ptx.atom [%g], (%h) {space = "global", ty = "f32", sem = "acq_rel.gpu"} : !ptx.reg<b64>, (!ptx.reg<f32>) -> (!ptx.reg<f32>)
   ptx.ret

@@ -35,6 +35,8 @@ ptx.kernel attributes {sym_name = "all_ops", params = ["g", "tmap"], param_types
   ptx.st [%s], (%v0, %v1) {space = "shared", ty = "f32"} : !ptx.reg<b32>, (!ptx.reg<f32>, !ptx.reg<f32>)
   // CHECK-NEXT: ptx.red [%g] if %p, (%v0) {space = "global", ty = "f32", offset = 4 : i32} : !ptx.reg<b64> if !ptx.reg<pred>, (!ptx.reg<f32>)
   ptx.red [%g] if %p, (%v0) {space = "global", ty = "f32", offset = 4 : i32} : !ptx.reg<b64> if !ptx.reg<pred>, (!ptx.reg<f32>)
+  // CHECK-NEXT: ptx.red [%g] if %p, (%v0, %v1) {space = "global", ty = "f32", offset = 8 : i32} : !ptx.reg<b64> if !ptx.reg<pred>, (!ptx.reg<f32>, !ptx.reg<f32>)
+  ptx.red [%g] if %p, (%v0, %v1) {space = "global", ty = "f32", offset = 8 : i32} : !ptx.reg<b64> if !ptx.reg<pred>, (!ptx.reg<f32>, !ptx.reg<f32>)
   // CHECK-NEXT: ptx.bar_sync {id = 0 : i32}
   ptx.bar_sync {id = 0 : i32} : () -> ()
   // CHECK-NEXT: ptx.bar_named %a {mode = "arrive", threads = 256 : i64} : (!ptx.reg<b32>) -> ()
