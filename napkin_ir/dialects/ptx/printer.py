@@ -229,11 +229,12 @@ def print_ptx(module: Operation, out: IO[str], target: str | None = None, versio
 
 @dataclass(frozen=True)
 class PtxTarget(Target):
-    """`-t ptx` (or `-t ptx{arch=sm_90a}`): print the module as PTX."""
+    """`-t ptx` (or `-t ptx{arch=sm_90a}`, `-t ptx{version=8.3}`): print the module as PTX.
+    The version may be written as a number or quoted."""
 
     name = "ptx"
     arch: str = ""
-    version: str = ""
+    version: str | float | int = ""
 
     def emit(self, ctx: Context, module: BuiltinModuleOp, output: IO[str]) -> None:
-        print_ptx(module, output, self.arch or None, self.version or None)
+        print_ptx(module, output, self.arch or None, str(self.version) if self.version else None)

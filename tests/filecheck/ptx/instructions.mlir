@@ -7,6 +7,9 @@
 // A vector red (red.global.add.v2.f32) makes the module PTX ISA 8.1; an older version asked for is refused.
 // RUN: not napkin-opt %S/../dialects/ptx/roundtrip.mlir -t 'ptx{version="8.0"}' 2>&1 | filecheck %s --check-prefix=V80
 // RUN: not napkin-opt %S/../dialects/ptx/roundtrip.mlir -t 'ptx{version="eight"}' 2>&1 | filecheck %s --check-prefix=VBAD
+// The version written as a number, as quoted: a newer one is printed, a whole number refused by name.
+// RUN: napkin-opt %S/../dialects/ptx/roundtrip.mlir -t 'ptx{version=8.3}' | filecheck %s --check-prefix=V83
+// RUN: not napkin-opt %S/../dialects/ptx/roundtrip.mlir -t 'ptx{version=8}' 2>&1 | filecheck %s --check-prefix=V8
 
 // CHECK:      .version 8.1
 // CHECK-NEXT: .target sm_90a
@@ -89,4 +92,6 @@
 
 // V80: napkin-opt: error: the module adds vectors atomically (red.global.add.v2.f32), which PTX ISA 8.1 has, not 8.0
 // VBAD: napkin-opt: error: unknown PTX ISA version 'eight'; expected major.minor, such as 8.1
+// V83: .version 8.3
+// V8: napkin-opt: error: unknown PTX ISA version '8'; expected major.minor, such as 8.1
 // SM80: napkin-opt: error: ptx.{{[a-z_]+}} in @all_ops needs sm_90{{a?}}, but the target is sm_80
