@@ -556,13 +556,18 @@ class AttentionConfig:
 
 def attention_configs(module: ModuleOp, space: AttentionSpace = AttentionSpace()) -> list[AttentionConfig]:
     """The distinct configurations of `space` for the attention in `module`: tiles fitted to
-    its axes as napkin-sm90 fits them (`sm90_tiles`: the output's store too),
-    ping-pong only with two warpgroups or more (one has no one to take turns with)."""
+    its axes as napkin-sm90 fits them (`sm90_tiles`: the output's store too; tiles it
+    refuses for the kernel, as more than 64 keys for the gradient's kernels of three
+    products or more at head dims over 64, are left out), ping-pong only with two
+    warpgroups or more (one has no one to take turns with)."""
     axes, _ = attention_shape(module)
     i, j = axes.query, axes.keys
     out: dict[tuple, AttentionConfig] = {}
     for rows, keys, stages in itertools.product(space.block_rows, space.stream_sizes, space.stages):
-        block, stream, _, _, store = sm90_tiles(module, rows, keys, stages, space.blocks_per_sm, space.store)
+        try:
+            block, stream, _, _, store = sm90_tiles(module, rows, keys, stages, space.blocks_per_sm, space.store)
+        except PassFailedException:
+            continue
         for overlap, pingpong in itertools.product(space.overlap, space.pingpong):
             cfg = AttentionConfig(i, j, block, stream, stages, overlap, pingpong and block > 64, space.blocks_per_sm, space.persistent,
                                   store, space.q_registers)

@@ -188,3 +188,17 @@ def test_q_in_registers_is_given_to_the_search_not_searched():
     with pytest.raises(UserError, match="over the 240 setmaxnreg gives the consumers"):
         autotile_attention(module, H200, space=AttentionSpace(block_rows=(128,), stream_sizes=(176,), stages=(2,), q_registers=True),
                            progress=lambda *_: None)
+
+
+@pytest.mark.parametrize("part", ["q", "kv"])
+def test_the_gradients_kernels_are_searched_within_the_tiles_they_take(part):
+    """The gradient's kernels of three or four products at d=128 take at most 64 keys (or
+    queries) a tile: the search leaves the wider tiles out, rather than failing on them, and
+    chooses among the rest."""
+    from napkin_ir.attention_diagrams import gradient_passes
+
+    module = run_pipeline(attention_diagram("softmax", b=1, h=2, n=512, d=128), gradient_passes("softmax", part))
+    configs = attention_configs(module)
+    assert configs and all(c.stream == 64 for c in configs)
+    result = autotile_attention(module, H200, progress=lambda *_: None)
+    assert result.config.stream == 64
