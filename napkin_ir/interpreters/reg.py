@@ -13,10 +13,10 @@ from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
-from xdsl.interpreter import Interpreter, InterpreterFunctions, impl, register_impls
-from xdsl.utils.exceptions import InterpretationError
 from xdsl.dialects import scf
+from xdsl.interpreter import Interpreter, InterpreterFunctions, impl, register_impls
 from xdsl.ir import Operation
+from xdsl.utils.exceptions import InterpretationError
 
 from napkin_ir.dialects import hbm, reg
 from napkin_ir.interpreters.smem import Buffer, check_readable
@@ -376,7 +376,7 @@ def _fragments_of_stage(op: reg.LdmatrixOp | reg.ReadOp, buf: Any, stage: int, a
 
 
 @dataclass
-class InFlightReads:
+class InFlightReads(Interpreter.Listener):
     """An interpreter listener: an op that reads a value a wgmma group makes before a
     `reg.wgmma_wait` has retired that group is an error (on the GPU it would read registers
     the tensor cores are still writing). Products may take such a value as their
@@ -391,6 +391,3 @@ class InFlightReads:
             if self.fns.in_flight(value):
                 raise InterpretationError(f"{op.name} reads operand {n}, which a wgmma group still in flight makes: "
                                           "a reg.wgmma_wait must retire the group first")
-
-    def did_interpret_op(self, op: Operation, results: tuple[Any, ...]) -> None:
-        pass
