@@ -34,11 +34,17 @@ from xdsl.rewriter import InsertPoint, Rewriter
 from napkin_ir.dialects import reg
 
 
+def only_read(load: reg.LoadOp) -> bool:
+    """Whether the kernel only reads the global `load` reads (its every use is a
+    `reg.load`): a read anywhere else sees the same values."""
+    return all(isinstance(u.operation, reg.LoadOp) for u in load.source.uses)
+
+
 def hoist(loop: scf.ForOp) -> int:
     """Move `loop`'s invariant loads before it; how many moved."""
     moved = 0
     for op in list(loop.body.block.ops):
-        if not isinstance(op, reg.LoadOp) or not all(isinstance(u.operation, reg.LoadOp) for u in op.source.uses):
+        if not isinstance(op, reg.LoadOp) or not only_read(op):
             continue
         # every offset made outside the loop (not the induction variable, a carried value or an op of its body)
         if any(loop.is_ancestor(v.owner) if isinstance(v.owner, Operation) else v.owner is loop.body.block for v in op.operands):

@@ -34,32 +34,22 @@ from dataclasses import dataclass
 
 from xdsl.context import Context
 from xdsl.dialects import builtin
-from xdsl.ir import Block, Operation
+from xdsl.ir import Block
 from xdsl.passes import ModulePass
 from xdsl.rewriter import InsertPoint, Rewriter
 
 from napkin_ir.dialects import reg
+from napkin_ir.passes.hoist_loads import only_read
 
 
-def _in_block(op: Operation, block: Block) -> Operation | None:
-    """The op of `block` that holds `op` (itself, or an ancestor), if any."""
-    while op.parent_block() is not block:
-        parent = op.parent_op()
-        if parent is None:
-            return None
-        op = parent
-    return op
-
-
-def reload(block: Block) -> int:
-    """Give each load of `block` that is used past a wgmma wait a fresh load there; how many made."""
-    made = 0
+def reload(block: Block) -> None:
+    """Give each load of `block` that is used past a wgmma wait a fresh load there."""
     for load in [o for o in block.ops if isinstance(o, reg.LoadOp)]:
-        if not all(isinstance(u.operation, reg.LoadOp) for u in load.source.uses):
+        if not only_read(load):
             continue  # the kernel writes this global: a later read may see other values
         users = {}
         for use in load.result.uses:
-            holder = _in_block(use.operation, block)
+            holder = block.find_ancestor_op_in_block(use.operation)
             if holder is not None:
                 users.setdefault(holder, []).append(use)
         current, used, waited = load, False, False
@@ -71,13 +61,11 @@ def reload(block: Block) -> int:
                 if waited:
                     current = load.clone()
                     Rewriter.insert_op(current, InsertPoint.before(op))
-                    made += 1
                     waited = False
                 for use in users[op]:
                     use.operation.operands[use.index] = current.result
                 used = True
             op = op.next_op
-    return made
 
 
 @dataclass(frozen=True)
