@@ -262,9 +262,10 @@ def schedule_pays(module: ModuleOp) -> bool:
     of each other (the gradient's S and dP, then dV beside dS), it measured 3-13% faster
     for dQ's kernel, 7-9% for dK and dV's at d=128, 5-9% for theirs at d=64 under a mask
     (64 queries a tile), and 9-31% for the one kernel of all three (unmasked and causal,
-    1k-16k tokens); dK and dV's kernel spills more with dP in flight beside its two
-    accumulators and measured up to 3% slower at d=64 unmasked and up to 4% under a causal
-    mask at d=128 (research/benchmarks.md). The forward's products each need the one before (P V
+    1k-16k tokens); dK and dV's kernel, with dP in flight beside its two accumulators,
+    measured up to 3% slower at d=64 unmasked and up to 4% under a causal mask at d=128,
+    and once guarded loads stopped spilling (`ptx.ld{zero}`) 1% and 1-2% slower (at d=64
+    it still spills 36 bytes a thread; research/benchmarks.md). The forward's products each need the one before (P V
     the softmax of S): nothing is issued early, and its loops are `reg-wgmma-overlap`'s."""
     axes, sizes = attention_shape(module)
     if not _gradient(module, axes):
