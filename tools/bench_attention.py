@@ -16,6 +16,8 @@ of 64 or 16 heads of 128), sequence 1k, 4k and 16k, causal and not. For each sha
 the same run: napkin's kernel in a few tile configurations (each checked against torch
 first; the fastest correct one is reported), and torch's SDPA with each backend it offers
 (`torch.nn.attention.sdpa_kernel`: FLASH_ATTENTION, CUDNN_ATTENTION, EFFICIENT_ATTENTION).
+FlashAttention-4 (`fa4`: the flash-attn-4 package's CuTe DSL kernels, on inputs laid out
+[batch, tokens, heads, head dim]) is timed too where it is installed (`../shared/tools/fa4-peer`).
 Spherical attention (no softmax: the scores over their L2 norm) is timed against napkin's
 own softmax kernel at the same shapes. FLOPs are 4 B H N^2 D, halved when causal. Every
 kernel of a shape (napkin's configurations, SDPA's backends; for spherical attention, with
@@ -206,6 +208,27 @@ def in_backend(sdpa_kernel, backend, F, *args, **kwargs):
     return launch
 
 
+def fa4_launch(torch, q, k, v, causal: bool):
+    """A launch of FlashAttention-4's forward on `q`, `k`, `v` ([B, H, N, D]: copied once to its
+    [B, N, H, D]), or None where it is not installed or refuses the shape."""
+    from bench_attention_backward import fa4_func
+
+    flash_attn_func = fa4_func()
+    if flash_attn_func is None:
+        return None
+    q4, k4, v4 = (x.transpose(1, 2).contiguous() for x in (q, k, v))
+
+    def launch():
+        with torch.no_grad():
+            flash_attn_func(q4, k4, v4, causal=causal)
+    try:
+        launch()
+    except Exception as e:  # noqa: BLE001 (a head dim or GPU it has no kernel for)
+        print(f"    fa4: n/a ({str(e).splitlines()[0][:80] if str(e) else type(e).__name__})", flush=True)
+        return None
+    return launch
+
+
 def bench_shape(torch, F, sdpa_kernel, backends, n: int, d: int, t: str, configs, path: str = "sm80"):
     """The rows for one sequence length and head dim: softmax (causal and not) against each
     SDPA backend, and spherical against napkin's softmax."""
@@ -250,6 +273,8 @@ def bench_shape(torch, F, sdpa_kernel, backends, n: int, d: int, t: str, configs
         ours = correct(kind, ref)
         theirs = {name: fn for name, backend in backends
                   if (fn := in_backend(sdpa_kernel, backend, F, q, k, v, is_causal=causal)) is not None}
+        if (fn := fa4_launch(torch, q, k, v, causal)) is not None:
+            theirs["fa4"] = fn
         ms = timed(torch, {**ours, **{f"sdpa {name}": fn for name, fn in theirs.items()}})
         show(kind, flop, ms)
         best = min(ours, key=ms.__getitem__) if ours else None
@@ -318,11 +343,13 @@ def bench_gqa(torch, F, sdpa_kernel, backends, n: int, d: int, r: int, t: str):
             fn = in_backend(sdpa_kernel, backend, F, q, k, v, is_causal=causal, enable_gqa=True)
             if fn is not None:
                 fns[f"sdpa {name}"] = fn
+        if (fn := fa4_launch(torch, q, k, v, causal)) is not None:
+            fns["sdpa fa4"] = fn
         tf = {label: flop / x / 1e9 for label, x in timed(torch, fns).items()}
         for label, x in tf.items():
             print(f"  N={n} d={d} r={r} {kind} {label}: {x:.0f} TFLOP/s", flush=True)
         ours = {label: float("nan") if label in wrong else tf[label] for label in ("default", "auto")}
-        theirs = {name: tf[f"sdpa {name}"] for name, _ in backends if f"sdpa {name}" in tf}
+        theirs = {name: tf[f"sdpa {name}"] for name in (*(x for x, _ in backends), "fa4") if f"sdpa {name}" in tf}
         ungrouped = tf["ungrouped"]
         rows.append((n, d, r, causal, ours, ungrouped, theirs))
     return rows
@@ -355,16 +382,17 @@ def main() -> int:
     if args.groups:
         gqa_rows = [row for n in seqs for d in dims for r in (int(x) for x in args.groups.split(","))
                     for row in bench_gqa(torch, F, sdpa_kernel, backends, n, d, r, t)]
-        names = [name for name, _ in backends]
+        names = [name for name, _ in backends] + ["fa4"]
         lines = [f"napkin-sm90 grouped-query attention, {t}, {TOKENS} tokens, hidden {HIDDEN} (query heads), r query heads a "
                  "key/value head; TFLOP/s; 'ungrouped': napkin's kernel on K and V repeated r times",
                  f"{'seq':>6} {'d':>4} {'r':>3} {'causal':>6} {'default':>8} {'auto':>6} {'ungrouped':>9} "
-                 + " ".join(f"{x:>9}" for x in names) + f" {'vs cudnn':>8}"]
+                 + " ".join(f"{x:>9}" for x in names) + f" {'vs cudnn':>8} {'vs fa4':>8}"]
         for n, d, r, causal, ours, ungrouped, tf in gqa_rows:
             best = max((x for x in ours.values() if x == x), default=float("nan"))
             cols = " ".join(f"{tf[x]:9.0f}" if x in tf else f"{'n/a':>9}" for x in names)
             lines.append(f"{n:>6} {d:>4} {r:>3} {('yes' if causal else 'no'):>6} {ours['default']:8.0f} {ours['auto']:6.0f} "
-                         f"{ungrouped:9.0f} {cols} {best / tf['cudnn'] if 'cudnn' in tf else float('nan'):8.2f}")
+                         f"{ungrouped:9.0f} {cols} {best / tf['cudnn'] if 'cudnn' in tf else float('nan'):8.2f} "
+                         f"{best / tf['fa4'] if 'fa4' in tf else float('nan'):8.2f}")
         report(lines, "bench_attention_gqa.txt")
         return 0
     rows, sph_rows = [], []
@@ -374,16 +402,17 @@ def main() -> int:
             rows += r
             sph_rows.append(sph)
             torch.cuda.empty_cache()
-    names = [name for name, _ in backends]
+    names = [name for name, _ in backends] + ["fa4"]
     lines = [f"napkin-{args.path} attention, {t}, {TOKENS} tokens, hidden {HIDDEN}; TFLOP/s (4 B H N^2 D, halved when causal)",
              f"{'seq':>6} {'d':>4} {'causal':>6} {'napkin config':<22} {'napkin':>7} " + " ".join(f"{x:>9}" for x in names)
-             + f" {'vs flash':>8} {'vs cudnn':>8}" + "".join(f" {x:>7}" for x in NAMED if x in configs)]
+             + f" {'vs flash':>8} {'vs cudnn':>8} {'vs fa4':>8}" + "".join(f" {x:>7}" for x in NAMED if x in configs)]
     for n, d, causal, cfg, ours, tf, each in rows:
         cols = " ".join(f"{tf[x]:9.0f}" if x in tf else f"{'n/a':>9}" for x in names)
         ratio = ours / tf["flash"] if "flash" in tf else float("nan")
         vs_cudnn = ours / tf["cudnn"] if "cudnn" in tf else float("nan")
+        vs_fa4 = ours / tf["fa4"] if "fa4" in tf else float("nan")
         named = "".join(f" {each.get(x, float('nan')):7.0f}" for x in NAMED if x in configs)  # napkin's own choices, each
-        lines.append(f"{n:>6} {d:>4} {('yes' if causal else 'no'):>6} {cfg:<22} {ours:7.0f} {cols} {ratio:8.2f} {vs_cudnn:8.2f}{named}")
+        lines.append(f"{n:>6} {d:>4} {('yes' if causal else 'no'):>6} {cfg:<22} {ours:7.0f} {cols} {ratio:8.2f} {vs_cudnn:8.2f} {vs_fa4:8.2f}{named}")
     lines += ["", "spherical attention against napkin's softmax kernel (not causal)",
               f"{'seq':>6} {'d':>4} {'napkin config':<22} {'spherical':>9} {'softmax':>8} {'ratio':>6}"]
     lines += [f"{n:>6} {d:>4} {cfg:<22} {s:9.0f} {m:8.0f} {s / m:6.2f}" for n, d, cfg, s, m in sph_rows]

@@ -41,7 +41,7 @@ from bench_gemm import report, time_interleaved  # CUDA events, batches of each 
 PEERS = ("napkin", "cudnn", "flash", "efficient", "fa4")
 
 
-def _fa4():
+def fa4_func():
     """FlashAttention-4's `flash_attn_func` where it is installed (`../shared/tools/fa4-peer`), else None."""
     try:
         from flash_attn.cute.interface import flash_attn_func
@@ -103,7 +103,7 @@ def main() -> int:
     import napkin_ir.torch as nt
 
     dt = {"bf16": torch.bfloat16, "f16": torch.float16}[args.dtype]
-    fa4 = _fa4()
+    fa4 = fa4_func()
     name = torch.cuda.get_device_name()
     lines = [f"device: {name}  torch {torch.__version__}  {date.today().isoformat()}",
              f"command: python3 tools/bench_attention_backward.py --seqs {args.seqs} --dims {args.dims} --dtype {args.dtype}"
