@@ -287,20 +287,30 @@ def backward_parts(d: int, cap: tuple[int, int] = (9, 0), grouped: bool = False,
     return ("delta", "q", "kv") if d <= 128 else ("delta", "q", "k", "v")
 
 
-def gradient_heads(h: int, hk: int, n: int, kind: str, deterministic: bool = False) -> tuple[int, int, int]:
+def _fused(d: int, cap: tuple[int, int], kind: str, keys: int, deterministic: bool) -> bool:
+    """Whether heads that are not grouped take the one kernel of dQ, dK and dV (`backward_parts`)."""
+    return backward_parts(d, cap, False, kind == "causal", keys, deterministic)[-1] == "qkv"
+
+
+def gradient_heads(h: int, hk: int, n: int, kind: str, deterministic: bool = False, fused: bool = False) -> tuple[int, int, int]:
     """(query heads, key/value heads, queries a head) of the kernels napkin::attention's
     backward runs for `h` query heads of `n` queries over `hk` key/value heads. Grouped
     heads without a mask are the plain diagram's: each key/value head's h / hk query heads
     one head of h / hk x n queries (q [B, H, N, D] viewed [B, H_kv, H / H_kv x N, D]), so
     dK's and dV's blocks sum over the group in registers as they stream the queries, and
     no block adds into another's. A causal mask compares a query's position in its own
-    head: there the grouped diagram's (hk key/value heads of h query heads), or,
-    `deterministic`, the plain diagram's on K and V repeated (h of each)."""
+    head: there the grouped diagram's (hk key/value heads of h query heads), or the plain
+    diagram's on K and V repeated (h of each) where results must be `deterministic`, or
+    where the plain heads take the one kernel of dQ, dK and dV (`fused`,
+    `backward_parts`): its 5 products a tile against the grouped kernels' 7 outrun their
+    sum over the group (H200, 2026-11-28, d=128, 4 and 8 a group: 0.88x-0.94x cuDNN with
+    the repeat and the sum counted, against 0.82x-0.90x; equal at 4k, 1.13x at 16k), for
+    the memory of K and V, dK and dV repeated over each group."""
     if hk == h:
         return h, h, n
     if kind != "causal":
         return hk, hk, h // hk * n
-    return (h, h, n) if deterministic else (h, hk, n)
+    return (h, h, n) if deterministic or fused else (h, hk, n)
 
 
 def attention_grad_kernel(part: str, kind: str, scale: float | None, b: int, h: int, n: int, nk: int, d: int, dtype: str,
@@ -634,9 +644,10 @@ def _attention_backward_impl(q: Tensor, k: Tensor, v: Tensor, out: Tensor, stat:
     head's query heads as one head of H / H_kv x N queries, dK and dV summed over the
     group in each block's registers; under a causal mask, the grouped diagram's kernels,
     dK and dV summed over a group's query heads in f32 (atomically, in any order), then
-    rounded, or, under `torch.use_deterministic_algorithms(True)`, the plain diagram's on
-    K and V repeated over the query heads, dK and dV summed back in a fixed order (the
-    same bits every run, memory for H heads). Deterministic, dQ comes from its own
+    rounded, or, under `torch.use_deterministic_algorithms(True)` or where the plain heads
+    take the one kernel of dQ, dK and dV (long causal sequences on Hopper), the plain
+    diagram's on K and V repeated over the query heads, dK and dV summed back in a fixed
+    order (memory for H heads; deterministic, the same bits every run). Deterministic, dQ comes from its own
     kernel, not added up by the key blocks (`backward_parts`)."""
     op = "napkin::attention's backward"
     b, h, hk, n, nk, d = attention_shapes(q, k, v, kind, scale)
@@ -652,7 +663,7 @@ def _attention_backward_impl(q: Tensor, k: Tensor, v: Tensor, out: Tensor, stat:
     stream, cap, dt = _stream(index), capability(q.device), DTYPES[q.dtype]
     heads = hk
     deterministic = torch.are_deterministic_algorithms_enabled()
-    gh, ghk, gn = gradient_heads(h, hk, n, kind, deterministic)
+    gh, ghk, gn = gradient_heads(h, hk, n, kind, deterministic, _fused(d, cap, kind, nk, deterministic))
     repeated = ghk > hk  # each query head's K and V, as the plain diagram reads them: no sum across blocks
     if repeated:
         k, v = k.repeat_interleave(h // hk, dim=1), v.repeat_interleave(h // hk, dim=1)
@@ -693,7 +704,7 @@ def _attention_backward_fake(q: Tensor, k: Tensor, v: Tensor, out: Tensor, stat:
     b, h, hk, n, nk, d = attention_shapes(q, k, v, kind, scale)
     deterministic = torch.are_deterministic_algorithms_enabled()
     if _static(b, h, hk, n, nk, d) and q.numel() and k.numel():
-        gh, ghk, gn = gradient_heads(h, hk, n, kind, deterministic)
+        gh, ghk, gn = gradient_heads(h, hk, n, kind, deterministic, _fused(d, capability(q.device), kind, nk, deterministic))
         for part in backward_parts(d, capability(q.device), ghk < gh, kind == "causal", nk, deterministic):
             attention_grad_kernel(part, kind, scale, b, gh, gn, nk, d, DTYPES[q.dtype], capability(q.device), ghk)
     return q.new_empty(q.shape), k.new_empty(k.shape), v.new_empty(v.shape)

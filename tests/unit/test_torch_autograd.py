@@ -121,11 +121,16 @@ def test_grouped_heads_without_a_mask_are_one_head_of_the_group_s_queries():
     """Without a mask, a key/value head's 4 query heads are one head of 4 x N queries to
     the plain kernels (dK and dV summed over the group in registers, no f32 sum); under a
     causal mask, the grouped diagram's, or the plain one's on repeated K and V when
-    deterministic; heads that are not grouped as they are."""
+    deterministic or where the plain heads take the one kernel of dQ, dK and dV; heads
+    that are not grouped as they are."""
     assert nt.gradient_heads(8, 2, 300, "softmax") == (2, 2, 1200)
     assert nt.gradient_heads(8, 2, 300, "spherical", deterministic=True) == (2, 2, 1200)
     assert nt.gradient_heads(8, 2, 300, "causal") == (8, 2, 300)
     assert nt.gradient_heads(8, 2, 300, "causal", deterministic=True) == (8, 8, 300)
+    assert nt.gradient_heads(8, 2, 4096, "causal", fused=True) == (8, 8, 4096)
+    assert nt.gradient_heads(8, 2, 4096, "softmax", fused=True) == (2, 2, 4 * 4096)
+    assert nt._fused(128, (9, 0), "causal", 4096, False) and not nt._fused(128, (9, 0), "causal", 2048, False)
+    assert not nt._fused(128, (9, 0), "causal", 4096, True) and not nt._fused(64, (9, 0), "causal", 4096, False)
     assert nt.gradient_heads(8, 8, 300, "softmax") == (8, 8, 300)
     gh, ghk, gn = nt.gradient_heads(8, 2, 300, "softmax")
     kv = nt.attention_grad_kernel("kv", "softmax", None, 1, gh, gn, 300, 64, "bf16", (9, 0), ghk)
