@@ -114,14 +114,22 @@ class FragType(NamedAxesType):
     `line_col` fragments; the others keep its default.
 
     `!reg.frag<c, d=16, i=64 : f32, split=8>`: a warp's 16 rows of a tile whose rows (here
-    128 of `d`) lie along no `reg.warps` axis: the consumer warps, in order, hold 16 each
-    (split = the warps). The attention gradient's dQ^T = K^T dS^T, rows the head dim, in a
-    block whose warps split the keys. 1 (not printed) for every other fragment."""
+    128 of `d`) lie along no `reg.warps` axis: `split` consumer warps, in order, hold 16
+    each. The attention gradient's dQ^T = K^T dS^T, rows the head dim, in a block whose
+    warps split the keys. Where the block has more consumer warps than `split` (8 warps,
+    `!reg.frag<c, d=16, i=32 : f32, split=4>`: 64 rows of `d`), each further `split` warps
+    (a warpgroup) hold the same rows of the next columns, the fragment's columns on: warp w
+    rows 16 (w mod split), columns (w / split) times the fragment's. 1 (not printed) for
+    every other fragment."""
 
     name = "reg.frag"
     role: StringAttr
     span: IntAttr  # of a `line` fragment: the columns one row's lanes cover once (LINE_SPAN for every other role)
     split: IntAttr  # of a `c` fragment of rows along no warps axis: the warps that share them, 16 rows each (else 1)
+
+    def split_place(self, warp: int) -> tuple[int, int]:
+        """Of a `split` fragment: warp `warp`'s (first row, first column) in the block's tile."""
+        return 16 * (warp % self.split.data), warp // self.split.data * self.dims[1]
 
     def __init__(self, role: str, shape: dict[str, int], element_type: Attribute, span: int = LINE_SPAN, split: int = 1):
         ParametrizedAttribute.__init__(
@@ -688,7 +696,11 @@ def _verify_wgmma(op: WgmmaOp | WgmmaRsOp, a_type: Attribute) -> tuple[str, str,
     ks = [x for x in tb if x != cols]
     require(len(tb) == 2 and cols in tb and len(ks) == 1, op, f"expects B<k, {cols}> for accumulators <{rows}, {cols}>, got B{list(b.axis_names)}")
     require(a_type == b.element_type and b.dtype in ("bf16", "f16"), op, f"A and B are both bf16 or both f16, got {a_type} and {b.element_type}")
-    require(b.shape[cols] == c.shape[cols], op, f"B's {b.shape[cols]} columns differ from the accumulators' {c.shape[cols]}")
+    if c.split.data > 1:  # each warpgroup of the split its own columns of B
+        require(b.shape[cols] % c.shape[cols] == 0, op, f"B's {b.shape[cols]} columns are not whole multiples of a warpgroup's "
+                f"{c.shape[cols]} columns of the split accumulators")
+    else:
+        require(b.shape[cols] == c.shape[cols], op, f"B's {b.shape[cols]} columns differ from the accumulators' {c.shape[cols]}")
     require(b.layout.data == "swizzle", op, f"B must be in a 128-byte swizzled buffer (layout=swizzle), got layout={b.layout.data}")
     at = parse_labels(op.at)
     require(set(at) == set(ks), op, f"`at` names the contracted axis '{ks[0]}' alone, got {list(at)}")

@@ -62,11 +62,14 @@ def lane_layout_of(t: reg.FragType):
 def warp_origin(t: reg.FragType, w: dict[str, int], at: dict[str, int], number: int = 0) -> dict[str, int]:
     """Where warp `w` (the `number`th of `warps_of`) has its fragment in the block's tile:
     along a `reg.warps` axis its index times the fragment's size there (one place of an
-    axis the fragment lacks, which the warp holds a place of), along the rows of a `split`
-    fragment 16 times its number, along the others at `at`."""
+    axis the fragment lacks, which the warp holds a place of), along the rows and columns
+    of a `split` fragment where its number puts it (`FragType.split_place`), along the
+    others at `at`."""
     origin = {a: w[a] * s if a in w else at.get(a, 0) for a, s in t.shape.items()}
     if t.split.data > 1:
-        origin[t.rows_axis] = 16 * number
+        row, col = t.split_place(number)
+        origin[t.rows_axis] = row
+        origin[t.cols_axis] += col  # type: ignore[index]
     return {**origin, **{a: i for a, i in w.items() if a not in t.shape}}
 
 
@@ -145,10 +148,12 @@ class RegFunctions(InterpreterFunctions):
         out = {}
         n = t.shape[rows]
         for number, w in enumerate(warps_of(op)):  # the warp's rows: its place along each of A's row axes (held ones: one place)
-            first = warp_origin(t, w, {}, number)[rows]
+            origin = warp_origin(t, w, {}, number)
+            first = origin[rows]
             window = tuple(slice(first, first + n) if x == rows else w[x] if x in w and x != k else slice(None) for x in kept)
             a_rows = NamedArray(tuple(x for x in kept if x in (rows, k)), a_all[window]).aligned((rows, k))
-            d = scatter(t, c[_key(w)]) + a_rows[:, kk : kk + 16] @ b_tile
+            c0 = origin[cols] if t.split.data > 1 else 0  # a split fragment's warpgroup: its own columns of B
+            d = scatter(t, c[_key(w)]) + a_rows[:, kk : kk + 16] @ b_tile[:, c0 : c0 + t.shape[cols]]
             out[_key(w)] = gather(t, d.astype(np.float32))
         self.open_wgmma.results.append(out)
         return (out,)

@@ -220,13 +220,30 @@ def _panel_offset(buf: Buffer, kk: int) -> int:
     return (kk // per_panel) * buf.rows * PANEL + buf.element.size(kk % per_panel)
 
 
-def _b_descriptor(k: KernelLowering, op: reg.WgmmaOp | reg.WgmmaRsOp, cols: str, kx: str, kk: int) -> tuple[SSAValue, bool]:
-    """B's descriptor for the slice at `kk`, and whether B is N-major (transposed)."""
+def _b_descriptor(k: KernelLowering, op: reg.WgmmaOp | reg.WgmmaRsOp, cols: str, kx: str, kk: int,
+                  group: SSAValue | None = None) -> tuple[SSAValue, bool]:
+    """B's descriptor for the slice at `kk`, and whether B is N-major (transposed). With
+    `group` (a split accumulator's column group: its warpgroup's place past the row
+    groups), B's columns from `group` times the accumulators' on."""
     b: Buffer = k.vals[op.b]
-    if (b.rows_axis, b.cols_axis) == (cols, kx):  # K-major as A
-        return _descriptor(k, b, op.b_stage, _panel_offset(b, kk), 16, 1024), False
+    n = op.c.type.dims[1]  # type: ignore[attr-defined]
+    k_major = (b.rows_axis, b.cols_axis) == (cols, kx)
+    at = None
+    if group is not None:
+        per_panel = b.element.elements(PANEL)
+        if k_major:  # B's rows: 128 bytes each
+            step = n * PANEL
+        elif n % per_panel == 0:  # whole panels of columns, LBO apart
+            step = n // per_panel * b.rows * PANEL
+        elif per_panel % n == 0 and b.type.shape[cols] <= per_panel:  # within the one panel's 128-byte rows
+            step = b.element.size(n)
+        else:
+            raise k.fail(f"a warpgroup's {n} columns of B {b.type} neither fill whole 128-byte panels nor share one")
+        at = k.once(("b_group_cols", b.base, step), lambda: k.mul(group, step))
+    if k_major:  # K-major as A
+        return _descriptor(k, b, op.b_stage, _panel_offset(b, kk), 16, 1024, at), False
     # [k, n]: N-major; panels of 64 columns are LBO apart, 8-row groups SBO
-    return _descriptor(k, b, op.b_stage, kk * PANEL, b.rows * PANEL, 1024), True
+    return _descriptor(k, b, op.b_stage, kk * PANEL, b.rows * PANEL, 1024, at), True
 
 
 def _issue_wgmma(k: KernelLowering, op: reg.WgmmaOp | reg.WgmmaRsOp, a: list[SSAValue], bdesc: SSAValue, trans_b: bool,
@@ -281,10 +298,16 @@ def _wgmma_a_mn_major(k: KernelLowering, op: reg.WgmmaOp, a: Buffer, rows: str, 
     warps = split if split > 1 else k.warps.get(rows, 0) if len(k.warps) == 1 else 0
     if 16 * warps != a.type.shape[rows] or a.type.shape[rows] % 64:
         raise k.fail(f"wgmma's warps share A's rows '{rows}' ({a.type}), 64 a warpgroup; got reg.warps {k.warps}")
-    warp = k.warp_number()
-    group_panel = k.once(("warpgroup_panel", a.rows), lambda: k.mul(k.op2(P.ShrOp, "u32", warp, 2), a.rows * PANEL))
+    warpgroup = k.once(("warpgroup",), lambda: k.op2(P.ShrOp, "u32", k.warp_number(), 2))
+    row_groups = warps // 4
+    # a split accumulator of fewer rows than the consumers' warps take: warpgroup g the
+    # row panel g mod row_groups, of B's column group g / row_groups (`FragType.split_place`)
+    grouped = split > 1 and k.consumer_threads // 32 > split
+    group_panel = None if grouped and row_groups == 1 else k.once(("warpgroup_panel", a.rows, row_groups if grouped else 0), lambda: k.mul(
+        k.op2(P.RemOp, "u32", warpgroup, row_groups) if grouped else warpgroup, a.rows * PANEL))
     adesc = _descriptor(k, a, op.a_stage, kk * PANEL, a.rows * PANEL, 1024, group_panel)
-    bdesc, trans_b = _b_descriptor(k, op, cols, kx, kk)
+    group = k.once(("warpgroup_cols", row_groups), lambda: k.op2(P.DivOp, "u32", warpgroup, row_groups)) if grouped else None
+    bdesc, trans_b = _b_descriptor(k, op, cols, kx, kk, group)
     _issue_wgmma(k, op, [adesc], bdesc, trans_b, trans_a=True)
 
 

@@ -312,8 +312,9 @@ def _write(k: KernelLowering, op: reg.WriteOp) -> None:
 def _tile_sizes(k: KernelLowering, t: reg.FragType) -> dict[str, int]:
     """The block's tile along a fragment's rows and columns: the warps' parts together."""
     r_axis, c_axis = t.axis_names
-    return {r_axis: t.shape[r_axis] * (t.split.data if t.split.data > 1 else k.warps.get(r_axis, 1)),
-            c_axis: t.shape[c_axis] * k.warps.get(c_axis, 1)}
+    if t.split.data > 1:  # `split` warps of 16 rows each, each further `split` warps the next columns
+        return {r_axis: 16 * t.split.data, c_axis: t.shape[c_axis] * (k.consumer_threads // 32 // t.split.data)}
+    return {r_axis: t.shape[r_axis] * k.warps.get(r_axis, 1), c_axis: t.shape[c_axis] * k.warps.get(c_axis, 1)}
 
 
 def _lane_place(k: KernelLowering, t: reg.FragType) -> tuple[SSAValue, SSAValue]:
@@ -321,7 +322,13 @@ def _lane_place(k: KernelLowering, t: reg.FragType) -> tuple[SSAValue, SSAValue]
     an m16n8 tile (lane / 4, 2 (lane mod 4)) moved to its warp's place along each axis."""
     r_axis, c_axis = t.axis_names
     row, col = k.lane_row, k.mul(k.lane_pair, 2)
-    w = k.warp_place(r_axis, t.shape[r_axis]) if t.split.data == 1 else k.mul(k.warp_number(), 16)  # split: 16 rows a warp
+    if t.split.data > 1:  # 16 rows a warp of `split`, each further `split` warps the next columns (`FragType.split_place`)
+        warp, split = k.warp_number(), t.split.data
+        row = k.add(row, k.mul(k.op2(P.RemOp, "u32", warp, split), 16))
+        if k.consumer_threads // 32 > split:
+            col = k.add(col, k.mul(k.op2(P.DivOp, "u32", warp, split), t.shape[c_axis]))
+        return row, col
+    w = k.warp_place(r_axis, t.shape[r_axis])
     row = row if w is None else k.add(row, w)
     w = k.warp_place(c_axis, t.shape[c_axis])
     col = col if w is None else k.add(col, w)

@@ -393,12 +393,13 @@ def sm90_tiles(module: ModuleOp, block: int | None = None, stream: int | None = 
     given_block = bool(block)
     across = added_along_stream(module, axes)
     if across:  # dQ^T's rows, the head dim, 16 a consumer warp; dS staged as one 128-byte panel of queries
-        if block and block != d or stream and stream != 64 or d not in (64, 128):
+        if block and block not in (d, 128) or stream and stream != 64 or d not in (64, 128):
             raise PassFailedException(f"napkin-sm90: a kernel that adds a result along the stream (dQ beside dK and dV) takes "
-                                      f"blocks of as many keys as the head dim (64 or 128: dQ^T's rows, 16 a consumer warp) and "
-                                      f"64 queries a tile (dS through one 128-byte panel); got head dim {d}"
+                                      f"blocks of 128 keys or as many as the head dim (64 or 128: dQ^T's rows, 16 a consumer "
+                                      f"warp, its columns split between warpgroups where the rows are fewer than their warps') "
+                                      f"and 64 queries a tile (dS through one 128-byte panel); got head dim {d}"
                                       + (f", block {block}" if block else "") + (f", stream {stream}" if stream else ""))
-        block, stream, given_block = d, 64, True
+        block, stream, given_block = block or 128, 64, True
     block = block or _rows_for(module, axes, sizes)
     if block % 64 or not 64 <= block <= 256:
         raise PassFailedException(f"napkin-sm90: attention's block is warpgroups of 64 query rows (64 to 256), got {block}")

@@ -49,7 +49,8 @@ def test_dq_dk_dv_from_one_kernel_keep_the_gradient(kind, n, nk, d):
     agree on), dK and dV summed in the block, dQ's part over the block's keys added into
     its f32 output tile by tile of the stream, the skipped causal tiles adding nothing; dS
     staged through shared memory for dQ^T = K^T dS^T, whose rows (the head dim) the
-    warps take 16 each (blocks of as many keys as the head dim)."""
+    warps take 16 each (blocks of 128 keys: at d=64 each warpgroup the 64 rows of half the
+    streamed columns)."""
     text, values = gradient_inputs(kind, n, nk, d, seed=n + 3)
     module = run_pipeline(text, f'{GRAD},ncd-extract{{function="{NAMES[kind]}_grad" results="0,1,2" cut="delta"}},'
                                 'ncd-widen-results{result=0}')

@@ -34,3 +34,20 @@ hbm.kernel attributes {sym_name = "rounded", grid = #hbm.labels<m=64, k=64>, num
   reg.store %c, %out[%m0, %c0] {accumulate} : !reg.frag<c, m=64, n=32 : f32>, !hbm.global<m=128, n=32 : bf16>
   hbm.return
 }
+
+// Fewer rows than the warps' 16 each (64 of d for 8 warps): `split=4`, each warpgroup the
+// same rows of its own 32 of B's 64 columns.
+// CHECK: %z4 = reg.zeros : !reg.frag<c, d=16, i=32 : f32, split=4>
+// CHECK-NEXT: %q4 = reg.wgmma %k[%c0], %s[%c0], %z4 {at = #hbm.labels<j=16>} : !smem.buffer<j=128, d=64 : bf16, stages=1, layout=swizzle>, !smem.buffer<j=128, i=64 : bf16, stages=1, layout=swizzle>, !reg.frag<c, d=16, i=32 : f32, split=4> -> !reg.frag<c, d=16, i=32 : f32, split=4>
+// CHECK-NEXT: reg.write %q4 -> %p[%c0] {at = #hbm.labels<>} : !reg.frag<c, d=16, i=32 : f32, split=4>, !smem.buffer<i=64, d=64 : f32, stages=2, layout=swizzle>
+hbm.kernel attributes {sym_name = "columns", grid = #hbm.labels<j=128>, num_outputs = 1 : i32, reg.warps = #hbm.labels<j=8>} {
+^bb0(%kg: !hbm.global<j=1000, d=64 : bf16>, %dq: !hbm.global<i=1000, d=64 : f32>, %j0: index):
+  %c0 = arith.constant 0 : index
+  %k = smem.alloc : !smem.buffer<j=128, d=64 : bf16, stages=1, layout=swizzle>
+  %s = smem.alloc : !smem.buffer<j=128, i=64 : bf16, stages=1, layout=swizzle>
+  %p = smem.alloc : !smem.buffer<i=64, d=64 : f32, stages=2, layout=swizzle>
+  %z4 = reg.zeros : !reg.frag<c, d=16, i=32 : f32, split=4>
+  %q4 = reg.wgmma %k[%c0], %s[%c0], %z4 {at = #hbm.labels<j=16>} : !smem.buffer<j=128, d=64 : bf16, stages=1, layout=swizzle>, !smem.buffer<j=128, i=64 : bf16, stages=1, layout=swizzle>, !reg.frag<c, d=16, i=32 : f32, split=4> -> !reg.frag<c, d=16, i=32 : f32, split=4>
+  reg.write %q4 -> %p[%c0] {at = #hbm.labels<>} : !reg.frag<c, d=16, i=32 : f32, split=4>, !smem.buffer<i=64, d=64 : f32, stages=2, layout=swizzle>
+  hbm.return
+}
