@@ -261,9 +261,12 @@ ATTENTION_GRAD_PARTS = ("delta", "q", "k", "v", "kv", "qkv")
 # (H100) at d=128 measured 1.00x the two kernels at 1k tokens, 1.09x at 4k, 1.16x at 16k;
 # causal 0.88x at 1k, 0.99x at 4k, 1.05x at 16k. Once guarded loads stopped spilling
 # (`ptx.ld{zero}`), the op (H100) measured the one kernel 0.95x the two at 1k, 1.01x at 2k;
-# causal 0.90x at 1k, 1.00x at 2k. At d=64 (blocks of 64 keys) slower than the two
+# causal 0.90x at 1k, 1.00x at 2k. At d=64 blocks of 64 keys (one consumer warpgroup, as
+# dQ^T has 64 rows) measured slower than the two; blocks of 128 keys, each warpgroup dQ^T's
+# 64 rows for half its columns, measured (the op, H200, 2026-11-28) 0.96x the two at 1k,
+# 1.03x at 2k, 1.07x at 4k, 1.13x at 16k; causal 0.94x, 1.01x, 1.06x, 1.10x
 # (research/benchmarks.md).
-FUSED_DQ_DIMS: tuple[int, ...] = (128,)
+FUSED_DQ_DIMS: tuple[int, ...] = (64, 128)
 FUSED_DQ_MIN_KEYS = 2048
 FUSED_DQ_MASKED_MIN_KEYS = 4096
 

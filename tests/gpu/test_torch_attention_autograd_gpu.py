@@ -62,20 +62,24 @@ def test_attention_gradients_match_float64(kind, shape):
         assert _rel(got, ref) <= 2e-2, f"{name}: {_rel(got, ref):.2e}"
 
 
+@pytest.mark.parametrize("d", [128, 64])
 @pytest.mark.parametrize("kind,shape", [("softmax", (2, 4, 512, 700)), ("causal", (1, 4, 1000, 1000)), ("spherical", (1, 2, 300, 300))])
-def test_dq_beside_dk_and_dv_matches_float64(kind, shape, monkeypatch):
-    """dQ, dK and dV from one kernel through the op, at lengths and masks where the default
-    keeps dQ apart too (`FUSED_DQ_MIN_KEYS`, `FUSED_DQ_MASKED_MIN_KEYS`)."""
+def test_dq_beside_dk_and_dv_matches_float64(kind, shape, d, monkeypatch):
+    """dQ, dK and dV from one kernel through the op, at lengths, masks and head dims where
+    the default may keep dQ apart too (`FUSED_DQ_DIMS`, `FUSED_DQ_MIN_KEYS`,
+    `FUSED_DQ_MASKED_MIN_KEYS`). At d=64 its blocks hold 128 keys in two warpgroups, which
+    take dQ^T's 64 rows each for half of its columns."""
     import napkin_ir.torch as nt
 
     if torch.cuda.get_device_capability() != (9, 0):
         pytest.skip("the one kernel of dQ, dK and dV is sm_90a's")
+    monkeypatch.setattr(nt, "FUSED_DQ_DIMS", (d,))
     monkeypatch.setattr(nt, "FUSED_DQ_MIN_KEYS", 0)
     monkeypatch.setattr(nt, "FUSED_DQ_MASKED_MIN_KEYS", 0)
-    assert nt.backward_parts(128, (9, 0), masked=kind == "causal", keys=shape[3]) == ("delta", "qkv")
+    assert nt.backward_parts(d, (9, 0), masked=kind == "causal", keys=shape[3]) == ("delta", "qkv")
     b, h, n, nk = shape
-    q, g = (torch.randn(b, h, n, 128, device="cuda").to(torch.bfloat16) for _ in range(2))
-    k, v = (torch.randn(b, h, nk, 128, device="cuda").to(torch.bfloat16) for _ in range(2))
+    q, g = (torch.randn(b, h, n, d, device="cuda").to(torch.bfloat16) for _ in range(2))
+    k, v = (torch.randn(b, h, nk, d, device="cuda").to(torch.bfloat16) for _ in range(2))
     q, k, v = (x.requires_grad_() for x in (q, k, v))
     nt.attention(q, k, v, kind).backward(g)
     q64, k64, v64 = (x.detach().double().requires_grad_() for x in (q, k, v))

@@ -78,13 +78,14 @@ def test_each_attention_gradient_is_a_derived_kernel(cap, target):
     # the backward runs it up to head dim 128, a kernel each past that
     assert nt.backward_parts(128) == ("delta", "q", "kv") and nt.backward_parts(256) == ("delta", "q", "k", "v")
     assert {*nt.backward_parts(128), *nt.backward_parts(256)} <= set(nt.ATTENTION_GRAD_PARTS)
-    # dQ, dK and dV from one kernel: Hopper's, at d=128, heads not grouped, from 2048 keys (4096 under a mask)
-    assert nt.FUSED_DQ_DIMS == (128,) and nt.FUSED_DQ_MIN_KEYS == 2048 and nt.FUSED_DQ_MASKED_MIN_KEYS == 4096
+    # dQ, dK and dV from one kernel: Hopper's, at d=64 and 128, heads not grouped, from 2048 keys (4096 under a mask)
+    assert nt.FUSED_DQ_DIMS == (64, 128) and nt.FUSED_DQ_MIN_KEYS == 2048 and nt.FUSED_DQ_MASKED_MIN_KEYS == 4096
     assert nt.backward_parts(128, (9, 0), keys=2048) == ("delta", "qkv")
     assert nt.backward_parts(128, (9, 0), masked=True, keys=4096) == ("delta", "qkv")
     for other in (dict(cap=(8, 0)), dict(grouped=True), dict(masked=True, keys=2048), dict(keys=2000), dict(deterministic=True)):
         assert nt.backward_parts(128, **{"cap": (9, 0), "keys": 2048, **other}) == ("delta", "q", "kv"), other
-    assert nt.backward_parts(64, (9, 0), keys=4096) == ("delta", "q", "kv")
+    assert nt.backward_parts(64, (9, 0), keys=4096) == ("delta", "qkv")
+    assert nt.backward_parts(256, (9, 0), keys=4096) == ("delta", "q", "k", "v")
     # its kernel: sm_90a's, dQ an f32 sum the launch zeroes
     if cap != (9, 0):
         with pytest.raises(ValueError, match="is sm_90a's"):
@@ -130,7 +131,7 @@ def test_grouped_heads_without_a_mask_are_one_head_of_the_group_s_queries():
     assert nt.gradient_heads(8, 2, 4096, "causal", fused=True) == (8, 8, 4096)
     assert nt.gradient_heads(8, 2, 4096, "softmax", fused=True) == (2, 2, 4 * 4096)
     assert nt._fused(128, (9, 0), "causal", 4096, False) and not nt._fused(128, (9, 0), "causal", 2048, False)
-    assert not nt._fused(128, (9, 0), "causal", 4096, True) and not nt._fused(64, (9, 0), "causal", 4096, False)
+    assert not nt._fused(128, (9, 0), "causal", 4096, True) and not nt._fused(256, (9, 0), "causal", 4096, False)
     assert nt.gradient_heads(8, 8, 300, "softmax") == (8, 8, 300)
     gh, ghk, gn = nt.gradient_heads(8, 2, 300, "softmax")
     kv = nt.attention_grad_kernel("kv", "softmax", None, 1, gh, gn, 300, 64, "bf16", (9, 0), ghk)
