@@ -561,16 +561,20 @@ def attention_configs(module: ModuleOp, space: AttentionSpace = AttentionSpace()
     its axes as napkin-sm90 fits them (`sm90_tiles`: the output's store too; tiles it
     refuses for the kernel, as more than 64 keys for the gradient's kernels of three
     products or more at head dims over 64, are left out), ping-pong only with two
-    warpgroups or more (one has no one to take turns with)."""
+    warpgroups or more (one has no one to take turns with), neither it nor overlap where a
+    result is added along the stream (their plan turns both off)."""
     axes, _ = attention_shape(module)
     i, j = axes.query, axes.keys
+    # a result added along the stream (dQ beside dK and dV) keeps the warpgroups in step: no
+    # overlap or ping-pong (`sm90_plan`), so those choices would all be the one kernel
+    schedules = [(False, False)] if added_along_stream(module, axes) else list(itertools.product(space.overlap, space.pingpong))
     out: dict[tuple, AttentionConfig] = {}
     for rows, keys, stages in itertools.product(space.block_rows, space.stream_sizes, space.stages):
         try:
             block, stream, _, _, store = sm90_tiles(module, rows, keys, stages, space.blocks_per_sm, space.store)
         except PassFailedException:
             continue
-        for overlap, pingpong in itertools.product(space.overlap, space.pingpong):
+        for overlap, pingpong in schedules:
             cfg = AttentionConfig(i, j, block, stream, stages, overlap, pingpong and block > 64, space.blocks_per_sm, space.persistent,
                                   store, space.q_registers)
             out.setdefault((block, stream, stages, cfg.overlap, cfg.pingpong), cfg)
