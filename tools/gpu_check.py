@@ -43,20 +43,25 @@ def device_line() -> str:
 
 
 def sass_rows(env: dict[str, str]) -> list[tuple[str, str, str]]:
-    """Assemble napkin-sm90's default GEMM and attention with this machine's ptxas and count
-    the Hopper instructions their SASS holds (HGMMA: wgmma; UTMALDG / UTMASTG: TMA loads and
-    stores; STSM: stmatrix; SYNCS: mbarriers), and that no HMMA (mma.sync) is left."""
+    """Assemble napkin-sm90's default GEMM, attention and attention backward (dQ, dK and dV
+    from one kernel, derived by `ncd-grad` from examples/attention.mlir, d=64) with this
+    machine's ptxas and count the Hopper instructions their SASS holds (HGMMA: wgmma;
+    UTMALDG / UTMASTG: TMA loads and stores; STSM: stmatrix; SYNCS: mbarriers), and that
+    no HMMA (mma.sync) is left; with ptxas's registers and spills."""
     cuda = Path("/usr/local/cuda/bin")
     ptxas, cuobjdump = shutil.which("ptxas") or cuda / "ptxas", shutil.which("cuobjdump") or cuda / "cuobjdump"
     if not (Path(ptxas).exists() and Path(cuobjdump).exists()):
         return [("sm90 SASS", "skip", "no ptxas or cuobjdump here")]
     OUT.mkdir(parents=True, exist_ok=True)
     rows = []
-    for name, example, needed in (("gemm", "matmul", ("HGMMA", "UTMALDG", "UTMASTG", "STSM")),
-                                  ("attention", "attention", ("HGMMA", "UTMALDG", "SYNCS"))):
+    gradient = 'ncd-grad{residuals=true},ncd-fold-casts,ncd-extract{function="attention_grad" results="0,1,2" cut="delta"},' \
+               'ncd-widen-results{result=0},'
+    for name, example, passes, needed in (("gemm", "matmul", "", ("HGMMA", "UTMALDG", "UTMASTG", "STSM")),
+                                          ("attention", "attention", "", ("HGMMA", "UTMALDG", "SYNCS")),
+                                          ("attention-backward", "attention", gradient, ("HGMMA", "UTMALDG", "SYNCS"))):
         ptx, cubin = OUT / f"napkin_sm90_{name}.ptx", OUT / f"napkin_sm90_{name}.cubin"
-        code = run([sys.executable, "-m", "napkin_ir.cli.opt", f"examples/{example}.mlir", "-p", "napkin-sm90", "-t", "ptx", "-o", str(ptx)],
-                   f"sm90-{name}-ptx.log", env)
+        code = run([sys.executable, "-m", "napkin_ir.cli.opt", f"examples/{example}.mlir", "-p", passes + "napkin-sm90", "-t", "ptx",
+                    "-o", str(ptx)], f"sm90-{name}-ptx.log", env)
         code = code or run([str(ptxas), "-arch=sm_90a", "-v", str(ptx), "-o", str(cubin)], f"sm90-{name}-ptxas.log", env)
         if code:
             rows.append((f"sm90 SASS ({name})", f"rc={code}", f"see sm90-{name}-ptx.log / sm90-{name}-ptxas.log"))
@@ -65,7 +70,11 @@ def sass_rows(env: dict[str, str]) -> list[tuple[str, str, str]]:
         (OUT / f"napkin_sm90_{name}.sass").write_text(sass)
         counts = {op: len(re.findall(rf"\b{op}\b", sass)) for op in ("HGMMA", "UTMALDG", "UTMASTG", "STSM", "SYNCS", "HMMA")}
         ok = all(counts[op] > 0 for op in needed) and counts["HMMA"] == 0
-        rows.append((f"sm90 SASS ({name})", "pass" if ok else "FAIL", ", ".join(f"{k} x{v}" for k, v in counts.items())))
+        report = (OUT / f"sm90-{name}-ptxas.log").read_text()
+        used = re.search(r"Used (\d+) registers", report)
+        spills = re.search(r"(\d+) bytes spill stores", report)
+        rows.append((f"sm90 SASS ({name})", "pass" if ok else "FAIL", ", ".join(f"{k} x{v}" for k, v in counts.items())
+                     + f"; {used.group(1) if used else '?'} registers, {spills.group(1) if spills else '?'} bytes spilled"))
     return rows
 
 
