@@ -19,8 +19,10 @@ flash-attn-4 package's CuTe DSL kernels) is timed too where it is installed
 has, with its ratio to napkin's own softmax backward there. `--step` times a training
 step's attention instead: the forward and the backward through autograd, each call
 (napkin's `napkin_ir.torch.attention`, SDPA's backends, FA4's `flash_attn_func`), FLOPs
-3.5x the forward's. The table is printed last and written to
-$OUT/bench_attention_backward.txt.
+3.5x the forward's. `--plans` times instead, kernels alone, each configuration the model's
+search weighs (`attention_configs`) of each of the backward's kernels at each shape,
+beside the default plan, and reports the model's pick (`autotile_attention`) against the
+fastest. The table is printed last and written to $OUT/bench_attention_backward.txt.
 """
 
 from __future__ import annotations
@@ -85,6 +87,66 @@ def check(torch, q, k, v, g, grads, kind: str) -> float:
     return max(_rel(a[:1, :w], b.grad) for a, b, w in zip(grads, (q64, k64, v64), (r, 1, 1)))
 
 
+def plan_rows(torch, nt, d: int, n: int, kind: str) -> list[str]:
+    """Rows of `--plans` at head dim `d`, `n` tokens a sequence (16k in all, hidden 2048),
+    `kind`: for each kernel of the backward (D's aside), every configuration of the
+    model's search that compiles (those whose PTX is the same timed once, under the first
+    label), the default plan and the model's pick for this GPU, each checked against the
+    default's outputs, then all timed kernels alone in the same rounds."""
+    import napkin_ir
+    from napkin_ir.attention_diagrams import gradient_passes
+    from napkin_ir.passes.composite import spec
+    from napkin_ir.passmanager import run_pipeline
+    from napkin_ir.plan.recipes.attention import attention_configs, autotile_attention
+
+    b, h = max(1, 16384 // n), 2048 // d
+    hw = "h200" if "H200" in torch.cuda.get_device_name() else "h100"
+    q, k, v, g = (torch.randn(b, h, n, d, device="cuda").to(torch.bfloat16) for _ in range(4))
+    out, lse = torch.ops.napkin.attention_lse(q, k, v, kind, None)
+    delta = (g.float() * out.float()).sum(-1)
+    given = {"q": q, "k": k, "v": v, "d_o": g, "lse": lse, "norm": lse, "delta": delta}
+    rows = []
+    for part in nt.backward_parts(d, (9, 0), False, kind == "causal", n)[1:]:
+        module = run_pipeline(nt.attention_text(kind, b, h, h, n, n, d, "bf16"), gradient_passes(kind, part))
+        text = str(module)
+        pick = autotile_attention(module, hw).config.describe()
+        kernels: dict[str, object] = {"default": napkin_ir.compile(text, "sm90")}
+        for cfg in attention_configs(module):
+            try:
+                kernels[cfg.describe()] = napkin_ir.compile(text, pipeline=spec(cfg.passes(module)))
+            except napkin_ir.NapkinError as e:
+                print(f"  {part} {cfg.describe()}: not compiled ({str(e).splitlines()[0][:80]})", flush=True)
+        same: dict[str, list[str]] = {}  # the first label of each distinct kernel: its labels
+        for label, kern in kernels.items():
+            first = next((x for x in same if kernels[x].ptx == kern.ptx), label)  # type: ignore[attr-defined]
+            same.setdefault(first, []).append(label)
+        fns, want = {}, None
+        for label in same:
+            kern = kernels[label]
+            outs = {p.arg: torch.empty(p.shape, device="cuda", dtype=torch.float32 if p.role == "accumulate" else torch.bfloat16)
+                    for p in kern.contract.params if p.role in ("out", "accumulate")}  # type: ignore[attr-defined]
+            bound = kern.bind({**{p.arg: given[p.arg].view(p.shape) for p in kern.contract.params if p.arg not in outs},  # type: ignore[attr-defined]
+                               **outs})
+            kern(bound=bound, sync=True)  # type: ignore[operator]
+            got = [x.float() for x in outs.values()]
+            want = want or got
+            err = max(_rel(x, y) for x, y in zip(got, want))
+            if not err <= 1e-2:
+                print(f"  {part} {label}: {err:.1e} from the default's outputs: not timed", flush=True)
+                continue
+            fns[label] = lambda kern=kern, bound=bound: kern(bound=bound)  # type: ignore[operator]
+        labels = list(fns)
+        med = dict(zip(labels, (statistics.median(r) * 1e3 for r in time_interleaved(torch, [fns[x] for x in labels],
+                                                                                      rounds=9, settle_s=0.03))))
+        best = min(med, key=med.__getitem__)
+        picked = next(x for x, group in same.items() if pick in group) if any(pick in gr for gr in same.values()) else None
+        at_pick = med.get(picked, float("nan")) if picked else float("nan")
+        rows.append(f"{f'b{b} h{h} n{n} d{d} {kind}':<28}{part:>5}{med['default']:>10.0f}{at_pick:>10.0f}{med[best]:>10.0f}"
+                    f"{med[best] / at_pick:>10.2f}   pick: {pick}; best: {'; '.join(same[best])}")
+        print(rows[-1], flush=True)
+    return rows
+
+
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--seqs", default="1024,4096", help="sequence lengths (batch x sequence = 16k tokens)")
@@ -93,6 +155,8 @@ def main() -> int:
     ap.add_argument("--group", type=int, default=1, help="query heads per key/value head (grouped-query attention)")
     ap.add_argument("--spherical", action="store_true", help="also time spherical attention's backward (napkin only)")
     ap.add_argument("--step", action="store_true", help="time the forward and the backward together (a training step's attention)")
+    ap.add_argument("--plans", action="store_true", help="time every configuration of the model's search of each kernel, "
+                    "kernels alone, and the model's pick against the fastest")
     ap.add_argument("--fused", action="store_true", help="also time dQ, dK and dV from one kernel and dQ apart, at every shape "
                     "(the default picks one: napkin_ir.torch.backward_parts)")
     args = ap.parse_args()
@@ -113,6 +177,16 @@ def main() -> int:
              + f"{'vs cudnn':>10}{'vs flash':>10}{'vs fa4':>10}",
              "TFLOP/s of the forward and the backward (3.5x the forward's FLOPs)" if args.step else "TFLOP/s of the backward (2.5x the forward's FLOPs)"
              + ("" if fa4 else "; fa4: not installed (../shared/tools/fa4-peer)")]
+    if args.plans:
+        lines[-2:] = [f"{'shape':<28}{'part':>5}{'default':>10}{'pick':>10}{'best':>10}{'best/pick':>10}",
+                      "us, kernels alone (the backward's kernels but D's)"]
+        lines[1] += " --plans"
+        for d in map(int, args.dims.split(",")):
+            for n in map(int, args.seqs.split(",")):
+                for kind in ("softmax", "causal"):
+                    lines += plan_rows(torch, nt, d, n, kind)
+        report(lines, "bench_attention_backward.txt")
+        return 0
     backends = {"cudnn": SDPBackend.CUDNN_ATTENTION, "flash": SDPBackend.FLASH_ATTENTION, "efficient": SDPBackend.EFFICIENT_ATTENTION}
     for d in map(int, args.dims.split(",")):
         h = 2048 // d
