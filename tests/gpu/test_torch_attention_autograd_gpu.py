@@ -69,6 +69,19 @@ def test_dq_beside_dk_and_dv_matches_float64(kind, shape, d, monkeypatch):
     the default may keep dQ apart too (`FUSED_DQ_DIMS`, `FUSED_DQ_MIN_KEYS`,
     `FUSED_DQ_MASKED_MIN_KEYS`). At d=64 its blocks hold 128 keys in two warpgroups, which
     take dQ^T's 64 rows each for half of its columns."""
+    _one_kernel_matches(kind, shape, d, monkeypatch)
+
+
+@pytest.mark.sanitize
+@pytest.mark.parametrize("d", [128, 64])
+def test_one_kernel_of_the_backward_under_the_sanitizer(d, monkeypatch):
+    """Small enough for compute-sanitizer's memcheck, racecheck and synccheck: dQ, dK and
+    dV from one kernel over a ragged causal 200 (two key blocks, the second cut short), at
+    d=64 its two warpgroups writing halves of dQ^T's columns into one f32 stage."""
+    _one_kernel_matches("causal", (1, 2, 200, 200), d, monkeypatch)
+
+
+def _one_kernel_matches(kind, shape, d, monkeypatch):
     import napkin_ir.torch as nt
 
     if torch.cuda.get_device_capability() != (9, 0):
