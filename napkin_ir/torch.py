@@ -306,9 +306,10 @@ def gradient_heads(h: int, hk: int, n: int, kind: str, deterministic: bool = Fal
     diagram's on K and V repeated (h of each) where results must be `deterministic`, or
     where the plain heads take the one kernel of dQ, dK and dV (`fused`,
     `backward_parts`): its 5 products a tile against the grouped kernels' 7 outrun their
-    sum over the group (H200, 2026-11-28, d=128, 4 and 8 a group: 0.88x-0.94x cuDNN with
-    the repeat and the sum counted, against 0.82x-0.90x; equal at 4k, 1.13x at 16k), for
-    the memory of K and V, dK and dV repeated over each group."""
+    sum over the group (H200, 2026-11-28, 4 and 8 a group, the repeat and the sum counted:
+    d=128 0.88x-0.94x cuDNN against 0.82x-0.90x, d=64 0.85x-0.90x against 0.81x-0.86x;
+    equal at 4k, 1.09x-1.14x at 16k), for the memory of K and V, dK and dV repeated over
+    each group."""
     if hk == h:
         return h, h, n
     if kind != "causal":
