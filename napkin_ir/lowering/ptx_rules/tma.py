@@ -111,13 +111,19 @@ def _tma_copy(k: KernelLowering, op: smem.TmaCopyOp) -> None:
     if k.cluster > 1 and k.origin_args[first] not in op.offsets:  # type: ignore[attr-defined]
         if outer:
             raise k.fail(f"a tile shared by a cluster is a 2-D tensor's, got {g.type}")
-        if panels % 2:
-            raise k.fail(f"a tile shared by a cluster of 2 is split by 128-byte panels; {buf.type} has {panels}")
-        for j in range(panels // 2):  # this block loads panels 2j + rank, for both blocks
-            p = k.add(k.rank, 2 * j)  # type: ignore[attr-defined]
+        def multicast(p: SSAValue) -> None:
             dst = k.add(base, k.mul(p, rows * PANEL))
             col = k.add(o_c, k.mul(p, panel_cols))
             k.emit(T.CpAsyncBulkTensorLoadMulticastOp(dst, g.tmap, [col, o_r], mbar, k.cluster_mask))  # type: ignore[attr-defined]
+
+        for j in range(panels // 2):  # this block loads panels 2j + rank, for both blocks
+            multicast(k.add(k.rank, 2 * j))  # type: ignore[attr-defined]
+        if panels % 2:  # an odd count's last panel: the first block's
+            first_block, rest = k.branch(k.setp("eq", k.rank, 0, "u32"))  # type: ignore[attr-defined]
+            k.cur = first_block
+            multicast(k.u32(panels - 1))
+            k.jump(rest)
+            k.cur = rest
         return
     for p in range(panels):
         dst = k.add(base, p * rows * PANEL)
