@@ -51,7 +51,8 @@ def launch(ptx_path, json_path, pointers, stream=0, device=0):
     grid = c["grid"]
     if c["persistent_blocks_per_sm"]:  # a persistent grid: as many blocks as the device holds at once
         sms = ok(cu.cuDeviceGetAttribute(cu.CUdevice_attribute.CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT, device))
-        grid = [min(grid[0], c["persistent_blocks_per_sm"] * sms), 1, 1]
+        blocks = min(grid[0], c["persistent_blocks_per_sm"] * sms)
+        grid = [blocks - blocks % (c["cluster"][0] if c["cluster"] else 1), 1, 1]  # whole clusters
     config = cu.CUlaunchConfig()
     config.gridDimX, config.gridDimY, config.gridDimZ = grid
     config.blockDimX, config.blockDimY, config.blockDimZ = c["block"]

@@ -12,7 +12,8 @@ blocks as fit the machine at once, each looping over tiles (block, block + block
 in the same order), so that a block's producer fetches its next tile while its
 consumers finish the last. `cluster=2` pairs neighbouring blocks along the first grid
 axis into a thread-block cluster: a tile both need (one whose offsets do not move along
-that axis) is loaded half by each and multicast to both. They are written on each
+that axis) is loaded half by each and multicast to both; persistent, each cluster takes a
+pair of such neighbouring tiles a turn. They are written on each
 `hbm.kernel` as its properties `hbm.group`, `hbm.blocks_per_sm`, `hbm.persistent` and
 `hbm.cluster`, whose types and ranges the kernel verifies;
 `reg-to-ptx` emits them for sm_90a kernels. `order=last` makes the last grid axis vary

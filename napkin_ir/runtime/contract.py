@@ -101,12 +101,14 @@ class LaunchContract:
         """The grid to launch on a device with `multiprocessors` SMs."""
         if not self.persistent:
             return self.grid
-        return (min(self.grid[0], self.persistent * multiprocessors), 1, 1)
+        blocks = min(self.grid[0], self.persistent * multiprocessors)
+        return (blocks - blocks % self.cluster[0] if self.cluster else blocks, 1, 1)
 
     def grid_rule(self) -> str:
         if not self.persistent:
             return "launch grid as given"
-        return (f"persistent: grid.x = min({self.grid[0]}, {self.persistent} x the device's multiprocessor count); "
+        whole = f", rounded down to a whole number of clusters of {self.cluster[0]}" if self.cluster else ""
+        return (f"persistent: grid.x = min({self.grid[0]}, {self.persistent} x the device's multiprocessor count){whole}; "
                 "each block loops over the tiles")
 
     # -- names ---------------------------------------------------------------------------

@@ -140,6 +140,34 @@ def test_gemm_sm90_cluster_multicast(shape, config):
     expect_close(*run_sm90(torch, *shape, "bf16", *config, group=0, cluster=2), "bf16")
 
 
+@pytest.mark.parametrize("group", [0, 8])
+@pytest.mark.parametrize("block", [(128, 256, 64), (128, 192, 64)], ids=["two_panels_each", "three_panels"])
+@pytest.mark.parametrize("shape", [(1024, 744, 520), (3000, 7000, 1000), (2304, 1536, 512)])
+def test_gemm_sm90_persistent_cluster(shape, block, group):
+    """Persistent pairs of blocks: each cluster takes a pair of neighbouring tiles along the
+    rows a turn (in bands of `group` block rows), both blocks the same turns, B's panels
+    multicast (three panels: the first block loads two); more tiles than blocks at the
+    larger shapes, so the rings run on across turns."""
+    torch = pytest.importorskip("torch")
+    _need_sm90()
+    expect_close(*run_sm90(torch, *shape, "bf16", block, 4, group=group, cluster=2, persistent=True), "bf16")
+
+
+def test_gemm_sm90_cluster_through_the_recipe():
+    """napkin-sm90{cluster=2 persistent=true} runs its clusters persistent, in the recipe's
+    group order."""
+    torch = pytest.importorskip("torch")
+    _need_sm90()
+    expect_close(*run_compiled(torch, 3000, 7000, 1000, block=(128, 192, 64), cluster=2, persistent=True), "bf16")
+
+
+@pytest.mark.sanitize
+def test_gemm_sm90_persistent_cluster_small():
+    torch = pytest.importorskip("torch")
+    _need_sm90()
+    expect_close(*run_sm90(torch, 512, 264, 120, "bf16", (128, 192, 64), 2, group=8, cluster=2, persistent=True), "bf16")
+
+
 @pytest.mark.sanitize
 def test_gemm_sm90_cluster_small():
     torch = pytest.importorskip("torch")

@@ -159,17 +159,26 @@ def grouped_tile(k: KernelLowering, rows: int, cols: int, group: int, p: SSAValu
     return row, col
 
 
-def set_origins(k: KernelLowering, p: SSAValue) -> None:
-    """The grid origins of linear tile p: grouped, or the first axis fastest."""
+def set_origins(k: KernelLowering, p: SSAValue, pairs: bool = False) -> None:
+    """The grid origins of linear tile p: grouped, or the first axis fastest. With `pairs`
+    (a persistent cluster of 2), p numbers pairs of neighbouring blocks along the first
+    axis, as the grid's tiles are numbered with that axis halved (a group of `group` block
+    rows, `group` / 2 pairs), and the block takes the pair's first or second by its rank
+    in the cluster."""
     grid = k.kernel.grid_tiles
-    counts = k.kernel.grid_shape()
+    counts = dict(k.kernel.grid_shape())
+    first = next(iter(grid))
+    if pairs:
+        counts[first] //= 2
     if k.group:
         if len(grid) != 2:
             raise k.fail(f"a grouped launch orders a two-axis grid, got {list(grid)}")
         rows, cols = counts.values()
-        blocks = list(grouped_tile(k, rows, cols, k.group, p))
+        blocks = list(grouped_tile(k, rows, cols, max(1, k.group // 2) if pairs else k.group, p))
     else:
         blocks = _digits(k, p, [counts[a] for a in grid])
+    if pairs:
+        blocks[0] = k.add(k.mul(blocks[0], 2), k.rank)
     bind_origins(k, blocks)
 
 
@@ -308,6 +317,9 @@ def per_tile(k: KernelLowering, stream: scf.ForOp | None, body) -> None:
     *others, last = counts
     pairs = -(-counts[last] // 2)
     paired = k.kernel.last_axis_fastest
+    clustered = k.cluster > 1  # a cluster's two blocks take the two tiles of one pair along the first axis, turn by turn
+    if clustered:
+        block, blocks = k.op2(P.ShrOp, "u32", block, 1), k.op2(P.ShrOp, "u32", blocks, 1)
     head = k.new_block([B32, B32, B32])  # the block's turn, the ring steps taken before it, the tiles computed before it
     k.emit(P.BraOp(head, k.u32(0), k.u32(0), k.u32(0)))
     k.cur = head
@@ -317,7 +329,7 @@ def per_tile(k: KernelLowering, stream: scf.ForOp | None, body) -> None:
         total = prod(counts[a] for a in others) * pairs
     else:
         p = k.add(k.mul(turn, blocks), block)
-        total = prod(counts.values())
+        total = prod(counts.values()) // (2 if clustered else 1)
     work, done = k.branch(k.setp("lt", p, total, "u32"))
     k.cur = work
     nxt = k.add(turn, 1)
@@ -334,7 +346,7 @@ def per_tile(k: KernelLowering, stream: scf.ForOp | None, body) -> None:
             k.cur = work
         bind_origins(k, [*_digits(k, k.op2(P.DivOp, "u32", p, pairs), [counts[a] for a in others]), along])
     else:
-        set_origins(k, p)
+        set_origins(k, p, clustered)
     for pos in k.ring_positions:
         k.vals[pos] = taken
     for pos in k.tile_positions:
@@ -372,11 +384,13 @@ def init_barriers(k: KernelLowering) -> None:
 
 def start_cluster(k: KernelLowering) -> None:
     """Blocks of a cluster are neighbours along the first grid axis; they share the tiles
-    whose offsets do not move with it, which each loads half of, for both."""
+    whose offsets do not move with it, which each loads half of, for both. Persistent,
+    each cluster takes a pair of such neighbours a turn (`per_tile`), both blocks the same
+    number of turns, so that their rings stay in step."""
     counts = k.kernel.grid_shape()
     first = list(k.kernel.grid_tiles)[0]
-    if k.cluster != 2 or k.group or k.persistent or len(counts) != 2:
-        raise k.fail("clusters are pairs of blocks of a plain two-axis grid (no group, no persistence) for now")
+    if k.cluster != 2 or len(counts) != 2 or k.kernel.last_axis_fastest or (k.group and not k.persistent):
+        raise k.fail("clusters are pairs of blocks of a two-axis grid, the first axis fastest (grouped only when persistent) for now")
     if counts[first] % 2:
         raise k.fail(f"a cluster of 2 along '{first}' needs an even number of blocks along it, got {counts[first]}")
     k.emit(T.BarrierClusterOp("arrive"))

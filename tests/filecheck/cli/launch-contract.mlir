@@ -3,6 +3,7 @@
 // RUN: napkin-opt %s -p napkin-sm90 -t launch | filecheck %s
 // RUN: napkin-opt %s -p 'napkin-sm90{block="128,256,64" cluster=2}' -t ptx -o %t.ptx --launch-json %t.json
 // RUN: filecheck %s --check-prefix=CLUSTER < %t.json
+// RUN: napkin-opt %s -p 'napkin-sm90{block="128,256,64" cluster=2 persistent=true}' -t launch | filecheck %s --check-prefix=PCLUSTER
 // RUN: filecheck %s --check-prefix=PTX < %t.ptx
 // RUN: napkin-opt %examples/causal_attention.mlir -p napkin-sm80 -t launch | filecheck %s --check-prefix=ATTN
 // RUN: napkin-opt %examples/gemm_bias.mlir -p napkin-sm90 -t launch | filecheck %s --check-prefix=BIAS
@@ -37,6 +38,11 @@
 // CLUSTER: "grid": [4, 2, 1],
 // CLUSTER: "persistent_blocks_per_sm": 0,
 // CLUSTER: "cluster": [2, 1, 1],
+
+// PCLUSTER: "grid": [8, 1, 1],
+// PCLUSTER-NEXT: "persistent_blocks_per_sm": 1,
+// PCLUSTER-NEXT: "grid_rule": "persistent: grid.x = min(8, 1 x the device's multiprocessor count), rounded down to a whole number of clusters of 2; each block loops over the tiles",
+// PCLUSTER: "cluster": [2, 1, 1],
 
 // PTX: .target sm_90a
 // PTX: .entry matmul(

@@ -42,4 +42,24 @@
 // CLUSTER: mapa.shared::cluster.u32
 // CLUSTER-NEXT: mbarrier.arrive.release.cluster.shared::cluster.b64 _,
 // CLUSTER: barrier.cluster.wait.acquire;
-// CLUSTERGROUP: napkin-opt: error: reg-to-ptx: @matmul: clusters are pairs of blocks of a plain two-axis grid (no group, no persistence) for now
+// CLUSTERGROUP: napkin-opt: error: reg-to-ptx: @matmul: clusters are pairs of blocks of a two-axis grid, the first axis fastest (grouped only when persistent) for now
+
+// napkin-sm90{cluster=2 persistent=true}: each cluster (%ctaid.x / 2 of
+// %nctaid.x / 2) takes a pair of neighbouring row tiles a turn, the block the pair's first
+// or second by its rank; B's three panels of 64 columns, the first block loads two (its
+// rank and the odd last one), the second one, each multicast to both.
+// RUN: sed -e 's/k=256/k=512/g' %examples/matmul.mlir | napkin-opt -p 'napkin-sm90{block="128,192,64" cluster=2 persistent=true}' -t ptx -o %t.pcluster.ptx
+// RUN: filecheck %s --check-prefix=PCLUSTER < %t.pcluster.ptx
+// RUN: %ptxas -v -arch=sm_90a %t.pcluster.ptx -o %t.pcluster.cubin 2>&1 | filecheck %s --check-prefix=REPORT
+// PCLUSTER: mov.u32 [[RANK:%r[0-9]+]], %cluster_ctarank;
+// PCLUSTER: mov.u32 [[CTA:%r[0-9]+]], %ctaid.x;
+// PCLUSTER-NEXT: mov.u32 [[CTAS:%r[0-9]+]], %nctaid.x;
+// PCLUSTER-NEXT: mov.u32 [[ONE:%r[0-9]+]], 1;
+// PCLUSTER-NEXT: shr.u32 %r{{[0-9]+}}, [[CTA]], [[ONE]];
+// PCLUSTER: shr.u32 %r{{[0-9]+}}, [[CTAS]], %r{{[0-9]+}};
+// PCLUSTER: add.u32 %r{{[0-9]+}}, %r{{[0-9]+}}, [[RANK]];
+// PCLUSTER: cp.async.bulk.tensor.2d.shared::cluster.global.mbarrier::complete_tx::bytes.multicast::cluster
+// PCLUSTER: setp.eq.u32 [[FIRST:%p[0-9]+]], [[RANK]], %r{{[0-9]+}};
+// PCLUSTER-NEXT: @[[FIRST]] bra
+// PCLUSTER: cp.async.bulk.tensor.2d.shared::cluster.global.mbarrier::complete_tx::bytes.multicast::cluster
+// PCLUSTER: barrier.cluster.wait.acquire;

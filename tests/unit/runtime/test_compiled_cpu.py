@@ -112,6 +112,10 @@ def test_persistent_grid_rule():
     assert c.launch_grid(132) == (264, 1, 1) and c.launch_grid(1000) == (500, 1, 1)
     plain = LaunchContract("k", "sm_80", (), (4, 3, 1), (128, 1, 1), 0)
     assert plain.launch_grid(132) == (4, 3, 1)
+    # persistent clusters of 2: whole clusters only, the rule says so
+    pairs = LaunchContract("k", "sm_90a", (), (500, 1, 1), (384, 1, 1), 0, persistent=1, cluster=(2, 1, 1))
+    assert pairs.launch_grid(133) == (132, 1, 1) and pairs.launch_grid(1000) == (500, 1, 1)
+    assert "whole number of clusters of 2" in pairs.grid_rule()
 
 
 def test_contract_refuses_what_is_not_a_contract():
