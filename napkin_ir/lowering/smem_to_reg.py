@@ -366,13 +366,15 @@ class _Fragments:
             # rows (the MLP's dW1 = dH^T X: dH [h, m], rows h) is its A, as attention's P is
             (rows, bm), (cols, bn) = (cols, bn), (rows, bm)
         warps = math.prod(self.warps.values())
+        row_warps = bm // 16  # of a `split` fragment: the warps that take its rows, 16 each
+        groups = warps // row_warps if row_warps and warps % row_warps == 0 else 0  # and the column groups they repeat over
         if self.mma == "wgmma" and rows not in self.warps and cols not in self.warps and warps > 1 and bm % 64 == 0 \
-                and warps % (bm // 16) == 0 and bn % (warps // (bm // 16)) == 0 and bn // (warps // (bm // 16)) % 8 == 0:
+                and groups and bn % groups == 0 and (bn // groups) % 8 == 0:
             # rows along no warps axis (dQ^T = K^T dS^T, rows the head dim, where the warps
             # split the keys): the warps take 16 each all the same, one wgmma row block a
             # warpgroup; fewer rows than the warps' 16 each (64 of them, two warpgroups), each
             # warpgroup the same rows of its own columns
-            return reg.FragType("c", {rows: 16, cols: bn // (warps // (bm // 16))}, builtin.f32, split=bm // 16)
+            return reg.FragType("c", {rows: 16, cols: bn // groups}, builtin.f32, split=row_warps)
         wm, wn = self.warps.get(rows, 1), self.warps.get(cols, 1)
         if bm % wm or (bm // wm) % 16 or bn % wn or (bn // wn) % 8:
             raise self.fail(f"a {bm} x {bn} tile over {wm} x {wn} warps leaves each warp {bm / wm:g} x {bn / wn:g}; "

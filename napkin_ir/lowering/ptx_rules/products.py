@@ -303,8 +303,13 @@ def _wgmma_a_mn_major(k: KernelLowering, op: reg.WgmmaOp, a: Buffer, rows: str, 
     # a split accumulator of fewer rows than the consumers' warps take: warpgroup g the
     # row panel g mod row_groups, of B's column group g / row_groups (`FragType.split_place`)
     grouped = split > 1 and k.consumer_threads // 32 > split
-    group_panel = None if grouped and row_groups == 1 else k.once(("warpgroup_panel", a.rows, row_groups if grouped else 0), lambda: k.mul(
-        k.op2(P.RemOp, "u32", warpgroup, row_groups) if grouped else warpgroup, a.rows * PANEL))
+    if not grouped:
+        group_panel: SSAValue | None = k.once(("warpgroup_panel", a.rows), lambda: k.mul(warpgroup, a.rows * PANEL))
+    elif row_groups == 1:  # every warpgroup reads A's one panel
+        group_panel = None
+    else:
+        group_panel = k.once(("warpgroup_panel", a.rows, row_groups),
+                             lambda: k.mul(k.op2(P.RemOp, "u32", warpgroup, row_groups), a.rows * PANEL))
     adesc = _descriptor(k, a, op.a_stage, kk * PANEL, a.rows * PANEL, 1024, group_panel)
     group = k.once(("warpgroup_cols", row_groups), lambda: k.op2(P.DivOp, "u32", warpgroup, row_groups)) if grouped else None
     bdesc, trans_b = _b_descriptor(k, op, cols, kx, kk, group)
