@@ -324,8 +324,9 @@ def _lane_place(k: KernelLowering, t: reg.FragType) -> tuple[SSAValue, SSAValue]
     row, col = k.lane_row, k.mul(k.lane_pair, 2)
     if t.split.data > 1:  # 16 rows a warp of `split`, each further `split` warps the next columns (`FragType.split_place`)
         warp, split = k.warp_number(), t.split.data
-        row = k.add(row, k.mul(k.op2(P.RemOp, "u32", warp, split), 16))
-        if k.consumer_threads // 32 > split:
+        grouped = k.consumer_threads // 32 > split
+        row = k.add(row, k.mul(k.op2(P.RemOp, "u32", warp, split) if grouped else warp, 16))
+        if grouped:
             col = k.add(col, k.mul(k.op2(P.DivOp, "u32", warp, split), t.shape[c_axis]))
         return row, col
     w = k.warp_place(r_axis, t.shape[r_axis])
