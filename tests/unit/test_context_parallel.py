@@ -95,6 +95,9 @@ def _worker(rank: int, world: int, port: int) -> None:
                 assert err < 3e-3, f"{kind} (load_balanced={balanced}) rank {rank}: {name} relative error {err:.1e}"
     finally:
         dist.destroy_process_group()
+    # the interpreter's teardown can abort under the process group's threads (std::terminate,
+    # SIGABRT, about one run in six on two CPU cores): the checks are done, leave without it
+    os._exit(0)
 
 
 def _free_port() -> int:
