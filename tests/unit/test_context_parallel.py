@@ -12,7 +12,6 @@ sequence. tests/gpu/test_context_parallel_gpu.py runs the same with napkin's ker
 from __future__ import annotations
 
 import math
-import socket
 
 import pytest
 
@@ -69,49 +68,24 @@ def _whole(q, k, v, g, kind):
     return out.detach(), q.grad, k.grad, v.grad
 
 
-def _worker(rank: int, world: int, port: int) -> None:
-    import os
+def _check(rank: int, world: int) -> None:
+    from tests.ring_checks import ring_round_trip
 
-    from napkin_ir.context_parallel import ring_attention, shard_sequence, unshard_sequence
-
-    os.environ.update(MASTER_ADDR="127.0.0.1", MASTER_PORT=str(port))
-    dist.init_process_group("gloo", rank=rank, world_size=world)
     lib = _reference_kernels()  # noqa: F841 (kept alive: the registration lasts as long as the library)
-    try:
-        torch.manual_seed(0)  # the same whole sequence on every rank
-        b, h, hk, n, d = 2, 4, 2, 24 * world, 16
-        q, g = (torch.randn(b, h, n, d).to(torch.float16) for _ in range(2))
-        k, v = (torch.randn(b, hk, n, d).to(torch.float16) for _ in range(2))
-        for kind, balanced in (("causal", True), ("causal", False), ("softmax", False)):
-            want = _whole(q, k, v, g, kind)
-            qs, ks, vs, gs = (shard_sequence(x, load_balanced=balanced) for x in (q, k, v, g))
-            qs, ks, vs = (x.detach().clone().requires_grad_() for x in (qs, ks, vs))
-            out, lse = ring_attention(qs, ks, vs, kind=kind, load_balanced=balanced, return_lse=True)
-            assert out.shape == qs.shape and out.dtype == torch.float16 and lse.shape == qs.shape[:3] and lse.dtype == torch.float32
-            out.backward(gs)
-            got = [unshard_sequence(x, load_balanced=balanced) for x in (out.detach(), qs.grad, ks.grad, vs.grad)]
-            for name, x, y in zip(("out", "dq", "dk", "dv"), got, want):
-                err = float((x.double() - y).norm() / y.norm())
-                assert err < 3e-3, f"{kind} (load_balanced={balanced}) rank {rank}: {name} relative error {err:.1e}"
-    finally:
-        dist.destroy_process_group()
-    # the interpreter's teardown can abort under the process group's threads (std::terminate,
-    # SIGABRT, about one run in six on two CPU cores): the checks are done, leave without it
-    os._exit(0)
-
-
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
+    torch.manual_seed(0)  # the same whole sequence on every rank
+    b, h, hk, n, d = 2, 4, 2, 24 * world, 16
+    q, g = (torch.randn(b, h, n, d).to(torch.float16) for _ in range(2))
+    k, v = (torch.randn(b, hk, n, d).to(torch.float16) for _ in range(2))
+    ring_round_trip(rank, q, k, v, g, lambda kind: _whole(q, k, v, g, kind), 3e-3)
 
 
 @pytest.mark.parametrize("world", [2, 3])
 def test_the_ring_matches_attention_of_the_whole_sequence(world):
     """Causal with the head-tail layout and without, softmax; grouped-query heads (4 over
     2); the shards' output and gradients, gathered back, against float64."""
-    mp = pytest.importorskip("torch.multiprocessing")
-    mp.spawn(_worker, args=(world, _free_port()), nprocs=world, join=True)
+    from tests.ring_checks import run_ranks
+
+    run_ranks(_check, world, "gloo")
 
 
 def test_refusals_say_what_is_wrong():
