@@ -73,7 +73,7 @@ def _load_balance(engine: Any, on: bool) -> Iterator[None]:
         engine._cp_options.enable_load_balance = saved
 
 
-def _check(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, kind: str, group: Any) -> None:
+def _check(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, kind: str) -> None:
     if kind not in ("softmax", "causal"):
         raise ValueError(f"ring_attention: kind must be softmax or causal, got {kind!r} (spherical attention's steps "
                          "merge by their norms, not a log-sum-exp: not supported over a ring)")
@@ -124,7 +124,7 @@ def ring_attention(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, group: Any
     as they were made). Differentiable in q, k and v; with `return_lse`, the log-sum-exp
     of each of this rank's rows too (f32 [B, H, N/W], natural log; no gradient flows
     through it)."""
-    _check(q, k, v, kind, group)
+    _check(q, k, v, kind)
     if load_balanced and kind != "causal":
         raise ValueError("ring_attention: load_balanced is the causal mask's layout; without a mask every rank's work is equal")
     group = group if group is not None else dist.group.WORLD
