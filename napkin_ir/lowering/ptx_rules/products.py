@@ -226,20 +226,13 @@ def _b_descriptor(k: KernelLowering, op: reg.WgmmaOp | reg.WgmmaRsOp, cols: str,
     `group` (a split accumulator's column group: its warpgroup's place past the row
     groups), B's columns from `group` times the accumulators' on."""
     b: Buffer = k.vals[op.b]
-    n = op.c.type.dims[1]  # type: ignore[attr-defined]
     k_major = (b.rows_axis, b.cols_axis) == (cols, kx)
     at = None
-    if group is not None:
-        per_panel = b.element.elements(PANEL)
-        if k_major:  # B's rows: 128 bytes each
-            step = n * PANEL
-        elif n % per_panel == 0:  # whole panels of columns, LBO apart
-            step = n // per_panel * b.rows * PANEL
-        elif per_panel % n == 0 and b.type.shape[cols] <= per_panel:  # within the one panel's 128-byte rows
-            step = b.element.size(n)
-        else:
-            raise k.fail(f"a warpgroup's {n} columns of B {b.type} neither fill whole 128-byte panels nor share one")
-        at = k.once(("b_group_cols", b.base, step), lambda: k.mul(group, step))
+    if group is not None:  # N-major B's columns within its one 128-byte panel: a warpgroup's a row's bytes on
+        n = op.c.type.dims[1]  # type: ignore[attr-defined]
+        if k_major or b.type.shape[cols] > b.element.elements(PANEL):
+            raise k.fail(f"a split accumulator's warpgroups read their own columns of an N-major B of one 128-byte panel; got {b.type}")
+        at = k.once(("b_group_cols", b.base, n), lambda: k.mul(group, b.element.size(n)))
     if k_major:  # K-major as A
         return _descriptor(k, b, op.b_stage, _panel_offset(b, kk), 16, 1024, at), False
     # [k, n]: N-major; panels of 64 columns are LBO apart, 8-row groups SBO
