@@ -139,8 +139,8 @@ def plan_rows(torch, nt, d: int, n: int, kind: str) -> list[str]:
         med = dict(zip(labels, (statistics.median(r) * 1e3 for r in time_interleaved(torch, [fns[x] for x in labels],
                                                                                       rounds=9, settle_s=0.03))))
         best = min(med, key=med.__getitem__)
-        picked = next(x for x, group in same.items() if pick in group) if any(pick in gr for gr in same.values()) else None
-        at_pick = med.get(picked, float("nan")) if picked else float("nan")
+        picked = next((x for x, group in same.items() if pick in group), None)
+        at_pick = med.get(picked, float("nan"))
         rows.append(f"{f'b{b} h{h} n{n} d{d} {kind}':<28}{part:>5}{med['default']:>10.0f}{at_pick:>10.0f}{med[best]:>10.0f}"
                     f"{med[best] / at_pick:>10.2f}   pick: {pick}; best: {'; '.join(same[best])}")
         print(rows[-1], flush=True)
