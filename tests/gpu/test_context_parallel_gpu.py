@@ -30,11 +30,12 @@ def _check(rank: int, world: int, n: int, d: int) -> None:
     ring_round_trip(rank, q, k, v, g, one_gpu, 1e-2)
 
 
+@pytest.mark.parametrize("n", [8192, 32768, 131072])
 @pytest.mark.parametrize("world", [2, 4])
-def test_the_ring_matches_one_gpu(world):
-    """Causal (head-tail and plain) and softmax, grouped heads 4 over 2, d=128, 8k tokens."""
+def test_the_ring_matches_one_gpu(world, n):
+    """Causal (head-tail and plain) and softmax, grouped heads 4 over 2, d=128, 8k to 128k tokens."""
     if not torch.cuda.is_available() or torch.cuda.device_count() < world:
         pytest.skip(f"needs {world} GPUs")
     from tests.ring_checks import run_ranks
 
-    run_ranks(_check, world, "nccl", 8192, 128)
+    run_ranks(_check, world, "nccl", n, 128)
