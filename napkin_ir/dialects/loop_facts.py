@@ -273,12 +273,15 @@ def describe_loop(op: Operation) -> str:
 def _staged_reads(loop: scf.ForOp) -> list[tuple[Operation, int]]:
     """The ops in `loop` that read a value out of a buffer of two or more stages, with its
     stage count: an op with results and such an operand.
-    Copies into a stage produce nothing, so a producer's loop reads none."""
+    Copies into a stage produce nothing, so a producer's loop reads none. A buffer the
+    loop writes itself (an op with no results takes it: a tile the block computed,
+    staged for a product, as the attention gradient's dS) keeps stages of its own."""
     out: list[tuple[Operation, int]] = []
+    own = {v for op in loop.body.walk() if not op.results for v in op.operands if isinstance(v.type, StagedBufferType)}
     for op in loop.body.walk():
         if op.results and not isinstance(op, scf.ForOp):
             for v in op.operands:
-                if isinstance(v.type, StagedBufferType) and v.type.stage_count >= 2:
+                if isinstance(v.type, StagedBufferType) and v.type.stage_count >= 2 and v not in own:
                     out.append((op, v.type.stage_count))
                     break
     return out

@@ -62,10 +62,11 @@ log-sum-exp, one value per row) is stored straight from registers.
 
 With `copy=tma`, a 16-bit tile computed in a stream loop that a product contracts along
 the block's rows (the attention gradient's dS, for dQ^T = K^T dS^T in blocks that hold
-keys: the warps split the keys, so none holds a whole sum) goes through a one-stage
-buffer of one 128-byte panel a row: the consumers meet, write it (`smem.write`), meet
-again with the writes fenced for the tensor cores (`smem.barrier {async_proxy}`), and the
-product reads it from there. An f32 tile added into a global inside a stream loop (dQ's
+keys: the warps split the keys, so none holds a whole sum) goes through a buffer of one
+128-byte panel a row: the consumers write it (`smem.write`), meet with the writes fenced
+for the tensor cores (`smem.barrier {async_proxy}`), and the product reads it from there;
+two stages where they fit beside the rest (dQ's two first), tile t in stage t mod 2, else
+one, which the consumers meet before writing too. An f32 tile added into a global inside a stream loop (dQ's
 part of each key block) leaves through 128-byte swizzled f32 panels, two stages where they
 fit, by the TMA's reduce-add (`smem.tma_store {accumulate}`).
 """
@@ -229,15 +230,28 @@ def _refuse_contracted_rows(kernel: hbm.KernelOp) -> None:
                                   "sm_90a (copy=tma); with cp.async it is not lowered")
 
 
-def _stage_contracted_rows(kernel: hbm.KernelOp) -> list[smem.BufferType]:
+def _contracted_rows_bytes(kernel: hbm.KernelOp) -> int:
+    """The shared memory one stage of each of `_stage_contracted_rows`'s buffers takes."""
+    shapes = {(tuple(v.type.shape.items()), v.type.element_type) for _, v in _contracted_rows(kernel)}  # type: ignore[attr-defined]
+    return sum(smem.BufferType(dict(shape), et, 1, "swizzle").bytes() for shape, et in shapes)
+
+
+def _stage_contracted_rows(kernel: hbm.KernelOp, room: int) -> list[smem.BufferType]:
     """A tile computed in a stream loop that a product contracts along the block's rows
     (the attention gradient's dS in dQ^T = K^T dS^T, in blocks that hold keys) goes through
-    a one-stage buffer: the consumers meet (no warp still reads the stage: each product
-    from it is complete before its warp goes on), each writes its rows
-    (`smem.write`), they meet again with their writes fenced for the tensor cores
-    (`smem.barrier {async_proxy}`), and the product reads the stage (`smem.read`)."""
+    shared memory: each consumer writes its rows (`smem.write`), they meet with their
+    writes fenced for the tensor cores (`smem.barrier {async_proxy}`), and the product
+    reads the stage (`smem.read`). Each product from the stage is complete before its
+    warp goes on. Two stages where they fit in `room`: tile t in stage t mod 2, where the
+    products of tile t - 2 read last, and every warp has met since (tile t - 1's meeting,
+    which no warp reaches before its products of tile t - 2 are done), so the tile is
+    written with no meeting before it; the consumers meet once before the loop instead (a
+    persistent block's last tile may have read either stage). With one stage they meet
+    before writing too (no warp still reads the stage)."""
     types: list[smem.BufferType] = []
     staged: dict[tuple, smem.AllocOp] = {}
+    met: set[Operation] = set()
+    two = 2 * _contracted_rows_bytes(kernel) <= room
     for op, v in _contracted_rows(kernel):
         t: ncd.TensorType = v.type  # type: ignore[assignment]
         inner = dtype(t.dtype).size(t.dims[-1])
@@ -248,14 +262,26 @@ def _stage_contracted_rows(kernel: hbm.KernelOp) -> list[smem.BufferType]:
                                       f"tile of 64); this one has {inner}-byte rows of {t.dtype}")
         key = (tuple(t.shape.items()), t.element_type)
         if key not in staged:
-            buf_t = smem.BufferType(t.shape, t.element_type, 1, "swizzle")
+            buf_t = smem.BufferType(t.shape, t.element_type, 2 if two else 1, "swizzle")
             staged[key] = smem.AllocOp(buf_t)
             Rewriter.insert_op([staged[key]], InsertPoint.at_start(kernel.body.block))
             types.append(buf_t)
         alloc = staged[key]
-        zero = _const(0)
-        read = smem.ReadOp(alloc.result, zero.result)
-        ops = [zero, smem.BarrierOp(), smem.WriteOp(v, alloc.result, zero.result, {}), smem.BarrierOp(async_proxy=True), read]
+        if two:
+            loop = op.parent_op()
+            assert isinstance(loop, scf.ForOp)  # _contracted_rows: a product in a stream loop's body
+            if loop not in met:
+                met.add(loop)
+                Rewriter.insert_op(smem.BarrierOp(), InsertPoint.before(loop))
+            step, count = _const(_constant_value(loop.step, "step")), _const(2)
+            tile = arith.DivUIOp(loop.body.block.args[0], step.result)
+            stage = arith.RemUIOp(tile.result, count.result)
+            ops: list[Operation] = [step, count, tile, stage]
+        else:
+            stage = _const(0)
+            ops = [stage, smem.BarrierOp()]
+        read = smem.ReadOp(alloc.result, stage.result)
+        ops += [smem.WriteOp(v, alloc.result, stage.result, {}), smem.BarrierOp(async_proxy=True), read]
         Rewriter.insert_op(ops, InsertPoint.before(op))
         op.operands[list(op.operands).index(v)] = read.result
     return types
@@ -338,8 +364,10 @@ class HbmToSmemPass(ModulePass):
                 producers: list[smem.ProducerOp] = []
                 buffers = [self._tma_pipeline(chain, layout, producers) for chain in stream_chains(loops)]
                 buffers.append(self._tma_one_time_copies(kernel, layout, producers))
-                buffers.append(_stage_contracted_rows(kernel))
-                buffers.append(_tma_adds_in_stream(kernel, self.smem_bytes - sum(b.bytes() for bs in buffers for b in bs)))
+                # dQ's adds take their two stages before dS its second
+                staged = _contracted_rows_bytes(kernel)
+                buffers.append(_tma_adds_in_stream(kernel, self.smem_bytes - staged - sum(b.bytes() for bs in buffers for b in bs)))
+                buffers.append(_stage_contracted_rows(kernel, self.smem_bytes - sum(b.bytes() for bs in buffers for b in bs)))
                 if self.store == "tma":
                     buffers.append(self._tma_stores(kernel, self.smem_bytes - sum(b.bytes() for bs in buffers for b in bs)))
             else:

@@ -1,43 +1,65 @@
 // hbm-to-smem{copy=tma} of a product over the block's rows: %s16, computed in the stream
 // (rows j, the block's; columns i, the stream's), is contracted along j for %t (the
 // attention gradient's dQ^T = K^T dS^T). The warps split j, so %s16 goes through a
-// one-stage swizzled buffer: the consumers meet (the last tile's product has read it),
-// write it, meet with the writes fenced for the tensor cores, and the product reads it.
+// swizzled buffer: two stages where they fit, tile t in stage t mod 2, the consumers
+// meeting once before the loop and, each tile, after their writes, fenced for the tensor
+// cores, before the product reads it (the stage written was last read two tiles back,
+// before that meeting of the tile between). Under a budget with room for one stage
+// (ONE), the consumers meet before writing too (the last tile's product has read it).
 // %t, added into its f32 output inside the stream, leaves through two stages of 128-byte
 // swizzled f32 panels by the TMA's reduce-add, each stage written once the add two tiles
-// back has read it. With cp.async the same diagram is refused.
+// back has read it; those take their stages before %s16's second. With cp.async the same
+// diagram is refused.
 // RUN: napkin-opt %s -p 'ncd-relabel{grid="j:128" stream="i:64"},ncd-to-hbm,hbm-to-smem{copy=tma stages=2}' | filecheck %s
+// RUN: napkin-opt %s -p 'ncd-relabel{grid="j:128" stream="i:64"},ncd-to-hbm,hbm-to-smem{copy=tma stages=2 smem_bytes=150000}' | filecheck %s --check-prefix=ONE
 // RUN: not napkin-opt %s -p 'ncd-relabel{grid="j:128" stream="i:64"},ncd-to-hbm,hbm-to-smem{stages=2}' 2>&1 | filecheck %s --check-prefix=CPASYNC
 // RUN: napkin-opt %s -p 'ncd-relabel{grid="j:128" stream="i:64"},ncd-to-hbm,hbm-to-smem{copy=tma stages=2},smem-to-reg{mma=wgmma}' | filecheck %s --check-prefix=REG
 // RUN: napkin-opt %s -p 'ncd-relabel{grid="j:128" stream="i:64"},ncd-to-hbm,hbm-to-smem{copy=tma stages=2},smem-to-reg{mma=wgmma},reg-to-ptx{arch=sm_90a}' -t ptx | filecheck %s --check-prefix=PTX
 
+// CHECK: %[[BUF:.*]] = smem.alloc : !smem.buffer<j=128, i=64 : bf16, stages=2, layout=swizzle>
 // CHECK: %[[ADD:.*]] = smem.alloc : !smem.buffer<i=64, d=128 : f32, stages=2, layout=swizzle>
-// CHECK: %[[BUF:.*]] = smem.alloc : !smem.buffer<j=128, i=64 : bf16, stages=1, layout=swizzle>
-// CHECK: %s16 = ncd.map cast %s
 // CHECK: smem.barrier
-// CHECK-NEXT: smem.write %s16 -> %[[BUF]][%[[Z:.*]]] {at = #hbm.labels<>}
+// CHECK-NEXT: scf.for %[[I:.*]] = %c0
+// CHECK: %s16 = ncd.map cast %s
+// CHECK-NEXT: %[[STEP:.*]] = arith.constant 64 : index
+// CHECK-NEXT: %[[TWO:.*]] = arith.constant 2 : index
+// CHECK-NEXT: %[[T:.*]] = arith.divui %[[I]], %[[STEP]] : index
+// CHECK-NEXT: %[[S2:.*]] = arith.remui %[[T]], %[[TWO]] : index
+// CHECK-NEXT: smem.write %s16 -> %[[BUF]][%[[S2]]] {at = #hbm.labels<>}
 // CHECK-NEXT: smem.barrier {async_proxy}
-// CHECK-NEXT: %[[R:.*]] = smem.read %[[BUF]][%[[Z]]]
+// CHECK-NEXT: %[[R:.*]] = smem.read %[[BUF]][%[[S2]]]
 // CHECK-NEXT: %t = ncd.contract %[[R]], %{{.*}} over [j] : !ncd.tensor<j=128, i=64 : bf16>, !ncd.tensor<j=128, d=128 : bf16> -> !ncd.tensor<d=128, i=64 : f32>
 // CHECK: ncd.contract %s16, %{{.*}} over [i]
 // CHECK: smem.tma_store_wait {pending = 1 : i32}
 // CHECK-NEXT: smem.write %t -> %[[ADD]][%[[S:.*]]] {at = #hbm.labels<>} : !ncd.tensor<d=128, i=64 : f32>, !smem.buffer<i=64, d=128 : f32, stages=2, layout=swizzle>
 // CHECK-NEXT: smem.tma_store %[[ADD]][%[[S]]] -> %out0[%i0, %c0] {accumulate}
 
+// ONE: %[[BUF:.*]] = smem.alloc : !smem.buffer<j=128, i=64 : bf16, stages=1, layout=swizzle>
+// ONE: smem.alloc : !smem.buffer<i=64, d=128 : f32, stages=2, layout=swizzle>
+// ONE-NOT: smem.barrier
+// ONE: scf.for
+// ONE: %s16 = ncd.map cast %s
+// ONE-NEXT: %[[Z:.*]] = arith.constant 0 : index
+// ONE-NEXT: smem.barrier
+// ONE-NEXT: smem.write %s16 -> %[[BUF]][%[[Z]]] {at = #hbm.labels<>}
+// ONE-NEXT: smem.barrier {async_proxy}
+// ONE-NEXT: smem.read %[[BUF]][%[[Z]]]
+
 // CPASYNC: hbm-to-smem: @f: s16 is computed in the stream and contracted along the block's rows (j), which the warps split: it goes through shared memory by stmatrix for wgmma, on sm_90a (copy=tma); with cp.async it is not lowered
 
-// REG: smem.barrier
-// REG-NEXT: reg.stmatrix %{{.*}} -> %[[BUF:.*]][%{{.*}}] {at = #hbm.labels<>} : !reg.frag<c, j=16, i=64 : f32>, !smem.buffer<j=128, i=64 : bf16, stages=1, layout=swizzle>
+// REG: reg.stmatrix %{{.*}} -> %[[BUF:.*]][%{{.*}}] {at = #hbm.labels<>} : !reg.frag<c, j=16, i=64 : f32>, !smem.buffer<j=128, i=64 : bf16, stages=2, layout=swizzle>
 // REG-NEXT: smem.barrier {async_proxy}
 // REG-NEXT: %[[Z:.*]] = reg.zeros : !reg.frag<c, d=16, i=64 : f32, split=8>
-// REG-NEXT: reg.wgmma %{{.*}}, %[[BUF]][%{{.*}}], %[[Z]] {at = #hbm.labels<j=0>} : !smem.buffer<j=128, d=128 : bf16, stages=1, layout=swizzle>, !smem.buffer<j=128, i=64 : bf16, stages=1, layout=swizzle>, !reg.frag<c, d=16, i=64 : f32, split=8>
+// REG-NEXT: reg.wgmma %{{.*}}, %[[BUF]][%{{.*}}], %[[Z]] {at = #hbm.labels<j=0>} : !smem.buffer<j=128, d=128 : bf16, stages=1, layout=swizzle>, !smem.buffer<j=128, i=64 : bf16, stages=2, layout=swizzle>, !reg.frag<c, d=16, i=64 : f32, split=8>
 // REG: reg.write %{{.*}} -> %{{.*}}[%{{.*}}] {at = #hbm.labels<>} : !reg.frag<c, d=16, i=64 : f32, split=8>, !smem.buffer<i=64, d=128 : f32, stages=2, layout=swizzle>
 // REG-NEXT: smem.tma_store %{{.*}} -> %out0[%i0, %c0] {accumulate}
 
-// the write fenced for the async proxy, the consumers' barrier, the product with A
-// M-major (K's panels) and B N-major (the staged tile); dQ^T's values into the swizzled
-// panels, then one TMA reduce-add a panel
+// the consumers' barrier before the loop, none before the write; the write fenced for the
+// async proxy, the consumers' barrier, the product with A M-major (K's panels) and B
+// N-major (the staged tile); dQ^T's values into the swizzled panels, then one TMA
+// reduce-add a panel
 // PTX: bar.sync 1, 256;
+// PTX-NOT: bar.sync
 // PTX: stmatrix.sync.aligned.m8n8.x4.shared.b16
 // PTX: fence.proxy.async.shared::cta;
 // PTX-NEXT: bar.sync 1, 256;

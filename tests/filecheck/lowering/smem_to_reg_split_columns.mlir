@@ -9,14 +9,20 @@
 // RUN: napkin-opt %s -p 'ncd-relabel{grid="j:128" stream="i:64"},ncd-to-hbm,hbm-to-smem{copy=tma stages=2},smem-to-reg{mma=wgmma},reg-to-ptx{arch=sm_90a}' -t ptx | filecheck %s --check-prefix=PTX
 
 // CHECK: %[[Z:.*]] = reg.zeros : !reg.frag<c, d=16, i=32 : f32, split=4>
-// CHECK-NEXT: reg.wgmma %{{.*}}, %{{.*}}, %[[Z]] {at = #hbm.labels<j=0>} : !smem.buffer<j=128, d=64 : bf16, stages=1, layout=swizzle>, !smem.buffer<j=128, i=64 : bf16, stages=1, layout=swizzle>, !reg.frag<c, d=16, i=32 : f32, split=4>
+// CHECK-NEXT: reg.wgmma %{{.*}}, %{{.*}}, %[[Z]] {at = #hbm.labels<j=0>} : !smem.buffer<j=128, d=64 : bf16, stages=1, layout=swizzle>, !smem.buffer<j=128, i=64 : bf16, stages=2, layout=swizzle>, !reg.frag<c, d=16, i=32 : f32, split=4>
 // CHECK: reg.write %{{.*}} -> %{{.*}}[%{{.*}}] {at = #hbm.labels<>} : !reg.frag<c, d=16, i=32 : f32, split=4>, !smem.buffer<i=64, d=64 : f32, stages=2, layout=swizzle>
 
-// A's descriptor (M-major: K's one panel), then B's, 64 bytes a warpgroup (warp / 4) on
+// A's descriptor (M-major: K's one panel) and B's offset, 64 bytes a warpgroup (warp /
+// 4) on, made once; B's descriptor each tile: its stage (16 KB each) and that offset
 // PTX: or.b64 [[A:%rd[0-9]+]], %rd{{[0-9]+}}, 4611686293372403712;
 // PTX-NEXT: mov.u32 [[BYTES:%r[0-9]+]], 64;
 // PTX-NEXT: mul.lo.u32 [[OFF:%r[0-9]+]], %r{{[0-9]+}}, [[BYTES]];
-// PTX-NEXT: add.u32 [[AT:%r[0-9]+]], %r{{[0-9]+}}, [[OFF]];
+// PTX: fence.proxy.async.shared::cta;
+// PTX-NEXT: bar.sync 1, 256;
+// PTX: mov.u32 [[STAGE:%r[0-9]+]], 16384;
+// PTX-NEXT: mul.lo.u32 [[SOFF:%r[0-9]+]], %r{{[0-9]+}}, [[STAGE]];
+// PTX-NEXT: add.u32 [[SAT:%r[0-9]+]], %r{{[0-9]+}}, [[SOFF]];
+// PTX-NEXT: add.u32 [[AT:%r[0-9]+]], [[SAT]], [[OFF]];
 // PTX-NEXT: cvt.u64.u32 [[B:%rd[0-9]+]], [[AT]];
 // PTX: wgmma.mma_async.sync.aligned.m64n32k16.f32.bf16.bf16 {{{.*}}}, [[A]], [[B]], %p{{[0-9]+}}, 1, 1, 1, 1;
 // PTX-COUNT-7: wgmma.mma_async.sync.aligned.m64n32k16.f32.bf16.bf16
