@@ -676,9 +676,13 @@ class MapaOp(InstrOp):
 
 @irdl_op_definition
 class MbarrierArriveClusterOp(MbarrierOp):
-    """Arrive on an mbarrier of any CTA of the cluster (an address from `mapa`), releasing
-    this thread's prior accesses at cluster scope:
-    `mbarrier.arrive.release.cluster.shared::cluster.b64 _, [addr];`."""
+    """Arrive on an mbarrier of any CTA of the cluster (an address from `mapa`), with the
+    default semantics (release at CTA scope), as CUTLASS's cluster pipelines release a
+    stage to the block whose TMA multicast refills it: what is released is the end of
+    reads the thread waited for (wgmma's), not writes the peer reads; a cluster-scope
+    release here stalled each warp about 11 cycles an instruction on a memory barrier
+    (ncu, H200, 2026-11-28):
+    `mbarrier.arrive.shared::cluster.b64 _, [addr];`."""
 
     name = "ptx.mbarrier_arrive_cluster"
 
@@ -690,7 +694,7 @@ class MbarrierArriveClusterOp(MbarrierOp):
         require(len(self.srcs) == 1 and not self.dsts, self, "takes the barrier's cluster address alone")
 
     def ptx_lines(self, names: Namer) -> list[str]:
-        return [f"mbarrier.arrive.release.cluster.shared::cluster.b64 _, [{names(self.srcs[0])}];"]
+        return [f"mbarrier.arrive.shared::cluster.b64 _, [{names(self.srcs[0])}];"]
 
 
 CLUSTER_BARRIER = {"arrive": "barrier.cluster.arrive.release;", "wait": "barrier.cluster.wait.acquire;"}

@@ -40,7 +40,7 @@
 // CLUSTER: cp.async.bulk.tensor.2d.shared::cluster.global.mbarrier::complete_tx::bytes.multicast::cluster
 // CLUSTER: cp.async.bulk.tensor.2d.shared::cluster.global.mbarrier::complete_tx::bytes.multicast::cluster
 // CLUSTER: mapa.shared::cluster.u32
-// CLUSTER-NEXT: mbarrier.arrive.release.cluster.shared::cluster.b64 _,
+// CLUSTER-NEXT: mbarrier.arrive.shared::cluster.b64 _,
 // CLUSTER: barrier.cluster.wait.acquire;
 // CLUSTERGROUP: napkin-opt: error: reg-to-ptx: @matmul: clusters are pairs of blocks of a two-axis grid, the first axis fastest (grouped only when persistent) for now
 

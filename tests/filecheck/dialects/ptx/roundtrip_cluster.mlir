@@ -16,7 +16,7 @@
 // PTX: barrier.cluster.arrive.release;
 // PTX-NEXT: barrier.cluster.wait.acquire;
 // PTX-NEXT: mapa.shared::cluster.u32 %r{{[0-9]+}}, %r{{[0-9]+}}, %r{{[0-9]+}};
-// PTX-NEXT: mbarrier.arrive.release.cluster.shared::cluster.b64 _, [%r{{[0-9]+}}];
+// PTX-NEXT: mbarrier.arrive.shared::cluster.b64 _, [%r{{[0-9]+}}];
 // PTX-NEXT: cp.async.bulk.tensor.2d.shared::cluster.global.mbarrier::complete_tx::bytes.multicast::cluster [%r{{[0-9]+}}], [%rd{{[0-9]+}}, {%r{{[0-9]+}}, %r{{[0-9]+}}}], [%r{{[0-9]+}}], %rs{{[0-9]+}};
 // PTX-NEXT: prefetch.tensormap [%rd{{[0-9]+}}];
 ptx.kernel attributes {sym_name = "cluster_ops", params = ["tmap"], param_types = ["tensormap"], shared = [#ptx.shared<"bars", bytes = 64, align = 8>], reqntid = [128 : i32, 1 : i32, 1 : i32], napkin.grid = [8 : i32], napkin.smem_bytes = 0 : i32, napkin.cluster = [2 : i32], napkin.tma = [#ptx.tma_box<"tmap", box = 128x64, swizzle = "128B">]} {
