@@ -328,6 +328,26 @@ def _tma_adds_in_stream(kernel: hbm.KernelOp, room: int) -> list[smem.BufferType
     return types
 
 
+def _wait_at_meetings(kernel: hbm.KernelOp) -> None:
+    """Each `smem.tma_store_wait` in a stream loop moves up to the consumers' last meeting
+    before it (`smem.barrier`) where no TMA store is issued in between: the wait retires at
+    least the same stores there, and the meeting tells every consumer the stage is free,
+    so reg-to-ptx needs no meeting of the wait's own (the attention gradient's dQ stage:
+    its wait joins dS's meeting, one barrier a tile fewer)."""
+    for loop in loop_facts.stream_loops(kernel):
+        ops = list(loop.body.block.ops)
+        for n, wait in enumerate(ops):
+            if not isinstance(wait, smem.TmaStoreWaitOp):
+                continue
+            for before in reversed(ops[:n]):
+                if isinstance(before, smem.TmaStoreOp | smem.TmaStoreWaitOp):
+                    break
+                if isinstance(before, smem.BarrierOp):
+                    wait.detach()
+                    Rewriter.insert_op(wait, InsertPoint.before(before))
+                    break
+
+
 @dataclass(frozen=True)
 class HbmToSmemPass(ModulePass):
     name = "hbm-to-smem"
@@ -368,6 +388,7 @@ class HbmToSmemPass(ModulePass):
                 staged = _contracted_rows_bytes(kernel)
                 buffers.append(_tma_adds_in_stream(kernel, self.smem_bytes - staged - sum(b.bytes() for bs in buffers for b in bs)))
                 buffers.append(_stage_contracted_rows(kernel, self.smem_bytes - sum(b.bytes() for bs in buffers for b in bs)))
+                _wait_at_meetings(kernel)
                 if self.store == "tma":
                     buffers.append(self._tma_stores(kernel, self.smem_bytes - sum(b.bytes() for bs in buffers for b in bs)))
             else:

@@ -8,8 +8,9 @@
 // (ONE), the consumers meet before writing too (the last tile's product has read it).
 // %t, added into its f32 output inside the stream, leaves through two stages of 128-byte
 // swizzled f32 panels by the TMA's reduce-add, each stage written once the add two tiles
-// back has read it; those take their stages before %s16's second. With cp.async the same
-// diagram is refused.
+// back has read it: the wait for that joins %s16's meeting (no barrier of its own in the
+// PTX); those take their stages before %s16's second. With cp.async the same diagram is
+// refused.
 // RUN: napkin-opt %s -p 'ncd-relabel{grid="j:128" stream="i:64"},ncd-to-hbm,hbm-to-smem{copy=tma stages=2}' | filecheck %s
 // RUN: napkin-opt %s -p 'ncd-relabel{grid="j:128" stream="i:64"},ncd-to-hbm,hbm-to-smem{copy=tma stages=2 smem_bytes=150000}' | filecheck %s --check-prefix=ONE
 // RUN: not napkin-opt %s -p 'ncd-relabel{grid="j:128" stream="i:64"},ncd-to-hbm,hbm-to-smem{stages=2}' 2>&1 | filecheck %s --check-prefix=CPASYNC
@@ -26,12 +27,13 @@
 // CHECK-NEXT: %[[T:.*]] = arith.divui %[[I]], %[[STEP]] : index
 // CHECK-NEXT: %[[S2:.*]] = arith.remui %[[T]], %[[TWO]] : index
 // CHECK-NEXT: smem.write %s16 -> %[[BUF]][%[[S2]]] {at = #hbm.labels<>}
+// CHECK-NEXT: smem.tma_store_wait {pending = 1 : i32}
 // CHECK-NEXT: smem.barrier {async_proxy}
 // CHECK-NEXT: %[[R:.*]] = smem.read %[[BUF]][%[[S2]]]
 // CHECK-NEXT: %t = ncd.contract %[[R]], %{{.*}} over [j] : !ncd.tensor<j=128, i=64 : bf16>, !ncd.tensor<j=128, d=128 : bf16> -> !ncd.tensor<d=128, i=64 : f32>
 // CHECK: ncd.contract %s16, %{{.*}} over [i]
-// CHECK: smem.tma_store_wait {pending = 1 : i32}
-// CHECK-NEXT: smem.write %t -> %[[ADD]][%[[S:.*]]] {at = #hbm.labels<>} : !ncd.tensor<d=128, i=64 : f32>, !smem.buffer<i=64, d=128 : f32, stages=2, layout=swizzle>
+// CHECK-NOT: smem.tma_store_wait
+// CHECK: smem.write %t -> %[[ADD]][%[[S:.*]]] {at = #hbm.labels<>} : !ncd.tensor<d=128, i=64 : f32>, !smem.buffer<i=64, d=128 : f32, stages=2, layout=swizzle>
 // CHECK-NEXT: smem.tma_store %[[ADD]][%[[S]]] -> %out0[%i0, %c0] {accumulate}
 
 // ONE: %[[BUF:.*]] = smem.alloc : !smem.buffer<j=128, i=64 : bf16, stages=1, layout=swizzle>
@@ -42,12 +44,14 @@
 // ONE-NEXT: %[[Z:.*]] = arith.constant 0 : index
 // ONE-NEXT: smem.barrier
 // ONE-NEXT: smem.write %s16 -> %[[BUF]][%[[Z]]] {at = #hbm.labels<>}
+// ONE-NEXT: smem.tma_store_wait {pending = 1 : i32}
 // ONE-NEXT: smem.barrier {async_proxy}
 // ONE-NEXT: smem.read %[[BUF]][%[[Z]]]
 
 // CPASYNC: hbm-to-smem: @f: s16 is computed in the stream and contracted along the block's rows (j), which the warps split: it goes through shared memory by stmatrix for wgmma, on sm_90a (copy=tma); with cp.async it is not lowered
 
 // REG: reg.stmatrix %{{.*}} -> %[[BUF:.*]][%{{.*}}] {at = #hbm.labels<>} : !reg.frag<c, j=16, i=64 : f32>, !smem.buffer<j=128, i=64 : bf16, stages=2, layout=swizzle>
+// REG-NEXT: smem.tma_store_wait {pending = 1 : i32}
 // REG-NEXT: smem.barrier {async_proxy}
 // REG-NEXT: %[[Z:.*]] = reg.zeros : !reg.frag<c, d=16, i=64 : f32, split=8>
 // REG-NEXT: reg.wgmma %{{.*}}, %[[BUF]][%{{.*}}], %[[Z]] {at = #hbm.labels<j=0>} : !smem.buffer<j=128, d=128 : bf16, stages=1, layout=swizzle>, !smem.buffer<j=128, i=64 : bf16, stages=2, layout=swizzle>, !reg.frag<c, d=16, i=64 : f32, split=8>
@@ -61,10 +65,14 @@
 // PTX: bar.sync 1, 256;
 // PTX-NOT: bar.sync
 // PTX: stmatrix.sync.aligned.m8n8.x4.shared.b16
+// PTX: cp.async.bulk.wait_group.read 1;
 // PTX: fence.proxy.async.shared::cta;
 // PTX-NEXT: bar.sync 1, 256;
 // PTX: wgmma.mma_async.sync.aligned.m64n64k16.f32.bf16.bf16 {{.*}}, 1, 1, 1, 1;
+// PTX-NOT: bar.sync
 // PTX: st.shared.f32 [%r{{[0-9]+}}+1024]
+// PTX: fence.proxy.async.shared::cta;
+// PTX-NEXT: bar.sync 1, 256;
 // PTX: cp.reduce.async.bulk.tensor.2d.global.shared::cta.add.tile.bulk_group
 
 func.func @f(%b: !ncd.tensor<i=200, d=128 : bf16>, %k: !ncd.tensor<j=256, d=128 : bf16>) -> (!ncd.tensor<i=200, d=128 : f32>, !ncd.tensor<j=256, d=128 : f32>) {
