@@ -15,6 +15,7 @@ import torch
 from torch._dynamo.testing import CompileCounter
 
 import napkin_ir.torch as nt
+from napkin_ir.plan.recipes.product_targets import sm90_block
 
 BF16, F16 = torch.bfloat16, torch.float16
 
@@ -144,6 +145,14 @@ def test_the_target_and_tiles_chosen():
         ("sm90", {"block": (64, 128, 64), "split": 3}), ("sm90", {"block": (64, 128, 64)})]
     # tiles that fill the machine: no split
     assert all("split" not in o for _, o in nt.gemm_candidates(4096, 4096, 4096, (9, 0), split=True))
+    # a short contraction over many tiles (bound by the L2): persistent clusters of two first,
+    # the plain grid after; not with an odd count of row tiles, nor from K = 4096
+    clustered = ("sm90", {"block": (128, 256, 64), "cluster": 2, "persistent": True})
+    assert nt.gemm_candidates(3000, 7000, 1000, (9, 0))[:2] == [clustered, ("sm90", {"block": sm90_block(3000, 7000, 1000)})]
+    assert nt.gemm_candidates(5000, 3000, 2056, (9, 0), split=True)[0] == clustered
+    assert all("cluster" not in o for _, o in nt.gemm_candidates(2100, 7000, 1000, (9, 0)))  # 17 row tiles
+    assert all("cluster" not in o for _, o in nt.gemm_candidates(1000, 7000, 1000, (9, 0)))
+    assert all("cluster" not in o for _, o in nt.gemm_candidates(3000, 7000, 1000, (8, 0)))
 
 
 def test_a_decode_sized_m_is_computed_transposed_on_hopper():

@@ -140,6 +140,26 @@ def transposed_for(m: int, n: int, k: int, capability: tuple[int, int]) -> dict[
     return {"block": (TRANSPOSED_ROWS, -(-m // 8) * 8, 64), **({"split": parts} if parts > 1 else {})}
 
 
+# A short contraction over many tiles is bound by the L2 (3000x7000x1000: 84% of its
+# throughput in 128 x 256 tiles, H200, 2026-11-28): blocks in clusters of two, B's panels
+# multicast to both, persistent, move a third fewer bytes, as cuBLAS's 2x1 clusters do:
+# 0.86x and 0.88x cuBLAS at 3000x7000x1000 and 5000x3000x2056, where the plain grid is
+# 0.80x and 0.77x; from K = 4096 no faster than it (research/benchmarks.md).
+CLUSTER_TILE = (128, 256, SM90_STREAM)
+CLUSTER_MAX_K = 2560
+CLUSTER_MIN_SIDE = 2048
+
+
+def cluster_for(m: int, n: int, k: int) -> dict[str, object] | None:
+    """napkin-sm90's options for a GEMM computed in persistent clusters of two blocks
+    (`CLUSTER_TILE`), or None: M and N at least CLUSTER_MIN_SIDE, K at most
+    CLUSTER_MAX_K, and an even count of row tiles (the pairs of a cluster)."""
+    rows = -(-m // CLUSTER_TILE[0])
+    if k > CLUSTER_MAX_K or min(m, n) < CLUSTER_MIN_SIDE or rows % 2:
+        return None
+    return {"block": CLUSTER_TILE, "cluster": 2, "persistent": True}
+
+
 def gemm_candidates(m: int, n: int, k: int, capability: tuple[int, int], *, split: bool = False) -> list[tuple[str, dict[str, object]]]:
     """The targets and tiles to try for an M x N x K GEMM on a GPU of `capability`, best first:
     napkin-sm90 on Hopper, then napkin-sm80 with the largest tiles that fit (four warps on
@@ -161,6 +181,9 @@ def gemm_candidates(m: int, n: int, k: int, capability: tuple[int, int], *, spli
         out.append((target, options))
 
     if capability == (9, 0):  # a contraction shorter than the stream tile: its TMA loads read zeros past the end
+        clustered = cluster_for(m, n, k)
+        if clustered:
+            out.append(("sm90", clustered))
         block, parts = sm90_choice(m, n, k, split)
         if parts > 1:
             out.append(("sm90", {"block": block, "split": parts}))
@@ -175,5 +198,5 @@ def gemm_candidates(m: int, n: int, k: int, capability: tuple[int, int], *, spli
     return out
 
 
-__all__ = ["GEMM_TILES", "MAX_SPLIT", "MIN_PART", "MULTIPROCESSORS", "SM90_TILES", "gemm_candidates", "sm90_block", "sm90_choice", "sm90_plans",
+__all__ = ["CLUSTER_MAX_K", "CLUSTER_MIN_SIDE", "CLUSTER_TILE", "GEMM_TILES", "cluster_for", "MAX_SPLIT", "MIN_PART", "MULTIPROCESSORS", "SM90_TILES", "gemm_candidates", "sm90_block", "sm90_choice", "sm90_plans",
            "sm90_time", "split_for", "split_parts", "transposed_for"]
