@@ -152,6 +152,7 @@ def test_the_target_and_tiles_chosen():
     assert nt.gemm_candidates(5000, 3000, 2056, (9, 0), split=True)[0] == clustered
     assert all("cluster" not in o for _, o in nt.gemm_candidates(2100, 7000, 1000, (9, 0)))  # 17 row tiles
     assert all("cluster" not in o for _, o in nt.gemm_candidates(1000, 7000, 1000, (9, 0)))
+    assert all("cluster" not in o for _, o in nt.gemm_candidates(2048, 2048, 2048, (9, 0)))  # one wave
     assert all("cluster" not in o for _, o in nt.gemm_candidates(3000, 7000, 1000, (8, 0)))
 
 
