@@ -169,7 +169,8 @@ def gemm_candidates(m: int, n: int, k: int, capability: tuple[int, int], *, spli
     16, zero-filled past its end, a contraction shorter than napkin-sm90's stream tile one
     tile read past its end too). Rows shorter than 16 bytes are each target's to refuse,
     by name. The torch op tries them in turn
-    (`napkin_ir.torch`). napkin-sm90's tile is the model's (`sm90_plans`); with `split`, a
+    (`napkin_ir.torch`). On Hopper a short contraction over many tiles tries persistent
+    clusters of two first (`cluster_for`). napkin-sm90's tile is the model's (`sm90_plans`); with `split`, a
     contraction split over the grid where the model puts that first (napkin-sm80: where the
     tiles fill less than half the machine, `split_for`), tried before the same tile unsplit:
     the 16-bit output's parts summed and rounded in the kernel, in a fixed order."""
