@@ -34,7 +34,7 @@ from collections.abc import Mapping, Sequence
 from xdsl.dialects import scf
 from xdsl.dialects.builtin import IntAttr, StringAttr, UnitAttr
 from xdsl.dialects.utils import EnumAttribute
-from xdsl.ir import Attribute, Operation, ParametrizedAttribute, SpacedOpaqueSyntaxAttribute
+from xdsl.ir import Attribute, Operation, ParametrizedAttribute, SpacedOpaqueSyntaxAttribute, SSAValue
 from xdsl.irdl import irdl_attr_definition
 from xdsl.parser import AttrParser
 from xdsl.printer import Printer
@@ -170,6 +170,16 @@ class StagedBufferType(ABC):
     def stage_count(self) -> int: ...
 
 
+class TileWrite(ABC):
+    """What the facts' verifier needs of an op that writes a tile the block computed into a
+    stage of a buffer (smem's `smem.write`, reg's `reg.stmatrix` and `reg.write`): the
+    buffer, which then keeps stages of its own, not the pipeline's."""
+
+    @property
+    @abstractmethod
+    def written(self) -> SSAValue: ...
+
+
 def _fact(op: Operation, key: str, kind: type[Attribute], syntax: str) -> Attribute | None:
     attr = op.attributes.get(key)
     if attr is not None and not isinstance(attr, kind):
@@ -274,10 +284,10 @@ def _staged_reads(loop: scf.ForOp) -> list[tuple[Operation, int]]:
     """The ops in `loop` that read a value out of a buffer of two or more stages, with its
     stage count: an op with results and such an operand.
     Copies into a stage produce nothing, so a producer's loop reads none. A buffer the
-    loop writes itself (an op with no results takes it: a tile the block computed,
-    staged for a product, as the attention gradient's dS) keeps stages of its own."""
+    loop writes a computed tile into (`TileWrite`: the attention gradient's dS, staged for
+    a product) keeps stages of its own."""
     out: list[tuple[Operation, int]] = []
-    own = {v for op in loop.body.walk() if not op.results for v in op.operands if isinstance(v.type, StagedBufferType)}
+    own = {op.written for op in loop.body.walk() if isinstance(op, TileWrite)}
     for op in loop.body.walk():
         if op.results and not isinstance(op, scf.ForOp):
             for v in op.operands:
@@ -326,7 +336,7 @@ def verify_loop_facts(kernel: Operation, axes: Mapping[str, int]) -> None:
                                       f"but reads a {n}-stage buffer ({reader.name})")
 
 
-__all__ = ["CopyEngine", "CopyEngineAttr", "PipelineAttr", "StagedBufferType", "StreamAttr", "copy_engine", "describe_loop",
+__all__ = ["CopyEngine", "CopyEngineAttr", "PipelineAttr", "StagedBufferType", "TileWrite", "StreamAttr", "copy_engine", "describe_loop",
            "nonempty", "overlapped", "pipeline", "pipelined_loops", "set_nonempty", "set_overlapped", "set_pipeline",
            "set_stream_axis", "set_unrolled",
            "stages", "stream_axis", "stream_loops", "unrolled", "verify_loop_facts"]

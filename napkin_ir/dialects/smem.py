@@ -42,7 +42,7 @@ from xdsl.printer import Printer
 from xdsl.utils.exceptions import VerifyException
 
 from napkin_ir.dialects.hbm import GlobalType, LabelsAttr, check_axes, check_tile_of_global, parse_labels
-from napkin_ir.dialects.loop_facts import CopyEngine, CopyEngineAttr, PipelineAttr, StagedBufferType
+from napkin_ir.dialects.loop_facts import CopyEngine, CopyEngineAttr, PipelineAttr, StagedBufferType, TileWrite
 from napkin_ir.dialects.ncd import ELEMENT_BYTES, NamedAxesType, TensorType, parameters_hash, same_parameters
 from napkin_ir.dialects.utils import require
 
@@ -427,7 +427,7 @@ def _window(op: IRDLOperation, at_attr: LabelsAttr, tile: NamedAxesType, buf: Bu
     return at
 
 
-class WindowWriteOp(IRDLOperation):
+class WindowWriteOp(IRDLOperation, TileWrite):
     """Base of the writes of a window (`at`) of a value into one stage of a buffer; the
     subclass names the value's type."""
 
@@ -439,6 +439,10 @@ class WindowWriteOp(IRDLOperation):
 
     def __init__(self, value: SSAValue, dest: SSAValue, stage: SSAValue, at: dict[str, int]):
         super().__init__(operands=[value, dest, stage], properties={"at": LabelsAttr(at)})
+
+    @property
+    def written(self) -> SSAValue:
+        return self.dest
 
 
 @irdl_op_definition
