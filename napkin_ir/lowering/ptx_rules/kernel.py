@@ -99,6 +99,11 @@ def build_kernel(k: KernelLowering) -> P.KernelOp:
             continue
         k.lower(op)
 
+    budget = SM90.smem_per_block(k.blocks_per_sm)  # the most any GPU napkin targets gives a block
+    if k.shared_size > budget:
+        raise k.fail(f"needs {k.shared_size} bytes of shared memory (its buffers, aligned, and its mbarriers), over the {budget} "
+                     f"a block may take{f' with {k.blocks_per_sm} a multiprocessor' if k.blocks_per_sm > 1 else ''}; "
+                     "use fewer stages or smaller tiles")
     if k.producer_warps:
         out = P.KernelOp(k.name, params, Region(k.blocks), dynamic_shared=SHARED if k.smem_bytes else None, maxntid=[k.nthreads],
                          minnctapersm=k.blocks_per_sm)
