@@ -331,9 +331,9 @@ def _tma_adds_in_stream(kernel: hbm.KernelOp, room: int) -> list[smem.BufferType
 
 def _wait_at_meetings(kernel: hbm.KernelOp) -> None:
     """Each `smem.tma_store_wait` in a stream loop moves up to the consumers' last meeting
-    before it (`smem.barrier`) where no TMA store is issued in between: the wait retires at
-    least the same stores there, and the meeting tells every consumer the stage is free,
-    so reg-to-ptx needs no meeting of the wait's own (the attention gradient's dQ stage:
+    before it (`smem.barrier`) where no TMA store is issued in between, `at_meeting`: the
+    wait retires at least the same stores there, and the meeting tells every consumer the
+    stage is free, so it needs no meeting of its own (the attention gradient's dQ stage:
     its wait joins dS's meeting, one barrier a tile fewer)."""
     for loop in loop_facts.stream_loops(kernel):
         ops = list(loop.body.block.ops)
@@ -344,8 +344,8 @@ def _wait_at_meetings(kernel: hbm.KernelOp) -> None:
                 if isinstance(before, smem.TmaStoreOp | smem.TmaStoreWaitOp):
                     break
                 if isinstance(before, smem.BarrierOp):
-                    wait.detach()
-                    Rewriter.insert_op(wait, InsertPoint.before(before))
+                    Rewriter.replace_op(wait, [])
+                    Rewriter.insert_op(smem.TmaStoreWaitOp(wait.pending.value.data, at_meeting=True), InsertPoint.before(before))
                     break
 
 

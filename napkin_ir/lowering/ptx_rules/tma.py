@@ -153,8 +153,8 @@ def _tma_store(k: KernelLowering, op: smem.TmaStoreOp) -> None:
 
 @lowers(smem.TmaStoreWaitOp)
 def _tma_store_wait(k: KernelLowering, op: smem.TmaStoreWaitOp) -> None:
-    """The issuer waits; the consumers meet so that each knows the stages are free, at the
-    `smem.barrier` that follows where one does (hbm-to-smem puts waits there)."""
+    """The issuer waits; the consumers meet so that each knows the stages are free (with
+    `at_meeting`, at the `smem.barrier` that follows)."""
     by_store_issuer(k, lambda: k.emit(T.CpAsyncBulkWaitGroupOp(op.pending.value.data, read=True)))
-    if not isinstance(op.next_op, smem.BarrierOp):
+    if op.at_meeting is None:
         k.emit(P.BarSyncOp(CONSUMER_BARRIER, k.consumer_threads))

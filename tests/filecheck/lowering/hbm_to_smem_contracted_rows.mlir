@@ -27,7 +27,7 @@
 // CHECK-NEXT: %[[T:.*]] = arith.divui %[[I]], %[[STEP]] : index
 // CHECK-NEXT: %[[S2:.*]] = arith.remui %[[T]], %[[TWO]] : index
 // CHECK-NEXT: smem.write %s16 -> %[[BUF]][%[[S2]]] {at = #hbm.labels<>}
-// CHECK-NEXT: smem.tma_store_wait {pending = 1 : i32}
+// CHECK-NEXT: smem.tma_store_wait {pending = 1 : i32, at_meeting}
 // CHECK-NEXT: smem.barrier {async_proxy}
 // CHECK-NEXT: %[[R:.*]] = smem.read %[[BUF]][%[[S2]]]
 // CHECK-NEXT: %t = ncd.contract %[[R]], %{{.*}} over [j] : !ncd.tensor<j=128, i=64 : bf16>, !ncd.tensor<j=128, d=128 : bf16> -> !ncd.tensor<d=128, i=64 : f32>
@@ -44,14 +44,14 @@
 // ONE-NEXT: %[[Z:.*]] = arith.constant 0 : index
 // ONE-NEXT: smem.barrier
 // ONE-NEXT: smem.write %s16 -> %[[BUF]][%[[Z]]] {at = #hbm.labels<>}
-// ONE-NEXT: smem.tma_store_wait {pending = 1 : i32}
+// ONE-NEXT: smem.tma_store_wait {pending = 1 : i32, at_meeting}
 // ONE-NEXT: smem.barrier {async_proxy}
 // ONE-NEXT: smem.read %[[BUF]][%[[Z]]]
 
 // CPASYNC: hbm-to-smem: @f: s16 is computed in the stream and contracted along the block's rows (j), which the warps split: it goes through shared memory by stmatrix for wgmma, on sm_90a (copy=tma); with cp.async it is not lowered
 
 // REG: reg.stmatrix %{{.*}} -> %[[BUF:.*]][%{{.*}}] {at = #hbm.labels<>} : !reg.frag<c, j=16, i=64 : f32>, !smem.buffer<j=128, i=64 : bf16, stages=2, layout=swizzle>
-// REG-NEXT: smem.tma_store_wait {pending = 1 : i32}
+// REG-NEXT: smem.tma_store_wait {pending = 1 : i32, at_meeting}
 // REG-NEXT: smem.barrier {async_proxy}
 // REG-NEXT: %[[Z:.*]] = reg.zeros : !reg.frag<c, d=16, i=64 : f32, split=8>
 // REG-NEXT: reg.wgmma %{{.*}}, %[[BUF]][%{{.*}}], %[[Z]] {at = #hbm.labels<j=0>} : !smem.buffer<j=128, d=128 : bf16, stages=1, layout=swizzle>, !smem.buffer<j=128, i=64 : bf16, stages=2, layout=swizzle>, !reg.frag<c, d=16, i=64 : f32, split=8>

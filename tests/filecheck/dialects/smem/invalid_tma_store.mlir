@@ -82,3 +82,11 @@ hbm.kernel attributes {sym_name = "k", grid = #hbm.labels<m=128, n=256>, num_out
   hbm.return
 }
 // CHECK: smem.tma_store_wait: pending must be in 0..7, got 8
+
+// -----
+hbm.kernel attributes {sym_name = "k", grid = #hbm.labels<m=128, n=256>, num_outputs = 1 : i32} {
+^bb0(%out: !hbm.global<m=512, n=384 : bf16>, %m0: index, %n0: index):
+  smem.tma_store_wait {pending = 1 : i32, at_meeting}
+  hbm.return
+}
+// CHECK: smem.tma_store_wait: at_meeting: the consumers' meeting is the smem.barrier right after the wait, found hbm.return
