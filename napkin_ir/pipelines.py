@@ -149,8 +149,8 @@ class NapkinSm90Pass(NamedPipeline):
     takes 24 KiB or less: `products.sm90_stages`), `group` the block-row groups of the launch order (L2 reuse; 0 = plain),
     `blocks_per_sm` how many blocks share a multiprocessor, `persistent` (on by default) a
     grid of as many blocks as fit, each looping over tiles, `cluster=2` pairs of blocks
-    sharing B's tiles by TMA multicast (a plain grid, no group; with `persistent=true`, each
-    cluster a pair of neighbouring row tiles a turn in the group order), `store`
+    sharing B's tiles by TMA multicast (persistent, each cluster a pair of neighbouring row
+    tiles a turn in the group order; with `persistent=false` a plain grid, no group), `store`
     how the output leaves (`tma`: stmatrix into shared memory and TMA stores that overlap
     the next tile; `direct`: from registers; `auto`: TMA where it fits). `autotile=true`
     lets the napkin model choose the block tile and the stages for `hw` (h100, h200);

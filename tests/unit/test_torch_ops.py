@@ -147,7 +147,7 @@ def test_the_target_and_tiles_chosen():
     assert all("split" not in o for _, o in nt.gemm_candidates(4096, 4096, 4096, (9, 0), split=True))
     # a short contraction over many tiles (bound by the L2): persistent clusters of two first,
     # the plain grid after; not with an odd count of row tiles, nor from K = 4096
-    clustered = ("sm90", {"block": (128, 256, 64), "cluster": 2, "persistent": True})
+    clustered = ("sm90", {"block": (128, 256, 64), "cluster": 2})
     assert nt.gemm_candidates(3000, 7000, 1000, (9, 0))[:2] == [clustered, ("sm90", {"block": sm90_block(3000, 7000, 1000)})]
     assert nt.gemm_candidates(5000, 3000, 2056, (9, 0), split=True)[0] == clustered
     assert all("cluster" not in o for _, o in nt.gemm_candidates(2100, 7000, 1000, (9, 0)))  # 17 row tiles

@@ -245,11 +245,12 @@ def _plan_sm90(module: ModuleOp, req: PlanRequest) -> KernelPlan:
     block = given
     stages = req.stages or sm90_stages(stage_bytes(block), req.blocks_per_sm)
     group = SM90_GROUP if req.group is None else req.group
-    # a cluster runs a plain grid (no group order) unless asked to persist: then each pair of
-    # blocks takes a pair of neighbouring tiles a turn, in the group order (measured slower
-    # than the plain grid on the H200, 2026-11-28: 112 against 108 us at 3000x7000x1000 in
-    # 128 x 256 tiles, 281 against 262 at 4096^3; both slower than no cluster)
-    plain = req.cluster > 1 and req.persistent is not True
+    # a cluster persists as the plain launch does (each pair of blocks a pair of neighbouring
+    # tiles a turn, in the group order), or with persistent=false runs a plain grid: 128 x 256
+    # tiles (H200, 2026-11-28, cuBLAS in the same rounds) persistent 0.86x, 0.88x, 0.91x,
+    # 0.98x, 0.94x cuBLAS at 3000x7000x1000, 5000x3000x2056, 5000x4096x4096, 4096^3 and
+    # 5000x8192x28672, on a plain grid 0.76x, 0.83x, 0.91x, 0.96x, 0.91x
+    plain = req.cluster > 1 and req.persistent is False
     if req.autotile:
         req.refuse("autotile=true (the model chooses it)", ("block", "split"))
         c = chosen_tiles(module, req.hw, "sm90", req.pipeline, 0 if plain else group)

@@ -1,9 +1,9 @@
 // The launch contract beside the PTX file: `-t launch` prints it, `--launch-json FILE` writes it
 // next to what `-t` prints; the parameters carry the diagram's types, read before lowering.
 // RUN: napkin-opt %s -p napkin-sm90 -t launch | filecheck %s
-// RUN: napkin-opt %s -p 'napkin-sm90{block="128,256,64" cluster=2}' -t ptx -o %t.ptx --launch-json %t.json
+// RUN: napkin-opt %s -p 'napkin-sm90{block="128,256,64" cluster=2 persistent=false}' -t ptx -o %t.ptx --launch-json %t.json
 // RUN: filecheck %s --check-prefix=CLUSTER < %t.json
-// RUN: napkin-opt %s -p 'napkin-sm90{block="128,256,64" cluster=2 persistent=true}' -t launch | filecheck %s --check-prefix=PCLUSTER
+// RUN: napkin-opt %s -p 'napkin-sm90{block="128,256,64" cluster=2}' -t launch | filecheck %s --check-prefix=PCLUSTER
 // RUN: filecheck %s --check-prefix=PTX < %t.ptx
 // RUN: napkin-opt %examples/causal_attention.mlir -p napkin-sm80 -t launch | filecheck %s --check-prefix=ATTN
 // RUN: napkin-opt %examples/gemm_bias.mlir -p napkin-sm90 -t launch | filecheck %s --check-prefix=BIAS
