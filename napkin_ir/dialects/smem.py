@@ -349,15 +349,30 @@ class ArriveExpectOp(IRDLOperation):
 
 @irdl_op_definition
 class ArriveOp(IRDLOperation):
-    """Arrive on a stage's mbarrier (a consumer saying it is done with the stage)."""
+    """Arrive on a stage's mbarrier: a consumer saying it is done with the stage, or has
+    filled it (every consumer thread arrives), or a store role that its store has read the
+    stage (its one thread arrives). With `async_proxy`, each arriving thread's writes to
+    shared memory are first fenced for the async proxy, so that a TMA store the arrival
+    lets go reads them.
+
+        smem.arrive %empty[%s] : !smem.mbarrier<stages=3, arrivals=1>
+        smem.arrive %full[%s] {async_proxy} : !smem.mbarrier<stages=2, arrivals=1>
+    """
 
     name = "smem.arrive"
     bars = operand_def(MbarrierType)
     stage = operand_def(IndexType)
+    async_proxy = opt_prop_def(UnitAttr)
+    irdl_options = (ParsePropInAttrDict(),)
     assembly_format = "$bars `[` $stage `]` attr-dict `:` type($bars)"
 
-    def __init__(self, bars: SSAValue, stage: SSAValue):
-        super().__init__(operands=[bars, stage])
+    def __init__(self, bars: SSAValue, stage: SSAValue, async_proxy: bool = False):
+        super().__init__(operands=[bars, stage], properties={"async_proxy": UnitAttr()} if async_proxy else {})
+
+    @property
+    def by_role(self) -> bool:
+        """Whether a store role's one thread arrives, not every consumer."""
+        return in_store_role(self)
 
 
 @irdl_op_definition
@@ -528,8 +543,18 @@ class TmaStoreWaitOp(PendingWaitOp):
                     f"the wait, found {self.next_op.name if self.next_op else 'none'}")
 
 
+class RoleOp(IRDLOperation):
+    """Base of the regions that warps of their own run beside the kernel body (which the
+    consumer warps run): they meet the consumers through mbarriers alone."""
+
+    body = region_def("single_block")
+    irdl_options = (ParsePropInAttrDict(),)
+    traits = traits_def(NoTerminator())
+    assembly_format = "attr-dict-with-keyword $body"
+
+
 @irdl_op_definition
-class ProducerOp(IRDLOperation):
+class ProducerOp(RoleOp):
     """The producer role: its region runs on its own `warps` (a warpgroup of 4 on sm_90a)
     alongside the rest of the kernel body, which the consumer warps run. They meet only
     through mbarriers, so the region issues copies and waits for free stages.
@@ -541,10 +566,6 @@ class ProducerOp(IRDLOperation):
 
     name = "smem.producer"
     warps = prop_def(IntegerAttr)
-    body = region_def("single_block")
-    irdl_options = (ParsePropInAttrDict(),)
-    traits = traits_def(NoTerminator())
-    assembly_format = "attr-dict-with-keyword $body"
 
     def __init__(self, warps: int, body: Region):
         super().__init__(properties={"warps": IntegerAttr(warps, i32)}, regions=[body])
@@ -553,7 +574,55 @@ class ProducerOp(IRDLOperation):
         w = self.warps.value.data
         require(w in (1, 4), self, f"a producer is one warp or one warpgroup (4 warps), got {w}")
         for op in self.body.walk():
-            require(not isinstance(op, ReadOp | ProducerOp | WriteOp | TmaStoreOp), self, f"a producer only copies and waits; {op.name} belongs to the consumers")
+            require(not isinstance(op, ReadOp | RoleOp | WriteOp | TmaStoreOp), self, f"a producer only copies and waits; {op.name} belongs to the consumers")
+
+
+@irdl_op_definition
+class StorerOp(RoleOp):
+    """The store role: one thread of the producer warpgroup's second warp runs its region
+    beside the producer's loads and the consumers. It takes tiles the consumers wrote into
+    a buffer's stages from them on an mbarrier ring (they arrive on a stage's full barrier,
+    their writes fenced for the async proxy), stores or adds each stage with the TMA, waits
+    until the store has read it and arrives on the stage's empty barrier, on which the
+    consumers wait before writing the stage again. So the consumers never meet to hand a
+    tile over, nor wait for its store (the attention gradient's dQ, added tile by tile).
+
+        smem.storer {
+          smem.mbarrier_wait %full[%s] parity %p : !smem.mbarrier<stages=2, arrivals=1>
+          smem.tma_store %q[%s] -> %dq[%i0, %c0] {accumulate} : !smem.buffer<i=64, d=64 : f32, stages=2, layout=swizzle>, !hbm.global<i=1024, d=64 : f32>
+          smem.tma_store_wait {pending = 0 : i32}
+          smem.arrive %empty[%s] : !smem.mbarrier<stages=2, arrivals=1>
+        }
+    """
+
+    name = "smem.storer"
+
+    def __init__(self, body: Region):
+        super().__init__(regions=[body])
+
+    def verify_(self) -> None:
+        for op in self.body.walk():
+            require(not isinstance(op, ReadOp | RoleOp | TileWrite | TmaCopyOp | ArriveExpectOp | BarrierOp), self,
+                    f"a store role only waits, stores and arrives; {op.name} belongs to another role")
+            if isinstance(op, TmaStoreWaitOp):
+                require(op.at_meeting is None, self, "a store role's wait has no consumers' meeting to join (at_meeting)")
+        block = self.parent_block()
+        if block is not None:
+            require(any(isinstance(o, ProducerOp) for o in block.ops), self,
+                    "a store role runs on the producer warpgroup's second warp: the kernel needs an smem.producer beside it")
+
+
+def in_store_role(op: Operation) -> bool:
+    """Whether `op` is in an `smem.storer`'s region (its one thread runs it)."""
+    parent = op.parent_op()
+    while parent is not None and not isinstance(parent, RoleOp):
+        parent = parent.parent_op()
+    return isinstance(parent, StorerOp)
+
+
+def returned_by_store_role(bars: SSAValue) -> bool:
+    """Whether a store role arrives on the ring `bars` (giving the consumers stages back)."""
+    return any(isinstance(u.operation, ArriveOp) and u.operation.by_role for u in bars.uses)
 
 
 def filled_after(wait: MbarrierWaitOp) -> list[SSAValue]:
@@ -569,9 +638,10 @@ def filled_after(wait: MbarrierWaitOp) -> list[SSAValue]:
 
 
 SMEM = Dialect("smem", [AllocOp, CopyOp, CommitOp, WaitOp, BarrierOp, ReadOp, MbarrierAllocOp, TmaCopyOp, ArriveExpectOp,
-                        ArriveOp, MbarrierWaitOp, RingPositionOp, TilePositionOp, ProducerOp, WriteOp, TmaStoreOp, TmaStoreWaitOp],
+                        ArriveOp, MbarrierWaitOp, RingPositionOp, TilePositionOp, ProducerOp, StorerOp, WriteOp, TmaStoreOp, TmaStoreWaitOp],
                [BufferType, MbarrierType, PipelineAttr, CopyEngineAttr])
 
 __all__ = ["SMEM", "AllocOp", "ArriveExpectOp", "ArriveOp", "BarrierOp", "BufferType", "CommitOp", "CopyEngine", "CopyEngineAttr", "CopyOp", "MbarrierAllocOp",
-           "MbarrierType", "MbarrierWaitOp", "PipelineAttr", "ProducerOp", "RingPositionOp", "ReadOp", "TilePositionOp", "TmaCopyOp", "TmaStoreOp", "TmaStoreWaitOp",
-           "WaitOp", "WriteOp", "filled_after"]
+           "MbarrierType", "MbarrierWaitOp", "PipelineAttr", "ProducerOp", "RingPositionOp", "ReadOp", "RoleOp", "StorerOp", "TilePositionOp", "TmaCopyOp",
+           "TmaStoreOp", "TmaStoreWaitOp",
+           "WaitOp", "WriteOp", "filled_after", "in_store_role", "returned_by_store_role"]

@@ -52,6 +52,13 @@ class Buffer:
         self.wgmma_reads: dict[int, int] = {}  # stage -> wgmma products not yet retired
         self.tma_filled = False  # filled by TMA copies: its stages are held until released
         self.storing: dict[int, int] = {}  # stage -> TMA stores not yet retired (still reading it)
+        # a buffer a store role stores (smem.storer): the stages written since the consumers
+        # last handed theirs over, and those handed over that the role has not given back
+        # (its arrival on the empty barrier after retiring the store, and the consumers'
+        # wait on it): a missing wait is refused however the threads are scheduled
+        self.role_stored = False
+        self.fresh: set[int] = set()
+        self.owed: set[int] = set()
 
     def check_writable(self, stage: int, op_name: str) -> None:
         """A stage may be written when no TMA store and no wgmma still reads it."""
@@ -60,6 +67,11 @@ class Buffer:
         if self.storing.get(stage, 0):
             raise InterpretationError(f"{op_name}: writes stage {stage} of {self.type} while a TMA store still reads it; "
                                       "retire its group first (smem.tma_store_wait)")
+        if stage in self.owed:
+            raise InterpretationError(f"{op_name}: writes stage {stage} of {self.type}, handed to the store role, before it gave "
+                                      "the stage back; wait on the stage's empty barrier first")
+        if self.role_stored:
+            self.fresh.add(stage)
         if self.wgmma_reads.get(stage, 0):
             raise InterpretationError(f"{op_name}: writes stage {stage} of {self.type} while a wgmma still reads it; "
                                       "retire its group first (reg.wgmma_wait) and meet the other warps (smem.barrier)")
@@ -79,6 +91,7 @@ class Ring:
         self.releases = False  # consumers arrive on it: a completed phase frees its stage
         self.guards: list[Any] = []  # the alloc ops of the buffers it frees (none known: all)
         self.taken = [0] * n  # phases of a full ring the consumers have waited for, per stage
+        self.freed: list[list[tuple[Buffer, int]]] = [[] for _ in range(n)]  # stages a store role gives back with the phase
 
     def check(self, stage: int, op_name: str) -> None:
         if not 0 <= stage < len(self.phase):
@@ -152,7 +165,9 @@ class SmemFunctions(InterpreterFunctions):
     groups: list[list[tuple[Buffer, int, np.ndarray]]] = field(default_factory=list)
     buffers: list[Buffer] = field(default_factory=list)
     roles: Roles = field(default_factory=Roles)
-    store_groups: list[tuple[Buffer, int]] = field(default_factory=list)  # TMA stores in flight, oldest first
+    # TMA stores in flight, oldest first, per issuing role (a bulk group is its thread's)
+    store_groups: dict[int, list[tuple[Buffer, int]]] = field(default_factory=dict)
+    retired: dict[int, list[tuple[Buffer, int]]] = field(default_factory=dict)  # a store role's, not yet given back
     # a persistent block's shared memory and barriers live on from tile to tile
     allocated: dict[Operation, Any] = field(default_factory=dict)
     ring_position: int = 0  # stream steps the rings took before this tile
@@ -163,6 +178,8 @@ class SmemFunctions(InterpreterFunctions):
     def run_alloc(self, interpreter: Interpreter, op: smem.AllocOp, args: tuple[Any, ...]):
         if op not in self.allocated:
             self.allocated[op] = Buffer(op.result.type)  # type: ignore[arg-type]
+            self.allocated[op].role_stored = any(isinstance(u.operation, smem.TmaStoreOp) and smem.in_store_role(u.operation)
+                                                 for u in op.result.uses)
             self.buffers.append(self.allocated[op])
         return (self.allocated[op],)
 
@@ -224,15 +241,20 @@ class SmemFunctions(InterpreterFunctions):
             g.data[src] += buf.data[stage][dst]
         else:
             g.data[src] = buf.data[stage][dst]
-        buf.storing[stage] = buf.storing.get(stage, 0) + 1
-        self.store_groups.append((buf, stage))
+        with self.roles.cond:
+            buf.storing[stage] = buf.storing.get(stage, 0) + 1
+            self.store_groups.setdefault(threading.get_ident(), []).append((buf, stage))
         return ()
 
     @impl(smem.TmaStoreWaitOp)
     def run_tma_store_wait(self, interpreter: Interpreter, op: smem.TmaStoreWaitOp, args: tuple[Any, ...]):
-        while len(self.store_groups) > op.pending.value.data:
-            buf, stage = self.store_groups.pop(0)
-            buf.storing[stage] -= 1
+        groups = self.store_groups.setdefault(threading.get_ident(), [])
+        with self.roles.cond:
+            while len(groups) > op.pending.value.data:
+                buf, stage = groups.pop(0)
+                buf.storing[stage] -= 1
+                if buf.role_stored:
+                    self.retired.setdefault(threading.get_ident(), []).append((buf, stage))
         return ()
 
     # -- the sm_90a pipeline -------------------------------------------------------------
@@ -240,7 +262,7 @@ class SmemFunctions(InterpreterFunctions):
     def run_mbarrier_alloc(self, interpreter: Interpreter, op: smem.MbarrierAllocOp, args: tuple[Any, ...]):
         if op not in self.allocated:
             ring = Ring(op.result.type)  # type: ignore[arg-type]
-            ring.releases = any(isinstance(u.operation, smem.ArriveOp) for u in op.result.uses)
+            ring.releases = any(isinstance(u.operation, smem.ArriveOp) and _releases(u.operation) for u in op.result.uses)
             ring.guards = _guarded_allocs(op) if ring.releases else []
             self.allocated[op] = ring
         return (self.allocated[op],)
@@ -269,6 +291,14 @@ class SmemFunctions(InterpreterFunctions):
         child._impls = interpreter._impls
         child._ctx = ScopedDict(parent=interpreter._ctx, name="producer")
         self.roles.start(lambda: child.run_ssacfg_region(op.body, (), "producer"))
+        return ()
+
+    @impl(smem.StorerOp)
+    def run_storer(self, interpreter: Interpreter, op: smem.StorerOp, args: tuple[Any, ...]):
+        child = Interpreter(interpreter.module)
+        child._impls = interpreter._impls
+        child._ctx = ScopedDict(parent=interpreter._ctx, name="storer")
+        self.roles.start(lambda: child.run_ssacfg_region(op.body, (), "storer"))
         return ()
 
     def _arrive(self, ring: Ring, stage: int) -> None:
@@ -304,9 +334,16 @@ class SmemFunctions(InterpreterFunctions):
     def run_arrive(self, interpreter: Interpreter, op: smem.ArriveOp, args: tuple[Any, ...]):
         ring, stage = args
         ring.check(stage, op.name)
-        for buf in self.buffers:
+        for buf in self.buffers if _releases(op) else []:
             if buf.wgmma_reads.get(stage, 0):
                 raise InterpretationError(f"{op.name}: releases stage {stage} while a wgmma still reads {buf.type}; wait for its group first")
+        with self.roles.cond:
+            if op.by_role:  # the stages whose stores it retired go back with this phase
+                ring.freed[stage] += self.retired.pop(threading.get_ident(), [])
+            elif op.async_proxy is not None:  # the consumers hand what they wrote to the store role
+                for buf in self.buffers:
+                    buf.owed |= buf.fresh
+                    buf.fresh.clear()
         self._arrive(ring, stage)
         return ()
 
@@ -351,7 +388,16 @@ class SmemFunctions(InterpreterFunctions):
                                               f"{seen}, which its data already came with; the parity is wrong (phases run "
                                               "on from step to step, and in a persistent block from tile to tile)")
                 ring.taken[stage] = seen + 1
+                for buf, s in ring.freed[stage]:
+                    buf.owed.discard(s)
+                ring.freed[stage] = []
         return ()
+
+
+def _releases(arrive: smem.ArriveOp) -> bool:
+    """Whether an arrival is the consumers' release of a stage a producer fills (not their
+    handing a written stage to a store role, nor the store role's arrival)."""
+    return arrive.async_proxy is None and not arrive.by_role
 
 
 def _guarded_allocs(ring: smem.MbarrierAllocOp) -> list[Operation]:

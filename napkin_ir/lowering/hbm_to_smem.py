@@ -68,8 +68,11 @@ for the tensor cores (`smem.barrier {async_proxy}`), and the product reads it fr
 two stages where they fit beside the rest (dQ's two first), tile t in stage t mod 2, else
 one, which the consumers meet before writing too. An f32 tile added into a global inside
 a stream loop (dQ's part of each key block) leaves through 128-byte swizzled f32 panels,
-two stages where they fit, by the TMA's reduce-add (`smem.tma_store {accumulate}`); the
-wait for a stage's last add joins the consumers' meeting before it (dS's).
+two stages where they fit, by the TMA's reduce-add (`smem.tma_store {accumulate}`),
+which a store role beside the producer issues (`smem.storer`: the consumers hand it each
+stage on a full mbarrier ring and take it back on an empty one, never meeting for it);
+without a producer the consumers add it themselves, and the wait for a stage's last add
+joins their meeting before it (dS's).
 """
 
 from __future__ import annotations
@@ -288,7 +291,48 @@ def _stage_contracted_rows(kernel: hbm.KernelOp, room: int) -> list[smem.BufferT
     return types
 
 
-def _tma_adds_in_stream(kernel: hbm.KernelOp, room: int) -> list[smem.BufferType]:
+def _ring_round(iv: SSAValue, lb0: SSAValue, step: int, stages: int, position: SSAValue) -> tuple[list[Operation], SSAValue, SSAValue]:
+    """(ops, stage, parity of the round) of a ring of `stages` at stream position `iv`: the
+    steps count from where the chain starts (`lb0`), on from the ring steps of the block's
+    tiles before (`position`)."""
+    c_step, c_stages, c2 = _const(step), _const(stages), _const(2)
+    ops: list[Operation] = [c_step, c_stages, c2]
+    if constant(lb0) != 0:
+        rel = arith.SubiOp(iv, lb0)
+        ops.append(rel)
+        iv = rel.result
+    k = arith.DivUIOp(iv, c_step.result)
+    i = arith.AddiOp(k.result, position)
+    s = arith.RemUIOp(i.result, c_stages.result)
+    r = arith.DivUIOp(i.result, c_stages.result)
+    p = arith.RemUIOp(r.result, c2.result)
+    return [*ops, k, i, s, r, p], s.result, p.result
+
+
+def _accumulated_stores(loop: scf.ForOp) -> list[hbm.StoreOp]:
+    return [o for o in loop.body.block.ops if isinstance(o, hbm.StoreOp) and o.accumulate is not None]
+
+
+def _storable_by_role(chain: list[scf.ForOp]) -> bool:
+    """Whether a store role can add the chain's tiles: every loop adds into the same
+    globals, at offsets that are its position or values from outside it."""
+    first = _accumulated_stores(chain[0])
+    first_iv = chain[0].body.block.args[0]
+    for loop in chain:
+        stores = _accumulated_stores(loop)
+        if [st.dest for st in stores] != [st.dest for st in first]:
+            return False
+        for st, f in zip(stores, first):
+            for o, fo in zip(st.offsets, f.offsets):
+                if fo is first_iv:
+                    if o is not loop.body.block.args[0]:
+                        return False
+                elif o is not fo or isinstance(o.owner, Operation) and any(c.is_ancestor(o.owner) for c in chain):
+                    return False
+    return True
+
+
+def _tma_adds_in_stream(kernel: hbm.KernelOp, room: int, producers: list[smem.ProducerOp]) -> list[smem.BufferType]:
     """An f32 tile added into a global inside a stream loop (`hbm.store {accumulate}`: the
     attention gradient's dQ, a block's part over its keys, tile by tile of the streamed
     queries) leaves through 128-byte swizzled f32 panels in the global's axis order, by the
@@ -296,37 +340,95 @@ def _tma_adds_in_stream(kernel: hbm.KernelOp, room: int) -> list[smem.BufferType
     long as the rest of the kernel; a row-major stage cost 4-way bank conflicts
     (research/benchmarks.md, 2026-11-27). Two stages where they fit in the `room` the other
     buffers leave, tile t in stage t mod 2 (across a chain of loops too), so that a tile's
-    add drains while the next is computed: per tile, wait until the add of the tile that
-    last used the stage has read it (`smem.tma_store_wait {pending = 1}`, 0 with one stage),
-    write the tile (`smem.write`), add it."""
+    add drains while the next is computed.
+
+    Beside a producer, a store role (`smem.storer`) adds them, on a ring of two mbarrier
+    rings of the stages: per tile the consumers wait until the stage is empty (its last add
+    has read it), write the tile and arrive on its full barrier with their writes fenced
+    for the TMA; the store role, in a loop over the same stream, waits for the full
+    barrier, adds the stage, waits until the add has read it and arrives on its empty
+    barrier. The consumers neither meet nor wait for an add. Without a producer, the
+    consumers add it themselves: per tile, wait until the add of the tile that last used
+    the stage has read it (`smem.tma_store_wait {pending = 1}`, 0 with one stage), write the
+    tile (`smem.write`), add it (the consumers meet for it)."""
     types: list[smem.BufferType] = []
     allocs: dict[SSAValue, smem.AllocOp] = {}  # one buffer a global, for every loop of a chain (causal attention's two)
-    for loop in loop_facts.stream_loops(kernel):
-        for store in [o for o in loop.body.block.ops if isinstance(o, hbm.StoreOp) and o.accumulate is not None]:
-            t: ncd.TensorType = store.value.type  # type: ignore[assignment]
-            g: hbm.GlobalType = store.dest.type  # type: ignore[assignment]
-            shape = {a: t.shape[a] for a in g.axis_names}
-            cols = g.axis_names[-1]
-            if dtype(t.dtype).size(shape[cols]) % 128:
-                raise PassFailedException(f"hbm-to-smem: @{kernel.sym_name.data}: {t} is added into {g} inside the stream through "
-                                          f"128-byte panels of f32 (32 a row); its {shape[cols]} along '{cols}' are not whole panels")
-            if store.dest not in allocs:
-                buf_t = smem.BufferType(shape, builtin.f32, 2, "swizzle")
-                if buf_t.bytes() > room:
-                    buf_t = smem.BufferType(shape, builtin.f32, 1, "swizzle")
-                room -= buf_t.bytes()
-                allocs[store.dest] = smem.AllocOp(buf_t)
-                Rewriter.insert_op([allocs[store.dest]], InsertPoint.at_start(kernel.body.block))
-                types.append(buf_t)
-            alloc = allocs[store.dest]
-            stages = alloc.result.type.stages.data  # type: ignore[attr-defined]
-            step, count = _const(_constant_value(loop.step, "step")), _const(stages)
-            tile = arith.DivUIOp(loop.body.block.args[0], step.result)
-            stage = arith.RemUIOp(tile.result, count.result)
-            Rewriter.replace_op(store, [step, count, tile, stage, smem.TmaStoreWaitOp(stages - 1),
-                                        smem.WriteOp(store.value, alloc.result, stage.result, {}),
-                                        smem.TmaStoreOp(alloc.result, stage.result, store.dest, list(store.offsets), accumulate=True)])
+
+    def stage_of(store: hbm.StoreOp) -> smem.AllocOp:
+        nonlocal room
+        t: ncd.TensorType = store.value.type  # type: ignore[assignment]
+        g: hbm.GlobalType = store.dest.type  # type: ignore[assignment]
+        shape = {a: t.shape[a] for a in g.axis_names}
+        cols = g.axis_names[-1]
+        if dtype(t.dtype).size(shape[cols]) % 128:
+            raise PassFailedException(f"hbm-to-smem: @{kernel.sym_name.data}: {t} is added into {g} inside the stream through "
+                                      f"128-byte panels of f32 (32 a row); its {shape[cols]} along '{cols}' are not whole panels")
+        if store.dest not in allocs:
+            buf_t = smem.BufferType(shape, builtin.f32, 2, "swizzle")
+            if buf_t.bytes() > room:
+                buf_t = smem.BufferType(shape, builtin.f32, 1, "swizzle")
+            room -= buf_t.bytes()
+            allocs[store.dest] = smem.AllocOp(buf_t)
+            Rewriter.insert_op([allocs[store.dest]], InsertPoint.at_start(kernel.body.block))
+            types.append(buf_t)
+        return allocs[store.dest]
+
+    for chain in stream_chains(loop_facts.stream_loops(kernel)):
+        if not _accumulated_stores(chain[0]):
+            continue
+        if producers and _storable_by_role(chain):
+            _store_role(chain, [stage_of(st) for st in _accumulated_stores(chain[0])], producers[0])
+            continue
+        for loop in chain:
+            for store in _accumulated_stores(loop):
+                alloc = stage_of(store)
+                stages = alloc.result.type.stages.data  # type: ignore[attr-defined]
+                step, count = _const(_constant_value(loop.step, "step")), _const(stages)
+                tile = arith.DivUIOp(loop.body.block.args[0], step.result)
+                stage = arith.RemUIOp(tile.result, count.result)
+                Rewriter.replace_op(store, [step, count, tile, stage, smem.TmaStoreWaitOp(stages - 1),
+                                            smem.WriteOp(store.value, alloc.result, stage.result, {}),
+                                            smem.TmaStoreOp(alloc.result, stage.result, store.dest, list(store.offsets), accumulate=True)])
     return types
+
+
+def _store_role(chain: list[scf.ForOp], allocs: list[smem.AllocOp], producer: smem.ProducerOp) -> None:
+    """The chain's adds by a store role (`_tma_adds_in_stream`): its loop over the chain's
+    whole stream, and the consumers' side in each loop."""
+    first = chain[0]
+    step = _constant_value(first.step, "step")
+    position = smem.RingPositionOp()
+    rings = []
+    for alloc in allocs:
+        ring = smem.MbarrierType(alloc.result.type.stages.data, 1)  # type: ignore[attr-defined]
+        rings.append((smem.MbarrierAllocOp(ring), smem.MbarrierAllocOp(ring)))  # (full, empty)
+    body = Block(arg_types=[IndexType()])
+    stores = _accumulated_stores(first)
+    ops: list[Operation] = []
+    for store, alloc, (full, empty) in zip(stores, allocs, rings):
+        stages = alloc.result.type.stages.data  # type: ignore[attr-defined]
+        r_ops, s, p = _ring_round(body.args[0], first.lb, step, stages, position.result)
+        offsets = [body.args[0] if o is first.body.block.args[0] else o for o in store.offsets]
+        ops += [*r_ops, smem.MbarrierWaitOp(full.result, s, p),
+                smem.TmaStoreOp(alloc.result, s, store.dest, offsets, accumulate=True),
+                smem.TmaStoreWaitOp(0), smem.ArriveOp(empty.result, s)]
+    body.add_ops([*ops, scf.YieldOp()])
+    _hoist_before(chain[-1].ub, first)
+    _hoist_before(first.lb, first)
+    loop = scf.ForOp(first.lb, chain[-1].ub, first.step, [], Region(body))
+    loop_facts.set_stream_axis(loop, loop_facts.stream_axis(first))  # type: ignore[arg-type]
+    # the rings and the position beside the producer's, the store role after it
+    Rewriter.insert_op([*(b for pair in rings for b in pair), position], InsertPoint.before(producer))
+    Rewriter.insert_op([smem.StorerOp(Region(Block([loop])))], InsertPoint.after(producer))
+    for cloop in chain:
+        for store, alloc, (full, empty) in zip(_accumulated_stores(cloop), allocs, rings):
+            stages = alloc.result.type.stages.data  # type: ignore[attr-defined]
+            r_ops, s, p = _ring_round(cloop.body.block.args[0], first.lb, step, stages, position.result)
+            one = _const(1)
+            before = arith.SubiOp(one.result, p)  # the round before's parity: the stage's last add has read it
+            Rewriter.replace_op(store, [*r_ops, one, before, smem.MbarrierWaitOp(empty.result, s, before.result),
+                                        smem.WriteOp(store.value, alloc.result, s, {}),
+                                        smem.ArriveOp(full.result, s, async_proxy=True)])
 
 
 def _wait_at_meetings(kernel: hbm.KernelOp) -> None:
@@ -387,7 +489,7 @@ class HbmToSmemPass(ModulePass):
                 buffers.append(self._tma_one_time_copies(kernel, layout, producers))
                 # dQ's adds take their two stages before dS its second
                 staged = _contracted_rows_bytes(kernel)
-                buffers.append(_tma_adds_in_stream(kernel, self.smem_bytes - staged - sum(b.bytes() for bs in buffers for b in bs)))
+                buffers.append(_tma_adds_in_stream(kernel, self.smem_bytes - staged - sum(b.bytes() for bs in buffers for b in bs), producers))
                 buffers.append(_stage_contracted_rows(kernel, self.smem_bytes - sum(b.bytes() for bs in buffers for b in bs)))
                 _wait_at_meetings(kernel)
                 if self.store == "tma":
@@ -626,19 +728,7 @@ class HbmToSmemPass(ModulePass):
         lb0 = first.lb  # where the stream starts: 0, or where a mask lets it (the gradient's dK and dV)
 
         def round_of(iv: SSAValue) -> tuple[list[Operation], SSAValue, SSAValue]:
-            """(ops, stage, parity of this round) for the stream position iv."""
-            c_step, c_stages, c2 = _const(step), _const(self.stages), _const(2)
-            ops: list[Operation] = [c_step, c_stages, c2]
-            if constant(lb0) != 0:  # steps count from where the stream starts
-                rel = arith.SubiOp(iv, lb0)
-                ops.append(rel)
-                iv = rel.result
-            k = arith.DivUIOp(iv, c_step.result)
-            i = arith.AddiOp(k.result, position.result)
-            s = arith.RemUIOp(i.result, c_stages.result)
-            r = arith.DivUIOp(i.result, c_stages.result)
-            p = arith.RemUIOp(r.result, c2.result)
-            return [*ops, k, i, s, r, p], s.result, p.result
+            return _ring_round(iv, lb0, step, self.stages, position.result)
 
         # the producer: its own loop over the stream
         body = Block(arg_types=[IndexType()])

@@ -10,7 +10,8 @@ dP), this pass, in each loop body whose waits are all of that plain form:
 - drops the waits;
 - moves each stage release (`smem.arrive`) made right after a group's wait to the end of
   the block, where every group has retired (a release made later is never wrong; none
-  moves past a wait on a full barrier); a release placed elsewhere (`reg-wgmma-overlap`'s,
+  moves past a wait on a full barrier, but for the empty barriers a store role arrives on,
+  whose arrivals wait for nothing the release frees); a release placed elsewhere (`reg-wgmma-overlap`'s,
   of Q ahead of the last tile's P V) stays;
 - moves each group up, past the ops it does not need (pure register math, `reg.load`),
   taking along the waits on full barriers (`smem.mbarrier_wait`, waited for earlier) and
@@ -134,11 +135,14 @@ def schedule(block: Block) -> bool:
     end = block.last_op
     assert end is not None
     order = [op for op in block.ops if op is not end]
-    # a release right after a group's wait goes to the end, unless a wait on a full barrier follows
+    # a release right after a group's wait goes to the end, unless a wait on a full barrier
+    # follows (one on a ring a store role arrives on is not: the role waits for nothing the
+    # release frees)
     for op in [o for o in order if isinstance(o, smem.ArriveOp)]:
         at = order.index(op)
         if isinstance(order[at - 1], reg.WgmmaWaitOp) and \
-                not any(isinstance(o, smem.MbarrierWaitOp) or o.regions for o in order[at + 1 :]):
+                not any(isinstance(o, smem.MbarrierWaitOp) and not smem.returned_by_store_role(o.bars) or o.regions
+                        for o in order[at + 1 :]):
             order.remove(op)
             order.append(op)
     for op in [o for o in order if isinstance(o, reg.WgmmaWaitOp)]:

@@ -31,6 +31,7 @@ from napkin_ir.lowering.ptx_rules.context import B32, B64, SHARED, Global, Kerne
 from napkin_ir.target import SM90
 
 CONSUMER_BARRIER = 1  # the named barrier the consumer warpgroups meet at (0 is the whole block's)
+STORER_THREAD = 32  # the store role's thread: lane 0 of the producer warpgroup's second warp
 
 
 def consumer_registers(threads: int, blocks_per_sm: int = 1) -> int:
@@ -225,13 +226,20 @@ def _tile_position(k: KernelLowering, op: smem.TilePositionOp) -> None:
 
 # -- warp roles ----------------------------------------------------------------------------
 def roles(k: KernelLowering, producer: smem.ProducerOp, consumer_ops: list, per_tile_ops: list) -> None:
-    """Warpgroup 0 produces (one thread issues its region), the others consume. A
-    persistent block's roles each loop over its tiles, computing `per_tile_ops` (the index
-    math of the tile's origin) for each; the consumers' turn rotation starts once."""
+    """Warpgroup 0 produces (one thread issues its region; with a store role, one thread
+    of its second warp runs that), the others consume. A persistent block's roles each
+    loop over its tiles, computing `per_tile_ops` (the index math of the tile's origin) for
+    each; the consumers' turn rotation starts once."""
     if k.producer_warps != 4:
         raise k.fail(f"a producer here is one warpgroup (4 warps), got {k.producer_warps}")
     if k.consumer_threads % 128:
         raise k.fail(f"{k.consumer_threads // 32} consumer warps are not whole warpgroups of 4")
+    storers = [o for o in consumer_ops if isinstance(o, smem.StorerOp)]
+    consumer_ops = [o for o in consumer_ops if not isinstance(o, smem.StorerOp)]
+    if len(storers) > 1:
+        raise k.fail(f"one store role runs beside the producer, found {len(storers)}")
+    if storers and k.cluster > 1:
+        raise k.fail("a store role's barriers are its block's own; clusters of blocks do not take one")
     stream = stream_loop(k, producer) if k.persistent else None
     init_barriers(k)
     if k.cluster > 1:
@@ -241,6 +249,12 @@ def roles(k: KernelLowering, producer: smem.ProducerOp, consumer_ops: list, per_
     k.emit(T.SetmaxnregOp("dec", SM90.producer_registers))
     issuer, idle = k.branch(k.setp("eq", k.tid, 0, "u32"))
     k.cur = idle
+    if storers:  # before the consumers: what it computes once goes to the kernel's entry, which dominates every role
+        store, idle = k.branch(k.setp("eq", k.tid, STORER_THREAD, "u32"))
+        k.cur = store
+        per_tile(k, stream, lambda: k.lower_ops([*per_tile_ops, *storers[0].body.block.ops]))
+        leave(k)
+        k.cur = idle
     leave(k)
     k.cur = issuer
     for g in k.kernel.globals:  # each tensor map fetched at once, not at its first copy
@@ -257,7 +271,7 @@ def roles(k: KernelLowering, producer: smem.ProducerOp, consumer_ops: list, per_
         k.lower_ops(starts)
         consumer_ops = [o for o in consumer_ops if o not in starts]
     per_tile(k, stream, lambda: k.lower_ops([*per_tile_ops, *consumer_ops]))
-    if any(isinstance(o, smem.TmaStoreOp) for o in k.kernel.walk()):  # the stores must have read their stages before the block goes
+    if any(isinstance(o, smem.TmaStoreOp) and not smem.in_store_role(o) for o in k.kernel.walk()):  # the stores must have read their stages before the block goes
         by_store_issuer(k, lambda: k.emit(T.CpAsyncBulkWaitGroupOp(0, read=True)))
     leave(k)
     if k.finish is not None:  # no CTA leaves while a peer may still arrive on its barriers

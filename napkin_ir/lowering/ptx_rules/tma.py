@@ -2,12 +2,13 @@
 
 - `smem.mbarrier_alloc`: a ring of 8-byte barriers in shared memory, initialised by
   thread 0 before the roles part (`kernel.init_barriers`) with one arrival per party: a
-  producer party is its one issuing thread, a consumer party every consumer thread (in a
-  cluster, one lane of every consumer warp of both blocks).
+  producer or store role is its one issuing thread, the consumers one lane of every
+  consumer warp (in a cluster, of both blocks).
 - `smem.mbarrier_wait`: a spin on `mbarrier.try_wait.parity`; `smem.arrive_expect`:
-  `mbarrier.arrive.expect_tx` with the stage's bytes; `smem.arrive`: each consumer
-  thread's arrival, or in a cluster one lane per warp on this block's barrier and on the
-  peer's (whose producer fills this block's stage too).
+  `mbarrier.arrive.expect_tx` with the stage's bytes; `smem.arrive`: the consumer warp's
+  lanes meet and one lane arrives for the warp (in a cluster on this block's barrier and
+  on the peer's, whose producer fills this block's stage too); a store role's one thread
+  arrives for itself.
 - `smem.tma_copy`: one `cp.async.bulk.tensor` per 128-byte panel of the tile (2-D, or one
   dimension more per outer axis: a head, a batch entry of one place, or a group's query
   heads, whose places the box's rows run over) (a tile a
@@ -17,7 +18,10 @@
   .add`): every consumer's writes are fenced for the async proxy, the
   consumers meet at a named barrier, and one thread stores the stage panel by panel as
   one bulk group; `smem.tma_store_wait` is that thread's `cp.async.bulk.wait_group.read`
-  and the consumers' barrier.
+  and the consumers' barrier. In a store role (`smem.storer`: thread 32, lane 0 of the
+  producer warpgroup's second warp) its thread stores and waits alone: the consumers
+  fenced their writes before arriving on the stage's full barrier (`smem.arrive
+  {async_proxy}`), and its own arrival on an empty barrier is one of one.
 """
 
 from __future__ import annotations
@@ -36,8 +40,8 @@ from napkin_ir.lowering.ptx_rules.kernel import CONSUMER_BARRIER, by_store_issue
 def _mbarrier_alloc(k: KernelLowering, op: smem.MbarrierAllocOp) -> None:
     t: smem.MbarrierType = op.result.type  # type: ignore[assignment]
     base = k.reserve(8 * t.stages.data, 8)
-    consumer_side = any(isinstance(u.operation, smem.ArriveOp) for u in op.result.uses)
-    per_party = k.cluster * k.consumer_threads // 32 if k.cluster > 1 else k.consumer_threads  # warps or threads
+    consumer_side = any(isinstance(u.operation, smem.ArriveOp) and not u.operation.by_role for u in op.result.uses)
+    per_party = k.cluster * k.consumer_threads // 32  # a lane of each consumer warp (of both blocks of a cluster)
     count = t.arrivals.data * (per_party if consumer_side else 1)
     k.barrier_rings.append((base, t.stages.data, count))
     k.vals[op.result] = base
@@ -66,14 +70,21 @@ def _arrive_expect(k: KernelLowering, op: smem.ArriveExpectOp) -> None:
 
 @lowers(smem.ArriveOp)
 def _arrive(k: KernelLowering, op: smem.ArriveOp) -> None:
+    if op.async_proxy is not None:
+        k.emit(T.FenceOp("proxy.async.shared::cta"))
     addr = bar(k, op.bars, op.stage)
-    if k.cluster == 1:
+    if op.by_role:
         k.emit(T.MbarrierArriveOp(addr))
         return
+    # the warp's lanes meet (what each read or wrote before is ordered before the arrival),
+    # then one lane arrives for the warp: 256 arrivals on one barrier cost more than the
+    # rest of a tile's bookkeeping (research/benchmarks.md, 2026-11-28)
+    k.emit(P.BarWarpSyncOp())
     lane0, rest = k.branch(k.setp("eq", k.lane, 0, "u32"))
     k.cur = lane0
     k.emit(T.MbarrierArriveOp(addr))
-    k.emit(T.MbarrierArriveClusterOp(k.r(T.MapaOp(addr, k.peer))))  # type: ignore[attr-defined]
+    if k.cluster > 1:
+        k.emit(T.MbarrierArriveClusterOp(k.r(T.MapaOp(addr, k.peer))))  # type: ignore[attr-defined]
     k.jump(rest)
     k.cur = rest
 
@@ -137,8 +148,10 @@ def _tma_store(k: KernelLowering, op: smem.TmaStoreOp) -> None:
     rows, cols = buf.rows, buf.cols
     panel_cols = buf.element.elements(PANEL)
     _box(k, op.dest, buf)
-    k.emit(T.FenceOp("proxy.async.shared::cta"))
-    k.emit(P.BarSyncOp(CONSUMER_BARRIER, k.consumer_threads))
+    role = smem.in_store_role(op)  # its thread took the stage on an mbarrier the writers arrived on, fenced
+    if not role:
+        k.emit(T.FenceOp("proxy.async.shared::cta"))
+        k.emit(P.BarSyncOp(CONSUMER_BARRIER, k.consumer_threads))
     o_r, o_c, outer = _outer(k, g, buf, op.offsets)
     base = k.stage_addr(buf, op.stage)
 
@@ -148,13 +161,19 @@ def _tma_store(k: KernelLowering, op: smem.TmaStoreOp) -> None:
             k.emit(T.CpAsyncBulkTensorStoreOp(g.tmap, [k.add(o_c, p * panel_cols), o_r, *outer], src, add=op.accumulate is not None))
         k.emit(T.CpAsyncBulkCommitGroupOp())
 
-    by_store_issuer(k, issue)
+    if role:
+        issue()
+    else:
+        by_store_issuer(k, issue)
 
 
 @lowers(smem.TmaStoreWaitOp)
 def _tma_store_wait(k: KernelLowering, op: smem.TmaStoreWaitOp) -> None:
     """The issuer waits; the consumers meet so that each knows the stages are free (with
-    `at_meeting`, at the `smem.barrier` that follows)."""
+    `at_meeting`, at the `smem.barrier` that follows); a store role's thread waits alone."""
+    if smem.in_store_role(op):
+        k.emit(T.CpAsyncBulkWaitGroupOp(op.pending.value.data, read=True))
+        return
     by_store_issuer(k, lambda: k.emit(T.CpAsyncBulkWaitGroupOp(op.pending.value.data, read=True)))
     if op.at_meeting is None:
         k.emit(P.BarSyncOp(CONSUMER_BARRIER, k.consumer_threads))

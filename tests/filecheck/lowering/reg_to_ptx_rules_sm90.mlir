@@ -8,8 +8,8 @@
 
 // A GEMM tile, 64 x 64, two 64-wide k steps through a two-stage ring.
 // smem.producer (kernel.py): tensor-map parameters for the TMA's globals; thread 0 inits
-// the rings (mbarrier_alloc: 1 arrival for the full ring, 128 (one consumer warpgroup)
-// for the empty one, 8 bytes a stage); warpgroup 0 gives up registers and its thread 0
+// the rings (mbarrier_alloc: 1 arrival for the full ring, 4 (a lane of each warp of one
+// consumer warpgroup) for the empty one, 8 bytes a stage); warpgroup 0 gives up registers and its thread 0
 // prefetches the tensor maps; the consumers take 256 registers.
 // smem.ring_position outside a persistent launch is 0.
 // smem.mbarrier_wait: a try_wait.parity loop; smem.arrive_expect: the stage's bytes;
@@ -19,7 +19,7 @@
 // reg.wgmma: a fence, then wgmma.mma_async m64n64k16 from two descriptors, each k step of
 // 16 two bytes on in A's descriptor (32 bytes >> 4) and 128 (16 rows x 128 bytes >> 4) in B's;
 // reg.wgmma_commit / reg.wgmma_wait: commit_group, wait_group N.
-// smem.arrive (under scf.if: a branch): mbarrier.arrive.
+// smem.arrive (under scf.if: a branch): the warp's lanes meet, lane 0 arrives.
 // smem.tma_store_wait: one thread waits for the bulk group's reads; reg.stmatrix: pairs
 // rounded, stmatrix.x4 into the swizzled panel (the chunk XOR-ed with the row), a fence
 // for the async proxy; smem.tma_store: one thread stores the panel, and commits.
@@ -45,7 +45,7 @@
 // CHECK-NEXT:  mov.u32 [[EIGHT:%r[0-9]+]], 8;
 // CHECK-NEXT:  add.u32 [[FULL1:%r[0-9]+]], [[FULL]], [[EIGHT]];
 // CHECK-NEXT:  mbarrier.init.shared::cta.b64 {{\[}}[[FULL1]]], [[ONE]];
-// CHECK-NEXT:  mov.u32 [[WG:%r[0-9]+]], 128;
+// CHECK-NEXT:  mov.u32 [[WG:%r[0-9]+]], 4;
 // CHECK-NEXT:  mbarrier.init.shared::cta.b64 {{\[}}[[EMPTY:%r[0-9]+]]], [[WG]];
 // CHECK:       mbarrier.init.shared::cta.b64 [%r{{[0-9]+}}], [[WG]];
 // CHECK-NEXT:  fence.mbarrier_init.release.cluster;
@@ -88,10 +88,11 @@
 // CHECK-NEXT:  wgmma.wait_group.sync.aligned 1;
 // CHECK:       @%p{{[0-9]+}} bra [[ARRIVE:\$L__BB[0-9_]+]];
 // CHECK:       [[ARRIVE]]:
-// CHECK:       mbarrier.arrive.shared::cta.b64 %rd{{[0-9]+}}, [%r{{[0-9]+}}];
+// CHECK:       bar.warp.sync 0xffffffff;
 // CHECK:       setp.lt.s32 [[MORE:%p[0-9]+]], %r{{[0-9]+}}, %r{{[0-9]+}};
 // CHECK-NEXT:  @[[MORE]] mov.b32
 // CHECK:       @[[MORE]] bra [[BODY]];
+// CHECK:       mbarrier.arrive.shared::cta.b64 %rd{{[0-9]+}}, [%r{{[0-9]+}}];
 // CHECK:       wgmma.wait_group.sync.aligned 0;
 // CHECK:       cp.async.bulk.wait_group.read 0;
 // CHECK:       bar.sync 1, 128;

@@ -4,7 +4,8 @@
 // 16 a warp, for its own half of the 64 streamed columns (i): a `split=4` fragment of 32
 // columns. reg-to-ptx issues m64n32k16 with A (K's one panel of d) the same for both
 // warpgroups and B's descriptor 64 bytes (32 bf16 columns) on for the second, and writes
-// each warp's values at row 16 (warp mod 4), column 32 (warp / 4).
+// each warp's values at row 16 (warp mod 4), column 32 (warp / 4), then hands the stage
+// to the store role (fenced, an arrival on its full barrier).
 // RUN: napkin-opt %s -p 'ncd-relabel{grid="j:128" stream="i:64"},ncd-to-hbm,hbm-to-smem{copy=tma stages=2},smem-to-reg{mma=wgmma}' | filecheck %s
 // RUN: napkin-opt %s -p 'ncd-relabel{grid="j:128" stream="i:64"},ncd-to-hbm,hbm-to-smem{copy=tma stages=2},smem-to-reg{mma=wgmma},reg-to-ptx{arch=sm_90a}' -t ptx | filecheck %s --check-prefix=PTX
 
@@ -34,7 +35,8 @@
 // PTX-NEXT: mov.u32 [[W:%r[0-9]+]], 32;
 // PTX-NEXT: mul.lo.u32 %r{{[0-9]+}}, [[COLW]], [[W]];
 // PTX: st.shared.f32
-// PTX: cp.reduce.async.bulk.tensor.2d.global.shared::cta.add.tile.bulk_group
+// PTX: fence.proxy.async.shared::cta;
+// PTX: mbarrier.arrive.shared::cta.b64
 
 func.func @f(%b: !ncd.tensor<i=200, d=64 : bf16>, %k: !ncd.tensor<j=256, d=64 : bf16>) -> (!ncd.tensor<i=200, d=64 : f32>, !ncd.tensor<j=256, d=64 : f32>) {
   %s = ncd.contract %b, %k over [d] : !ncd.tensor<i=200, d=64 : bf16>, !ncd.tensor<j=256, d=64 : bf16> -> !ncd.tensor<i=200, j=256 : f32>

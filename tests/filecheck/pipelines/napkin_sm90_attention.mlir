@@ -96,8 +96,8 @@
 // CAUSAL: wgmma.mma_async.sync.aligned.m64n128k16
 
 // SPHERICAL-NOT: ex2.approx
-// SPHERICAL: sqrt
-// SPHERICAL: wgmma.mma_async.sync.aligned.m64n64k16
+// SPHERICAL-DAG: sqrt
+// SPHERICAL-DAG: wgmma.mma_async.sync.aligned.m64n64k16
 
 // D128-COUNT-8: ldmatrix.sync.aligned.m8n8.x4.shared.b16
 // D128-NOT: ldmatrix

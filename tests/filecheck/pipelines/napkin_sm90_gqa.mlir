@@ -55,8 +55,8 @@
 // EIGHT: reg.warps = #hbm.labels<r=8, i=1>
 
 // SPHERICAL-NOT: ex2.approx
-// SPHERICAL: sqrt
-// SPHERICAL: wgmma.mma_async.sync.aligned.m64n128k16
+// SPHERICAL-DAG: sqrt
+// SPHERICAL-DAG: wgmma.mma_async.sync.aligned.m64n128k16
 
 // THREE: ncd.grid = #hbm.labels<b=1, g=1, r=1, i=128>, ncd.stream = #hbm.labels<j=128>
 // THREE: reg.warps = #hbm.labels<i=8>

@@ -90,3 +90,59 @@ hbm.kernel attributes {sym_name = "k", grid = #hbm.labels<m=128, n=256>, num_out
   hbm.return
 }
 // CHECK: smem.tma_store_wait: at_meeting: the consumers' meeting is the smem.barrier right after the wait, found hbm.return
+
+// -----
+// a store role runs on the producer warpgroup's second warp: without a producer, none
+hbm.kernel attributes {sym_name = "k", grid = #hbm.labels<i=64>, num_outputs = 1 : i32} {
+^bb0(%dq: !hbm.global<i=1000, d=128 : f32>, %i0: index):
+  smem.storer {
+    %z = arith.constant 0 : index
+  }
+  hbm.return
+}
+// CHECK: smem.storer: a store role runs on the producer warpgroup's second warp: the kernel needs an smem.producer beside it
+
+// -----
+// a store role only waits, stores and arrives: the consumers write the stages
+hbm.kernel attributes {sym_name = "k", grid = #hbm.labels<i=64>, num_outputs = 1 : i32} {
+^bb0(%dq: !hbm.global<i=1000, d=128 : f32>, %i0: index):
+  %s = arith.constant 1 : index
+  %q = hbm.fill {value = 1.000000e+00 : f32} : !ncd.tensor<d=128, i=64 : f32>
+  %p = smem.alloc : !smem.buffer<i=64, d=128 : f32, stages=2, layout=swizzle>
+  smem.producer attributes {warps = 4 : i32} {
+    %z = arith.constant 0 : index
+  }
+  smem.storer {
+    smem.write %q -> %p[%s] {at = #hbm.labels<>} : !ncd.tensor<d=128, i=64 : f32>, !smem.buffer<i=64, d=128 : f32, stages=2, layout=swizzle>
+  }
+  hbm.return
+}
+// CHECK: smem.storer: a store role only waits, stores and arrives; smem.write belongs to another role
+
+// -----
+// nor does it meet the consumers
+hbm.kernel attributes {sym_name = "k", grid = #hbm.labels<i=64>, num_outputs = 1 : i32} {
+^bb0(%dq: !hbm.global<i=1000, d=128 : f32>, %i0: index):
+  smem.producer attributes {warps = 4 : i32} {
+    %z = arith.constant 0 : index
+  }
+  smem.storer {
+    smem.tma_store_wait {pending = 0 : i32, at_meeting}
+    smem.barrier
+  }
+  hbm.return
+}
+// CHECK: smem.storer: a store role's wait has no consumers' meeting to join (at_meeting)
+
+// -----
+// a store role runs beside the producer, not in it
+hbm.kernel attributes {sym_name = "k", grid = #hbm.labels<i=64>, num_outputs = 1 : i32} {
+^bb0(%dq: !hbm.global<i=1000, d=128 : f32>, %i0: index):
+  smem.producer attributes {warps = 4 : i32} {
+    smem.storer {
+      %y = arith.constant 0 : index
+    }
+  }
+  hbm.return
+}
+// CHECK: smem.storer: a store role runs on the producer warpgroup's second warp: the kernel needs an smem.producer beside it

@@ -38,3 +38,39 @@ hbm.kernel attributes {sym_name = "add", grid = #hbm.labels<i=64>, num_outputs =
   smem.tma_store %p[%s] -> %dq[%i0, %c0] {accumulate} : !smem.buffer<i=64, d=128 : f32, stages=2, layout=swizzle>, !hbm.global<i=1000, d=128 : f32>
   hbm.return
 }
+
+// A store role beside the producer: it takes each stage on the full ring the consumers
+// arrive on (their writes fenced: async_proxy), adds it, waits until the add has read it
+// and gives it back on the empty ring.
+// CHECK: smem.producer attributes {warps = 4 : i32} {
+// CHECK: smem.storer {
+// CHECK-NEXT: smem.mbarrier_wait %full[%s] parity %s : !smem.mbarrier<stages=2, arrivals=1>
+// CHECK-NEXT: smem.tma_store %p[%s] -> %dq[%i0, %c0] {accumulate} : !smem.buffer<i=64, d=128 : f32, stages=2, layout=swizzle>, !hbm.global<i=1000, d=128 : f32>
+// CHECK-NEXT: smem.tma_store_wait {pending = 0 : i32}
+// CHECK-NEXT: smem.arrive %empty[%s] : !smem.mbarrier<stages=2, arrivals=1>
+// CHECK-NEXT: }
+// CHECK: smem.mbarrier_wait %empty[%s] parity %s : !smem.mbarrier<stages=2, arrivals=1>
+// CHECK-NEXT: smem.write %q -> %p[%s]
+// CHECK-NEXT: smem.arrive %full[%s] {async_proxy} : !smem.mbarrier<stages=2, arrivals=1>
+hbm.kernel attributes {sym_name = "role", grid = #hbm.labels<i=64>, num_outputs = 1 : i32} {
+^bb0(%dq: !hbm.global<i=1000, d=128 : f32>, %i0: index):
+  %s = arith.constant 1 : index
+  %c0 = arith.constant 0 : index
+  %q = hbm.fill {value = 1.000000e+00 : f32} : !ncd.tensor<d=128, i=64 : f32>
+  %p = smem.alloc : !smem.buffer<i=64, d=128 : f32, stages=2, layout=swizzle>
+  %full = smem.mbarrier_alloc : !smem.mbarrier<stages=2, arrivals=1>
+  %empty = smem.mbarrier_alloc : !smem.mbarrier<stages=2, arrivals=1>
+  smem.producer attributes {warps = 4 : i32} {
+    %z = arith.constant 0 : index
+  }
+  smem.storer {
+    smem.mbarrier_wait %full[%s] parity %s : !smem.mbarrier<stages=2, arrivals=1>
+    smem.tma_store %p[%s] -> %dq[%i0, %c0] {accumulate} : !smem.buffer<i=64, d=128 : f32, stages=2, layout=swizzle>, !hbm.global<i=1000, d=128 : f32>
+    smem.tma_store_wait {pending = 0 : i32}
+    smem.arrive %empty[%s] : !smem.mbarrier<stages=2, arrivals=1>
+  }
+  smem.mbarrier_wait %empty[%s] parity %s : !smem.mbarrier<stages=2, arrivals=1>
+  smem.write %q -> %p[%s] {at = #hbm.labels<>} : !ncd.tensor<d=128, i=64 : f32>, !smem.buffer<i=64, d=128 : f32, stages=2, layout=swizzle>
+  smem.arrive %full[%s] {async_proxy} : !smem.mbarrier<stages=2, arrivals=1>
+  hbm.return
+}
