@@ -287,19 +287,21 @@ class SmemFunctions(InterpreterFunctions):
         for loop in (o for o in op.body.block.ops if isinstance(o, scf.ForOp)):
             lb, ub, step = interpreter.get_values((loop.lb, loop.ub, loop.step))
             self.tile_trips += max(0, -(-(ub - lb) // step))
-        child = Interpreter(interpreter.module)
-        child._impls = interpreter._impls
-        child._ctx = ScopedDict(parent=interpreter._ctx, name="producer")
-        self.roles.start(lambda: child.run_ssacfg_region(op.body, (), "producer"))
+        self._start_role(interpreter, op, "producer")
         return ()
 
     @impl(smem.StorerOp)
     def run_storer(self, interpreter: Interpreter, op: smem.StorerOp, args: tuple[Any, ...]):
+        self._start_role(interpreter, op, "storer")
+        return ()
+
+    def _start_role(self, interpreter: Interpreter, op: smem.RoleOp, name: str) -> None:
+        """Run a role's region on a thread of its own, in a child interpreter that sees the
+        kernel body's values."""
         child = Interpreter(interpreter.module)
         child._impls = interpreter._impls
-        child._ctx = ScopedDict(parent=interpreter._ctx, name="storer")
-        self.roles.start(lambda: child.run_ssacfg_region(op.body, (), "storer"))
-        return ()
+        child._ctx = ScopedDict(parent=interpreter._ctx, name=name)
+        self.roles.start(lambda: child.run_ssacfg_region(op.body, (), name))
 
     def _arrive(self, ring: Ring, stage: int) -> None:
         with self.roles.cond:

@@ -342,8 +342,8 @@ def _tma_adds_in_stream(kernel: hbm.KernelOp, room: int, producers: list[smem.Pr
     buffers leave, tile t in stage t mod 2 (across a chain of loops too), so that a tile's
     add drains while the next is computed.
 
-    Beside a producer, a store role (`smem.storer`) adds them, on a ring of two mbarrier
-    rings of the stages: per tile the consumers wait until the stage is empty (its last add
+    Beside a producer, a store role (`smem.storer`) adds them, handed over on two mbarrier
+    rings of the stages' count (full and empty): per tile the consumers wait until the stage is empty (its last add
     has read it), write the tile and arrive on its full barrier with their writes fenced
     for the TMA; the store role, in a loop over the same stream, waits for the full
     barrier, adds the stage, waits until the add has read it and arrives on its empty
@@ -374,9 +374,9 @@ def _tma_adds_in_stream(kernel: hbm.KernelOp, room: int, producers: list[smem.Pr
         return allocs[store.dest]
 
     for chain in stream_chains(loop_facts.stream_loops(kernel)):
-        if not _accumulated_stores(chain[0]):
+        if not any(_accumulated_stores(loop) for loop in chain):
             continue
-        if producers and _storable_by_role(chain):
+        if producers and _accumulated_stores(chain[0]) and _storable_by_role(chain):
             _store_role(chain, [stage_of(st) for st in _accumulated_stores(chain[0])], producers[0])
             continue
         for loop in chain:
