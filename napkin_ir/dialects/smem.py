@@ -518,29 +518,9 @@ class TmaStoreOp(IRDLOperation):
 @irdl_op_definition
 class TmaStoreWaitOp(PendingWaitOp):
     """Wait until at most `pending` of the latest `smem.tma_store` groups still read their
-    stages; the stages of the others may be written again. The thread that issued the
-    stores waits, then the consumers meet so that each knows it; with `at_meeting` the
-    `smem.barrier` that follows it is that meeting (hbm-to-smem puts a wait there where it
-    can: one barrier fewer).
-
-        smem.tma_store_wait {pending = 1 : i32}
-        smem.tma_store_wait {pending = 1 : i32, at_meeting}
-        smem.barrier {async_proxy}
-    """
+    stages; the stages of the others may be written again."""
 
     name = "smem.tma_store_wait"
-    at_meeting = opt_prop_def(UnitAttr)
-
-    def __init__(self, pending: int, at_meeting: bool = False):
-        super().__init__(pending)
-        if at_meeting:
-            self.properties["at_meeting"] = UnitAttr()
-
-    def verify_(self) -> None:
-        super().verify_()
-        if self.at_meeting is not None:
-            require(isinstance(self.next_op, BarrierOp), self, "at_meeting: the consumers' meeting is the smem.barrier right after "
-                    f"the wait, found {self.next_op.name if self.next_op else 'none'}")
 
 
 class RoleOp(IRDLOperation):
@@ -604,8 +584,6 @@ class StorerOp(RoleOp):
         for op in self.body.walk():
             require(not isinstance(op, ReadOp | RoleOp | TileWrite | TmaCopyOp | ArriveExpectOp | BarrierOp), self,
                     f"a store role only waits, stores and arrives; {op.name} belongs to another role")
-            if isinstance(op, TmaStoreWaitOp):
-                require(op.at_meeting is None, self, "a store role's wait has no consumers' meeting to join (at_meeting)")
         block = self.parent_block()
         if block is not None:
             require(any(isinstance(o, ProducerOp) for o in block.ops), self,

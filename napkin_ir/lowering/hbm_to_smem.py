@@ -70,9 +70,7 @@ one, which the consumers meet before writing too. An f32 tile added into a globa
 a stream loop (dQ's part of each key block) leaves through 128-byte swizzled f32 panels,
 two stages where they fit, by the TMA's reduce-add (`smem.tma_store {accumulate}`),
 which a store role beside the producer issues (`smem.storer`: the consumers hand it each
-stage on a full mbarrier ring and take it back on an empty one, never meeting for it);
-without a producer the consumers add it themselves, and the wait for a stage's last add
-joins their meeting before it (dS's).
+stage on a full mbarrier ring and take it back on an empty one, never meeting for it).
 """
 
 from __future__ import annotations
@@ -342,15 +340,12 @@ def _tma_adds_in_stream(kernel: hbm.KernelOp, room: int, producers: list[smem.Pr
     buffers leave, tile t in stage t mod 2 (across a chain of loops too), so that a tile's
     add drains while the next is computed.
 
-    Beside a producer, a store role (`smem.storer`) adds them, handed over on two mbarrier
-    rings of the stages' count (full and empty): per tile the consumers wait until the stage is empty (its last add
-    has read it), write the tile and arrive on its full barrier with their writes fenced
-    for the TMA; the store role, in a loop over the same stream, waits for the full
-    barrier, adds the stage, waits until the add has read it and arrives on its empty
-    barrier. The consumers neither meet nor wait for an add. Without a producer, the
-    consumers add it themselves: per tile, wait until the add of the tile that last used
-    the stage has read it (`smem.tma_store_wait {pending = 1}`, 0 with one stage), write the
-    tile (`smem.write`), add it (the consumers meet for it)."""
+    A store role beside the producer (`smem.storer`) adds them, handed over on two mbarrier
+    rings of the stages' count (full and empty): per tile the consumers wait until the
+    stage is empty (its last add has read it), write the tile and arrive on its full
+    barrier with their writes fenced for the TMA; the store role, in a loop over the same
+    stream, waits for the full barrier, adds the stage, waits until the add has read it and
+    arrives on its empty barrier. The consumers neither meet nor wait for an add."""
     types: list[smem.BufferType] = []
     allocs: dict[SSAValue, smem.AllocOp] = {}  # one buffer a global, for every loop of a chain (causal attention's two)
 
@@ -376,19 +371,12 @@ def _tma_adds_in_stream(kernel: hbm.KernelOp, room: int, producers: list[smem.Pr
     for chain in stream_chains(loop_facts.stream_loops(kernel)):
         if not any(_accumulated_stores(loop) for loop in chain):
             continue
-        if producers and _accumulated_stores(chain[0]) and _storable_by_role(chain):
-            _store_role(chain, [stage_of(st) for st in _accumulated_stores(chain[0])], producers[0])
-            continue
-        for loop in chain:
-            for store in _accumulated_stores(loop):
-                alloc = stage_of(store)
-                stages = alloc.result.type.stages.data  # type: ignore[attr-defined]
-                step, count = _const(_constant_value(loop.step, "step")), _const(stages)
-                tile = arith.DivUIOp(loop.body.block.args[0], step.result)
-                stage = arith.RemUIOp(tile.result, count.result)
-                Rewriter.replace_op(store, [step, count, tile, stage, smem.TmaStoreWaitOp(stages - 1),
-                                            smem.WriteOp(store.value, alloc.result, stage.result, {}),
-                                            smem.TmaStoreOp(alloc.result, stage.result, store.dest, list(store.offsets), accumulate=True)])
+        if not producers or not _accumulated_stores(chain[0]) or not _storable_by_role(chain):
+            why = "it has no producer (no tile is copied by the TMA)" if not producers else "the stream's loops add differently"
+            raise PassFailedException(f"hbm-to-smem: @{kernel.sym_name.data}: an f32 tile added into a global inside the stream "
+                                      "leaves by a store role beside the producer, the same adds in every loop of the stream "
+                                      f"at its position; {why}")
+        _store_role(chain, [stage_of(st) for st in _accumulated_stores(chain[0])], producers[0])
     return types
 
 
@@ -397,7 +385,10 @@ def _store_role(chain: list[scf.ForOp], allocs: list[smem.AllocOp], producer: sm
     whole stream, and the consumers' side in each loop."""
     first = chain[0]
     step = _constant_value(first.step, "step")
-    position = smem.RingPositionOp()
+    block = producer.parent_block()
+    assert block is not None
+    # the producer's rings' position, where it made one: every ring steps once a stream trip
+    position = next((o for o in block.ops if isinstance(o, smem.RingPositionOp)), None) or smem.RingPositionOp()
     rings = []
     for alloc in allocs:
         ring = smem.MbarrierType(alloc.result.type.stages.data, 1)  # type: ignore[attr-defined]
@@ -417,8 +408,8 @@ def _store_role(chain: list[scf.ForOp], allocs: list[smem.AllocOp], producer: sm
     _hoist_before(first.lb, first)
     loop = scf.ForOp(first.lb, chain[-1].ub, first.step, [], Region(body))
     loop_facts.set_stream_axis(loop, loop_facts.stream_axis(first))  # type: ignore[arg-type]
-    # the rings and the position beside the producer's, the store role after it
-    Rewriter.insert_op([*(b for pair in rings for b in pair), position], InsertPoint.before(producer))
+    # the rings (and a position, if the producer has none) beside the producer's, the store role after it
+    Rewriter.insert_op([*(b for pair in rings for b in pair), *([] if position.parent else [position])], InsertPoint.before(producer))
     Rewriter.insert_op([smem.StorerOp(Region(Block([loop])))], InsertPoint.after(producer))
     for cloop in chain:
         for store, alloc, (full, empty) in zip(_accumulated_stores(cloop), allocs, rings):
@@ -429,26 +420,6 @@ def _store_role(chain: list[scf.ForOp], allocs: list[smem.AllocOp], producer: sm
             Rewriter.replace_op(store, [*r_ops, one, before, smem.MbarrierWaitOp(empty.result, s, before.result),
                                         smem.WriteOp(store.value, alloc.result, s, {}),
                                         smem.ArriveOp(full.result, s, async_proxy=True)])
-
-
-def _wait_at_meetings(kernel: hbm.KernelOp) -> None:
-    """Each `smem.tma_store_wait` in a stream loop moves up to the consumers' last meeting
-    before it (`smem.barrier`) where no TMA store is issued in between, `at_meeting`: the
-    wait retires at least the same stores there, and the meeting tells every consumer the
-    stage is free, so it needs no meeting of its own (the attention gradient's dQ stage:
-    its wait joins dS's meeting, one barrier a tile fewer)."""
-    for loop in loop_facts.stream_loops(kernel):
-        ops = list(loop.body.block.ops)
-        for n, wait in enumerate(ops):
-            if not isinstance(wait, smem.TmaStoreWaitOp):
-                continue
-            for before in reversed(ops[:n]):
-                if isinstance(before, smem.TmaStoreOp | smem.TmaStoreWaitOp):
-                    break
-                if isinstance(before, smem.BarrierOp):
-                    Rewriter.replace_op(wait, [])
-                    Rewriter.insert_op(smem.TmaStoreWaitOp(wait.pending.value.data, at_meeting=True), InsertPoint.before(before))
-                    break
 
 
 @dataclass(frozen=True)
@@ -491,7 +462,6 @@ class HbmToSmemPass(ModulePass):
                 staged = _contracted_rows_bytes(kernel)
                 buffers.append(_tma_adds_in_stream(kernel, self.smem_bytes - staged - sum(b.bytes() for bs in buffers for b in bs), producers))
                 buffers.append(_stage_contracted_rows(kernel, self.smem_bytes - sum(b.bytes() for bs in buffers for b in bs)))
-                _wait_at_meetings(kernel)
                 if self.store == "tma":
                     buffers.append(self._tma_stores(kernel, self.smem_bytes - sum(b.bytes() for bs in buffers for b in bs)))
             else:

@@ -169,11 +169,10 @@ def _tma_store(k: KernelLowering, op: smem.TmaStoreOp) -> None:
 
 @lowers(smem.TmaStoreWaitOp)
 def _tma_store_wait(k: KernelLowering, op: smem.TmaStoreWaitOp) -> None:
-    """The issuer waits; the consumers meet so that each knows the stages are free (with
-    `at_meeting`, at the `smem.barrier` that follows); a store role's thread waits alone."""
+    """The issuer waits; the consumers meet so that each knows the stages are free; a
+    store role's thread waits alone."""
     if smem.in_store_role(op):
         k.emit(T.CpAsyncBulkWaitGroupOp(op.pending.value.data, read=True))
         return
     by_store_issuer(k, lambda: k.emit(T.CpAsyncBulkWaitGroupOp(op.pending.value.data, read=True)))
-    if op.at_meeting is None:
-        k.emit(P.BarSyncOp(CONSUMER_BARRIER, k.consumer_threads))
+    k.emit(P.BarSyncOp(CONSUMER_BARRIER, k.consumer_threads))

@@ -84,14 +84,6 @@ hbm.kernel attributes {sym_name = "k", grid = #hbm.labels<m=128, n=256>, num_out
 // CHECK: smem.tma_store_wait: pending must be in 0..7, got 8
 
 // -----
-hbm.kernel attributes {sym_name = "k", grid = #hbm.labels<m=128, n=256>, num_outputs = 1 : i32} {
-^bb0(%out: !hbm.global<m=512, n=384 : bf16>, %m0: index, %n0: index):
-  smem.tma_store_wait {pending = 1 : i32, at_meeting}
-  hbm.return
-}
-// CHECK: smem.tma_store_wait: at_meeting: the consumers' meeting is the smem.barrier right after the wait, found hbm.return
-
-// -----
 // a store role runs on the producer warpgroup's second warp: without a producer, none
 hbm.kernel attributes {sym_name = "k", grid = #hbm.labels<i=64>, num_outputs = 1 : i32} {
 ^bb0(%dq: !hbm.global<i=1000, d=128 : f32>, %i0: index):
@@ -127,12 +119,12 @@ hbm.kernel attributes {sym_name = "k", grid = #hbm.labels<i=64>, num_outputs = 1
     %z = arith.constant 0 : index
   }
   smem.storer {
-    smem.tma_store_wait {pending = 0 : i32, at_meeting}
+    smem.tma_store_wait {pending = 0 : i32}
     smem.barrier
   }
   hbm.return
 }
-// CHECK: smem.storer: a store role's wait has no consumers' meeting to join (at_meeting)
+// CHECK: smem.storer: a store role only waits, stores and arrives; smem.barrier belongs to another role
 
 // -----
 // a store role runs beside the producer, not in it

@@ -7,9 +7,6 @@
 // CHECK-NEXT: smem.write %t -> %c[%s] {at = #hbm.labels<n=64>} : !ncd.tensor<m=128, n=256 : bf16>, !smem.buffer<m=128, n=64 : bf16, stages=2, layout=swizzle>
 // CHECK-NEXT: smem.tma_store %c[%s] -> %out[%m0, %n0] : !smem.buffer<m=128, n=64 : bf16, stages=2, layout=swizzle>, !hbm.global<m=512, n=384 : bf16>
 // CHECK-NEXT: smem.tma_store_wait {pending = 0 : i32}
-// A wait whose consumers' meeting is the barrier after it.
-// CHECK-NEXT: smem.tma_store_wait {pending = 1 : i32, at_meeting}
-// CHECK-NEXT: smem.barrier {async_proxy}
 hbm.kernel attributes {sym_name = "k", grid = #hbm.labels<m=128, n=256>, num_outputs = 1 : i32} {
 ^bb0(%out: !hbm.global<m=512, n=384 : bf16>, %m0: index, %n0: index):
   %s = arith.constant 1 : index
@@ -19,8 +16,6 @@ hbm.kernel attributes {sym_name = "k", grid = #hbm.labels<m=128, n=256>, num_out
   smem.write %t -> %c[%s] {at = #hbm.labels<n=64>} : !ncd.tensor<m=128, n=256 : bf16>, !smem.buffer<m=128, n=64 : bf16, stages=2, layout=swizzle>
   smem.tma_store %c[%s] -> %out[%m0, %n0] : !smem.buffer<m=128, n=64 : bf16, stages=2, layout=swizzle>, !hbm.global<m=512, n=384 : bf16>
   smem.tma_store_wait {pending = 0 : i32}
-  smem.tma_store_wait {pending = 1 : i32, at_meeting}
-  smem.barrier {async_proxy}
   hbm.return
 }
 
