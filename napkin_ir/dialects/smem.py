@@ -598,6 +598,11 @@ def in_store_role(op: Operation) -> bool:
     return isinstance(parent, StorerOp)
 
 
+def stored_by_role(buf: SSAValue) -> bool:
+    """Whether a store role stores the buffer `buf` (the consumers hand its stages over)."""
+    return any(isinstance(u.operation, TmaStoreOp) and in_store_role(u.operation) for u in buf.uses)
+
+
 def returned_by_store_role(bars: SSAValue) -> bool:
     """Whether a store role arrives on the ring `bars` (giving the consumers stages back)."""
     return any(isinstance(u.operation, ArriveOp) and u.operation.by_role for u in bars.uses)
@@ -622,4 +627,4 @@ SMEM = Dialect("smem", [AllocOp, CopyOp, CommitOp, WaitOp, BarrierOp, ReadOp, Mb
 __all__ = ["SMEM", "AllocOp", "ArriveExpectOp", "ArriveOp", "BarrierOp", "BufferType", "CommitOp", "CopyEngine", "CopyEngineAttr", "CopyOp", "MbarrierAllocOp",
            "MbarrierType", "MbarrierWaitOp", "PipelineAttr", "ProducerOp", "RingPositionOp", "ReadOp", "RoleOp", "StorerOp", "TilePositionOp", "TmaCopyOp",
            "TmaStoreOp", "TmaStoreWaitOp",
-           "WaitOp", "WriteOp", "filled_after", "in_store_role", "returned_by_store_role"]
+           "WaitOp", "WriteOp", "filled_after", "in_store_role", "returned_by_store_role", "stored_by_role"]

@@ -178,8 +178,7 @@ class SmemFunctions(InterpreterFunctions):
     def run_alloc(self, interpreter: Interpreter, op: smem.AllocOp, args: tuple[Any, ...]):
         if op not in self.allocated:
             self.allocated[op] = Buffer(op.result.type)  # type: ignore[arg-type]
-            self.allocated[op].role_stored = any(isinstance(u.operation, smem.TmaStoreOp) and smem.in_store_role(u.operation)
-                                                 for u in op.result.uses)
+            self.allocated[op].role_stored = smem.stored_by_role(op.result)
             self.buffers.append(self.allocated[op])
         return (self.allocated[op],)
 

@@ -19,8 +19,10 @@ dP), this pass, in each loop body whose waits are all of that plain form:
   an earlier group, or an op it cannot pass (a barrier, a write to shared memory, a
   region); groups keep their order, so that waits can count them;
 - waits for a group (`reg.wgmma_wait {pending = n}`, groups retire in order) just before
-  the first op that reads one of its results, writes a buffer it reads, or is none of the
-  ops known not to touch what a group uses; the block's end waits for all.
+  the first op that reads one of its results, writes a buffer it reads, hands a store role
+  a buffer it reads (`smem.arrive {async_proxy}`: the attention gradient's dQ stage goes
+  to the role while dK's product runs), or is none of the ops known not to touch what a
+  group uses; the block's end waits for all.
 
     wait Q; S = K Q^T; commit; wait 0; P = exp(S - lse); wait dO; dP = V dO^T; commit; wait 0;
     dV += P^T dO; commit; wait 0; release dO; dS = P (dP - D); dK += dS^T Q; commit; wait 0; release Q
@@ -103,6 +105,8 @@ def _needs(op: Operation, group: _Group) -> bool:
         return True
     if isinstance(op, smem.WindowWriteOp):
         return op.dest in group.reads
+    if isinstance(op, smem.ArriveOp) and op.async_proxy is not None:  # stages written for a store role: only those count
+        return any(smem.stored_by_role(b) for b in group.reads)
     return not isinstance(op, FREE) or bool(op.regions)
 
 

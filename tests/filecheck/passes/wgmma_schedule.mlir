@@ -7,6 +7,7 @@
 // (against the same kernel unscheduled). A loop reg-wgmma-overlap has pipelined (waits
 // that leave a group pending) is left as it is.
 // RUN: napkin-opt %examples/causal_attention.mlir -p 'ncd-grad{residuals=true},ncd-fold-casts,ncd-extract{function="causal_attention_grad" results="1,2" cut="delta"},ncd-relabel{grid="b,h,j:64" stream="i:64"},ncd-to-hbm,hbm-to-smem{stages=2 copy=tma},smem-to-reg{mma=wgmma},reg-wgmma-schedule' | filecheck %s
+// RUN: napkin-opt %examples/attention.mlir -p 'ncd-grad{residuals=true},ncd-fold-casts,ncd-extract{function="attention_grad" results="0,1,2" cut="delta"},ncd-widen-results{result=0},ncd-relabel{grid="b,h,j:128" stream="i:64"},ncd-to-hbm,hbm-to-smem{stages=2 copy=tma},smem-to-reg{mma=wgmma},reg-wgmma-schedule' | filecheck %s --check-prefix=ROLE
 // RUN: napkin-opt %examples/attention.mlir -p 'ncd-relabel{grid="b,h,i:128" stream="j:64"},ncd-to-hbm,hbm-to-smem{stages=3 copy=tma},smem-to-reg{mma=wgmma},reg-wgmma-overlap' > %t.overlapped.mlir
 // RUN: napkin-opt %t.overlapped.mlir -p reg-wgmma-schedule > %t.scheduled.mlir
 // RUN: diff %t.overlapped.mlir %t.scheduled.mlir
@@ -37,6 +38,27 @@
 // CHECK-NEXT: smem.arrive
 // CHECK-NEXT: smem.arrive
 // CHECK-NEXT: scf.yield
+
+// dQ, dK and dV from one kernel, dQ added by a store role: the consumers' wait for dQ's
+// stage (on the ring the role gives stages back on) does not keep dO's release from the
+// loop's end, so dV's product still runs under dS (one group left in flight); dQ's stage is
+// written while dK's product runs and handed to the role before its wait (the group reads
+// none of the role's buffers), then the releases
+// ROLE:      reg.wgmma_rs
+// ROLE:      reg.wgmma_commit
+// ROLE-NEXT: reg.load %delta
+// ROLE-NEXT: reg.wgmma_wait {pending = 1 : i32}
+// ROLE:      smem.barrier {async_proxy}
+// ROLE:      reg.wgmma_rs
+// ROLE:      reg.wgmma_commit
+// ROLE:      smem.mbarrier_wait
+// ROLE-NEXT: reg.wgmma_wait {pending = 1 : i32}
+// ROLE-NEXT: reg.write
+// ROLE-NEXT: smem.arrive %{{.*}} {async_proxy}
+// ROLE-NEXT: reg.wgmma_wait {pending = 0 : i32}
+// ROLE-NEXT: smem.arrive
+// ROLE-NEXT: smem.arrive
+// ROLE-NEXT: scf.yield
 
 // ROWS: napkin-sm90: schedule=true orders wgmma groups; this kernel's products are none (a row reduction)
 // OFF: reg-wgmma-overlap,reg-pingpong,reg-reload-loads,reg-to-ptx
