@@ -228,11 +228,14 @@ def _b_descriptor(k: KernelLowering, op: reg.WgmmaOp | reg.WgmmaRsOp, cols: str,
     b: Buffer = k.vals[op.b]
     k_major = (b.rows_axis, b.cols_axis) == (cols, kx)
     at = None
-    if group is not None:  # N-major B's columns within its one 128-byte panel: a warpgroup's a row's bytes on
+    if group is not None:  # N-major B's columns from the warpgroup's on: within one 128-byte panel, or whole panels
         n = op.c.type.dims[1]  # type: ignore[attr-defined]
-        if k_major or b.type.shape[cols] > b.element.elements(PANEL):
-            raise k.fail(f"a split accumulator's warpgroups read their own columns of an N-major B of one 128-byte panel; got {b.type}")
-        at = k.once(("b_group_cols", b.base, n), lambda: k.mul(group, b.element.size(n)))
+        per_panel = b.element.elements(PANEL)
+        if k_major or b.type.shape[cols] > per_panel and n % per_panel:
+            raise k.fail(f"a split accumulator's warpgroups read their own columns of an N-major B, within one 128-byte "
+                         f"panel or whole panels each; got {n} columns a warpgroup of {b.type}")
+        step = b.element.size(n) if b.type.shape[cols] <= per_panel else n // per_panel * b.rows * PANEL
+        at = k.once(("b_group_cols", b.base, n), lambda: k.mul(group, step))
     if k_major:  # K-major as A
         return _descriptor(k, b, op.b_stage, _panel_offset(b, kk), 16, 1024, at), False
     # [k, n]: N-major; panels of 64 columns are LBO apart, 8-row groups SBO

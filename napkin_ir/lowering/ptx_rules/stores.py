@@ -511,8 +511,8 @@ def _stmatrix(k: KernelLowering, op: reg.StmatrixOp) -> None:
     t: reg.FragType = op.value.type  # type: ignore[assignment]
     buf: Buffer = k.vals[op.dest]
     rows_axis, cols = t.axis_names
-    if t.dims[0] != 16 or buf.element.size(buf.cols) != PANEL or not buf.panels:
-        raise k.fail(f"stmatrix writes wgmma accumulators (16 rows a warp) into one 128-byte swizzled panel, got {t} into {buf.type}")
+    if t.dims[0] != 16 or buf.element.size(buf.cols) % PANEL or not buf.panels:
+        raise k.fail(f"stmatrix writes wgmma accumulators (16 rows a warp) into 128-byte swizzled panels, got {t} into {buf.type}")
     c0 = hbm.parse_labels(op.at).get(cols, 0)
     x = k.frag(op.value)
     dt = buf.type.dtype
@@ -532,9 +532,11 @@ def _stmatrix(k: KernelLowering, op: reg.StmatrixOp) -> None:
     swz = k.once(("stmatrix_swizzle",), lambda: k.op2(P.AndOp, "b32", lane, 7))  # row mod 8: the XOR of the 16-byte chunks
     half = k.once(("stmatrix_half",), lambda: k.op2(P.ShrOp, "u32", lane, 4))  # matrices 2, 3: the second 8-column tile
     row_addr = k.add(k.stage_addr(buf, op.stage), row_bytes)
+    per_panel = PANEL // 16  # 16-byte chunks of a panel's row
     for chunk in range(0, buf.cols // 8, 2):
         tn = c0 // 8 + chunk
-        col_chunk = k.op2(P.XorOp, "b32", k.add(half, chunk), swz)
-        addr = k.add(row_addr, k.op2(P.ShlOp, "b32", col_chunk, 4))
+        panel, within = divmod(chunk, per_panel)  # panels lie `rows` rows of 128 bytes apart
+        col_chunk = k.op2(P.XorOp, "b32", k.add(half, within), swz)
+        addr = k.add(k.add(row_addr, panel * buf.rows * PANEL) if panel else row_addr, k.op2(P.ShlOp, "b32", col_chunk, 4))
         regs = [k.pack(dt, x[4 * n + 2 * h], x[4 * n + 2 * h + 1]) for n in (tn, tn + 1) for h in (0, 1)]
         k.emit(T.StmatrixOp(addr, regs))
