@@ -257,7 +257,7 @@ def _stage_contracted_rows(kernel: hbm.KernelOp, room: int) -> list[smem.BufferT
     for op, v in _contracted_rows(kernel):
         t: ncd.TensorType = v.type  # type: ignore[assignment]
         inner = dtype(t.dtype).size(t.dims[-1])
-        if not dtype(t.dtype).is_half or inner != 128:
+        if not dtype(t.dtype).is_half or inner % 128:
             raise PassFailedException(f"hbm-to-smem: @{kernel.sym_name.data}: {v.name_hint or 'a tile'} {t} is contracted "
                                       "along the block's rows, which the warps split: it goes through shared memory by "
                                       "stmatrix, as one 128-byte panel of 16-bit columns a row (64 columns: a stream "

@@ -74,11 +74,14 @@ def test_each_gradient_kernel_matches_float64(pipeline, kind, shape):
     if pipeline != "napkin-sm90" or d not in (64, 128):
         return
     # dQ, dK and dV from one kernel (`results="0,1,2"`): blocks of keys, dQ (f32, zeroed by
-    # the launch) added into by every key block, dK and dV poisoned
-    kernel = compile_kernel(text, f'{GRAD},ncd-extract{{function="{name}_grad" results="0,1,2" cut="delta"}},'
-                                  f'ncd-widen-results{{result=0}},{pipeline}')
-    outs = {"out0": torch.full(Q.grad.shape, float("nan"), device="cuda", dtype=torch.float32),
-            **{f"out{c + 1}": torch.full(w.shape, float("nan"), device="cuda", dtype=torch.bfloat16) for c, w in enumerate((K.grad, V.grad))}}
-    kernel(**{p.arg: given[p.arg] for p in kernel.contract.params if p.arg not in outs}, **outs, sync=True)
-    for out, want in zip(outs.values(), (Q.grad, K.grad, V.grad)):
-        expect_close(out.double().cpu().numpy(), want.cpu().numpy(), "bf16")
+    # the launch) added into by every key block, dK and dV poisoned; at d=64 also with 128
+    # queries a tile (dS in two panels; in blocks of 128 keys each warpgroup dQ^T for a
+    # panel of the queries), as the model's search may pick
+    for plan in [pipeline, *([f'{pipeline}{{block="{keys},128"}}' for keys in (128, 64)] if d == 64 else [])]:
+        kernel = compile_kernel(text, f'{GRAD},ncd-extract{{function="{name}_grad" results="0,1,2" cut="delta"}},'
+                                      f'ncd-widen-results{{result=0}},{plan}')
+        outs = {"out0": torch.full(Q.grad.shape, float("nan"), device="cuda", dtype=torch.float32),
+                **{f"out{c + 1}": torch.full(w.shape, float("nan"), device="cuda", dtype=torch.bfloat16) for c, w in enumerate((K.grad, V.grad))}}
+        kernel(**{p.arg: given[p.arg] for p in kernel.contract.params if p.arg not in outs}, **outs, sync=True)
+        for out, want in zip(outs.values(), (Q.grad, K.grad, V.grad)):
+            expect_close(out.double().cpu().numpy(), want.cpu().numpy(), "bf16")

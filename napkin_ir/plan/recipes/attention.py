@@ -392,14 +392,14 @@ def sm90_tiles(module: ModuleOp, block: int | None = None, stream: int | None = 
         q_registers = q_registers_pay(module, block, stream, blocks_per_sm)
     given_block = bool(block)
     across = added_along_stream(module, axes)
-    if across:  # dQ^T's rows, the head dim, 16 a consumer warp; dS staged as one 128-byte panel of queries
-        if block and block not in (d, 128) or stream and stream != 64 or d not in (64, 128):
+    if across:  # dQ^T's rows, the head dim, 16 a consumer warp; dS staged as 128-byte panels of queries
+        if block and block not in (d, 128) or stream and stream not in ((64, 128) if d == 64 else (64,)) or d not in (64, 128):
             raise PassFailedException(f"napkin-sm90: a kernel that adds a result along the stream (dQ beside dK and dV) takes "
                                       f"blocks of 128 keys or as many as the head dim (64 or 128: dQ^T's rows, 16 a consumer "
                                       f"warp, its columns split between warpgroups where the rows are fewer than their warps') "
-                                      f"and 64 queries a tile (dS through one 128-byte panel); got head dim {d}"
+                                      f"and 64 queries a tile, or 128 at head dim 64 (dS through 128-byte panels); got head dim {d}"
                                       + (f", block {block}" if block else "") + (f", stream {stream}" if stream else ""))
-        block, stream, given_block = block or 128, 64, True
+        block, stream, given_block = block or 128, stream or 64, True
     block = block or _rows_for(module, axes, sizes)
     if block % 64 or not 64 <= block <= 256:
         raise PassFailedException(f"napkin-sm90: attention's block is warpgroups of 64 query rows (64 to 256), got {block}")
@@ -416,8 +416,8 @@ def sm90_tiles(module: ModuleOp, block: int | None = None, stream: int | None = 
     while not given_block and block > 64 and resident * block * d * e + 2 * 64 * tile_bytes > budget:
         block -= 64  # the gradient's two resident tiles at d=256
     q_bytes = resident * block * d * e  # Q
-    if across:  # beside it, dS's panel of 64 queries and dQ's two f32 stages of 64 queries
-        q_bytes += block * 64 * e + 2 * 64 * d * 4
+    if across:  # beside it, dS's panels of the streamed queries and dQ's two f32 stages of them
+        q_bytes += block * stream * e + 2 * stream * d * 4
     out = block * 64 * e  # a stage of a 64-column panel of the output (hbm-to-smem takes two where they fit)
 
     def fits(keys: int, panels: bool) -> bool:
@@ -560,16 +560,21 @@ def attention_configs(module: ModuleOp, space: AttentionSpace = AttentionSpace()
     """The distinct configurations of `space` for the attention in `module`: tiles fitted to
     its axes as napkin-sm90 fits them (`sm90_tiles`: the output's store too; tiles it
     refuses for the kernel, as more than 64 keys for the gradient's kernels of three
-    products or more at head dims over 64, are left out), ping-pong only with two
+    products or more at head dims over 64, are left out; a kernel that adds a result along
+    the stream streams 64 at a time), ping-pong only with two
     warpgroups or more (one has no one to take turns with), neither it nor overlap where a
     result is added along the stream (their plan turns both off)."""
     axes, _ = attention_shape(module)
     i, j = axes.query, axes.keys
     # a result added along the stream (dQ beside dK and dV) keeps the warpgroups in step: no
     # overlap or ping-pong (`sm90_plan`), so those choices would all be the one kernel
-    schedules = [(False, False)] if added_along_stream(module, axes) else list(itertools.product(space.overlap, space.pingpong))
+    across = added_along_stream(module, axes)
+    schedules = [(False, False)] if across else list(itertools.product(space.overlap, space.pingpong))
+    # such a kernel streams 64 queries a tile: 128 at d=64 are correct but slower, which the
+    # model does not yet see (0.84x and 0.67x the default at 4k, H200, research/benchmarks.md)
+    stream_sizes = [s for s in space.stream_sizes if not across or s == 64]
     out: dict[tuple, AttentionConfig] = {}
-    for rows, keys, stages in itertools.product(space.block_rows, space.stream_sizes, space.stages):
+    for rows, keys, stages in itertools.product(space.block_rows, stream_sizes, space.stages):
         try:
             block, stream, _, _, store = sm90_tiles(module, rows, keys, stages, space.blocks_per_sm, space.store)
         except PassFailedException:

@@ -9,6 +9,8 @@ the warp-level emulator against float64 torch.autograd."""
 
 from __future__ import annotations
 
+import re
+
 import numpy as np
 import pytest
 
@@ -17,11 +19,13 @@ from napkin_ir.attention_diagrams import NAMES
 from napkin_ir.dialects import ptx
 from napkin_ir.interpreters.ptx import HALF, run_kernel
 from napkin_ir.interpreters.run import find_entry
+from napkin_ir.model.ptxas import find_ptxas, ptxas_resources
 from napkin_ir.passes.composite import spec
-from napkin_ir.passmanager import run_pipeline
+from napkin_ir.passmanager import compile_to_ptx, run_pipeline
 from napkin_ir.plan.diagram import attention_axes
 from napkin_ir.plan.recipes import attention
 from tests.unit.lowering.levels import every_level_keeps, gradient_inputs
+from xdsl.utils.exceptions import PassFailedException
 
 GRAD = "ncd-grad{residuals=true},ncd-fold-casts"
 CASES = [("softmax", 72, 40, 64), ("causal", 80, 80, 64), ("spherical", 48, 72, 64), ("spherical", 80, 80, 128)]  # kind, queries, keys, head dim
@@ -143,3 +147,38 @@ def test_dk_and_dv_together_keep_both_gradients(kind, n, nk, d):
     for out, w in zip(outs, want):
         assert np.isfinite(out.astype(np.float64)).all(), "some output was not written"
         assert reference.relative_error(out, w) <= reference.TOLERANCE["bf16"]
+
+
+@pytest.mark.parametrize("keys", [128, 64])
+@pytest.mark.parametrize("kind,n,nk,d", [c for c in CASES if c[3] == 64] + [("causal", 200, 200, 64)])
+def test_dq_dk_dv_from_one_kernel_with_128_queries_a_tile(kind, n, nk, d, keys):
+    """At d=64 the one kernel may stream 128 queries a tile (`block="keys,128"`): dS is
+    staged as two 128-byte panels of queries (stmatrix writes each warp's 16 rows into
+    both), dQ^T's product reads it as an N-major B over both, and in blocks of 128 keys
+    each warpgroup takes dQ^T's columns of one panel. Every level keeps the gradient; the
+    PTX writes the second panel (`rows` x 128 bytes past the first) and, where the
+    warpgroups split dQ^T, its descriptors step a panel a warpgroup."""
+    text, values = gradient_inputs(kind, n, nk, d, seed=n + 5)
+    module = run_pipeline(text, f'{GRAD},ncd-extract{{function="{NAMES[kind]}_grad" results="0,1,2" cut="delta"}},'
+                                'ncd-widen-results{result=0}')
+    diagram = find_entry(module)
+    inputs = [values[name] for name in diagram.input_names]
+    plan = attention.sm90_plan(module, block=keys, stream=128, persistent=False)
+    assert plan.stream == ("i", 128)
+    every_level_keeps(module, plan, inputs, diagram.run(inputs))
+    ptx, narrow = (compile_to_ptx(str(module), f'napkin-sm90{{block="{keys},{q}" persistent=false}}') for q in (128, 64))
+    # each warp's 16 rows of dS: twice the 16 x 16 matrices, the second panel's `keys` x 128 bytes on
+    assert ptx.count("stmatrix.sync") == 2 * narrow.count("stmatrix.sync") > 0
+    assert re.search(rf"mov\.u32 %r\d+, {keys * 128};", ptx)
+    if find_ptxas() is not None:
+        (res,) = ptxas_resources(ptx, "sm_90a").values()  # ptxas takes it, within the launch's registers
+        assert res.registers <= (168 if keys == 128 else 255), res  # three warpgroups, or two
+
+
+def test_128_queries_a_tile_only_at_head_dim_64():
+    """d=128's one kernel keeps 64 queries a tile, and the refusal says which are allowed."""
+    text, _ = gradient_inputs("softmax", 72, 40, 128, seed=1)
+    module = run_pipeline(text, f'{GRAD},ncd-extract{{function="{NAMES["softmax"]}_grad" results="0,1,2" cut="delta"}},'
+                                'ncd-widen-results{result=0}')
+    with pytest.raises(PassFailedException, match="or 128 at head dim 64"):
+        attention.sm90_plan(module, stream=128)
