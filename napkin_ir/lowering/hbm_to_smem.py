@@ -260,8 +260,8 @@ def _stage_contracted_rows(kernel: hbm.KernelOp, room: int) -> list[smem.BufferT
         if not dtype(t.dtype).is_half or inner % 128:
             raise PassFailedException(f"hbm-to-smem: @{kernel.sym_name.data}: {v.name_hint or 'a tile'} {t} is contracted "
                                       "along the block's rows, which the warps split: it goes through shared memory by "
-                                      "stmatrix, as one 128-byte panel of 16-bit columns a row (64 columns: a stream "
-                                      f"tile of 64); this one has {inner}-byte rows of {t.dtype}")
+                                      "stmatrix, as 128-byte panels of 16-bit columns (64 columns each: a stream "
+                                      f"tile of 64 or 128); this one has {inner}-byte rows of {t.dtype}")
         key = (tuple(t.shape.items()), t.element_type)
         if key not in staged:
             buf_t = smem.BufferType(t.shape, t.element_type, 2 if two else 1, "swizzle")
