@@ -2,7 +2,9 @@
 so a refactor of the planner, the passes or the lowerings can show that it changed no
 kernel: `python3 tools/ptx_snapshot.py > before.txt`, change, then
 `python3 tools/ptx_snapshot.py --compare before.txt` lists the cases whose PTX (or whose
-error) differs. `--write DIR` keeps each case's PTX, to diff one by hand.
+error) differs. Each copy of the script compiles with the `napkin_ir` of its own checkout
+(`python3 ../old/tools/ptx_snapshot.py > before.txt` snapshots another tree). `--write DIR`
+keeps each case's PTX, to diff one by hand.
 
 The cases: every example under both named pipelines with their defaults, the README's
 option variants, and attention and GEMM diagrams generated at the shapes the benchmarks
@@ -18,6 +20,7 @@ from concurrent.futures import ProcessPoolExecutor
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))  # the napkin_ir beside this script, not an installed one: two checkouts compare
 
 
 def cases() -> list[tuple[str, str, str]]:
