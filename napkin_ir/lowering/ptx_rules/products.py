@@ -214,8 +214,8 @@ def _descriptor(k: KernelLowering, buf: Buffer, stage: SSAValue, offset: int, lb
 
 
 def _panel_offset(buf: Buffer, kk: int) -> int:
-    """Bytes from a K-major panel buffer's stage to column `kk`: whole panels of all its
-    rows, then `kk`'s place within its panel."""
+    """Bytes from a panel buffer's stage to column `kk` (before the swizzle): whole panels of
+    all its rows, then `kk`'s place within its panel."""
     per_panel = buf.element.elements(PANEL)
     return (kk // per_panel) * buf.rows * PANEL + buf.element.size(kk % per_panel)
 
@@ -234,8 +234,7 @@ def _b_descriptor(k: KernelLowering, op: reg.WgmmaOp | reg.WgmmaRsOp, cols: str,
         if k_major or b.type.shape[cols] > per_panel and n % per_panel:
             raise k.fail(f"a split accumulator's warpgroups read their own columns of an N-major B, within one 128-byte "
                          f"panel or whole panels each; got {n} columns a warpgroup of {b.type}")
-        step = b.element.size(n) if b.type.shape[cols] <= per_panel else n // per_panel * b.rows * PANEL
-        at = k.once(("b_group_cols", b.base, n), lambda: k.mul(group, step))
+        at = k.once(("b_group_cols", b.base, n), lambda: k.mul(group, _panel_offset(b, n)))
     if k_major:  # K-major as A
         return _descriptor(k, b, op.b_stage, _panel_offset(b, kk), 16, 1024, at), False
     # [k, n]: N-major; panels of 64 columns are LBO apart, 8-row groups SBO

@@ -36,6 +36,7 @@ from napkin_ir.target import SM80, SM90, Engine, Target
 
 NAME = "attention"
 WIDE_STREAM = 176  # keys a tile where no mask cuts them, at head dims up to 128 (FlashAttention-3's)
+ADDED_STREAM = 64  # queries a tile of a kernel that adds dQ along the stream (128 at d=64 when asked: slower, 2026-11-29)
 DEEP_STREAM = 80  # keys a tile of a long stream at head dims over 128 (FlashAttention-3's at 256)
 PERSISTENT_WORK = 2048 * 256  # keys x head dim a block streams on average, at which a persistent grid stops paying
 LONG_STREAM = 2048  # a causal block's average keys over which its diagonal tiles are a small share
@@ -399,7 +400,7 @@ def sm90_tiles(module: ModuleOp, block: int | None = None, stream: int | None = 
                                       f"warp, its columns split between warpgroups where the rows are fewer than their warps') "
                                       f"and 64 queries a tile, or 128 at head dim 64 (dS through 128-byte panels); got head dim {d}"
                                       + (f", block {block}" if block else "") + (f", stream {stream}" if stream else ""))
-        block, stream, given_block = block or 128, stream or 64, True
+        block, stream, given_block = block or 128, stream or ADDED_STREAM, True
     block = block or _rows_for(module, axes, sizes)
     if block % 64 or not 64 <= block <= 256:
         raise PassFailedException(f"napkin-sm90: attention's block is warpgroups of 64 query rows (64 to 256), got {block}")
@@ -572,7 +573,7 @@ def attention_configs(module: ModuleOp, space: AttentionSpace = AttentionSpace()
     schedules = [(False, False)] if across else list(itertools.product(space.overlap, space.pingpong))
     # such a kernel streams 64 queries a tile: 128 at d=64 are correct but slower, which the
     # model does not yet see (0.84x and 0.67x the default at 4k, H200, research/benchmarks.md)
-    stream_sizes = [s for s in space.stream_sizes if not across or s == 64]
+    stream_sizes = [s for s in space.stream_sizes if not across or s == ADDED_STREAM]
     out: dict[tuple, AttentionConfig] = {}
     for rows, keys, stages in itertools.product(space.block_rows, stream_sizes, space.stages):
         try:

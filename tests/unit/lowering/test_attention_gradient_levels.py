@@ -9,8 +9,6 @@ the warp-level emulator against float64 torch.autograd."""
 
 from __future__ import annotations
 
-import re
-
 import numpy as np
 import pytest
 
@@ -167,9 +165,9 @@ def test_dq_dk_dv_from_one_kernel_with_128_queries_a_tile(kind, n, nk, d, keys):
     assert plan.stream == ("i", 128)
     every_level_keeps(module, plan, inputs, diagram.run(inputs))
     ptx, narrow = (compile_to_ptx(str(module), f'napkin-sm90{{block="{keys},{q}" persistent=false}}') for q in (128, 64))
-    # each warp's 16 rows of dS: twice the 16 x 16 matrices, the second panel's `keys` x 128 bytes on
+    # each warp's 16 rows of dS: twice the 16 x 16 matrices (where the second panel lies:
+    # tests/filecheck/lowering/reg_to_ptx_panels.mlir)
     assert ptx.count("stmatrix.sync") == 2 * narrow.count("stmatrix.sync") > 0
-    assert re.search(rf"mov\.u32 %r\d+, {keys * 128};", ptx)
     if find_ptxas() is not None:
         (res,) = ptxas_resources(ptx, "sm_90a").values()  # ptxas takes it, within the launch's registers
         assert res.registers <= (168 if keys == 128 else 255), res  # three warpgroups, or two
