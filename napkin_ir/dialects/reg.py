@@ -515,6 +515,10 @@ class ReadOp(IRDLOperation):
     over warps (a kernel that reduces down its columns: each warp's start at its index times
     the fragment's columns); its other axes of more than one place are the fragment's rows.
 
+    A `row` or `col` fragment: a plain f32 vector staged with a stream's tiles (the attention
+    gradient's log-sum-exp and D), each lane's values as `reg.load` reads them from global
+    memory.
+
     A `c` fragment: the tile's values where the accumulators of a product of the same rows
     and columns lie (a staged tile entering elementwise math with them: a gradient's dC
     times the recomputed exp(A B)). Its two axes are the buffer's of more than one place,
@@ -539,8 +543,15 @@ class ReadOp(IRDLOperation):
     def verify_(self) -> None:
         b, f = self.source.type, _frag(self.result)
         assert isinstance(b, BufferType)
+        if f.role.data in ("row", "col"):  # a staged vector, as reg.load reads one from global memory
+            (axis,) = f.axis_names
+            tiled = [a for a in b.axis_names if b.shape[a] > 1]
+            require(b.dtype == "f32" and b.layout.data == "row" and tiled == [axis], self,
+                    f"reads a '{f.role.data}' fragment from a plain f32 vector along '{axis}' (layout=row), got {b}")
+            require(b.shape[axis] % f.shape[axis] == 0, self, f"the buffer's {b.shape[axis]} along '{axis}' are not whole warps' {f.shape[axis]}")
+            return
         require(f.role.data == "c" or (f.role.data == "line" and len(f.dims) == 2), self,
-                f"loads a 'line' fragment of rows and columns or a 'c' fragment, got {f}")
+                f"loads a 'line' fragment of rows and columns, a 'c' fragment, or a 'row' or 'col' fragment of a vector, got {f}")
         if f.role.data == "c":
             require(b.dtype in ("bf16", "f16"), self, f"widens bf16 or f16 values to f32; the buffer holds {b.dtype}")
             tiled = [a for a in b.axis_names if b.shape[a] > 1]

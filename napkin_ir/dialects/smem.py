@@ -302,7 +302,9 @@ def _check_ring(op: IRDLOperation, bars: SSAValue, buf: BufferType | None = None
 class TmaCopyOp(IRDLOperation):
     """Copy a tile of a global tensor into one stage of a buffer with the tensor memory
     accelerator; its bytes count towards the current phase of the stage's mbarrier.
-    Elements past the global's edge become zero (and still count).
+    Elements past the global's edge become zero (and still count). The buffer is 128-byte
+    swizzled panels, or a plain f32 vector (a statistic of the streamed rows that rides with
+    their tiles: the attention gradient's log-sum-exp and D).
 
         smem.tma_copy %a[%m0, %k0] -> %buf[%s], %full[%s] : !hbm.global<m=512, k=256 : bf16>, !smem.buffer<m=128, k=64 : bf16, stages=4, layout=swizzle>, !smem.mbarrier<stages=4, arrivals=1>
     """
@@ -324,7 +326,9 @@ class TmaCopyOp(IRDLOperation):
         g, b = self.source.type, self.dest.type
         assert isinstance(g, GlobalType) and isinstance(b, BufferType)
         check_tile_of_global(self, b, g, self.offsets, "buffer")
-        require(b.layout.data == "swizzle", self, f"TMA copies here fill 128-byte swizzled buffers (layout=swizzle), got layout={b.layout.data}")
+        vector = b.layout.data == "row" and b.dtype == "f32" and len([a for a in b.axis_names if b.shape[a] > 1]) == 1
+        require(b.layout.data == "swizzle" or vector, self, f"TMA copies here fill 128-byte swizzled buffers (layout=swizzle), or "
+                f"an f32 vector into a plain one (layout=row), got {b}")
         _check_ring(self, self.bars, b)
 
 

@@ -115,6 +115,17 @@ class RegFunctions(InterpreterFunctions):
 
     @impl(reg.ReadOp)
     def run_read(self, interpreter: Interpreter, op: reg.ReadOp, args: tuple[Any, ...]):
+        t: reg.FragType = op.result.type  # type: ignore[assignment]
+        if t.role.data in ("row", "col"):  # a staged vector: each warp's window of it, as reg.load reads one
+            buf, stage = args
+            check_readable(buf, stage, op.name)
+            (axis,) = t.axis_names
+            data = buf.data[stage].reshape(buf.type.shape[axis])
+            out = {}
+            for w in warps_of(op):
+                first = warp_origin(t, w, {}).get(axis, 0)
+                out[_key(w)] = gather(t, data[first : first + t.dims[0]].astype(np.float32).reshape(_matrix_shape(t)))
+            return (out,)
         return (_fragments_of_stage(op, *args, {}, np.float32),)
 
     @impl(reg.MmaOp)

@@ -125,12 +125,19 @@ def stream_chains(loops: list[scf.ForOp]) -> list[list[scf.ForOp]]:
 
 def _first_use_groups(loop: scf.ForOp, loads: list[hbm.LoadOp]) -> list[list[int]]:
     """The loads (by position) grouped by the op of the loop's body that first uses each,
-    in the order of those ops: tiles first used together arrive on one barrier."""
+    in the order of those ops: tiles first used together arrive on one barrier. A vector
+    (`tma_vector`: a statistic of the streamed rows) rides with the tiles first used last
+    before it (the attention gradient's log-sum-exp with Q, D with dO), or with the first."""
     body = loop.body.block
-    firsts = [first_use(body, load) for load in loads]
-    order = sorted({body.get_operation_index(f) if f is not None else len(body.ops) for f in firsts})
-    at = [body.get_operation_index(f) if f is not None else len(body.ops) for f in firsts]
-    return [[n for n in range(len(loads)) if at[n] == k] for k in order]
+    at = [body.get_operation_index(f) if (f := first_use(body, load)) is not None else len(body.ops) for load in loads]
+    tiles = [n for n in range(len(loads)) if not tma_vector(loads[n])]
+    order = sorted({at[n] for n in tiles})
+    groups = [[n for n in tiles if at[n] == k] for k in order]
+    for n in range(len(loads)):
+        if n not in tiles and groups:
+            before = [g for g, k in enumerate(order) if k <= at[n]]
+            groups[before[-1] if before else 0].append(n)
+    return groups
 
 
 def first_use(block: Block, load: hbm.LoadOp) -> Operation | None:
@@ -182,6 +189,17 @@ def read_in_registers(load: hbm.LoadOp) -> bool:
     # a statistic of the rows of a block that packs a group's query heads (r x i): each map
     # broadcasts it along an axis it lacks, so it is one value a row of the tiles it meets
     return all(any(a not in t.shape and n > 1 for a, n in u.result.type.shape.items()) for u in uses)  # type: ignore[attr-defined]
+
+
+def tma_vector(load: hbm.LoadOp) -> bool:
+    """Whether a vector read into registers (`read_in_registers`: a statistic of the streamed
+    rows) can come with a TMA pipeline's tiles instead: f32, its one axis of more than one
+    place the global's innermost, whose rows, like the vector, are whole 16 bytes."""
+    t: ncd.TensorType = load.result.type  # type: ignore[assignment]
+    g: hbm.GlobalType = load.source.type  # type: ignore[assignment]
+    wide = [a for a, n in t.shape.items() if n > 1]
+    return (read_in_registers(load) and t.dtype == "f32" and wide == [g.axis_names[-1]]
+            and dtype(g.dtype).size(g.dims[-1]) % 16 == 0 and dtype(t.dtype).size(t.shape[wide[0]]) % 16 == 0)
 
 
 def _staged_once(block: Block) -> list[hbm.LoadOp]:
@@ -534,10 +552,11 @@ class HbmToSmemPass(ModulePass):
             types.append(buf_t)
         return types
 
-    def _streamed_loads(self, loop: scf.ForOp, layout: str) -> tuple[int, list[hbm.LoadOp], list[smem.BufferType]]:
+    def _streamed_loads(self, loop: scf.ForOp, layout: str, vectors: bool = False) -> tuple[int, list[hbm.LoadOp], list[smem.BufferType]]:
         step = _constant_value(loop.step, "step")
-        loads = self._loop_loads(loop)
-        types = [smem.BufferType(l.result.type.shape, l.result.type.element_type, self.stages, layout) for l in loads]  # type: ignore[attr-defined]
+        loads = self._loop_loads(loop, vectors)
+        types = [smem.BufferType(l.result.type.shape, l.result.type.element_type, self.stages,  # type: ignore[attr-defined]
+                                 "row" if tma_vector(l) else layout) for l in loads]
         return step, loads, types
 
     def _pipeline(self, chain: list[scf.ForOp], layout: str) -> list[smem.BufferType]:
@@ -623,9 +642,12 @@ class HbmToSmemPass(ModulePass):
                                           "must load the same tiles to share one pipeline")
         return step, per_loop
 
-    def _loop_loads(self, loop: scf.ForOp) -> list[hbm.LoadOp]:
+    def _loop_loads(self, loop: scf.ForOp, vectors: bool = False) -> list[hbm.LoadOp]:
+        """The loop's loads that move with its counter and go through shared memory: tiles,
+        and with `vectors` (a TMA pipeline) the statistics that ride with them."""
         iv = loop.body.block.args[0]
-        return [o for o in loop.body.block.ops if isinstance(o, hbm.LoadOp) and iv in o.offsets and not read_in_registers(o)]
+        return [o for o in loop.body.block.ops if isinstance(o, hbm.LoadOp) and iv in o.offsets
+                and (not read_in_registers(o) or vectors and tma_vector(o))]
 
     def _one_time_copies(self, kernel: hbm.KernelOp, layout: str) -> list[smem.BufferType]:
         """A tile loaded outside the stream (attention's Q) is copied once, in a group of its
@@ -674,12 +696,13 @@ class HbmToSmemPass(ModulePass):
         """One producer loop over the chain's whole stream; each consumer loop numbers its
         steps from where the chain starts (0), so the rings run on across the loops."""
         first = chain[0]
-        step, loads, types = self._streamed_loads(first, layout)
+        step, loads, types = self._streamed_loads(first, layout, vectors=True)
         self._chain_loads(chain)
-        if not loads:
+        if not any(not tma_vector(l) for l in loads):
             return []
         for load, t in zip(loads, types):
-            self._check_tma_tile(load, t)
+            if not tma_vector(load):
+                self._check_tma_tile(load, t)
         allocs = [smem.AllocOp(t) for t in types]
         ring = smem.MbarrierType(self.stages, 1)
         # a full ring for each group of tiles first used together (attention's K, then V:
@@ -722,13 +745,22 @@ class HbmToSmemPass(ModulePass):
         loop_facts.set_stream_axis(produce, loop_facts.stream_axis(first))  # type: ignore[arg-type]
         producer = smem.ProducerOp(4, Region(Block([produce])))
         producers.append(producer)
-        Rewriter.insert_op([*allocs, *fulls, *empties, position, producer], InsertPoint.before(first))
+        # the statistics' plain buffers first in the kernel, so that none sits between two
+        # buffers of panels (each 1024-byte aligned) and wastes the room up to the next
+        vector_allocs = [a for a, l in zip(allocs, loads) if tma_vector(l)]
+        kernel = first.parent_op()
+        while kernel is not None and not isinstance(kernel, hbm.KernelOp):
+            kernel = kernel.parent_op()
+        if vector_allocs and kernel is not None:
+            Rewriter.insert_op(vector_allocs, InsertPoint.at_start(kernel.body.block))
+        Rewriter.insert_op([*(a for a in allocs if a not in vector_allocs), *fulls, *empties, position, producer],
+                           InsertPoint.before(first))
 
         # the consumers: wait for each group of the stage just before its first use, read
         # it, compute, release each ring's part of the stage after its last use
         for loop in chain:
             cbody = loop.body.block
-            loop_loads = self._loop_loads(loop)
+            loop_loads = self._loop_loads(loop, vectors=True)
             uses = [first_use(cbody, loop_loads[group[0]]) for group in groups]
             released = [_released_after(cbody, [loop_loads[n].result for n in group]) for group in groups]
             ops, s, p = round_of(cbody.args[0])

@@ -311,10 +311,16 @@ class _Constant:
 
 @dataclass
 class _Vector:
-    """A vector left in global memory (a bias): not loaded by itself, but where math with a
-    tile of rows and columns needs it, as the `row` or `col` fragment that tile's lanes read."""
+    """A vector left in global memory (a bias), or staged in shared memory by the TMA with
+    the tiles of its stream (`read`: the attention gradient's log-sum-exp and D): not read
+    by itself, but where math with a tile of rows and columns needs it, as the `row` or
+    `col` fragment that tile's lanes read."""
 
-    load: hbm.LoadOp
+    load: hbm.LoadOp | smem.ReadOp
+
+    @property
+    def tensor(self) -> ncd.TensorType:
+        return self.load.result.type  # type: ignore[return-value]
 
 
 class _Fragments:
@@ -558,7 +564,9 @@ class _Fragments:
             new = reg.ZerosOp(t) if t.role.data == "c" and op.value.value.data == 0.0 else reg.FillOp(op.value.value.data, t)
             self.replace(op, [new])
         elif isinstance(op, smem.ReadOp):
-            self.vals[op.result] = op
+            buf: smem.BufferType = op.source.type  # type: ignore[assignment]
+            vector = buf.layout.data == "row" and buf.dtype == "f32" and sum(n > 1 for n in buf.dims) == 1 and not self.lines
+            self.vals[op.result] = _Vector(op) if vector else op  # a staged statistic: read where math needs it
             self.dead.append(op)
         elif isinstance(op, ncd.ConstantOp):
             self.vals[op.result] = _Constant(op.value.value.data)
@@ -802,7 +810,7 @@ class _Fragments:
     def vector(self, vec: _Vector, op: ncd.MapOp) -> SSAValue:
         """The `row` or `col` fragment of a vector left in global memory, for `op`'s math with
         a tile of rows and columns: loaded just before its first such use in each block."""
-        t: ncd.TensorType = vec.load.result.type  # type: ignore[assignment]
+        t = vec.tensor
         around = self.frag_type(op.result.type)  # type: ignore[arg-type]
         # an axis whose every place has warps of its own (a group's query heads) is held, as in the tile
         # (a `line` fragment keeps its rows where each warp holds one)
@@ -826,7 +834,8 @@ class _Fragments:
                 vt = reg.FragType("line", {axis: around.shape[axis]}, builtin.f32, around.span.data)
             else:
                 vt = reg.FragType("row" if axis == around.axis_names[0] else "col", {axis: around.shape[axis]}, builtin.f32)
-            load = reg.LoadOp(vec.load.source, list(vec.load.offsets), vt)
+            src = vec.load
+            load = reg.ReadOp(src.source, src.stage, vt) if isinstance(src, smem.ReadOp) else reg.LoadOp(src.source, list(src.offsets), vt)
             self.emit([load], op)
             self.loaded[key] = load.result
         return self.loaded[key]

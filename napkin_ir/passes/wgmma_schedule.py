@@ -58,6 +58,13 @@ TAKEN_ALONG = (reg.ZerosOp, reg.FillOp, arith.ConstantOp, arith.AddiOp, arith.Su
 FREE = (*PASSABLE, smem.MbarrierWaitOp, smem.BarrierOp, smem.TmaStoreOp, smem.TmaStoreWaitOp)
 
 
+def _passable(op: Operation) -> bool:
+    """Whether a group may be issued ahead of `op`: register math, a load from global memory,
+    or a read of a statistic staged with the stream's tiles (`reg.read` of a `row` or `col`
+    fragment: a stage no product writes)."""
+    return isinstance(op, PASSABLE) or isinstance(op, reg.ReadOp) and op.result.type.role.data in ("row", "col")  # type: ignore[attr-defined]
+
+
 @dataclass
 class _Group:
     ops: list[Operation]  # the products, then the commit
@@ -107,7 +114,7 @@ def _needs(op: Operation, group: _Group) -> bool:
         return op.dest in group.reads
     if isinstance(op, smem.ArriveOp) and op.async_proxy is not None:  # stages written for a store role: only those count
         return any(smem.stored_by_role(b) for b in group.reads)
-    return not isinstance(op, FREE) or bool(op.regions)
+    return not (isinstance(op, FREE) or _passable(op)) or bool(op.regions)
 
 
 def _hoist(order: list[Operation], group: _Group) -> None:
@@ -124,7 +131,7 @@ def _hoist(order: list[Operation], group: _Group) -> None:
                 return
             pos, size = pos - 1, size + 1  # taken along
             continue
-        if not isinstance(x, PASSABLE) or any(v in group.accumulates for v in x.operands):
+        if not _passable(x) or any(v in group.accumulates for v in x.operands):
             return
         order.pop(pos - 1)
         order.insert(pos - 1 + size, x)
@@ -144,7 +151,10 @@ def schedule(block: Block) -> bool:
     # release frees)
     for op in [o for o in order if isinstance(o, smem.ArriveOp)]:
         at = order.index(op)
-        if isinstance(order[at - 1], reg.WgmmaWaitOp) and \
+        before = at - 1
+        while before > 0 and _passable(order[before]) and not order[before].regions:  # past the math on a statistic read last
+            before -= 1
+        if isinstance(order[before], reg.WgmmaWaitOp) and \
                 not any(isinstance(o, smem.MbarrierWaitOp) and not smem.returned_by_store_role(o.bars) or o.regions
                         for o in order[at + 1 :]):
             order.remove(op)

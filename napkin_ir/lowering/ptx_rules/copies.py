@@ -51,6 +51,12 @@ from napkin_ir.lowering.ptx_rules.products import read_accumulator_layout
 from napkin_ir.target import dtype
 
 
+def _tma_vector(t: smem.BufferType) -> bool:
+    """Whether `t` is a plain f32 vector (layout=row, one axis of more than one place), as
+    the TMA brings a stream's statistics."""
+    return t.layout.data == "row" and t.dtype == "f32" and sum(n > 1 for n in t.dims) == 1
+
+
 def _has_panels(buf: SSAValue) -> bool:
     return any(isinstance(u.operation, smem.TmaCopyOp | smem.TmaStoreOp | reg.WgmmaOp | reg.WgmmaRsOp | reg.StmatrixOp | reg.WriteOp)
                for u in buf.uses)
@@ -60,7 +66,13 @@ def _has_panels(buf: SSAValue) -> bool:
 def _alloc(k: KernelLowering, op: smem.AllocOp) -> None:
     t: smem.BufferType = op.result.type  # type: ignore[assignment]
     d = dtype(t.dtype)
-    panels = _has_panels(op.result)
+    panels = _has_panels(op.result) and not _tma_vector(t)
+    if _tma_vector(t):  # a statistic the TMA brings with a stream's tiles: a plain f32 row, 128-byte aligned
+        (axis,) = [a for a in t.axis_names if t.shape[a] > 1]
+        row_bytes = d.size(t.shape[axis])
+        k.vals[op.result] = Buffer(k.reserve(t.stages.data * row_bytes, 128), t, axis, axis, 1, t.shape[axis], row_bytes, row_bytes,
+                                   False, (axis,))
+        return
     if not d.is_half and not (t.dtype == "f32" and panels):
         raise k.fail(f"shared buffers hold bf16 or f16 tiles (f32 ones only in panels a TMA reduce-add reads), got {t}")
     if panels:
@@ -360,8 +372,28 @@ def _read(k: KernelLowering, op: reg.ReadOp) -> None:
     t: reg.FragType = op.result.type  # type: ignore[assignment]
     if t.role.data == "c":
         read_accumulator_layout(k, op)
+    elif t.role.data in ("row", "col"):
+        _read_vector(k, op)
     else:
         _read_lines(k, op)
+
+
+def _read_vector(k: KernelLowering, op: reg.ReadOp) -> None:
+    """A `row` or `col` fragment of a staged f32 vector: the values `reg.load` would read from
+    global memory, from the stage (pairs of columns as one 8-byte read)."""
+    t: reg.FragType = op.result.type  # type: ignore[assignment]
+    buf: Buffer = k.vals[op.source]
+    (axis,) = t.axis_names
+    col = t.role.data == "col"
+    first = k.mul(k.lane_pair, 2) if col else k.lane_row
+    w = k.warp_place(axis, t.dims[0])
+    first = first if w is None else k.add(first, w)
+    base = k.add(k.stage_addr(buf, op.stage), k.mul(first, 4))
+    reads = [(8 * n, 2) for n in range(t.dims[0] // 8)] if col else [(16 * m + 8 * h, 1) for m in range(t.dims[0] // 16) for h in range(2)]
+    out: list = []
+    for d, n in reads:
+        out += list(k.emit(P.LdOp("shared", "f32", base, [F32] * n, offset=4 * d)).results)
+    k.vals[op.result] = out
 
 
 def _read_lines(k: KernelLowering, op: reg.ReadOp) -> None:

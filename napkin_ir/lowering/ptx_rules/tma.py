@@ -94,7 +94,10 @@ def _box(k: KernelLowering, g: SSAValue, buf: Buffer) -> None:
     every axis but the innermost, 1 along those of one place: a grouped-query tile's box is
     1 x 1 x heads x positions x 64). The TMA writes a box's rows one after another, the
     outer axes' places outermost: the buffer's rows, folded from its row axes."""
-    box = TmaBoxAttr(arg_name(g, k.kernel.globals.index(g)), (*buf.type.dims[:-1], buf.element.elements(PANEL)), "128B")
+    if not buf.panels:  # a plain f32 vector (a stream's statistic): the whole tile, unswizzled
+        box = TmaBoxAttr(arg_name(g, k.kernel.globals.index(g)), tuple(buf.type.dims), "none")
+    else:
+        box = TmaBoxAttr(arg_name(g, k.kernel.globals.index(g)), (*buf.type.dims[:-1], buf.element.elements(PANEL)), "128B")
     if box not in k.tma_boxes:
         k.tma_boxes.append(box)
 
@@ -117,6 +120,9 @@ def _tma_copy(k: KernelLowering, op: smem.TmaCopyOp) -> None:
     o_r, o_c, outer = _outer(k, g, buf, op.offsets)
     base = k.stage_addr(buf, op.stage)
     mbar = bar(k, op.bars, op.bar_stage)
+    if not buf.panels:  # a plain f32 vector: one copy of the whole tile
+        k.emit(T.CpAsyncBulkTensorLoadOp(base, g.tmap, [o_c, o_r, *outer], mbar))
+        return
     panels = cols // panel_cols
     first = list(k.kernel.grid_tiles)[0]
     if k.cluster > 1 and k.origin_args[first] not in op.offsets:  # type: ignore[attr-defined]

@@ -86,12 +86,24 @@ def sm80_fits(module: ModuleOp, rows: int, keys: int, stages: int) -> bool:
 def staged_tiles(module: ModuleOp, axes: AttentionAxes) -> tuple[int, int]:
     """(the inputs staged along the keys, those loaded once for the block's rows): K and V,
     and Q, for the forward; the gradient's dQ streams K and V beside Q and dO, its dK
-    streams Q and dO beside K and V. Vectors (the log-sum-exp) are read into registers."""
+    streams Q and dO beside K and V. Vectors (the log-sum-exp) are not counted
+    (`streamed_vectors`)."""
     f = the_function(module)
     assert f is not None
     tiles = [a.type for a in f.body.block.args if sum(n > 1 for n in a.type.shape.values()) > 1]  # type: ignore[attr-defined]
     return (sum(axes.keys in t.shape for t in tiles),
             sum(axes.keys not in t.shape and axes.query in t.shape for t in tiles))
+
+
+def streamed_vectors(module: ModuleOp, axes: AttentionAxes) -> int:
+    """The f32 vectors along the streamed keys (the gradient's dK and dV kernels stream the
+    queries' log-sum-exp and D): the TMA brings them with the streamed tiles where their
+    rows are whole 16 bytes (`hbm-to-smem`), 4 bytes a streamed position each a stage."""
+    f = the_function(module)
+    assert f is not None
+    per_row = (*axes.batch, *axes.group, axes.keys)  # one value a streamed position of each head
+    return sum(axes.keys in a.type.shape and all(x in per_row for x in a.type.shape)  # type: ignore[attr-defined]
+               and str(a.type.element_type) == "f32" for a in f.body.block.args)  # type: ignore[attr-defined]
 
 
 def _plan_sm90(module: ModuleOp, req: PlanRequest) -> KernelPlan:
@@ -413,7 +425,7 @@ def sm90_tiles(module: ModuleOp, block: int | None = None, stream: int | None = 
     # each resident tile past the forward's Q (the gradient's dO, or V) adds its own full
     # and empty one-stage mbarriers, 8 bytes each
     budget = SM90.smem_per_block(blocks_per_sm) - 1024 - BARRIER_BYTES - 16 * max(0, resident - 1)
-    tile_bytes = streamed * d * e  # a row of K and of V
+    tile_bytes = streamed * d * e + 4 * streamed_vectors(module, axes)  # a row of K and of V (of Q and dO, and their statistics)
     while not given_block and block > 64 and resident * block * d * e + 2 * 64 * tile_bytes > budget:
         block -= 64  # the gradient's two resident tiles at d=256
     q_bytes = resident * block * d * e  # Q

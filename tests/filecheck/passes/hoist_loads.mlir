@@ -2,7 +2,8 @@
 // reads, leaves the loop. The causal attention gradient's dQ kernel (blocks of queries,
 // keys streamed): the queries' log-sum-exp and D are read once before each of its two
 // loops, none inside; the numbers survive on the interpreter. The dK and dV kernel
-// streams the queries: their statistics move with the loop and stay in it.
+// streams the queries: their statistics move with the loop and come with its tiles (read
+// from shared memory in it).
 // RUN: napkin-opt %examples/causal_attention.mlir -p 'ncd-grad{residuals=true},ncd-fold-casts,ncd-extract{function="causal_attention_grad" result=0 cut="delta"},ncd-relabel{grid="b,h,i:128" stream="j:64"},ncd-to-hbm,hbm-to-smem{stages=2 copy=tma},smem-to-reg{mma=wgmma},reg-hoist-loads' | filecheck %s
 // RUN: napkin-opt %examples/causal_attention.mlir -p 'ncd-grad{residuals=true},ncd-fold-casts,ncd-extract{function="causal_attention_grad" results="1,2" cut="delta"},ncd-relabel{grid="b,h,j:64" stream="i:64"},ncd-to-hbm,hbm-to-smem{stages=2 copy=tma},smem-to-reg{mma=wgmma},reg-hoist-loads' | filecheck %s --check-prefix=KV
 
@@ -18,8 +19,8 @@
 // CHECK:      } {hbm.stream = #hbm.stream<j>
 
 // KV:     scf.for %i0 =
-// KV:     reg.load %lse[%b0, %h0, %i0]
-// KV:     reg.load %delta[%b0, %h0, %i0]
+// KV:     reg.read %{{[0-9]+}}[%{{.*}}] : !smem.buffer<b=1, h=1, i=64 : f32, stages=2, layout=row>
+// KV:     reg.read %{{[0-9]+}}[%{{.*}}] : !smem.buffer<b=1, h=1, i=64 : f32, stages=2, layout=row>
 // KV:     scf.yield
 
 // A hand-written kernel: the vector in %g leaves the loop; the one in %w, a global the

@@ -1,27 +1,27 @@
-// reg-reload-loads: a vector read from a global the kernel only reads, and used again past
-// a wgmma wait, is read again there. Spherical attention's dK and dV kernel divides the
-// scores and dS by the streamed queries' norms: the norms are loaded for P, and again for
-// dS after the waits for dP and dV's products, not held across them. D (read once) and
-// the causal softmax's statistics (each read once) are left alone.
+// reg-reload-loads: a vector read from a global the kernel only reads, or staged in shared
+// memory with its stream's tiles, and used again past a wgmma wait, is read again there.
+// Spherical attention's dK and dV kernel divides the scores and dS by the streamed queries'
+// norms (staged with Q by the TMA): the norms are read for P, and again for dS after the
+// waits for dP and dV's products, not held across them. D (read once) and the causal
+// softmax's statistics (each read once) are left alone.
 // RUN: napkin-opt %examples/spherical_attention.mlir -p 'ncd-grad{residuals=true},ncd-fold-casts,ncd-extract{function="spherical_attention_grad" results="1,2" cut="delta"},ncd-relabel{grid="b,h,j:64" stream="i:64"},ncd-to-hbm,hbm-to-smem{stages=2 copy=tma},smem-to-reg{mma=wgmma},reg-reload-loads' | filecheck %s
 // RUN: napkin-opt %examples/causal_attention.mlir -p 'ncd-grad{residuals=true},ncd-fold-casts,ncd-extract{function="causal_attention_grad" results="1,2" cut="delta"},ncd-relabel{grid="b,h,j:64" stream="i:64"},ncd-to-hbm,hbm-to-smem{stages=2 copy=tma},smem-to-reg{mma=wgmma},reg-reload-loads' | filecheck %s --check-prefix=SOFTMAX
 
 // CHECK:      scf.for %i0 =
 // CHECK:      reg.wgmma_wait {pending = 0 : i32}
-// CHECK-NEXT: %[[N0:.*]] = reg.load %norm[%b0, %h0, %i0]
+// CHECK-NEXT: %[[N0:.*]] = reg.read %[[NB:[0-9]+]][%{{.*}}] : !smem.buffer<b=1, h=1, i=64 : f32, stages=2, layout=row> -> !reg.frag<col, i=64 : f32>
 // CHECK-NEXT: reg.map div %{{.*}}, %[[N0]]
 // CHECK:      reg.wgmma_wait {pending = 0 : i32}
-// CHECK:      reg.load %delta[%b0, %h0, %i0]
+// CHECK:      reg.read
 // CHECK-NOT:  reg.wgmma_wait
-// CHECK:      %[[N1:.*]] = reg.load %norm[%b0, %h0, %i0]
+// CHECK:      %[[N1:.*]] = reg.read %[[NB]][
 // CHECK-NEXT: reg.map div %{{.*}}, %[[N1]]
 // CHECK-NOT:  %[[N0]]
 // CHECK:      scf.yield
 
 // SOFTMAX:     scf.for %i0 =
-// SOFTMAX-COUNT-1: reg.load %lse[%b0, %h0, %i0]
-// SOFTMAX-NOT: reg.load %lse
-// SOFTMAX:     reg.load %delta[%b0, %h0, %i0]
+// SOFTMAX-COUNT-2: reg.read %{{[0-9]+}}[%{{.*}}] : !smem.buffer<b=1, h=1, i=64 : f32
+// SOFTMAX-NOT: reg.read %{{[0-9]+}}[%{{.*}}] : !smem.buffer<b=1, h=1, i=64 : f32
 // SOFTMAX-NOT: reg.load
 // SOFTMAX:     scf.yield
 

@@ -29,7 +29,7 @@
 // CHECK:      reg.map exp2
 // CHECK:      reg.wgmma_rs
 // CHECK:      reg.wgmma_commit
-// CHECK-NEXT: reg.load %delta
+// CHECK-NEXT: reg.read %{{[0-9]+}}[%{{.*}}] : !smem.buffer<b=1, h=1, i=64 : f32, stages=2, layout=row>
 // CHECK-NEXT: reg.wgmma_wait {pending = 1 : i32}
 // CHECK-NEXT: reg.map sub
 // CHECK:      reg.wgmma_rs
@@ -46,7 +46,7 @@
 // none of the role's buffers), then the releases
 // ROLE:      reg.wgmma_rs
 // ROLE:      reg.wgmma_commit
-// ROLE-NEXT: reg.load %delta
+// ROLE-NEXT: reg.read %{{[0-9]+}}[%{{.*}}] : !smem.buffer<b=1, h=1, i=64 : f32, stages=2, layout=row>
 // ROLE-NEXT: reg.wgmma_wait {pending = 1 : i32}
 // ROLE:      smem.barrier {async_proxy}
 // ROLE:      reg.wgmma_rs

@@ -180,3 +180,23 @@ def test_128_queries_a_tile_only_at_head_dim_64():
                                 'ncd-widen-results{result=0}')
     with pytest.raises(PassFailedException, match="or 128 at head dim 64"):
         attention.sm90_plan(module, stream=128)
+
+
+@pytest.mark.parametrize("d", [64, 128])
+def test_the_streamed_statistics_come_with_the_tiles(d):
+    """The one kernel of dQ, dK and dV at the benchmarks' length: the TMA brings the streamed
+    queries' log-sum-exp and D with Q and dO (one unswizzled box of 64 f32 each, on their
+    barriers), the consumers read them from shared memory, and the whole still fits a
+    block's shared memory at both head dims (ptxas takes it)."""
+    import napkin_ir
+    from napkin_ir.attention_diagrams import attention_diagram, gradient_passes
+
+    text = str(run_pipeline(attention_diagram("causal", 1, 2, 4096, d), gradient_passes("causal", "qkv")))
+    kernel = napkin_ir.compile(text, "sm90")
+    boxes = {p.arg: p.tma for p in kernel.contract.params if p.tma is not None}
+    assert boxes["lse"].box == (1, 1, 64) and boxes["lse"].swizzle == "none"
+    assert boxes["delta"].box == (1, 1, 64) and boxes["delta"].swizzle == "none"
+    assert "ld.global.v2.f32" not in kernel.ptx and kernel.ptx.count("ld.shared.v2.f32") >= 16
+    if find_ptxas() is not None:
+        (res,) = ptxas_resources(kernel.ptx, "sm_90a").values()
+        assert res.registers <= 168, res

@@ -19,7 +19,7 @@ hbm.kernel attributes {sym_name = "k", grid = #hbm.labels<m=128>, num_outputs = 
   smem.tma_copy %a[%m0, %m0] -> %buf[%m0], %full[%m0] : !hbm.global<m=300, k=64 : bf16>, !smem.buffer<m=128, k=64 : bf16, stages=2, layout=pad8>, !smem.mbarrier<stages=2, arrivals=1>
   hbm.return
 }
-// CHECK: smem.tma_copy: TMA copies here fill 128-byte swizzled buffers (layout=swizzle), got layout=pad8
+// CHECK: smem.tma_copy: TMA copies here fill 128-byte swizzled buffers (layout=swizzle), or an f32 vector into a plain one (layout=row), got !smem.buffer<m=128, k=64 : bf16, stages=2, layout=pad8>
 
 // -----
 hbm.kernel attributes {sym_name = "k", grid = #hbm.labels<m=128>, num_outputs = 1 : i32} {
@@ -60,3 +60,13 @@ hbm.kernel attributes {sym_name = "k", grid = #hbm.labels<m=128>, num_outputs = 
   hbm.return
 }
 // CHECK: smem.producer: a producer only copies and waits; smem.read belongs to the consumers
+
+// -----
+hbm.kernel attributes {sym_name = "k", grid = #hbm.labels<m=128>, num_outputs = 1 : i32} {
+^bb0(%a: !hbm.global<m=300, k=64 : f32>, %out: !hbm.global<m=300, k=64 : f32>, %m0: index):
+  %buf = smem.alloc : !smem.buffer<m=128, k=64 : f32, stages=2, layout=row>
+  %full = smem.mbarrier_alloc : !smem.mbarrier<stages=2, arrivals=1>
+  smem.tma_copy %a[%m0, %m0] -> %buf[%m0], %full[%m0] : !hbm.global<m=300, k=64 : f32>, !smem.buffer<m=128, k=64 : f32, stages=2, layout=row>, !smem.mbarrier<stages=2, arrivals=1>
+  hbm.return
+}
+// CHECK: smem.tma_copy: TMA copies here fill 128-byte swizzled buffers (layout=swizzle), or an f32 vector into a plain one (layout=row), got !smem.buffer<m=128, k=64 : f32, stages=2, layout=row>

@@ -35,3 +35,14 @@ hbm.kernel attributes {sym_name = "k2", grid = #hbm.labels<m=128>, num_outputs =
   %tile = smem.tile_position : index
   hbm.return
 }
+
+// An f32 vector (a statistic of the streamed rows) into a plain buffer, on the tiles' ring.
+// CHECK: smem.tma_copy %lse[%b0, %c0] -> %vec[%c0], %full[%c0] : !hbm.global<b=4, i=300 : f32>, !smem.buffer<b=1, i=64 : f32, stages=2, layout=row>, !smem.mbarrier<stages=2, arrivals=1>
+hbm.kernel attributes {sym_name = "v", grid = #hbm.labels<b=1>, num_outputs = 1 : i32} {
+^bb0(%lse: !hbm.global<b=4, i=300 : f32>, %out: !hbm.global<b=4, i=300 : f32>, %b0: index):
+  %c0 = arith.constant 0 : index
+  %vec = smem.alloc : !smem.buffer<b=1, i=64 : f32, stages=2, layout=row>
+  %full = smem.mbarrier_alloc : !smem.mbarrier<stages=2, arrivals=1>
+  smem.tma_copy %lse[%b0, %c0] -> %vec[%c0], %full[%c0] : !hbm.global<b=4, i=300 : f32>, !smem.buffer<b=1, i=64 : f32, stages=2, layout=row>, !smem.mbarrier<stages=2, arrivals=1>
+  hbm.return
+}
