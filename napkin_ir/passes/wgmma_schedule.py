@@ -58,11 +58,23 @@ TAKEN_ALONG = (reg.ZerosOp, reg.FillOp, arith.ConstantOp, arith.AddiOp, arith.Su
 FREE = (*PASSABLE, smem.MbarrierWaitOp, smem.BarrierOp, smem.TmaStoreOp, smem.TmaStoreWaitOp)
 
 
+def _vector_read(op: Operation) -> bool:
+    return isinstance(op, reg.ReadOp) and op.result.type.role.data in ("row", "col")  # type: ignore[attr-defined]
+
+
+def _on_staged_statistic(op: Operation) -> bool:
+    """Whether `op` reads a staged statistic (`reg.read` of a `row` or `col` fragment) or is
+    register math on one, directly or through such math."""
+    if _vector_read(op):
+        return True
+    return isinstance(op, reg.MapOp) and any(isinstance(v.owner, Operation) and _on_staged_statistic(v.owner) for v in op.operands)
+
+
 def _passable(op: Operation) -> bool:
     """Whether a group may be issued ahead of `op`: register math, a load from global memory,
     or a read of a statistic staged with the stream's tiles (`reg.read` of a `row` or `col`
     fragment: a stage no product writes)."""
-    return isinstance(op, PASSABLE) or isinstance(op, reg.ReadOp) and op.result.type.role.data in ("row", "col")  # type: ignore[attr-defined]
+    return isinstance(op, PASSABLE) or _vector_read(op)
 
 
 @dataclass
@@ -152,7 +164,7 @@ def schedule(block: Block) -> bool:
     for op in [o for o in order if isinstance(o, smem.ArriveOp)]:
         at = order.index(op)
         before = at - 1
-        while before > 0 and _passable(order[before]) and not order[before].regions:  # past the math on a statistic read last
+        while before > 0 and _on_staged_statistic(order[before]):  # past a statistic's read and the math on it
             before -= 1
         if isinstance(order[before], reg.WgmmaWaitOp) and \
                 not any(isinstance(o, smem.MbarrierWaitOp) and not smem.returned_by_store_role(o.bars) or o.regions
