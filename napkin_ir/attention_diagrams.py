@@ -31,7 +31,7 @@ def gradient_passes(kind: str, part: str, grouped: bool = False) -> str:
     into (dQ in `qkv`, grouped heads' dK and dV) are widened to f32."""
     pick = 'value="delta"' if part == "delta" else f'results="{",".join(str("qkv".index(c)) for c in part)}" cut="delta"'
     derive = f'{RESIDUAL_GRADIENT},ncd-extract{{function="{(GQA_NAMES if grouped else NAMES)[kind]}_grad" {pick}}}'
-    if grouped and part in ("k", "v", "kv"):
+    if grouped and part in ("k", "v", "kv", "qkv"):
         derive += ",ncd-widen-results"
     elif part == "qkv":
         derive += ",ncd-widen-results{result=0}"

@@ -271,8 +271,8 @@ FUSED_DQ_MIN_KEYS = 2048
 FUSED_DQ_MASKED_MIN_KEYS = 4096
 
 
-def backward_parts(d: int, cap: tuple[int, int] = (9, 0), grouped: bool = False, masked: bool = False,
-                   keys: int = 0, deterministic: bool = False) -> tuple[str, ...]:
+def backward_parts(d: int, cap: tuple[int, int] = (9, 0), masked: bool = False, keys: int = 0,
+                   deterministic: bool = False) -> tuple[str, ...]:
     """The kernels napkin::attention_backward runs at head dim `d` on a GPU of capability
     `cap`, for `keys` keys (`masked`: causal): D, then on Hopper at FUSED_DQ_DIMS, from
     FUSED_DQ_MIN_KEYS keys (FUSED_DQ_MASKED_MIN_KEYS under a mask), dQ, dK and dV from one
@@ -283,38 +283,30 @@ def backward_parts(d: int, cap: tuple[int, int] = (9, 0), grouped: bool = False,
     from one kernel (the scores and dP made once for both; 4-28% faster than a kernel each
     at d 64 and 128 on the H100, research/benchmarks.md), or a kernel each at head dims
     over 128, where the one kernel's two accumulators spill (5.5 KB a thread on sm_90a).
-    Grouped heads keep the kernels apart."""
-    if cap == (9, 0) and d in FUSED_DQ_DIMS and not grouped and not deterministic \
+    The grouped diagram's heads (a causal mask over grouped heads) take the same kernels,
+    each block adding its query head's dK and dV into the group's f32 sums."""
+    if cap == (9, 0) and d in FUSED_DQ_DIMS and not deterministic \
             and keys >= (FUSED_DQ_MASKED_MIN_KEYS if masked else FUSED_DQ_MIN_KEYS):
         return ("delta", "qkv")
     return ("delta", "q", "kv") if d <= 128 else ("delta", "q", "k", "v")
 
 
-def _fused(d: int, cap: tuple[int, int], kind: str, keys: int, deterministic: bool) -> bool:
-    """Whether heads that are not grouped take the one kernel of dQ, dK and dV (`backward_parts`)."""
-    return backward_parts(d, cap, False, kind == "causal", keys, deterministic)[-1] == "qkv"
-
-
-def gradient_heads(h: int, hk: int, n: int, kind: str, deterministic: bool = False, fused: bool = False) -> tuple[int, int, int]:
+def gradient_heads(h: int, hk: int, n: int, kind: str, deterministic: bool = False) -> tuple[int, int, int]:
     """(query heads, key/value heads, queries a head) of the kernels napkin::attention's
     backward runs for `h` query heads of `n` queries over `hk` key/value heads. Grouped
     heads without a mask are the plain diagram's: each key/value head's h / hk query heads
     one head of h / hk x n queries (q [B, H, N, D] viewed [B, H_kv, H / H_kv x N, D]), so
     dK's and dV's blocks sum over the group in registers as they stream the queries, and
     no block adds into another's. A causal mask compares a query's position in its own
-    head: there the grouped diagram's (hk key/value heads of h query heads), or the plain
-    diagram's on K and V repeated (h of each) where results must be `deterministic`, or
-    where the plain heads take the one kernel of dQ, dK and dV (`fused`,
-    `backward_parts`): its 5 products a tile against the grouped kernels' 7 outrun their
-    sum over the group (H200, 2026-11-28, 4 and 8 a group, the repeat and the sum counted:
-    d=128 0.88x-0.94x cuDNN against 0.82x-0.90x, d=64 0.85x-0.90x against 0.81x-0.86x;
-    equal at 4k, 1.09x-1.14x at 16k), for the memory of K and V, dK and dV repeated over
-    each group."""
+    head: there the grouped diagram's (hk key/value heads of h query heads; with the one
+    kernel of dQ, dK and dV where the plain heads take it, `backward_parts`), or the plain
+    diagram's on K and V repeated (h of each) where results must be `deterministic`: its
+    dK and dV summed back over each group in a fixed order."""
     if hk == h:
         return h, h, n
     if kind != "causal":
         return hk, hk, h // hk * n
-    return (h, h, n) if deterministic or fused else (h, hk, n)
+    return (h, h, n) if deterministic else (h, hk, n)
 
 
 def attention_grad_kernel(part: str, kind: str, scale: float | None, b: int, h: int, n: int, nk: int, d: int, dtype: str,
@@ -335,9 +327,8 @@ def attention_grad_kernel(part: str, kind: str, scale: float | None, b: int, h: 
 
     if part not in ATTENTION_GRAD_PARTS:
         raise ValueError(f"attention_grad_kernel: part must be one of {', '.join(ATTENTION_GRAD_PARTS)}, found {part!r}")
-    if part == "qkv" and (cap != (9, 0) or (hk or h) != h):
-        raise ValueError("attention_grad_kernel: part 'qkv' (dQ, dK and dV from one kernel) is sm_90a's, for heads that are not "
-                         f"grouped; got capability {cap[0]}.{cap[1]}" + (f" and {hk} key/value heads for {h}" if (hk or h) != h else ""))
+    if part == "qkv" and cap != (9, 0):
+        raise ValueError(f"attention_grad_kernel: part 'qkv' (dQ, dK and dV from one kernel) is sm_90a's; got capability {cap[0]}.{cap[1]}")
     _refuse_old_gpu("napkin::attention's backward", cap)
     hk = hk or h
     shape = (kind, scale, b, h, hk, n, nk, d, dtype)
@@ -648,11 +639,10 @@ def _attention_backward_impl(q: Tensor, k: Tensor, v: Tensor, out: Tensor, stat:
     head's query heads as one head of H / H_kv x N queries, dK and dV summed over the
     group in each block's registers; under a causal mask, the grouped diagram's kernels,
     dK and dV summed over a group's query heads in f32 (atomically, in any order), then
-    rounded, or, under `torch.use_deterministic_algorithms(True)` or where the plain heads
-    take the one kernel of dQ, dK and dV (long causal sequences on Hopper), the plain
-    diagram's on K and V repeated over the query heads, dK and dV summed back in a fixed
-    order (memory for H heads; deterministic, the same bits every run). Deterministic, dQ comes from its own
-    kernel, not added up by the key blocks (`backward_parts`)."""
+    rounded, or, under `torch.use_deterministic_algorithms(True)`, the plain diagram's on
+    K and V repeated over the query heads, dK and dV summed back in a fixed order (memory
+    for H heads; deterministic, the same bits every run). Deterministic, dQ comes from its
+    own kernel, not added up by the key blocks (`backward_parts`)."""
     op = "napkin::attention's backward"
     b, h, hk, n, nk, d = attention_shapes(q, k, v, kind, scale)
     for name, t, shape, dt in (("out", out, q.shape, q.dtype), ("grad", grad, q.shape, q.dtype),
@@ -665,9 +655,8 @@ def _attention_backward_impl(q: Tensor, k: Tensor, v: Tensor, out: Tensor, stat:
         return torch.zeros_like(q), torch.zeros_like(k), torch.zeros_like(v)
     index = q.device.index if q.device.index is not None else torch.cuda.current_device()
     stream, cap, dt = _stream(index), capability(q.device), DTYPES[q.dtype]
-    heads = hk
     deterministic = torch.are_deterministic_algorithms_enabled()
-    gh, ghk, gn = gradient_heads(h, hk, n, kind, deterministic, _fused(d, cap, kind, nk, deterministic))
+    gh, ghk, gn = gradient_heads(h, hk, n, kind, deterministic)
     repeated = ghk > hk  # each query head's K and V, as the plain diagram reads them: no sum across blocks
     if repeated:
         k, v = k.repeat_interleave(h // hk, dim=1), v.repeat_interleave(h // hk, dim=1)
@@ -685,7 +674,7 @@ def _attention_backward_impl(q: Tensor, k: Tensor, v: Tensor, out: Tensor, stat:
              "delta": delta.view(rows)}
     grads = []
     likes_of = {"q": (q,), "k": (k,), "v": (v,), "kv": (k, v), "qkv": (q, k, v)}
-    for part in backward_parts(d, cap, r > 1, kind == "causal", nk, deterministic)[1:]:
+    for part in backward_parts(d, cap, kind == "causal", nk, deterministic)[1:]:
         likes = likes_of[part]
         kernel = attention_grad_kernel(part, kind, scale, b, gh, gn, nk, d, dt, cap, ghk)
         outs = [p for p in kernel.contract.params if p.role in ("out", "accumulate")]
@@ -698,7 +687,7 @@ def _attention_backward_impl(q: Tensor, k: Tensor, v: Tensor, out: Tensor, stat:
         grads += [g.to(like.dtype) if summed else g for (g, summed), like in zip(made, likes)]
     dq, dk, dv = grads
     if repeated:  # summed over each group's query heads in a fixed order
-        dk, dv = (x.view(b, heads, h // heads, nk, d).sum(2, dtype=torch.float32).to(q.dtype) for x in (dk, dv))
+        dk, dv = (x.view(b, hk, h // hk, nk, d).sum(2, dtype=torch.float32).to(q.dtype) for x in (dk, dv))
     return dq, dk, dv
 
 
@@ -708,8 +697,8 @@ def _attention_backward_fake(q: Tensor, k: Tensor, v: Tensor, out: Tensor, stat:
     b, h, hk, n, nk, d = attention_shapes(q, k, v, kind, scale)
     deterministic = torch.are_deterministic_algorithms_enabled()
     if _static(b, h, hk, n, nk, d) and q.numel() and k.numel():
-        gh, ghk, gn = gradient_heads(h, hk, n, kind, deterministic, _fused(d, capability(q.device), kind, nk, deterministic))
-        for part in backward_parts(d, capability(q.device), ghk < gh, kind == "causal", nk, deterministic):
+        gh, ghk, gn = gradient_heads(h, hk, n, kind, deterministic)
+        for part in backward_parts(d, capability(q.device), kind == "causal", nk, deterministic):
             attention_grad_kernel(part, kind, scale, b, gh, gn, nk, d, DTYPES[q.dtype], capability(q.device), ghk)
     return q.new_empty(q.shape), k.new_empty(k.shape), v.new_empty(v.shape)
 

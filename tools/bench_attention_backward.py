@@ -106,7 +106,7 @@ def plan_rows(torch, nt, d: int, n: int, kind: str) -> list[str]:
     delta = (g.float() * out.float()).sum(-1)
     given = {"q": q, "k": k, "v": v, "d_o": g, "lse": lse, "norm": lse, "delta": delta}
     rows = []
-    for part in nt.backward_parts(d, (9, 0), False, kind == "causal", n)[1:]:
+    for part in nt.backward_parts(d, (9, 0), kind == "causal", n)[1:]:
         module = run_pipeline(nt.attention_text(kind, b, h, h, n, n, d, "bf16"), gradient_passes(kind, part))
         text = str(module)
         pick = autotile_attention(module, hw).config.describe()

@@ -39,7 +39,7 @@ CASES = [("softmax", (2, 4, 4, 512, 512, 64)), ("causal", (1, 4, 4, 1000, 1000, 
          ("causal", (1, 8, 2, 384, 384, 256)), ("softmax", (2, 4, 4, 512, 700, 128)), ("causal", (1, 2, 2, 200, 200, 128)),
          ("spherical", (1, 4, 4, 300, 300, 128)), ("softmax", (1, 8, 2, 300, 300, 64)),  # a group's 4 x 300 queries in tiles across heads
          ("softmax", (1, 2, 2, 4096, 4096, 128)),  # dQ, dK, dV from one kernel on Hopper
-         ("causal", (1, 4, 2, 4096, 4096, 128))]  # grouped: the same kernel on K and V repeated, dK and dV summed back
+         ("causal", (1, 4, 2, 4096, 4096, 128))]  # grouped: the one kernel, each head's dK and dV added into its group's
 
 
 @pytest.mark.parametrize("kind,shape", CASES, ids=lambda c: "x".join(map(str, c)) if isinstance(c, tuple) else c)
@@ -72,13 +72,22 @@ def test_dq_beside_dk_and_dv_matches_float64(kind, shape, d, monkeypatch):
     _one_kernel_matches(kind, shape, d, monkeypatch)
 
 
+@pytest.mark.parametrize("d", [128, 64])
+@pytest.mark.parametrize("shape", [(1, 8, 2, 1000, 1000), (2, 4, 1, 384, 384)], ids=["8/2", "4/1"])
+def test_grouped_heads_one_kernel_matches_float64(shape, d, monkeypatch):
+    """Grouped heads under a causal mask through the one kernel of dQ, dK and dV: each query
+    head's block adds its dK and dV into the group's f32 sums (no K and V repeated)."""
+    _one_kernel_matches("causal", shape, d, monkeypatch)
+
+
 @pytest.mark.sanitize
 @pytest.mark.parametrize("d", [128, 64])
 def test_one_kernel_of_the_backward_under_the_sanitizer(d, monkeypatch):
     """Small enough for compute-sanitizer's memcheck, racecheck and synccheck: dQ, dK and
     dV from one kernel over a ragged causal 200 (two key blocks, the second cut short), at
     d=64 its two warpgroups writing halves of dQ^T's columns into one f32 stage."""
-    _one_kernel_matches("causal", (1, 2, 200, 200), d, monkeypatch)
+    _one_kernel_matches("causal", (1, 2, 2, 200, 200), d, monkeypatch)
+    _one_kernel_matches("causal", (1, 4, 2, 200, 200), d, monkeypatch)  # grouped: dK and dV added into
 
 
 def _one_kernel_matches(kind, shape, d, monkeypatch):
@@ -90,9 +99,9 @@ def _one_kernel_matches(kind, shape, d, monkeypatch):
     monkeypatch.setattr(nt, "FUSED_DQ_MIN_KEYS", 0)
     monkeypatch.setattr(nt, "FUSED_DQ_MASKED_MIN_KEYS", 0)
     assert nt.backward_parts(d, (9, 0), masked=kind == "causal", keys=shape[3]) == ("delta", "qkv")
-    b, h, n, nk = shape
+    b, h, hk, n, nk = shape if len(shape) == 5 else (shape[0], shape[1], *shape[1:])
     q, g = (torch.randn(b, h, n, d, device="cuda").to(torch.bfloat16) for _ in range(2))
-    k, v = (torch.randn(b, h, nk, d, device="cuda").to(torch.bfloat16) for _ in range(2))
+    k, v = (torch.randn(b, hk, nk, d, device="cuda").to(torch.bfloat16) for _ in range(2))
     q, k, v = (x.requires_grad_() for x in (q, k, v))
     nt.attention(q, k, v, kind).backward(g)
     q64, k64, v64 = (x.detach().double().requires_grad_() for x in (q, k, v))

@@ -78,11 +78,11 @@ def test_each_attention_gradient_is_a_derived_kernel(cap, target):
     # the backward runs it up to head dim 128, a kernel each past that
     assert nt.backward_parts(128) == ("delta", "q", "kv") and nt.backward_parts(256) == ("delta", "q", "k", "v")
     assert {*nt.backward_parts(128), *nt.backward_parts(256)} <= set(nt.ATTENTION_GRAD_PARTS)
-    # dQ, dK and dV from one kernel: Hopper's, at d=64 and 128, heads not grouped, from 2048 keys (4096 under a mask)
+    # dQ, dK and dV from one kernel: Hopper's, at d=64 and 128, from 2048 keys (4096 under a mask)
     assert nt.FUSED_DQ_DIMS == (64, 128) and nt.FUSED_DQ_MIN_KEYS == 2048 and nt.FUSED_DQ_MASKED_MIN_KEYS == 4096
     assert nt.backward_parts(128, (9, 0), keys=2048) == ("delta", "qkv")
     assert nt.backward_parts(128, (9, 0), masked=True, keys=4096) == ("delta", "qkv")
-    for other in (dict(cap=(8, 0)), dict(grouped=True), dict(masked=True, keys=2048), dict(keys=2000), dict(deterministic=True)):
+    for other in (dict(cap=(8, 0)), dict(masked=True, keys=2048), dict(keys=2000), dict(deterministic=True)):
         assert nt.backward_parts(128, **{"cap": (9, 0), "keys": 2048, **other}) == ("delta", "q", "kv"), other
     assert nt.backward_parts(64, (9, 0), keys=4096) == ("delta", "qkv")
     assert nt.backward_parts(256, (9, 0), keys=4096) == ("delta", "q", "k", "v")
@@ -95,6 +95,11 @@ def test_each_attention_gradient_is_a_derived_kernel(cap, target):
     assert fused.name == "causal_attention_grad_q_k_v"
     assert [(p.arg, p.role, p.dtype) for p in fused.contract.params if p.arg.startswith("out")] == \
         [("out0", "accumulate", "f32"), ("out1", "out", "bf16"), ("out2", "out", "bf16")]
+    # grouped heads' (a causal mask): each query head's dK and dV added into its group's too
+    grouped = nt.attention_grad_kernel("qkv", "causal", None, 1, 4, 300, 300, 128, "bf16", cap, 2)
+    assert grouped.contract.param("k").shape == (1, 2, 300, 128) and grouped.contract.param("q").shape == (1, 2, 2, 300, 128)
+    assert [(p.arg, p.role, p.dtype) for p in grouped.contract.params if p.arg.startswith("out")] == \
+        [("out0", "accumulate", "f32"), ("out1", "accumulate", "f32"), ("out2", "accumulate", "f32")]
 
 
 @pytest.mark.parametrize("cap,target", [((9, 0), "sm_90a"), ((8, 0), "sm_80")])
@@ -121,17 +126,15 @@ def test_an_unknown_gradient_part_is_refused():
 def test_grouped_heads_without_a_mask_are_one_head_of_the_group_s_queries():
     """Without a mask, a key/value head's 4 query heads are one head of 4 x N queries to
     the plain kernels (dK and dV summed over the group in registers, no f32 sum); under a
-    causal mask, the grouped diagram's, or the plain one's on repeated K and V when
-    deterministic or where the plain heads take the one kernel of dQ, dK and dV; heads
-    that are not grouped as they are."""
+    causal mask, the grouped diagram's (the one kernel of dQ, dK and dV where the plain
+    heads take it), or the plain one's on repeated K and V when deterministic; heads that
+    are not grouped as they are."""
     assert nt.gradient_heads(8, 2, 300, "softmax") == (2, 2, 1200)
     assert nt.gradient_heads(8, 2, 300, "spherical", deterministic=True) == (2, 2, 1200)
     assert nt.gradient_heads(8, 2, 300, "causal") == (8, 2, 300)
     assert nt.gradient_heads(8, 2, 300, "causal", deterministic=True) == (8, 8, 300)
-    assert nt.gradient_heads(8, 2, 4096, "causal", fused=True) == (8, 8, 4096)
-    assert nt.gradient_heads(8, 2, 4096, "softmax", fused=True) == (2, 2, 4 * 4096)
-    assert nt._fused(128, (9, 0), "causal", 4096, False) and not nt._fused(128, (9, 0), "causal", 2048, False)
-    assert not nt._fused(128, (9, 0), "causal", 4096, True) and not nt._fused(256, (9, 0), "causal", 4096, False)
+    assert nt.gradient_heads(8, 2, 4096, "causal") == (8, 2, 4096)
+    assert nt.gradient_heads(8, 2, 4096, "softmax") == (2, 2, 4 * 4096)
     assert nt.gradient_heads(8, 8, 300, "softmax") == (8, 8, 300)
     gh, ghk, gn = nt.gradient_heads(8, 2, 300, "softmax")
     kv = nt.attention_grad_kernel("kv", "softmax", None, 1, gh, gn, 300, 64, "bf16", (9, 0), ghk)

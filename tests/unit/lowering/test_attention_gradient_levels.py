@@ -122,6 +122,32 @@ def test_grouped_query_dq_keeps_the_gradient(kind):
     assert reference.relative_error(out, want) <= reference.TOLERANCE["bf16"]
 
 
+@pytest.mark.parametrize("kind,n,d", [("causal", 80, 64), ("causal", 200, 128), ("softmax", 72, 64)])
+def test_grouped_dq_dk_dv_from_one_kernel_keep_the_gradient(kind, n, d):
+    """Grouped-query attention's dQ, dK and dV from one kernel (`gradient_passes(kind, "qkv",
+    grouped=True)`): a block holds one query head's keys and streams its queries; dQ's
+    parts and the head's dK and dV are each added into f32 results (zeroed first), so the
+    group's query heads sum into their key/value head. Every level of sm_90a's plan keeps
+    the gradient, with lengths the tiles do not divide."""
+    from napkin_ir.attention_diagrams import GQA_NAMES, gqa_attention_diagram, gradient_passes
+
+    text = gqa_attention_diagram(kind, 1, 2, 3, n, d)
+    name = GQA_NAMES[kind]
+    fwd = find_entry(run_pipeline(text, GRAD), name)
+    rng = np.random.default_rng(n + d)
+    half = HALF["bf16"]
+    q, d_o = (rng.standard_normal((1, 2, 3, n, d)).astype(half).astype(np.float32) for _ in range(2))
+    k, v = (rng.standard_normal((1, 2, n, d)).astype(half).astype(np.float32) for _ in range(2))
+    o, lse = fwd.run([q, k, v])
+    delta = find_entry(run_pipeline(text, f'{GRAD},ncd-extract{{function="{name}_grad" value="delta"}}')).run([d_o, o])[0]
+    values = {"q": q, "k": k, "v": v, "d_o": d_o, "lse": lse, "delta": delta}
+    module = run_pipeline(text, gradient_passes(kind, "qkv", grouped=True))
+    diagram = find_entry(module)
+    assert [t.dtype for t in diagram.outputs] == ["f32"] * 3  # every result added into
+    inputs = [values[a] for a in diagram.input_names]
+    every_level_keeps(module, attention.sm90_plan(module, persistent=False), inputs, diagram.run(inputs))
+
+
 @pytest.mark.parametrize("kind,n,nk,d", CASES[:3])
 def test_dk_and_dv_together_keep_both_gradients(kind, n, nk, d):
     """`ncd-extract{results="1,2"}`: dK and dV as one kernel, the scores, probabilities and
