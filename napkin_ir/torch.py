@@ -642,7 +642,8 @@ def _attention_backward_impl(q: Tensor, k: Tensor, v: Tensor, out: Tensor, stat:
     rounded, or, under `torch.use_deterministic_algorithms(True)`, the plain diagram's on
     K and V repeated over the query heads, dK and dV summed back in a fixed order (memory
     for H heads; deterministic, the same bits every run). Deterministic, dQ comes from its
-    own kernel, not added up by the key blocks (`backward_parts`)."""
+    own kernel, not added up by the key blocks (`backward_parts`). Views at an address
+    that is not 16-byte aligned are copied (the TMA's rule), as the forward's are."""
     op = "napkin::attention's backward"
     b, h, hk, n, nk, d = attention_shapes(q, k, v, kind, scale)
     for name, t, shape, dt in (("out", out, q.shape, q.dtype), ("grad", grad, q.shape, q.dtype),
@@ -660,7 +661,7 @@ def _attention_backward_impl(q: Tensor, k: Tensor, v: Tensor, out: Tensor, stat:
     repeated = ghk > hk  # each query head's K and V, as the plain diagram reads them: no sum across blocks
     if repeated:
         k, v = k.repeat_interleave(h // hk, dim=1), v.repeat_interleave(h // hk, dim=1)
-    q, k, v, out, grad, stat = (t.contiguous() for t in (q, k, v, out, grad, stat))
+    q, k, v, out, grad, stat = _aligned(*(t.contiguous() for t in (q, k, v, out, grad, stat)))
     r = gh // ghk
     # the kernels' view of the query heads: the grouped diagram's [B, H_kv, r, N], or one head
     # of r x N queries a key/value head
