@@ -540,6 +540,12 @@ class ReadOp(IRDLOperation):
     def __init__(self, source: SSAValue, stage: SSAValue, t: FragType):
         super().__init__(operands=[source, stage], result_types=[t])
 
+    @property
+    def vector(self) -> bool:
+        """Whether this reads a staged statistic (a `row` or `col` fragment): a stage that no
+        product writes, released only after its last use."""
+        return _frag(self.result).role.data in ("row", "col")
+
     def verify_(self) -> None:
         b, f = self.source.type, _frag(self.result)
         assert isinstance(b, BufferType)

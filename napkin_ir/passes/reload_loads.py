@@ -43,15 +43,9 @@ from napkin_ir.dialects import reg
 from napkin_ir.passes.hoist_loads import only_read
 
 
-def _vector_read(op) -> bool:
-    """Whether `op` reads a staged statistic (`reg.read` of a `row` or `col` fragment): its
-    stage is released only after its last use, so it may be read again."""
-    return isinstance(op, reg.ReadOp) and op.result.type.role.data in ("row", "col")  # type: ignore[attr-defined]
-
-
 def reload(block: Block) -> None:
     """Give each load of `block` that is used past a wgmma wait a fresh load there."""
-    for load in [o for o in block.ops if isinstance(o, reg.LoadOp) or _vector_read(o)]:
+    for load in [o for o in block.ops if isinstance(o, reg.LoadOp) or (isinstance(o, reg.ReadOp) and o.vector)]:
         if isinstance(load, reg.LoadOp) and not only_read(load):
             continue  # the kernel writes this global: a later read may see other values
         users = {}
@@ -80,7 +74,7 @@ class RegReloadLoadsPass(ModulePass):
     name = "reg-reload-loads"
 
     def apply(self, ctx: Context, op: builtin.ModuleOp) -> None:
-        blocks = dict.fromkeys(o.parent_block() for o in op.walk() if isinstance(o, reg.LoadOp) or _vector_read(o))
+        blocks = dict.fromkeys(o.parent_block() for o in op.walk() if isinstance(o, reg.LoadOp) or (isinstance(o, reg.ReadOp) and o.vector))
         for block in blocks:
             if block is not None:
                 reload(block)

@@ -58,14 +58,10 @@ TAKEN_ALONG = (reg.ZerosOp, reg.FillOp, arith.ConstantOp, arith.AddiOp, arith.Su
 FREE = (*PASSABLE, smem.MbarrierWaitOp, smem.BarrierOp, smem.TmaStoreOp, smem.TmaStoreWaitOp)
 
 
-def _vector_read(op: Operation) -> bool:
-    return isinstance(op, reg.ReadOp) and op.result.type.role.data in ("row", "col")  # type: ignore[attr-defined]
-
-
 def _on_staged_statistic(op: Operation) -> bool:
     """Whether `op` reads a staged statistic (`reg.read` of a `row` or `col` fragment) or is
     register math on one, directly or through such math."""
-    if _vector_read(op):
+    if isinstance(op, reg.ReadOp) and op.vector:
         return True
     return isinstance(op, reg.MapOp) and any(isinstance(v.owner, Operation) and _on_staged_statistic(v.owner) for v in op.operands)
 
@@ -74,7 +70,7 @@ def _passable(op: Operation) -> bool:
     """Whether a group may be issued ahead of `op`: register math, a load from global memory,
     or a read of a statistic staged with the stream's tiles (`reg.read` of a `row` or `col`
     fragment: a stage no product writes)."""
-    return isinstance(op, PASSABLE) or _vector_read(op)
+    return isinstance(op, PASSABLE) or (isinstance(op, reg.ReadOp) and op.vector)
 
 
 @dataclass
