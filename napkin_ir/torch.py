@@ -841,9 +841,10 @@ def attention(q: Tensor, k: Tensor, v: Tensor, kind: str = "softmax", scale: flo
 
     Autograd works (`torch.ops.napkin.attention_backward`): where it records the call, the
     forward keeps each row's statistic (the log-sum-exp, or spherical attention's norm),
-    and the backward runs four kernels derived from the diagram by `ncd-grad`: D =
-    rowsum(dO * O), then dQ, dK and dV, which recompute the probabilities tile by tile as
-    FlashAttention does. A loss that reads the log-sum-exp gets its gradient too. Grouped
+    and the backward runs kernels derived from the diagram by `ncd-grad`: D = rowsum(dO *
+    O), then dQ, dK and dV, which recompute the probabilities tile by tile as
+    FlashAttention does (from one kernel on Hopper at head dims 64 and 128 for long enough
+    sequences, else from two or three: `backward_parts`). A loss that reads the log-sum-exp gets its gradient too. Grouped
     heads: without a mask, each key/value head's query heads are one head of H / H_kv x N
     queries to the plain kernels, which sum dK and dV over the group in registers; under a
     causal mask dK and dV are the grouped diagram's, summed over a group's query heads by
