@@ -20,7 +20,7 @@ from collections.abc import Mapping, Sequence
 
 from xdsl.utils.exceptions import VerifyException
 from xdsl.dialects.builtin import I32, ArrayAttr, FloatAttr, Float32Type, IndexType, IntAttr, IntegerAttr, StringAttr, UnitAttr, f32, i32
-from xdsl.ir import Attribute, Dialect, ParametrizedAttribute, Region, SSAValue
+from xdsl.ir import Attribute, Dialect, Operation, ParametrizedAttribute, Region, SSAValue
 from xdsl.irdl import (
     IRDLOperation,
     ParsePropInAttrDict,
@@ -359,6 +359,14 @@ class ReturnOp(IRDLOperation):
     name = "hbm.return"
     traits = traits_def(IsTerminator())
     assembly_format = "attr-dict"
+
+
+def enclosing_kernel(op: Operation) -> KernelOp | None:
+    """The `hbm.kernel` that holds `op`, if any."""
+    k = op.parent_op()
+    while k is not None and not isinstance(k, KernelOp):
+        k = k.parent_op()
+    return k
 
 
 HBM = Dialect("hbm", [KernelOp, LoadOp, StoreOp, FillOp, ReturnOp], [GlobalType, LabelsAttr, StreamAttr])

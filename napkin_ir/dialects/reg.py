@@ -82,7 +82,7 @@ from xdsl.parser import AttrParser, Parser
 from xdsl.printer import Printer
 from xdsl.utils.exceptions import VerifyException
 
-from napkin_ir.dialects.hbm import GlobalType, KernelOp, LabelsAttr, format_labels, parse_labels
+from napkin_ir.dialects.hbm import GlobalType, LabelsAttr, enclosing_kernel, format_labels, parse_labels
 from napkin_ir.dialects.ncd import MapOp as NcdMapOp
 from napkin_ir.dialects.ncd import NamedAxesType, NcdOp, _parse_float, format_float, parameters_hash, same_parameters
 from napkin_ir.dialects.smem import BufferType, PendingWaitOp, WindowWriteOp
@@ -321,9 +321,7 @@ def lane_layout(role: str, rows: int, cols: int = 1, span: int = LINE_SPAN) -> t
 
 def kernel_warps(op: IRDLOperation) -> dict[str, int] | None:
     """The `reg.warps` of the kernel around `op`; None before `smem-to-reg` has set them."""
-    k = op.parent_op()
-    while k is not None and not isinstance(k, KernelOp):
-        k = k.parent_op()
+    k = enclosing_kernel(op)
     if k is None or not k.warp_grid:
         return None
     return k.warp_grid

@@ -83,6 +83,12 @@ class BufferType(NamedAxesType, StagedBufferType):
     def stage_count(self) -> int:
         return self.stages.data
 
+    @property
+    def vector(self) -> bool:
+        """Whether this is a plain f32 vector (layout=row, one axis of more than one place):
+        a statistic of a stream's rows that the TMA brings with their tiles."""
+        return self.layout.data == "row" and self.dtype == "f32" and sum(n > 1 for n in self.dims) == 1
+
     def bytes(self) -> int:
         per = ELEMENT_BYTES[self.dtype]
         rows = 1
@@ -326,8 +332,7 @@ class TmaCopyOp(IRDLOperation):
         g, b = self.source.type, self.dest.type
         assert isinstance(g, GlobalType) and isinstance(b, BufferType)
         check_tile_of_global(self, b, g, self.offsets, "buffer")
-        vector = b.layout.data == "row" and b.dtype == "f32" and len([a for a in b.axis_names if b.shape[a] > 1]) == 1
-        require(b.layout.data == "swizzle" or vector, self, f"TMA copies here fill 128-byte swizzled buffers (layout=swizzle), or "
+        require(b.layout.data == "swizzle" or b.vector, self, f"TMA copies here fill 128-byte swizzled buffers (layout=swizzle), or "
                 f"an f32 vector into a plain one (layout=row), got {b}")
         _check_ring(self, self.bars, b)
 

@@ -26,9 +26,7 @@ from napkin_ir.interpreters.tiles import overlap, read_tile
 
 def warp_grid(op: Operation) -> dict[str, int]:
     """Warps along each axis, from the enclosing kernel's `reg.warps`."""
-    k = op.parent_op()
-    while k is not None and not isinstance(k, hbm.KernelOp):
-        k = k.parent_op()
+    k = hbm.enclosing_kernel(op)
     return k.warp_grid if k is not None else {}
 
 

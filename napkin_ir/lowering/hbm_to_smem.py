@@ -748,9 +748,7 @@ class HbmToSmemPass(ModulePass):
         # the statistics' plain buffers first in the kernel, so that none sits between two
         # buffers of panels (each 1024-byte aligned) and wastes the room up to the next
         vector_allocs = [a for a, l in zip(allocs, loads) if tma_vector(l)]
-        kernel = first.parent_op()
-        while kernel is not None and not isinstance(kernel, hbm.KernelOp):
-            kernel = kernel.parent_op()
+        kernel = hbm.enclosing_kernel(first)
         if vector_allocs and kernel is not None:
             Rewriter.insert_op(vector_allocs, InsertPoint.at_start(kernel.body.block))
         Rewriter.insert_op([*(a for a in allocs if a not in vector_allocs), *fulls, *empties, position, producer],

@@ -200,9 +200,7 @@ class SmemToRegPass(ModulePass):
         Rewriter.replace_op(arrive, [c_prev, c_stages, add, prev, first, release])  # type: ignore[list-item]
         done = reg.WgmmaWaitOp(0)
         Rewriter.insert_op([done], InsertPoint.after(loop))
-        kernel = loop.parent_op()
-        while kernel is not None and not isinstance(kernel, hbm.KernelOp):
-            kernel = kernel.parent_op()
+        kernel = hbm.enclosing_kernel(loop)
         if kernel is not None and kernel.persistent is not None:
             # the next tile's producer waits for the stage of this tile's last step too
             Rewriter.insert_op(self._stage_at_last_step(loop, last_stage, arrive.bars), InsertPoint.after(done))
@@ -565,8 +563,7 @@ class _Fragments:
             self.replace(op, [new])
         elif isinstance(op, smem.ReadOp):
             buf: smem.BufferType = op.source.type  # type: ignore[assignment]
-            vector = buf.layout.data == "row" and buf.dtype == "f32" and sum(n > 1 for n in buf.dims) == 1 and not self.lines
-            self.vals[op.result] = _Vector(op) if vector else op  # a staged statistic: read where math needs it
+            self.vals[op.result] = _Vector(op) if buf.vector and not self.lines else op  # a staged statistic: read where math needs it
             self.dead.append(op)
         elif isinstance(op, ncd.ConstantOp):
             self.vals[op.result] = _Constant(op.value.value.data)

@@ -51,12 +51,6 @@ from napkin_ir.lowering.ptx_rules.products import read_accumulator_layout
 from napkin_ir.target import dtype
 
 
-def _tma_vector(t: smem.BufferType) -> bool:
-    """Whether `t` is a plain f32 vector (layout=row, one axis of more than one place), as
-    the TMA brings a stream's statistics."""
-    return t.layout.data == "row" and t.dtype == "f32" and sum(n > 1 for n in t.dims) == 1
-
-
 def _has_panels(buf: SSAValue) -> bool:
     return any(isinstance(u.operation, smem.TmaCopyOp | smem.TmaStoreOp | reg.WgmmaOp | reg.WgmmaRsOp | reg.StmatrixOp | reg.WriteOp)
                for u in buf.uses)
@@ -66,13 +60,13 @@ def _has_panels(buf: SSAValue) -> bool:
 def _alloc(k: KernelLowering, op: smem.AllocOp) -> None:
     t: smem.BufferType = op.result.type  # type: ignore[assignment]
     d = dtype(t.dtype)
-    panels = _has_panels(op.result) and not _tma_vector(t)
-    if _tma_vector(t):  # a statistic the TMA brings with a stream's tiles: a plain f32 row, 128-byte aligned
+    if t.vector:  # a statistic the TMA brings with a stream's tiles: a plain f32 row, 128-byte aligned
         (axis,) = [a for a in t.axis_names if t.shape[a] > 1]
         row_bytes = d.size(t.shape[axis])
         k.vals[op.result] = Buffer(k.reserve(t.stages.data * row_bytes, 128), t, axis, axis, 1, t.shape[axis], row_bytes, row_bytes,
                                    False, (axis,))
         return
+    panels = _has_panels(op.result)
     if not d.is_half and not (t.dtype == "f32" and panels):
         raise k.fail(f"shared buffers hold bf16 or f16 tiles (f32 ones only in panels a TMA reduce-add reads), got {t}")
     if panels:
