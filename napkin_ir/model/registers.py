@@ -31,11 +31,13 @@ spilled).
 from __future__ import annotations
 
 from dataclasses import dataclass
+from math import prod
 
 from xdsl.dialects import scf
-from xdsl.ir import Block, SSAValue
+from xdsl.ir import Block, Operation, SSAValue
 
 from napkin_ir.dialects import hbm, reg, smem
+from napkin_ir.target import SM90
 
 OVERHEAD = 20
 PREFETCHED_STEPS = 2
@@ -60,7 +62,31 @@ def _regs(v: SSAValue) -> int:
     return fragment_registers(v.type) if isinstance(v.type, reg.FragType) else 0  # type: ignore[arg-type]
 
 
-def _peak(block: Block, around: int = 0, kept: frozenset[SSAValue] = frozenset()) -> int:
+def _retired(ops: list[Operation]) -> dict[SSAValue, int]:
+    """Each register A operand of a wgmma group (`reg.wgmma_rs`): where, in `ops`, the wait
+    that retires its group is (len(ops) where none does). The tensor cores read those
+    registers until then, so they stay allocated that long, not only to the product's issue."""
+    out: dict[SSAValue, int] = {}
+    flight: list[list[SSAValue]] = []
+    pending: list[SSAValue] = []
+    for n, op in enumerate(ops):
+        if isinstance(op, reg.WgmmaRsOp):
+            pending.append(op.a)
+        elif isinstance(op, reg.WgmmaCommitOp):
+            flight.append(pending)
+            pending = []
+        elif isinstance(op, reg.WgmmaWaitOp):
+            keep = op.pending.value.data
+            for group in flight[: max(0, len(flight) - keep)]:
+                out.update(dict.fromkeys(group, n))
+            flight = flight[max(0, len(flight) - keep) :]
+    for group in [*flight, pending]:
+        out.update(dict.fromkeys(group, len(ops)))
+    return out
+
+
+def _peak(block: Block, around: int = 0, kept: frozenset[SSAValue] = frozenset(), order: list[Operation] | None = None,
+          in_flight: bool = False) -> int:
     """The most fragment registers live at once in `block` (and the blocks inside its ops),
     with `around` registers held by values live across it that it does not use, and
     `kept` the values from outside it that it uses and that live on after it.
@@ -71,8 +97,9 @@ def _peak(block: Block, around: int = 0, kept: frozenset[SSAValue] = frozenset()
     (then throughout). An op's results take the registers of the operands that die at it
     (an accumulating op's result reuses its accumulators). The A and B operands of the
     block's mma steps are counted apart, as the two largest steps' worth
-    (`PREFETCHED_STEPS`)."""
-    ops = list(block.ops)
+    (`PREFETCHED_STEPS`). `order`: the block's ops in another order (a schedule being
+    weighed); `in_flight`: a wgmma's register A operand lives until its group retires."""
+    ops = list(block.ops) if order is None else order
     last: dict[SSAValue, int] = {}
     inside: list[set[SSAValue]] = []
     for n, op in enumerate(ops):
@@ -84,6 +111,9 @@ def _peak(block: Block, around: int = 0, kept: frozenset[SSAValue] = frozenset()
         for v in [*op.operands, *nested]:
             if isinstance(v.type, reg.FragType):
                 last[v] = n
+    if in_flight:
+        for v, n in _retired(ops).items():
+            last[v] = max(last.get(v, n), n)
     mine = set(block.args) | {r for op in ops for r in op.results}
     mma_steps, operands = [], set()
     for op in ops:
@@ -128,6 +158,22 @@ def _swizzle_bases(kernel: hbm.KernelOp) -> int:
         row_bytes = 2 * buf.dims[-1]
         columns.setdefault(op.source, set()).update(c % 128 if row_bytes > 128 else c for c in starts)
     return sum(len(c) - 1 for c in columns.values())
+
+
+def consumer_budget(kernel: hbm.KernelOp) -> int | None:
+    """The registers a consumer thread of `kernel` has once `setmaxnreg` has moved the
+    producer warpgroup's to the consumers (sm_90a's warp-specialised kernels); None for a
+    kernel without a producer."""
+    if not any(isinstance(o, smem.ProducerOp) for o in kernel.body.block.ops):
+        return None
+    return SM90.consumer_registers(32 * prod(kernel.warp_grid.values()) + 128, kernel.resident_blocks)
+
+
+def fragment_peak(block: Block, order: list[Operation]) -> int:
+    """Fragment registers live at once in `block` were its ops in `order`, a wgmma's
+    register A operand held until its group retires, plus `OVERHEAD`: what
+    `reg-wgmma-schedule` weighs against `consumer_budget`."""
+    return _peak(block, order=order, in_flight=True) + OVERHEAD
 
 
 def estimate_registers(kernel: hbm.KernelOp) -> RegisterEstimate | None:

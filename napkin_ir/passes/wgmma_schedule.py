@@ -22,7 +22,13 @@ dP), this pass, in each loop body whose waits are all of that plain form:
   the first op that reads one of its results, writes a buffer it reads, hands a store role
   a buffer it reads (`smem.arrive {async_proxy}`: the attention gradient's dQ stage goes
   to the role while dK's product runs), or is none of the ops known not to touch what a
-  group uses; the block's end waits for all.
+  group uses; the block's end waits for all;
+- where that order would hold more fragment registers at once than a consumer thread has
+  (`napkin_ir.model.registers.fragment_peak` against `consumer_budget`: a product's
+  register A operand counts until its group retires), issues a group that reads its A
+  operand from registers after the register math that follows it instead, with its
+  conversions (at 128 queries a tile, the gradient's dV += P^T dO after dS's math, as
+  FlashAttention-4 orders it; at 64 queries and d=64 the early order fits).
 
     wait Q; S = K Q^T; commit; wait 0; P = exp(S - lse); wait dO; dP = V dO^T; commit; wait 0;
     dV += P^T dO; commit; wait 0; release dO; dS = P (dP - D); dK += dS^T Q; commit; wait 0; release Q
@@ -45,7 +51,8 @@ from xdsl.dialects import arith, builtin, scf
 from xdsl.ir import Block, Operation, SSAValue
 from xdsl.passes import ModulePass
 
-from napkin_ir.dialects import reg, smem
+from napkin_ir.dialects import hbm, reg, smem
+from napkin_ir.model.registers import consumer_budget, fragment_peak
 from napkin_ir.passes.wgmma_overlap import PRODUCTS, PURE
 
 # what a group may be issued ahead of: register math (`reg-wgmma-overlap`'s, which reads and
@@ -146,8 +153,57 @@ def _hoist(order: list[Operation], group: _Group) -> None:
         pos -= 1
 
 
-def schedule(block: Block) -> bool:
-    """Schedule `block`'s groups; whether it changed."""
+def _placed(order: list[Operation], groups: list[_Group], end: Operation) -> list[Operation]:
+    """`order` and the block's end with the waits placed: each before the first op that
+    needs a group in flight (new `reg.wgmma_wait` ops, not yet in the block)."""
+    commits = {g.ops[-1]: g for g in groups}
+    in_group = {o for g in groups for o in g.ops}
+    out: list[Operation] = []
+    flight: list[_Group] = []
+    for op in [*order, end]:
+        if op in in_group:
+            out.append(op)
+            if op in commits:
+                flight.append(commits[op])
+            continue
+        needed = [n for n, g in enumerate(flight) if _needs(op, g)]
+        if needed:
+            out.append(reg.WgmmaWaitOp(len(flight) - 1 - needed[-1]))
+            flight = flight[needed[-1] + 1 :]
+        out.append(op)
+    return out
+
+
+def _sunk(order: list[Operation], group: _Group) -> list[Operation] | None:
+    """`order` with `group` (its products, its commit, and the `reg.to_a` conversions only it
+    reads, placed just before it) moved down past the register math and staged reads that
+    follow it and do not read its results; None where nothing follows that it may pass."""
+    owners = [o.a.owner for o in group.ops[:-1] if isinstance(o, reg.WgmmaRsOp)]
+    conversions = [o for o in order if o in owners and isinstance(o, reg.ToAOp)
+                   and all(u.operation in group.ops for u in o.result.uses)]
+    moving = [*conversions, *group.ops]
+    start = order.index(group.ops[-1]) + 1
+    stop = start
+    # not past a reader of its results, nor of the accumulator it takes (written in place)
+    while stop < len(order) and _passable(order[stop]) and not order[stop].regions \
+            and not any(v in group.results or v in group.accumulates for v in order[stop].operands):
+        stop += 1
+    if stop == start:
+        return None
+    below = order[stop] if stop < len(order) else None
+    rest = [o for o in order if o not in moving]
+    at = rest.index(below) if below is not None else len(rest)
+    return [*rest[:at], *moving, *rest[at:]]
+
+
+def schedule(block: Block, budget: int | None = None) -> bool:
+    """Schedule `block`'s groups; whether it changed. With a register `budget` (a consumer
+    thread's, `consumer_budget`), where the schedule would hold more fragment registers at
+    once than that (`fragment_peak`: a register operand of a product in flight is held until
+    its group retires), a group that reads its A operand from registers (`reg.wgmma_rs`) is
+    issued later instead, after the register math that follows it (`_sunk`): the
+    attention gradient's dV += P^T dO after dS = P (dP - D), so that P's bf16 copy is not
+    held beside D, dP and P while dS is computed (FlashAttention-4's order)."""
     groups = _groups(block)
     if groups is None or len(groups) < 2:
         return False
@@ -173,22 +229,16 @@ def schedule(block: Block) -> bool:
         op.erase()
     for group in groups[1:]:
         _hoist(order, group)
-    # the waits, each before the first op that needs a group in flight
-    commits = {g.ops[-1]: g for g in groups}
-    in_group = {o for g in groups for o in g.ops}
-    out: list[Operation] = []
-    flight: list[_Group] = []
-    for op in [*order, end]:
-        if op in in_group:
-            out.append(op)
-            if op in commits:
-                flight.append(commits[op])
-            continue
-        needed = [n for n, g in enumerate(flight) if _needs(op, g)]
-        if needed:
-            out.append(reg.WgmmaWaitOp(len(flight) - 1 - needed[-1]))
-            flight = flight[needed[-1] + 1 :]
-        out.append(op)
+    out = _placed(order, groups, end)
+    if budget is not None:
+        peak = fragment_peak(block, out)
+        while peak > budget:
+            tries = [(fragment_peak(block, placed), alt, placed) for alt in (_sunk(order, g) for g in groups
+                     if any(isinstance(o, reg.WgmmaRsOp) for o in g.ops)) if alt is not None
+                     for placed in [_placed(alt, groups, end)]]
+            if not tries or min(t[0] for t in tries) >= peak:
+                break
+            peak, order, out = min(tries, key=lambda t: t[0])
     for op in order:
         op.detach()
     for op in out[:-1]:
@@ -201,5 +251,7 @@ class RegWgmmaSchedulePass(ModulePass):
     name = "reg-wgmma-schedule"
 
     def apply(self, ctx: Context, op: builtin.ModuleOp) -> None:
-        for loop in [o for o in op.walk() if isinstance(o, scf.ForOp)]:
-            schedule(loop.body.block)
+        for kernel in [o for o in op.walk() if isinstance(o, hbm.KernelOp)]:
+            budget = consumer_budget(kernel)
+            for loop in [o for o in kernel.walk() if isinstance(o, scf.ForOp)]:
+                schedule(loop.body.block, budget)

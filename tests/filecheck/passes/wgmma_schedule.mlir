@@ -8,6 +8,7 @@
 // that leave a group pending) is left as it is.
 // RUN: napkin-opt %examples/causal_attention.mlir -p 'ncd-grad{residuals=true},ncd-fold-casts,ncd-extract{function="causal_attention_grad" results="1,2" cut="delta"},ncd-relabel{grid="b,h,j:64" stream="i:64"},ncd-to-hbm,hbm-to-smem{stages=2 copy=tma},smem-to-reg{mma=wgmma},reg-wgmma-schedule' | filecheck %s
 // RUN: napkin-opt %examples/attention.mlir -p 'ncd-grad{residuals=true},ncd-fold-casts,ncd-extract{function="attention_grad" results="0,1,2" cut="delta"},ncd-widen-results{result=0},ncd-relabel{grid="b,h,j:128" stream="i:64"},ncd-to-hbm,hbm-to-smem{stages=2 copy=tma},smem-to-reg{mma=wgmma},reg-wgmma-schedule' | filecheck %s --check-prefix=ROLE
+// RUN: napkin-opt %examples/attention.mlir -p 'ncd-grad{residuals=true},ncd-fold-casts,ncd-extract{function="attention_grad" results="0,1,2" cut="delta"},ncd-widen-results{result=0},ncd-relabel{grid="b,h,j:128" stream="i:128"},ncd-to-hbm,hbm-to-smem{stages=2 copy=tma},smem-to-reg{mma=wgmma},reg-wgmma-schedule' | filecheck %s --check-prefix=RS
 // RUN: napkin-opt %examples/attention.mlir -p 'ncd-relabel{grid="b,h,i:128" stream="j:64"},ncd-to-hbm,hbm-to-smem{stages=3 copy=tma},smem-to-reg{mma=wgmma},reg-wgmma-overlap' > %t.overlapped.mlir
 // RUN: napkin-opt %t.overlapped.mlir -p reg-wgmma-schedule > %t.scheduled.mlir
 // RUN: diff %t.overlapped.mlir %t.scheduled.mlir
@@ -59,6 +60,24 @@
 // ROLE-NEXT: smem.arrive
 // ROLE-NEXT: smem.arrive
 // ROLE-NEXT: scf.yield
+
+// The same kernel at 128 queries a tile: issued right after P, dV's product would hold
+// P's bf16 copy beside S, dP, D and the accumulators while dS is computed, past a consumer's
+// 240 registers; so it is issued after dS's math (its conversions with it), just before
+// dS is written, and dP is waited for with S's group retired first
+// RS:      scf.for %i0
+// RS:      reg.wgmma_wait {pending = 1 : i32}
+// RS:      reg.map exp2
+// RS-NEXT: reg.read
+// RS-NEXT: reg.wgmma_wait {pending = 0 : i32}
+// RS-NEXT: reg.map sub
+// RS-NEXT: reg.map mul
+// RS-NEXT: reg.map scale
+// RS-NOT:  smem.
+// RS:      reg.to_a
+// RS:      reg.wgmma_rs
+// RS:      reg.wgmma_commit
+// RS-NEXT: reg.stmatrix
 
 // ROWS: napkin-sm90: schedule=true orders wgmma groups; this kernel's products are none (a row reduction)
 // OFF: reg-wgmma-overlap,reg-pingpong,reg-reload-loads,reg-to-ptx
