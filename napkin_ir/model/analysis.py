@@ -28,6 +28,7 @@ from xdsl.ir import Operation, SSAValue
 from napkin_ir.dialects import hbm, loop_facts, ncd, reg, smem
 from napkin_ir.errors import UserError
 from napkin_ir.interpreters.reg import warp_grid, warps_of
+from napkin_ir.lowering.shared_layout import shared_bytes
 from napkin_ir.model.hardware import check_fits
 from napkin_ir.model.registers import RegisterEstimate, estimate_registers
 from napkin_ir.model.space import Space, clipped_elements, kernel_space, walk
@@ -268,7 +269,7 @@ def _smem_footprint(kernel: hbm.KernelOp) -> tuple[int, int, bool]:
     if allocs:
         copied = {copied_buffer(op) for op in kernel.walk()}
         inflight = sum((b.stages.data - 1 or 1) * type_bytes(b.tile) for b in allocs if b in copied)  # type: ignore[attr-defined]
-        return sum(b.bytes() for b in allocs), inflight, False  # type: ignore[attr-defined]
+        return shared_bytes(kernel), inflight, False
     staged: dict[SSAValue, int] = {}  # one tile of each input, the largest loaded
     for op in kernel.walk():
         if isinstance(op, hbm.LoadOp):

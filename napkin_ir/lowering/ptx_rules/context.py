@@ -31,6 +31,7 @@ from napkin_ir.dialects.ptx.attributes import TmaBoxAttr
 from napkin_ir.dialects.ptx.registers import RegType
 from napkin_ir.dialects.utils import constant  # re-exported: the rules read constant bounds and stages
 from napkin_ir.lowering.arith_to_ptx import ArithLowering, divide_by_constant
+from napkin_ir.lowering.shared_layout import has_panels
 from napkin_ir.target import Dtype, dtype
 
 B32, B64, F32, PRED = RegType("b32"), RegType("b64"), RegType("f32"), RegType("pred")
@@ -167,7 +168,7 @@ class KernelLowering:
         self.consumer_threads = 32 * prod(self.warps.values())
         # a producer warpgroup runs beside the consumers (warp-specialised, sm_90a)
         self.nthreads = self.consumer_threads + (128 if producers else 0)
-        self.panels = any(isinstance(o, smem.TmaCopyOp | smem.TmaStoreOp | reg.WgmmaOp) for o in kernel.walk())
+        self.panels = has_panels(kernel)
         self.smem_bytes = 0
         self.smem_base: SSAValue | None = None
         self.grid_args: dict[SSAValue, str] = {}

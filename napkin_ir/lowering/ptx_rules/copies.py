@@ -48,25 +48,20 @@ from napkin_ir.dialects.ptx.registers import RegType
 from napkin_ir.lowering.ptx_rules.context import B32, F32, PANEL, Buffer, Global, KernelLowering, constant, lowers, prod
 from napkin_ir.lowering.ptx_rules.kernel import CONSUMER_BARRIER
 from napkin_ir.lowering.ptx_rules.products import read_accumulator_layout
+from napkin_ir.lowering.shared_layout import padded_row_bytes, panel_buffer, reserved, vector_row_bytes
 from napkin_ir.target import dtype
-
-
-def _has_panels(buf: SSAValue) -> bool:
-    return any(isinstance(u.operation, smem.TmaCopyOp | smem.TmaStoreOp | reg.WgmmaOp | reg.WgmmaRsOp | reg.StmatrixOp | reg.WriteOp)
-               for u in buf.uses)
 
 
 @lowers(smem.AllocOp)
 def _alloc(k: KernelLowering, op: smem.AllocOp) -> None:
     t: smem.BufferType = op.result.type  # type: ignore[assignment]
     d = dtype(t.dtype)
+    panels = panel_buffer(op.result)
     if t.vector:  # a statistic the TMA brings with a stream's tiles: a plain f32 row, 128-byte aligned
-        (axis,) = [a for a in t.axis_names if t.shape[a] > 1]
-        row_bytes = d.size(t.shape[axis])
-        k.vals[op.result] = Buffer(k.reserve(t.stages.data * row_bytes, 128), t, axis, axis, 1, t.shape[axis], row_bytes, row_bytes,
+        axis, row_bytes = vector_row_bytes(t)
+        k.vals[op.result] = Buffer(k.reserve(*reserved(t, False)), t, axis, axis, 1, t.shape[axis], row_bytes, row_bytes,
                                    False, (axis,))
         return
-    panels = _has_panels(op.result)
     if not d.is_half and not (t.dtype == "f32" and panels):
         raise k.fail(f"shared buffers hold bf16 or f16 tiles (f32 ones only in panels a TMA reduce-add reads), got {t}")
     if panels:
@@ -78,7 +73,7 @@ def _alloc(k: KernelLowering, op: smem.AllocOp) -> None:
         if d.size(t.shape[cols_axis]) % PANEL:
             raise k.fail(f"a swizzled tile's rows are whole 128-byte panels, got {t}")
         stage_bytes = t.bytes() // t.stages.data
-        k.vals[op.result] = Buffer(k.reserve(t.bytes(), 1024), t, row_axes[-1], cols_axis, prod(t.shape[a] for a in row_axes),
+        k.vals[op.result] = Buffer(k.reserve(*reserved(t, True)), t, row_axes[-1], cols_axis, prod(t.shape[a] for a in row_axes),
                                    t.shape[cols_axis], PANEL, stage_bytes, True, tuple(row_axes))
         return
     *lead, cols_axis = t.axis_names
@@ -90,8 +85,8 @@ def _alloc(k: KernelLowering, op: smem.AllocOp) -> None:
     if t.layout.data == "swizzle" and not smem.swizzle_fits(d.size(cols)):
         raise k.fail(f"layout=swizzle permutes 16-byte chunks within 128-byte lines: a buffer's rows must be 64 bytes or "
                      f"a multiple of 128 bytes, got {d.size(cols)} ({t}); use layout=pad8")
-    row_bytes = d.size(cols) + (16 if t.layout.data == "pad8" else 0)
-    base = k.reserve(t.stages.data * rows * row_bytes, 128)
+    row_bytes = padded_row_bytes(t)
+    base = k.reserve(*reserved(t, False))
     k.vals[op.result] = Buffer(base, t, rows_axis, cols_axis, rows, cols, row_bytes, rows * row_bytes, False, tuple(row_axes))
 
 

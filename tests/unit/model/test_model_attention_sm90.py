@@ -216,3 +216,27 @@ def test_the_gradients_one_kernel_is_searched_at_64_queries_a_tile():
     configs = attention_configs(module)
     assert configs and all(c.stream == 64 for c in configs)
     assert autotile_attention(module, H200, progress=lambda *_: None).config.stream == 64
+
+
+@pytest.mark.parametrize("kind,d,part,tiles", [
+    ("softmax", 128, None, {}), ("causal", 64, None, {"block": 64, "stream": 128, "stages": 3}), ("softmax", 128, "qkv", {}),
+    ("causal", 64, "qkv", {}), ("softmax", 128, "qkv", {"stages": 3}), ("softmax", 256, "kv", {})])
+def test_the_models_shared_memory_is_what_reg_to_ptx_lays_out(kind, d, part, tiles):
+    """The model counts a block's shared memory as reg-to-ptx places it
+    (`lowering.shared_layout`: panel buffers 1024-aligned, the mbarriers after the buffers,
+    the start rounded up), so that it sets aside a plan reg-to-ptx refuses: at d=128 the
+    gradient's one kernel with three stages needs 232576 bytes, 128 more than a block may
+    take, which the buffers alone hid."""
+    import napkin_ir
+    from napkin_ir.attention_diagrams import gradient_passes
+    from napkin_ir.passes.composite import spec
+
+    text = str(run_pipeline(attention_diagram(kind, b=1, h=2, n=1024, d=d), gradient_passes(kind, part) if part else ""))
+    full = spec(sm90_passes(run_pipeline(text), **tiles))
+    (cost,) = analyse_module(run_pipeline(text, full.split(",reg-to-ptx")[0])).kernels
+    try:
+        laid_out = napkin_ir.compile(text, pipeline=full, cache=False).smem
+    except napkin_ir.NapkinError as e:  # reg-to-ptx refuses what does not fit, naming the bytes it counted
+        assert cost.smem_per_block > H200.smem_per_block
+        laid_out = int(str(e).split("needs ")[1].split(" bytes")[0])
+    assert cost.smem_per_block == laid_out
