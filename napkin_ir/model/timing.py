@@ -27,7 +27,8 @@ where each warpgroup waits for its products where it stands (the sum), less wher
 next tile's scores are made under this tile's P V (`reg-wgmma-overlap`) or one
 warpgroup's softmax runs under another's products (`reg-pingpong`), least with both;
 plus a latency for each row reduction (`REDUCTION_LATENCY_S`), two a tile step for a
-softmax: fewer, wider stream tiles cost less.
+softmax: fewer, wider stream tiles cost less. A warp-specialised kernel with one consumer
+warpgroup an SM has no other to take turns with, and its chain runs `SOLO_CHAIN` longer.
 
 The SM-side times (the first four, and `chain`) run at full rate only with a warp on
 each of the SM's four sub-partitions (`WARPS_PER_SM_TO_FILL`), and are scaled by the
@@ -73,6 +74,13 @@ CHAIN_EXPOSED = {(False, False): 1.0, (True, False): 2 / 3, (False, True): 2 / 3
 # gives 3959 against 4317, and at 4k (not paired; 875 against 946 us across calls) 1011
 # against 1079.
 REDUCTION_LATENCY_S = 0.35e-6
+# How much longer the chain of a warp-specialised kernel runs where an SM holds one
+# consumer warpgroup: no other warpgroup's math runs under its products, nor its products
+# under another's math, so it also waits out each product's latency. Fitted on the
+# gradient's one kernel at d=64 on the H200 (research/benchmarks.md, 2026-11-29): blocks of
+# 64 keys (one consumer warpgroup) against 128 (two), 128 queries a tile, 1.09-1.24x as
+# long at 4k and 16k, causal and not; the model without it put the two within 2%.
+SOLO_CHAIN = 1.2
 
 BOUND_NAMES = {"tensor": "tensor cores", "alu": "f32 ALU", "sfu": "special functions", "smem": "shared memory",
                "l2": "L2", "hbm": "HBM", "chain": "the products and the math between them, in turn"}
@@ -204,12 +212,14 @@ def predict(cost: KernelCost, hw: Hardware, registers: int | None = None, instru
     in_flight = min(blocks, slots) * cost.inflight_per_block
     hbm_rate = min(sustained_hbm(hw), in_flight / DRAM_LATENCY_S) if in_flight else sustained_hbm(hw)
     times = {k: t * sm_side for k, t in work_times(cost.work, hw, mma).items()}
+    times["smem"] = (cost.smem_read + cost.smem_written) / hw.smem_bytes_per_s * sm_side
     if cost.chained:  # the busiest SM's row reductions, each with its latency
         reductions = cost.reductions / (hw.sms * occ.blocks_per_sm) * sm_side
-        times["chain"] = chain_time(times["tensor"], max(times["alu"], times["sfu"]), cost.overlapped, cost.pingpong) + \
-            reductions * REDUCTION_LATENCY_S
+        solo = cost.producer_warps and (cost.warps - cost.producer_warps) * occ.blocks_per_sm <= 4
+        products = max(times["tensor"], times["smem"])  # no faster than their operands are read
+        times["chain"] = chain_time(products, max(times["alu"], times["sfu"]), cost.overlapped, cost.pingpong) * \
+            (SOLO_CHAIN if solo else 1.0) + reductions * REDUCTION_LATENCY_S
     times.update({
-        "smem": (cost.smem_read + cost.smem_written) / hw.smem_bytes_per_s * sm_side,
         "l2": cost.hbm_bytes / hw.l2_bytes_per_s,
         "hbm": sum(dram.values()) / hbm_rate,
     })

@@ -36,7 +36,9 @@ from napkin_ir.target import SM80, SM90, Engine, Target
 
 NAME = "attention"
 WIDE_STREAM = 176  # keys a tile where no mask cuts them, at head dims up to 128 (FlashAttention-3's)
-ADDED_STREAM = 64  # queries a tile of a kernel that adds dQ along the stream (128 at d=64 when asked: slower, 2026-11-29)
+# queries a tile of a kernel that adds dQ along the stream, by head dim: 128 at d=64 once the
+# schedule kept P's registers free over dS's math (1.05-1.14x 64, H200 2026-11-29), else 64
+ADDED_STREAM = {64: 128, 128: 64}
 DEEP_STREAM = 80  # keys a tile of a long stream at head dims over 128 (FlashAttention-3's at 256)
 PERSISTENT_WORK = 2048 * 256  # keys x head dim a block streams on average, at which a persistent grid stops paying
 LONG_STREAM = 2048  # a causal block's average keys over which its diagonal tiles are a small share
@@ -108,7 +110,7 @@ def streamed_vectors(module: ModuleOp, axes: AttentionAxes) -> int:
 
 def _plan_sm90(module: ModuleOp, req: PlanRequest) -> KernelPlan:
     rows, keys = req.sized("block", 2, "for attention: query rows, keys") or (0, 0)
-    persistent = persistent_pays(module, rows) if req.persistent is None else req.persistent
+    persistent = persistent_pays(module, rows, keys) if req.persistent is None else req.persistent
     req.refuse("attention on sm_90a", ("group", "cluster", "warps", "split", "deterministic"))
     if req.autotile:
         req.refuse("autotile=true (the model chooses it)", ("block",))
@@ -301,17 +303,23 @@ def resident_rows_innermost(module: ModuleOp, axes: AttentionAxes) -> bool:
     return any(axes.query in t.shape and axes.keys not in t.shape and t.axis_names[-1] == axes.query for t in tiles)
 
 
-def persistent_pays(module: ModuleOp, block: int | None = None) -> bool:
+def persistent_pays(module: ModuleOp, block: int | None = None, stream: int | None = None) -> bool:
     """Whether napkin-sm90 launches `module`'s attention persistent by default (blocks of
-    `block` query rows, or the default): where a block's stream (its keys, half under a
-    causal mask, times the head dim) is PERSISTENT_WORK or less on average, so that the
-    prologue and epilogue each block pays are a large share of its time; spherical
-    attention at head dims over 64 up to 128 at any length; never for blocks of three
-    consumer warpgroups (research/benchmarks.md)."""
+    `block` query rows, or the default, streaming `stream` at a time): where a block's
+    stream (its keys, half under a causal mask, times the head dim) is PERSISTENT_WORK or
+    less on average, so that the prologue and epilogue each block pays are a large share
+    of its time; spherical attention at head dims over 64 up to 128 at any length; never
+    for blocks of three consumer warpgroups (research/benchmarks.md), nor for a kernel that
+    adds a result along the stream 128 queries a tile without a mask: its blocks' work is
+    even, and the tile loop's registers make ptxas spill 44 bytes a thread where the plain
+    grid spills none (d=64 at 4k: 0.92x, H200 2026-11-29; under a causal mask both spill,
+    and the paired blocks win, 1.03x)."""
     axes, sizes = attention_shape(module)
     if (block or _rows_for(module, axes, sizes)) > 128:
         return False
     d = head_dim(axes, sizes)
+    if added_along_stream(module, axes) and not axes.masked and (stream or ADDED_STREAM.get(d)) == 128:
+        return False
     if _spherical_narrow(module, d):
         return True
     return sizes[axes.keys] / (2 if axes.masked else 1) * d <= PERSISTENT_WORK
@@ -412,7 +420,7 @@ def sm90_tiles(module: ModuleOp, block: int | None = None, stream: int | None = 
                                       f"warp, its columns split between warpgroups where the rows are fewer than their warps') "
                                       f"and 64 queries a tile, or 128 at head dim 64 (dS through 128-byte panels); got head dim {d}"
                                       + (f", block {block}" if block else "") + (f", stream {stream}" if stream else ""))
-        block, stream, given_block = block or 128, stream or ADDED_STREAM, True
+        block, stream, given_block = block or 128, stream or ADDED_STREAM[d], True
     block = block or _rows_for(module, axes, sizes)
     if block % 64 or not 64 <= block <= 256:
         raise PassFailedException(f"napkin-sm90: attention's block is warpgroups of 64 query rows (64 to 256), got {block}")
@@ -574,7 +582,7 @@ def attention_configs(module: ModuleOp, space: AttentionSpace = AttentionSpace()
     its axes as napkin-sm90 fits them (`sm90_tiles`: the output's store too; tiles it
     refuses for the kernel, as more than 64 keys for the gradient's kernels of three
     products or more at head dims over 64, are left out; a kernel that adds a result along
-    the stream streams 64 at a time), ping-pong only with two
+    the stream streams 64 queries a tile, or 128 at d=64), ping-pong only with two
     warpgroups or more (one has no one to take turns with), neither it nor overlap where a
     result is added along the stream (their plan turns both off)."""
     axes, _ = attention_shape(module)
@@ -583,9 +591,8 @@ def attention_configs(module: ModuleOp, space: AttentionSpace = AttentionSpace()
     # overlap or ping-pong (`sm90_plan`), so those choices would all be the one kernel
     across = added_along_stream(module, axes)
     schedules = [(False, False)] if across else list(itertools.product(space.overlap, space.pingpong))
-    # such a kernel streams 64 queries a tile: 128 at d=64 are correct but slower, which the
-    # model does not yet see (0.84x and 0.67x the default at 4k, H200, research/benchmarks.md)
-    stream_sizes = [s for s in space.stream_sizes if not across or s == ADDED_STREAM]
+    # such a kernel streams 64 queries a tile, or 128 at d=64 (`sm90_tiles` refuses others)
+    stream_sizes = [s for s in space.stream_sizes if not across or s in (64, 128)]
     out: dict[tuple, AttentionConfig] = {}
     for rows, keys, stages in itertools.product(space.block_rows, stream_sizes, space.stages):
         try:

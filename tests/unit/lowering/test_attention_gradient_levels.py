@@ -211,17 +211,19 @@ def test_128_queries_a_tile_only_at_head_dim_64():
 @pytest.mark.parametrize("d", [64, 128])
 def test_the_streamed_statistics_come_with_the_tiles(d):
     """The one kernel of dQ, dK and dV at the benchmarks' length: the TMA brings the streamed
-    queries' log-sum-exp and D with Q and dO (one unswizzled box of 64 f32 each, on their
-    barriers), the consumers read them from shared memory, and the whole still fits a
-    block's shared memory at both head dims (ptxas takes it)."""
+    queries' log-sum-exp and D with Q and dO (one unswizzled box of f32 each, as many as
+    the queries a tile: 128 at d=64, 64 at d=128, on their barriers), the consumers read
+    them from shared memory, and the whole still fits a block's shared memory at both head
+    dims (ptxas takes it)."""
     import napkin_ir
     from napkin_ir.attention_diagrams import attention_diagram, gradient_passes
 
     text = str(run_pipeline(attention_diagram("causal", 1, 2, 4096, d), gradient_passes("causal", "qkv")))
     kernel = napkin_ir.compile(text, "sm90")
     boxes = {p.arg: p.tma for p in kernel.contract.params if p.tma is not None}
-    assert boxes["lse"].box == (1, 1, 64) and boxes["lse"].swizzle == "none"
-    assert boxes["delta"].box == (1, 1, 64) and boxes["delta"].swizzle == "none"
+    queries = {64: 128, 128: 64}[d]
+    assert boxes["lse"].box == (1, 1, queries) and boxes["lse"].swizzle == "none"
+    assert boxes["delta"].box == (1, 1, queries) and boxes["delta"].swizzle == "none"
     assert "ld.global.v2.f32" not in kernel.ptx and kernel.ptx.count("ld.shared.v2.f32") >= 16
     if find_ptxas() is not None:
         (res,) = ptxas_resources(kernel.ptx, "sm_90a").values()

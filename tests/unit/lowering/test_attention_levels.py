@@ -250,6 +250,22 @@ def test_sm90_spherical_attention_at_d128_is_persistent():
     assert not persistent_pays(run_pipeline(_text("softmax", 1, 2, 16384, 16384, 128)))
 
 
+def test_sm90_gradients_one_kernel_loops_only_under_a_mask_at_128_queries():
+    """persistent_pays: the gradient's one kernel at d=64 (128 queries a tile) launches a
+    block a tile without a mask (its persistent form spills where the plain one does not)
+    and loops under a causal mask (paired blocks of equal work); at d=128 (64 queries) it
+    loops at 4k either way."""
+    from napkin_ir.attention_diagrams import gradient_passes
+    from napkin_ir.plan.recipes.attention import persistent_pays
+
+    def grad(kind: str, d: int):
+        return run_pipeline(_text(kind, 4, 2, 4096, 4096, d), gradient_passes(kind, "qkv"))
+
+    assert not persistent_pays(grad("softmax", 64)) and persistent_pays(grad("causal", 64))
+    assert persistent_pays(grad("softmax", 64), None, 64)
+    assert persistent_pays(grad("softmax", 128)) and persistent_pays(grad("causal", 128))
+
+
 def test_sm90_three_warpgroup_blocks_stay_a_block_a_tile():
     """persistent_pays: the 192-row default at d=64 launches a block a tile, where 128-row
     blocks of the same stream would loop."""
