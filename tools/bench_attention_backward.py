@@ -91,13 +91,14 @@ def plan_rows(torch, nt, d: int, n: int, kind: str) -> list[str]:
     """Rows of `--plans` at head dim `d`, `n` tokens a sequence (16k in all, hidden 2048),
     `kind`: for each kernel of the backward (D's aside), every configuration of the
     model's search that compiles (those whose PTX is the same timed once, under the first
-    label), the default plan and the model's pick for this GPU, each checked against the
-    default's outputs, then all timed kernels alone in the same rounds."""
+    label), the default plan and the model's pick for this GPU (what `autotile=true`
+    compiles: the search's tiles, launched persistent where the default would be), each
+    checked against the default's outputs, then all timed kernels alone in the same rounds."""
     import napkin_ir
     from napkin_ir.attention_diagrams import gradient_passes
     from napkin_ir.passes.composite import spec
     from napkin_ir.passmanager import run_pipeline
-    from napkin_ir.plan.recipes.attention import attention_configs, autotile_attention
+    from napkin_ir.plan.recipes.attention import AttentionSpace, attention_configs, autotile_attention, persistent_pays
 
     b, h = max(1, 16384 // n), 2048 // d
     hw = "h200" if "H200" in torch.cuda.get_device_name() else "h100"
@@ -109,8 +110,8 @@ def plan_rows(torch, nt, d: int, n: int, kind: str) -> list[str]:
     for part in nt.backward_parts(d, (9, 0), kind == "causal", n)[1:]:
         module = run_pipeline(nt.attention_text(kind, b, h, h, n, n, d, "bf16"), gradient_passes(kind, part))
         text = str(module)
-        pick = autotile_attention(module, hw).config.describe()
-        kernels: dict[str, object] = {"default": napkin_ir.compile(text, "sm90")}
+        pick = autotile_attention(module, hw, space=AttentionSpace(persistent=persistent_pays(module))).config.describe()
+        kernels: dict[str, object] = {"default": napkin_ir.compile(text, "sm90"), "pick": napkin_ir.compile(text, "sm90", autotile=True, hw=hw)}
         for cfg in attention_configs(module):
             try:
                 kernels[cfg.describe()] = napkin_ir.compile(text, pipeline=spec(cfg.passes(module)))
@@ -139,7 +140,7 @@ def plan_rows(torch, nt, d: int, n: int, kind: str) -> list[str]:
         med = dict(zip(labels, (statistics.median(r) * 1e3 for r in time_interleaved(torch, [fns[x] for x in labels],
                                                                                       rounds=9, settle_s=0.03))))
         best = min(med, key=med.__getitem__)
-        picked = next((x for x, group in same.items() if pick in group), None)
+        picked = next((x for x, group in same.items() if "pick" in group), None)
         at_pick = med.get(picked, float("nan"))
         rows.append(f"{f'b{b} h{h} n{n} d{d} {kind}':<28}{part:>5}{med['default']:>10.0f}{at_pick:>10.0f}{med[best]:>10.0f}"
                     f"{med[best] / at_pick:>10.2f}   pick: {pick}; best: {'; '.join(same[best])}")
