@@ -362,7 +362,9 @@ def main() -> int:
     ap.add_argument("--seqs", help="sequence lengths, e.g. 4096,16384 (default: 1024,4096,16384)")
     ap.add_argument("--dims", help="head dims, e.g. 128 (default: 64,128)")
     ap.add_argument("--path", choices=["sm80", "sm90"], default="sm80", help="napkin-sm80's kernels or napkin-sm90's")
-    ap.add_argument("--configs", help="which of the path's configurations to time, by position, e.g. 0,6 (default: all)")
+    ap.add_argument("--configs", help="which of the path's configurations to time, by position or by name ('auto': "
+                    f"autotile=true; {', '.join(map(repr, VARIANTS))}: the default plan, or it with one option), e.g. 0,6 "
+                    "or default,auto (default: all)")
     ap.add_argument("--groups", help="with --path sm90: grouped-query attention instead, r query heads a key/value head, e.g. 4,8")
     args = ap.parse_args()
     import torch
@@ -376,7 +378,7 @@ def main() -> int:
         [CONFIGS[0], CONFIGS[3], CONFIGS[4]] if args.quick else CONFIGS
     if args.configs:
         every = SM90_CONFIGS if args.path == "sm90" else CONFIGS
-        configs = [every[int(x)] for x in args.configs.split(",")]
+        configs = [x if x in NAMED or x in VARIANTS else every[int(x)] for x in args.configs.split(",")]
     backends = [("flash", SDPBackend.FLASH_ATTENTION), ("cudnn", SDPBackend.CUDNN_ATTENTION), ("efficient", SDPBackend.EFFICIENT_ATTENTION)]
     print(f"device: {torch.cuda.get_device_name()}  torch {torch.__version__}  {t}", flush=True)
     if args.groups:
