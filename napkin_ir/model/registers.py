@@ -44,7 +44,7 @@ PREFETCHED_STEPS = 2
 # registers over what setmaxnreg gives a consumer that a plan may still be judged at: ptxas
 # spills the few it lacks to local memory, which the L1 holds. The gradient's one kernel at
 # d=64, 128 keys by 128 queries: estimated 244 of 240, ptxas spills 44 bytes, and it is the
-# fastest plan (1.05-1.19x the 64-query ones, H200, research/benchmarks.md 2026-11-29)
+# fastest plan (1.06-1.14x the 64-query one, H200, research/benchmarks.md 2026-11-29)
 SPILL_SLACK = 8
 
 

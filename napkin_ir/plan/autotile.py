@@ -315,7 +315,8 @@ def preference(seconds: float, best: float, hbm_bytes: float, stages: int, spill
     (the napkin count), then to more stages; but where the candidate spills registers
     (`spill_smem`: its shared memory), to less shared memory, which leaves the L1 that holds
     the spills more room. The gradient's one kernel at d=64, 128 queries a tile, 44 bytes
-    spilled: two stages 1.03-1.09x three at 4k (H200, research/benchmarks.md 2026-11-29)."""
+    spilled: two stages 1.09x three at 4k without a mask, within 2% causal and at 16k
+    (H200, research/benchmarks.md 2026-11-29)."""
     near = seconds <= best * (1 + TIE_TOLERANCE)
     return (not near, seconds if not near else 0.0, hbm_bytes, -stages if spill_smem is None else spill_smem, seconds)
 

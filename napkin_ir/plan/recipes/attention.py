@@ -37,7 +37,7 @@ from napkin_ir.target import SM80, SM90, Engine, Target
 NAME = "attention"
 WIDE_STREAM = 176  # keys a tile where no mask cuts them, at head dims up to 128 (FlashAttention-3's)
 # queries a tile of a kernel that adds dQ along the stream, by head dim: 128 at d=64 once the
-# schedule kept P's registers free over dS's math (1.05-1.14x 64, H200 2026-11-29), else 64
+# schedule kept P's registers free over dS's math (1.06-1.14x 64, H200 2026-11-29), else 64
 ADDED_STREAM = {64: 128, 128: 64}
 DEEP_STREAM = 80  # keys a tile of a long stream at head dims over 128 (FlashAttention-3's at 256)
 PERSISTENT_WORK = 2048 * 256  # keys x head dim a block streams on average, at which a persistent grid stops paying

@@ -206,7 +206,7 @@ def test_the_gradients_kernels_are_searched_within_the_tiles_they_take(part):
 
 def test_the_gradients_one_kernel_takes_128_queries_a_tile_at_d64():
     """dQ, dK and dV from one kernel at d=64 stream 128 queries a tile, by default and in the
-    search: 1.05-1.14x the 64-query kernel on an H200 once the schedule keeps P's registers
+    search: 1.06-1.14x the 64-query kernel on an H200 once the schedule keeps P's registers
     free over dS's math (research/benchmarks.md, 2026-11-29). The model picks 128 keys by
     128 queries a tile and two stages, the fastest measured: one consumer warpgroup (64
     keys) waits out its products alone (`SOLO_CHAIN`), 64 queries a tile read more shared
