@@ -114,7 +114,7 @@ class RegFunctions(InterpreterFunctions):
     @impl(reg.ReadOp)
     def run_read(self, interpreter: Interpreter, op: reg.ReadOp, args: tuple[Any, ...]):
         t: reg.FragType = op.result.type  # type: ignore[assignment]
-        if t.role.data in ("row", "col"):  # a staged vector: each warp's window of it, as reg.load reads one
+        if op.vector:  # a staged vector: each warp's window of it, as reg.load reads one
             buf, stage = args
             check_readable(buf, stage, op.name)
             (axis,) = t.axis_names

@@ -9,6 +9,8 @@ keeps is one reg-to-ptx takes."""
 
 from __future__ import annotations
 
+from math import prod
+
 from xdsl.ir import SSAValue
 
 from napkin_ir.dialects import hbm, reg, smem
@@ -47,11 +49,13 @@ def reserved(t: smem.BufferType, panels: bool) -> tuple[int, int]:
         return t.stages.data * vector_row_bytes(t)[1], BUFFER_ALIGN
     if panels:
         return t.bytes(), PANEL_ALIGN
-    lead = [t.shape[a] for a in t.axis_names[:-1] if t.shape[a] > 1] or [1]
-    rows = 1
-    for n in lead:
-        rows *= n
+    rows = prod(t.shape[a] for a in t.axis_names[:-1])  # its outer axes' places
     return t.stages.data * rows * padded_row_bytes(t), BUFFER_ALIGN
+
+
+def ring_reserved(t: smem.MbarrierType) -> tuple[int, int]:
+    """(bytes, alignment) reg-to-ptx reserves for an mbarrier ring: 8 bytes a stage."""
+    return 8 * t.stages.data, 8
 
 
 def shared_bytes(kernel: hbm.KernelOp) -> int:
@@ -69,5 +73,5 @@ def shared_bytes(kernel: hbm.KernelOp) -> int:
             place(*reserved(op.result.type, panel_buffer(op.result)))  # type: ignore[arg-type]
     for op in ops:
         if isinstance(op, smem.MbarrierAllocOp):
-            place(8 * op.result.type.stages.data, 8)  # type: ignore[attr-defined]
+            place(*ring_reserved(op.result.type))  # type: ignore[arg-type]
     return size + (PANEL_ALIGN if has_panels(kernel) and size else 0)

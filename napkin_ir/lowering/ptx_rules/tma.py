@@ -34,12 +34,13 @@ from napkin_ir.dialects.ptx import tensor_ops as T
 from napkin_ir.dialects.ptx.attributes import TmaBoxAttr
 from napkin_ir.lowering.ptx_rules.context import PANEL, Buffer, Global, KernelLowering, arg_name, lowers
 from napkin_ir.lowering.ptx_rules.kernel import CONSUMER_BARRIER, by_store_issuer
+from napkin_ir.lowering.shared_layout import ring_reserved
 
 
 @lowers(smem.MbarrierAllocOp)
 def _mbarrier_alloc(k: KernelLowering, op: smem.MbarrierAllocOp) -> None:
     t: smem.MbarrierType = op.result.type  # type: ignore[assignment]
-    base = k.reserve(8 * t.stages.data, 8)
+    base = k.reserve(*ring_reserved(t))
     consumer_side = any(isinstance(u.operation, smem.ArriveOp) and not u.operation.by_role for u in op.result.uses)
     per_party = k.cluster * k.consumer_threads // 32  # a lane of each consumer warp (of both blocks of a cluster)
     count = t.arrivals.data * (per_party if consumer_side else 1)
