@@ -348,10 +348,14 @@ _raw_stream = getattr(torch._C, "_cuda_getCurrentRawStream", None)
 
 
 _HAS_CUDA = torch.cuda.is_available()
+# the C function behind torch.cuda.is_current_stream_capturing (a call of it costs a fraction)
+_stream_capturing = getattr(torch._C, "_cuda_isCurrentStreamCapturing", None) if _HAS_CUDA else None
 
 
 def _capturing() -> bool:
     """Whether torch's current stream is capturing a CUDA graph."""
+    if _stream_capturing is not None:
+        return _stream_capturing()
     return _HAS_CUDA and torch.cuda.is_current_stream_capturing()
 
 
@@ -461,8 +465,10 @@ def _matmul_impl(a: Tensor, b: Tensor) -> Tensor:
     # every argument's dtype and device in the key: a call differing in any is checked anew.
     # A call captured in a CUDA graph may take another kernel (`matmul_kernel`'s `graphed`);
     # the eager call makes that one's launch too, so that a capture loads no module.
-    graphed = a.is_cuda and _capturing()
-    key = (a.shape, b.shape, a.stride(), b.stride(), a.dtype, b.dtype, a.device, b.device, graphed)
+    # devices by index (`get_device`, no torch.device made): the op's CUDA key brings only CUDA tensors
+    graphed = _capturing()
+    index = a.get_device()
+    key = (a.shape, b.shape, a.stride(), b.stride(), a.dtype, b.dtype, index, b.get_device(), graphed)
     launch = _launches.get(key, False)
     if launch is False:
         launch = _matmul_launch(a, b, graphed)
@@ -476,14 +482,14 @@ def _matmul_impl(a: Tensor, b: Tensor) -> Tensor:
     rows = a.shape[0]
     if launch.transposed and launch.out_shape[1] != rows:  # A's rows padded to the kernel's M8 with zeros
         a = torch.nn.functional.pad(a, (0, 0, 0, launch.out_shape[1] - rows))
-    out = torch.empty(launch.out_shape, dtype=a.dtype, device=a.device)
+    out = a.new_empty(launch.out_shape)
     pointers = _pointers(launch, (a, b, out))
     if (pointers[0] | pointers[1] | pointers[2]) & 15:
         a, b = _aligned(a, b)
         pointers = _pointers(launch, (a, b, out))
     if not launch.checked:
         launch.check((a, b, out))
-    stream = _stream(a.device.index)
+    stream = _stream(index)
     launch.on(stream).launch(pointers, stream)
     if launch.transposed:  # C from C^T: transposed by one copy
         return torch.empty((rows, out.shape[0]), dtype=a.dtype, device=a.device).copy_(out[:, :rows].t())
@@ -542,8 +548,12 @@ def _attention_fake(q: Tensor, k: Tensor, v: Tensor, kind: str = "softmax", scal
 
 def _records_grad(*tensors: Tensor) -> bool:
     """Whether autograd records a call on `tensors`: then the forward keeps its row
-    statistic for the backward (`napkin::attention_lse`) rather than running again."""
-    return torch.is_grad_enabled() and any(t.requires_grad for t in tensors)
+    statistic for the backward (`napkin::attention_lse`) rather than running again.
+    A loop, not `any` over a generator: this runs on every call."""
+    for t in tensors:
+        if t.requires_grad:
+            return torch.is_grad_enabled()
+    return False
 
 
 def _attention_lse_impl(q: Tensor, k: Tensor, v: Tensor, kind: str = "softmax",
@@ -772,8 +782,8 @@ def _unobserved(tensors: tuple[Any, ...]) -> bool:
     for t in tensors:
         if type(t) not in _PLAIN or _wrapped(t):
             return False
-    device = tensors[0].device
-    return device.type == "cuda" and device.index == _current_device()
+    first = tensors[0]
+    return first.is_cuda and first.get_device() == _current_device()
 
 
 def _call(op: Any, records: bool, *args: Any) -> Any:
