@@ -318,7 +318,7 @@ def persistent_pays(module: ModuleOp, block: int | None = None, stream: int | No
     if (block or _rows_for(module, axes, sizes)) > 128:
         return False
     d = head_dim(axes, sizes)
-    if added_along_stream(module, axes) and not axes.masked and (stream or ADDED_STREAM.get(d)) == 128:
+    if added_along_stream(module, axes) and not axes.masked and d in ADDED_STREAM and (stream or added_stream(module, d)) == 128:
         return False
     if _spherical_narrow(module, d):
         return True
@@ -366,6 +366,17 @@ def _half_tiles(module: ModuleOp, axes: AttentionAxes) -> bool:
 def _softmax(module: ModuleOp) -> bool:
     """Whether the attention normalises its scores by a softmax (else an L2 norm: spherical)."""
     return any(isinstance(op, ncd.SoftmaxOp) for op in module.walk())
+
+
+def added_stream(module: ModuleOp, d: int) -> int:
+    """Queries a tile of a kernel that adds dQ along the stream, where none are given:
+    ADDED_STREAM's by head dim for a softmax's gradient (its probabilities recomputed by
+    exp), but 64 for spherical attention's (divided by the norm), whose norm's
+    terms hold more registers a row than the softmax's: at 128 queries (d=64) ptxas
+    spills 180 bytes a thread, at 64 none (0.62x the softmax's backward at 128, H200
+    2026-11-29)."""
+    exp = _softmax(module) or any(isinstance(op, ncd.MapOp) and op.fn.data == "exp" for op in module.walk())
+    return ADDED_STREAM[d] if exp else 64
 
 
 def _spherical_narrow(module: ModuleOp, d: int) -> bool:
@@ -420,7 +431,7 @@ def sm90_tiles(module: ModuleOp, block: int | None = None, stream: int | None = 
                                       f"warp, its columns split between warpgroups where the rows are fewer than their warps') "
                                       f"and 64 queries a tile, or 128 at head dim 64 (dS through 128-byte panels); got head dim {d}"
                                       + (f", block {block}" if block else "") + (f", stream {stream}" if stream else ""))
-        block, stream, given_block = block or 128, stream or ADDED_STREAM[d], True
+        block, stream, given_block = block or 128, stream or added_stream(module, d), True
     block = block or _rows_for(module, axes, sizes)
     if block % 64 or not 64 <= block <= 256:
         raise PassFailedException(f"napkin-sm90: attention's block is warpgroups of 64 query rows (64 to 256), got {block}")

@@ -266,6 +266,23 @@ def test_sm90_gradients_one_kernel_loops_only_under_a_mask_at_128_queries():
     assert persistent_pays(grad("softmax", 128)) and persistent_pays(grad("causal", 128))
 
 
+def test_sm90_spherical_gradients_one_kernel_streams_64_queries_at_d64():
+    """added_stream: the softmax's gradient (its probabilities recomputed by exp) streams
+    128 queries a tile at d=64; spherical attention's (divided by the norm) 64, where 128
+    spill, and so loops as the softmax's does at 64. The spec names the stream."""
+    from napkin_ir.attention_diagrams import gradient_passes
+    from napkin_ir.plan.recipes.attention import added_stream, persistent_pays, sm90_passes
+
+    def grad(kind: str, d: int):
+        return run_pipeline(_text(kind, 4, 2, 4096, 4096, d), gradient_passes(kind, "qkv"))
+
+    assert added_stream(grad("softmax", 64), 64) == 128 and added_stream(grad("causal", 64), 64) == 128
+    assert added_stream(grad("spherical", 64), 64) == 64 and added_stream(grad("softmax", 128), 128) == 64
+    assert persistent_pays(grad("spherical", 64))
+    assert 'stream="i:64"' in spec(sm90_passes(grad("spherical", 64)))
+    assert 'stream="i:128"' in spec(sm90_passes(grad("softmax", 64)))
+
+
 def test_sm90_three_warpgroup_blocks_stay_a_block_a_tile():
     """persistent_pays: the 192-row default at d=64 launches a block a tile, where 128-row
     blocks of the same stream would loop."""
