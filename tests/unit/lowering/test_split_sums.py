@@ -118,3 +118,24 @@ def test_a_bf16_output_is_rounded_by_the_last_part(m, n, k, split):
         runs.append(out.astype(np.float64))
     assert reference.relative_error(runs[0], once) <= 1e-3
     np.testing.assert_array_equal(runs[0], runs[1])
+
+
+@pytest.mark.parametrize("parts", [2, 4])
+def test_the_last_part_loads_every_parts_values_together(parts):
+    """The last part to finish reads the parts' f32 values back LOADS_IN_FLIGHT pairs at a
+    time, every part's for a few pairs, before it adds any: its reads wait on the L2's
+    latency, not on each other (napkin-sm90's PTX, a 128 x 128 tile of two warpgroups)."""
+    from napkin_ir import compile as compile_kernel
+    from napkin_ir.lowering.ptx_rules.stores import LOADS_IN_FLIGHT
+
+    lines = compile_kernel(gemm(256, 512, 1024, "bf16"), "sm90", block=(128, 128, 64), split=parts, cache=False).ptx.splitlines()
+    start = next(i for i, line in enumerate(lines) if "atom" in line and "acq_rel" in line)  # the count of arrivals
+    runs, loads = [], 0
+    for line in lines[start:]:
+        if "ld.global.cg.v2.f32" in line:
+            loads += 1
+        elif "add.f32" in line and loads:
+            runs.append(loads)
+            loads = 0
+    assert runs and sum(runs) == 32 * parts  # 32 pairs a thread, from each part
+    assert max(runs) == LOADS_IN_FLIGHT == 32
