@@ -507,14 +507,7 @@ class Launcher:
 
     def launch(self, pointers: tuple[int, ...], stream: Any = None) -> None:
         """Launch on `stream` (a handle, a CUstream or a stream object) with `pointers`."""
-        params = self._params.get(pointers) or self.params_for(pointers)
-        direct = self.direct  # a kernel with no outputs to zero: straight to the driver, inline (every call)
-        if direct is not None and type(stream) is int:
-            code = direct(_stream_pointers.get(stream) or stream_pointer(stream), params.pointer)
-            if code:
-                self.launch_failed(code, params, stream)
-            return
-        self.launch_params(params, stream)
+        self.launch_params(self._params.get(pointers) or self.params_for(pointers), stream)
 
     def launch_params(self, params: KernelParams, stream: Any = None) -> None:
         direct = self._direct

@@ -318,7 +318,7 @@ def persistent_pays(module: ModuleOp, block: int | None = None, stream: int | No
     if (block or _rows_for(module, axes, sizes)) > 128:
         return False
     d = head_dim(axes, sizes)
-    if added_along_stream(module, axes) and not axes.masked and d in ADDED_STREAM and (stream or added_stream(module, d)) == 128:
+    if added_along_stream(module, axes) and not axes.masked and (stream or added_stream(module, d)) == 128:
         return False
     if _spherical_narrow(module, d):
         return True
@@ -376,7 +376,7 @@ def added_stream(module: ModuleOp, d: int) -> int:
     spills 180 bytes a thread, at 64 none (0.62x the softmax's backward at 128, H200
     2026-11-29)."""
     exp = _softmax(module) or any(isinstance(op, ncd.MapOp) and op.fn.data == "exp" for op in module.walk())
-    return ADDED_STREAM[d] if exp else 64
+    return ADDED_STREAM.get(d, 64) if exp else 64
 
 
 def _spherical_narrow(module: ModuleOp, d: int) -> bool:
