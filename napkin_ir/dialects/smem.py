@@ -313,6 +313,14 @@ class TmaCopyOp(IRDLOperation):
     their tiles: the attention gradient's log-sum-exp and D).
 
         smem.tma_copy %a[%m0, %k0] -> %buf[%s], %full[%s] : !hbm.global<m=512, k=256 : bf16>, !smem.buffer<m=128, k=64 : bf16, stages=4, layout=swizzle>, !smem.mbarrier<stages=4, arrivals=1>
+
+    `rows` (a multiple of 8, fewer than the tile's): only the tile's first `rows` rows are
+    copied, and only their bytes count; the rest of the stage keeps what it held. For a
+    global shorter than the tile along an axis no product or reduction of the kernel sums
+    over (a decode's few rows of A): what lies past its edge reaches only results past it,
+    which are not stored, and the TMA does not fill rows of zeros every stage.
+
+        smem.tma_copy %a[%m0, %k0] -> %buf[%s], %full[%s] {rows = 8 : i32} : !hbm.global<m=1, k=256 : bf16>, !smem.buffer<m=64, k=64 : bf16, stages=4, layout=swizzle>, !smem.mbarrier<stages=4, arrivals=1>
     """
 
     name = "smem.tma_copy"
@@ -322,11 +330,28 @@ class TmaCopyOp(IRDLOperation):
     stage = operand_def(IndexType)
     bars = operand_def(MbarrierType)
     bar_stage = operand_def(IndexType)
+    rows = opt_prop_def(IntegerAttr)
+    irdl_options = (ParsePropInAttrDict(),)
     assembly_format = ("$source `[` $offsets `]` `->` $dest `[` $stage `]` `,` $bars `[` $bar_stage `]` attr-dict "
                        "`:` type($source) `,` type($dest) `,` type($bars)")
 
-    def __init__(self, source: SSAValue, offsets: Sequence[SSAValue], dest: SSAValue, stage: SSAValue, bars: SSAValue, bar_stage: SSAValue):
-        super().__init__(operands=[source, list(offsets), dest, stage, bars, bar_stage])
+    def __init__(self, source: SSAValue, offsets: Sequence[SSAValue], dest: SSAValue, stage: SSAValue, bars: SSAValue, bar_stage: SSAValue,
+                 rows: int | None = None):
+        super().__init__(operands=[source, list(offsets), dest, stage, bars, bar_stage],
+                         properties={"rows": IntegerAttr(rows, i32)} if rows is not None else {})
+
+    @property
+    def box_rows(self) -> int:
+        """The rows of the tile one copy writes: `rows`, else all of them."""
+        b = self.dest.type
+        assert isinstance(b, BufferType)
+        return self.rows.value.data if self.rows is not None else b.dims[0]
+
+    def copied_bytes(self) -> int:
+        """The bytes one copy delivers to its stage's barrier."""
+        b = self.dest.type
+        assert isinstance(b, BufferType)
+        return b.bytes() // b.stages.data * self.box_rows // b.dims[0]
 
     def verify_(self) -> None:
         g, b = self.source.type, self.dest.type
@@ -335,6 +360,10 @@ class TmaCopyOp(IRDLOperation):
         require(b.layout.data == "swizzle" or b.vector, self, f"TMA copies here fill 128-byte swizzled buffers (layout=swizzle), or "
                 f"an f32 vector into a plain one (layout=row), got {b}")
         _check_ring(self, self.bars, b)
+        if self.rows is not None:
+            n = self.rows.value.data
+            require(not b.vector and len(b.dims) == 2 and n % 8 == 0 and 8 <= n < b.dims[0], self,
+                    f"rows must be a multiple of 8 below the tile's {b.dims[0]} rows of a two-axis swizzled buffer, got {n}")
 
 
 @irdl_op_definition

@@ -356,7 +356,7 @@ class SmemFunctions(InterpreterFunctions):
             if stage not in buf.free:  # a free stage is neither held nor being filled
                 raise InterpretationError(f"{op.name}: copies into stage {stage} of {buf.type} while the consumers still "
                                           "hold it (wait for its empty barrier first)")
-            nbytes = buf.type.bytes() // buf.type.stages.data
+            nbytes = op.copied_bytes()
             if ring.tx[bar_stage] < nbytes:
                 raise InterpretationError(f"{op.name}: delivers {nbytes} bytes to stage {bar_stage}'s barrier, but only "
                                           f"{ring.tx[bar_stage]} were announced (smem.arrive_expect)")
@@ -364,7 +364,10 @@ class SmemFunctions(InterpreterFunctions):
             buf.free.discard(stage)
             buf.tma_filled = True
             buf.in_flight[stage] = buf.in_flight.get(stage, 0) + 1
-            ring.landing[bar_stage].append((buf, stage, read_tile(g, offsets, buf.type.dims)))
+            tile = read_tile(g, offsets, buf.type.dims)
+            if op.rows is not None:  # rows past the box keep what the stage held: NaN here, so that a result they reach shows it
+                tile[op.box_rows:] = np.nan
+            ring.landing[bar_stage].append((buf, stage, tile))
             self._maybe_complete(ring, bar_stage)
             self.roles.changed()
         return ()

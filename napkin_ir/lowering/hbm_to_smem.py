@@ -440,6 +440,28 @@ def _store_role(chain: list[scf.ForOp], allocs: list[smem.AllocOp], producer: sm
                                         smem.ArriveOp(full.result, s, async_proxy=True)])
 
 
+def short_rows(g: SSAValue, t: smem.BufferType, kernel: hbm.KernelOp | None) -> int | None:
+    """The rows a TMA copy of `g` into tiles `t` need bring (`smem.tma_copy`'s `rows`), or
+    None for all: where the global is shorter than the tile along its rows' axis (a decode's
+    1 to 63 rows of A in a 64-row tile), its length rounded up to 8, so that the TMA does not
+    write the rest as zeros every stage. Only where what lies past the edge reaches nothing
+    stored: a kernel of one product and element-wise maps (a GEMM and its epilogue), the
+    axis not summed over, no cluster (its copies are multicast by halves)."""
+    gt = g.type
+    if kernel is None or not isinstance(gt, hbm.GlobalType) or len(t.dims) != 2 or t.layout.data != "swizzle":
+        return None
+    axis, rows = t.axis_names[0], t.dims[0]
+    length = gt.shape.get(axis, rows)
+    if length >= rows or kernel.cluster_blocks > 1:
+        return None
+    products = [op for op in kernel.walk() if isinstance(op, ncd.ContractOp)]
+    plain = all(isinstance(op, ncd.ContractOp | ncd.MapOp) for op in kernel.walk() if op.dialect_name() == "ncd")
+    if len(products) != 1 or not plain or axis in [a.data for a in products[0].over]:
+        return None
+    short = -(-length // 8) * 8
+    return short if short < rows else None
+
+
 @dataclass(frozen=True)
 class HbmToSmemPass(ModulePass):
     name = "hbm-to-smem"
@@ -734,10 +756,13 @@ class HbmToSmemPass(ModulePass):
             if empty not in waited:  # the stage of each ring released before its first copy
                 ops.append(smem.MbarrierWaitOp(empty.result, s, prev.result))
                 waited.append(empty)
-            ops.append(smem.ArriveExpectOp(full.result, s, sum(types[n].bytes() // self.stages for n in group)))
+            copies = []
             for n in group:
                 offsets = [body.args[0] if o is first.body.block.args[0] else o for o in loads[n].offsets]
-                ops.append(smem.TmaCopyOp(loads[n].source, offsets, allocs[n].result, s, full.result, s))
+                copies.append(smem.TmaCopyOp(loads[n].source, offsets, allocs[n].result, s, full.result, s,
+                                             rows=short_rows(loads[n].source, types[n], hbm.enclosing_kernel(first))))
+            ops.append(smem.ArriveExpectOp(full.result, s, sum(c.copied_bytes() for c in copies)))
+            ops += copies
         body.add_ops([*ops, scf.YieldOp()])
         _hoist_before(chain[-1].ub, first)
         _hoist_before(lb0, first)

@@ -99,6 +99,18 @@ def test_gemm_sm90_small(shape):
     expect_close(*run_sm90(torch, *shape, "bf16"), "bf16")
 
 
+@pytest.mark.sanitize
+@pytest.mark.parametrize("launch", [{}, {"store": "tma"}, {"group": 4, "persistent": True}], ids=["direct", "tma_store", "persistent"])
+@pytest.mark.parametrize("m", [1, 3, 13, 60])
+def test_gemm_sm90_decode_rows_short_box(m, launch):
+    """A of fewer rows than the 64-row tile: its TMA copies bring m rounded up to 8 rows; the
+    stage's rows past them hold whatever they held (stale, or never written on the first
+    tile) and reach only output rows that are not stored."""
+    torch = pytest.importorskip("torch")
+    _need_sm90()
+    expect_close(*run_sm90(torch, m, 392, 200, "bf16", (64, 128, 64), 3, **launch), "bf16")
+
+
 @pytest.mark.parametrize("config", LAUNCHES, ids=lambda c: f"{c[0][0]}x{c[0][1]}x{c[0][2]}s{c[1]}g{c[2]}b{c[3]}")
 @pytest.mark.parametrize("shape", [(1000, 744, 520), (2048, 1536, 512)])
 def test_gemm_sm90_launch_orders(shape, config):

@@ -90,15 +90,17 @@ def _arrive(k: KernelLowering, op: smem.ArriveOp) -> None:
     k.cur = rest
 
 
-def _box(k: KernelLowering, g: SSAValue, buf: Buffer) -> None:
+def _box(k: KernelLowering, g: SSAValue, buf: Buffer, rows: int | None = None) -> None:
     """The box one copy moves, outermost axis first: a panel of the tile (its places along
     every axis but the innermost, 1 along those of one place: a grouped-query tile's box is
     1 x 1 x heads x positions x 64). The TMA writes a box's rows one after another, the
-    outer axes' places outermost: the buffer's rows, folded from its row axes."""
+    outer axes' places outermost: the buffer's rows, folded from its row axes. `rows`: a
+    copy of the tile's first rows only (`smem.tma_copy`'s `rows`, a two-axis tile)."""
     if not buf.panels:  # a plain f32 vector (a stream's statistic): the whole tile, unswizzled
         box = TmaBoxAttr(arg_name(g, k.kernel.globals.index(g)), tuple(buf.type.dims), "none")
     else:
-        box = TmaBoxAttr(arg_name(g, k.kernel.globals.index(g)), (*buf.type.dims[:-1], buf.element.elements(PANEL)), "128B")
+        outer = (rows,) if rows is not None else buf.type.dims[:-1]
+        box = TmaBoxAttr(arg_name(g, k.kernel.globals.index(g)), (*outer, buf.element.elements(PANEL)), "128B")
     if box not in k.tma_boxes:
         k.tma_boxes.append(box)
 
@@ -117,7 +119,7 @@ def _tma_copy(k: KernelLowering, op: smem.TmaCopyOp) -> None:
     buf: Buffer = k.vals[op.dest]
     rows, cols = buf.rows, buf.cols
     panel_cols = buf.element.elements(PANEL)
-    _box(k, op.source, buf)
+    _box(k, op.source, buf, op.rows.value.data if op.rows is not None else None)
     o_r, o_c, outer = _outer(k, g, buf, op.offsets)
     base = k.stage_addr(buf, op.stage)
     mbar = bar(k, op.bars, op.bar_stage)

@@ -70,3 +70,23 @@ hbm.kernel attributes {sym_name = "k", grid = #hbm.labels<m=128>, num_outputs = 
   hbm.return
 }
 // CHECK: smem.tma_copy: TMA copies here fill 128-byte swizzled buffers (layout=swizzle), or an f32 vector into a plain one (layout=row), got !smem.buffer<m=128, k=64 : f32, stages=2, layout=row>
+
+// -----
+hbm.kernel attributes {sym_name = "k", grid = #hbm.labels<m=64>, num_outputs = 1 : i32} {
+^bb0(%a: !hbm.global<m=3, k=64 : bf16>, %out: !hbm.global<m=3, k=64 : bf16>, %m0: index):
+  %buf = smem.alloc : !smem.buffer<m=64, k=64 : bf16, stages=2, layout=swizzle>
+  %full = smem.mbarrier_alloc : !smem.mbarrier<stages=2, arrivals=1>
+  smem.tma_copy %a[%m0, %m0] -> %buf[%m0], %full[%m0] {rows = 12 : i32} : !hbm.global<m=3, k=64 : bf16>, !smem.buffer<m=64, k=64 : bf16, stages=2, layout=swizzle>, !smem.mbarrier<stages=2, arrivals=1>
+  hbm.return
+}
+// CHECK: smem.tma_copy: rows must be a multiple of 8 below the tile's 64 rows of a two-axis swizzled buffer, got 12
+
+// -----
+hbm.kernel attributes {sym_name = "k", grid = #hbm.labels<m=64>, num_outputs = 1 : i32} {
+^bb0(%a: !hbm.global<m=3, k=64 : bf16>, %out: !hbm.global<m=3, k=64 : bf16>, %m0: index):
+  %buf = smem.alloc : !smem.buffer<m=64, k=64 : bf16, stages=2, layout=swizzle>
+  %full = smem.mbarrier_alloc : !smem.mbarrier<stages=2, arrivals=1>
+  smem.tma_copy %a[%m0, %m0] -> %buf[%m0], %full[%m0] {rows = 64 : i32} : !hbm.global<m=3, k=64 : bf16>, !smem.buffer<m=64, k=64 : bf16, stages=2, layout=swizzle>, !smem.mbarrier<stages=2, arrivals=1>
+  hbm.return
+}
+// CHECK: smem.tma_copy: rows must be a multiple of 8 below the tile's 64 rows of a two-axis swizzled buffer, got 64

@@ -46,3 +46,16 @@ hbm.kernel attributes {sym_name = "v", grid = #hbm.labels<b=1>, num_outputs = 1 
   smem.tma_copy %lse[%b0, %c0] -> %vec[%c0], %full[%c0] : !hbm.global<b=4, i=300 : f32>, !smem.buffer<b=1, i=64 : f32, stages=2, layout=row>, !smem.mbarrier<stages=2, arrivals=1>
   hbm.return
 }
+
+// A copy of the tile's first rows only (a global shorter than the tile): its bytes alone count
+// CHECK: smem.arrive_expect %full2[%s0] {bytes = 1024 : i32} : !smem.mbarrier<stages=2, arrivals=1>
+// CHECK-NEXT: smem.tma_copy %a[%m0, %s0] -> %buf2[%s0], %full2[%s0] {rows = 8 : i32} : !hbm.global<m=3, k=64 : bf16>, !smem.buffer<m=64, k=64 : bf16, stages=2, layout=swizzle>, !smem.mbarrier<stages=2, arrivals=1>
+hbm.kernel attributes {sym_name = "short", grid = #hbm.labels<m=64>, num_outputs = 1 : i32} {
+^bb0(%a: !hbm.global<m=3, k=64 : bf16>, %out: !hbm.global<m=3, k=64 : bf16>, %m0: index):
+  %s0 = arith.constant 0 : index
+  %buf2 = smem.alloc : !smem.buffer<m=64, k=64 : bf16, stages=2, layout=swizzle>
+  %full2 = smem.mbarrier_alloc : !smem.mbarrier<stages=2, arrivals=1>
+  smem.arrive_expect %full2[%s0] {bytes = 1024 : i32} : !smem.mbarrier<stages=2, arrivals=1>
+  smem.tma_copy %a[%m0, %s0] -> %buf2[%s0], %full2[%s0] {rows = 8 : i32} : !hbm.global<m=3, k=64 : bf16>, !smem.buffer<m=64, k=64 : bf16, stages=2, layout=swizzle>, !smem.mbarrier<stages=2, arrivals=1>
+  hbm.return
+}
