@@ -49,7 +49,7 @@ from torch import Tensor
 import napkin_ir
 from napkin_ir.attention_diagrams import KINDS, attention_diagram, gqa_attention_diagram, gradient_passes
 from napkin_ir.diagrams import gemm
-from napkin_ir.plan.recipes.product_targets import gemm_candidates, transposed_for
+from napkin_ir.plan.recipes.product_targets import gemm_candidates
 
 DTYPES = {torch.bfloat16: "bf16", torch.float16: "f16"}
 LAYOUTS = ("bhnd", "bnhd")  # SDPA's (batch, heads, tokens, head dim); flash-attn's (batch, tokens, heads, head dim)
@@ -187,29 +187,19 @@ def _refuse_old_gpu(op: str, cap: tuple[int, int]) -> None:
         raise ValueError(f"{op}: the GPU is sm_{cap[0]}{cap[1]}; napkin's kernels need sm_80 or newer")
 
 
-TRANSPOSED_GEMM = "matmul_t"  # the kernel of C^T = B^T A^T that napkin::matmul runs for a decode-sized M
-
-
-def matmul_kernel(m: int, n: int, k: int, dtype: str, cap: tuple[int, int], graphed: bool = False) -> Any:
+def matmul_kernel(m: int, n: int, k: int, dtype: str, cap: tuple[int, int]) -> Any:
     """The CompiledKernel of a[M, K] @ b[K, N] on a GPU of capability `cap`, or a ValueError
     with each candidate's reason: what the op and its fake kernel both ask. Where the model
     puts it first (`gemm_candidates`), the contraction is split over the grid: each part
     writes its f32 sums, and the part of each output tile that finishes last adds them up
     in order and rounds them into the output (one launch, no zeroing, the same bits every
-    run). On Hopper a decode-sized M (below 64) runs in a 64-row tile, its loads reading
-    zeros past A's rows; where `graphed` (a call captured in a CUDA graph, where the host's
-    time does not count) it is computed transposed (`transposed_for`: the kernel
-    TRANSPOSED_GEMM writes C^T [N, M8] from A padded to M8 rows, which the op pads and
-    transposes back; 0.79-0.98x cuBLAS under graphs, H200, 2026-11-27)."""
+    run). On Hopper a decode-sized M (below 64) runs in a 64-row tile whose copies of A
+    bring only its rows rounded up to 8 (`smem.tma_copy`'s `rows`): 0.94-1.32x cuBLAS at
+    M 1 and 16 under CUDA graphs (H200, 2026-11-29), eager and captured calls alike."""
     _refuse_old_gpu("napkin::matmul", cap)
     text = gemm(m, n, k, dtype)
     candidates = [(t, text, o) for t, o in gemm_candidates(m, n, k, cap, split=True)]
-    swap = transposed_for(m, n, k, cap) if graphed else None
-    if swap is not None:
-        flipped = gemm(swap["block"][1], n, k, dtype, TRANSPOSED_GEMM, transposed=True)  # type: ignore[index]
-        candidates.insert(0, ("sm90", flipped, swap))
-    return _compiled(("matmul", m, n, k, dtype, cap, swap is not None), candidates,
-                     f"napkin::matmul of a {m}x{k} and a {k}x{n} {dtype} matrix")
+    return _compiled(("matmul", m, n, k, dtype, cap), candidates, f"napkin::matmul of a {m}x{k} and a {k}x{n} {dtype} matrix")
 
 
 GRADIENT = "ncd-grad,ncd-fold-casts"  # the backward derived from the diagram, its f32 casts folded into the products
@@ -371,8 +361,7 @@ class _Launch:
     output's shape, whether inputs are copied to contiguous ones, and where each pointer
     goes in the kernel's parameter list."""
 
-    __slots__ = ("kernel", "launcher", "out_shape", "copy", "names", "order", "views", "checked", "transposed", "index",
-                 "streams")
+    __slots__ = ("kernel", "launcher", "out_shape", "copy", "names", "order", "views", "checked", "index", "streams")
 
     def __init__(self, kernel: Any, index: int, out_shape: tuple[int, ...], copy: bool, names: tuple[str, ...],
                  views: dict[str, tuple[int, ...]] | None = None) -> None:
@@ -389,10 +378,6 @@ class _Launch:
         self.out_shape, self.copy, self.views = out_shape, copy, views or {}
         position = {name: k for k, name in enumerate(names)}
         self.order = tuple(position[a] for a in kernel.arg_names())
-        # a GEMM computed transposed: C^T [N, M8] of A padded to M8 rows (`matmul_kernel`)
-        self.transposed = kernel.name == TRANSPOSED_GEMM
-        if self.transposed:
-            self.out_shape = kernel.contract.param("out").shape
 
     def on(self, stream: int) -> Any:
         """The launcher for `stream`: the one launcher, or for a stateful kernel the module
@@ -449,39 +434,28 @@ _lib.define('attention_backward(Tensor q, Tensor k, Tensor v, Tensor out, Tensor
             'str kind="softmax", float? scale=None) -> (Tensor, Tensor, Tensor)')
 
 
-def _matmul_launch(a: Tensor, b: Tensor, graphed: bool, other: _Launch | None = None) -> _Launch | None:
-    """The launch of `matmul_kernel`'s kernel for these tensors (None for an empty product):
-    `other` itself where that launches the same kernel."""
+def _matmul_launch(a: Tensor, b: Tensor) -> _Launch | None:
+    """The launch of `matmul_kernel`'s kernel for these tensors (None for an empty product)."""
     m, n, k = matmul_shapes(a, b)
     if not (m and n and k):
         return None
-    kernel = matmul_kernel(m, n, k, DTYPES[a.dtype], capability(a.device), graphed)
-    if other is not None and other.kernel is kernel:
-        return other
+    kernel = matmul_kernel(m, n, k, DTYPES[a.dtype], capability(a.device))
     return _Launch(kernel, a.device.index, (m, n), not (a.is_contiguous() and b.is_contiguous()), ("a", "b", "out"))
 
 
 def _matmul_impl(a: Tensor, b: Tensor) -> Tensor:
     # every argument's dtype and device in the key: a call differing in any is checked anew.
-    # A call captured in a CUDA graph may take another kernel (`matmul_kernel`'s `graphed`);
-    # the eager call makes that one's launch too, so that a capture loads no module.
     # devices by index (`get_device`, no torch.device made): the op's CUDA key brings only CUDA tensors
-    graphed = _capturing()
     index = a.get_device()
-    key = (a.shape, b.shape, a.stride(), b.stride(), a.dtype, b.dtype, index, b.get_device(), graphed)
+    key = (a.shape, b.shape, a.stride(), b.stride(), a.dtype, b.dtype, index, b.get_device())
     launch = _launches.get(key, False)
     if launch is False:
-        launch = _matmul_launch(a, b, graphed)
+        launch = _matmul_launch(a, b)
         _remember(key, launch)
-        if not graphed:
-            _remember(key[:-1] + (True,), _matmul_launch(a, b, True, launch))
     if launch is None:  # an empty product
         return torch.zeros((a.shape[0], b.shape[1]), dtype=a.dtype, device=a.device)
     if launch.copy:
         a, b = a.contiguous(), b.contiguous()
-    rows = a.shape[0]
-    if launch.transposed and launch.out_shape[1] != rows:  # A's rows padded to the kernel's M8 with zeros
-        a = torch.nn.functional.pad(a, (0, 0, 0, launch.out_shape[1] - rows))
     out = a.new_empty(launch.out_shape)
     pointers = _pointers(launch, (a, b, out))
     if (pointers[0] | pointers[1] | pointers[2]) & 15:
@@ -491,8 +465,6 @@ def _matmul_impl(a: Tensor, b: Tensor) -> Tensor:
         launch.check((a, b, out))
     stream = _stream(index)
     launch.on(stream).launch(pointers, stream)
-    if launch.transposed:  # C from C^T: transposed by one copy
-        return torch.empty((rows, out.shape[0]), dtype=a.dtype, device=a.device).copy_(out[:, :rows].t())
     return out
 
 
@@ -815,9 +787,8 @@ def matmul(a: Tensor, b: Tensor) -> Tensor:
     (`matmul_grad_kernel`), each compiled once per shape.
     Non-contiguous inputs are copied to contiguous ones first (`.contiguous()`), so a
     transposed operand such as `linear.weight.t()` costs a copy. Any M compiles (a decode's
-    1 row too; on Hopper computed transposed under a CUDA graph's capture,
-    `matmul_kernel`); where the
-    model puts it first, the contraction is split over the grid, each output tile's parts
+    1 row too: on Hopper a 64-row tile whose copies bring A's rows only, `matmul_kernel`);
+    where the model puts it first, the contraction is split over the grid, each output tile's parts
     summed in f32 in a fixed order and rounded by the last, in the one kernel (the same
     bits every run); such a kernel keeps its parts' sums in its module, which the op loads
     once for each stream it launches on, so that launches on two streams at once do not
@@ -923,4 +894,4 @@ def scaled_dot_product_attention(query: Tensor, key: Tensor, value: Tensor, attn
 __all__ = ["DTYPES", "FAKE_CAPABILITY", "LAYOUTS", "attention", "attention_grad_kernel", "attention_kernel", "attention_shapes",
            "attention_targets",
            "attention_text", "backward_parts", "capability", "gemm_candidates", "gradient_heads", "matmul", "matmul_kernel", "matmul_shapes",
-           "scaled_dot_product_attention", "transposed_for"]
+           "scaled_dot_product_attention"]

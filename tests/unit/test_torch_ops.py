@@ -156,28 +156,16 @@ def test_the_target_and_tiles_chosen():
     assert all("cluster" not in o for _, o in nt.gemm_candidates(3000, 7000, 1000, (8, 0)))
 
 
-def test_a_decode_sized_m_is_computed_transposed_on_hopper():
-    """C^T = B^T A^T: B's columns fill wgmma's 64-row tiles, A's rows (padded to 8s) are its
-    N; the contraction split until the blocks fill the machine (parts of 1024 or more)."""
-    assert nt.transposed_for(16, 4096, 4096, (9, 0)) == {"block": (128, 16, 64), "split": 4}
-    assert nt.transposed_for(1, 4096, 4096, (9, 0)) == {"block": (128, 8, 64), "split": 4}
-    assert nt.transposed_for(60, 8192, 8192, (9, 0)) == {"block": (128, 64, 64), "split": 2}
-    assert nt.transposed_for(16, 14336, 4096, (9, 0)) == {"block": (128, 16, 64)}  # 112 tiles: no split
-    assert nt.transposed_for(16, 4096, 1024, (9, 0)) == {"block": (128, 16, 64)}  # parts too short
-    for shape, cap in [((64, 4096, 4096), (9, 0)), ((16, 4096, 4096), (8, 0)), ((16, 64, 4096), (9, 0)), ((16, 4096, 36), (9, 0))]:
-        assert nt.transposed_for(*shape, cap) is None
-    kernel = nt.matmul_kernel(13, 4096, 4096, "bf16", (9, 0), graphed=True)  # captured in a CUDA graph
-    assert kernel.name == "matmul_t" and kernel.contract.param("out").shape == (4096, 16)
-    # split in 4: each part writes its f32 sums and the last to finish rounds them, so the bf16 output is written,
-    # not zeroed and added to
-    out = kernel.contract.param("out")
-    assert kernel.contract.param("a").shape == (16, 4096) and (out.role, out.dtype) == ("out", "bf16")
-    assert "matmul_t_out_parts" in kernel.ptx and "red.global.add" not in kernel.ptx
-    assert nt.matmul_kernel(13, 4096, 4096, "bf16", (8, 0), graphed=True).name == "matmul"
-    # called eagerly: one launch, a 64-row tile past A's 13 rows (no padding, no copy back)
-    for k in (4096, 14336):
-        eager = nt.matmul_kernel(13, 4096, k, "bf16", (9, 0))
-        assert eager.name == "matmul" and eager.contract.param("a").shape == (13, k) and eager.contract.target == "sm_90a"
+def test_a_decode_sized_m_copies_only_its_rows_on_hopper():
+    """A decode's few rows of A in a 64-row tile: its TMA copies bring M rounded up to 8 rows,
+    not 64 of which the TMA writes the rest as zeros; one launch, eager or captured, no
+    padding or copy back. From 64 rows on, the whole tile."""
+    for m, rows in ((1, 8), (13, 16), (60, 64)):
+        kernel = nt.matmul_kernel(m, 4096, 4096, "bf16", (9, 0))
+        assert kernel.name == "matmul" and kernel.contract.param("a").shape == (m, 4096) and kernel.contract.target == "sm_90a"
+        assert kernel.boxes["a"].box == (rows, 64)
+    assert nt.matmul_kernel(64, 4096, 4096, "bf16", (9, 0)).boxes["a"].box == (64, 64)
+    assert nt.matmul_kernel(13, 4096, 4096, "bf16", (8, 0)).contract.target == "sm_80"
 
 
 def test_each_candidate_compiles_for_its_target():
@@ -569,10 +557,8 @@ def test_the_ops_first_call_decides_and_later_calls_only_launch(monkeypatch):
             warnings.simplefilter("ignore")
             for _ in range(3):
                 out = nt._matmul_impl(a, w)
-    # the first call decides the eager kernel and the one a CUDA graph's capture would take
-    assert out.shape == (128, 64) and len(decided) == 2 and len(launched) == 3
-    eager, graphed = nt._launches.values()  # one kernel for both: one launch, made once
-    assert eager is graphed
+    # the first call decides the kernel (a CUDA graph's capture takes the same), later ones only launch
+    assert out.shape == (128, 64) and len(decided) == 1 and len(launched) == 3 and len(nt._launches) == 1
     assert all(stream == 42 and len(p) == 3 for p, stream in launched)
 
 

@@ -118,28 +118,6 @@ def sm90_block(m: int, n: int, k: int, multiprocessors: int = MULTIPROCESSORS) -
     return sm90_choice(m, n, k, multiprocessors=multiprocessors)[0]
 
 
-# napkin::matmul computes a decode-sized product transposed (C^T = B^T A^T, `transposed_for`)
-TRANSPOSED_M = 63  # up to this many rows of A: from 64, a plain kernel's 64-row tiles (measured faster, and no padding or copy back)
-TRANSPOSED_ROWS = 128  # B's columns a block: two consumer warpgroups of 64
-MAX_TRANSPOSED_SPLIT = 4
-MIN_TRANSPOSED_PART = 1024
-
-
-def transposed_for(m: int, n: int, k: int, capability: tuple[int, int]) -> dict[str, object] | None:
-    """napkin-sm90's options for an M x N x K GEMM computed transposed, C^T[N, M8] =
-    B^T A^T with A padded to M8 rows (M rounded up to 8, the tensor cores' least N), or
-    None where it does not apply: on Hopper, M up to TRANSPOSED_M, N and K long enough for
-    a block's tiles. B's columns fill wgmma's 64-row tiles, where M rows would fill a few
-    of them; the contraction is split (up to 4 parts of 1024 or more) until the blocks
-    fill the machine. Under CUDA graphs (H100, 2026-11-27, research/benchmarks.md): 0.74-1.01x
-    cuBLAS at M 1 to 64, where the plain kernels measured 0.28-0.91x."""
-    if capability != (9, 0) or m > TRANSPOSED_M or n < TRANSPOSED_ROWS or k < 64 or n % 8 or k % 8:
-        return None
-    tiles = -(-n // TRANSPOSED_ROWS)
-    parts = max(1, min(MAX_TRANSPOSED_SPLIT, MULTIPROCESSORS // tiles, k // MIN_TRANSPOSED_PART))
-    return {"block": (TRANSPOSED_ROWS, -(-m // 8) * 8, 64), **({"split": parts} if parts > 1 else {})}
-
-
 # A short contraction over many tiles is bound by the L2 (3000x7000x1000: 84% of its
 # throughput in 128 x 256 tiles, H200, 2026-11-28): blocks in clusters of two, B's panels
 # multicast to both, persistent, move a third fewer bytes, as cuBLAS's 2x1 clusters do:
@@ -201,4 +179,4 @@ def gemm_candidates(m: int, n: int, k: int, capability: tuple[int, int], *, spli
 
 
 __all__ = ["CLUSTER_MAX_K", "CLUSTER_MIN_SIDE", "CLUSTER_TILE", "GEMM_TILES", "cluster_for", "MAX_SPLIT", "MIN_PART", "MULTIPROCESSORS", "SM90_TILES", "gemm_candidates", "sm90_block", "sm90_choice", "sm90_plans",
-           "sm90_time", "split_for", "split_parts", "transposed_for"]
+           "sm90_time", "split_for", "split_parts"]
