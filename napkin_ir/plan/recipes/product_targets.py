@@ -38,14 +38,19 @@ def split_for(m: int, n: int, k: int, block: tuple[int, int, int], multiprocesso
 # 64 x 128's share refitted, with the split's cost, once small tiles took 8 stages (34 shapes
 # at M 1 to 256, `bench_gemm.py --tiles --m 1,16,64,128,256`, H200, 2026-11-27: the pick
 # within 5% of the best at 28 of them, at least 0.84x of it at all; no pick at M >= 1000 moved).
+# 64 x 64's share refitted once a decode's copies of A brought its rows only, with the DRAM
+# rate a few blocks draw (SM90_SM_DRAM_BYTES): the same 34 shapes (H200, 2026-11-29), the
+# pick within 5% of the best at 32 (25 before), at least 0.85x of it; no pick at M >= 1000
+# moved; on the 22 shapes of 64 rows or more of the earlier run, 19 (17 before).
 SM90_TILES = {(128, 256): 1.0, (128, 192): 0.98, (192, 128): 0.91, (128, 128): 0.93, (64, 256): 1.0, (64, 128): 0.65,
-              (64, 64): 0.31}
+              (64, 64): 0.4}
 SM90_LEAST = (min(t[0] for t in SM90_TILES), min(t[1] for t in SM90_TILES))  # the only tile that runs past a short axis
 SM90_STREAM = 64  # the stream tile: a 128-byte swizzled panel of 16-bit elements
 SM90_RATE = 5.85e12  # tensor FLOP/s an SM sustains on 128 x 256 tiles (bf16, under the power limit)
 SM90_SM_BYTES = 109e9  # bytes/s one SM's TMA loads sustain from the L2
 SM90_L2_BYTES = 10.2e12  # bytes/s of loads all SMs together sustain from the L2
 SM90_HBM_BYTES = 4.3e12  # bytes/s from DRAM (the H200's; each operand and the output once)
+SM90_SM_DRAM_BYTES = 65e9  # bytes/s one SM's loads draw from DRAM
 SM90_TILE_S = (0.53e-6, 2.89e-6)  # what a block tile costs beyond its stream: a part, and a part per 128 x 256 elements (the epilogue)
 # a split's cost: each part writes its tile's f32 sums, and the last of a tile's parts to finish
 # reads them all back, adds them and rounds (`reg-to-ptx`, one launch): a fixed part (its
@@ -64,17 +69,19 @@ def sm90_time(m: int, n: int, k: int, tile: tuple[int, int], parts: int = 1, mul
       whole one, padding past the edges is counted), each its stream tiles at the slower of
       the tile's products (SM90_TILES x SM90_RATE) and its loads (SM90_SM_BYTES), plus
       SM90_TILE_S (its fill and its epilogue, which grows with its area);
-    - every block's loads at the L2's rate, and each operand and the output once at DRAM's;
+    - every block's loads at the L2's rate, and each operand and the output once at DRAM's
+      (SM90_HBM_BYTES, or SM90_SM_DRAM_BYTES an SM where fewer blocks than SMs draw it);
     plus, split, the parts' f32 sums written and read back by the last (SPLIT_S, SPLIT_SM_BYTES)."""
     (bm, bn), elem = tile, 2
     blocks = -(-m // bm) * -(-n // bn) * parts
     stream_tiles = -(-k // SM90_STREAM)
     steps = -(-stream_tiles // parts)
     product = 2 * bm * bn * SM90_STREAM / (SM90_RATE * SM90_TILES[tile])
-    loads = (bm + bn) * SM90_STREAM * elem
+    loads = (min(bm, -(-m // 8) * 8) + bn) * SM90_STREAM * elem  # a decode's copies of A bring its rows only
     overhead = SM90_TILE_S[0] + SM90_TILE_S[1] * bm * bn / (128 * 256)
     waves = -(-blocks // multiprocessors) * (steps * max(product, loads / SM90_SM_BYTES) + overhead)
-    seconds = max(waves, blocks * steps * loads / SM90_L2_BYTES, elem * (m * k + k * n + m * n) / SM90_HBM_BYTES)
+    dram = min(SM90_HBM_BYTES, min(blocks, multiprocessors) * SM90_SM_DRAM_BYTES)
+    seconds = max(waves, blocks * steps * loads / SM90_L2_BYTES, elem * (m * k + k * n + m * n) / dram)
     if parts > 1:
         seconds += SPLIT_S + 4 * bm * bn * (parts + 1) / SPLIT_SM_BYTES
     return seconds
