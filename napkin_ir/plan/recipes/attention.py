@@ -313,13 +313,17 @@ def persistent_pays(module: ModuleOp, block: int | None = None, stream: int | No
     adds a result along the stream 128 queries a tile without a mask: its blocks' work is
     even, and the tile loop's registers make ptxas spill 44 bytes a thread where the plain
     grid spills none (d=64 at 4k: 0.92x, H200 2026-11-29; under a causal mask both spill,
-    and the paired blocks win, 1.03x)."""
+    and the paired blocks win, 1.03x). Such a kernel under a causal mask is persistent at
+    any length: its blocks' work is uneven (d=128 at 16k: 554 against 534 TFLOP/s, H200
+    2026-11-29; unmasked, 573 against 576)."""
     axes, sizes = attention_shape(module)
     if (block or _rows_for(module, axes, sizes)) > 128:
         return False
     d = head_dim(axes, sizes)
     if added_along_stream(module, axes) and not axes.masked and (stream or added_stream(module, d)) == 128:
         return False
+    if added_along_stream(module, axes) and axes.masked:
+        return True
     if _spherical_narrow(module, d):
         return True
     return sizes[axes.keys] / (2 if axes.masked else 1) * d <= PERSISTENT_WORK
@@ -364,8 +368,10 @@ def _half_tiles(module: ModuleOp, axes: AttentionAxes) -> bool:
 
 
 def _softmax(module: ModuleOp) -> bool:
-    """Whether the attention normalises its scores by a softmax (else an L2 norm: spherical)."""
-    return any(isinstance(op, ncd.SoftmaxOp) for op in module.walk())
+    """Whether the attention normalises its scores by a softmax (else an L2 norm: spherical):
+    the forward's softmax, or its gradient's probabilities recomputed by exp from the
+    saved log-sum-exp."""
+    return any(isinstance(op, ncd.SoftmaxOp) or isinstance(op, ncd.MapOp) and op.fn.data == "exp" for op in module.walk())
 
 
 def added_stream(module: ModuleOp, d: int) -> int:
@@ -375,8 +381,7 @@ def added_stream(module: ModuleOp, d: int) -> int:
     terms hold more registers a row than the softmax's: at 128 queries (d=64) ptxas
     spills 180 bytes a thread, at 64 none (0.62x the softmax's backward at 128, H200
     2026-11-29)."""
-    exp = _softmax(module) or any(isinstance(op, ncd.MapOp) and op.fn.data == "exp" for op in module.walk())
-    return ADDED_STREAM.get(d, 64) if exp else 64
+    return ADDED_STREAM.get(d, 64) if _softmax(module) else 64
 
 
 def _spherical_narrow(module: ModuleOp, d: int) -> bool:

@@ -283,6 +283,21 @@ def test_sm90_spherical_gradients_one_kernel_streams_64_queries_at_d64():
     assert 'stream="i:128"' in spec(sm90_passes(grad("softmax", 64)))
 
 
+def test_sm90_softmax_gradients_are_softmax_to_the_stream_rules():
+    """The softmax's gradient (no SoftmaxOp: its probabilities recomputed by exp) is a
+    softmax to the recipe: at d=128 over 16k keys its one kernel launches a block a key
+    tile, not persistent as spherical attention's is at any length; under a causal mask
+    persistent (its blocks' work uneven)."""
+    from napkin_ir.attention_diagrams import gradient_passes
+    from napkin_ir.plan.recipes.attention import persistent_pays
+
+    def grad(kind: str, d: int):
+        return run_pipeline(_text(kind, 1, 2, 16384, 16384, d), gradient_passes(kind, "qkv"))
+
+    assert not persistent_pays(grad("softmax", 128))
+    assert persistent_pays(grad("causal", 128)) and persistent_pays(grad("spherical", 128))
+
+
 def test_sm90_three_warpgroup_blocks_stay_a_block_a_tile():
     """persistent_pays: the 192-row default at d=64 launches a block a tile, where 128-row
     blocks of the same stream would loop."""
