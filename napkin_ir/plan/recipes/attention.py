@@ -352,6 +352,15 @@ def _gradient(module: ModuleOp, axes: AttentionAxes) -> bool:
         isinstance(a.type, ncd.TensorType) and set(a.type.axis_names) <= rows for a in f.body.block.args)
 
 
+def _reads_row_vector(module: ModuleOp, axes: AttentionAxes) -> bool:
+    """Whether `module` reads a vector of the query rows or of the keys (the log-sum-exp,
+    spherical attention's norm, D): an input of neither the head dim nor both."""
+    f = the_function(module)
+    rows = {*axes.batch, *axes.group, *axes.summed, axes.query, axes.keys}
+    return f is not None and any(isinstance(a.type, ncd.TensorType) and set(a.type.axis_names) <= rows
+                                 and not {axes.query, axes.keys} <= set(a.type.axis_names) for a in f.body.block.args)
+
+
 def products(module: ModuleOp) -> int:
     """The contractions a tile of `module`'s attention computes: two for the forward, three
     for the gradient's dQ or dK, two for its dV, four for dK and dV together."""
@@ -370,8 +379,12 @@ def _half_tiles(module: ModuleOp, axes: AttentionAxes) -> bool:
 def _softmax(module: ModuleOp) -> bool:
     """Whether the attention normalises its scores by a softmax (else an L2 norm: spherical):
     the forward's softmax, or its gradient's probabilities recomputed by exp from the
-    saved log-sum-exp."""
-    return any(isinstance(op, ncd.SoftmaxOp) or isinstance(op, ncd.MapOp) and op.fn.data == "exp" for op in module.walk())
+    saved log-sum-exp (a row vector read: a product's epilogue of exp, as a GEMM's
+    gradient recomputes it, is no softmax)."""
+    if any(isinstance(op, ncd.SoftmaxOp) for op in module.walk()):
+        return True
+    exp = any(isinstance(op, ncd.MapOp) and op.fn.data == "exp" for op in module.walk())
+    return exp and _reads_row_vector(module, attention_shape(module)[0])
 
 
 def added_stream(module: ModuleOp, d: int) -> int:
