@@ -113,12 +113,22 @@ def sm90_budget(stages: int, blocks_per_sm: int = 1, target: Target = SM90) -> i
 # against 46.3, cuBLAS 36.6; research/benchmarks.md)
 DEEP_STAGE_BYTES = 24 * 1024
 DEEP_STAGES = 8
+# a 128 x 128 tile's stage (32 KB) takes MID_STAGES, its output's two panels beside them:
+# 6 against 4, kernels alone in CUDA graphs (H200, 2026-11-29, one run): 1000x14336x4096
+# 183.6 against 187.4 us, 1000x28672x8192 731.6 / 740.5, 2048x14336x4096 367.6 / 375.3,
+# 256x4096x14336 in two parts 56.2 / 59.0, 256x8192x8192 56.5 / 58.7, 5000x3000x2056 154.7 /
+# 154.6; slower at 128x8192x28672 in two parts, 132.7 / 127.8 (cuBLAS 153.6)
+MID_STAGE_BYTES = 32 * 1024
+MID_STAGES = 6
 
 
-def sm90_stages(stage_bytes: int, blocks_per_sm: int = 1, target: Target = SM90) -> int:
-    """4 stages of `stage_bytes` (DEEP_STAGES for a stage of DEEP_STAGE_BYTES or less), or
+def sm90_stages(stage_bytes: int, blocks_per_sm: int = 1, target: Target = SM90, plain: bool = False) -> int:
+    """4 stages of `stage_bytes` (DEEP_STAGES for a stage of DEEP_STAGE_BYTES or less, and
+    for a `plain` kernel, products alone with no maps, MID_STAGES for one of MID_STAGE_BYTES
+    or less: a gradient's product whose A is made in registers spills 40 bytes with 6), or
     fewer (2 at the least) where they would not fit."""
-    stages = DEEP_STAGES if stage_bytes <= DEEP_STAGE_BYTES else 4
+    mid = plain and stage_bytes <= MID_STAGE_BYTES
+    stages = DEEP_STAGES if stage_bytes <= DEEP_STAGE_BYTES else MID_STAGES if mid else 4
     while stages > 2 and stages * stage_bytes > sm90_budget(stages, blocks_per_sm, target):
         stages -= 1
     return stages
@@ -243,7 +253,8 @@ def _plan_sm90(module: ModuleOp, req: PlanRequest) -> KernelPlan:
     # a tile may be longer than its axis (a decode's few rows in a 64-row tile): the TMA loads
     # read zeros past the edge, the stores write only what lies inside
     block = given
-    stages = req.stages or sm90_stages(stage_bytes(block), req.blocks_per_sm)
+    product_alone = all(isinstance(op, ncd.ContractOp) for op in module.walk() if op.dialect_name() == "ncd")
+    stages = req.stages or sm90_stages(stage_bytes(block), req.blocks_per_sm, plain=product_alone)
     group = SM90_GROUP if req.group is None else req.group
     # a cluster persists as the plain launch does (each pair of blocks a pair of neighbouring
     # tiles a turn, in the group order), or with persistent=false runs a plain grid: 128 x 256
