@@ -287,10 +287,11 @@ class CompiledKernel:
     def bind(self, arrays: dict[str, Any], device: int | None = None) -> BoundArguments:
         """Launch arguments from device arrays by name, checked against the diagram's types
         and packed (tensor maps encoded for TMA parameters, device addresses for the rest):
-        `kernel(bound=...)` then launches with no check and no packing."""
+        `kernel(bound=...)` then launches with no check and no packing. The result holds
+        the arrays, so that their memory lives as long as the addresses launched with it."""
         pointers, device = self.pointers(arrays, device)
         launcher = self.launcher(device)
-        return BoundArguments(pointers, device, launcher.params_for(pointers), self, launcher)
+        return BoundArguments(pointers, device, launcher.params_for(pointers), self, launcher, tuple(arrays.values()))
 
     def __call__(self, *, stream: Any = None, sync: bool = False, device: int | None = None, bound: list[Any] | None = None,
                  **arrays: Any) -> None:
@@ -340,14 +341,16 @@ class BoundArguments(list):
     """`CompiledKernel.bind`'s result: the device addresses (a list, in parameter order),
     the device, and the packed kernel parameters a launch hands the driver; with them the
     kernel that bound them and its launcher on that device, and the launcher's direct
-    launch (or None), so that `kernel(bound=...)` looks nothing else up."""
+    launch (or None), so that `kernel(bound=...)` looks nothing else up; and the arrays
+    bound (`arrays`), kept alive with it: a tensor dropped after `bind` would otherwise
+    free the memory its address points at."""
 
-    __slots__ = ("device", "params", "kernel", "launcher", "direct", "pointer")
+    __slots__ = ("device", "params", "kernel", "launcher", "direct", "pointer", "arrays")
 
     def __init__(self, pointers: tuple[int, ...], device: int, params: KernelParams, kernel: CompiledKernel | None = None,
-                 launcher: Launcher | None = None) -> None:
+                 launcher: Launcher | None = None, arrays: tuple[Any, ...] = ()) -> None:
         super().__init__(pointers)
-        self.device, self.params, self.kernel, self.launcher = device, params, kernel, launcher
+        self.device, self.params, self.kernel, self.launcher, self.arrays = device, params, kernel, launcher, arrays
         self.direct = launcher.direct if launcher is not None else None
         self.pointer = params.pointer
 

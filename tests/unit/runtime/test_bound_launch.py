@@ -135,6 +135,24 @@ def test_a_bound_call_hands_the_driver_what_bind_packed(gemm_kernel, direct, stu
     assert stub.launches == []  # cuda-bindings' launch never used
 
 
+def test_bound_arguments_keep_their_arrays_alive(gemm_kernel, direct, stub):
+    """The bound set holds the arrays it was made from: a caller that drops its tensors
+    after `bind` does not leave the launch pointing at freed memory."""
+    import gc
+    import weakref
+
+    kernel = fresh(gemm_kernel)
+    given = arrays()
+    refs = [weakref.ref(a) for a in given.values()]
+    bound = kernel.bind(given)
+    del given
+    gc.collect()
+    assert all(r() is not None for r in refs)
+    del bound
+    gc.collect()
+    assert all(r() is None for r in refs)
+
+
 def test_a_bound_call_on_a_stream_object_goes_through_cuda_bindings(gemm_kernel, direct, stub):
     kernel = fresh(gemm_kernel)
     bound = kernel.bind(arrays())
