@@ -10,9 +10,9 @@ host time) against torch.matmul (cuBLAS) over M in OP_M (or `--m`) by the N x K 
 Llama-3 8B's and 70B's projections, and ragged shapes, bf16, each pair timed in
 interleaved rounds after checking the op against float64, called eagerly (its host time
 counted: where the GPU finishes first, both ops are timed on the host) and, under
-GRAPHED_MS a call, captured in CUDA graphs of GRAPH_CALLS calls (what the GPU spends, the
-op's padding and copies included, where a capture takes the transposed kernel); the table ends with the geometric
-mean and the least ratios (all, M >= 128).
+GRAPHED_MS a call, captured in CUDA graphs of GRAPH_CALLS calls (what the GPU spends: the
+same kernel the eager call launches); the table ends with the geometric mean and the least
+ratios (all, M >= 128).
 
 `--tiles` times napkin-sm90's plain GEMM kernel alone (launched bound, bf16; under GRAPHED_MS
 a launch, GRAPH_CALLS launches captured in a CUDA graph, so that the host does not pace them) with each
