@@ -199,8 +199,10 @@ class _Counter:
             self.access(op.dest, op.offsets, op.value.type.dims, space, True)  # type: ignore[attr-defined]
         elif (buf := copied_buffer(op)) is not None:  # smem.copy (cp.async), smem.tma_copy
             acc = self.access(op.source, op.offsets, buf.dims, space, False)  # type: ignore[attr-defined]
-            # a tile partly inside lands whole (zero-filled); one wholly past the end is skipped
-            self.cost.smem_written += space.total((acc.per_context_bytes() > 0) * type_bytes(buf.tile))
+            # a tile partly inside lands whole (zero-filled), or a TMA copy's first `rows` only;
+            # one wholly past the end is skipped
+            landed = op.copied_bytes() if isinstance(op, smem.TmaCopyOp) else type_bytes(buf.tile)
+            self.cost.smem_written += space.total((acc.per_context_bytes() > 0) * landed)
         elif isinstance(op, smem.ReadOp):
             self.cost.smem_read += space.count() * type_bytes(op.result.type)
         elif isinstance(op, reg.LdmatrixOp):

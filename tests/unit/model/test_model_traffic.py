@@ -181,3 +181,15 @@ def test_sm90_gemm_counts_by_the_same_rules(m, n, k, store):
     assert kernel.work.tensor_flops == blocks * ceil(k / bk) * 2 * bm * bn * bk  # whole tiles, as the tensor cores compute them
     # the consumers share the tile; a producer warpgroup runs beside them
     assert kernel.warps == kernel.compute_warps + 4
+
+
+@pytest.mark.parametrize("m", [1, 13])
+def test_a_decode_gemm_lands_only_its_rows_of_a(m):
+    """A's TMA copies bring M rounded up to 8 rows of the 64-row tile (`smem.tma_copy`'s
+    `rows`): shared memory is written with those rows of A and B's whole tile a step."""
+    from napkin_ir.pipelines import sm90_gemm_pipeline
+
+    n, k, bm, bn, bk = 256, 256, 64, 128, 64
+    (kernel,) = analyse_module(run_pipeline(gemm(m, n, k), sm90_gemm_pipeline((bm, bn, bk), 4, store="direct", to="smem"))).kernels
+    steps = ceil(n / bn) * ceil(k / bk)
+    assert kernel.smem_written == steps * BF16 * (ceil(m / 8) * 8 * bk + bk * bn)
