@@ -29,7 +29,7 @@ from xdsl.dialects.builtin import (
     f16,
     f32,
 )
-from xdsl.ir import Attribute, Dialect, ParametrizedAttribute, SSAValue, TypeAttribute
+from xdsl.ir import Attribute, Dialect, Operation, ParametrizedAttribute, SSAValue, TypeAttribute
 from xdsl.irdl import (
     IRDLOperation,
     irdl_attr_definition,
@@ -299,6 +299,12 @@ class NcdOp(IRDLOperation):
         parser.parse_punctuation("->", " before the result type")
         result_type = parser.parse_type()
         return parser.resolve_operands(operands, types, pos), result_type, attrs
+
+
+def made_of(op: Operation, *kinds: type[NcdOp]) -> bool:
+    """Whether every ncd op inside `op` (a module, a function, a kernel) is one of `kinds`:
+    `made_of(kernel, ContractOp, MapOp)` for one GEMM and its element-wise epilogue."""
+    return all(isinstance(o, kinds) for o in op.walk() if isinstance(o, NcdOp))
 
 
 def _parse_operands(parser: Parser, n: int | None = None) -> list[Parser.UnresolvedOperand]:

@@ -455,8 +455,7 @@ def short_rows(g: SSAValue, t: smem.BufferType, kernel: hbm.KernelOp | None) -> 
     if length >= rows or kernel.cluster_blocks > 1:
         return None
     products = [op for op in kernel.walk() if isinstance(op, ncd.ContractOp)]
-    plain = all(isinstance(op, ncd.ContractOp | ncd.MapOp) for op in kernel.walk() if op.dialect_name() == "ncd")
-    if len(products) != 1 or not plain or axis in [a.data for a in products[0].over]:
+    if len(products) != 1 or not ncd.made_of(kernel, ncd.ContractOp, ncd.MapOp) or axis in products[0].over_axes:
         return None
     short = -(-length // 8) * 8
     return short if short < rows else None

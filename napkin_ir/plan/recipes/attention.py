@@ -346,19 +346,22 @@ def _rows_for(module: ModuleOp, axes: AttentionAxes, sizes: dict[str, int]) -> i
 def _gradient(module: ModuleOp, axes: AttentionAxes) -> bool:
     """Whether `module` is a kernel of attention's gradient: more than two products a
     tile, or a row statistic read (the log-sum-exp or D: an input of rows alone)."""
+    return products(module) > 2 or bool(_row_inputs(module, axes))
+
+
+def _row_inputs(module: ModuleOp, axes: AttentionAxes) -> list[ncd.TensorType]:
+    """The inputs of rows alone (no head dim): the log-sum-exp, spherical attention's norm,
+    D, and where a kernel reads one, a tile of queries by keys."""
     f = the_function(module)
     rows = {*axes.batch, *axes.group, *axes.summed, axes.query, axes.keys}
-    return products(module) > 2 or f is not None and any(
-        isinstance(a.type, ncd.TensorType) and set(a.type.axis_names) <= rows for a in f.body.block.args)
+    return [a.type for a in (f.body.block.args if f is not None else ())
+            if isinstance(a.type, ncd.TensorType) and set(a.type.axis_names) <= rows]
 
 
 def _reads_row_vector(module: ModuleOp, axes: AttentionAxes) -> bool:
-    """Whether `module` reads a vector of the query rows or of the keys (the log-sum-exp,
-    spherical attention's norm, D): an input of neither the head dim nor both."""
-    f = the_function(module)
-    rows = {*axes.batch, *axes.group, *axes.summed, axes.query, axes.keys}
-    return f is not None and any(isinstance(a.type, ncd.TensorType) and set(a.type.axis_names) <= rows
-                                 and not {axes.query, axes.keys} <= set(a.type.axis_names) for a in f.body.block.args)
+    """Whether `module` reads a vector of the query rows or of the keys (not a tile of
+    both, as a GEMM's gradient reads dC)."""
+    return any(not {axes.query, axes.keys} <= set(t.axis_names) for t in _row_inputs(module, axes))
 
 
 def products(module: ModuleOp) -> int:

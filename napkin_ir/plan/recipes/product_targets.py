@@ -40,8 +40,9 @@ def split_for(m: int, n: int, k: int, block: tuple[int, int, int], multiprocesso
 # within 5% of the best at 28 of them, at least 0.84x of it at all; no pick at M >= 1000 moved).
 # 64 x 64's share refitted once a decode's copies of A brought its rows only, with the DRAM
 # rate a few blocks draw (SM90_SM_DRAM_BYTES): the same 34 shapes (H200, 2026-11-29), the
-# pick within 5% of the best at 32 (25 before), at least 0.85x of it; no pick at M >= 1000
-# moved; on the 22 shapes of 64 rows or more of the earlier run, 19 (17 before).
+# pick within 5% of the best at 32 (25 before) on the run it was fitted to and on the next
+# (research/bench_gemm_tiles_2026-11-29b.json), at least 0.85x and 0.87x of it; no pick at
+# M >= 1000 moved; on the 22 shapes of 64 rows or more of the earlier run, 19 (17 before).
 SM90_TILES = {(128, 256): 1.0, (128, 192): 0.98, (192, 128): 0.91, (128, 128): 0.93, (64, 256): 1.0, (64, 128): 0.65,
               (64, 64): 0.4}
 SM90_LEAST = (min(t[0] for t in SM90_TILES), min(t[1] for t in SM90_TILES))  # the only tile that runs past a short axis

@@ -122,12 +122,12 @@ MID_STAGE_BYTES = 32 * 1024
 MID_STAGES = 6
 
 
-def sm90_stages(stage_bytes: int, blocks_per_sm: int = 1, target: Target = SM90, plain: bool = False) -> int:
+def sm90_stages(stage_bytes: int, blocks_per_sm: int = 1, target: Target = SM90, products_alone: bool = False) -> int:
     """4 stages of `stage_bytes` (DEEP_STAGES for a stage of DEEP_STAGE_BYTES or less, and
-    for a `plain` kernel, products alone with no maps, MID_STAGES for one of MID_STAGE_BYTES
-    or less: a gradient's product whose A is made in registers spills 40 bytes with 6), or
+    for a kernel of `products_alone`, no maps, MID_STAGES for one of MID_STAGE_BYTES or
+    less: a gradient's product whose A is made in registers spills 40 bytes with 6), or
     fewer (2 at the least) where they would not fit."""
-    mid = plain and stage_bytes <= MID_STAGE_BYTES
+    mid = products_alone and stage_bytes <= MID_STAGE_BYTES
     stages = DEEP_STAGES if stage_bytes <= DEEP_STAGE_BYTES else MID_STAGES if mid else 4
     while stages > 2 and stages * stage_bytes > sm90_budget(stages, blocks_per_sm, target):
         stages -= 1
@@ -253,8 +253,7 @@ def _plan_sm90(module: ModuleOp, req: PlanRequest) -> KernelPlan:
     # a tile may be longer than its axis (a decode's few rows in a 64-row tile): the TMA loads
     # read zeros past the edge, the stores write only what lies inside
     block = given
-    product_alone = all(isinstance(op, ncd.ContractOp) for op in module.walk() if op.dialect_name() == "ncd")
-    stages = req.stages or sm90_stages(stage_bytes(block), req.blocks_per_sm, plain=product_alone)
+    stages = req.stages or sm90_stages(stage_bytes(block), req.blocks_per_sm, products_alone=ncd.made_of(module, ncd.ContractOp))
     group = SM90_GROUP if req.group is None else req.group
     # a cluster persists as the plain launch does (each pair of blocks a pair of neighbouring
     # tiles a turn, in the group order), or with persistent=false runs a plain grid: 128 x 256
