@@ -612,16 +612,41 @@ class StmatrixOp(WindowWriteOp):
     `smem.tma_store` still reads.
 
         reg.stmatrix %acc -> %c[%s] {at = #hbm.labels<n=64>} : !reg.frag<c, m=16, n=256 : f32>, !smem.buffer<m=128, n=64 : bf16, stages=2, layout=swizzle>
+
+    Transposed (`stmatrix.trans`): a fragment whose rows are the buffer's columns (a
+    product computed transposed, wgmma's rows over the output's columns) writes its
+    columns as the buffer's rows, whole, and its rows into the window `at` of the buffer's
+    columns: the warps whose rows lie in the window write them, the others nothing.
+
+        reg.stmatrix %acc -> %c[%s] {at = #hbm.labels<n=64>} : !reg.frag<c, n=16, m=152 : f32>, !smem.buffer<m=152, n=64 : bf16, stages=2, layout=swizzle>
     """
 
     name = "reg.stmatrix"
     value = operand_def(FragType)
+
+    @property
+    def transposed(self) -> bool:
+        """Whether the fragment's rows are the buffer's columns (`stmatrix.trans`)."""
+        f, b = _frag(self.value), self.dest.type
+        assert isinstance(b, BufferType)
+        return [a for a in b.axis_names if a in f.shape] == list(f.axis_names)[::-1] and b.axis_names[-1] == f.axis_names[0]
 
     def verify_(self) -> None:
         f, b = _frag(self.value), self.dest.type
         assert isinstance(b, BufferType)
         require(f.role.data == "c", self, f"stores accumulators (role c), got {f}")
         require(b.dtype in ("bf16", "f16"), self, f"stmatrix writes 16-bit elements; the buffer holds {b.dtype}")
+        if self.transposed:
+            rows, cols = f.axis_names
+            at = parse_labels(self.at)
+            require(cols not in at and b.shape[cols] == f.shape[cols] and f.shape[cols] % 8 == 0, self,
+                    f"written transposed, the fragment's columns '{cols}' are the buffer's rows, whole (a multiple of 8): "
+                    f"got {f.shape[cols]} into {b.shape[cols]}")
+            require(all(b.shape[a] == 1 for a in b.axis_names if a not in f.shape), self,
+                    f"written transposed, the buffer's other axes have one place, got {b}")
+            require(at.get(rows, 0) % b.shape[rows] == 0 and b.shape[rows] % f.shape[rows] == 0, self,
+                    f"written transposed, the window of the buffer's {b.shape[rows]} columns '{rows}' holds whole warps' rows")
+            return
         extra = [a for a in b.axis_names if a not in f.shape and b.shape[a] > 1]
         require([a for a in b.axis_names if a in f.shape] == list(f.axis_names) and b.axis_names[-1] == f.axis_names[-1]
                 and _held(self, extra, b.shape), self,

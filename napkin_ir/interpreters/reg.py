@@ -274,6 +274,18 @@ class RegFunctions(InterpreterFunctions):
         t: reg.FragType = op.value.type  # type: ignore[assignment]
         at = hbm.parse_labels(op.at)
         rows, cols = t.axis_names
+        if op.transposed:  # the warps whose rows lie in the window write them as the buffer's columns
+            r0, width = at.get(rows, 0), buf.type.shape[rows]
+            tile = np.zeros((t.shape[cols], width), np.float32)
+            for w in warps_of(op):
+                origin = warp_origin(t, w, {})
+                if r0 <= origin[rows] < r0 + width:
+                    tile[:, origin[rows] - r0 : origin[rows] - r0 + t.shape[rows]] = scatter(t, value[_key(w)]).T
+            order = (cols, rows) + tuple(a for a in buf.type.axis_names if a not in t.shape)
+            full = tile.reshape([t.shape[cols], width] + [1] * (len(order) - 2))
+            buf.data[stage] = round_to(buf.type.dtype, NamedArray(order, full).aligned(buf.type.axis_names))
+            buf.unsynced.add(stage)
+            return ()
         c0, width = at.get(cols, 0), buf.type.shape[cols]
         tile = np.zeros(buf.type.dims, np.float32)
         for w in warps_of(op):

@@ -98,6 +98,7 @@ class SmemToRegPass(ModulePass):
     mma: str = "mma.sync"
     hoist: bool = True
     a_registers: bool = False
+    rows: str = ""  # a GEMM's accumulator rows (wgmma's M): its result's first tiled axis where not given
 
     def apply(self, ctx: Context, op: builtin.ModuleOp) -> None:
         if self.mma not in ("mma.sync", "wgmma"):
@@ -151,7 +152,9 @@ class SmemToRegPass(ModulePass):
         if not all(isinstance(r, smem.ReadOp) for r in reads):
             raise _fail(kernel, "the contraction's operands must come from shared memory (run hbm-to-smem first)")
         acc_t: ncd.TensorType = acc_arg.type  # type: ignore[assignment]
-        rows = acc_t.axis_names[0]
+        rows = self.rows or acc_t.axis_names[0]
+        if rows not in acc_t.axis_names:
+            raise _fail(kernel, f"rows='{rows}' names no axis of the accumulator {acc_t}")
         ra, rb = reads if rows in reads[0].result.type.axis_names else reads[::-1]  # type: ignore[union-attr]
         if not dtype(ra.result.type.dtype).is_half:
             raise _fail(kernel, f"{self.mma} takes bf16 or f16 operands, got {ra.result.type.dtype}")
@@ -164,6 +167,8 @@ class SmemToRegPass(ModulePass):
         if len(tiled) != 2:
             raise _fail(kernel, f"the accumulator is a tile of rows and columns, got {acc_t}")
         rows, cols = tiled
+        if self.rows == cols:  # the product computed transposed: wgmma's M over the result's columns
+            rows, cols = cols, rows
         (k,) = contract.over_axes
         bm, bn, tk = acc_t.shape[rows], acc_t.shape[cols], ra.result.type.shape[k]
         if bm % 64 or not 1 <= bm // 64 <= 4:

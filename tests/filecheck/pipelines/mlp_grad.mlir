@@ -11,7 +11,7 @@
 // RUN: not napkin-opt %examples/mlp.mlir -p 'ncd-grad{residuals=true},ncd-fold-casts,ncd-extract{function="mlp_grad" result=2},napkin-sm90{q_registers=true}' -t ptx 2>&1 | filecheck %s --check-prefix=W2-REGS
 
 // W2-90: ncd-relabel{grid="h:128" stream="m:128"}
-// W2-90-SAME: smem-to-reg{{{.*}}mma="wgmma" hoist=true a_registers=false}
+// W2-90-SAME: smem-to-reg{{{.*}}mma="wgmma" hoist=true a_registers=false rows=""}
 // W2-90-PTX-NOT: ldmatrix
 // W2-90-PTX: wgmma.mma_async.sync.aligned.m64n128k16.f32.bf16.bf16 {{.*}}, 1, 1, 1, 0;
 // W2-REGS: napkin-sm90: q_registers=true {{.*}} holds its rows ('h') innermost (M-major): wgmma reads it from shared memory (q_registers=false)

@@ -37,7 +37,7 @@ hbm.kernel attributes {sym_name = "k", grid = #hbm.labels<m=128, n=256>, num_out
   reg.stmatrix %f -> %c[%m0] {at = #hbm.labels<n=0>} : !reg.frag<c, m=16, n=256 : f32>, !smem.buffer<n=64, m=128 : bf16, stages=2, layout=swizzle>
   hbm.return
 }
-// CHECK: reg.stmatrix: the fragment's axes ['m', 'n'] must be the buffer's ['n', 'm'], in order, but for axes of one place, or held a place a warp (reg.warps), before them
+// CHECK: reg.stmatrix: written transposed, the fragment's columns 'n' are the buffer's rows, whole (a multiple of 8): got 256 into 64
 
 // -----
 hbm.kernel attributes {sym_name = "k", grid = #hbm.labels<m=128, n=256>, num_outputs = 1 : i32, reg.warps = #hbm.labels<m=8>} {
@@ -48,6 +48,16 @@ hbm.kernel attributes {sym_name = "k", grid = #hbm.labels<m=128, n=256>, num_out
   hbm.return
 }
 // CHECK: reg.stmatrix: the buffer's 120 rows are not whole warps' 16
+
+// -----
+hbm.kernel attributes {sym_name = "k", grid = #hbm.labels<m=152, n=128>, num_outputs = 1 : i32, reg.warps = #hbm.labels<n=8>} {
+^bb0(%out: !hbm.global<m=512, n=384 : bf16>, %m0: index, %n0: index):
+  %c = smem.alloc : !smem.buffer<m=152, n=64 : bf16, stages=2, layout=swizzle>
+  %f = reg.zeros : !reg.frag<c, n=16, m=152 : f32>
+  reg.stmatrix %f -> %c[%m0] {at = #hbm.labels<n=32>} : !reg.frag<c, n=16, m=152 : f32>, !smem.buffer<m=152, n=64 : bf16, stages=2, layout=swizzle>
+  hbm.return
+}
+// CHECK: reg.stmatrix: written transposed, the window of the buffer's 64 columns 'n' holds whole warps' rows
 
 // -----
 // a group's heads whose places the warps do not hold (reg.warps lacks r)
