@@ -46,11 +46,11 @@ def sm80_gemm_pipeline(*args, **kwargs) -> str:
 
 def sm90_gemm_passes(block: tuple[int, int, int] = products.SM90_BLOCK, stages: int = 4, axes: tuple[str, str, str] = ("m", "n", "k"),
                      group: int = 0, blocks_per_sm: int = 1, persistent: bool = False, cluster: int = 1, store: str = "auto",
-                     batch: tuple[str, ...] = (), outputs: int = 1, to: str = "ptx") -> tuple[ModulePass, ...]:
+                     batch: tuple[str, ...] = (), outputs: int = 1, to: str = "ptx", swap: bool = False) -> tuple[ModulePass, ...]:
     """The passes from a GEMM diagram to sm_90a PTX, or to the level `to` (hbm, smem, reg)
     (`recipes.products.sm90_plan`)."""
     return products.sm90_plan(block, stages, axes, group, blocks_per_sm, persistent, cluster,
-                              None if store == "auto" else StorePath(store), batch, outputs).passes(to)
+                              None if store == "auto" else StorePath(store), batch, outputs, swap=swap).passes(to)
 
 
 def sm90_gemm_pipeline(*args, **kwargs) -> str:
@@ -155,7 +155,11 @@ class NapkinSm90Pass(NamedPipeline):
     the next tile; `direct`: from registers; `auto`: TMA where it fits). `autotile=true`
     lets the napkin model choose the block tile and the stages for `hw` (h100, h200);
     `block` is refused with it. `split` as on napkin-sm80 (a plain grid then: no group, no
-    persistence, no cluster).
+    persistence, no cluster). `swap=true` computes a GEMM with wgmma's rows over the
+    output's columns (C^T = B^T A^T in registers, written back as C through stmatrix.trans):
+    the block's rows may then be any multiple of 8 up to 256 (its columns 64 to 256 by 64),
+    so that a ragged M makes whole waves; by default on where the block's rows are not a
+    multiple of 64 or the model puts a swapped tile first (`product_targets.sm90_swaps`).
 
     Attention (softmax, causal, spherical, grouped-query): `block="rows,keys"` (query rows
     in warpgroups of 64, keys a tile; by default `recipes.attention.sm90_tiles`), `stages`,
@@ -179,7 +183,7 @@ class NapkinSm90Pass(NamedPipeline):
     target = SM90
     unset = {"block": "", "warps": "", "stages": 0, "group": 8, "blocks_per_sm": 1, "persistent": None, "cluster": 1, "store": "auto",
              "autotile": False, "hw": "h100", "overlap": True, "pingpong": True, "q_registers": None, "split": 1,
-             "deterministic": False, "schedule": None}
+             "deterministic": False, "schedule": None, "swap": None}
     block: str = ""
     warps: str = ""  # a row reduction's warps; wgmma's warpgroups follow from the block's rows
     stages: int = 0  # the ring's depth: 4 for a GEMM (8 for a 24 KiB stage or smaller), 2 or 3 for attention
@@ -196,3 +200,4 @@ class NapkinSm90Pass(NamedPipeline):
     split: int = 1
     deterministic: bool = False
     schedule: bool | None = None  # None: where it pays (`recipes.attention.schedule_pays`)
+    swap: bool | None = None  # None: a GEMM's rows not a multiple of 64, or where the model puts it first

@@ -85,29 +85,39 @@ TILES = ((128, 256), (256, 128), (128, 192), (192, 128), (192, 192), (128, 128),
 TILES_M = (128, 256, 1000, 2048, 4096, 5000, 8192)
 
 
-def _tile_jobs(m: int, n: int, k: int) -> list[tuple[int, int, int, tuple[int, int], int]]:
-    """(shape, tile, parts) to time: each fitting tile unsplit, and in the splits the model
-    counts (`product_targets.split_parts`)."""
-    from napkin_ir.plan.recipes.product_targets import SM90_LEAST, split_parts
+SWAPPED_TRIED = 3  # the swapped tiles timed a shape: those the model counts fastest
+
+
+def _tile_jobs(m: int, n: int, k: int) -> list[tuple[int, int, int, tuple[int, int], int, bool]]:
+    """(shape, tile, parts, swapped) to time: each fitting tile unsplit, and in the splits
+    the model counts (`product_targets.split_parts`), and the SWAPPED_TRIED swapped tiles
+    (`swapped_tiles`) the model counts fastest, unsplit."""
+    from napkin_ir.plan.recipes.product_targets import SM90_LEAST, sm90_time, split_parts, swapped_tiles
 
     out = []
     for t in TILES:  # no longer than its axes, but for the least tile past a short one (as `sm90_plans`)
         if (t[0] > m and t[0] > SM90_LEAST[0]) or (t[1] > n and t[1] > SM90_LEAST[1]):
             continue
-        out += [(m, n, k, t, p) for p in [1, *split_parts(-(-m // t[0]) * -(-n // t[1]), k)]]
-    return out
+        out += [(m, n, k, t, p, False) for p in [1, *split_parts(-(-m // t[0]) * -(-n // t[1]), k)]]
+    swapped = sorted(swapped_tiles(m, n), key=lambda t: sm90_time(m, n, k, t))[:SWAPPED_TRIED]
+    return out + [(m, n, k, t, 1, True) for t in swapped]
 
 
-def _tile_kernel(job: tuple[int, int, int, tuple[int, int], int]) -> object:
+def _tile_kernel(job: tuple[int, int, int, tuple[int, int], int, bool]) -> object:
     import napkin_ir
     from napkin_ir.diagrams import gemm
 
-    m, n, k, t, parts = job
-    options = {"block": (*t, 64), **({"split": parts} if parts > 1 else {})}
+    m, n, k, t, parts, swap = job
+    options = {"block": (*t, 64), "swap": swap, **({"split": parts} if parts > 1 else {})}
     return napkin_ir.compile(gemm(m, n, k, "bf16"), "sm90", **options)
 
 
-def _compile_tile(job: tuple[int, int, int, tuple[int, int], int]) -> str | None:
+def _tile_name(t: tuple[int, int], parts: int, swap: bool) -> str:
+    """A tile's name in the `--tiles` table: rows x columns, `s` where swapped, / parts."""
+    return f"{t[0]}x{t[1]}{'s' if swap else ''}/{parts}"
+
+
+def _compile_tile(job: tuple[int, int, int, tuple[int, int], int, bool]) -> str | None:
     """Compile one (shape, tile, parts) into the disk cache (a worker process's job); the refusal, if any."""
     try:
         _tile_kernel(job)
@@ -122,7 +132,7 @@ def tile_sweep(torch, ms: tuple[int, ...]) -> list[str]:
     import json
     import multiprocessing
 
-    from napkin_ir.plan.recipes.product_targets import sm90_choice
+    from napkin_ir.plan.recipes.product_targets import sm90_choice, sm90_swaps
 
     shapes = [(m, n, k) for m in ms for n, k in OP_NK] + [s for s in OP_RAGGED if s[0] >= min(ms)]
     jobs = [j for s in shapes for j in _tile_jobs(*s)]
@@ -139,7 +149,7 @@ def tile_sweep(torch, ms: tuple[int, ...]) -> list[str]:
         fns, names = [], []
         for job in _tile_jobs(m, n, k):
             if refused.get(job, "not compiled"):
-                print(f"{m}x{n}x{k} {job[3]}/{job[4]}: {refused.get(job, 'not compiled')}", flush=True)
+                print(f"{m}x{n}x{k} {_tile_name(*job[3:])}: {refused.get(job, 'not compiled')}", flush=True)
                 continue
             kern = _tile_kernel(job)
             bound = kern.bind({"a": a, "b": b, "out": c})
@@ -151,10 +161,10 @@ def tile_sweep(torch, ms: tuple[int, ...]) -> list[str]:
             run()
             err = float((c.float() - want).norm() / want.norm())
             if not err <= 1e-2:
-                print(f"{m}x{n}x{k} {job[3]}/{job[4]}: relative error {err:.1e}", flush=True)
+                print(f"{m}x{n}x{k} {_tile_name(*job[3:])}: relative error {err:.1e}", flush=True)
                 continue
             fns.append(run)
-            names.append(f"{job[3][0]}x{job[3][1]}/{job[4]}")
+            names.append(_tile_name(*job[3:]))
         del want
         fns.append(lambda: torch.matmul(a, b, out=c))
         one = time_ms(torch, fns[0], batches=3, per_batch=2)
@@ -164,8 +174,8 @@ def tile_sweep(torch, ms: tuple[int, ...]) -> list[str]:
             per_batch = max(1, round(3.0 / max(one, 1e-3)))
             med = [statistics.median(r) for r in time_interleaved(torch, fns, rounds=5, per_batch=per_batch, warm_s=0.2)]
         times = dict(zip(names, (x * 1e3 for x in med[:-1])))
-        block, parts = sm90_choice(m, n, k, split=True)  # what napkin_ir.torch.matmul takes
-        pick = f"{block[0]}x{block[1]}/{parts}"
+        block, parts = sm90_choice(m, n, k, split=True)  # what napkin_ir.torch.matmul takes, but for a cluster
+        pick = _tile_name(block[:2], parts, sm90_swaps(block))
         ranked = sorted(times, key=times.get)
         best, cublas = ranked[0], med[-1] * 1e3
         record.append({"shape": [m, n, k], "us": times, "cublas_us": cublas, "pick": pick})

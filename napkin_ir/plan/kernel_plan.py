@@ -95,6 +95,7 @@ class KernelPlan:
     warps: tuple[tuple[str, int], ...] = ()
     hoist: bool = True  # mma.sync: an operand read before the stream loop loaded into registers once
     a_registers: bool = False  # wgmma: A (attention's Q) from registers
+    rows: str = ""  # wgmma: the axis its accumulator rows run over ("": the result's first tiled axis)
     launch: Launch = Launch()
     smem_bytes: int | None = None  # the shared-memory budget hbm-to-smem holds the block to; None: its default
     unroll: int = 0  # stream trips unrolled (cp.async stages), with fragments carried and prefetched
@@ -144,7 +145,8 @@ class KernelPlan:
             (HbmToSmemPass(stages=self.stages, layout=self.layout.value if self.layout else "", copy=self.copy.value,
                            store=self.store.value, **({"smem_bytes": self.smem_bytes} if self.smem_bytes else {})),),
             (SmemToRegPass(**({"warps": ",".join(f"{a}:{w}" for a, w in self.warps)} if self.warps else {}),
-                           **({"mma": self.product.value} if self.product else {}), hoist=self.hoist, a_registers=self.a_registers),
+                           **({"mma": self.product.value} if self.product else {}), hoist=self.hoist, a_registers=self.a_registers,
+                           **({"rows": self.rows} if self.rows else {})),
              *((RegHoistLoadsPass(),) if self.product is ProductEngine.WGMMA else ()),
              *((SmemUnrollStagesPass(trips=self.unroll), RegCarryFragmentsPass(), RegPrefetchPass()) if self.unroll else ()),
              *((RegWgmmaOverlapPass(),) if self.overlap else ()),

@@ -46,6 +46,7 @@ class PlanRequest:
     schedule: bool | None = None  # wgmma groups issued early and waited for late (None: where it pays)
     split: int = 1  # blocks sharing each output tile's contraction, each adding its part
     deterministic: bool = False  # those parts added in a fixed order
+    swap: bool | None = None  # a GEMM computed with wgmma's rows over its columns (None: where the tile needs it or the model puts it first)
     # the options as the user wrote them, to name them in a refusal
     given: dict[str, str] = field(default_factory=dict, compare=False)
 
@@ -109,4 +110,5 @@ def request(pipeline: str, options: dict[str, object], defaults: dict[str, objec
         autotile=bool(options.get("autotile", False)), hw=str(options.get("hw", "h100")),
         overlap=bool(options.get("overlap", True)), pingpong=bool(options.get("pingpong", True)),
         q_registers=options.get("q_registers"), schedule=options.get("schedule"),  # type: ignore[arg-type]
-        split=split, deterministic=bool(options.get("deterministic", False)), given=given)
+        split=split, deterministic=bool(options.get("deterministic", False)),
+        swap=options.get("swap"), given=given)  # type: ignore[arg-type]

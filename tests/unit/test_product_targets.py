@@ -1,7 +1,8 @@
 """The napkin model's count of napkin-sm90's GEMM plans (product_targets.sm90_time, sm90_plans):
 whole waves, padding past the edges, the tile's rate and loads, and what a split costs."""
 
-from napkin_ir.plan.recipes.product_targets import MULTIPROCESSORS, SM90_TILES, sm90_block, sm90_plans, sm90_time
+from napkin_ir.plan.recipes.product_targets import (MULTIPROCESSORS, SM90_TILES, cluster_for, sm90_block, sm90_plans, sm90_swaps,
+                                                    sm90_time, swapped_tiles)
 
 
 def test_a_partial_last_wave_costs_a_whole_one():
@@ -14,8 +15,28 @@ def test_more_waves_of_a_smaller_tile_can_win():
     # 1000 x 14336: 448 tiles of 128 x 256 are 3.4 waves, rounded up to 4; 896 of 128 x 128 are
     # 6.8 waves, rounded up to 7, each half as long
     assert sm90_time(1000, 14336, 4096, (128, 128)) < sm90_time(1000, 14336, 4096, (128, 256))
-    assert sm90_block(1000, 14336, 4096) == (128, 128, 64)
+    assert sm90_block(1000, 14336, 4096, swapped=False) == (128, 128, 64)
     assert sm90_block(4096, 4096, 4096) == (128, 256, 64)  # 512 tiles: 3.9 waves
+
+
+def test_swapped_tiles_make_whole_waves_of_a_ragged_m():
+    # 5000 x 4096: 640 tiles of 128 x 256 are 4.85 waves; 33 x 32 = 1056 swapped tiles of 152 x 128 are 8.0
+    assert sm90_block(5000, 4096, 14336) == (152, 128, 64) and sm90_swaps((152, 128))
+    assert sm90_time(5000, 4096, 14336, (152, 128)) < sm90_time(5000, 4096, 14336, (128, 256))
+    assert not sm90_swaps((128, 256)) and not sm90_swaps((128, 128)) and sm90_swaps((256, 128)) and sm90_swaps((100, 64))
+    assert all(t[0] % 8 == 0 and t[0] <= 1000 and t[1] == 128 for t in swapped_tiles(1000, 4096))
+    assert swapped_tiles(1000, 64) == [] and swapped_tiles(128, 4096) == []  # no swapped tile past N, nor at 128 rows
+    assert all(t in SM90_TILES for _, t, _ in sm90_plans(5000, 4096, 14336, swapped=False))
+
+
+def test_clusters_take_the_tile_of_whole_waves_with_pairs_of_row_tiles():
+    # 3000 x 7000 x 1000: 12 x 55 = 660 swapped tiles of 256 x 128, 5.0 waves; 128 x 256 make 5.09
+    assert cluster_for(3000, 7000, 1000) == {"block": (256, 128, 64), "cluster": 2, "swap": True}
+    assert cluster_for(5000, 3000, 2056) == {"block": (232, 128, 64), "cluster": 2, "swap": True}  # 22 x 24: 4.0 waves
+    for shape in ((2100, 7000, 1000), (3000, 7000, 2000), (4096, 4096, 2048)):
+        c = cluster_for(*shape)
+        assert c is not None and -(-shape[0] // c["block"][0]) % 2 == 0  # pairs of neighbouring row tiles
+    assert cluster_for(3000, 7000, 4096) is None and cluster_for(1000, 7000, 1000) is None
 
 
 def test_loads_bound_small_outputs_to_small_tiles():

@@ -127,7 +127,8 @@ def test_the_target_and_tiles_chosen():
     assert nt.gemm_candidates(4096, 4096, 4096, (8, 0)) == [("sm80", {"block": (128, 128, 32), "warps": (2, 2)})]
     # napkin-sm90's tile is the model's: a small output takes 64 x 64 tiles, twice the blocks of 64 x 128
     assert nt.gemm_candidates(64, 128, 64, (9, 0))[0] == ("sm90", {"block": (64, 64, 64)})
-    assert nt.gemm_candidates(1000, 14336, 4096, (9, 0))[0] == ("sm90", {"block": (128, 128, 64)})  # 6.8 waves, not 3.4 of 4
+    # 1000 x 14336: 7 x 112 = 784 swapped tiles of 144 x 128 (5.9 waves), not 448 of 128 x 256 (3.4 of 4)
+    assert nt.gemm_candidates(1000, 14336, 4096, (9, 0))[0] == ("sm90", {"block": (144, 128, 64), "swap": True})
     assert nt.gemm_candidates(40, 20, 16, (9, 0)) == [  # a contraction shorter than sm90's stream tile: read past its end
         ("sm90", {"block": (64, 64, 64)}), ("sm80", {"block": (32, 16, 16), "warps": (1, 1), "layout": "pad8"})]
     assert nt.gemm_candidates(300, 300, 24, (8, 6)) == [("sm80", {"block": (128, 128, 16), "warps": (2, 1)})]
@@ -148,10 +149,11 @@ def test_the_target_and_tiles_chosen():
     assert all("split" not in o for _, o in nt.gemm_candidates(4096, 4096, 4096, (9, 0), split=True))
     # a short contraction over many tiles (bound by the L2): persistent clusters of two first,
     # the plain grid after; not with an odd count of row tiles, nor from K = 4096
-    clustered = ("sm90", {"block": (128, 256, 64), "cluster": 2})
-    assert nt.gemm_candidates(3000, 7000, 1000, (9, 0))[:2] == [clustered, ("sm90", {"block": sm90_block(3000, 7000, 1000)})]
-    assert nt.gemm_candidates(5000, 3000, 2056, (9, 0), split=True)[0] == clustered
-    assert all("cluster" not in o for _, o in nt.gemm_candidates(2100, 7000, 1000, (9, 0)))  # 17 row tiles
+    clustered = ("sm90", {"block": (256, 128, 64), "cluster": 2, "swap": True})  # swapped: 12 x 55 tiles, 5.0 waves
+    assert nt.gemm_candidates(3000, 7000, 1000, (9, 0))[:2] == [clustered, ("sm90", {"block": sm90_block(3000, 7000, 1000), "swap": True})]
+    assert nt.gemm_candidates(5000, 3000, 2056, (9, 0), split=True)[0] == ("sm90", {"block": (232, 128, 64), "cluster": 2, "swap": True})
+    assert all("cluster" not in o or -(-2100 // o["block"][0]) % 2 == 0  # type: ignore[index, operator]
+               for _, o in nt.gemm_candidates(2100, 7000, 1000, (9, 0)))  # pairs of row tiles (17 of 128 x 256 would not pair)
     assert all("cluster" not in o for _, o in nt.gemm_candidates(1000, 7000, 1000, (9, 0)))
     assert all("cluster" not in o for _, o in nt.gemm_candidates(2048, 2048, 2048, (9, 0)))  # one wave
     assert all("cluster" not in o for _, o in nt.gemm_candidates(3000, 7000, 1000, (8, 0)))

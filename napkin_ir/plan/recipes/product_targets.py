@@ -46,10 +46,20 @@ def split_for(m: int, n: int, k: int, block: tuple[int, int, int], multiprocesso
 SM90_TILES = {(128, 256): 1.0, (128, 192): 0.98, (192, 128): 0.91, (128, 128): 0.93, (64, 256): 1.0, (64, 128): 0.65,
               (64, 64): 0.4}
 SM90_LEAST = (min(t[0] for t in SM90_TILES), min(t[1] for t in SM90_TILES))  # the only tile that runs past a short axis
+# Swapped tiles: the product computed with wgmma's rows over the output's columns (two
+# consumer warpgroups of 64 of them) and its rows wgmma's N, any multiple of 8, so that a
+# ragged M makes whole waves (5000 rows in 232-row tiles by 3000 in 128: 528 blocks, 4.0
+# waves on 132 SMs, where 128 x 256 make 3.64); the output leaves through stmatrix.trans and
+# TMA stores. Their share as 128 x 256's: kernels alone in CUDA graphs (H200, 2026-11-29,
+# cuBLAS in the same rounds) 152 x 128 swapped 842 us at 5000x4096x14336 (1056 blocks, 8.0
+# waves) against 905 in 128 x 256 (4.85), 256 x 128 swapped 1643 at 8192^3 against 1655.
+SM90_SWAPPED_COLS = 128
+SM90_SWAPPED_ROWS = tuple(range(136, 257, 8))  # 128 rows is the plain 128 x 128 tile
+SM90_SWAPPED_SHARE = 1.0
 SM90_STREAM = 64  # the stream tile: a 128-byte swizzled panel of 16-bit elements
 SM90_RATE = 5.85e12  # tensor FLOP/s an SM sustains on 128 x 256 tiles (bf16, under the power limit)
 SM90_SM_BYTES = 109e9  # bytes/s one SM's TMA loads sustain from the L2
-SM90_L2_BYTES = 10.2e12  # bytes/s of loads all SMs together sustain from the L2
+SM90_L2_BYTES = 11.0e12  # bytes/s of loads all SMs together sustain from the L2
 SM90_HBM_BYTES = 4.3e12  # bytes/s from DRAM (the H200's; each operand and the output once)
 SM90_SM_DRAM_BYTES = 65e9  # bytes/s one SM's loads draw from DRAM
 SM90_TILE_S = (0.53e-6, 2.89e-6)  # what a block tile costs beyond its stream: a part, and a part per 128 x 256 elements (the epilogue)
@@ -63,7 +73,16 @@ SPLITS = (2, 3, 4)  # 6 and 8 parts measured 1.5-3x slower than 4: the last part
 MIN_SPLIT_PART = 512
 
 
-def sm90_time(m: int, n: int, k: int, tile: tuple[int, int], parts: int = 1, multiprocessors: int = MULTIPROCESSORS) -> float:
+def sm90_swaps(tile: tuple[int, ...]) -> bool:
+    """Whether napkin-sm90 computes a GEMM in block tiles `tile` (rows, columns[, stream])
+    swapped (wgmma's rows over the output's columns): its rows are not a multiple of 64, or
+    it is one of the model's swapped tiles (`SM90_SWAPPED_ROWS` x `SM90_SWAPPED_COLS`) and
+    not one of SM90_TILES."""
+    return tile[0] % 64 != 0 or (tuple(tile[:2]) not in SM90_TILES and tile[1] == SM90_SWAPPED_COLS and tile[0] in SM90_SWAPPED_ROWS)
+
+
+def sm90_time(m: int, n: int, k: int, tile: tuple[int, int], parts: int = 1, multiprocessors: int = MULTIPROCESSORS,
+              cluster: int = 1) -> float:
     """The napkin model's seconds for napkin-sm90's GEMM of 16-bit operands with block tiles
     `tile`, its contraction split in `parts`: the longest of
     - the waves: the busiest SM's blocks (ceil(blocks / SMs): a partial last wave costs a
@@ -72,17 +91,22 @@ def sm90_time(m: int, n: int, k: int, tile: tuple[int, int], parts: int = 1, mul
       SM90_TILE_S (its fill and its epilogue, which grows with its area);
     - every block's loads at the L2's rate, and each operand and the output once at DRAM's
       (SM90_HBM_BYTES, or SM90_SM_DRAM_BYTES an SM where fewer blocks than SMs draw it);
-    plus, split, the parts' f32 sums written and read back by the last (SPLIT_S, SPLIT_SM_BYTES)."""
+    plus, split, the parts' f32 sums written and read back by the last (SPLIT_S, SPLIT_SM_BYTES).
+    A swapped tile (`sm90_swaps`) sustains SM90_SWAPPED_SHARE; in clusters of `cluster`
+    blocks B's tiles reach the L2 once for them all (TMA multicast)."""
     (bm, bn), elem = tile, 2
+    share = SM90_SWAPPED_SHARE if sm90_swaps(tile) else SM90_TILES[tile]
     blocks = -(-m // bm) * -(-n // bn) * parts
     stream_tiles = -(-k // SM90_STREAM)
     steps = -(-stream_tiles // parts)
-    product = 2 * bm * bn * SM90_STREAM / (SM90_RATE * SM90_TILES[tile])
-    loads = (min(bm, -(-m // 8) * 8) + bn) * SM90_STREAM * elem  # a decode's copies of A bring its rows only
+    product = 2 * bm * bn * SM90_STREAM / (SM90_RATE * share)
+    a_rows = min(bm, -(-m // 8) * 8)  # a decode's copies of A bring its rows only
+    loads = (a_rows + bn) * SM90_STREAM * elem
     overhead = SM90_TILE_S[0] + SM90_TILE_S[1] * bm * bn / (128 * 256)
     waves = -(-blocks // multiprocessors) * (steps * max(product, loads / SM90_SM_BYTES) + overhead)
     dram = min(SM90_HBM_BYTES, min(blocks, multiprocessors) * SM90_SM_DRAM_BYTES)
-    seconds = max(waves, blocks * steps * loads / SM90_L2_BYTES, elem * (m * k + k * n + m * n) / dram)
+    l2 = blocks * steps * (a_rows + bn / cluster) * SM90_STREAM * elem / SM90_L2_BYTES
+    seconds = max(waves, l2, elem * (m * k + k * n + m * n) / dram)
     if parts > 1:
         seconds += SPLIT_S + 4 * bm * bn * (parts + 1) / SPLIT_SM_BYTES
     return seconds
@@ -97,12 +121,13 @@ def split_parts(tiles: int, k: int, multiprocessors: int = MULTIPROCESSORS) -> l
     return [p for p in SPLITS if tiles * p <= 2 * multiprocessors and k // p >= MIN_SPLIT_PART]
 
 
-def sm90_plans(m: int, n: int, k: int, split: bool = False,
-               multiprocessors: int = MULTIPROCESSORS) -> list[tuple[float, tuple[int, int], int]]:
+def sm90_plans(m: int, n: int, k: int, split: bool = False, multiprocessors: int = MULTIPROCESSORS,
+               swapped: bool = True) -> list[tuple[float, tuple[int, int], int]]:
     """(`sm90_time`, tile, parts) of napkin-sm90's GEMM plans for an M x N x K product,
-    fastest first (ties to the earlier tile of SM90_TILES): each tile no longer than its
-    axes (on an axis shorter than any, SM90_LEAST's: 64 rows for a decode's few, its loads
-    reading zeros past the end), unsplit and, with `split`, in each of `split_parts`."""
+    fastest first (ties to the earlier tile of SM90_TILES, then the swapped tiles): each tile
+    no longer than its axes (on an axis shorter than any, SM90_LEAST's: 64 rows for a
+    decode's few, its loads reading zeros past the end), unsplit and, with `split`, in each
+    of `split_parts`; with `swapped`, the swapped tiles too (`swapped_tiles`, unsplit)."""
     out = []
     for rank, tile in enumerate(SM90_TILES):
         if (tile[0] > m and tile[0] > SM90_LEAST[0]) or (tile[1] > n and tile[1] > SM90_LEAST[1]):
@@ -110,41 +135,58 @@ def sm90_plans(m: int, n: int, k: int, split: bool = False,
         tiles = -(-m // tile[0]) * -(-n // tile[1])
         parts = [1] + (split_parts(tiles, k, multiprocessors) if split else [])
         out += [(sm90_time(m, n, k, tile, p, multiprocessors), rank, tile, p) for p in parts]
+    out += [(sm90_time(m, n, k, tile, 1, multiprocessors), len(SM90_TILES) + rank, tile, 1)
+            for rank, tile in enumerate(swapped_tiles(m, n) if swapped else [])]
     return [(t, tile, p) for t, _, tile, p in sorted(out)]
 
 
-def sm90_choice(m: int, n: int, k: int, split: bool = False,
-                multiprocessors: int = MULTIPROCESSORS) -> tuple[tuple[int, int, int], int]:
+def swapped_tiles(m: int, n: int) -> list[tuple[int, int]]:
+    """The swapped tiles (`SM90_SWAPPED_ROWS` x `SM90_SWAPPED_COLS`) no longer than M
+    (rounded up to 8) and N, smallest first."""
+    if n < SM90_SWAPPED_COLS:
+        return []
+    return [(r, SM90_SWAPPED_COLS) for r in SM90_SWAPPED_ROWS if r <= -(-m // 8) * 8]
+
+
+def sm90_choice(m: int, n: int, k: int, split: bool = False, multiprocessors: int = MULTIPROCESSORS,
+                swapped: bool = True) -> tuple[tuple[int, int, int], int]:
     """napkin-sm90's (block, parts) for an M x N x K GEMM: the fastest plan of `sm90_plans`
-    (unsplit, without `split`)."""
-    _, tile, parts = sm90_plans(m, n, k, split, multiprocessors)[0]
+    (unsplit, without `split`; swapped where `sm90_swaps` says so)."""
+    _, tile, parts = sm90_plans(m, n, k, split, multiprocessors, swapped)[0]
     return (*tile, SM90_STREAM), parts
 
 
-def sm90_block(m: int, n: int, k: int, multiprocessors: int = MULTIPROCESSORS) -> tuple[int, int, int]:
+def sm90_block(m: int, n: int, k: int, multiprocessors: int = MULTIPROCESSORS, swapped: bool = True) -> tuple[int, int, int]:
     """napkin-sm90's block tile for an M x N x K GEMM, unsplit (`sm90_choice`)."""
-    return sm90_choice(m, n, k, multiprocessors=multiprocessors)[0]
+    return sm90_choice(m, n, k, multiprocessors=multiprocessors, swapped=swapped)[0]
 
 
 # A short contraction over many tiles is bound by the L2 (3000x7000x1000: 84% of its
 # throughput in 128 x 256 tiles, H200, 2026-11-28): blocks in clusters of two, B's panels
 # multicast to both, persistent, move a third fewer bytes, as cuBLAS's 2x1 clusters do:
-# 0.86x and 0.88x cuBLAS at 3000x7000x1000 and 5000x3000x2056, where the plain grid is
-# 0.80x and 0.77x; from K = 4096 no faster than it (research/benchmarks.md).
+# 0.86x and 0.88x cuBLAS at 3000x7000x1000 and 5000x3000x2056 in 128 x 256 tiles, where the
+# plain grid is 0.80x and 0.77x; from K = 4096 no faster than it (research/benchmarks.md).
+# In the swapped tile the model counts fewest (whole waves: 256 x 128 and 232 x 128 there,
+# 660 and 528 blocks), 0.98x and 0.99x (H200, 2026-11-29, kernels alone in CUDA graphs).
 CLUSTER_TILE = (128, 256, SM90_STREAM)
 CLUSTER_MAX_K = 2560
 CLUSTER_MIN_SIDE = 2048
 
 
 def cluster_for(m: int, n: int, k: int, multiprocessors: int = MULTIPROCESSORS) -> dict[str, object] | None:
-    """napkin-sm90's options for a GEMM computed in persistent clusters of two blocks
-    (`CLUSTER_TILE`), or None: M and N at least CLUSTER_MIN_SIDE, K at most
-    CLUSTER_MAX_K, an even count of row tiles (the pairs of a cluster), and tiles for two
-    waves or more (the two measured had 3.6 and 5.1; one wave was not measured)."""
-    rows, cols = -(-m // CLUSTER_TILE[0]), -(-n // CLUSTER_TILE[1])
-    if k > CLUSTER_MAX_K or min(m, n) < CLUSTER_MIN_SIDE or rows % 2 or rows * cols < 2 * multiprocessors:
+    """napkin-sm90's options for a GEMM computed in persistent clusters of two blocks, or
+    None: M and N at least CLUSTER_MIN_SIDE, K at most CLUSTER_MAX_K; the tile the model
+    counts fastest (`sm90_time`, B's loads shared) of CLUSTER_TILE and the swapped tiles
+    whose count of row tiles is even (the pairs of a cluster) and which make two waves or
+    more (the two measured had 3.6 to 5.1; one wave was not measured)."""
+    if k > CLUSTER_MAX_K or min(m, n) < CLUSTER_MIN_SIDE:
         return None
-    return {"block": CLUSTER_TILE, "cluster": 2}  # persistent, as napkin-sm90 launches by default
+    fits = [t for t in [CLUSTER_TILE[:2], *swapped_tiles(m, n)]
+            if -(-m // t[0]) % 2 == 0 and -(-m // t[0]) * -(-n // t[1]) >= 2 * multiprocessors]
+    if not fits:
+        return None
+    best = min(fits, key=lambda t: sm90_time(m, n, k, t, 1, multiprocessors, cluster=2))  # ties to the earlier
+    return {"block": (*best, SM90_STREAM), "cluster": 2, **({"swap": True} if sm90_swaps(best) else {})}
 
 
 def gemm_candidates(m: int, n: int, k: int, capability: tuple[int, int], *, split: bool = False) -> list[tuple[str, dict[str, object]]]:
@@ -176,7 +218,7 @@ def gemm_candidates(m: int, n: int, k: int, capability: tuple[int, int], *, spli
         if parts > 1:
             out.append(("sm90", {"block": block, "split": parts}))
             block = sm90_block(m, n, k)  # the unsplit fallback
-        out.append(("sm90", {"block": block}))
+        out.append(("sm90", {"block": block, **({"swap": True} if sm90_swaps(block) else {})}))
     bm, bn = (next((t for t in GEMM_TILES if t <= x), GEMM_TILES[-1]) for x in (m, n))
     bk = 32 if k >= 32 else 16  # shorter than 16: one stream tile, its copies zero-filled past the end
     if min(bm, bn) >= 32:
@@ -187,4 +229,4 @@ def gemm_candidates(m: int, n: int, k: int, capability: tuple[int, int], *, spli
 
 
 __all__ = ["CLUSTER_MAX_K", "CLUSTER_MIN_SIDE", "CLUSTER_TILE", "GEMM_TILES", "cluster_for", "MAX_SPLIT", "MIN_PART", "MULTIPROCESSORS", "SM90_TILES", "gemm_candidates", "sm90_block", "sm90_choice", "sm90_plans",
-           "sm90_time", "split_for", "split_parts"]
+           "sm90_swaps", "sm90_time", "split_for", "split_parts", "swapped_tiles"]

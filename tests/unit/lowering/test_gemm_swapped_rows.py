@@ -52,3 +52,56 @@ def test_the_swapped_product_stores_with_stmatrix_trans(tmp_path, bm, tiles):
     report = subprocess.run([ptxas, "-v", "-arch=sm_90a", str(path), "-o", str(tmp_path / "s.cubin")], capture_output=True, text=True)
     assert report.returncode == 0, report.stderr
     assert re.search(r"\b0 bytes spill stores", report.stderr), report.stderr
+
+
+def _plan(text: str, **options):
+    from napkin_ir.pipelines import NapkinSm90Pass
+
+    return NapkinSm90Pass(**options).plan(run_pipeline(text))
+
+
+@pytest.mark.parametrize("m, n, k, options", [(300, 256, 256, {"block": "152,128,64"}), (500, 384, 128, {"block": "256,128,64", "swap": True}),
+                                              (520, 256, 200, {"block": "136,128,64", "cluster": 2})])
+def test_napkin_sm90_plans_a_swapped_tile_and_the_numbers_survive(m, n, k, options):
+    """A block of rows not a multiple of 64 (or swap=true) is planned swapped: the plan's
+    rows are the output's columns; the hbm and reg levels keep the numbers on the CPU."""
+    from napkin_ir.pipelines import spec
+
+    text = gemm(m, n, k, "bf16")
+    plan = _plan(text, **options)
+    assert plan.rows == "n" and plan.store.value == "tma"
+    rng = np.random.default_rng(m * n + k)
+    a, b = (rng.standard_normal(s).astype(HALF["bf16"]) for s in ((m, k), (k, n)))
+    want = reference.matmul(a.astype(np.float64), b.astype(np.float64))
+    for level in ("hbm", "reg"):
+        got = find_entry(run_pipeline(text, spec(plan.passes(level)))).run([a, b])[0]
+        assert not np.isnan(got.astype(np.float64)).any() and reference.relative_error(got, want) <= reference.TOLERANCE["bf16"], level
+
+
+def test_the_model_swaps_only_a_gemm_alone_and_swap_false_keeps_rows_over_m():
+    assert _plan(gemm(5000, 4096, 14336, "bf16")).rows == "n"  # the model's 152 x 128, 1056 tiles: 8.0 waves
+    assert _plan(gemm(5000, 4096, 14336, "bf16")).stages == 5  # as many as fit beside the output's one panel stage
+    kept = _plan(gemm(5000, 4096, 14336, "bf16"), swap=False)
+    assert kept.rows == "" and dict(kept.grid)["m"] % 64 == 0
+    assert _plan(gemm(4096, 4096, 4096, "bf16")).rows == ""  # 512 tiles of 128 x 256: 3.9 waves already
+
+
+@pytest.mark.parametrize("options, message", [
+    ({"block": "152,128,64", "split": 2}, "cannot be split"),
+    ({"block": "152,128,64", "swap": False}, "the rows must be 64, 128, 192 or 256"),
+])
+def test_a_swapped_tile_that_cannot_be_honoured_is_refused_by_name(options, message):
+    from xdsl.utils.exceptions import PassFailedException
+
+    with pytest.raises(PassFailedException, match=message):
+        compile_to_ptx(gemm(1000, 1024, 512, "bf16"), "napkin-sm90{" + " ".join(
+            f'{k}="{v}"' if isinstance(v, str) else f"{k}={str(v).lower()}" for k, v in options.items()) + "}")
+
+
+def test_a_batched_product_is_not_swapped():
+    from xdsl.utils.exceptions import PassFailedException
+
+    with pytest.raises(PassFailedException, match="swap=true computes one GEMM"):
+        _plan(gemm(256, 256, 128, "bf16", batch=4), swap=True)
+    with pytest.raises(PassFailedException, match="swap=true computes one GEMM"):
+        _plan(gemm(256, 256, 128, "bf16", b_nk=True), block="152,128,64")
