@@ -26,6 +26,8 @@ def test_swapped_tiles_make_whole_waves_of_a_ragged_m():
     assert not sm90_swaps((128, 256)) and not sm90_swaps((128, 128)) and sm90_swaps((256, 128)) and sm90_swaps((100, 64))
     assert all(t[0] % 8 == 0 and t[0] <= 1000 and t[1] == 128 for t in swapped_tiles(1000, 4096))
     assert swapped_tiles(1000, 64) == [] and swapped_tiles(128, 4096) == []  # no swapped tile past N, nor at 128 rows
+    assert swapped_tiles(256, 8192) == [(256, 128)]  # 136 to 248 rows take two row tiles, as 128 do: padding alone
+    assert sm90_block(256, 8192, 8192) == (128, 128, 64)
     assert all(t in SM90_TILES for _, t, _ in sm90_plans(5000, 4096, 14336, swapped=False))
 
 
