@@ -45,7 +45,7 @@ def test_gemm_swapped_small_for_the_sanitizer(options):
     expect_close(*run_compiled(torch, 520 if "cluster" in options else 312, 392, 200, **options), "bf16")
 
 
-@pytest.mark.parametrize("shape", [(1000, 14336, 4096), (3000, 7000, 1000), (5000, 3000, 2056)])
+@pytest.mark.parametrize("shape", [(1000, 14336, 4096), (3000, 7000, 1000), (5000, 3000, 2056), (100, 4096, 1000), (72, 14336, 4096)])
 def test_the_torch_op_on_shapes_the_model_swaps(shape):
     torch = pytest.importorskip("torch")
     _need_sm90()

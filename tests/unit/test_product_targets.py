@@ -1,7 +1,7 @@
 """The napkin model's count of napkin-sm90's GEMM plans (product_targets.sm90_time, sm90_plans):
 whole waves, padding past the edges, the tile's rate and loads, and what a split costs."""
 
-from napkin_ir.plan.recipes.product_targets import (MULTIPROCESSORS, SM90_TILES, cluster_for, sm90_block, sm90_plans, sm90_swaps,
+from napkin_ir.plan.recipes.product_targets import (MULTIPROCESSORS, SM90_TILES, cluster_for, l2_bytes, sm90_block, sm90_plans, sm90_swaps,
                                                     sm90_time, swapped_tiles)
 
 
@@ -48,7 +48,8 @@ def test_loads_bound_small_outputs_to_small_tiles():
 
 def test_plans_fit_their_axes_and_come_fastest_first():
     plans = sm90_plans(100, 4096, 14336, split=True)
-    assert all(tile[0] <= 100 and tile[1] <= 4096 and tile in SM90_TILES for _, tile, _ in plans)
+    assert all(tile[0] <= 104 and tile[1] <= 4096 and (tile in SM90_TILES or sm90_swaps(tile)) for _, tile, _ in plans)
+    assert all(tile[0] <= 100 for _, tile, _ in plans if not sm90_swaps(tile))  # a swapped tile's rows: M rounded up to 8
     assert [t for t, _, _ in plans] == sorted(t for t, _, _ in plans)
     assert any(parts > 1 for _, _, parts in plans)
     assert all(parts == 1 for _, _, parts in sm90_plans(100, 4096, 14336))  # no split unless asked
@@ -59,3 +60,20 @@ def test_a_split_pays_only_where_blocks_are_idle():
     assert long[2] > 1  # 64 tiles of 64 x 128 over 132 SMs, a long contraction
     assert all(p == 1 for _, _, p in sm90_plans(4096, 4096, 4096, split=True))  # 512 tiles: no split tried
     assert sm90_plans(128, 4096, 4096, split=True)[0][2] == 1  # 128 tiles of 64 x 64 already fill the SMs
+
+
+def test_under_128_rows_one_swapped_tile_of_m_rounded_to_8():
+    # 72 rows: one swapped tile of 72 (by 64 or 128 columns) where 64-row tiles take two, the
+    # second mostly padding (72x4096x4096: 10.7 us against 19.3 in 64 x 64, H200, 2026-11-29)
+    assert swapped_tiles(100, 4096) == [(104, 64), (104, 128)] and swapped_tiles(100, 64) == [(104, 64)]
+    assert swapped_tiles(64, 4096) == [] and swapped_tiles(60, 4096) == []  # one 64-row tile already
+    assert sm90_block(72, 4096, 4096) == (72, 64, 64) and sm90_swaps((72, 64))
+
+
+def test_of_plans_timed_alike_the_one_loading_fewer_l2_bytes_comes_first():
+    # 72x14336x4096 is bound by DRAM in 64 x 256, 72 x 64 and 72 x 128 swapped alike; 72 x 128
+    # loads the fewest bytes from the L2 (B once, A's 72 rows a block)
+    times = {tile: sm90_time(72, 14336, 4096, tile) for tile in ((64, 256), (72, 64), (72, 128))}
+    assert max(times.values()) == min(times.values())
+    assert l2_bytes(72, 14336, 4096, (72, 128)) < min(l2_bytes(72, 14336, 4096, t) for t in ((64, 256), (72, 64)))
+    assert sm90_block(72, 14336, 4096) == (72, 128, 64)

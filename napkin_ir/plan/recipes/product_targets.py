@@ -56,6 +56,14 @@ SM90_LEAST = (min(t[0] for t in SM90_TILES), min(t[1] for t in SM90_TILES))  # t
 SM90_SWAPPED_COLS = 128
 SM90_SWAPPED_ROWS = tuple(range(136, 257, 8))  # 128 rows is the plain 128 x 128 tile
 SM90_SWAPPED_SHARE = 1.0
+# Under 128 rows, M rounded up to 8 in one swapped tile, against two row tiles of 64 (the
+# second mostly padding): by 64 columns (one consumer warpgroup, its share fitted) or 128.
+# Kernels alone in CUDA graphs (H200, 2026-11-29, M 72, 100, 120 by 4096x4096, 4096x1000,
+# 14336x4096 and 8192x8192): the pick within 5% of the best measured plan at 11 of the 12
+# (at least 0.94x), where without these tiles it was at 7 (at least 0.55x: 72x4096x4096 in
+# 64 x 64 tiles 19.3 us, 72 x 64 swapped 10.7, cuBLAS 9.4).
+SM90_SWAPPED_NARROW = 64
+SM90_SWAPPED_NARROW_SHARE = 0.7
 SM90_STREAM = 64  # the stream tile: a 128-byte swizzled panel of 16-bit elements
 SM90_RATE = 5.85e12  # tensor FLOP/s an SM sustains on 128 x 256 tiles (bf16, under the power limit)
 SM90_SM_BYTES = 109e9  # bytes/s one SM's TMA loads sustain from the L2
@@ -81,6 +89,10 @@ def sm90_swaps(tile: tuple[int, ...]) -> bool:
     return tile[0] % 64 != 0 or (tuple(tile[:2]) not in SM90_TILES and tile[1] == SM90_SWAPPED_COLS and tile[0] in SM90_SWAPPED_ROWS)
 
 
+def _swapped_share(tile: tuple[int, int]) -> float:
+    return SM90_SWAPPED_NARROW_SHARE if tile[1] == SM90_SWAPPED_NARROW else SM90_SWAPPED_SHARE
+
+
 def sm90_time(m: int, n: int, k: int, tile: tuple[int, int], parts: int = 1, multiprocessors: int = MULTIPROCESSORS,
               cluster: int = 1) -> float:
     """The napkin model's seconds for napkin-sm90's GEMM of 16-bit operands with block tiles
@@ -92,10 +104,11 @@ def sm90_time(m: int, n: int, k: int, tile: tuple[int, int], parts: int = 1, mul
     - every block's loads at the L2's rate, and each operand and the output once at DRAM's
       (SM90_HBM_BYTES, or SM90_SM_DRAM_BYTES an SM where fewer blocks than SMs draw it);
     plus, split, the parts' f32 sums written and read back by the last (SPLIT_S, SPLIT_SM_BYTES).
-    A swapped tile (`sm90_swaps`) sustains SM90_SWAPPED_SHARE; in clusters of `cluster`
+    A swapped tile (`sm90_swaps`) sustains SM90_SWAPPED_SHARE (SM90_SWAPPED_NARROW_SHARE by
+    SM90_SWAPPED_NARROW columns); in clusters of `cluster`
     blocks B's tiles reach the L2 once for them all (TMA multicast)."""
     (bm, bn), elem = tile, 2
-    share = SM90_SWAPPED_SHARE if sm90_swaps(tile) else SM90_TILES[tile]
+    share = _swapped_share(tile) if sm90_swaps(tile) else SM90_TILES[tile]
     blocks = -(-m // bm) * -(-n // bn) * parts
     stream_tiles = -(-k // SM90_STREAM)
     steps = -(-stream_tiles // parts)
@@ -105,11 +118,19 @@ def sm90_time(m: int, n: int, k: int, tile: tuple[int, int], parts: int = 1, mul
     overhead = SM90_TILE_S[0] + SM90_TILE_S[1] * bm * bn / (128 * 256)
     waves = -(-blocks // multiprocessors) * (steps * max(product, loads / SM90_SM_BYTES) + overhead)
     dram = min(SM90_HBM_BYTES, min(blocks, multiprocessors) * SM90_SM_DRAM_BYTES)
-    l2 = blocks * steps * (a_rows + bn / cluster) * SM90_STREAM * elem / SM90_L2_BYTES
+    l2 = l2_bytes(m, n, k, tile, parts, cluster) / SM90_L2_BYTES
     seconds = max(waves, l2, elem * (m * k + k * n + m * n) / dram)
     if parts > 1:
         seconds += SPLIT_S + 4 * bm * bn * (parts + 1) / SPLIT_SM_BYTES
     return seconds
+
+
+def l2_bytes(m: int, n: int, k: int, tile: tuple[int, int], parts: int = 1, cluster: int = 1) -> float:
+    """The bytes napkin-sm90's GEMM blocks load from the L2 in tiles `tile` (A's rows only
+    past a short M; B's once a cluster)."""
+    (bm, bn), elem = tile, 2
+    blocks, steps = -(-m // bm) * -(-n // bn) * parts, -(-(-(-k // SM90_STREAM)) // parts)
+    return blocks * steps * (min(bm, -(-m // 8) * 8) + bn / cluster) * SM90_STREAM * elem
 
 
 def split_parts(tiles: int, k: int, multiprocessors: int = MULTIPROCESSORS) -> list[int]:
@@ -124,7 +145,10 @@ def split_parts(tiles: int, k: int, multiprocessors: int = MULTIPROCESSORS) -> l
 def sm90_plans(m: int, n: int, k: int, split: bool = False, multiprocessors: int = MULTIPROCESSORS,
                swapped: bool = True) -> list[tuple[float, tuple[int, int], int]]:
     """(`sm90_time`, tile, parts) of napkin-sm90's GEMM plans for an M x N x K product,
-    fastest first (ties to the earlier tile of SM90_TILES, then the swapped tiles): each tile
+    fastest first; of plans the model times alike (bound by DRAM at a small M), the one that
+    loads fewer bytes from the L2 (`l2_bytes`: 72x14336x4096 in 72 x 128 swapped tiles 30.8
+    us against 33.5 in 64 x 256, both 112 blocks, H200, 2026-11-29), then the earlier tile of
+    SM90_TILES, then the swapped tiles: each tile
     no longer than its axes (on an axis shorter than any, SM90_LEAST's: 64 rows for a
     decode's few, its loads reading zeros past the end), unsplit and, with `split`, in each
     of `split_parts`; with `swapped`, the swapped tiles too (`swapped_tiles`, unsplit)."""
@@ -134,20 +158,23 @@ def sm90_plans(m: int, n: int, k: int, split: bool = False, multiprocessors: int
             continue
         tiles = -(-m // tile[0]) * -(-n // tile[1])
         parts = [1] + (split_parts(tiles, k, multiprocessors) if split else [])
-        out += [(sm90_time(m, n, k, tile, p, multiprocessors), rank, tile, p) for p in parts]
-    out += [(sm90_time(m, n, k, tile, 1, multiprocessors), len(SM90_TILES) + rank, tile, 1)
+        out += [(sm90_time(m, n, k, tile, p, multiprocessors), l2_bytes(m, n, k, tile, p), rank, tile, p) for p in parts]
+    out += [(sm90_time(m, n, k, tile, 1, multiprocessors), l2_bytes(m, n, k, tile), len(SM90_TILES) + rank, tile, 1)
             for rank, tile in enumerate(swapped_tiles(m, n) if swapped else [])]
-    return [(t, tile, p) for t, _, tile, p in sorted(out)]
+    return [(t, tile, p) for t, _, _, tile, p in sorted(out)]
 
 
 def swapped_tiles(m: int, n: int) -> list[tuple[int, int]]:
     """The swapped tiles (`SM90_SWAPPED_ROWS` x `SM90_SWAPPED_COLS`) no longer than M
     (rounded up to 8) and N that take fewer row tiles than 128 rows do (else they only pad
     more: 256x8192x8192 in 136 x 128 swapped, 2 x 64 tiles, 3% slower than in 128 x 128, H200,
-    2026-11-29), smallest first."""
+    2026-11-29), smallest first; for M between 64 and 128 (not 128), M rounded up to 8 by
+    SM90_SWAPPED_NARROW and SM90_SWAPPED_COLS columns (no longer than N)."""
+    rows = -(-m // 8) * 8
+    narrow = [(rows, c) for c in (SM90_SWAPPED_NARROW, SM90_SWAPPED_COLS) if 64 < rows < 128 and c <= n]
     if n < SM90_SWAPPED_COLS:
-        return []
-    return [(r, SM90_SWAPPED_COLS) for r in SM90_SWAPPED_ROWS if r <= -(-m // 8) * 8 and -(-m // r) < -(-m // 128)]
+        return narrow
+    return narrow + [(r, SM90_SWAPPED_COLS) for r in SM90_SWAPPED_ROWS if r <= rows and -(-m // r) < -(-m // 128)]
 
 
 def sm90_choice(m: int, n: int, k: int, split: bool = False, multiprocessors: int = MULTIPROCESSORS,
@@ -231,4 +258,4 @@ def gemm_candidates(m: int, n: int, k: int, capability: tuple[int, int], *, spli
 
 
 __all__ = ["CLUSTER_MAX_K", "CLUSTER_MIN_SIDE", "CLUSTER_TILE", "GEMM_TILES", "cluster_for", "MAX_SPLIT", "MIN_PART", "MULTIPROCESSORS", "SM90_TILES", "gemm_candidates", "sm90_block", "sm90_choice", "sm90_plans",
-           "sm90_swaps", "sm90_time", "split_for", "split_parts", "swapped_tiles"]
+           "l2_bytes", "sm90_swaps", "sm90_time", "split_for", "split_parts", "swapped_tiles"]
