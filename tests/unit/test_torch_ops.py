@@ -150,7 +150,8 @@ def test_the_target_and_tiles_chosen():
     # a short contraction over many tiles (bound by the L2): persistent clusters of two first,
     # the plain grid after; not with an odd count of row tiles, nor from K = 4096
     clustered = ("sm90", {"block": (256, 128, 64), "cluster": 2, "swap": True})  # swapped: 12 x 55 tiles, 5.0 waves
-    assert nt.gemm_candidates(3000, 7000, 1000, (9, 0))[:2] == [clustered, ("sm90", {"block": sm90_block(3000, 7000, 1000), "swap": True})]
+    assert nt.gemm_candidates(3000, 7000, 1000, (9, 0))[:3] == [  # then 128 x 256 in clusters, for a diagram that cannot be swapped
+        clustered, ("sm90", {"block": (128, 256, 64), "cluster": 2}), ("sm90", {"block": sm90_block(3000, 7000, 1000), "swap": True})]
     assert nt.gemm_candidates(5000, 3000, 2056, (9, 0), split=True)[0] == ("sm90", {"block": (232, 128, 64), "cluster": 2, "swap": True})
     assert all("cluster" not in o or -(-2100 // o["block"][0]) % 2 == 0  # type: ignore[index, operator]
                for _, o in nt.gemm_candidates(2100, 7000, 1000, (9, 0)))  # pairs of row tiles (17 of 128 x 256 would not pair)

@@ -202,15 +202,16 @@ CLUSTER_MAX_K = 2560
 CLUSTER_MIN_SIDE = 2048
 
 
-def cluster_for(m: int, n: int, k: int, multiprocessors: int = MULTIPROCESSORS) -> dict[str, object] | None:
+def cluster_for(m: int, n: int, k: int, multiprocessors: int = MULTIPROCESSORS, swapped: bool = True) -> dict[str, object] | None:
     """napkin-sm90's options for a GEMM computed in persistent clusters of two blocks, or
     None: M and N at least CLUSTER_MIN_SIDE, K at most CLUSTER_MAX_K; the tile the model
     counts fastest (`sm90_time`, B's loads shared) of CLUSTER_TILE and the swapped tiles
     whose count of row tiles is even (the pairs of a cluster) and which make two waves or
-    more (the two measured had 3.6 to 5.1; one wave was not measured)."""
+    more (the two measured had 3.6 to 5.1; one wave was not measured); without `swapped`,
+    CLUSTER_TILE alone."""
     if k > CLUSTER_MAX_K or min(m, n) < CLUSTER_MIN_SIDE:
         return None
-    fits = [t for t in [CLUSTER_TILE[:2], *swapped_tiles(m, n)]
+    fits = [t for t in [CLUSTER_TILE[:2], *(swapped_tiles(m, n) if swapped else [])]
             if -(-m // t[0]) % 2 == 0 and -(-m // t[0]) * -(-n // t[1]) >= 2 * multiprocessors]
     if not fits:
         return None
@@ -227,7 +228,8 @@ def gemm_candidates(m: int, n: int, k: int, capability: tuple[int, int], *, spli
     tile read past its end too). Rows shorter than 16 bytes are each target's to refuse,
     by name. The torch op tries them in turn
     (`napkin_ir.torch`). On Hopper a short contraction over many tiles tries persistent
-    clusters of two first (`cluster_for`). napkin-sm90's tile is the model's (`sm90_plans`); with `split`, a
+    clusters of two first (`cluster_for`). napkin-sm90's tile is the model's (`sm90_plans`; a
+    swapped one followed by the best unswapped, for diagrams it cannot take); with `split`, a
     contraction split over the grid where the model puts that first (napkin-sm80: where the
     tiles fill less than half the machine, `split_for`), tried before the same tile unsplit:
     the 16-bit output's parts summed and rounded in the kernel, in a fixed order."""
@@ -243,11 +245,16 @@ def gemm_candidates(m: int, n: int, k: int, capability: tuple[int, int], *, spli
         clustered = cluster_for(m, n, k)
         if clustered:
             out.append(("sm90", clustered))
+            plain_cluster = cluster_for(m, n, k, swapped=False) if clustered.get("swap") else None
+            if plain_cluster:  # for the diagrams a swapped plan cannot take
+                out.append(("sm90", plain_cluster))
         block, parts = sm90_choice(m, n, k, split)
         if parts > 1:
             out.append(("sm90", {"block": block, "split": parts}))
             block = sm90_block(m, n, k)  # the unsplit fallback
         out.append(("sm90", {"block": block, **({"swap": True} if sm90_swaps(block) else {})}))
+        if sm90_swaps(block):  # where the diagram cannot be swapped (a gradient's operand stored [k, m] or [n, k])
+            out.append(("sm90", {"block": sm90_block(m, n, k, swapped=False)}))
     bm, bn = (next((t for t in GEMM_TILES if t <= x), GEMM_TILES[-1]) for x in (m, n))
     bk = 32 if k >= 32 else 16  # shorter than 16: one stream tile, its copies zero-filled past the end
     if min(bm, bn) >= 32:

@@ -237,6 +237,14 @@ def _plan_sm80(module: ModuleOp, shape: ProductShape, req: PlanRequest) -> Kerne
                      ordered=req.deterministic and not shape.half_output)
 
 
+def _a_rows_first(module: ModuleOp, shape: ProductShape) -> bool:
+    """Whether the operand with the output's rows is stored [rows, k]: a swapped product
+    reads its tiles as wgmma's B, K-major, so that their rows may be any multiple of 8."""
+    c = next(op for op in module.walk() if isinstance(op, ncd.ContractOp))
+    a = c.lhs if shape.rows in c.lhs.type.axis_names else c.rhs  # type: ignore[attr-defined]
+    return tuple(a.type.axis_names) == (shape.rows, shape.k)  # type: ignore[attr-defined]
+
+
 def _plan_sm90(module: ModuleOp, req: PlanRequest) -> KernelPlan:
     from napkin_ir.plan.autotile import chosen_tiles
 
@@ -265,9 +273,9 @@ def _plan_sm90(module: ModuleOp, req: PlanRequest) -> KernelPlan:
     # read zeros past the edge, the stores write only what lies inside
     block = given
     swap = req.swap if req.swap is not None else block[0] % 64 != 0 or (chosen and sm90_swaps(block))
-    if swap and not shape.plain:
-        raise req.fail("swap=true computes one GEMM of B stored [k, n], unbatched, with wgmma's rows over its columns; "
-                       "this diagram is not one (batched, several products or B stored [n, k])")
+    if swap and not (shape.plain and _a_rows_first(module, shape)):
+        raise req.fail("swap=true computes one GEMM of A stored [m, k] and B [k, n], unbatched, with wgmma's rows over its "
+                       "columns; this diagram is not one (batched, several products, A stored [k, m] or B [n, k])")
     panel = block[0] * 64 * nbytes if swap else 0  # a swapped tile's output leaves through one panel stage
     stages = req.stages or sm90_stages(stage_bytes(block), req.blocks_per_sm, products_alone=alone, swapped_panel=panel)
     group = SM90_GROUP if req.group is None else req.group

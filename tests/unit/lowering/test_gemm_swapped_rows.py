@@ -105,3 +105,28 @@ def test_a_batched_product_is_not_swapped():
         _plan(gemm(256, 256, 128, "bf16", batch=4), swap=True)
     with pytest.raises(PassFailedException, match="swap=true computes one GEMM"):
         _plan(gemm(256, 256, 128, "bf16", b_nk=True), block="152,128,64")
+
+
+@pytest.mark.parametrize("shape", [(1000, 14336, 4096), (5000, 3000, 2056), (300, 256, 200)])
+@pytest.mark.parametrize("which", [0, 1])
+def test_a_gradient_the_model_would_swap_plans_on_sm90_unswapped(shape, which):
+    """dA = grad b^T reads b as [n, k] and dB = a^T grad reads a as [m, k] with m contracted:
+    neither can be swapped, so the op's candidates after a swapped one carry an unswapped
+    napkin-sm90 tile, taken before napkin-sm80."""
+    from xdsl.utils.exceptions import PassFailedException
+
+    from napkin_ir.pipelines import NapkinSm90Pass
+    from napkin_ir.plan.recipes.product_targets import gemm_candidates
+
+    m, n, k = shape
+    derived = run_pipeline(gemm(m, n, k, "bf16"), f'ncd-grad,ncd-fold-casts,ncd-extract{{function="matmul_grad" result={which}}}')
+    rows, cols, over = (m, k, n) if which == 0 else (k, n, m)
+    for target, options in gemm_candidates(rows, cols, over, (9, 0)):
+        assert target == "sm90", "an unswapped napkin-sm90 tile should come before napkin-sm80"
+        try:
+            plan = NapkinSm90Pass(**{a: (",".join(map(str, v)) if isinstance(v, tuple) else v) for a, v in options.items()}).plan(derived)
+        except PassFailedException as e:
+            assert options.get("swap") and "swap=true computes one GEMM of A stored [m, k] and B [k, n]" in str(e)
+            continue
+        assert plan.rows == "" and not options.get("swap")
+        break
