@@ -276,6 +276,10 @@ def _plan_sm90(module: ModuleOp, req: PlanRequest) -> KernelPlan:
     if swap and not (shape.plain and _a_rows_first(module, shape)):
         raise req.fail("swap=true computes one GEMM of A stored [m, k] and B [k, n], unbatched, with wgmma's rows over its "
                        "columns; this diagram is not one (batched, several products, A stored [k, m] or B [n, k])")
+    if swap and (block[0] % 8 or not 8 <= block[0] <= 256 or block[1] % 64 or not 64 <= block[1] <= 256):
+        raise req.fail(f"block=\"{','.join(map(str, block))}\": the rows must be 64, 128, 192 or 256, or computed swapped "
+                       "(wgmma's rows over the columns: swap=true, or rows not a multiple of 64) a multiple of 8 up to 256 "
+                       "with columns 64 to 256 by 64")
     panel = block[0] * 64 * nbytes if swap else 0  # a swapped tile's output leaves through one panel stage
     stages = req.stages or sm90_stages(stage_bytes(block), req.blocks_per_sm, products_alone=alone, swapped_panel=panel)
     group = SM90_GROUP if req.group is None else req.group
