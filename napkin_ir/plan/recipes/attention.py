@@ -111,7 +111,7 @@ def streamed_vectors(module: ModuleOp, axes: AttentionAxes) -> int:
 def _plan_sm90(module: ModuleOp, req: PlanRequest) -> KernelPlan:
     rows, keys = req.sized("block", 2, "for attention: query rows, keys") or (0, 0)
     persistent = persistent_pays(module, rows, keys) if req.persistent is None else req.persistent
-    req.refuse("attention on sm_90a", ("group", "cluster", "warps", "split", "deterministic"))
+    req.refuse("attention on sm_90a", ("group", "cluster", "warps", "split", "deterministic", "swap"))
     if req.autotile:
         req.refuse("autotile=true (the model chooses it)", ("block",))
         # stages given, overlap or ping-pong turned off, and the blocks an SM bound the search

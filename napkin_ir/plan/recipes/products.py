@@ -290,7 +290,7 @@ def _plan_sm90(module: ModuleOp, req: PlanRequest) -> KernelPlan:
     # 5000x8192x28672, on a plain grid 0.76x, 0.83x, 0.91x, 0.96x, 0.91x
     plain = req.cluster > 1 and req.persistent is False
     if req.autotile:
-        req.refuse("autotile=true (the model chooses it)", ("block", "split"))
+        req.refuse("autotile=true (the model chooses it)", ("block", "split", "swap"))
         c = chosen_tiles(module, req.hw, "sm90", req.pipeline, 0 if plain else group)
         block, stages, swap = (c.grid[axes[0]], c.grid[axes[1]], c.stream[axes[2]]), c.stages, bool(req.swap)
     if shape.batch and req.cluster > 1:

@@ -141,7 +141,7 @@ def plan(module: ModuleOp, shape: RowShape, target: Target, req: PlanRequest) ->
     block, `warps="W"` warps sharing them. Rows longer than a warp's registers hold are
     smem-to-reg's to refuse. A reduction down the columns is `plan_down`'s."""
     req.refuse("a row reduction (its rows are staged whole: there is no stream to tile, no product to tune)",
-               ("autotile", "layout", "group", "cluster", "store", "q_registers", "split", "deterministic"))
+               ("autotile", "layout", "group", "cluster", "store", "q_registers", "split", "deterministic", "swap"))
     if shape.down:
         return plan_down(module, shape, target, req)
     (rows,) = req.sized("block", 1, "for a row reduction: rows a block") or (default_rows(shape),)

@@ -130,3 +130,13 @@ def test_a_gradient_the_model_would_swap_plans_on_sm90_unswapped(shape, which):
             continue
         assert plan.rows == "" and not options.get("swap")
         break
+
+
+def test_swap_is_refused_by_name_where_no_gemm_plan_takes_it():
+    import napkin_ir
+    from napkin_ir.errors import UserError
+
+    with pytest.raises(UserError, match="swap=true cannot be honoured for attention on sm_90a"):
+        napkin_ir.compile(napkin_ir.attention_diagram("causal", 1, 2, 128, 64), "sm90", cache=False, swap=True)
+    with pytest.raises(UserError, match=r"swap=true cannot be honoured for autotile=true"):
+        napkin_ir.compile(gemm(512, 512, 256), "sm90", cache=False, autotile=True, swap=True)
