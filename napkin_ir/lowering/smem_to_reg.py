@@ -36,7 +36,11 @@ iteration i - 1 read (its products are complete), and after the loop all are awa
 The accumulators go out as `reg.store`, or, where `hbm-to-smem{store=tma}` writes the
 tile into shared memory for TMA stores, as one `reg.stmatrix` per `smem.write` (an f32
 tile written for a TMA reduce-add, `reg.write`); an
-epilogue between (maps on the accumulators) becomes the fragment math below.
+epilogue between (maps on the accumulators) becomes the fragment math below. A GEMM with
+`rows="n"` (the result's second tiled axis) is computed swapped: wgmma's rows run over n,
+in warpgroups of 64, and its N over the first axis, whose tile may then be any multiple of
+8 up to 256 (B's [k, n] stage is wgmma's A, A's [m, k] stage its B); the fragments are n x
+m, and `reg.stmatrix` writes them transposed into the output's panels (`stmatrix.trans`).
 
 Any other kernel (attention) takes the fragment math with `mma=wgmma` too: its products
 are one `reg.wgmma` per 16-wide slice from the stages, or, where the first operand is an
