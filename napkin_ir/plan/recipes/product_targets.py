@@ -129,7 +129,8 @@ def l2_bytes(m: int, n: int, k: int, tile: tuple[int, int], parts: int = 1, clus
     """The bytes napkin-sm90's GEMM blocks load from the L2 in tiles `tile` (A's rows only
     past a short M; B's once a cluster)."""
     (bm, bn), elem = tile, 2
-    blocks, steps = -(-m // bm) * -(-n // bn) * parts, -(-(-(-k // SM90_STREAM)) // parts)
+    stream_tiles = -(-k // SM90_STREAM)
+    blocks, steps = -(-m // bm) * -(-n // bn) * parts, -(-stream_tiles // parts)
     return blocks * steps * (min(bm, -(-m // 8) * 8) + bn / cluster) * SM90_STREAM * elem
 
 
