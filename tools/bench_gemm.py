@@ -17,7 +17,8 @@ ratios (all, M >= 128).
 `--tiles` times napkin-sm90's plain GEMM kernel alone (launched bound, bf16; under GRAPHED_MS
 a launch, GRAPH_CALLS launches captured in a CUDA graph, so that the host does not pace them) with each
 block tile of TILES that fits, unsplit and, where its blocks leave SMs idle, with its
-contraction split (its parts summed and rounded in the kernel: one launch), beside cuBLAS,
+contraction split (its parts summed and rounded in the kernel: one launch), and the
+SWAPPED_TRIED swapped tiles the model counts fastest (named with an `s`: `152x128s/1`), beside cuBLAS,
 over the same shapes (at a decode's few rows, the 64-row tiles past them): what
 `product_targets.sm90_choice`'s count of waves and
 padding is checked against. The table
