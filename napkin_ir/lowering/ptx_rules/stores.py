@@ -563,10 +563,8 @@ def _stmatrix_transposed(k: KernelLowering, op: reg.StmatrixOp, t: reg.FragType,
     r0 = hbm.parse_labels(op.at).get(rows_axis, 0)
     warp_rows = k.warp_place(rows_axis, 16)
     place = k.u32(0) if warp_rows is None else warp_rows
-    inside = k.both(k.setp("ge", place, r0, "u32"), k.setp("lt", place, r0 + buf.cols, "u32"))
-    yes, no = k.branch(inside) if inside is not None else (None, None)
-    if yes is not None:
-        k.cur = yes
+    yes, no = k.branch(k.both(k.setp("ge", place, r0, "u32"), k.setp("lt", place, r0 + buf.cols, "u32")))
+    k.cur = yes
     dt = buf.type.dtype
     x = k.frag(op.value)
     lane = k.lane
@@ -582,6 +580,5 @@ def _stmatrix_transposed(k: KernelLowering, op: reg.StmatrixOp, t: reg.FragType,
         regs = [k.pack(dt, x[4 * n + 2 * h], x[4 * n + 2 * h + 1]) for n, h in pairs]
         addr = k.add(base, tn * 8 * PANEL) if tn else base
         k.emit(T.StmatrixOp(addr, regs, trans=True))
-    if yes is not None:
-        k.jump(no)
-        k.cur = no
+    k.jump(no)
+    k.cur = no

@@ -141,6 +141,12 @@ def sm90_stages(stage_bytes: int, blocks_per_sm: int = 1, target: Target = SM90,
     return stages
 
 
+def panel_stage_bytes(rows: int, outputs: int = 1, element_bytes: int = 2) -> int:
+    """One stage of the outputs' panel buffer for TMA stores: `rows` x 64 columns of each of
+    `outputs` outputs."""
+    return outputs * rows * 64 * element_bytes
+
+
 def sm90_fit(block: tuple[int, int, int], stage_bytes: Callable[[tuple[int, int, int]], int], blocks_per_sm: int = 1,
              target: Target = SM90) -> tuple[int, int, int]:
     """`block`, its columns then its rows halved (down to 64) until two stages of
@@ -169,7 +175,7 @@ def sm90_plan(block: tuple[int, int, int] = SM90_BLOCK, stages: int = 4, axes: t
     if staged is None:
         staged = bm * bk + outputs * bk * bn
     if store is None:  # a swapped tile's fragments stored from registers go a value at a time: one panel stage will do
-        panel = (outputs if stored is None else stored) * bm * 64 * element_bytes
+        panel = panel_stage_bytes(bm, outputs if stored is None else stored, element_bytes)
         total = stages * staged * element_bytes + (1 if swap else 2) * panel
         store = StorePath.TMA if bn % 64 == 0 and total <= budget and not batch else StorePath.DIRECT
     return KernelPlan(NAME, SM90, grid=(*((b, None) for b in batch), (m, bm), (n, bn), *(((k, part),) if part else ())),
@@ -280,7 +286,7 @@ def _plan_sm90(module: ModuleOp, req: PlanRequest) -> KernelPlan:
         raise req.fail(f"block=\"{','.join(map(str, block))}\": the rows must be 64, 128, 192 or 256, or computed swapped "
                        "(wgmma's rows over the columns: swap=true, or rows not a multiple of 64) a multiple of 8 up to 256 "
                        "with columns 64 to 256 by 64")
-    panel = block[0] * 64 * nbytes if swap else 0  # a swapped tile's output leaves through one panel stage
+    panel = panel_stage_bytes(block[0], 1, nbytes) if swap else 0  # a swapped tile's output leaves through one panel stage
     stages = req.stages or sm90_stages(stage_bytes(block), req.blocks_per_sm, products_alone=alone, swapped_panel=panel)
     group = SM90_GROUP if req.group is None else req.group
     # a cluster persists as the plain launch does (each pair of blocks a pair of neighbouring
@@ -292,7 +298,7 @@ def _plan_sm90(module: ModuleOp, req: PlanRequest) -> KernelPlan:
     if req.autotile:
         req.refuse("autotile=true (the model chooses it)", ("block", "split", "swap"))
         c = chosen_tiles(module, req.hw, "sm90", req.pipeline, 0 if plain else group)
-        block, stages, swap = (c.grid[axes[0]], c.grid[axes[1]], c.stream[axes[2]]), c.stages, bool(req.swap)
+        block, stages, swap = (c.grid[axes[0]], c.grid[axes[1]], c.stream[axes[2]]), c.stages, False  # swap refused above
     if shape.batch and req.cluster > 1:
         raise req.fail(f"cluster={req.cluster} shares B's tiles between two blocks of a 2-D grid; "
                        f"this one has batch axes {list(shape.batch)}")
