@@ -195,6 +195,7 @@ _streams: dict[int, Any] = {}  # handle -> CUstream, so a launch on a torch stre
 _stream_pointers: dict[int, ctypes.c_void_p] = {}  # handle -> the c_void_p the direct launch passes
 _direct: list[Any] = []  # the driver's cuLaunchKernel through ctypes (or None), found once
 _direct_set: list[Any] = []  # the driver's cuMemsetD32Async through ctypes (or None), found once
+_direct_ex: list[Any] = []  # the driver's cuLaunchKernelEx through ctypes (or None), found once
 
 
 def _driver_function(name: str) -> Any:
@@ -236,6 +237,60 @@ def direct_launch() -> Any:
     if not _direct:
         _direct.append(_driver_function("cuLaunchKernel"))
     return _direct[0]
+
+
+def direct_launch_ex() -> Any:
+    """The driver's own `cuLaunchKernelEx` through ctypes, as `direct_launch`: a cluster's
+    launch (its dimensions an attribute of the launch) without a cuda-bindings config made
+    and converted at every call. Called with a `_LaunchConfig` by reference, the function
+    as a `c_void_p`, the parameters' `KernelParams.pointer` and None. None as for
+    `direct_launch`."""
+    if not _direct_ex:
+        _direct_ex.append(_driver_function("cuLaunchKernelEx"))
+    return _direct_ex[0]
+
+
+CLUSTER_DIMENSION = 4  # CU_LAUNCH_ATTRIBUTE_CLUSTER_DIMENSION
+
+
+class _LaunchAttribute(ctypes.Structure):
+    """The driver's CUlaunchAttribute: an id, padded to 8 bytes, then a 64-byte union."""
+
+    _fields_ = [("id", ctypes.c_int), ("pad", ctypes.c_char * 4), ("value", ctypes.c_uint * 16)]
+
+
+class _LaunchConfig(ctypes.Structure):
+    """The driver's CUlaunchConfig."""
+
+    _fields_ = [("gridDimX", ctypes.c_uint), ("gridDimY", ctypes.c_uint), ("gridDimZ", ctypes.c_uint),
+                ("blockDimX", ctypes.c_uint), ("blockDimY", ctypes.c_uint), ("blockDimZ", ctypes.c_uint),
+                ("sharedMemBytes", ctypes.c_uint), ("hStream", ctypes.c_void_p),
+                ("attrs", ctypes.POINTER(_LaunchAttribute)), ("numAttrs", ctypes.c_uint)]
+
+
+def _cluster_launcher(fn: Any, function: int, dims: tuple[int, ...], cluster: tuple[int, int, int]) -> Any:
+    """`launch(stream, params)` as `_direct_launcher`'s, through `fn` (the driver's
+    cuLaunchKernelEx through ctypes) with the cluster dimensions `cluster`: a config for
+    each stream, made at its first launch and read by the driver at each (never written
+    after, so launches from several threads may share it)."""
+    handle = ctypes.c_void_p(function)
+    attribute = (_LaunchAttribute * 1)()
+    attribute[0].id = CLUSTER_DIMENSION
+    attribute[0].value[0], attribute[0].value[1], attribute[0].value[2] = cluster
+    configs: dict[int, Any] = {}
+
+    def config(stream: ctypes.c_void_p | None) -> Any:
+        if len(configs) > 1024:
+            configs.clear()
+        # a pointer keeps its config alive, and the config the attribute array it points at
+        found = configs[stream.value if stream is not None else 0] = ctypes.pointer(_LaunchConfig(*dims, stream, attribute, 1))
+        return found
+
+    def launch(stream: ctypes.c_void_p | None, params: ctypes.c_void_p) -> int:
+        found = configs.get(stream.value if stream is not None else 0)
+        return fn(found if found is not None else config(stream), handle, params, None)
+
+    return launch
 
 
 def stream_pointer(stream: int | None) -> ctypes.c_void_p | None:
@@ -459,20 +514,22 @@ class Launcher:
             attribute.value.clusterDim.x, attribute.value.clusterDim.y, attribute.value.clusterDim.z = self.cluster
             self._config = [attribute]
         # `direct(stream_pointer(handle), params.pointer)`: the launch without cuda-bindings, where
-        # the driver library opens through ctypes and the kernel needs no cluster (cuLaunchKernelEx);
+        # the driver library opens through ctypes (cuLaunchKernel; with a cluster, cuLaunchKernelEx);
         # a kernel with outputs to zero launches so from `launch_params` only, after its zeroing
         # (`direct_memset`), and `direct` stays None for the callers that launch it themselves
         self.direct: Any = None
         self._direct: Any = None
         self._memset = direct_memset() if self.zeroed else None
-        fn = direct_launch() if self._config is None and (self._memset is not None or not self.zeroed) else None
+        fn = (direct_launch() if self._config is None else direct_launch_ex()) if self._memset is not None or not self.zeroed else None
         if fn is not None:
             try:
                 function = int(self._handle)  # the CUfunction's address
             except (TypeError, ValueError):  # not a driver handle (a stand-in driver in tests): through cuda-bindings
                 function = None
             if function is not None:
-                self._direct = _direct_launcher(fn, function, self._dims)
+                self._direct = (_direct_launcher(fn, function, self._dims) if self.cluster is None else
+                                _cluster_launcher(fn, function, self._dims, self.cluster)
+                                if all(0 <= d < 2**31 for d in self._dims) else None)
                 self.direct = None if self.zeroed else self._direct
         self._params: dict[tuple[int, ...], KernelParams] = {}
         self._encoded: dict[tuple[int, int], bytes] = {}  # (parameter, address) -> tensor map

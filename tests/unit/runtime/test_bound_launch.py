@@ -228,3 +228,40 @@ def test_an_accumulated_output_is_zeroed_on_the_stream_before_each_launch(direct
     assert [o[0] for o in order] == ["memset", "launch", "memset", "launch"]
     memset = order[0]
     assert memset[1] == bound[2] and memset[2:4] == (0, M * N) and int(memset[4]) == 0x5555
+
+
+def test_a_cluster_launches_through_the_drivers_launch_kernel_ex(stub, monkeypatch):
+    """A kernel launched in clusters goes to the driver's cuLaunchKernelEx through ctypes:
+    the config (grid, block, shared memory, stream) and its one attribute (the cluster's
+    dimensions) laid out as the driver's structs, one config per stream, made once."""
+    calls: list[tuple] = []
+
+    def cu_launch_kernel_ex(config: Any, function: Any, params: Any, extra: Any) -> int:
+        c = config.contents
+        attribute = c.attrs[0]
+        calls.append(((c.gridDimX, c.gridDimY, c.gridDimZ), (c.blockDimX, c.blockDimY, c.blockDimZ), c.sharedMemBytes,
+                      c.hStream, c.numAttrs, attribute.id, tuple(attribute.value[:3]), function.value, params.value, extra,
+                      ctypes.addressof(c)))
+        return 0
+
+    monkeypatch.setattr(kernels, "_direct_ex", [cu_launch_kernel_ex])
+    launcher = kernels.Launcher(Kernel(), (1, 64, 2), 384, 140416, cluster=(1, 1, 2))  # type: ignore[arg-type]
+    params = launcher.params_for((0x1000, 0x2000, 0x3000))
+    launcher.launch_params(params, 0x77)
+    launcher.launch_params(params, 0x77)
+    launcher.launch_params(params, None)
+    assert stub.launches == []  # nothing through cuda-bindings
+    first, again, default = calls
+    assert first[:10] == ((1, 64, 2), (384, 1, 1), 140416, 0x77, 1, kernels.CLUSTER_DIMENSION, (1, 1, 2), FUNCTION,
+                          params.pointer.value, None)
+    assert again[10] == first[10] and default[3] is None and default[10] != first[10]
+    assert ctypes.sizeof(kernels._LaunchAttribute) == 72 and ctypes.sizeof(kernels._LaunchConfig) == 56
+    assert (kernels._LaunchConfig.hStream.offset, kernels._LaunchConfig.attrs.offset, kernels._LaunchConfig.numAttrs.offset) == (32, 40, 48)
+
+
+def test_a_refused_cluster_launch_is_a_cuda_error(stub, monkeypatch):
+    monkeypatch.setattr(kernels, "_direct_ex", [lambda *a: int(real.CUresult.CUDA_ERROR_INVALID_CLUSTER_SIZE)])
+    launcher = kernels.Launcher(Kernel(), (1, 64, 2), 384, 140416, cluster=(1, 1, 2))  # type: ignore[arg-type]
+    monkeypatch.setattr(stub, "cuCtxGetCurrent", lambda: (real.CUresult.CUDA_SUCCESS, None), raising=False)
+    with pytest.raises(Exception, match="CUDA_ERROR_INVALID_CLUSTER_SIZE"):
+        launcher.launch_params(launcher.params_for((0x1000, 0x2000, 0x3000)), 0x77)
