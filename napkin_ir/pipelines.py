@@ -155,7 +155,9 @@ class NapkinSm90Pass(NamedPipeline):
     the next tile; `direct`: from registers; `auto`: TMA where it fits). `autotile=true`
     lets the napkin model choose the block tile and the stages for `hw` (h100, h200);
     `block` is refused with it. `split` as on napkin-sm80 (a plain grid then: no group, no
-    persistence, no cluster). `swap=true` computes a GEMM with wgmma's rows over the
+    persistence); with `cluster` set to the number of parts, the parts of each output tile
+    form a cluster and add their f32 sums in each other's shared memory, each part rounding
+    its share into the 16-bit output (no global scratch). `swap=true` computes a GEMM with wgmma's rows over the
     output's columns (C^T = B^T A^T in registers, written back as C through stmatrix.trans):
     the block's rows may then be any multiple of 8 up to 256 (its columns 64 to 256 by 64),
     so that a ragged M makes whole waves; by default on where the block's rows are not a

@@ -17,6 +17,7 @@ and how often.
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
+from math import prod
 
 from xdsl.utils.exceptions import VerifyException
 from xdsl.dialects.builtin import I32, ArrayAttr, FloatAttr, Float32Type, IndexType, IntAttr, IntegerAttr, StringAttr, UnitAttr, f32, i32
@@ -41,6 +42,8 @@ from xdsl.traits import IsolatedFromAbove, IsTerminator, SymbolOpInterface
 from napkin_ir.dialects.loop_facts import StreamAttr, verify_loop_facts
 from napkin_ir.dialects.ncd import NamedAxesType, TensorType, axis_names_problem, parameters_hash, parse_axis_integers, same_parameters
 from napkin_ir.dialects.utils import require
+
+MAX_CLUSTER = 8  # the most blocks a cluster may portably take (CUDA's guarantee on sm_90)
 
 
 @irdl_attr_definition
@@ -243,7 +246,14 @@ class KernelOp(IRDLOperation):
         count("hbm.group", self.group, 0)
         require(not self.group_rows or len(grid) == 2, self, f"hbm.group orders a two-axis grid; this one has {len(grid)} axes")
         count("hbm.blocks_per_sm", self.blocks_per_sm, 1, 32)
-        count("hbm.cluster", self.cluster, 1, 2)
+        count("hbm.cluster", self.cluster, 1, MAX_CLUSTER)
+        if self.cluster_blocks > 1:
+            split = self.split_axes()
+            parts = prod(self.grid_shape()[a] for a in split) if split else 0
+            require(self.cluster_blocks == parts if split else self.cluster_blocks <= 2, self,
+                    f"hbm.cluster {self.cluster_blocks}: " + (f"a cluster spans the {parts} parts of the sums split over "
+                                                               f"the grid ({', '.join(split)})" if split else
+                                                               "a cluster of a grid without split sums pairs 2 blocks"))
         if self.order is not None:
             require(self.order.data in ("first", "last"), self, f"hbm.order must be \"first\" or \"last\", got {self.order}")
         for axis, n in self.warp_grid.items():
@@ -371,4 +381,4 @@ def enclosing_kernel(op: Operation) -> KernelOp | None:
 
 HBM = Dialect("hbm", [KernelOp, LoadOp, StoreOp, FillOp, ReturnOp], [GlobalType, LabelsAttr, StreamAttr])
 
-__all__ = ["HBM", "FillOp", "GlobalType", "KernelOp", "LabelsAttr", "LoadOp", "ReturnOp", "StoreOp", "StreamAttr", "format_labels", "parse_labels"]
+__all__ = ["HBM", "MAX_CLUSTER", "FillOp", "GlobalType", "KernelOp", "LabelsAttr", "LoadOp", "ReturnOp", "StoreOp", "StreamAttr", "format_labels", "parse_labels"]

@@ -446,13 +446,14 @@ def short_rows(g: SSAValue, t: smem.BufferType, kernel: hbm.KernelOp | None) -> 
     1 to 63 rows of A in a 64-row tile), its length rounded up to 8, so that the TMA does not
     write the rest as zeros every stage. Only where what lies past the edge reaches nothing
     stored: a kernel of one product and element-wise maps (a GEMM and its epilogue), the
-    axis not summed over, no cluster (its copies are multicast by halves)."""
+    axis not summed over, no cluster of multicast copies (they bring halves; a cluster of
+    split sums' parts loads each part's own)."""
     gt = g.type
     if kernel is None or not isinstance(gt, hbm.GlobalType) or len(t.dims) != 2 or t.layout.data != "swizzle":
         return None
     axis, rows = t.axis_names[0], t.dims[0]
     length = gt.shape.get(axis, rows)
-    if length >= rows or kernel.cluster_blocks > 1:
+    if length >= rows or (kernel.cluster_blocks > 1 and not kernel.split_axes()):
         return None
     products = [op for op in kernel.walk() if isinstance(op, ncd.ContractOp)]
     if len(products) != 1 or not ncd.made_of(kernel, ncd.ContractOp, ncd.MapOp) or axis in products[0].over_axes:

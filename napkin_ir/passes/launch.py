@@ -13,7 +13,12 @@ in the same order), so that a block's producer fetches its next tile while its
 consumers finish the last. `cluster=2` pairs neighbouring blocks along the first grid
 axis into a thread-block cluster: a tile both need (one whose offsets do not move along
 that axis) is loaded half by each and multicast to both; persistent, each cluster takes a
-pair of such neighbouring tiles a turn. They are written on each
+pair of such neighbouring tiles a turn. On a kernel whose sums are split over the grid
+(ncd-to-hbm's `accumulate` stores into a 16-bit output), `cluster` is the parts of each
+output tile's sum, which then form a cluster: each part sends the others' shares of its
+f32 sums to their shared memory, and each adds its share in the parts' order and rounds
+it into the output (`reg-to-ptx`), with no global scratch, counter or fence between
+them. They are written on each
 `hbm.kernel` as its properties `hbm.group`, `hbm.blocks_per_sm`, `hbm.persistent` and
 `hbm.cluster`, whose types and ranges the kernel verifies;
 `reg-to-ptx` emits them for sm_90a kernels. `order=last` makes the last grid axis vary
@@ -32,6 +37,7 @@ fixed order whatever this says (by the part that finishes last: `reg-to-ptx`).
 from __future__ import annotations
 
 from dataclasses import dataclass
+from math import prod
 
 from xdsl.context import Context
 from xdsl.dialects import builtin
@@ -56,8 +62,8 @@ class HbmLaunchPass(ModulePass):
             raise PassFailedException(f"hbm-launch: group must be 0 (plain order) or positive, got {self.group}")
         if self.order not in ("first", "last"):
             raise PassFailedException(f"hbm-launch: order must be first or last (the grid axis that varies fastest), got '{self.order}'")
-        if self.cluster not in (1, 2):
-            raise PassFailedException(f"hbm-launch: cluster must be 1 or 2 blocks, got {self.cluster}")
+        if not 1 <= self.cluster <= hbm.MAX_CLUSTER:
+            raise PassFailedException(f"hbm-launch: cluster must be 1 to {hbm.MAX_CLUSTER} blocks, got {self.cluster}")
         if not 1 <= self.blocks_per_sm <= 4:
             raise PassFailedException(f"hbm-launch: blocks_per_sm must be 1 to 4, got {self.blocks_per_sm}")
         kernels = [k for k in op.walk() if isinstance(k, hbm.KernelOp)]
@@ -72,11 +78,31 @@ class HbmLaunchPass(ModulePass):
             if self.persistent:
                 k.properties["hbm.persistent"] = builtin.UnitAttr()
             if self.cluster > 1:
+                self._check_cluster(k)
                 k.properties["hbm.cluster"] = builtin.IntegerAttr(self.cluster, 32)
             if self.order == "last":
                 k.properties["hbm.order"] = builtin.StringAttr("last")
             if self.ordered and k.accumulated():
                 self._order_sums(k)
+
+    def _check_cluster(self, k: hbm.KernelOp) -> None:
+        where = f"hbm-launch: @{k.sym_name.data}: cluster={self.cluster}"
+        split = k.split_axes()
+        if not split:
+            if self.cluster != 2:
+                raise PassFailedException(f"{where}: a grid without split sums clusters pairs of blocks (cluster=2)")
+            return
+        counts = k.grid_shape()
+        parts = prod(counts[a] for a in split)
+        if parts != self.cluster:
+            raise PassFailedException(f"{where}: the sums are split in {parts} parts over the grid ({', '.join(split)}), "
+                                      f"and a cluster takes the parts of one output tile: give cluster={parts}")
+        if self.persistent or self.group or self.order == "last":
+            raise PassFailedException(f"{where} clusters the parts of split sums on a plain grid: persistent, group and "
+                                      "order=last cannot be honoured with it")
+        if any(g.type.dtype == "f32" for g in k.accumulated()):  # type: ignore[attr-defined]
+            raise PassFailedException(f"{where} adds the parts in shared memory and rounds the sum into a 16-bit output; "
+                                      "an f32 output's parts are added into it (red.global.add): leave cluster=1")
 
     def _order_sums(self, k: hbm.KernelOp) -> None:
         where = f"hbm-launch: @{k.sym_name.data}: ordered=true"

@@ -1,7 +1,8 @@
 """A GEMM whose contraction is split over the grid (`split=S`) on the GPU: every block adds
 its part of the sum into the f32 output with red.global.add; the launch zeroes that output
 first, so a NaN-poisoned buffer, launched into twice, a CUDA graph replayed, all give the
-sum once. napkin-sm80 and napkin-sm90, square and ragged, against float64."""
+sum once. napkin-sm80 and napkin-sm90, square and ragged, against float64; a 16-bit output's
+parts summed in the kernel, through a global scratch or in a cluster's shared memory."""
 
 from __future__ import annotations
 
@@ -125,6 +126,50 @@ def test_a_split_bf16_output_is_rounded_by_its_last_part(target, shape, split):
     assert torch.equal(out, runs[0])
 
 
+@pytest.mark.parametrize("shape, split, rows", [((16, 4096, 4096), 2, 64), ((136, 264, 2000), 3, 128), ((128, 8192, 8192), 2, 128),
+                                               ((72, 264, 1000), 4, 64)],
+                         ids=lambda s: "x".join(map(str, s)) if isinstance(s, tuple) else str(s))
+def test_split_parts_in_a_cluster_give_the_bits_of_the_global_sum(shape, split, rows):
+    """split=S cluster=S on napkin-sm90: each tile's parts add their sums in each other's
+    shared memory, in the parts' order, as the global scratch's last part adds them: the
+    same bits as that kernel, on every launch, from a CUDA graph, and through the op's
+    launch (the driver's cuLaunchKernelEx by ctypes) on two streams; every element written
+    into a NaN-poisoned output, within bf16 rounding of float64."""
+    torch = pytest.importorskip("torch")
+    import napkin_ir
+
+    if torch.cuda.get_device_capability() != (9, 0):
+        pytest.skip("sm_90a kernels need a Hopper GPU")
+    m, n, k = shape
+    options = {"split": split, "block": (rows, 128 if n % 128 == 0 or n > 256 else 64, 64)}
+    kernel = napkin_ir.compile(gemm(m, n, k, "bf16"), target="sm90", cache=False, cluster=split, **options)
+    scratch = napkin_ir.compile(gemm(m, n, k, "bf16"), target="sm90", cache=False, **options)
+    assert kernel.contract.cluster == (1, 1, split) and "mapa.shared::cluster" in kernel.ptx and "_parts" not in kernel.ptx
+    a = torch.randn(m, k, device="cuda").to(torch.bfloat16)
+    b = torch.randn(k, n, device="cuda").to(torch.bfloat16)
+    want = (a.double() @ b.double()).cpu().numpy()
+    base = torch.full((m, n), float("nan"), device="cuda", dtype=torch.bfloat16)
+    scratch(a=a, b=b, out=base, sync=True)
+    for _ in range(2):
+        out = torch.full((m, n), float("nan"), device="cuda", dtype=torch.bfloat16)
+        kernel(a=a, b=b, out=out, sync=True)
+        assert not out.isnan().any(), "some output was not written"
+        assert reference.relative_error(out.double().cpu().numpy(), want) <= 8e-3
+        assert torch.equal(out, base), "the cluster's sums differ from the global scratch's"
+    out.fill_(float("nan"))
+    _replay_three_times(torch, kernel, {"a": a, "b": b, "out": out})
+    assert torch.equal(out, base)
+    launcher = kernel.launcher(torch.cuda.current_device())
+    assert launcher._direct is not None  # the driver's cuLaunchKernelEx through ctypes
+    pointers, _ = kernel.pointers({"a": a, "b": b, "out": out})
+    for stream in (torch.cuda.Stream(), torch.cuda.current_stream()):
+        out.fill_(float("nan"))
+        torch.cuda.synchronize()
+        launcher.launch(pointers, stream.cuda_stream)
+        torch.cuda.synchronize()
+        assert torch.equal(out, base)
+
+
 def test_a_launcher_zeroes_and_launches_through_the_driver_directly():
     """What the torch op calls (`Launcher.launch` on a stream handle): the zeroing and the
     launch through the driver's own functions (ctypes), not cuda-bindings' wrappers; the
@@ -170,6 +215,29 @@ def test_a_small_rounded_split_for_the_sanitizer(target):
     m, n, k = 72, 264, 1000
     block = (64, 128, 32) if target == "sm80" else (64, 128, 64)
     kernel = napkin_ir.compile(gemm(m, n, k, "bf16"), target=target, cache=False, split=3, block=block)
+    a = torch.randn(m, k, device="cuda").to(torch.bfloat16)
+    b = torch.randn(k, n, device="cuda").to(torch.bfloat16)
+    runs = []
+    for _ in range(2):
+        out = torch.full((m, n), float("nan"), device="cuda", dtype=torch.bfloat16)
+        kernel(a=a, b=b, out=out, sync=True)
+        runs.append(out)
+    want = (a.double() @ b.double()).cpu().numpy()
+    assert reference.relative_error(runs[0].double().cpu().numpy(), want) <= 8e-3
+    assert torch.equal(runs[0], runs[1])
+
+
+@pytest.mark.sanitize
+def test_a_small_split_in_a_cluster_for_the_sanitizer():
+    """The same small ragged split (72 x 264 x 1000 in 3 parts) with its parts in clusters
+    of three, summed in shared memory: for memcheck, racecheck and synccheck."""
+    torch = pytest.importorskip("torch")
+    import napkin_ir
+
+    if torch.cuda.get_device_capability() != (9, 0):
+        pytest.skip("sm_90a kernels need a Hopper GPU")
+    m, n, k = 72, 264, 1000
+    kernel = napkin_ir.compile(gemm(m, n, k, "bf16"), target="sm90", cache=False, split=3, cluster=3, block=(64, 128, 64))
     a = torch.randn(m, k, device="cuda").to(torch.bfloat16)
     b = torch.randn(k, n, device="cuda").to(torch.bfloat16)
     runs = []

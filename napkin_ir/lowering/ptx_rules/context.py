@@ -174,7 +174,12 @@ class KernelLowering:
         self.grid_args: dict[SSAValue, str] = {}
         self.persistent = kernel.persistent is not None
         self.group = kernel.group_rows
-        self.cluster = kernel.cluster_blocks
+        # a cluster of the parts of split sums (each adds its share of the tile in shared memory:
+        # `split_cluster`), or of two neighbouring blocks that multicast the tiles both load (`cluster`)
+        split = kernel.split_axes() if kernel.cluster_blocks > 1 else []
+        self.split_cluster = kernel.cluster_blocks if split else 1
+        self.cluster = 1 if split else kernel.cluster_blocks
+        self.exchanged = False  # the parts of a cluster of split sums met to sum an output (once a kernel)
         self.blocks_per_sm = kernel.resident_blocks
         self.tma_boxes: list[TmaBoxAttr] = []
         self.global_vars: list[tuple[str, int, int]] = []  # module-scope .global arrays (name, bytes, align), zero at load

@@ -64,6 +64,8 @@ def build_kernel(k: KernelLowering) -> P.KernelOp:
     last = kernel.last_axis_fastest
     counts = kernel.grid_shape()
     dims = launch_dims(kernel)
+    if k.split_cluster > 1 and not k.producer_warps:
+        raise k.fail("a cluster of split sums' parts is lowered for a warp-specialised kernel (smem.producer); this one has none")
     if k.persistent:
         if not k.producer_warps:
             raise k.fail("a persistent launch loops over tiles in a warp-specialised kernel (smem.producer); this one has none")
@@ -117,6 +119,10 @@ def build_kernel(k: KernelLowering) -> P.KernelOp:
     facts: dict[str, Attribute] = {}
     if k.cluster > 1:
         facts["napkin.cluster"] = builtin.ArrayAttr([builtin.IntegerAttr(k.cluster, 32)])
+    elif k.split_cluster > 1:  # the parts of a tile's sums: neighbours along the launch axis of the split
+        along = split_launch_axis(k, dims)
+        facts["napkin.cluster"] = builtin.ArrayAttr([builtin.IntegerAttr(k.split_cluster if n == along else 1, 32)
+                                                     for n in range(len(launch))])
     if k.persistent:  # the launch takes min(tiles, multiprocessors x blocks_per_sm) blocks
         facts["napkin.persistent"] = builtin.IntegerAttr(k.blocks_per_sm, 32)
     facts["napkin.grid"] = builtin.ArrayAttr([builtin.IntegerAttr(n, 32) for n in launch])
@@ -129,6 +135,8 @@ def build_kernel(k: KernelLowering) -> P.KernelOp:
     zeroed = [g for g in kernel.accumulated() if g.type.dtype == "f32"] if kernel.ordered_sums is None else []  # type: ignore[attr-defined]
     if zeroed:
         facts["napkin.zeroed"] = builtin.ArrayAttr([builtin.StringAttr(f"{k.name}_{arg_name(g, globs.index(g))}") for g in zeroed])
+    if k.split_cluster > 1 and not k.exchanged:
+        raise k.fail("its blocks form a cluster of split sums' parts, but no store rounds a split sum into a 16-bit output")
     out.properties.update(facts)
     if k.global_vars:
         out.properties["global_vars"] = builtin.ArrayAttr([SharedAttr(n, size, a) for n, size, a in k.global_vars])
@@ -146,6 +154,18 @@ def launch_dims(kernel: hbm.KernelOp) -> list[tuple[str, ...]]:
     if len(order) > 3:
         order = [a for a in order if counts[a] > 1] or order[:1]
     return [(a,) for a in order[:2]] + ([tuple(order[2:])] if len(order) > 2 else [])
+
+
+def split_launch_axis(k: KernelLowering, dims: list[tuple[str, ...]]) -> int:
+    """Which of %ctaid.x, .y, .z holds the split axes of a kernel whose parts form a
+    cluster: they must be that launch axis's only ones, so that the parts of one output
+    tile are neighbours along it and a block's rank in its cluster is its part."""
+    split = tuple(k.kernel.split_axes())
+    for n, dim in enumerate(dims):
+        if dim == split:
+            return n
+    raise k.fail(f"a cluster takes the parts of split sums along one launch axis of their own; the split axes {list(split)} "
+                 f"share the launch axes {[list(d) for d in dims]}")
 
 
 @lowers(hbm.ReturnOp)
@@ -244,6 +264,8 @@ def roles(k: KernelLowering, producer: smem.ProducerOp, consumer_ops: list, per_
     init_barriers(k)
     if k.cluster > 1:
         start_cluster(k)
+    elif k.split_cluster > 1:
+        start_split_cluster(k)
     produce, consume = k.branch(k.setp("lt", k.tid, 128, "u32"))
     k.cur = produce
     k.emit(T.SetmaxnregOp("dec", SM90.producer_registers))
@@ -273,7 +295,8 @@ def roles(k: KernelLowering, producer: smem.ProducerOp, consumer_ops: list, per_
     per_tile(k, stream, lambda: k.lower_ops([*per_tile_ops, *consumer_ops]))
     if any(isinstance(o, smem.TmaStoreOp) and not smem.in_store_role(o) for o in k.kernel.walk()):  # the stores must have read their stages before the block goes
         by_store_issuer(k, lambda: k.emit(T.CpAsyncBulkWaitGroupOp(0, read=True)))
-    leave(k)
+    # the parts of split sums met the cluster in their stores (`_sum_in_the_cluster`): only the producers go to `finish`
+    k.emit(P.RetOp()) if k.split_cluster > 1 else leave(k)
     if k.finish is not None:  # no CTA leaves while a peer may still arrive on its barriers
         k.blocks.append(k.finish)
         k.cur = k.finish
@@ -403,6 +426,17 @@ def init_barriers(k: KernelLowering) -> None:
     k.emit(P.BarSyncOp(0))
 
 
+def start_split_cluster(k: KernelLowering) -> None:
+    """The parts of one output tile's split sums form a cluster (their rank their part):
+    every thread meets the cluster once here, so that no block writes into another's
+    shared memory before it runs, and once at the end, the consumers where they exchange
+    their sums (`_sum_in_the_cluster`), the producers at `finish`."""
+    k.emit(T.BarrierClusterOp("arrive"))
+    k.emit(T.BarrierClusterOp("wait"))
+    k.rank = k.r(P.SregOp("cluster_ctarank"))
+    k.finish = Block()
+
+
 def start_cluster(k: KernelLowering) -> None:
     """Blocks of a cluster are neighbours along the first grid axis; they share the tiles
     whose offsets do not move with it, which each loads half of, for both. Persistent,
@@ -422,4 +456,4 @@ def start_cluster(k: KernelLowering) -> None:
     k.finish = Block()
 
 
-__all__ = ["CONSUMER_BARRIER", "build_kernel", "by_store_issuer", "consumer_registers", "grouped_tile"]
+__all__ = ["CONSUMER_BARRIER", "split_launch_axis", "start_split_cluster", "build_kernel", "by_store_issuer", "consumer_registers", "grouped_tile"]

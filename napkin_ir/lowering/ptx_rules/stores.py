@@ -106,6 +106,9 @@ def _store(k: KernelLowering, op: reg.StoreOp) -> None:
             row_ok = k.both(held_ok, k.setp("gt", rooms[r_axis], dr) if r_axis in rooms else None)
             for tn in range(nt):
                 pairs.append((4 * (tm * nt + tn) + 2 * h, (dr * strides[r_axis] + 8 * tn) * g.esize, k.both(row_ok, col_ok.get(8 * tn))))
+    if rounded and k.split_cluster > 1:
+        _sum_in_the_cluster(k, g, x, base, pairs)
+        return
     if rounded:
         _sum_in_the_last(k, op, g, x, elem, base, pairs)
         return
@@ -176,6 +179,49 @@ def _sum_in_the_last(k: KernelLowering, op: reg.StoreOp, g: Global, x: list, ele
                 total.append(acc)
             k.emit(P.StOp("global", "b32", base, [k.pack(g.type.dtype, *total)], offset=off, guard=guard))
     k.emit(P.StOp("global", "u32", counter, [k.u32(0)], guard=k.both(leader, last)))
+
+
+def _sum_in_the_cluster(k: KernelLowering, g: Global, x: list, base: SSAValue, pairs: list[tuple[int, int, SSAValue | None]]) -> None:
+    """A split sum rounded into the 16-bit `g` by the parts of its tile, a cluster (a
+    block's rank its part): the thread's pairs of values are shared out among the parts,
+    pair p to part p mod parts. Each part sends every pair it does not add up to the part
+    that does (`mapa`, `st.shared::cluster`), into a buffer of that part's shared memory
+    with a slot for each other part, each thread's values side by side. The cluster meets
+    (release, acquire); each part then adds its own pairs in the parts' order (the same
+    bits as `_sum_in_the_last`), from its registers and its slots, rounds them and stores
+    them. Nothing goes through global memory but the output, and no part waits for more
+    than the cluster's meeting."""
+    if k.exchanged:
+        raise k.fail("the parts of a cluster meet once, to sum one output; this kernel rounds split sums into two")
+    k.exchanged = True
+    parts, threads = k.split_cluster, k.consumer_threads
+    rank = k.rank
+    assert rank is not None  # start_split_cluster
+    share = -(-len(pairs) // parts)  # pairs a part adds up
+    slot_bytes = share * threads * 8  # one other part's pairs for it, a thread's pairs side by side
+    mine = k.add(k.reserve((parts - 1) * slot_bytes, 16), k.mul(k.op2(P.SubOp, "u32", k.tid, 128), 8))  # warpgroup 0 produces
+    owns = [k.setp("eq", rank, o, "u32") for o in range(parts)]
+    others = [k.setp("ne", rank, o, "u32") for o in range(parts)]
+    # this part's slot in part o's buffer: (rank - o - 1) mod parts, the parts after o first
+    sent = [k.r(T.MapaOp(k.add(mine, k.mul(k.op2(P.RemOp, "u32", k.add(rank, parts - o - 1), parts), slot_bytes)), k.u32(o)))
+            for o in range(parts)]
+    for p, (i, _, _) in enumerate(pairs):
+        o = p % parts
+        k.emit(P.StOp("shared::cluster", "f32", sent[o], [x[i], x[i + 1]], offset=(p // parts) * threads * 8, guard=others[o]))
+    k.emit(T.BarrierClusterOp("arrive"))  # release: the sums sent are seen by the parts that acquire
+    k.emit(T.BarrierClusterOp("wait"))
+    for p, (i, off, inside) in enumerate(pairs):
+        o, at = p % parts, (p // parts) * threads * 8
+        values = [(x[i], x[i + 1]) if j == o else
+                  k.emit(P.LdOp("shared", "f32", mine, [F32, F32], offset=((j - o - 1) % parts) * slot_bytes + at, guard=owns[o])).dsts
+                  for j in range(parts)]
+        total = []
+        for n in range(2):
+            acc = values[0][n]
+            for j in range(1, parts):
+                acc = k.r(P.AddOp("f32", acc, values[j][n]))
+            total.append(acc)
+        k.emit(P.StOp("global", "b32", base, [k.pack(g.type.dtype, *total)], offset=off, guard=k.both(inside, owns[o])))
 
 
 class _Turn:

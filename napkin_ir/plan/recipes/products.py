@@ -128,17 +128,25 @@ MID_STAGES = 6
 
 
 def sm90_stages(stage_bytes: int, blocks_per_sm: int = 1, target: Target = SM90, products_alone: bool = False,
-                swapped_panel: int = 0) -> int:
+                swapped_panel: int = 0, reserved: int = 0) -> int:
     """4 stages of `stage_bytes` (DEEP_STAGES for a stage of DEEP_STAGE_BYTES or less, and
     for a kernel of `products_alone`, no maps, MID_STAGES for one of MID_STAGE_BYTES or
     less: a gradient's product whose A is made in registers spills 40 bytes with 6), or
     fewer (2 at the least) where they would not fit. A swapped tile whose output's panel
-    stage takes `swapped_panel` bytes (> 0) takes MID_STAGES, or fewer to fit beside it."""
+    stage takes `swapped_panel` bytes (> 0) takes MID_STAGES, or fewer to fit beside it.
+    `reserved` bytes are kept for other buffers (`exchange_bytes`)."""
     mid = products_alone and (stage_bytes <= MID_STAGE_BYTES or swapped_panel > 0)
     stages = DEEP_STAGES if stage_bytes <= DEEP_STAGE_BYTES else MID_STAGES if mid else 4
-    while stages > 2 and stages * stage_bytes + swapped_panel > sm90_budget(stages, blocks_per_sm, target):
+    while stages > 2 and stages * stage_bytes + swapped_panel + reserved > sm90_budget(stages, blocks_per_sm, target):
         stages -= 1
     return stages
+
+
+def exchange_bytes(rows: int, cols: int, parts: int) -> int:
+    """At most the shared memory a block of a cluster of split sums' `parts` keeps for the
+    others' shares of its tile (`rows` x `cols` f32 sums): a slot for each other part, each
+    a share of the tile rounded up to whole pairs of the consumer threads' (up to 256)."""
+    return (parts - 1) * (4 * rows * cols // parts + 8 * 256)
 
 
 def panel_stage_bytes(rows: int, outputs: int = 1, element_bytes: int = 2) -> int:
@@ -196,18 +204,20 @@ def plan(module: ModuleOp, shape: ProductShape, target: Target, req: PlanRequest
 MAX_SCRATCH_BYTES = 2**30  # the most a split 16-bit output's scratch may take (allocated when the module loads)
 
 
-def split_part(module: ModuleOp, shape: ProductShape, stream_tile: int, req: PlanRequest) -> int:
+def split_part(module: ModuleOp, shape: ProductShape, stream_tile: int, req: PlanRequest, scratch: bool = True) -> int:
     """The part of the contracted axis each of `req.split` blocks streams (a whole number of
     stream tiles; 0: not split). The parts of a 16-bit output's sums are summed in f32, in
     their order, by the part that finishes last, which rounds them: the same bits every run
-    (so `deterministic` orders only an f32 output's parts)."""
+    (so `deterministic` orders only an f32 output's parts). Its sums go through a scratch
+    of the module unless `scratch` is false (the parts in a cluster, summed in shared
+    memory)."""
     if req.split == 1:
         return 0
     sizes = axis_sizes(module)
     tiles = -(-sizes[shape.k] // stream_tile)
     if req.split > tiles:
         raise req.fail(f"split={req.split} is more parts than axis '{shape.k}' has stream tiles ({tiles} of {stream_tile})")
-    if shape.half_output:  # the module's scratch: every part's f32 sums of the whole output (times its results)
+    if shape.half_output and scratch:  # the module's scratch: every part's f32 sums of the whole output (times its results)
         scratch = 4 * req.split * shape.results * math.prod(sizes[a] for a in (*shape.batch, shape.rows, shape.cols))
         if scratch > MAX_SCRATCH_BYTES:
             raise req.fail(f"split={req.split} of a 16-bit output keeps every part's f32 sums in a scratch of the module: "
@@ -308,10 +318,21 @@ def _plan_sm90(module: ModuleOp, req: PlanRequest) -> KernelPlan:
         if store is StorePath.TMA:
             raise req.fail("store=tma writes bf16 or f16 outputs (stmatrix); this one is f32: use store=direct")
         store = StorePath.DIRECT
-    part = split_part(module, shape, block[2], req)
-    if part:  # a plain grid of three axes: no bands of block rows, no persistence, no cluster
-        if req.cluster > 1 or req.persistent:
-            raise req.fail(f"split={req.split} launches a plain grid: cluster and persistent cannot be honoured with it")
+    part = split_part(module, shape, block[2], req, scratch=req.cluster == 1)
+    if part:  # a plain grid of three axes: no bands of block rows, no persistence; a cluster takes a tile's parts
+        if req.persistent:
+            raise req.fail(f"split={req.split} launches a plain grid: persistent cannot be honoured with it")
+        parts = -(-axis_sizes(module)[shape.k] // part)
+        if req.cluster > 1:  # the parts of each tile form a cluster and add their sums in shared memory
+            if not shape.half_output or shape.results != 1:
+                raise req.fail(f"split={req.split} with cluster={req.cluster} adds the parts' sums in shared memory and rounds "
+                               "them into one 16-bit output; this diagram's sums are f32 or several: leave cluster=1")
+            if req.cluster != parts:
+                raise req.fail(f"split={req.split} makes {parts} parts of {part} along '{shape.k}', and a cluster takes "
+                               f"the parts of one tile: give cluster={parts}")
+            if not req.stages:
+                stages = sm90_stages(stage_bytes(block), req.blocks_per_sm, products_alone=alone,
+                                     reserved=exchange_bytes(block[0], block[1], parts))
         plain = True
         if swap:
             raise req.fail(f"split={req.split} adds its parts in tiles of the output's rows; a swapped product (swap=true, "

@@ -77,7 +77,22 @@ hbm.kernel attributes {sym_name = "k", grid = #hbm.labels<m=8>, num_outputs = 1 
 ^bb0(%a: !hbm.global<m=16 : f32>, %out: !hbm.global<m=16 : f32>, %m0: index):
   hbm.return
 }
-// CHECK: hbm.kernel: hbm.cluster must be 1 to 2, got 3
+// CHECK: hbm.kernel: hbm.cluster 3: a cluster of a grid without split sums pairs 2 blocks
+
+// -----
+hbm.kernel attributes {sym_name = "k", grid = #hbm.labels<m=8>, num_outputs = 1 : i32, hbm.cluster = 9 : i32} {
+^bb0(%a: !hbm.global<m=16 : f32>, %out: !hbm.global<m=16 : f32>, %m0: index):
+  hbm.return
+}
+// CHECK: hbm.kernel: hbm.cluster must be 1 to 8, got 9
+
+// -----
+// A cluster of a grid whose sums are split over it (k: an axis no output has) takes each tile's parts, all of them.
+hbm.kernel attributes {sym_name = "k", grid = #hbm.labels<m=8, k=16>, num_outputs = 1 : i32, hbm.cluster = 2 : i32} {
+^bb0(%a: !hbm.global<m=16, k=64 : bf16>, %out: !hbm.global<m=16 : bf16>, %m0: index, %k0: index):
+  hbm.return
+}
+// CHECK: hbm.kernel: hbm.cluster 2: a cluster spans the 4 parts of the sums split over the grid (k)
 
 // -----
 // Labels are typed: #hbm.labels<axis=number, ...>, each axis once, each number an integer of at least 0.

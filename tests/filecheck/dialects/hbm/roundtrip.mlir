@@ -68,3 +68,10 @@ hbm.kernel attributes {sym_name = "rounded", grid = #hbm.labels<m=8, k=16>, num_
   hbm.store %p, %out[%m0, %c0] {accumulate} : !ncd.tensor<m=8, n=4 : f32>, !hbm.global<m=16, n=4 : bf16>
   hbm.return
 }
+
+// A cluster of a grid whose sums are split over it: the parts of each tile, all of them (k: 48 in tiles of 16, 3 parts).
+// CHECK: hbm.kernel attributes {sym_name = "parts", grid = #hbm.labels<m=64, k=16>, num_outputs = 1 : i32, hbm.cluster = 3 : i32} {
+hbm.kernel attributes {sym_name = "parts", grid = #hbm.labels<m=64, k=16>, num_outputs = 1 : i32, hbm.cluster = 3 : i32} {
+^bb0(%a: !hbm.global<m=64, k=48 : f32>, %out: !hbm.global<m=64 : f32>, %m0: index, %k0: index):
+  hbm.return
+}
