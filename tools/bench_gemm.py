@@ -9,7 +9,8 @@
 host time) against torch.matmul (cuBLAS) over M in OP_M (or `--m`) by the N x K of
 Llama-3 8B's and 70B's projections, and ragged shapes, bf16, each pair timed in
 interleaved rounds after checking the op against float64, called eagerly (its host time
-counted: where the GPU finishes first, both ops are timed on the host) and, under
+counted: where the GPU finishes first, both ops are timed on the host; OP_ROUNDS rounds, as
+host-paced ratios move several percent from round to round) and, under
 GRAPHED_MS a call, captured in CUDA graphs of GRAPH_CALLS calls (what the GPU spends: the
 same kernel the eager call launches); the table ends with the geometric mean and the least
 ratios (all, M >= 128).
@@ -23,7 +24,8 @@ over the same shapes (at a decode's few rows, the 64-row tiles past them): what
 `product_targets.sm90_choice`'s count of waves and
 padding is checked against. The table
 gives each tile's us, the measured best, the pick and how far the pick is from the best;
-the measurements go to $OUT/bench_gemm_tiles.json.
+the measurements go to $OUT/bench_gemm_tiles.json. Splits in SPLIT_CLUSTER_PARTS parts are
+timed both ways: through the module's global scratch and as clusters (`2c`), as the op runs them.
 
 For each shape and dtype: compile the GEMM diagram through napkin's sm_80 and sm_90a
 pipelines for a few tile configurations, check each against torch.matmul on random
@@ -79,6 +81,7 @@ OP_M = (1, 16, 64, 128, 256, 1000, 2048, 4096, 5000, 8192, 16384)
 OP_NK = ((4096, 4096), (4096, 14336), (14336, 4096), (8192, 8192), (8192, 28672), (28672, 8192))  # N x K
 OP_RAGGED = ((5000, 3000, 2056), (3000, 7000, 1000), (100, 4096, 1000), (13, 11008, 4096))
 GRAPH_CALLS = 20  # calls of each op captured in one CUDA graph
+OP_ROUNDS = 15  # `--op`'s eager rounds (of 10 calls each): host-paced ratios move 0.83-1.04x between 7-round runs
 GRAPHED_MS = 0.3  # shapes whose calls take less (eagerly, either op) are timed in CUDA graphs too
 
 
@@ -91,15 +94,17 @@ SWAPPED_TRIED = 3  # the swapped tiles timed a shape: those the model counts fas
 
 def _tile_jobs(m: int, n: int, k: int) -> list[tuple[int, int, int, tuple[int, int], int, bool]]:
     """(shape, tile, parts, swapped) to time: each fitting tile unsplit, and in the splits
-    the model counts (`product_targets.split_parts`), and the SWAPPED_TRIED swapped tiles
+    the model counts (`product_targets.split_parts`; in SPLIT_CLUSTER_PARTS parts, as the
+    op runs them, a cluster's: parts negative), and the SWAPPED_TRIED swapped tiles
     (`swapped_tiles`) the model counts fastest, unsplit."""
-    from napkin_ir.plan.recipes.product_targets import SM90_LEAST, sm90_time, split_parts, swapped_tiles
+    from napkin_ir.plan.recipes.product_targets import SM90_LEAST, SPLIT_CLUSTER_PARTS, sm90_time, split_parts, swapped_tiles
 
     out = []
     for t in TILES:  # no longer than its axes, but for the least tile past a short one (as `sm90_plans`)
         if (t[0] > m and t[0] > SM90_LEAST[0]) or (t[1] > n and t[1] > SM90_LEAST[1]):
             continue
-        out += [(m, n, k, t, p, False) for p in [1, *split_parts(-(-m // t[0]) * -(-n // t[1]), k)]]
+        parts = split_parts(-(-m // t[0]) * -(-n // t[1]), k)
+        out += [(m, n, k, t, p, False) for p in [1, *parts, *(-p for p in parts if p == SPLIT_CLUSTER_PARTS)]]
     swapped = sorted(swapped_tiles(m, n), key=lambda t: sm90_time(m, n, k, t))[:SWAPPED_TRIED]
     return out + [(m, n, k, t, 1, True) for t in swapped]
 
@@ -109,13 +114,15 @@ def _tile_kernel(job: tuple[int, int, int, tuple[int, int], int, bool]) -> objec
     from napkin_ir.diagrams import gemm
 
     m, n, k, t, parts, swap = job
-    options = {"block": (*t, 64), "swap": swap, **({"split": parts} if parts > 1 else {})}
+    options = {"block": (*t, 64), "swap": swap, **({"split": abs(parts)} if abs(parts) > 1 else {}),
+               **({"cluster": -parts} if parts < 0 else {})}
     return napkin_ir.compile(gemm(m, n, k, "bf16"), "sm90", **options)
 
 
 def _tile_name(t: tuple[int, int], parts: int, swap: bool) -> str:
-    """A tile's name in the `--tiles` table: rows x columns, `s` where swapped, / parts."""
-    return f"{t[0]}x{t[1]}{'s' if swap else ''}/{parts}"
+    """A tile's name in the `--tiles` table: rows x columns, `s` where swapped, / parts, `c`
+    where they form a cluster."""
+    return f"{t[0]}x{t[1]}{'s' if swap else ''}/{abs(parts)}{'c' if parts < 0 else ''}"
 
 
 def _compile_tile(job: tuple[int, int, int, tuple[int, int], int, bool]) -> str | None:
@@ -133,7 +140,7 @@ def tile_sweep(torch, ms: tuple[int, ...]) -> list[str]:
     import json
     import multiprocessing
 
-    from napkin_ir.plan.recipes.product_targets import sm90_choice, sm90_swaps
+    from napkin_ir.plan.recipes.product_targets import sm90_choice, sm90_swaps, split_cluster
 
     shapes = [(m, n, k) for m in ms for n, k in OP_NK] + [s for s in OP_RAGGED if s[0] >= min(ms)]
     jobs = [j for s in shapes for j in _tile_jobs(*s)]
@@ -175,8 +182,8 @@ def tile_sweep(torch, ms: tuple[int, ...]) -> list[str]:
             per_batch = max(1, round(3.0 / max(one, 1e-3)))
             med = [statistics.median(r) for r in time_interleaved(torch, fns, rounds=5, per_batch=per_batch, warm_s=0.2)]
         times = dict(zip(names, (x * 1e3 for x in med[:-1])))
-        block, parts = sm90_choice(m, n, k, split=True)  # what napkin_ir.torch.matmul takes, but for a cluster
-        pick = _tile_name(block[:2], parts, sm90_swaps(block))
+        block, parts = sm90_choice(m, n, k, split=True)  # what napkin_ir.torch.matmul takes, but for a cluster of pairs
+        pick = _tile_name(block[:2], -parts if split_cluster(m, block, parts) else parts, sm90_swaps(block))
         ranked = sorted(times, key=times.get)
         best, cublas = ranked[0], med[-1] * 1e3
         record.append({"shape": [m, n, k], "us": times, "cublas_us": cublas, "pick": pick})
@@ -210,7 +217,7 @@ def op_sweep(torch, ms: tuple[int, ...]) -> list[str]:
         grid = "x".join(map(str, kern.contract.grid))
         what = f"{kern.name} {kern.contract.target} grid {grid}"
         ours, theirs = (statistics.median(r) for r in time_interleaved(torch, [lambda: nt.matmul(a, b), lambda: torch.matmul(a, b)],
-                                                                        rounds=7, warm_s=0.3))
+                                                                        rounds=OP_ROUNDS, warm_s=0.3))
         ours_g, theirs_g = ours, theirs  # a call longer than GRAPHED_MS: the host is not what paces it
         if min(ours, theirs) < GRAPHED_MS:  # what the calls cost the GPU, the host's share gone
             ours_g, theirs_g = time_graphed(torch, [lambda: nt.matmul(a, b), lambda: torch.matmul(a, b)], rounds=7, warm_s=0.1)

@@ -78,6 +78,24 @@ SM90_TILE_S = (0.53e-6, 2.89e-6)  # what a block tile costs beyond its stream: a
 SPLIT_S = 4.5e-6
 SPLIT_SM_BYTES = 20e9
 SPLITS = (2, 3, 4)  # 6 and 8 parts measured 1.5-3x slower than 4: the last part's reads spill registers
+# a split in this many parts runs as clusters of its parts, summed in shared memory (`split=2
+# cluster=2`): kernels alone in CUDA graphs (H200, 2026-11-29, cuBLAS beside), us, global scratch
+# -> cluster: 64x4096x4096 (64 x 64) 9.9 -> 8.2 (cuBLAS 8.8), 16x4096x4096 8.3 -> 7.3, 1x8192x8192
+# (64 x 128) 34.3 -> 33.4, 64x8192x8192 39.6 -> 34.6, 256x4096x4096 (128 x 128) 21.5 -> 17.5,
+# 256x4096x14336 56.3 -> 52.8, 1000x4096x4096 (128 x 128) 82.1 -> 71.3; all 10 shapes of one row
+# tile won or tied. Tiles of 64 rows over several row tiles lost: 128x4096x14336 (64 x 128) 36.4
+# -> 41.3, 256x4096x14336 65.1 -> 80.4, 128x8192x8192 50.8 -> 53.2 (one of 5 won), so they keep the
+# global scratch (`split_cluster`). In four parts, clusters of four ran 5-18% slower (fewer of
+# them fit the GPCs at once).
+SPLIT_CLUSTER_PARTS = 2
+
+
+def split_cluster(m: int, block: tuple[int, ...], parts: int) -> bool:
+    """Whether a split of an M-row GEMM in `block` tiles and `parts` parts runs as clusters
+    of its parts (their sums added in shared memory) rather than through the module's
+    global scratch: in SPLIT_CLUSTER_PARTS parts, where the tile's rows take M in one row
+    tile or are 128 or more (what was measured faster, above)."""
+    return parts == SPLIT_CLUSTER_PARTS and (m <= block[0] or block[0] >= 128)
 MIN_SPLIT_PART = 512
 
 
@@ -233,7 +251,8 @@ def gemm_candidates(m: int, n: int, k: int, capability: tuple[int, int], *, spli
     swapped one followed by the best unswapped, for diagrams it cannot take); with `split`, a
     contraction split over the grid where the model puts that first (napkin-sm80: where the
     tiles fill less than half the machine, `split_for`), tried before the same tile unsplit:
-    the 16-bit output's parts summed and rounded in the kernel, in a fixed order."""
+    the 16-bit output's parts summed and rounded in the kernel, in a fixed order (on Hopper,
+    two parts first as a cluster where `split_cluster` says so)."""
     out: list[tuple[str, dict[str, object]]] = []
 
     def add(target: str, options: dict[str, object]) -> None:
@@ -250,6 +269,8 @@ def gemm_candidates(m: int, n: int, k: int, capability: tuple[int, int], *, spli
             if plain_cluster:  # for the diagrams a swapped plan cannot take
                 out.append(("sm90", plain_cluster))
         block, parts = sm90_choice(m, n, k, split)
+        if split_cluster(m, block, parts):  # the parts summed in a cluster's shared memory
+            out.append(("sm90", {"block": block, "split": parts, "cluster": parts}))
         if parts > 1:
             out.append(("sm90", {"block": block, "split": parts}))
             block = sm90_block(m, n, k)  # the unsplit fallback
@@ -265,5 +286,5 @@ def gemm_candidates(m: int, n: int, k: int, capability: tuple[int, int], *, spli
     return out
 
 
-__all__ = ["CLUSTER_MAX_K", "CLUSTER_MIN_SIDE", "CLUSTER_TILE", "GEMM_TILES", "cluster_for", "MAX_SPLIT", "MIN_PART", "MULTIPROCESSORS", "SM90_TILES", "gemm_candidates", "sm90_block", "sm90_choice", "sm90_plans",
+__all__ = ["CLUSTER_MAX_K", "CLUSTER_MIN_SIDE", "CLUSTER_TILE", "GEMM_TILES", "cluster_for", "MAX_SPLIT", "MIN_PART", "MULTIPROCESSORS", "SM90_TILES", "SPLIT_CLUSTER_PARTS", "split_cluster", "gemm_candidates", "sm90_block", "sm90_choice", "sm90_plans",
            "l2_bytes", "sm90_swaps", "sm90_time", "split_for", "split_parts", "swapped_tiles"]
