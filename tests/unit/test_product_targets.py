@@ -77,3 +77,19 @@ def test_of_plans_timed_alike_the_one_loading_fewer_l2_bytes_comes_first():
     assert max(times.values()) == min(times.values())
     assert l2_bytes(72, 14336, 4096, (72, 128)) < min(l2_bytes(72, 14336, 4096, t) for t in ((64, 256), (72, 64)))
     assert sm90_block(72, 14336, 4096) == (72, 128, 64)
+
+
+def test_a_split_in_two_runs_as_a_cluster_where_it_was_measured_faster():
+    """Two parts form a cluster (their sums added in shared memory) where the tile takes M in
+    one row tile or has 128 rows or more; 64-row tiles over several row tiles, and more
+    parts, keep the global scratch. The op tries the cluster first, then the same split
+    through the scratch, then the tile unsplit."""
+    from napkin_ir.plan.recipes.product_targets import gemm_candidates, split_cluster
+
+    assert split_cluster(64, (64, 64, 64), 2) and split_cluster(1, (64, 128, 64), 2) and split_cluster(256, (128, 128, 64), 2)
+    assert not split_cluster(128, (64, 128, 64), 2) and not split_cluster(64, (64, 64, 64), 4)
+    first, second, third = gemm_candidates(64, 4096, 4096, (9, 0), split=True)[:3]
+    assert first == ("sm90", {"block": second[1]["block"], "split": 2, "cluster": 2})
+    assert second == ("sm90", {"block": first[1]["block"], "split": 2}) and "split" not in third[1]
+    assert all("cluster" not in o for _, o in gemm_candidates(128, 4096, 14336, (9, 0), split=True) if o.get("split"))
+    assert all("cluster" not in o for _, o in gemm_candidates(64, 4096, 4096, (9, 0)))  # no split asked: none

@@ -139,3 +139,48 @@ def test_the_last_part_loads_every_parts_values_together(parts):
             loads = 0
     assert runs and sum(runs) == 32 * parts  # 32 pairs a thread, from each part
     assert max(runs) == LOADS_IN_FLIGHT == 32
+
+
+@pytest.mark.parametrize("m, n, k, split", CASES)
+def test_parts_in_a_cluster_add_up_at_each_level(m, n, k, split):
+    """napkin-sm90{split=S cluster=S}: the plan's levels (hbm, reg) on the interpreter sum the
+    parts of a bf16 output in f32 and round once, as without the cluster."""
+    text = gemm(m, n, k, "bf16")
+    a, b = _inputs(m, n, k)
+    want = _want(a, b)
+    once = want.astype(np.float32).astype(HALF["bf16"]).astype(np.float64)
+    plan = NapkinSm90Pass(split=split, cluster=split, block="64,64,64").plan(run_pipeline(text))
+    assert plan.launch.cluster == split
+    for level in ("hbm", "reg"):
+        module = run_pipeline(text, spec(plan.passes(level)))
+        kernel = next(o for o in module.walk() if o.name == "hbm.kernel")
+        assert kernel.cluster_blocks == split
+        got = find_entry(module).run([a, b])[0]
+        assert reference.relative_error(got, once) <= 1e-3 and reference.relative_error(got, want) <= 8e-3, level
+
+
+@pytest.mark.parametrize("parts, rows", [(2, 64), (3, 128), (4, 64)])
+def test_each_pair_goes_to_the_part_that_adds_it_once(parts, rows):
+    """The cluster's exchange in napkin-sm90's PTX: each of a thread's pairs of f32 sums is
+    sent once (guarded: not to the sender itself) to a slot of the part that adds it, the
+    slots of one receiver side by side; that part reads each other part's pair once, adds
+    the parts in order and stores each pair once; the cluster meets at the start, at the
+    exchange and at the producers' exit, and no global scratch or counter is left."""
+    import re
+
+    from napkin_ir import compile as compile_kernel
+
+    kernel = compile_kernel(gemm(256, 256, 2048, "bf16"), "sm90", block=(rows, 128, 64), split=parts, cluster=parts, cache=False)
+    ptx = kernel.ptx
+    threads = 128 * (rows // 64)
+    pairs = rows * 128 // 2 // threads
+    share = -(-pairs // parts)
+    sends = re.findall(r"@%p\d+ st\.shared::cluster\.v2\.f32 \[(%r\d+)(?:\+(\d+))?\]", ptx)
+    reads = re.findall(r"@%p\d+ ld\.shared\.v2\.f32 \{%f\d+, %f\d+\}, \[%r\d+(?:\+(\d+))?\]", ptx)
+    assert len(sends) == pairs and len(set(sends)) == pairs  # each pair to its own place
+    assert len(reads) == pairs * (parts - 1) and len(set(reads)) == share * (parts - 1)  # each slot of each sender read once
+    assert {int(r or 0) for r in reads} == {s * share * threads * 8 + q * threads * 8 for s in range(parts - 1) for q in range(share)}
+    assert ptx.count("mapa.shared::cluster.u32") == parts and ptx.count("cvt.rn.bf16x2.f32") == pairs
+    assert ptx.count("barrier.cluster.arrive.release;") == 3 and ptx.count("barrier.cluster.wait.acquire;") == 3
+    assert "_parts" not in ptx and "atom." not in ptx and "fence.acq_rel.gpu" not in ptx
+    assert kernel.contract.cluster == (1, 1, parts) and kernel.contract.grid[2] == parts
