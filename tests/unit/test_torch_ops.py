@@ -140,11 +140,12 @@ def test_the_target_and_tiles_chosen():
     assert nt.gemm_candidates(16, 4096, 14336, (8, 0), split=True)[:2] == [
         ("sm80", {"block": (16, 128, 32), "warps": (1, 1), "layout": "pad8", "split": 3}),
         ("sm80", {"block": (16, 128, 32), "warps": (1, 1), "layout": "pad8"})]
-    # a 64-row tile past A's 16 rows: 64 x 64 in two parts, 128 blocks (the fastest measured, H200, 2026-11-29)
-    assert nt.gemm_candidates(16, 4096, 14336, (9, 0), split=True)[:2] == [
-        ("sm90", {"block": (64, 64, 64), "split": 2}), ("sm90", {"block": (64, 64, 64)})]
-    assert nt.gemm_candidates(64, 4096, 14336, (9, 0), split=True)[:2] == [
-        ("sm90", {"block": (64, 64, 64), "split": 2}), ("sm90", {"block": (64, 64, 64)})]
+    # a 64-row tile past A's 16 rows: 64 x 64 in two parts, 128 blocks (the fastest measured, H200, 2026-11-29),
+    # the parts in clusters first, then through the global scratch, then unsplit
+    for m in (16, 64):
+        assert nt.gemm_candidates(m, 4096, 14336, (9, 0), split=True)[:3] == [
+            ("sm90", {"block": (64, 64, 64), "split": 2, "cluster": 2}), ("sm90", {"block": (64, 64, 64), "split": 2}),
+            ("sm90", {"block": (64, 64, 64)})]
     # tiles that fill the machine: no split
     assert all("split" not in o for _, o in nt.gemm_candidates(4096, 4096, 4096, (9, 0), split=True))
     # a short contraction over many tiles (bound by the L2): persistent clusters of two first,
@@ -174,7 +175,8 @@ def test_a_decode_sized_m_copies_only_its_rows_on_hopper():
 
 def test_each_candidate_compiles_for_its_target():
     """The tiles chosen are ones the compiler takes (a fresh, memory-only cache); a split
-    one on the f32-output diagram that the op rounds."""
+    one on the f32-output diagram, or the op's bf16 one where its parts form a cluster
+    (which sums them in shared memory and rounds them)."""
     from napkin_ir.cache import CompileCache
     from napkin_ir.diagrams import gemm
     import napkin_ir
@@ -184,7 +186,8 @@ def test_each_candidate_compiles_for_its_target():
                   (300, 296, 24), (40, 24, 16), (16, 128, 64), (1, 4096, 4096), (3, 512, 1024), (64, 4096, 14336),
                   (16, 4096, 14336)]:
         for target, options in nt.gemm_candidates(*shape, (9, 0), split=True):
-            napkin_ir.compile(gemm(*shape, out_dtype="f32" if "split" in options else None), target, cache=cache, **options)
+            wide = "split" in options and "cluster" not in options
+            napkin_ir.compile(gemm(*shape, out_dtype="f32" if wide else None), target, cache=cache, **options)
 
 
 def test_a_shape_no_kernel_takes_is_refused_with_every_reason(monkeypatch):
@@ -611,8 +614,9 @@ def test_a_kernel_with_module_state_gets_a_module_for_each_stream(monkeypatch):
     run at once on two streams would meet in one), and a plain kernel from its one launcher."""
     import contextlib
 
-    split = nt.matmul_kernel(16, 4096, 4096, "bf16", (9, 0))
+    split = nt.matmul_kernel(128, 4096, 14336, "bf16", (9, 0))  # 64-row tiles over two row tiles: the global scratch
     assert split.contract.grid[2] > 1 and split.stateful
+    assert not nt.matmul_kernel(16, 4096, 4096, "bf16", (9, 0)).stateful  # its parts summed in a cluster
     assert not nt.matmul_kernel(4096, 4096, 4096, "bf16", (9, 0)).stateful
     made = []
 
@@ -634,3 +638,63 @@ def test_a_kernel_with_module_state_gets_a_module_for_each_stream(monkeypatch):
     plain = object.__new__(nt._Launch)
     plain.launcher, plain.streams = ("launcher", 0), None
     assert plain.on(11) == plain.on(22) == ("launcher", 0)
+
+
+class _Launches:
+    """A launch looked up by `matmul`'s key for meta tensors (device index -1), its
+    launcher recording (pointers, stream)."""
+
+    def __init__(self, monkeypatch, **changes):
+        self.launched = []
+        launch = nt._Launch.__new__(nt._Launch)
+        launch.out_shape, launch.streams, launch.checked, launch.copy, launch.in_order, launch.order = (128, 256), None, True, False, True, (0, 1, 2)
+        for name, value in changes.items():
+            setattr(launch, name, value)
+        launch.launcher = type("L", (), {"launch": lambda _, p, s: self.launched.append((p, s))})()
+        self.a, self.b = meta(128, 64), meta(64, 256)
+        key = (self.a.shape, self.b.shape, self.a.stride(), self.b.stride(), BF16, BF16, -1, -1)
+        monkeypatch.setattr(nt, "_launches", {key: launch})
+        monkeypatch.setattr(nt, "_current_device", lambda: -1)
+        monkeypatch.setattr(nt, "_stream", lambda index: 42)
+        self.called = []
+        monkeypatch.setattr(nt, "_call", lambda op, records, *args: self.called.append(records) or "the whole way")
+
+
+def test_a_call_of_a_layout_seen_before_launches_at_once(monkeypatch):
+    """`matmul` of plain tensors (or parameters, autograd off) whose layout ran before:
+    the output made and the kernel launched on the current stream, pointers in order,
+    without the dispatcher or the op's own checks again."""
+    seen = _Launches(monkeypatch)
+    out = nt.matmul(seen.a, seen.b)
+    assert out.shape == (128, 256) and out.dtype == BF16 and seen.launched == [((0, 0, 0), 42)] and not seen.called
+    w = torch.nn.Parameter(seen.b)
+    with torch.no_grad():
+        assert nt.matmul(seen.a, w).shape == (128, 256) and len(seen.launched) == 2 and not seen.called
+
+
+@pytest.mark.parametrize("why", ["records", "mode", "stateful", "unchecked", "copied", "reordered", "new layout"])
+def test_a_call_anything_else_would_see_goes_the_whole_way(monkeypatch, why):
+    """Autograd recording, a dispatch mode, a kernel with module state (a module per
+    stream), a layout not yet checked, inputs to copy, another parameter order, or a
+    layout never seen: `matmul` goes through `_call`, launching nothing itself."""
+    from torch.utils._python_dispatch import TorchDispatchMode
+
+    changes = {"stateful": {"streams": {}}, "unchecked": {"checked": False}, "copied": {"copy": True},
+               "reordered": {"in_order": False}}.get(why, {})
+    seen = _Launches(monkeypatch, **changes)
+    a, b = seen.a, seen.b
+    if why == "records":
+        b = torch.nn.Parameter(b)
+    if why == "new layout":
+        a = meta(128, 64).t().contiguous().t()
+
+    class Mode(TorchDispatchMode):
+        def __torch_dispatch__(self, func, types, args=(), kwargs=None):
+            return func(*args, **(kwargs or {}))
+
+    if why == "mode":
+        with Mode():
+            assert nt.matmul(a, b) == "the whole way"
+    else:
+        assert nt.matmul(a, b) == "the whole way"
+    assert seen.launched == [] and seen.called == [why == "records"]
