@@ -402,14 +402,18 @@ def test_a_call_nothing_observes_skips_the_dispatcher(monkeypatch, below_autogra
     assert rel(nt.matmul(a, w), a.double() @ w.double()) <= TOLERANCE[torch.bfloat16] and len(dispatched) == 2
 
 
-def test_a_split_matmul_on_two_streams_at_once():
-    """16 x 4096 x 4096 (split: its parts meet in the module's scratch) launched on two
-    streams in turn, 50 times each, nothing waiting between them: every result has the
-    bits of the same product on one stream (each stream launches from a module of its own)."""
+@pytest.mark.parametrize("shape, stateful", [((128, 4096, 14336), True), ((16, 4096, 4096), False)],
+                         ids=["scratch", "cluster"])
+def test_a_split_matmul_on_two_streams_at_once(shape, stateful):
+    """A split product launched on two streams in turn, 50 times each, nothing waiting
+    between them: every result has the bits of the same product on one stream. 128 x 4096
+    x 14336's parts meet in the module's scratch (each stream launches from a module of
+    its own); 16 x 4096 x 4096's in their cluster's shared memory (one module)."""
     nt = _ops()
-    m, n, k = 16, 4096, 4096
+    m, n, k = shape
     a1, a2, b = rand(m, k), rand(m, k), rand(k, n)
-    assert nt.matmul_kernel(m, n, k, "bf16", torch.cuda.get_device_capability()).stateful
+    kernel = nt.matmul_kernel(m, n, k, "bf16", torch.cuda.get_device_capability())
+    assert kernel.contract.grid[2] == 2 and kernel.stateful == stateful and (kernel.contract.cluster is None) == stateful
     want = {1: nt.matmul(a1, b), 2: nt.matmul(a2, b)}
     s1, s2 = torch.cuda.Stream(), torch.cuda.Stream()
     s1.wait_stream(torch.cuda.current_stream())
