@@ -775,7 +775,9 @@ def _matmul_now(a: Tensor, b: Tensor) -> Tensor | None:
     call less than that way (H200 machines' host, 2026-11-29, 100 calls a round over 30
     interleaved rounds: 128x4096x4096 15.6 us against 18.4; torch.matmul 17.3), which
     where the host paces the calls is their rate."""
-    if type(a) not in _PLAIN or type(b) not in _PLAIN or _function_modes() or _dispatch_modes() or torch.compiler.is_compiling():
+    if torch.compiler.is_compiling():  # first: a trace takes it as constant and reads none of what follows
+        return None
+    if type(a) not in _PLAIN or type(b) not in _PLAIN or _function_modes() or _dispatch_modes():
         return None
     if (a.requires_grad or b.requires_grad) and torch.is_grad_enabled() or _wrapped(a) or _wrapped(b):
         return None
