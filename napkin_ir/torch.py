@@ -193,7 +193,8 @@ def matmul_kernel(m: int, n: int, k: int, dtype: str, cap: tuple[int, int]) -> A
     puts it first (`gemm_candidates`), the contraction is split over the grid: each part
     writes its f32 sums, and the part of each output tile that finishes last adds them up
     in order and rounds them into the output (one launch, no zeroing, the same bits every
-    run). On Hopper a decode-sized M (below 64) runs in a 64-row tile whose copies of A
+    run); on Hopper a split in two parts runs as clusters of its parts, which add their
+    sums in shared memory (`product_targets.split_cluster`). On Hopper a decode-sized M (below 64) runs in a 64-row tile whose copies of A
     bring only its rows rounded up to 8 (`smem.tma_copy`'s `rows`): 0.94-1.32x cuBLAS at
     M 1 and 16 under CUDA graphs (H200, 2026-11-29), eager and captured calls alike."""
     _refuse_old_gpu("napkin::matmul", cap)
