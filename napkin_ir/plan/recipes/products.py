@@ -145,8 +145,9 @@ def sm90_stages(stage_bytes: int, blocks_per_sm: int = 1, target: Target = SM90,
 def exchange_bytes(rows: int, cols: int, parts: int) -> int:
     """At most the shared memory a block of a cluster of split sums' `parts` keeps for the
     others' shares of its tile (`rows` x `cols` f32 sums): a slot for each other part, each
-    a share of the tile rounded up to whole pairs of the consumer threads' (up to 256)."""
-    return (parts - 1) * (4 * rows * cols // parts + 8 * 256)
+    a share of the tile rounded up to whole pairs of the consumer threads' (up to four
+    warpgroups')."""
+    return (parts - 1) * (4 * rows * cols // parts + 8 * 4 * 128)
 
 
 def panel_stage_bytes(rows: int, outputs: int = 1, element_bytes: int = 2) -> int:
@@ -218,10 +219,10 @@ def split_part(module: ModuleOp, shape: ProductShape, stream_tile: int, req: Pla
     if req.split > tiles:
         raise req.fail(f"split={req.split} is more parts than axis '{shape.k}' has stream tiles ({tiles} of {stream_tile})")
     if shape.half_output and scratch:  # the module's scratch: every part's f32 sums of the whole output (times its results)
-        scratch = 4 * req.split * shape.results * math.prod(sizes[a] for a in (*shape.batch, shape.rows, shape.cols))
-        if scratch > MAX_SCRATCH_BYTES:
+        held = 4 * req.split * shape.results * math.prod(sizes[a] for a in (*shape.batch, shape.rows, shape.cols))
+        if held > MAX_SCRATCH_BYTES:
             raise req.fail(f"split={req.split} of a 16-bit output keeps every part's f32 sums in a scratch of the module: "
-                           f"{scratch / 2**30:.1f} GiB here, over {MAX_SCRATCH_BYTES // 2**30} GiB; split a smaller output, "
+                           f"{held / 2**30:.1f} GiB here, over {MAX_SCRATCH_BYTES // 2**30} GiB; split a smaller output, "
                            "in fewer parts, or give the contraction an f32 result (ncd-widen-results), added into atomically")
     return -(-tiles // req.split) * stream_tile
 
