@@ -215,7 +215,8 @@ def op_sweep(torch, ms: tuple[int, ...]) -> list[str]:
         del want
         kern = nt.matmul_kernel(m, n, k, "bf16", torch.cuda.get_device_capability())
         grid = "x".join(map(str, kern.contract.grid))
-        what = f"{kern.name} {kern.contract.target} grid {grid}"
+        what = f"{kern.name} {kern.contract.target} grid {grid}" + (
+            f" cl {'x'.join(map(str, kern.contract.cluster))}" if kern.contract.cluster else "")  # a cluster's launch
         ours, theirs = (statistics.median(r) for r in time_interleaved(torch, [lambda: nt.matmul(a, b), lambda: torch.matmul(a, b)],
                                                                         rounds=OP_ROUNDS, warm_s=0.3))
         ours_g, theirs_g = ours, theirs  # a call longer than GRAPHED_MS: the host is not what paces it
