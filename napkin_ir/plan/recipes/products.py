@@ -311,8 +311,9 @@ def _plan_sm90(module: ModuleOp, req: PlanRequest) -> KernelPlan:
         c = chosen_tiles(module, req.hw, "sm90", req.pipeline, 0 if plain else group)
         block, stages, swap = (c.grid[axes[0]], c.grid[axes[1]], c.stream[axes[2]]), c.stages, False  # swap refused above
     if shape.batch and req.cluster > 1:
-        raise req.fail(f"cluster={req.cluster} shares B's tiles between two blocks of a 2-D grid; "
-                       f"this one has batch axes {list(shape.batch)}")
+        what = (f"split={req.split} with cluster={req.cluster} clusters the parts of a 2-D grid's tiles" if req.split > 1 else
+                f"cluster={req.cluster} shares B's tiles between two blocks of a 2-D grid")
+        raise req.fail(f"{what}; this one has batch axes {list(shape.batch)}: leave cluster=1")
     group = 0 if shape.batch else group  # bands of block rows order a 2-D grid
     store = req.store
     if not shape.half_output:  # stmatrix moves 16-bit elements

@@ -184,3 +184,16 @@ def test_each_pair_goes_to_the_part_that_adds_it_once(parts, rows):
     assert ptx.count("barrier.cluster.arrive.release;") == 3 and ptx.count("barrier.cluster.wait.acquire;") == 3
     assert "_parts" not in ptx and "atom." not in ptx and "fence.acq_rel.gpu" not in ptx
     assert kernel.contract.cluster == (1, 1, parts) and kernel.contract.grid[2] == parts
+
+
+def test_a_cluster_of_parts_is_refused_for_a_batched_product_by_name():
+    """A batched product splits (its parts through the scratch), but its parts do not form
+    clusters (the split's launch axis is shared with a tile axis): refused, naming the
+    split and the batch axes."""
+    from napkin_ir import compile as compile_kernel
+
+    kernel = compile_kernel(gemm(64, 256, 2048, batch=2), "sm90", block=(64, 128, 64), split=2, cache=False)
+    assert kernel.contract.cluster is None and kernel.stateful
+    with pytest.raises(Exception, match=r"split=2 with cluster=2 clusters the parts of a 2-D grid's tiles; this one has batch "
+                                        r"axes \['b'\]: leave cluster=1"):
+        compile_kernel(gemm(64, 256, 2048, batch=2), "sm90", block=(64, 128, 64), split=2, cluster=2, cache=False)
