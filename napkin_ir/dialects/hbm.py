@@ -177,6 +177,18 @@ class KernelOp(IRDLOperation):
         return self.cluster.value.data if self.cluster is not None else 1
 
     @property
+    def split_cluster(self) -> int:
+        """Blocks of a cluster that holds the parts of each output tile's split sums (they
+        add them in shared memory); 1 where there is none."""
+        return self.cluster_blocks if self.cluster_blocks > 1 and self.split_axes() else 1
+
+    @property
+    def multicast_blocks(self) -> int:
+        """Blocks of a cluster of neighbours that share their common tiles by multicast (a
+        grid without split sums); 1 where there is none."""
+        return 1 if self.split_cluster > 1 else self.cluster_blocks
+
+    @property
     def resident_blocks(self) -> int:
         """Blocks per multiprocessor a persistent grid launches (`hbm.blocks_per_sm`)."""
         return self.blocks_per_sm.value.data if self.blocks_per_sm is not None else 1

@@ -453,7 +453,7 @@ def short_rows(g: SSAValue, t: smem.BufferType, kernel: hbm.KernelOp | None) -> 
         return None
     axis, rows = t.axis_names[0], t.dims[0]
     length = gt.shape.get(axis, rows)
-    if length >= rows or (kernel.cluster_blocks > 1 and not kernel.split_axes()):
+    if length >= rows or kernel.multicast_blocks > 1:
         return None
     products = [op for op in kernel.walk() if isinstance(op, ncd.ContractOp)]
     if len(products) != 1 or not ncd.made_of(kernel, ncd.ContractOp, ncd.MapOp) or axis in products[0].over_axes:

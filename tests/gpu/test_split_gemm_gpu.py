@@ -202,9 +202,10 @@ def test_a_launcher_zeroes_and_launches_through_the_driver_directly():
 
 
 @pytest.mark.sanitize
-@pytest.mark.parametrize("target", ["sm80", "sm90"])
-def test_a_small_rounded_split_for_the_sanitizer(target):
-    """A small bf16 split (72 x 264 x 1000 in 3 parts, ragged): small enough for
+@pytest.mark.parametrize("target, cluster", [("sm80", 1), ("sm90", 1), ("sm90", 3)], ids=["sm80", "sm90", "sm90-cluster"])
+def test_a_small_rounded_split_for_the_sanitizer(target, cluster):
+    """A small bf16 split (72 x 264 x 1000 in 3 parts, ragged; on sm90 its parts summed
+    through the scratch, or in clusters of three in shared memory): small enough for
     compute-sanitizer's memcheck, racecheck and synccheck (`tools/gpu_check.py`), launched
     twice into a poisoned output, the same bits each time, within bf16 of float64."""
     torch = pytest.importorskip("torch")
@@ -214,30 +215,9 @@ def test_a_small_rounded_split_for_the_sanitizer(target):
         pytest.skip("sm_90a kernels need a Hopper GPU")
     m, n, k = 72, 264, 1000
     block = (64, 128, 32) if target == "sm80" else (64, 128, 64)
-    kernel = napkin_ir.compile(gemm(m, n, k, "bf16"), target=target, cache=False, split=3, block=block)
-    a = torch.randn(m, k, device="cuda").to(torch.bfloat16)
-    b = torch.randn(k, n, device="cuda").to(torch.bfloat16)
-    runs = []
-    for _ in range(2):
-        out = torch.full((m, n), float("nan"), device="cuda", dtype=torch.bfloat16)
-        kernel(a=a, b=b, out=out, sync=True)
-        runs.append(out)
-    want = (a.double() @ b.double()).cpu().numpy()
-    assert reference.relative_error(runs[0].double().cpu().numpy(), want) <= 8e-3
-    assert torch.equal(runs[0], runs[1])
-
-
-@pytest.mark.sanitize
-def test_a_small_split_in_a_cluster_for_the_sanitizer():
-    """The same small ragged split (72 x 264 x 1000 in 3 parts) with its parts in clusters
-    of three, summed in shared memory: for memcheck, racecheck and synccheck."""
-    torch = pytest.importorskip("torch")
-    import napkin_ir
-
-    if torch.cuda.get_device_capability() != (9, 0):
-        pytest.skip("sm_90a kernels need a Hopper GPU")
-    m, n, k = 72, 264, 1000
-    kernel = napkin_ir.compile(gemm(m, n, k, "bf16"), target="sm90", cache=False, split=3, cluster=3, block=(64, 128, 64))
+    kernel = napkin_ir.compile(gemm(m, n, k, "bf16"), target=target, cache=False, split=3, block=block,
+                               **({"cluster": cluster} if cluster > 1 else {}))
+    assert (kernel.contract.cluster is not None) == (cluster > 1)
     a = torch.randn(m, k, device="cuda").to(torch.bfloat16)
     b = torch.randn(k, n, device="cuda").to(torch.bfloat16)
     runs = []

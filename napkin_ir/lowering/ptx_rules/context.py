@@ -176,9 +176,8 @@ class KernelLowering:
         self.group = kernel.group_rows
         # a cluster of the parts of split sums (each adds its share of the tile in shared memory:
         # `split_cluster`), or of two neighbouring blocks that multicast the tiles both load (`cluster`)
-        split = kernel.split_axes() if kernel.cluster_blocks > 1 else []
-        self.split_cluster = kernel.cluster_blocks if split else 1
-        self.cluster = 1 if split else kernel.cluster_blocks
+        self.split_cluster = kernel.split_cluster
+        self.cluster = kernel.multicast_blocks
         self.exchanged = False  # the parts of a cluster of split sums met to sum an output (once a kernel)
         self.blocks_per_sm = kernel.resident_blocks
         self.tma_boxes: list[TmaBoxAttr] = []

@@ -264,8 +264,8 @@ def roles(k: KernelLowering, producer: smem.ProducerOp, consumer_ops: list, per_
     init_barriers(k)
     if k.cluster > 1:
         start_cluster(k)
-    elif k.split_cluster > 1:
-        start_split_cluster(k)
+    elif k.split_cluster > 1:  # the parts of split sums (a block's rank its part) meet again where they exchange their sums
+        _join_cluster(k)      # (`_sum_in_the_cluster`), the producers at `finish`
     produce, consume = k.branch(k.setp("lt", k.tid, 128, "u32"))
     k.cur = produce
     k.emit(T.SetmaxnregOp("dec", SM90.producer_registers))
@@ -426,11 +426,9 @@ def init_barriers(k: KernelLowering) -> None:
     k.emit(P.BarSyncOp(0))
 
 
-def start_split_cluster(k: KernelLowering) -> None:
-    """The parts of one output tile's split sums form a cluster (their rank their part):
-    every thread meets the cluster once here, so that no block writes into another's
-    shared memory before it runs, and once at the end, the consumers where they exchange
-    their sums (`_sum_in_the_cluster`), the producers at `finish`."""
+def _join_cluster(k: KernelLowering) -> None:
+    """Every thread meets its cluster (no block reads or writes another's shared memory
+    before that one runs), reads its block's rank, and leaves through `finish`."""
     k.emit(T.BarrierClusterOp("arrive"))
     k.emit(T.BarrierClusterOp("wait"))
     k.rank = k.r(P.SregOp("cluster_ctarank"))
@@ -448,12 +446,9 @@ def start_cluster(k: KernelLowering) -> None:
         raise k.fail("clusters are pairs of blocks of a two-axis grid, the first axis fastest (grouped only when persistent) for now")
     if counts[first] % 2:
         raise k.fail(f"a cluster of 2 along '{first}' needs an even number of blocks along it, got {counts[first]}")
-    k.emit(T.BarrierClusterOp("arrive"))
-    k.emit(T.BarrierClusterOp("wait"))
-    k.rank = k.r(P.SregOp("cluster_ctarank"))
+    _join_cluster(k)
     k.peer = k.op2(P.XorOp, "b32", k.rank, 1)
     k.cluster_mask = k.r(P.ConstOp("b16", 3, RegType("b16")))
-    k.finish = Block()
 
 
-__all__ = ["CONSUMER_BARRIER", "split_launch_axis", "start_split_cluster", "build_kernel", "by_store_issuer", "consumer_registers", "grouped_tile"]
+__all__ = ["CONSUMER_BARRIER", "split_launch_axis", "build_kernel", "by_store_issuer", "consumer_registers", "grouped_tile"]

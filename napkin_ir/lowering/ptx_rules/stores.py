@@ -171,13 +171,7 @@ def _sum_in_the_last(k: KernelLowering, op: reg.StoreOp, g: Global, x: list, ele
         loaded = [[k.emit(P.LdOp("global", "f32", first, [F32, F32], offset=j * 4 * size + off // g.esize * 4, cache="cg",
                                  guard=guard)).dsts for j in range(parts)] for _, off, guard in chunk]
         for (i, off, guard), values in zip(chunk, loaded):
-            total = []
-            for n in range(2):
-                acc = values[0][n]
-                for j in range(1, parts):
-                    acc = k.r(P.AddOp("f32", acc, values[j][n]))
-                total.append(acc)
-            k.emit(P.StOp("global", "b32", base, [k.pack(g.type.dtype, *total)], offset=off, guard=guard))
+            _store_sum(k, g, base, values, off, guard)
     k.emit(P.StOp("global", "u32", counter, [k.u32(0)], guard=k.both(leader, last)))
 
 
@@ -196,7 +190,7 @@ def _sum_in_the_cluster(k: KernelLowering, g: Global, x: list, base: SSAValue, p
     k.exchanged = True
     parts, threads = k.split_cluster, k.consumer_threads
     rank = k.rank
-    assert rank is not None  # start_split_cluster
+    assert rank is not None  # kernel._join_cluster
     share = -(-len(pairs) // parts)  # pairs a part adds up
     slot_bytes = share * threads * 8  # one other part's pairs for it, a thread's pairs side by side
     mine = k.add(k.reserve((parts - 1) * slot_bytes, 16), k.mul(k.op2(P.SubOp, "u32", k.tid, 128), 8))  # warpgroup 0 produces
@@ -215,13 +209,22 @@ def _sum_in_the_cluster(k: KernelLowering, g: Global, x: list, base: SSAValue, p
         values = [(x[i], x[i + 1]) if j == o else
                   k.emit(P.LdOp("shared", "f32", mine, [F32, F32], offset=((j - o - 1) % parts) * slot_bytes + at, guard=owns[o])).dsts
                   for j in range(parts)]
-        total = []
-        for n in range(2):
-            acc = values[0][n]
-            for j in range(1, parts):
-                acc = k.r(P.AddOp("f32", acc, values[j][n]))
-            total.append(acc)
-        k.emit(P.StOp("global", "b32", base, [k.pack(g.type.dtype, *total)], offset=off, guard=k.both(inside, owns[o])))
+        _store_sum(k, g, base, values, off, inside, owns[o])
+
+
+def _store_sum(k: KernelLowering, g: Global, base: SSAValue, values: list, off: int, guard: SSAValue | None,
+               also: SSAValue | None = None) -> None:
+    """One pair of a split sum: each part's pair of f32 values (`values`, in the parts'
+    order) added in that order, so that the same bits come whichever way the parts met,
+    rounded into the 16-bit `g` and stored at `off` from `base` where `guard` and `also`
+    (None: always) hold."""
+    total = []
+    for n in range(2):
+        acc = values[0][n]
+        for v in values[1:]:
+            acc = k.r(P.AddOp("f32", acc, v[n]))
+        total.append(acc)
+    k.emit(P.StOp("global", "b32", base, [k.pack(g.type.dtype, *total)], offset=off, guard=k.both(guard, also)))
 
 
 class _Turn:

@@ -262,6 +262,5 @@ def test_a_cluster_launches_through_the_drivers_launch_kernel_ex(stub, monkeypat
 def test_a_refused_cluster_launch_is_a_cuda_error(stub, monkeypatch):
     monkeypatch.setattr(kernels, "_direct_ex", [lambda *a: int(real.CUresult.CUDA_ERROR_INVALID_CLUSTER_SIZE)])
     launcher = kernels.Launcher(Kernel(), (1, 64, 2), 384, 140416, cluster=(1, 1, 2))  # type: ignore[arg-type]
-    monkeypatch.setattr(stub, "cuCtxGetCurrent", lambda: (real.CUresult.CUDA_SUCCESS, None), raising=False)
     with pytest.raises(Exception, match="CUDA_ERROR_INVALID_CLUSTER_SIZE"):
         launcher.launch_params(launcher.params_for((0x1000, 0x2000, 0x3000)), 0x77)
