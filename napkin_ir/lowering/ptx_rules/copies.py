@@ -48,7 +48,7 @@ from napkin_ir.dialects.ptx.registers import RegType
 from napkin_ir.lowering.ptx_rules.context import B32, F32, PANEL, Buffer, Global, KernelLowering, constant, lowers, prod
 from napkin_ir.lowering.ptx_rules.kernel import CONSUMER_BARRIER
 from napkin_ir.lowering.ptx_rules.products import read_accumulator_layout
-from napkin_ir.lowering.shared_layout import padded_row_bytes, panel_buffer, reserved, vector_row_bytes
+from napkin_ir.lowering.shared_layout import padded_row_bytes, panel_buffer, reserved, vector_row_bytes, vector_stage_bytes
 from napkin_ir.target import dtype
 
 
@@ -59,8 +59,8 @@ def _alloc(k: KernelLowering, op: smem.AllocOp) -> None:
     panels = panel_buffer(op.result)
     if t.vector:  # a statistic the TMA brings with a stream's tiles: a plain f32 row, 128-byte aligned
         axis, row_bytes = vector_row_bytes(t)
-        k.vals[op.result] = Buffer(k.reserve(*reserved(t, False)), t, axis, axis, 1, t.shape[axis], row_bytes, row_bytes,
-                                   False, (axis,))
+        k.vals[op.result] = Buffer(k.reserve(*reserved(t, False)), t, axis, axis, 1, t.shape[axis], row_bytes,
+                                   vector_stage_bytes(t), False, (axis,))
         return
     if not d.is_half and not (t.dtype == "f32" and panels):
         raise k.fail(f"shared buffers hold bf16 or f16 tiles (f32 ones only in panels a TMA reduce-add reads), got {t}")

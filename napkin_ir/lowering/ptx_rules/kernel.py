@@ -27,6 +27,7 @@ from napkin_ir.dialects.ptx import ops as P
 from napkin_ir.dialects.ptx import tensor_ops as T
 from napkin_ir.dialects.ptx.attributes import SharedAttr
 from napkin_ir.dialects.ptx.registers import RegType
+from napkin_ir.lowering.shared_layout import placing_order
 from napkin_ir.lowering.ptx_rules.context import B32, B64, SHARED, Global, KernelLowering, arg_name, constant, lowers, prod
 from napkin_ir.target import SM90
 
@@ -85,9 +86,8 @@ def build_kernel(k: KernelLowering) -> P.KernelOp:
                     block = k.op2(P.SubOp, "u32", k.u32(counts[axis] - 1), block)
                 k.vals[k.origin_args[axis]] = k.mul(block, grid[axis])
     k.tid = k.r(P.SregOp("tid.x"))
-    # the buffers first, then the mbarriers: each 1024-aligned buffer after a barrier ring
-    # would leave a gap of up to 1 KB (2 KB in all in the attention gradient's one kernel)
-    ops = sorted(body.ops, key=lambda o: not isinstance(o, smem.AllocOp))
+    # the buffers first, then the mbarriers, as `shared_layout` places them
+    ops = sorted(body.ops, key=placing_order)
     varying = set(k.origin_args.values())  # values that differ from tile to tile
     per_tile_ops: list = []  # a persistent block's ops before the roles that depend on its tile
     for n, op in enumerate(ops):
