@@ -22,6 +22,7 @@ _ENTRY = re.compile(r"Compiling entry function '([^']+)' for '([^']+)'")
 _REGS = re.compile(r"Used (\d+) registers")
 _SPILLS = re.compile(r"(\d+) bytes stack frame, (\d+) bytes spill stores, (\d+) bytes spill loads")
 _SMEM = re.compile(r"(\d+) bytes smem")
+_SERIALIZED = re.compile(r"wgmma\.mma_async instructions are serialized.*? for the function '([\w$.]+)'")
 _TARGET = re.compile(r"^\s*\.target\s+(\w+)", re.MULTILINE)
 
 
@@ -34,6 +35,9 @@ class PtxasResources:
     spill_loads: int = 0
     stack_bytes: int = 0
     static_smem: int = 0
+    # ptxas waits for each wgmma before the next ("Potential Performance Loss: wgmma.mma_async
+    # instructions are serialized", C7512): too few registers left to keep them in flight
+    serialized_wgmma: bool = False
 
     @property
     def spills(self) -> bool:
@@ -44,6 +48,7 @@ def parse_ptxas_verbose(report: str) -> dict[str, PtxasResources]:
     """Per kernel, the resources in a `ptxas -v` report."""
     found: dict[str, dict] = {}
     current: dict | None = None
+    serialized = set(_SERIALIZED.findall(report))
     for line in report.splitlines():
         if m := _ENTRY.search(line):
             current = found.setdefault(m.group(1), {"kernel": m.group(1), "arch": m.group(2), "registers": 0})
@@ -55,7 +60,7 @@ def parse_ptxas_verbose(report: str) -> dict[str, PtxasResources]:
             current["registers"] = int(m.group(1))
             if s := _SMEM.search(line):
                 current["static_smem"] = int(s.group(1))
-    return {k: PtxasResources(**v) for k, v in found.items()}
+    return {k: PtxasResources(**v, serialized_wgmma=k in serialized) for k, v in found.items()}
 
 
 def find_ptxas() -> str | None:

@@ -134,6 +134,16 @@ def test_parse_ptxas_verbose():
     other = found["other"]
     assert (other.registers, other.spill_stores, other.spill_loads, other.stack_bytes, other.static_smem) == (255, 24, 24, 16, 4096)
     assert other.spills
+    assert not found["matmul"].serialized_wgmma and not other.serialized_wgmma
+
+
+def test_parse_ptxas_verbose_names_serialized_wgmma():
+    """ptxas' C7512 (wgmma waited for one by one, for want of registers) is read per kernel."""
+    report = ("ptxas info    : (C7512) Potential Performance Loss: wgmma.mma_async instructions are serialized due to "
+              "insufficient register resources for the function 'grad'\n" + PTXAS_REPORT.replace("'other'", "'grad'")
+              .replace("for other", "for grad"))
+    found = parse_ptxas_verbose(report)
+    assert found["grad"].serialized_wgmma and not found["matmul"].serialized_wgmma
 
 
 @pytest.mark.skipif(find_ptxas() is None, reason="ptxas not installed")
