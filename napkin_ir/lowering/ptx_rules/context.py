@@ -161,6 +161,7 @@ class KernelLowering:
         self.arith = ArithLowering()
         self.vals: dict[SSAValue, Any] = self.arith.values
         self.cache: dict[tuple, SSAValue] = {}
+        self.packs: dict[tuple, tuple[Block, SSAValue]] = {}  # rounded pairs, by the block that made them
         self.stage_values: dict[tuple, SSAValue] = {}  # per stage value (a loop's): built at its first use, which dominates the rest
         self.warps = kernel.warp_grid
         producers = [o for o in kernel.body.block.ops if isinstance(o, smem.ProducerOp)]
@@ -294,8 +295,15 @@ class KernelLowering:
         return self.arith.get(v)
 
     def pack(self, dt: str, lo: SSAValue, hi: SSAValue) -> SSAValue:
-        """Two f32 values rounded into one register of two bf16 or f16 (lo in the low half)."""
-        return self.r(P.CvtOp(f"{dt}x2", "f32", [hi, lo], RegType(f"{dt}x2"), mods="rn"))
+        """Two f32 values rounded into one register of two bf16 or f16 (lo in the low half).
+        The same pair rounded again in the same block is the register rounded first: the
+        attention gradient's dS, written by stmatrix and then dK's A operand from registers,
+        holds 20 registers of pairs past the stmatrix rather than its 40 f32 values."""
+        key = (dt, lo, hi)
+        made = self.packs.get(key)
+        if made is None or made[0] is not self.cur:
+            made = self.packs[key] = (self.cur, self.r(P.CvtOp(f"{dt}x2", "f32", [hi, lo], RegType(f"{dt}x2"), mods="rn")))
+        return made[1]
 
     # -- the thread's place -----------------------------------------------------------------
     @property

@@ -249,15 +249,14 @@ builtin.module {
 // -----
 
 // reg.to_a: an accumulator becomes the A operand of the next product, its pairs packed to
-// bf16 (cvt.rn.bf16x2.f32), four registers for the m16k16 tile, straight into mma.sync
+// bf16 (cvt.rn.bf16x2.f32), four registers for the m16k16 tile, straight into mma.sync; a
+// pair rounded before in the block is not rounded again (a filled fragment: one register)
 // CHECK-LABEL: .visible .entry to_a(
 // CHECK:       mov.f32 [[P:%f[0-9]+]], 0f3F800000;
 // CHECK-NEXT:  cvt.rn.bf16x2.f32 [[X0:%bhh[0-9]+]], [[P]], [[P]];
-// CHECK-NEXT:  cvt.rn.bf16x2.f32 [[X1:%bhh[0-9]+]], [[P]], [[P]];
-// CHECK-NEXT:  cvt.rn.bf16x2.f32 [[X2:%bhh[0-9]+]], [[P]], [[P]];
-// CHECK-NEXT:  cvt.rn.bf16x2.f32 [[X3:%bhh[0-9]+]], [[P]], [[P]];
+// CHECK-NOT:   cvt.rn.bf16x2.f32
 // CHECK:       ldmatrix.sync.aligned.m8n8.x4.trans.shared.b16 {[[V0:%r[0-9]+]], [[V1:%r[0-9]+]], %r{{[0-9]+}}, %r{{[0-9]+}}}, [%r{{[0-9]+}}];
-// CHECK:       mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32 {%f{{[0-9]+}}, %f{{[0-9]+}}, %f{{[0-9]+}}, %f{{[0-9]+}}}, {[[X0]], [[X1]], [[X2]], [[X3]]}, {[[V0]], [[V1]]},
+// CHECK:       mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32 {%f{{[0-9]+}}, %f{{[0-9]+}}, %f{{[0-9]+}}, %f{{[0-9]+}}}, {[[X0]], [[X0]], [[X0]], [[X0]]}, {[[V0]], [[V1]]},
 
 builtin.module {
   hbm.kernel attributes {sym_name = "to_a", grid = #hbm.labels<i=16>, num_outputs = 1 : i32, reg.warps = #hbm.labels<i=1>} {
