@@ -6,6 +6,16 @@
 // softmax's statistics (each read once) are left alone.
 // RUN: napkin-opt %examples/spherical_attention.mlir -p 'ncd-grad{residuals=true},ncd-fold-casts,ncd-extract{function="spherical_attention_grad" results="1,2" cut="delta"},ncd-relabel{grid="b,h,j:64" stream="i:64"},ncd-to-hbm,hbm-to-smem{stages=2 copy=tma},smem-to-reg{mma=wgmma},reg-reload-loads' | filecheck %s
 // RUN: napkin-opt %examples/causal_attention.mlir -p 'ncd-grad{residuals=true},ncd-fold-casts,ncd-extract{function="causal_attention_grad" results="1,2" cut="delta"},ncd-relabel{grid="b,h,j:64" stream="i:64"},ncd-to-hbm,hbm-to-smem{stages=2 copy=tma},smem-to-reg{mma=wgmma},reg-reload-loads' | filecheck %s --check-prefix=SOFTMAX
+// The attention gradient's one kernel, scheduled: D, read before the wait for dP, is read past
+// it, right before dS's math (its registers not held while dP's product runs).
+// RUN: napkin-opt %examples/attention.mlir -p 'ncd-grad{residuals=true},ncd-fold-casts,ncd-extract{function="attention_grad" results="0,1,2" cut="delta"},ncd-widen-results{result=0},ncd-relabel{grid="b,h,j:128" stream="i:64"},ncd-to-hbm,hbm-launch,hbm-to-smem{stages=2 copy=tma},smem-to-reg{mma=wgmma},reg-wgmma-schedule,reg-reload-loads' | filecheck %s --check-prefix=SINK
+
+// SINK:      scf.for %i0 =
+// SINK:      %[[L:.*]] = reg.read %2[
+// SINK-NEXT: reg.map sub %{{.*}}, %[[L]]
+// SINK:      reg.wgmma_wait {pending = 1 : i32}
+// SINK-NEXT: %[[D:.*]] = reg.read %3[%{{.*}}] : !smem.buffer<b=1, h=1, i=64 : f32, stages=2, layout=row> -> !reg.frag<col, i=64 : f32>
+// SINK-NEXT: reg.map sub %{{.*}}, %[[D]]
 
 // CHECK:      scf.for %i0 =
 // CHECK:      reg.wgmma_wait {pending = 0 : i32}
@@ -26,16 +36,16 @@
 // SOFTMAX:     scf.yield
 
 // A hand-written kernel: the vector in %g is read again past the wait; the one in %w, a
-// global the kernel also writes, is not (a second read could see the store); nor is a
-// load whose first use already lies past the wait (it is held across nothing).
+// global the kernel also writes, is not (a second read could see the store); a load whose
+// first use lies past the wait is moved there (not held across it).
 // RUN: napkin-opt %s -p reg-reload-loads | filecheck %s --check-prefix=HAND
 
 // HAND:      %[[G:.*]] = reg.load %g[%c0]
 // HAND-NEXT: %[[W:.*]] = reg.load %w[%i0, %c0]
-// HAND-NEXT: %[[L:.*]] = reg.load %g[%c0]
 // HAND-NEXT: reg.map div %x, %[[G]]
 // HAND-NEXT: reg.map div %x, %[[W]]
 // HAND-NEXT: reg.wgmma_wait {pending = 0 : i32}
+// HAND-NEXT: %[[L:.*]] = reg.load %g[%c0]
 // HAND-NEXT: reg.map div %x, %[[L]]
 // HAND-NEXT: %[[G1:.*]] = reg.load %g[%c0]
 // HAND-NEXT: reg.map div %x, %[[G1]]
