@@ -62,10 +62,11 @@ log-sum-exp, one value per row) is stored straight from registers.
 
 With `copy=tma`, a 16-bit tile computed in a stream loop that a product contracts along
 the block's rows (the attention gradient's dS, for dQ^T = K^T dS^T in blocks that hold
-keys: the warps split the keys, so none holds a whole sum) goes through a buffer of one
-128-byte panel a row: the consumers write it (`smem.write`), meet with the writes fenced
-for the tensor cores (`smem.barrier {async_proxy}`), and the product reads it from there;
-two stages where they fit beside the rest (dQ's two first), tile t in stage t mod 2, else
+keys: the warps split the keys, so none holds a whole sum) goes through a buffer of
+128-byte panels (of the streamed queries, or, where they fill none, as at 80 queries a
+tile, of the keys, which the product then reads K-major): the consumers write it
+(`smem.write`), meet with the writes fenced for the tensor cores (`smem.barrier
+{async_proxy}`), and the product reads it from there; two stages where they fit beside the rest (dQ's two first), tile t in stage t mod 2, else
 one, which the consumers meet before writing too. An f32 tile added into a global inside
 a stream loop (dQ's part of each key block) leaves through 128-byte swizzled f32 panels,
 two stages where they fit, by the TMA's reduce-add (`smem.tma_store {accumulate}`),
@@ -252,7 +253,8 @@ def _refuse_contracted_rows(kernel: hbm.KernelOp) -> None:
 
 def _contracted_rows_bytes(kernel: hbm.KernelOp) -> int:
     """The shared memory one stage of each of `_stage_contracted_rows`'s buffers takes."""
-    shapes = {(tuple(v.type.shape.items()), v.type.element_type) for _, v in _contracted_rows(kernel)}  # type: ignore[attr-defined]
+    shapes = {(tuple(_staged_shape(kernel, op, v.type).items()), v.type.element_type)  # type: ignore[arg-type, attr-defined]
+              for op, v in _contracted_rows(kernel)}
     return sum(smem.BufferType(dict(shape), et, 1, "swizzle").bytes() for shape, et in shapes)
 
 
@@ -274,15 +276,17 @@ def _stage_contracted_rows(kernel: hbm.KernelOp, room: int) -> list[smem.BufferT
     two = 2 * _contracted_rows_bytes(kernel) <= room
     for op, v in _contracted_rows(kernel):
         t: ncd.TensorType = v.type  # type: ignore[assignment]
-        inner = dtype(t.dtype).size(t.dims[-1])
+        shape = _staged_shape(kernel, op, t)
+        inner = dtype(t.dtype).size(list(shape.values())[-1])
         if not dtype(t.dtype).is_half or inner % 128:
             raise PassFailedException(f"hbm-to-smem: @{kernel.sym_name.data}: {v.name_hint or 'a tile'} {t} is contracted "
                                       "along the block's rows, which the warps split: it goes through shared memory by "
-                                      "stmatrix, as 128-byte panels of 16-bit columns (64 columns each: a stream "
-                                      f"tile of 64 or 128); this one has {inner}-byte rows of {t.dtype}")
-        key = (tuple(t.shape.items()), t.element_type)
+                                      "stmatrix, as 128-byte panels of 16-bit columns (64 columns each), of the stream "
+                                      "tile (64 or 128) or else of the contracted rows; this one has "
+                                      f"{inner}-byte rows of {t.dtype}")
+        key = (tuple(shape.items()), t.element_type)
         if key not in staged:
-            buf_t = smem.BufferType(t.shape, t.element_type, 2 if two else 1, "swizzle")
+            buf_t = smem.BufferType(shape, t.element_type, 2 if two else 1, "swizzle")
             staged[key] = smem.AllocOp(buf_t)
             Rewriter.insert_op([staged[key]], InsertPoint.at_start(kernel.body.block))
             types.append(buf_t)
@@ -305,6 +309,21 @@ def _stage_contracted_rows(kernel: hbm.KernelOp, room: int) -> list[smem.BufferT
         Rewriter.insert_op(ops, InsertPoint.before(op))
         op.operands[list(op.operands).index(v)] = read.result
     return types
+
+
+def _staged_shape(kernel: hbm.KernelOp, op: ncd.ContractOp, t: ncd.TensorType) -> dict[str, int]:
+    """The shape of the buffer a tile contracted along the block's rows goes through: the
+    tile's own (its stream axis innermost: the product reads it MN-major), or, where that
+    axis does not fill 128-byte panels (80 queries a tile of the attention gradient's dS),
+    the contracted rows moved innermost (the product reads it K-major; the consumers
+    write it by `stmatrix.trans`)."""
+    shape = dict(t.shape)
+    last = t.dims[-1]
+    rows = [a for a in op.over_axes if a in _block_rows(kernel) and a in shape]
+    if dtype(t.dtype).size(last) % 128 and len(rows) == 1 and dtype(t.dtype).size(shape[rows[0]]) % 128 == 0:
+        n = shape.pop(rows[0])
+        shape[rows[0]] = n
+    return shape
 
 
 def _ring_round(iv: SSAValue, lb0: SSAValue, step: int, stages: int, position: SSAValue) -> tuple[list[Operation], SSAValue, SSAValue]:

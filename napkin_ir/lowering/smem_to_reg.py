@@ -619,7 +619,10 @@ class _Fragments:
             if not isinstance(v, _Cast):
                 raise self.fail("a tile written to shared memory for a TMA store is a fragment rounded to bf16 or f16")
             rows = v.frag.type.axis_names[0]  # type: ignore[attr-defined]
-            if op.dest.type.axis_names[-1] == rows:  # type: ignore[attr-defined]
+            # a tile staged for a product (the attention gradient's dS at 80 queries a tile, its
+            # keys innermost) is written transposed by stmatrix.trans; an output's panels are not
+            staged = any(isinstance(u.operation, smem.ReadOp) for u in op.dest.uses)
+            if op.dest.type.axis_names[-1] == rows and not staged:  # type: ignore[attr-defined]
                 raise self.fail(f"stmatrix writes a fragment's rows as rows of the panel; the rows of {v.frag.type} ('{rows}') are "
                                 f"the columns of {op.dest.type} (a product computed transposed): it leaves from registers "
                                 "(hbm-to-smem{store=direct})")

@@ -600,34 +600,46 @@ def _stmatrix(k: KernelLowering, op: reg.StmatrixOp) -> None:
 
 
 def _stmatrix_transposed(k: KernelLowering, op: reg.StmatrixOp, t: reg.FragType, buf: Buffer) -> None:
-    """`stmatrix.trans`: the fragment's rows (16 a warp) are the panel's columns, its
-    columns the panel's rows. The warps whose rows lie in the window `at` write: each 8 x 8
-    matrix of the fragment (8 of its rows by 8 of its columns) lands as 8 of the panel's
-    rows, each 8 of its columns (16 bytes, swizzled by the row: the row's place mod 8 is
-    the lane's). Matrices 0 and 1 are the warp's rows 0-7 and 8-15 of a column tile,
-    2 and 3 those of the next, as the non-transposed store orders them."""
+    """`stmatrix.trans`: the fragment's rows (16 a warp) are the panels' columns, its
+    columns the panels' rows. The warps whose rows lie in the window `at` (the buffer's
+    columns from there on) write: each 8 x 8 matrix of the fragment (8 of its rows by 8 of
+    its columns) lands as 8 of a panel's rows, each 8 of its columns (16 bytes, swizzled by
+    the row: the row's place mod 8 is the lane's), in the panel of the warp's rows (64
+    16-bit columns a panel, `rows` rows of 128 bytes apart). Matrices 0 and 1 are the
+    warp's rows 0-7 and 8-15 of a column tile, 2 and 3 those of the next, as the
+    non-transposed store orders them."""
     rows_axis, cols = t.axis_names
-    if buf.element.size(buf.cols) != PANEL:
-        raise k.fail(f"stmatrix.trans writes one 128-byte panel a window, got {buf.type}")
+    width = buf.element.size(buf.cols)
+    if width % PANEL:
+        raise k.fail(f"stmatrix.trans writes 128-byte panels, got {buf.type}")
+    per_panel = PANEL // buf.element.size(1)  # columns a panel
     r0 = hbm.parse_labels(op.at).get(rows_axis, 0)
     warp_rows = k.warp_place(rows_axis, 16)
     place = k.u32(0) if warp_rows is None else warp_rows
-    yes, no = k.branch(k.both(k.setp("ge", place, r0, "u32"), k.setp("lt", place, r0 + buf.cols, "u32")))
-    k.cur = yes
+    every = r0 == 0 and buf.cols >= t.shape[rows_axis] * k.warps.get(rows_axis, 1)  # each warp's rows in the window
+    if not every:
+        yes, no = k.branch(k.both(k.setp("ge", place, r0, "u32"), k.setp("lt", place, r0 + buf.cols, "u32")))
+        k.cur = yes
     dt = buf.type.dtype
     x = k.frag(op.value)
     lane = k.lane
     matrix = k.op2(P.ShrOp, "u32", lane, 3)
     row_in = k.op2(P.AndOp, "b32", lane, 7)  # the panel row this lane addresses, within its matrix
-    col_chunk0 = k.add(k.op2(P.ShrOp, "u32", k.op2(P.SubOp, "u32", place, k.u32(r0)), 3), k.op2(P.AndOp, "b32", matrix, 1))
+    local = k.op2(P.SubOp, "u32", place, k.u32(r0))
+    within = local if width == PANEL else k.op2(P.AndOp, "b32", local, per_panel - 1)
+    col_chunk0 = k.add(k.op2(P.ShrOp, "u32", within, 3), k.op2(P.AndOp, "b32", matrix, 1))
     col_bytes = k.op2(P.ShlOp, "b32", k.op2(P.XorOp, "b32", col_chunk0, row_in), 4)
     second = k.op2(P.ShrOp, "u32", matrix, 1)  # matrices 2 and 3: the next 8 of the fragment's columns
     base = k.add(k.stage_addr(buf, op.stage), k.add(col_bytes, k.mul(k.add(row_in, k.mul(second, 8)), PANEL)))
+    if width > PANEL:  # the panel of the warp's rows
+        panel = k.op2(P.ShrOp, "u32", local, per_panel.bit_length() - 1)
+        base = k.add(base, k.mul(panel, buf.rows * PANEL))
     tiles = t.dims[1] // 8
     for tn in range(0, tiles, 2):
         pairs = [(tn, 0), (tn, 1)] + ([(tn + 1, 0), (tn + 1, 1)] if tn + 1 < tiles else [])
         regs = [k.pack(dt, x[4 * n + 2 * h], x[4 * n + 2 * h + 1]) for n, h in pairs]
         addr = k.add(base, tn * 8 * PANEL) if tn else base
         k.emit(T.StmatrixOp(addr, regs, trans=True))
-    k.jump(no)
-    k.cur = no
+    if not every:
+        k.jump(no)
+        k.cur = no

@@ -39,6 +39,11 @@ WIDE_STREAM = 176  # keys a tile where no mask cuts them, at head dims up to 128
 # queries a tile of a kernel that adds dQ along the stream, by head dim: 128 at d=64 once the
 # schedule kept P's registers free over dS's math (1.06-1.14x 64, H200 2026-11-29), else 64
 ADDED_STREAM = {64: 128, 128: 64}
+# at d=128 without a mask, FlashAttention-4's 80 queries a tile (dS staged keys innermost)
+# where the last tile pads the queries by at most 1/ADDED_PAD of them (16k: 16 rows over;
+# 4k: 64, 1.6%): 1.03x 64 at 16k, 1.05x at 4k (kernels alone, a block a tile); under a
+# causal mask 64 stays (80 lost 1.5%; H200 2026-11-29, research/benchmarks.md)
+WIDE_ADDED_STREAM, ADDED_PAD = 80, 50
 DEEP_STREAM = 80  # keys a tile of a long stream at head dims over 128 (FlashAttention-3's at 256)
 PERSISTENT_WORK = 2048 * 256  # keys x head dim a block streams on average, at which a persistent grid stops paying
 LONG_STREAM = 2048  # a causal block's average keys over which its diagonal tiles are a small share
@@ -310,17 +315,18 @@ def persistent_pays(module: ModuleOp, block: int | None = None, stream: int | No
     less on average, so that the prologue and epilogue each block pays are a large share
     of its time; spherical attention at head dims over 64 up to 128 at any length; never
     for blocks of three consumer warpgroups (research/benchmarks.md), nor for a kernel that
-    adds a result along the stream 128 queries a tile without a mask: its blocks' work is
-    even, and the tile loop's registers make ptxas spill 44 bytes a thread where the plain
+    adds a result along the stream 128 or 80 queries a tile without a mask: its blocks' work
+    is even, and the tile loop's registers make ptxas spill 44 bytes a thread where the plain
     grid spills none (d=64 at 4k: 0.92x, H200 2026-11-29; under a causal mask both spill,
-    and the paired blocks win, 1.03x). Such a kernel under a causal mask is persistent at
+    and the paired blocks win, 1.03x; at 80, d=128 at 4k, 2445-2460 us a block a tile
+    against 2529-2541 persistent, kernels alone, H200 2026-11-29). Such a kernel under a causal mask is persistent at
     any length: its blocks' work is uneven (d=128 at 16k: 554 against 534 TFLOP/s, H200
     2026-11-29; unmasked, 573 against 576)."""
     axes, sizes = attention_shape(module)
     if (block or _rows_for(module, axes, sizes)) > 128:
         return False
     d = head_dim(axes, sizes)
-    if added_along_stream(module, axes) and not axes.masked and (stream or added_stream(module, d)) == 128:
+    if added_along_stream(module, axes) and not axes.masked and (stream or added_stream(module, d)) in (128, WIDE_ADDED_STREAM):
         return False
     if added_along_stream(module, axes) and axes.masked:
         return True
@@ -393,11 +399,19 @@ def _softmax(module: ModuleOp) -> bool:
 def added_stream(module: ModuleOp, d: int) -> int:
     """Queries a tile of a kernel that adds dQ along the stream, where none are given:
     ADDED_STREAM's by head dim for a softmax's gradient (its probabilities recomputed by
-    exp), but 64 for spherical attention's (divided by the norm), whose norm's
+    exp), or WIDE_ADDED_STREAM at d=128 without a mask where its last tile pads the
+    queries by at most 1/ADDED_PAD of them, but 64 for spherical attention's (divided by the norm), whose norm's
     terms hold more registers a row than the softmax's: at 128 queries (d=64) ptxas
     spills 180 bytes a thread, at 64 none (0.62x the softmax's backward at 128, H200
     2026-11-29)."""
-    return ADDED_STREAM.get(d, 64) if _softmax(module) else 64
+    if not _softmax(module):
+        return 64
+    axes, sizes = attention_shape(module)
+    n = sizes[axes.query]
+    pad = -n % WIDE_ADDED_STREAM
+    if d == 128 and not axes.masked and pad * ADDED_PAD <= n:
+        return WIDE_ADDED_STREAM
+    return ADDED_STREAM.get(d, 64)
 
 
 def _spherical_narrow(module: ModuleOp, d: int) -> bool:
@@ -445,12 +459,13 @@ def sm90_tiles(module: ModuleOp, block: int | None = None, stream: int | None = 
         q_registers = q_registers_pay(module, block, stream, blocks_per_sm)
     given_block = bool(block)
     across = added_along_stream(module, axes)
-    if across:  # dQ^T's rows, the head dim, 16 a consumer warp; dS staged as 128-byte panels of queries
-        if block and block not in (d, 128) or stream and stream not in ((64, 128) if d == 64 else (64,)) or d not in (64, 128):
+    if across:  # dQ^T's rows, the head dim, 16 a consumer warp; dS staged as 128-byte panels of queries (of keys at 80)
+        if block and block not in (d, 128) or stream and stream not in ((64, 128) if d == 64 else (64, 80)) or d not in (64, 128):
             raise PassFailedException(f"napkin-sm90: a kernel that adds a result along the stream (dQ beside dK and dV) takes "
                                       f"blocks of 128 keys or as many as the head dim (64 or 128: dQ^T's rows, 16 a consumer "
                                       f"warp, its columns split between warpgroups where the rows are fewer than their warps') "
-                                      f"and 64 queries a tile, or 128 at head dim 64 (dS through 128-byte panels); got head dim {d}"
+                                      f"and 64 queries a tile, or 128 at head dim 64, or 80 at head dim 128 (dS through "
+                                      f"128-byte panels, of queries or of keys); got head dim {d}"
                                       + (f", block {block}" if block else "") + (f", stream {stream}" if stream else ""))
         block, stream, given_block = block or 128, stream or added_stream(module, d), True
     block = block or _rows_for(module, axes, sizes)
@@ -502,7 +517,7 @@ def sm90_tiles(module: ModuleOp, block: int | None = None, stream: int | None = 
             64 if d > 128 or d > 64 and (sizes[j] % 128 or three) or four_masked else 128
     while stream > 16 and stream > sizes[j] and not across:  # the power of two below (176: 128), a multiple of 16 (P V's k step)
         stream = 1 << (stream - 1).bit_length() - 1
-    if three and d > 64 and stream > 64:
+    if three and d > 64 and stream > 64 and not across:  # (dQ beside dK and dV: its stream is checked above)
         raise PassFailedException(f"napkin-sm90: a kernel of three products a tile (the attention gradient's dQ or dK) at head "
                                   f"dim {d} takes at most 64 keys a tile, got {stream}: with more, its sm_90a kernel computes "
                                   "wrong values on the GPU (a known fault, research/gpu-tests.md 2026-11-27)")
@@ -614,7 +629,7 @@ def attention_configs(module: ModuleOp, space: AttentionSpace = AttentionSpace()
     its axes as napkin-sm90 fits them (`sm90_tiles`: the output's store too; tiles it
     refuses for the kernel, as more than 64 keys for the gradient's kernels of three
     products or more at head dims over 64, are left out; a kernel that adds a result along
-    the stream streams 64 queries a tile, or 128 at d=64), ping-pong only with two
+    the stream streams 64 queries a tile, or 128 at d=64, or 80 at d=128), ping-pong only with two
     warpgroups or more (one has no one to take turns with), neither it nor overlap where a
     result is added along the stream (their plan turns both off)."""
     axes, _ = attention_shape(module)
@@ -623,8 +638,9 @@ def attention_configs(module: ModuleOp, space: AttentionSpace = AttentionSpace()
     # overlap or ping-pong (`sm90_plan`), so those choices would all be the one kernel
     across = added_along_stream(module, axes)
     schedules = [(False, False)] if across else list(itertools.product(space.overlap, space.pingpong))
-    # such a kernel streams 64 queries a tile, or 128 at d=64 (`sm90_tiles` refuses others)
-    stream_sizes = [s for s in space.stream_sizes if not across or s in (64, 128)]
+    # such a kernel streams 64 queries a tile, or 128 at d=64, or 80 at d=128 (`sm90_tiles`
+    # refuses others)
+    stream_sizes = [s for s in (*space.stream_sizes, *((WIDE_ADDED_STREAM,) if across else ())) if not across or s in (64, 80, 128)]
     out: dict[tuple, AttentionConfig] = {}
     for rows, keys, stages in itertools.product(space.block_rows, stream_sizes, space.stages):
         try:

@@ -199,6 +199,36 @@ def test_dq_dk_dv_from_one_kernel_with_128_queries_a_tile(kind, n, nk, d, keys):
         assert res.registers <= (168 if keys == 128 else 255), res  # three warpgroups, or two
 
 
+@pytest.mark.parametrize("kind,n", [("softmax", 200), ("causal", 176)])
+def test_dq_dk_dv_from_one_kernel_with_80_queries_a_tile(kind, n):
+    """At d=128 the one kernel may stream 80 queries a tile (FlashAttention-4's): 160-byte
+    rows of queries fill no 128-byte panel, so dS is staged with its keys innermost (two
+    panels of 64 keys, each warpgroup's in one), written by stmatrix.trans with no branch
+    (every warp's rows in the buffer), and dQ^T reads it as a K-major B of N = 80. The last
+    tile of queries is ragged (200 = 2 x 80 + 40). Every level keeps the gradient; ptxas
+    takes the PTX without a spill or a serialised wgmma where the 80 f32 values of dS die at
+    the stmatrix (dK's A operand is the pairs it rounded) and D is read past dP's wait."""
+    d = 128
+    text, values = gradient_inputs(kind, n, n, d, seed=n + 9)
+    module = run_pipeline(text, f'{GRAD},ncd-extract{{function="{NAMES[kind]}_grad" results="0,1,2" cut="delta"}},'
+                                'ncd-widen-results{result=0}')
+    diagram = find_entry(module)
+    inputs = [values[name] for name in diagram.input_names]
+    plan = attention.sm90_plan(module, block=128, stream=80, persistent=False)
+    assert plan.stream == ("i", 80)
+    every_level_keeps(module, plan, inputs, diagram.run(inputs))
+    ptx = compile_to_ptx(str(module), 'napkin-sm90{block="128,80" persistent=false}')
+    loops = 2 if kind == "causal" else 1  # the mask's diagonal tiles in a loop of their own
+    assert ptx.count("stmatrix.sync.aligned.m8n8.x4.trans.shared.b16") == 5 * loops  # 80 queries: 10 matrices of 8, 2 a store
+    assert "wgmma.mma_async.sync.aligned.m64n80k16" in ptx
+    last_stmatrix = ptx.rindex("stmatrix.sync")
+    dk = ptx.index("wgmma.mma_async.sync.aligned.m64n128k16", ptx.index("wgmma.mma_async.sync.aligned.m64n80k16", last_stmatrix))
+    assert "cvt.rn.bf16x2" not in ptx[last_stmatrix:dk]  # dK's A: the pairs the stmatrix rounded
+    if find_ptxas() is not None and kind == "softmax":
+        (res,) = ptxas_resources(ptx, "sm_90a").values()
+        assert res.registers <= 168 and not res.spills and not res.serialized_wgmma, res
+
+
 def test_128_queries_a_tile_only_at_head_dim_64():
     """d=128's one kernel keeps 64 queries a tile, and the refusal says which are allowed."""
     text, _ = gradient_inputs("softmax", 72, 40, 128, seed=1)

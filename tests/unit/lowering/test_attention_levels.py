@@ -250,11 +250,12 @@ def test_sm90_spherical_attention_at_d128_is_persistent():
     assert not persistent_pays(run_pipeline(_text("softmax", 1, 2, 16384, 16384, 128)))
 
 
-def test_sm90_gradients_one_kernel_loops_only_under_a_mask_at_128_queries():
+def test_sm90_gradients_one_kernel_loops_only_under_a_mask_at_128_or_80_queries():
     """persistent_pays: the gradient's one kernel at d=64 (128 queries a tile) launches a
     block a tile without a mask (its persistent form spills where the plain one does not)
-    and loops under a causal mask (paired blocks of equal work); at d=128 (64 queries) it
-    loops at 4k either way."""
+    and loops under a causal mask (paired blocks of equal work); at d=128 the same (80
+    queries a tile without a mask, 64 under it); at 64 queries it would loop at 4k either
+    way."""
     from napkin_ir.attention_diagrams import gradient_passes
     from napkin_ir.plan.recipes.attention import persistent_pays
 
@@ -263,7 +264,8 @@ def test_sm90_gradients_one_kernel_loops_only_under_a_mask_at_128_queries():
 
     assert not persistent_pays(grad("softmax", 64)) and persistent_pays(grad("causal", 64))
     assert persistent_pays(grad("softmax", 64), None, 64)
-    assert persistent_pays(grad("softmax", 128)) and persistent_pays(grad("causal", 128))
+    assert not persistent_pays(grad("softmax", 128)) and persistent_pays(grad("causal", 128))
+    assert persistent_pays(grad("softmax", 128), None, 64)
 
 
 def test_sm90_spherical_gradients_one_kernel_streams_64_queries_at_d64():
@@ -277,10 +279,28 @@ def test_sm90_spherical_gradients_one_kernel_streams_64_queries_at_d64():
         return run_pipeline(_text(kind, 4, 2, 4096, 4096, d), gradient_passes(kind, "qkv"))
 
     assert added_stream(grad("softmax", 64), 64) == 128 and added_stream(grad("causal", 64), 64) == 128
-    assert added_stream(grad("spherical", 64), 64) == 64 and added_stream(grad("softmax", 128), 128) == 64
+    assert added_stream(grad("spherical", 64), 64) == 64 and added_stream(grad("spherical", 128), 128) == 64
     assert persistent_pays(grad("spherical", 64))
     assert 'stream="i:64"' in spec(sm90_passes(grad("spherical", 64)))
     assert 'stream="i:128"' in spec(sm90_passes(grad("softmax", 64)))
+
+
+def test_sm90_softmax_gradient_at_d128_streams_80_queries_where_its_last_tile_pads_little():
+    """added_stream at d=128: 80 queries a tile without a mask where the last tile pads the
+    queries by at most 1/ADDED_PAD of them (16384 = 204 x 80 + 64: 16 over; 4096: 64 over;
+    12000 = 150 x 80), else 64 (1000 = 12 x 80 + 40: 40 over; a causal mask; spherical
+    attention's gradient)."""
+    from napkin_ir.attention_diagrams import gradient_passes
+    from napkin_ir.plan.recipes.attention import added_stream, sm90_passes
+
+    def grad(kind: str, n: int):
+        return run_pipeline(_text(kind, 1, 2, n, n, 128), gradient_passes(kind, "qkv"))
+
+    assert added_stream(grad("softmax", 16384), 128) == 80 and added_stream(grad("softmax", 12000), 128) == 80
+    assert added_stream(grad("softmax", 4096), 128) == 80 and added_stream(grad("causal", 16384), 128) == 64
+    assert added_stream(grad("softmax", 1000), 128) == 64
+    assert added_stream(grad("spherical", 16384), 128) == 64
+    assert 'stream="i:80"' in spec(sm90_passes(grad("softmax", 16384)))
 
 
 def test_sm90_softmax_gradients_are_softmax_to_the_stream_rules():
