@@ -79,6 +79,7 @@ class KernelCost:
     chained: bool = False
     overlapped: bool = False
     pingpong: bool = False
+    tma_stores: bool = False  # its outputs leave through shared memory by the TMA (smem.tma_store, not a reduce-add)
     reductions: float = 0.0  # row reductions (reg.row_reduce) its blocks run: lanes exchanging a row's values
     work: Work = field(default_factory=Work)
     accesses: list[Access] = field(default_factory=list)
@@ -219,6 +220,7 @@ class _Counter:
             n = frag.dims[0] * warp_grid(op).get(axis, 1)
             self.access(op.source, op.offsets, tuple(n if a == axis else 1 for a in op.source.type.axis_names), space, False)  # type: ignore[attr-defined]
         elif isinstance(op, smem.TmaStoreOp):  # the stage out to the global, clipped at its edge
+            self.cost.tma_stores = self.cost.tma_stores or not op.accumulate
             buf: smem.BufferType = op.source.type  # type: ignore[assignment]
             acc = self.access(op.dest, op.offsets, buf.dims, space, True)
             self.cost.smem_read += space.total((acc.per_context_bytes() > 0) * type_bytes(buf.tile))

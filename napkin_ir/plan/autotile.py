@@ -309,22 +309,28 @@ def search(candidates: Iterator[Candidate], at_most: int, progress: Progress | N
     return out
 
 
-def preference(seconds: float, best: float, hbm_bytes: float, stages: int, spill_smem: int | None = None) -> tuple:
+def preference(seconds: float, best: float, hbm_bytes: float, stages: int, spill_smem: int | None = None,
+               tma_stores: bool = False) -> tuple:
     """Sort key of a candidate predicted at `seconds` when the fastest prediction is `best`:
     the faster first, except that near-ties (within `TIE_TOLERANCE`) go to fewer HBM bytes
-    (the napkin count), then to more stages; but where the candidate spills registers
-    (`spill_smem`: its shared memory), to less shared memory, which leaves the L1 that holds
-    the spills more room. The gradient's one kernel at d=64, 128 queries a tile, 44 bytes
-    spilled: two stages 1.09x three at 4k without a mask, within 2% causal and at 16k
-    (H200, research/benchmarks.md 2026-11-29)."""
+    (the napkin count), then to outputs stored by the TMA (`tma_stores`: the model counts
+    the same bytes either way, not the epilogue's exposed time), then to more stages; but
+    where the candidate spills registers (`spill_smem`: its shared memory), to less shared
+    memory, which leaves the L1 that holds the spills more room. The gradient's one kernel
+    at d=64, 128 queries a tile, 44 bytes spilled: two stages 1.09x three at 4k without a
+    mask, within 2% causal and at 16k; the gradient's dQ and dK/dV kernels at d=128 over
+    1k tokens: two stages with TMA stores 1.09-1.17x three whose outputs leave from
+    registers (H200, research/benchmarks.md 2026-11-29)."""
     near = seconds <= best * (1 + TIE_TOLERANCE)
-    return (not near, seconds if not near else 0.0, hbm_bytes, -stages if spill_smem is None else spill_smem, seconds)
+    return (not near, seconds if not near else 0.0, hbm_bytes, not tma_stores, -stages if spill_smem is None else spill_smem,
+            seconds)
 
 
 def _rank_key(c: Candidate, best: float) -> tuple:
     assert c.prediction is not None and c.cost is not None
     spills = c.cost.registers is not None and c.cost.registers.total > register_budget(c.cost, c.prediction.hardware)
-    return preference(c.prediction.seconds, best, c.cost.hbm_bytes, c.config.stages, c.cost.smem_per_block if spills else None)
+    return preference(c.prediction.seconds, best, c.cost.hbm_bytes, c.config.stages, c.cost.smem_per_block if spills else None,
+                      c.cost.tma_stores)
 
 
 def autotile(module: ModuleOp | str, hw: Hardware | str = "h100", *, space: SearchSpace = SearchSpace(),

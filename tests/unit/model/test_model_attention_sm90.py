@@ -204,6 +204,25 @@ def test_the_gradients_kernels_are_searched_within_the_tiles_they_take(part):
     assert result.config.stream == 64
 
 
+@pytest.mark.parametrize("kind,part", [("softmax", "q"), ("softmax", "kv"), ("causal", "q"), ("causal", "kv")])
+def test_near_ties_go_to_outputs_stored_by_the_tma(kind, part):
+    """The gradient's dQ and dK/dV kernels at d=128 over 1k tokens: two and three stages are
+    predicted alike, but only two leave room for the output's TMA store panels (three store
+    from registers); the near-tie goes to the TMA stores, 1.09-1.17x three stages on an H200
+    (kernels alone, research/benchmarks.md 2026-11-29), before more stages."""
+    from napkin_ir.attention_diagrams import gradient_passes
+    from napkin_ir.plan.autotile import preference
+
+    module = run_pipeline(attention_diagram(kind, b=16, h=16, n=1024, d=128), gradient_passes(kind, part))
+    result = autotile_attention(module, H200, progress=lambda *_: None)
+    assert (result.config.block, result.config.stages) == (128, 2) and result.cost.tma_stores
+    three = [c for c in result.candidates if c.config.block == 128 and c.config.stages == 3 and c.config.overlap == result.config.overlap
+             and c.config.pingpong == result.config.pingpong and c.prediction]
+    assert three and not three[0].cost.tma_stores and three[0].prediction.seconds == result.prediction.seconds
+    assert preference(1.0, 1.0, 5.0, 2, tma_stores=True) < preference(1.0, 1.0, 5.0, 3, tma_stores=False)
+    assert preference(1.0, 1.0, 5.0, 3, tma_stores=True) < preference(1.0, 1.0, 5.0, 2, tma_stores=True)
+
+
 def test_the_gradients_one_kernel_takes_128_queries_a_tile_at_d64():
     """dQ, dK and dV from one kernel at d=64 stream 128 queries a tile, by default and in the
     search: 1.06-1.14x the 64-query kernel on an H200 once the schedule keeps P's registers
