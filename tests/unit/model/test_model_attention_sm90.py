@@ -245,13 +245,14 @@ def test_the_gradients_one_kernel_takes_128_queries_a_tile_at_d64():
 
 @pytest.mark.parametrize("kind,d,part,tiles", [
     ("softmax", 128, None, {}), ("causal", 64, None, {"block": 64, "stream": 128, "stages": 3}), ("softmax", 128, "qkv", {}),
-    ("causal", 64, "qkv", {}), ("softmax", 128, "qkv", {"stages": 3}), ("softmax", 256, "kv", {})])
+    ("causal", 64, "qkv", {}), ("softmax", 128, "qkv", {"stream": 64, "stages": 3}), ("softmax", 256, "kv", {})])
 def test_the_models_shared_memory_is_what_reg_to_ptx_lays_out(kind, d, part, tiles):
     """The model counts a block's shared memory as reg-to-ptx places it
     (`lowering.shared_layout`: panel buffers 1024-aligned, the mbarriers after the buffers,
     the start rounded up), so that it sets aside a plan reg-to-ptx refuses: at d=128 the
-    gradient's one kernel with three stages needs 232576 bytes, 128 more than a block may
-    take, which the buffers alone hid."""
+    gradient's one kernel with three stages (64 queries a tile) needs 232576 bytes, 128
+    more than a block may take, which the buffers alone hid. Its default at d=128 streams
+    80 queries a tile (the statistics' stages 384 bytes apart, after the panels)."""
     import napkin_ir
     from napkin_ir.attention_diagrams import gradient_passes
     from napkin_ir.passes.composite import spec
