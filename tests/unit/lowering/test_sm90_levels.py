@@ -93,10 +93,12 @@ def test_releasing_a_stage_a_wgmma_still_reads_is_refused(run_printed):
     with pytest.raises(InterpretationError, match="wgmma still reads"):
         run_printed(broken)
     # released from the first iteration on: the next stage is freed before it is read (from
-    # the kernel whose waits are right, so that this is the only fault the warps may meet)
+    # the kernel whose waits are right, so that this is the only fault the warps may meet).
+    # Which role meets it first is the threads' race: the consumers reading a stage after
+    # they released it, or the producer copying into it while they still hold it (CI, 2026-11-29)
     broken = re.sub(r"arith.cmpi ne, %k0, %c0", "arith.cmpi eq, %k0, %k0", text)
     assert broken != text
-    with pytest.raises(InterpretationError, match="after the consumers released it"):
+    with pytest.raises(InterpretationError, match="after the consumers released it|while the consumers still hold it"):
         run_printed(broken)
 
 
