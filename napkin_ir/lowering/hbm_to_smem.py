@@ -66,8 +66,9 @@ keys: the warps split the keys, so none holds a whole sum) goes through a buffer
 128-byte panels (of the streamed queries, or, where they fill none, as at 80 queries a
 tile, of the keys, which the product then reads K-major): the consumers write it
 (`smem.write`), meet with the writes fenced for the tensor cores (`smem.barrier
-{async_proxy}`), and the product reads it from there; two stages where they fit beside the rest (dQ's two first), tile t in stage t mod 2, else
-one, which the consumers meet before writing too. An f32 tile added into a global inside
+{async_proxy}`), and the product reads it from there; two stages where they fit beside
+the rest (dQ's two first), tile t in stage t mod 2, else one, which the consumers meet
+before writing too. An f32 tile added into a global inside
 a stream loop (dQ's part of each key block) leaves through 128-byte swizzled f32 panels,
 two stages where they fit, by the TMA's reduce-add (`smem.tma_store {accumulate}`),
 which a store role beside the producer issues (`smem.storer`: the consumers hand it each

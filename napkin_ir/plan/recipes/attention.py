@@ -460,7 +460,7 @@ def sm90_tiles(module: ModuleOp, block: int | None = None, stream: int | None = 
     given_block = bool(block)
     across = added_along_stream(module, axes)
     if across:  # dQ^T's rows, the head dim, 16 a consumer warp; dS staged as 128-byte panels of queries (of keys at 80)
-        if block and block not in (d, 128) or stream and stream not in ((64, 128) if d == 64 else (64, 80)) or d not in (64, 128):
+        if block and block not in (d, 128) or stream and stream not in ((64, 128) if d == 64 else (64, WIDE_ADDED_STREAM)) or d not in (64, 128):
             raise PassFailedException(f"napkin-sm90: a kernel that adds a result along the stream (dQ beside dK and dV) takes "
                                       f"blocks of 128 keys or as many as the head dim (64 or 128: dQ^T's rows, 16 a consumer "
                                       f"warp, its columns split between warpgroups where the rows are fewer than their warps') "
@@ -640,7 +640,8 @@ def attention_configs(module: ModuleOp, space: AttentionSpace = AttentionSpace()
     schedules = [(False, False)] if across else list(itertools.product(space.overlap, space.pingpong))
     # such a kernel streams 64 queries a tile, or 128 at d=64, or 80 at d=128 (`sm90_tiles`
     # refuses others)
-    stream_sizes = [s for s in (*space.stream_sizes, *((WIDE_ADDED_STREAM,) if across else ())) if not across or s in (64, 80, 128)]
+    offered = (*space.stream_sizes, *((WIDE_ADDED_STREAM,) if across else ()))
+    stream_sizes = [s for s in offered if not across or s in (64, WIDE_ADDED_STREAM, 128)]
     out: dict[tuple, AttentionConfig] = {}
     for rows, keys, stages in itertools.product(space.block_rows, stream_sizes, space.stages):
         try:
