@@ -6,7 +6,8 @@
     napkin-model kernel.mlir --plot roofline.svg             # and the kernel on the roofline
 
 At the reg level `--ptxas` lowers the kernel on to PTX, assembles it with `ptxas -v` and
-uses ptxas' register count in place of the estimate (both are shown).
+uses ptxas' register count in place of the estimate (both are shown), with the bytes it
+spilled and whether it serialized the kernel's wgmma for want of registers.
 """
 
 from __future__ import annotations
@@ -41,7 +42,7 @@ def _parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
     p.add_argument("--json", action="store_true", help="print a JSON dict instead of tables")
     p.add_argument("--mma", choices=["mma.sync", "wgmma"],
                    help="tensor-core instruction where the level has not decided it (default: the fastest the GPU has)")
-    p.add_argument("--ptxas", action="store_true", help="at the reg level, count registers with ptxas -v")
+    p.add_argument("--ptxas", action="store_true", help="at the reg level, count registers (and spills) with ptxas -v")
     p.add_argument("--plot", metavar="OUT", help="also draw the roofline to OUT.svg, .png or .pdf (needs matplotlib)")
     return p.parse_args(argv)
 
@@ -57,8 +58,9 @@ def _read_module(path: str) -> ModuleOp:
     return module
 
 
-def _ptxas_registers(module: ModuleOp) -> dict[str, int]:
-    """Lower a copy of a reg-level module to PTX and count its kernels' registers."""
+def _ptxas_resources(module: ModuleOp) -> dict:
+    """Lower a copy of a reg-level module to PTX and read ptxas' report of its kernels
+    (registers, spills, serialized wgmma)."""
     import io
 
     from napkin_ir.dialects.ptx.printer import print_ptx
@@ -69,7 +71,7 @@ def _ptxas_registers(module: ModuleOp) -> dict[str, int]:
     RegToPtxPass().apply(registry.make_context(), lowered)
     out = io.StringIO()
     print_ptx(lowered, out, None)
-    return {k: r.registers for k, r in ptxas_resources(out.getvalue()).items()}
+    return ptxas_resources(out.getvalue())
 
 
 def _run(args: argparse.Namespace) -> int:
@@ -87,7 +89,7 @@ def _run(args: argparse.Namespace) -> int:
     if args.ptxas:
         if not any(k.cost.level == "reg" for k in report.kernels):
             raise UserError(f"--ptxas needs a module at the reg level; this one is at the {report.level} level")
-        report = model_report(module, hw, args.mma, _ptxas_registers(module))
+        report = model_report(module, hw, args.mma, _ptxas_resources(module))
     sys.stdout.write(json.dumps(report_dict(report), indent=2) + "\n" if args.json else format_report(report))
     if args.plot:
         from napkin_ir.draw.roofline import plot_roofline

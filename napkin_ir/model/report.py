@@ -14,6 +14,7 @@ from xdsl.dialects.builtin import ModuleOp
 
 from napkin_ir.model.analysis import FunctionCost, KernelCost, analyse_module
 from napkin_ir.model.hardware import Hardware
+from napkin_ir.model.ptxas import PtxasResources
 from napkin_ir.model import l2
 from napkin_ir.model.timing import (
     BOUND_NAMES,
@@ -32,7 +33,11 @@ US = 1e6
 class KernelReport:
     cost: KernelCost
     prediction: Prediction
-    ptxas_registers: int | None = None
+    ptxas: PtxasResources | None = None  # what ptxas reported for the kernel (`napkin-model --ptxas`)
+
+    @property
+    def ptxas_registers(self) -> int | None:
+        return self.ptxas.registers if self.ptxas else None
 
 
 @dataclass
@@ -44,13 +49,16 @@ class Report:
 
 
 def model_report(module: ModuleOp, hw: Hardware, instruction: str | None = None,
-                 ptxas_registers: dict[str, int] | None = None) -> Report:
-    """Analyse and predict every kernel and function of `module` on `hw`. `ptxas_registers`
-    (kernel name -> registers) replaces the estimate where ptxas has counted them."""
+                 ptxas: dict[str, PtxasResources] | None = None) -> Report:
+    """Analyse and predict every kernel and function of `module` on `hw`. `ptxas` (kernel
+    name -> what ptxas reported) replaces the register estimate where ptxas has counted
+    them, and its spills and serialized wgmma are reported beside it."""
     cost = analyse_module(module)
-    measured = ptxas_registers or {}
-    kernels = [KernelReport(k, predict(k, hw, measured.get(k.name), instruction, edge=True), measured.get(k.name))
-               for k in cost.kernels]
+    measured = ptxas or {}
+    kernels = []
+    for k in cost.kernels:
+        found = measured.get(k.name)
+        kernels.append(KernelReport(k, predict(k, hw, found.registers if found else None, instruction, edge=True), found))
     return Report(hw, cost.level, kernels, cost.functions)
 
 
@@ -108,7 +116,9 @@ def kernel_dict(r: KernelReport) -> dict:
         "registers": {"estimate": c.registers.total if c.registers else None,
                       "fragments": c.registers.fragments if c.registers else None,
                       "overhead": c.registers.overhead if c.registers else None,
-                      "ptxas": r.ptxas_registers, "used": p.registers},
+                      "ptxas": r.ptxas_registers, "used": p.registers,
+                      "ptxas_spill_bytes": r.ptxas.spill_stores if r.ptxas else None,
+                      "ptxas_serialized_wgmma": r.ptxas.serialized_wgmma if r.ptxas else None},
         "occupancy": {"blocks_per_sm": p.occupancy.blocks_per_sm, "warps_per_sm": p.occupancy.warps_per_sm,
                       "limits": p.occupancy.limits, "limiter": p.occupancy.limiter},
         "intensity": {"flop_per_hbm_byte": _ratio(c.work.flops, c.hbm_bytes), "flop_per_dram_byte": _ratio(c.work.flops, dram),
@@ -215,8 +225,12 @@ def _registers_text(r: KernelReport) -> str:
         hw = r.prediction.hardware
         text = (f"{est.total} per consumer thread estimated (fragments {est.fragments} + overhead {est.overhead}), "
                 f"{register_budget(r.cost, hw)} given them by setmaxnreg; {launch_registers(r.cost, hw)} a thread at launch")
-    if r.ptxas_registers is not None:
-        text += f"; ptxas: {r.ptxas_registers} (used)"
+    if r.ptxas is not None:
+        text += f"; ptxas: {r.ptxas.registers} (used)"
+        if r.ptxas.spills:
+            text += f", {r.ptxas.spill_stores} bytes spilled a thread"
+        if r.ptxas.serialized_wgmma:
+            text += ", its wgmma serialized for want of registers (C7512)"
     return text
 
 

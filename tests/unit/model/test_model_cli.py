@@ -63,6 +63,25 @@ def test_ptxas_registers_replace_the_estimate(capsys):
     assert code == 0
     (k,) = json.loads(out)["kernels"]
     assert k["registers"]["ptxas"] == k["registers"]["used"] and k["registers"]["estimate"] is not None
+    assert k["registers"]["ptxas_spill_bytes"] == 0 and k["registers"]["ptxas_serialized_wgmma"] is False
+
+
+def test_ptxas_spills_and_serialized_wgmma_are_reported():
+    """`--ptxas` shows what ptxas did beside its register count: the bytes it spilled a
+    thread and whether it serialized the kernel's wgmma (C7512)."""
+    from napkin_ir import registry
+    from napkin_ir.model.hardware import H200
+    from napkin_ir.model.ptxas import PtxasResources
+    from napkin_ir.model.report import format_report, model_report
+    from xdsl.parser import Parser
+
+    module = Parser(registry.make_context(), _reg_level_text()).parse_module()
+    (name,) = [k.cost.name for k in model_report(module, H200).kernels]
+    found = PtxasResources(name, "sm_90a", 240, spill_stores=16, spill_loads=16, serialized_wgmma=True)
+    text = format_report(model_report(module, H200, ptxas={name: found}))
+    assert "ptxas: 240 (used), 16 bytes spilled a thread, its wgmma serialized for want of registers (C7512)" in text
+    clean = format_report(model_report(module, H200, ptxas={name: PtxasResources(name, "sm_90a", 200)}))
+    assert "ptxas: 200 (used)" in clean and "spilled" not in clean and "C7512" not in clean
 
 
 @pytest.mark.parametrize("argv,stdin,message", [
