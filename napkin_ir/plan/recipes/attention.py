@@ -319,9 +319,9 @@ def persistent_pays(module: ModuleOp, block: int | None = None, stream: int | No
     is even, and the tile loop's registers make ptxas spill 44 bytes a thread where the plain
     grid spills none (d=64 at 4k: 0.92x, H200 2026-11-29; under a causal mask both spill,
     and the paired blocks win, 1.03x; at 80, d=128 at 4k, 2445-2460 us a block a tile
-    against 2529-2541 persistent, kernels alone, H200 2026-11-29). Such a kernel under a causal mask is persistent at
-    any length: its blocks' work is uneven (d=128 at 16k: 554 against 534 TFLOP/s, H200
-    2026-11-29; unmasked, 573 against 576)."""
+    against 2529-2541 persistent, kernels alone, H200 2026-11-29). Such a kernel under a
+    causal mask is persistent at any length: its blocks' work is uneven (d=128 at 16k: 554
+    against 534 TFLOP/s, H200 2026-11-29; unmasked, 573 against 576)."""
     axes, sizes = attention_shape(module)
     if (block or _rows_for(module, axes, sizes)) > 128:
         return False
@@ -400,10 +400,10 @@ def added_stream(module: ModuleOp, d: int) -> int:
     """Queries a tile of a kernel that adds dQ along the stream, where none are given:
     ADDED_STREAM's by head dim for a softmax's gradient (its probabilities recomputed by
     exp), or WIDE_ADDED_STREAM at d=128 without a mask where its last tile pads the
-    queries by at most 1/ADDED_PAD of them, but 64 for spherical attention's (divided by the norm), whose norm's
-    terms hold more registers a row than the softmax's: at 128 queries (d=64) ptxas
-    spills 180 bytes a thread, at 64 none (0.62x the softmax's backward at 128, H200
-    2026-11-29)."""
+    queries by at most 1/ADDED_PAD of them, but 64 for spherical attention's (divided by
+    the norm), whose norm's terms hold more registers a row than the softmax's: at 128
+    queries (d=64) ptxas spills 180 bytes a thread, at 64 none (0.62x the softmax's
+    backward at 128, H200 2026-11-29); at 80 (d=128) 420 bytes."""
     if not _softmax(module):
         return 64
     axes, sizes = attention_shape(module)
