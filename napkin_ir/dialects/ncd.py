@@ -568,6 +568,82 @@ class ReduceOp(NcdOp):
         return op
 
 
+@irdl_op_definition
+class RenameOp(NcdOp):
+    """The same tensor with some of its axes named anew: no data moves, and the axes keep
+    their order and sizes. A diagram that multiplies a tensor by itself, or by another
+    that shares an axis name it must keep apart (K^T K, K^T V over the keys, both with a
+    head dim `d`), names one side's axis anew first.
+
+        %v2 = ncd.rename %v [d -> e] : !ncd.tensor<j=64, d=32 : bf16> -> !ncd.tensor<j=64, e=32 : bf16>
+    """
+
+    name = "ncd.rename"
+    input = operand_def(TensorType)
+    old = prop_def(ArrayAttr[StringAttr])
+    new = prop_def(ArrayAttr[StringAttr])
+    result = result_def(TensorType)
+    traits = traits_def(Pure())
+
+    def __init__(self, input: SSAValue, renames: Mapping[str, str], result_type: Attribute | None = None):
+        if result_type is None:
+            t = _tensor(input, "input")
+            result_type = TensorType({renames.get(a, a): s for a, s in t.shape.items()}, t.element_type)
+        super().__init__(operands=[input], properties={"old": _str_array(renames), "new": _str_array(renames.values())},
+                         result_types=[result_type])
+
+    @property
+    def renames(self) -> dict[str, str]:
+        return {o.data: n.data for o, n in zip(self.old.data, self.new.data)}
+
+    def verify_(self) -> None:
+        t = _tensor(self.input, "input")
+        old, new = [a.data for a in self.old.data], [a.data for a in self.new.data]
+        if len(old) != len(new) or not old:
+            raise VerifyException(f"{self.name}: give one or more renames 'old -> new'")
+        problem = axis_names_problem(new, new, "new names")
+        if problem:
+            raise VerifyException(f"{self.name}: {problem}")
+        for a in old:
+            if a not in t.shape:
+                raise VerifyException(f"{self.name}: cannot rename axis '{a}': the input {_fmt_shape(t.shape)} has no such axis")
+        if len(set(old)) != len(old):
+            raise VerifyException(f"{self.name}: an axis is renamed twice")
+        renames = dict(zip(old, new))
+        names = [renames.get(a, a) for a in t.shape]
+        if len(set(names)) != len(names):
+            clash = next(n for n in names if names.count(n) > 1)
+            raise VerifyException(f"{self.name}: axis '{clash}' would name two axes of {_fmt_shape(t.shape)}")
+        result = _tensor(self.result, "result")
+        expected = {renames.get(a, a): s for a, s in t.shape.items()}
+        if list(result.shape.items()) != list(expected.items()) or result.element_type != t.element_type:
+            raise VerifyException(f"{self.name}: the result must be {_fmt_shape(expected)} : {t.element_type}, the input's axes "
+                                  f"renamed in their order; got {_fmt_shape(result.shape)} : {result.element_type}")
+
+    def print(self, printer: Printer) -> None:
+        printer.print_string(" ")
+        printer.print_operand(self.input)
+        printer.print_string(" [" + ", ".join(f"{o} -> {n}" for o, n in self.renames.items()) + "]")
+        self._print_tail(printer, [self.input])
+
+    @classmethod
+    def parse(cls, parser: Parser) -> RenameOp:
+        operands = _parse_operands(parser, 1)
+
+        def pair() -> tuple[str, str]:
+            old = parser.parse_identifier(" (the axis renamed)")
+            parser.parse_punctuation("->", " between the old and the new axis name")
+            return old, parser.parse_identifier(" (the new axis name)")
+
+        pairs = parser.parse_comma_separated_list(parser.Delimiter.SQUARE, pair)
+        (inp,), rt, attrs = cls._parse_tail(parser, operands)
+        op = cls(inp, dict(pairs), rt)
+        if len(dict(pairs)) != len(pairs):
+            op.old, op.new = _str_array(o for o, _ in pairs), _str_array(n for _, n in pairs)
+        op.attributes.update(attrs)
+        return op
+
+
 class AlongOneAxisOp(NcdOp):
     """Base of the normalisations along a single axis; the result has the input's type."""
 
@@ -914,7 +990,7 @@ class MaskBoundOp(FillOutsideOp):
         return op
 
 
-NCD = Dialect("ncd", [ContractOp, MapOp, ReduceOp, SoftmaxOp, L2NormOp, LogSumExpOp, ConstantOp, MaskOp, MaskBoundOp], [TensorType])
+NCD = Dialect("ncd", [ContractOp, MapOp, ReduceOp, RenameOp, SoftmaxOp, L2NormOp, LogSumExpOp, ConstantOp, MaskOp, MaskBoundOp], [TensorType])
 
 __all__ = [
     "ELEMENT_TYPES",
@@ -929,6 +1005,7 @@ __all__ = [
     "MaskOp",
     "NamedAxesType",
     "ReduceOp",
+    "RenameOp",
     "SoftmaxOp",
     "TensorType",
     "element_type_name",

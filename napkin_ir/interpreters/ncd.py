@@ -84,6 +84,12 @@ class NcdFunctions(InterpreterFunctions):
         y = NamedArray(tuple(kept), red(x.data, axis=along))
         return (_result(op, y.aligned(out_axes)),)
 
+    @impl(ncd.RenameOp)
+    def run_rename(self, interpreter: Interpreter, op: ncd.RenameOp, args: tuple[Any, ...]):
+        (x,) = args
+        renames = op.renames
+        return (NamedArray(tuple(renames.get(a, a) for a in x.axes), x.data),)
+
     @impl(ncd.SoftmaxOp)
     def run_softmax(self, interpreter: Interpreter, op: ncd.SoftmaxOp, args: tuple[Any, ...]):
         (x,) = args

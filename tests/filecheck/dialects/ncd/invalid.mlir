@@ -282,3 +282,38 @@ func.func @constant_not_tensor() {
   func.return
 }
 // CHECK: f32 should be of base attribute ncd.tensor
+
+// -----
+func.func @rename_missing_axis(%v: !ncd.tensor<j=4, d=8 : bf16>) {
+  %r = ncd.rename %v [e -> f] : !ncd.tensor<j=4, d=8 : bf16> -> !ncd.tensor<j=4, d=8 : bf16>
+  func.return
+}
+// CHECK: ncd.rename: cannot rename axis 'e': the input <j=4, d=8> has no such axis
+
+// -----
+func.func @rename_clash(%v: !ncd.tensor<j=4, d=8 : bf16>) {
+  %r = ncd.rename %v [d -> j] : !ncd.tensor<j=4, d=8 : bf16> -> !ncd.tensor<j=4, j=8 : bf16>
+  func.return
+}
+// CHECK: duplicate axis name 'j'
+
+// -----
+func.func @rename_onto_another(%v: !ncd.tensor<j=4, d=8 : bf16>) {
+  %r = ncd.rename %v [d -> j] : !ncd.tensor<j=4, d=8 : bf16> -> !ncd.tensor<e=4, j=8 : bf16>
+  func.return
+}
+// CHECK: ncd.rename: axis 'j' would name two axes of <j=4, d=8>
+
+// -----
+func.func @rename_reorders(%v: !ncd.tensor<j=4, d=8 : bf16>) {
+  %r = ncd.rename %v [d -> e] : !ncd.tensor<j=4, d=8 : bf16> -> !ncd.tensor<e=8, j=4 : bf16>
+  func.return
+}
+// CHECK: ncd.rename: the result must be <j=4, e=8> : bf16, the input's axes renamed in their order; got <e=8, j=4> : bf16
+
+// -----
+func.func @rename_casts(%v: !ncd.tensor<j=4, d=8 : bf16>) {
+  %r = ncd.rename %v [d -> e] : !ncd.tensor<j=4, d=8 : bf16> -> !ncd.tensor<j=4, e=8 : f32>
+  func.return
+}
+// CHECK: ncd.rename: the result must be <j=4, e=8> : bf16, the input's axes renamed in their order; got <j=4, e=8> : f32

@@ -101,3 +101,13 @@ func.func @gradient_ops(%x: !ncd.tensor<i=8, j=16 : f32>, %m: !ncd.tensor<i=8 : 
   %5 = ncd.constant -inf {note = "kept"} : !ncd.tensor<: bf16>
   func.return
 }
+
+// A rename: the same tensor, an axis named anew (K^T V keeps V's head dim apart from K's).
+// CHECK-LABEL: func.func @rename
+func.func @rename(%v: !ncd.tensor<j=16, d=8 : bf16>) -> !ncd.tensor<j=16, e=8 : bf16> {
+  // CHECK-NEXT: %r = ncd.rename %v [d -> e] : !ncd.tensor<j=16, d=8 : bf16> -> !ncd.tensor<j=16, e=8 : bf16>
+  // CHECK-NEXT: ncd.rename %r [j -> k, e -> d] {note = "kept"} : !ncd.tensor<j=16, e=8 : bf16> -> !ncd.tensor<k=16, d=8 : bf16>
+  %r = ncd.rename %v [d -> e] : !ncd.tensor<j=16, d=8 : bf16> -> !ncd.tensor<j=16, e=8 : bf16>
+  %s = ncd.rename %r [j -> k, e -> d] {note = "kept"} : !ncd.tensor<j=16, e=8 : bf16> -> !ncd.tensor<k=16, d=8 : bf16>
+  func.return %r : !ncd.tensor<j=16, e=8 : bf16>
+}
