@@ -103,7 +103,7 @@ def _ordered(shape: dict[str, int], order: Sequence[str]) -> dict[str, int]:
     return first | {a: s for a, s in shape.items() if a not in first}
 
 
-class _Emitter:
+class Emitter:
     """Appends ncd ops to a block, working out each result's type."""
 
     def __init__(self, block: Block):
@@ -219,7 +219,7 @@ def save_stats(f: func.FuncOp) -> list[_Stat]:
         t = _type(op.input)
         rows = ncd.TensorType({a: s for a, s in t.shape.items() if a != op.axis.data}, f32)
         block = Block()
-        e = _Emitter(block)
+        e = Emitter(block)
         if isinstance(op, ncd.SoftmaxOp):
             scale = op.scale.value.data if op.scale is not None else None
             value = e.add(ncd.LogSumExpOp(op.input, op.axis.data, rows, scale), "lse")
@@ -259,7 +259,7 @@ class _Gradient:
         if self.stats:  # the forward's results, read where a row sum goes through them
             ins += [v.type for v in self.results]
         block = Block(arg_types=ins)
-        self.e = e = _Emitter(block)
+        self.e = e = Emitter(block)
         grad_args = list(block.args)
         for a, g in zip(args, grad_args):
             g.name_hint = a.name_hint
@@ -380,6 +380,8 @@ class _Gradient:
         elif isinstance(op, ncd.MaskBoundOp):
             t = ncd.TensorType(_type(dy).shape, f32)
             self._accumulate(op.input, e.add(ncd.MaskBoundOp(dy, op.axis.data, op.bound.data, 0.0, t)))
+        elif isinstance(op, ncd.RenameOp):  # the cotangent named back
+            self._accumulate(op.input, e.add(ncd.RenameOp(dy, {n: o for o, n in op.renames.items()})))
         elif isinstance(op, ncd.ConstantOp):
             pass
         else:

@@ -95,3 +95,13 @@ func.func @mask_bound(%s: !ncd.tensor<i=4, j=8 : f32>) -> !ncd.tensor<i=4, j=8 :
   %m = ncd.mask_bound %s keep j < 5 fill 0.0 : !ncd.tensor<i=4, j=8 : f32> -> !ncd.tensor<i=4, j=8 : f32>
   func.return %m : !ncd.tensor<i=4, j=8 : f32>
 }
+
+// -----
+// A rename's cotangent is named back.
+// CHECK-LABEL: func.func @renamed_grad
+// CHECK:       %[[R:.*]] = ncd.rename %{{.*}} [e -> d] : !ncd.tensor<j=4, e=8 : f32> -> !ncd.tensor<j=4, d=8 : f32>
+// CHECK:       ncd.map cast %[[R]] : !ncd.tensor<j=4, d=8 : f32> -> !ncd.tensor<j=4, d=8 : bf16>
+func.func @renamed(%v: !ncd.tensor<j=4, d=8 : bf16>) -> !ncd.tensor<j=4, e=8 : bf16> {
+  %r = ncd.rename %v [d -> e] : !ncd.tensor<j=4, d=8 : bf16> -> !ncd.tensor<j=4, e=8 : bf16>
+  func.return %r : !ncd.tensor<j=4, e=8 : bf16>
+}
