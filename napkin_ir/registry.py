@@ -49,6 +49,12 @@ def _ncd_widen_results() -> type[ModulePass]:
     return NcdWidenResultsPass
 
 
+def _ncd_reassociate() -> type[ModulePass]:
+    from napkin_ir.passes.reassociate import NcdReassociatePass
+
+    return NcdReassociatePass
+
+
 def _ncd_extract() -> type[ModulePass]:
     from napkin_ir.passes.extract import NcdExtractPass
 
@@ -159,6 +165,7 @@ def napkin_passes() -> dict[str, Callable[[], type[ModulePass]]]:
         "ncd-grad": _ncd_grad,
         "ncd-fold-casts": _ncd_fold_casts,
         "ncd-extract": _ncd_extract,
+        "ncd-reassociate": _ncd_reassociate,
         "ncd-widen-results": _ncd_widen_results,
         "ncd-to-hbm": _ncd_to_hbm,
         "hbm-launch": _hbm_launch,
