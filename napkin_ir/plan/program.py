@@ -1,0 +1,368 @@
+"""Programs: a diagram that no one kernel computes, cut into kernels that run in order.
+
+A diagram whose contractions feed one another (spherical attention reassociated by
+`ncd-reassociate`, and its gradient) is no one family's kernel. `kernel_program` cuts it
+where a value must lie in memory between kernels:
+
+- an operand of a contraction that is not an argument (a product reads its operands from
+  memory),
+- the result of a contraction (each contraction is a kernel of the products family),
+- a result of the function;
+
+every such value is the output of a kernel of its own: the contraction that makes it, or
+the maps, reductions and normalisations (the rows family) that make it from the arguments
+and the values cut before it (recomputing, in each kernel, what they share below the
+cuts: row statistics are cheap beside the memory a kernel reads). Nothing is cut for a
+value that is another's memory under other axis names: `ncd.rename`, or a 16-bit value
+cast up and back. A kernel reads a renamed value as an argument of the renamed type, so
+no kernel holds an `ncd.rename`. Common subexpressions are merged first (`cse`), so a
+value cut once is made once.
+
+    program = kernel_program(module)          # the one function of `module`
+    for part in program.parts:                # in order
+        part.text                             # its diagram: one kernel's, for a named pipeline
+        part.inputs                           # ((the kernel's argument, the program value it reads), ...)
+        part.output                           # the program value its result `out` is
+
+`reassociated_program` is the planner's question: does reassociating the diagram
+(`ncd-reassociate`) cut its multiply-adds by at least `REASSOCIATE_GAIN`, and if so, what
+program computes it (or, with `gradient`, its gradient by `ncd-grad`)?
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from typing import Any
+
+from xdsl.dialects import builtin, func
+from xdsl.dialects.builtin import ModuleOp
+from xdsl.ir import Block, Operation, Region, SSAValue
+from xdsl.transforms.common_subexpression_elimination import cse
+from xdsl.utils.exceptions import PassFailedException
+
+from napkin_ir.dialects import ncd
+from napkin_ir.plan.diagram import the_function
+
+# reassociate where it cuts the multiply-adds by this much: each kernel of the program
+# reads and writes its tensors whole, where one attention kernel streams them once
+REASSOCIATE_GAIN = 4
+
+
+@dataclass(frozen=True)
+class Value:
+    """A tensor of the program: an argument, a result or one kernel's output."""
+
+    name: str
+    dims: tuple[int, ...]
+    dtype: str  # bf16, f16 or f32
+
+
+@dataclass(frozen=True)
+class Part:
+    """One kernel: its diagram (`text`, one function named `name`), the program value each
+    of its arguments reads, and the value its one result (`out`) writes."""
+
+    name: str
+    text: str
+    inputs: tuple[tuple[str, str], ...]
+    output: str
+
+    @property
+    def contraction(self) -> bool:
+        return "ncd.contract" in self.text
+
+
+@dataclass(frozen=True)
+class Program:
+    """Kernels in order; `arguments` and `results` name the function's, `values` every
+    tensor (intermediates included), `views` a value that is another's memory."""
+
+    arguments: tuple[str, ...]
+    results: tuple[str, ...]
+    values: dict[str, Value]
+    views: dict[str, str]
+    parts: tuple[Part, ...]
+    macs: int
+
+    def memory(self, name: str) -> str:
+        """The value whose memory `name` is."""
+        return self.views.get(name, name)
+
+    def evaluate(self, arrays: dict[str, Any]) -> list[Any]:
+        """The results in float64 from numpy `arrays` (one per argument, by name), each part
+        run by the float64 reference (`napkin_ir.reference_eval`) in turn: what the kernels
+        compute, without their roundings."""
+        from napkin_ir.compiler import parse
+        from napkin_ir.reference_eval import evaluate
+
+        memory = {n: arrays[n] for n in self.arguments}
+        for part in self.parts:
+            f = the_function(parse(part.text))
+            assert f is not None
+            (out,) = evaluate(f, [memory[m] for _, m in part.inputs])
+            memory[part.output] = out
+        return [memory[self.memory(r)].reshape(self.values[r].dims) for r in self.results]
+
+    def intermediates(self) -> list[Value]:
+        """The values a run allocates besides the arguments and results."""
+        outer = set(self.arguments) | {self.memory(r) for r in self.results}
+        return [self.values[p.output] for p in self.parts if p.output not in outer]
+
+
+def _type(v: SSAValue) -> ncd.TensorType:
+    t = v.type
+    assert isinstance(t, ncd.TensorType)
+    return t
+
+
+def _fail(msg: str) -> PassFailedException:
+    return PassFailedException(f"kernel program: {msg}")
+
+
+def _names(f: func.FuncOp) -> dict[SSAValue, str]:
+    """A unique name for every value: its own where it has one, else `t<n>`; never ending
+    in `_<digits>`, which the parser takes for a printer's suffix and drops."""
+    of: dict[SSAValue, str] = {}
+    taken: set[str] = set()
+    for v in [*f.body.block.args, *(r for op in f.body.block.ops for r in op.results)]:
+        base = re.sub(r"_[0-9]+$", "", v.name_hint or "") or "t"
+        name, n = base, 0
+        while name in taken or name == "t":
+            n += 1
+            name = f"{base}{n}"
+        taken.add(name)
+        of[v] = name
+    return of
+
+
+def _narrow_products(f: func.FuncOp) -> None:
+    """Each product of 16-bit operands that keeps its f32 sums, and is not a result of
+    `f`, rounded to its operands' element type where it is made (its readers cast it up):
+    the rows family reads 16-bit tiles, and a product rounded in its epilogue then read by
+    another product is one kernel where the f32 sums would be two."""
+    ret = f.body.block.last_op
+    for op in list(f.body.block.ops):
+        if not isinstance(op, ncd.ContractOp) or _type(op.result).element_type != builtin.f32:
+            continue
+        et = _type(op.lhs).element_type
+        if et == builtin.f32 or any(u.operation is ret for u in op.result.uses):
+            continue
+        t = _type(op.result)
+        narrow = ncd.ContractOp(op.lhs, op.rhs, op.over_axes, ncd.TensorType(t.shape, et))
+        up = ncd.MapOp("cast", [narrow.result], t)
+        narrow.result.name_hint, up.result.name_hint = op.result.name_hint, None
+        f.body.block.insert_ops_before([narrow, up], op)
+        op.result.replace_all_uses_with(up.result)
+        f.body.block.erase_op(op)
+
+
+def _viewed(v: SSAValue) -> SSAValue | None:
+    """What `v` is a view of: the input of an `ncd.rename`, or x where `v` is x cast up to
+    f32 and back to x's own element type (renamed between, or not), its axes in x's order;
+    None where `v` is a tensor of its own."""
+    op = v.owner
+    if isinstance(op, ncd.RenameOp):
+        return op.input
+    if not (isinstance(op, ncd.MapOp) and op.fn.data == "cast") or _type(op.inputs[0]).element_type != builtin.f32:
+        return None
+    inner = op.inputs[0]
+    while isinstance(inner.owner, ncd.RenameOp):
+        inner = inner.owner.input
+    up = inner.owner
+    if not (isinstance(up, ncd.MapOp) and up.fn.data == "cast"):
+        return None
+    x = up.inputs[0]
+    if _type(x).element_type != _type(v).element_type or _type(x).dims != _type(v).dims:
+        return None
+    if _type(op.inputs[0]).axis_names != _type(v).axis_names or _type(x).axis_names != _type(inner).axis_names:
+        return None  # a cast that also transposes
+    return x
+
+
+def _root(v: SSAValue) -> SSAValue:
+    while (u := _viewed(v)) is not None:
+        v = u
+    return v
+
+
+def _swapped(op: ncd.ContractOp) -> bool:
+    """Whether the products family wants the operands the other way round: the lhs gives
+    the rows of the output (its first axis that only one operand has)."""
+    lt, rt = _type(op.lhs), _type(op.rhs)
+    for a in _type(op.result).axis_names:
+        if (a in lt.shape) != (a in rt.shape):
+            return a in rt.shape
+    return False
+
+
+def kernel_program(module: ModuleOp) -> Program:
+    """The program of `module`'s one function (see the module's docstring). `module` is
+    changed (common subexpressions merged); pass a copy to keep it."""
+    f = the_function(module)
+    if f is None:
+        raise _fail("give a module of one function")
+    _narrow_products(f)
+    cse(f)
+    block = f.body.block
+    ret = block.last_op
+    if not isinstance(ret, func.ReturnOp):
+        raise _fail(f"@{f.sym_name.data} has no func.return")
+    for op in block.ops:
+        if op is not ret and not isinstance(op, ncd.NcdOp):
+            raise _fail(f"{op.name} is not an ncd op; a program cuts diagrams")
+    names = _names(f)
+    args = set(block.args)
+    cut: set[SSAValue] = set(ret.arguments)
+    for op in block.ops:
+        if isinstance(op, ncd.ContractOp):
+            cut |= {op.result, *(v for v in op.operands if v not in args)}
+    values = {names[v]: Value(names[v], tuple(_type(v).dims), ncd.element_type_name(_type(v).element_type))
+              for v in [*block.args, *(r for op in block.ops for r in op.results)]}
+    views: dict[str, str] = {}
+    parts: list[Part] = []
+    made = set(args)
+    for op in block.ops:
+        if op is ret or op.results[0] not in cut:
+            continue
+        v = op.results[0]
+        root = _root(v)
+        if root is not v and (root in made or root in cut):
+            views[names[v]] = views.get(names[root], names[root])
+            made.add(v)
+            continue
+        parts.append(_part(f, v, cut | args, names, views, len(parts)))
+        made.add(v)
+    kept = {names[v] for v in block.args} | {n for p in parts for n in (p.output, *(m for _, m in p.inputs))} \
+        | {names[v] for v in ret.arguments}
+    from napkin_ir.reference_eval import macs
+
+    return Program(tuple(names[a] for a in block.args), tuple(names[v] for v in ret.arguments),
+                   {n: x for n, x in values.items() if n in kept}, views, tuple(parts), macs(f))
+
+
+def _relabels(op: Operation) -> bool:
+    """An `ncd.rename`, or a cast that keeps its input's axis order: what a kernel's edge
+    takes for free (the axes renamed in an argument's or the output's type)."""
+    if isinstance(op, ncd.RenameOp):
+        return True
+    return isinstance(op, ncd.MapOp) and op.fn.data == "cast" and _type(op.inputs[0]).axis_names == _type(op.result).axis_names
+
+
+def _chain_to(x: SSAValue, stops: set[SSAValue]) -> tuple[SSAValue, list[Operation]] | None:
+    """(s, ops) where `x` is s in `stops` through renames and casts (`ops`, from s on);
+    None where it is not."""
+    ops: list[Operation] = []
+    while x not in stops:
+        op = x.owner
+        if not isinstance(op, Operation) or not _relabels(op):
+            return None
+        ops.insert(0, op)
+        x = op.operands[0]
+    return x, ops
+
+
+def _part(f: func.FuncOp, v: SSAValue, stops: set[SSAValue], names: dict[SSAValue, str], views: dict[str, str],
+          index: int) -> Part:
+    """The kernel that makes `v` from the values in `stops`. A value made from one of
+    them by renames and casts alone is read as an argument of its renamed type, then cast;
+    the renames `v` ends with are left out (its memory is the same)."""
+    stops = stops - {v}
+    tail: list[Operation] = []  # the casts `v` ends with, past its last op that is not a rename or a cast
+    made = v
+    while isinstance(made.owner, Operation) and _relabels(made.owner) and _chain_to(made, stops) is None:
+        op = made.owner
+        if not isinstance(op, ncd.RenameOp):
+            tail.insert(0, op)
+        made = op.operands[0]
+    needed: set[Operation] = set()
+    work = [made.owner]
+    while work:
+        op = work.pop()
+        assert isinstance(op, Operation)
+        if op in needed:
+            continue
+        needed.add(op)
+        work += [x.owner for x in op.operands if _chain_to(x, stops) is None]
+    body = Block()
+    mapping: dict[SSAValue, SSAValue] = {}
+    inputs: list[tuple[str, str]] = []
+
+    def operand(x: SSAValue) -> SSAValue:
+        if x in mapping:
+            return mapping[x]
+        found = _chain_to(x, stops)
+        assert found is not None, "an operand is an input or made before"
+        src, ops = found
+        st = _type(src)
+        axis = {a: a for a in st.axis_names}
+        for op in ops:
+            if isinstance(op, ncd.RenameOp):
+                axis = {a: op.renames.get(n, n) for a, n in axis.items()}
+        memory = views.get(names[src], names[src])
+        name, n = memory, 0
+        while any(name == a for a, _ in inputs):  # read twice, under two names: k and k_b
+            n += 1
+            name = f"{memory}_{chr(ord('a') + n)}"
+        value: SSAValue = body.insert_arg(ncd.TensorType({axis[a]: s for a, s in st.shape.items()}, st.element_type), len(body.args))
+        value.name_hint = name
+        inputs.append((name, memory))
+        for op in ops:
+            if not isinstance(op, ncd.RenameOp):
+                value = _cast(body, value, _type(op.results[0]).element_type)
+        mapping[x] = value
+        return value
+
+    for op in [op for op in f.body.block.ops if op in needed]:
+        if isinstance(op, ncd.ContractOp) and _swapped(op):
+            new: Operation = ncd.ContractOp(operand(op.rhs), operand(op.lhs), op.over_axes, op.result.type)
+        else:
+            new = op.clone()
+            for i, x in enumerate(op.operands):
+                new.operands[i] = mapping[x] if x in mapping else operand(x)
+        body.add_op(new)
+        mapping[op.results[0]] = new.results[0]
+    out = mapping[made]
+    for op in tail:
+        out = _cast(body, out, _type(op.results[0]).element_type)
+    body.add_op(func.ReturnOp(out))
+    name = f"k{index}_{names[v]}"
+    fn = func.FuncOp(name, builtin.FunctionType.from_lists([a.type for a in body.args], [out.type]), Region(body))
+    return Part(name, str(ModuleOp([fn])), tuple(inputs), names[v])
+
+
+def _cast(body: Block, x: SSAValue, element_type) -> SSAValue:
+    if _type(x).element_type == element_type:
+        return x
+    op = ncd.MapOp("cast", [x], ncd.TensorType(_type(x).shape, element_type))
+    body.add_op(op)
+    return op.result
+
+
+def reassociated_program(text: str, gradient: bool = False) -> Program | None:
+    """The program of the diagram `text` reassociated (`ncd-reassociate`; with `gradient`,
+    its gradient by `ncd-grad`), where that cuts its multiply-adds by REASSOCIATE_GAIN or
+    more; None where it does not (or where nothing reassociates)."""
+    from napkin_ir.compiler import parse
+    from napkin_ir.passes.reassociate import reassociates
+    from napkin_ir.passmanager import run_pipeline
+    from napkin_ir.reference_eval import macs
+
+    module = parse(text)
+    if not reassociates(module):
+        return None
+    before = module
+    passes = "ncd-reassociate"
+    if gradient:
+        before = run_pipeline(text, "ncd-grad,ncd-fold-casts")
+        passes += ",ncd-grad,ncd-fold-casts"
+    after = run_pipeline(text, passes)
+    if gradient:
+        for m in (before, after):
+            for g in [g for g in m.body.block.ops if isinstance(g, func.FuncOp) and not g.sym_name.data.endswith("_grad")]:
+                m.body.block.erase_op(g)
+    f0, f1 = the_function(before), the_function(after)
+    assert f0 is not None and f1 is not None
+    if macs(f1) * REASSOCIATE_GAIN > macs(f0):
+        return None
+    return kernel_program(after)

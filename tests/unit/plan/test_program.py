@@ -1,0 +1,128 @@
+"""Spherical attention reassociated (`ncd-reassociate`) and cut into a program of kernels
+(`napkin_ir.plan.program`): the numbers survive each step on the CPU, every kernel of the
+program compiles on both pipelines, and its PTX assembles."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+import napkin_ir
+from napkin_ir.attention_diagrams import attention_diagram, gqa_attention_diagram
+from napkin_ir.cache import assemble, find_ptxas
+from napkin_ir.compiler import parse
+from napkin_ir.interpreters.run import run_function
+from napkin_ir.passmanager import run_pipeline
+from napkin_ir.plan.diagram import the_function
+from napkin_ir.plan.program import REASSOCIATE_GAIN, kernel_program, reassociated_program
+from napkin_ir.reference_eval import evaluate, macs
+
+DIAGRAMS = [
+    attention_diagram("spherical", b=2, h=3, n=40, d=16, n_keys=72),
+    attention_diagram("spherical", b=1, h=2, n=64, d=32, lse=True),
+    gqa_attention_diagram("spherical", b=1, g=2, r=3, n=24, d=16),
+]
+
+
+def _function(module, grad: bool = False):
+    funcs = [o for o in module.body.block.ops if o.name == "func.func"]
+    return funcs[-1] if grad else funcs[0]
+
+
+def _inputs(f, seed: int) -> dict[str, np.ndarray]:
+    rng = np.random.default_rng(seed)
+    return {a.name_hint: rng.standard_normal(a.type.dims) for a in f.body.blocks[0].args}
+
+
+def _relative(want: list[np.ndarray], got: list[np.ndarray]) -> float:
+    return max(float(np.abs(w - g).max() / np.abs(w).max()) for w, g in zip(want, got, strict=True))
+
+
+@pytest.mark.parametrize("text", DIAGRAMS)
+@pytest.mark.parametrize("grad", [False, True], ids=["forward", "gradient"])
+def test_reassociated_diagram_computes_the_same_in_float64(text: str, grad: bool) -> None:
+    derive = ",ncd-grad" if grad else ""
+    before = _function(run_pipeline(text, "ncd-fold-casts" + derive), grad)
+    after = _function(run_pipeline(text, "ncd-reassociate" + derive), grad)
+    assert not any(o.name == "ncd.l2norm" for o in after.walk())
+    inputs = list(_inputs(before, 0).values())
+    assert _relative(evaluate(before, inputs), evaluate(after, inputs)) < 1e-12
+
+
+def test_reassociated_diagram_survives_the_interpreter_in_bf16() -> None:
+    """The interpreter rounds each op to its element type: the reassociated diagram's
+    roundings (A, G, W and Q / n in bf16) keep it near the float64 reference."""
+    text = attention_diagram("spherical", b=1, h=2, n=64, d=32, n_keys=96)
+    module = run_pipeline(text, "ncd-reassociate")
+    f = _function(module)
+    inputs = list(_inputs(f, 1).values())
+    (want,) = evaluate(_function(parse(text)), inputs)
+    (got,) = run_function(module, f, [x.astype(np.float32) for x in inputs])
+    assert float(np.linalg.norm(got - want) / np.linalg.norm(want)) < 1e-2
+
+
+@pytest.mark.parametrize("text", DIAGRAMS)
+@pytest.mark.parametrize("grad", [False, True], ids=["forward", "gradient"])
+def test_program_computes_the_diagram(text: str, grad: bool) -> None:
+    """Each kernel run by the float64 reference in turn gives the diagram's results."""
+    program = kernel_program(run_pipeline(text, "ncd-reassociate" + (",ncd-grad" if grad else "")).clone()
+                             if not grad else _only_gradient(run_pipeline(text, "ncd-reassociate,ncd-grad,ncd-fold-casts")))
+    reference = _function(run_pipeline(text, "ncd-grad") if grad else parse(text), grad)
+    inputs = _inputs(reference, 2)
+    assert _relative(evaluate(reference, list(inputs.values())), program.evaluate(inputs)) < 1e-12
+
+
+def _only_gradient(module):
+    for f in [o for o in module.body.block.ops if o.name == "func.func" and not o.sym_name.data.endswith("_grad")]:
+        module.body.block.erase_op(f)
+    return module
+
+
+def test_program_cuts_at_products_and_reads_views_in_place() -> None:
+    program = reassociated_program(attention_diagram("spherical", b=1, h=2, n=1024, d=64))
+    assert program is not None
+    assert [p.output for p in program.parts] == ["a", "g", "w", "qn", "u"]
+    assert [p.contraction for p in program.parts] == [True, True, True, False, True]
+    # V and K renamed are V and K; the result is the last product's memory
+    assert program.views == {"t1": "v", "t2": "k", "o": "u"}
+    assert dict(program.parts[1].inputs) == {"k": "k", "k_b": "k"}
+    for part in program.parts:
+        assert "ncd.rename" not in part.text  # a kernel takes a renamed value as an argument of its type
+    assert [v.name for v in program.intermediates()] == ["a", "g", "w", "qn"]
+
+
+def test_program_rounds_products_that_rows_kernels_read() -> None:
+    """A product of bf16 operands that the gradient keeps in f32 is rounded where it is
+    made: the rows kernels read 16-bit tiles, and its cast for the next product is free."""
+    program = reassociated_program(attention_diagram("spherical", b=1, h=2, n=1024, d=64), gradient=True)
+    assert program is not None
+    made = {p.output for p in program.parts}
+    assert all(program.values[p.output].dtype == "bf16" for p in program.parts)
+    assert program.views["d_g16"] == "d_g" and "d_g16" not in made
+    assert program.results == ("d_q4", "d_k7", "d_v1") and program.memory("d_v1") in made
+
+
+def test_reassociation_only_where_it_pays() -> None:
+    long = attention_diagram("spherical", b=1, h=2, n=4096, d=128)
+    program = reassociated_program(long)
+    assert program is not None
+    assert program.macs * REASSOCIATE_GAIN <= macs(the_function(parse(long)))
+    # keys fewer than REASSOCIATE_GAIN x d / 2: the tiled kernel does less
+    assert reassociated_program(attention_diagram("spherical", b=1, h=2, n=128, d=128)) is None
+    assert reassociated_program(attention_diagram("softmax", b=1, h=2, n=4096, d=128)) is None
+    assert reassociated_program(attention_diagram("causal", b=1, h=2, n=4096, d=128)) is None
+
+
+@pytest.mark.parametrize("target,d", [("sm90", 128), ("sm80", 64)])
+def test_every_kernel_of_the_programs_compiles_and_assembles(target: str, d: int) -> None:
+    ptxas = find_ptxas()
+    text = attention_diagram("spherical", b=1, h=4, n=2048, d=d)
+    for grad in (False, True):
+        program = reassociated_program(text, gradient=grad)
+        assert program is not None
+        for part in program.parts:
+            kernel = napkin_ir.compile(part.text, target, cache=False)
+            names = [p.arg for p in kernel.contract.params if p.role == "in"]
+            assert names == [a for a, _ in part.inputs], part.name
+            if ptxas:
+                assert assemble(kernel.ptx, "sm_90a" if target == "sm90" else "sm_80", ptxas)
