@@ -52,6 +52,7 @@ from napkin_ir.diagrams import gemm
 from napkin_ir.plan.recipes.product_targets import gemm_candidates
 
 DTYPES = {torch.bfloat16: "bf16", torch.float16: "f16"}
+_TORCH_DTYPES = {"bf16": torch.bfloat16, "f16": torch.float16, "f32": torch.float32}
 LAYOUTS = ("bhnd", "bnhd")  # SDPA's (batch, heads, tokens, head dim); flash-attn's (batch, tokens, heads, head dim)
 FAKE_CAPABILITY = (8, 0)  # what a fake kernel judges for where no GPU can be asked
 SLOW_S = 1.0  # a first call slower than this says so on the `napkin_ir` logger
@@ -62,6 +63,7 @@ _kernels: dict[tuple, Any] = {}  # (op, shapes, dtype, capability) -> CompiledKe
 _launches: dict[tuple, Any] = {}  # (op, shapes, strides, dtype, device, options) -> _Launch
 _capabilities: dict[int, tuple[int, int]] = {}
 _derived: dict[tuple, str] = {}  # a gradient's shape -> the diagram of one of its kernels
+_programs: dict[tuple, Any] = {}  # attention's shape -> (Program, its kernels), or None where one kernel does less work
 _lock = threading.RLock()
 
 
@@ -333,6 +335,61 @@ def attention_grad_kernel(part: str, kind: str, scale: float | None, b: int, h: 
     return _compiled(("attention_grad", part, *shape, cap), [(t, derived, {}) for t in attention_targets(cap)], what)
 
 
+def _part_candidates(part: Any, cap: tuple[int, int]) -> list[tuple[str, str, dict[str, Any]]]:
+    """The targets and options a kernel of a program tries, best first: a product's as
+    `napkin::matmul`'s (`gemm_candidates`, its batch counted as rows: a d x d product of
+    each head over many keys splits its contraction over the grid), then each target's
+    default; a row kernel each target's default."""
+    tried: list[tuple[str, str, dict[str, Any]]] = []
+    if part.product is not None:
+        batch, m, n, k = part.product
+        tried += [(t, part.text, o) for t, o in gemm_candidates(batch * m, n, k, cap, split=True)]
+    return tried + [(t, part.text, {}) for t in attention_targets(cap)]
+
+
+# reassociate what `attention_program` finds worth it (spherical attention over enough keys)
+REASSOCIATE = True
+
+
+def attention_program(kind: str, scale: float | None, b: int, h: int, hk: int, n: int, nk: int, d: int, dtype: str,
+                      cap: tuple[int, int], lse: bool = False, gradient: bool = False) -> Any:
+    """(the Program, its CompiledKernels) where attention of these shapes is reassociated
+    (`ncd-reassociate`: spherical attention without a mask, as products of the head dim)
+    and that cuts its multiply-adds by `REASSOCIATE_GAIN` or more, else None: the kernels
+    `napkin::attention` (with `lse`, `napkin::attention_lse`; with `gradient`, the
+    backward, derived from the reassociated diagram by `ncd-grad`) runs in order
+    (`napkin_ir.plan.program`) in place of one attention kernel. Grouped heads take the
+    plain diagram on q viewed [B, H_kv, H / H_kv x N, D]: each key/value head's products
+    of K are made once for its group. Each kernel compiles as `attention_kernel`'s does
+    (the first target that takes it), or a ValueError names the one that none takes.
+    None too while `REASSOCIATE` is False (the one tiled kernel, as before: a shape's
+    forward reads it when the shape is first called, its backward on every call)."""
+    if not REASSOCIATE:
+        return None
+    rows = h // hk * n
+    key = ("attention_program", kind, scale, b, hk, rows, nk, d, dtype, cap, lse, gradient)
+    with _lock:
+        found = _programs.get(key, False)
+        if found is False:
+            text = attention_text(kind, b, h, hk, n, nk, d, dtype, scale, lse and not gradient)
+            program = None
+            # only an L2 norm with no mask reassociates: no other diagram is parsed (nor xDSL imported) here
+            if "ncd.l2norm" in text and "ncd.mask" not in text:
+                from napkin_ir.plan.program import reassociated_program
+
+                if hk < h:  # no mask: each key/value head's queries are one head's rows
+                    text = attention_diagram(kind, b, hk, rows, d, dtype, n_keys=nk, scale=scale, lse=lse and not gradient)
+                program = reassociated_program(text, gradient)
+            found = None
+            if program is not None:
+                what = f"napkin::attention ({kind}{', backward' if gradient else ''}) of q [{b}, {h}, {n}, {d}], k and v [{b}, {hk}, {nk}, {d}], {dtype}"
+                kernels = tuple(_compiled((*key, part.name), _part_candidates(part, cap), f"kernel {part.name} of {what}")
+                                for part in program.parts)
+                found = (program, kernels)
+            _programs[key] = found
+    return found
+
+
 # --- launching ----------------------------------------------------------------------------
 
 _raw_stream = getattr(torch._C, "_cuda_getCurrentRawStream", None)
@@ -409,7 +466,36 @@ class _Launch:
         self.checked = True
 
 
-def _remember(key: tuple, launch: _Launch | None) -> None:
+class _ProgramLaunch:
+    """A kernel program (`attention_program`) on one device: a `_Launch` for each kernel,
+    run in order on one stream, each output allocated by torch's caching allocator."""
+
+    __slots__ = ("program", "launches", "out_shapes")
+
+    def __init__(self, found: Any, index: int, out_shapes: tuple[tuple[int, ...], ...]) -> None:
+        self.program, kernels = found
+        self.out_shapes = out_shapes
+        self.launches = [_Launch(k, index, self.program.values[p.output].dims, False, (*(a for a, _ in p.inputs), "out"))
+                         for p, k in zip(self.program.parts, kernels)]
+
+    def run(self, given: dict[str, Tensor], stream: int) -> list[Tensor]:
+        """The program's results from its arguments (`given`, by name, shaped as its
+        diagram's), each viewed as `out_shapes` says."""
+        device = given[self.program.arguments[0]].device
+        memory = dict(given)
+        values = self.program.values
+        for part, launch in zip(self.program.parts, self.launches):
+            v = values[part.output]
+            out = torch.empty(v.dims, dtype=_TORCH_DTYPES[v.dtype], device=device)
+            tensors = (*(memory[m] for _, m in part.inputs), out)
+            if not launch.checked:
+                launch.check(tensors)
+            launch.on(stream).launch(_pointers(launch, tensors), stream)
+            memory[part.output] = out
+        return [memory[self.program.memory(r)].view(shape) for r, shape in zip(self.program.results, self.out_shapes)]
+
+
+def _remember(key: tuple, launch: _Launch | _ProgramLaunch | None) -> None:
     if len(_launches) > 4096:
         _launches.clear()
     _launches[key] = launch
@@ -483,6 +569,14 @@ def _matmul_fake(a: Tensor, b: Tensor) -> Tensor:
     return a.new_empty((m, n))
 
 
+def _attention_by_program(launch: _ProgramLaunch, q: Tensor, k: Tensor, v: Tensor) -> list[Tensor]:
+    """Attention's results from its kernel program, q viewed as the program's diagram reads
+    it ([B, H_kv, H / H_kv x N, D]: the same memory)."""
+    (b, h, n, d), hk = q.shape, k.shape[1]
+    q, k, v = _aligned(*(t.contiguous() for t in (q, k, v)))
+    return launch.run({"q": q.view(b, hk, h // hk * n, d), "k": k, "v": v}, _stream(q.device.index))
+
+
 def _attention_impl(q: Tensor, k: Tensor, v: Tensor, kind: str = "softmax", scale: float | None = None) -> Tensor:
     key = (q.shape, k.shape, v.shape, q.stride(), k.stride(), v.stride(), q.dtype, k.dtype, v.dtype, q.device, k.device, v.device,
            kind, scale)
@@ -490,7 +584,10 @@ def _attention_impl(q: Tensor, k: Tensor, v: Tensor, kind: str = "softmax", scal
     if launch is False:
         b, h, hk, n, nk, d = attention_shapes(q, k, v, kind, scale)
         launch = None
-        if q.numel():
+        found = attention_program(kind, scale, b, h, hk, n, nk, d, DTYPES[q.dtype], capability(q.device)) if q.numel() else None
+        if found is not None:
+            launch = _ProgramLaunch(found, q.device.index, ((b, h, n, d),))
+        elif q.numel():
             kernel = attention_kernel(kind, scale, b, h, hk, n, nk, d, DTYPES[q.dtype], capability(q.device))
             # grouped: q and the output as [B, H_kv, H / H_kv, N, D], the diagram's Q and O (the same memory)
             views = {} if hk == h else {"q": (b, hk, h // hk, n, d), "out": (b, hk, h // hk, n, d)}
@@ -499,6 +596,8 @@ def _attention_impl(q: Tensor, k: Tensor, v: Tensor, kind: str = "softmax", scal
         _remember(key, launch)
     if launch is None:  # no queries, or no batch
         return q.new_zeros(q.shape)
+    if launch.__class__ is _ProgramLaunch:
+        return _attention_by_program(launch, q, k, v)[0]
     if launch.copy:
         q, k, v = q.contiguous(), k.contiguous(), v.contiguous()
     out = torch.empty(launch.out_shape, dtype=q.dtype, device=q.device)
@@ -516,7 +615,9 @@ def _attention_impl(q: Tensor, k: Tensor, v: Tensor, kind: str = "softmax", scal
 def _attention_fake(q: Tensor, k: Tensor, v: Tensor, kind: str = "softmax", scale: float | None = None) -> Tensor:
     b, h, hk, n, nk, d = attention_shapes(q, k, v, kind, scale)
     if _static(b, h, hk, n, nk, d) and q.numel():
-        attention_kernel(kind, scale, b, h, hk, n, nk, d, DTYPES[q.dtype], capability(q.device))
+        cap = capability(q.device)
+        if attention_program(kind, scale, b, h, hk, n, nk, d, DTYPES[q.dtype], cap) is None:
+            attention_kernel(kind, scale, b, h, hk, n, nk, d, DTYPES[q.dtype], cap)
     return q.new_empty(q.shape)
 
 
@@ -538,7 +639,11 @@ def _attention_lse_impl(q: Tensor, k: Tensor, v: Tensor, kind: str = "softmax",
     if launch is False:
         b, h, hk, n, nk, d = attention_shapes(q, k, v, kind, scale)
         launch = None
-        if q.numel():
+        found = attention_program(kind, scale, b, h, hk, n, nk, d, DTYPES[q.dtype], capability(q.device), lse=True) \
+            if q.numel() else None
+        if found is not None:
+            launch = _ProgramLaunch(found, q.device.index, ((b, h, n, d), (b, h, n)))
+        elif q.numel():
             kernel = attention_kernel(kind, scale, b, h, hk, n, nk, d, DTYPES[q.dtype], capability(q.device), lse=True)
             # grouped: q, the output and the log-sum-exp as the diagram's [B, H_kv, H / H_kv, N, (D)] (the same memory)
             views = {} if hk == h else {"q": (b, hk, h // hk, n, d), "out0": (b, hk, h // hk, n, d), "out1": (b, hk, h // hk, n)}
@@ -547,6 +652,9 @@ def _attention_lse_impl(q: Tensor, k: Tensor, v: Tensor, kind: str = "softmax",
         _remember(key, launch)
     if launch is None:  # no queries, or no batch: no row, or rows of no key (log 0)
         return q.new_zeros(q.shape), torch.full(q.shape[:3], -float("inf"), dtype=torch.float32, device=q.device)
+    if launch.__class__ is _ProgramLaunch:
+        out, stat = _attention_by_program(launch, q, k, v)
+        return out, stat
     if launch.copy:
         q, k, v = q.contiguous(), k.contiguous(), v.contiguous()
     out = torch.empty(launch.out_shape, dtype=q.dtype, device=q.device)
@@ -566,7 +674,9 @@ def _attention_lse_fake(q: Tensor, k: Tensor, v: Tensor, kind: str = "softmax",
                         scale: float | None = None) -> tuple[Tensor, Tensor]:
     b, h, hk, n, nk, d = attention_shapes(q, k, v, kind, scale)
     if _static(b, h, hk, n, nk, d) and q.numel():
-        attention_kernel(kind, scale, b, h, hk, n, nk, d, DTYPES[q.dtype], capability(q.device), lse=True)
+        cap = capability(q.device)
+        if attention_program(kind, scale, b, h, hk, n, nk, d, DTYPES[q.dtype], cap, lse=True) is None:
+            attention_kernel(kind, scale, b, h, hk, n, nk, d, DTYPES[q.dtype], cap, lse=True)
     return q.new_empty(q.shape), q.new_empty((b, h, n), dtype=torch.float32)
 
 
@@ -640,6 +750,17 @@ def _attention_backward_impl(q: Tensor, k: Tensor, v: Tensor, out: Tensor, stat:
         return torch.zeros_like(q), torch.zeros_like(k), torch.zeros_like(v)
     index = q.device.index if q.device.index is not None else torch.cuda.current_device()
     stream, cap, dt = _stream(index), capability(q.device), DTYPES[q.dtype]
+    found = attention_program(kind, scale, b, h, hk, n, nk, d, dt, cap, gradient=True)
+    if found is not None:  # the reassociated diagram's gradient: products of the head dim
+        key = ("attention_backward", kind, b, h, hk, n, nk, d, dt, index)
+        launch = _launches.get(key)
+        if launch is None:
+            launch = _ProgramLaunch(found, index, (q.shape, k.shape, v.shape))
+            _remember(key, launch)
+        q, k, v, grad = _aligned(*(t.contiguous() for t in (q, k, v, grad)))
+        rows = (b, hk, h // hk * n, d)
+        dq, dk, dv = launch.run({"q": q.view(rows), "k": k, "v": v, "d_o": grad.view(rows)}, stream)
+        return dq, dk, dv
     deterministic = torch.are_deterministic_algorithms_enabled()
     gh, ghk, gn = gradient_heads(h, hk, n, kind, deterministic)
     repeated = ghk > hk  # each query head's K and V, as the plain diagram reads them: no sum across blocks
@@ -681,7 +802,8 @@ def _attention_backward_fake(q: Tensor, k: Tensor, v: Tensor, out: Tensor, stat:
                              scale: float | None = None) -> tuple[Tensor, Tensor, Tensor]:
     b, h, hk, n, nk, d = attention_shapes(q, k, v, kind, scale)
     deterministic = torch.are_deterministic_algorithms_enabled()
-    if _static(b, h, hk, n, nk, d) and q.numel() and k.numel():
+    if _static(b, h, hk, n, nk, d) and q.numel() and k.numel() and \
+            attention_program(kind, scale, b, h, hk, n, nk, d, DTYPES[q.dtype], capability(q.device), gradient=True) is None:
         gh, ghk, gn = gradient_heads(h, hk, n, kind, deterministic)
         for part in backward_parts(d, capability(q.device), kind == "causal", nk, deterministic):
             attention_grad_kernel(part, kind, scale, b, gh, gn, nk, d, DTYPES[q.dtype], capability(q.device), ghk)
@@ -930,7 +1052,8 @@ def scaled_dot_product_attention(query: Tensor, key: Tensor, value: Tensor, attn
     return out.transpose(1, 2).contiguous() if layout == "bnhd" else out
 
 
-__all__ = ["DTYPES", "FAKE_CAPABILITY", "LAYOUTS", "attention", "attention_grad_kernel", "attention_kernel", "attention_shapes",
+__all__ = ["DTYPES", "FAKE_CAPABILITY", "LAYOUTS", "attention", "attention_grad_kernel", "attention_kernel", "attention_program",
+           "attention_shapes", "REASSOCIATE",
            "attention_targets",
            "attention_text", "backward_parts", "capability", "gemm_candidates", "gradient_heads", "matmul", "matmul_kernel", "matmul_shapes",
            "scaled_dot_product_attention"]

@@ -31,6 +31,7 @@ program computes it (or, with `gradient`, its gradient by `ncd-grad`)?
 
 from __future__ import annotations
 
+import math
 import re
 from dataclasses import dataclass
 from typing import Any
@@ -67,10 +68,11 @@ class Part:
     text: str
     inputs: tuple[tuple[str, str], ...]
     output: str
+    product: tuple[int, int, int, int] | None = None  # a contraction's (batch, M, N, K), as its lhs gives the rows
 
     @property
     def contraction(self) -> bool:
-        return "ncd.contract" in self.text
+        return self.product is not None
 
 
 @dataclass(frozen=True)
@@ -322,13 +324,21 @@ def _part(f: func.FuncOp, v: SSAValue, stops: set[SSAValue], names: dict[SSAValu
                 new.operands[i] = mapping[x] if x in mapping else operand(x)
         body.add_op(new)
         mapping[op.results[0]] = new.results[0]
+    product = None
+    for op in body.ops:
+        if isinstance(op, ncd.ContractOp):
+            lt, rt = _type(op.lhs), _type(op.rhs)
+            size = lambda axes: math.prod(lt.shape.get(a) or rt.shape[a] for a in axes)  # noqa: E731
+            over = set(op.over_axes)
+            product = (size([a for a in lt.shape if a in rt.shape and a not in over]), size([a for a in lt.shape if a not in rt.shape]),
+                       size([a for a in rt.shape if a not in lt.shape]), size(op.over_axes))
     out = mapping[made]
     for op in tail:
         out = _cast(body, out, _type(op.results[0]).element_type)
     body.add_op(func.ReturnOp(out))
     name = f"k{index}_{names[v]}"
     fn = func.FuncOp(name, builtin.FunctionType.from_lists([a.type for a in body.args], [out.type]), Region(body))
-    return Part(name, str(ModuleOp([fn])), tuple(inputs), names[v])
+    return Part(name, str(ModuleOp([fn])), tuple(inputs), names[v], product)
 
 
 def _cast(body: Block, x: SSAValue, element_type) -> SSAValue:

@@ -111,6 +111,54 @@ def _one_kernel_matches(kind, shape, d, monkeypatch):
         assert _rel(got, ref) <= 2e-2, f"{name}: {_rel(got, ref):.2e}"
 
 
+# spherical attention over enough keys: its program of products (`attention_program`),
+# ragged lengths, more keys than queries, grouped heads
+PROGRAM_CASES = [(1, 4, 4, 2048, 2048, 64), (1, 8, 2, 1000, 1000, 128), (2, 2, 2, 700, 3000, 128), (1, 16, 2, 4096, 4096, 128)]
+
+
+@pytest.mark.parametrize("shape", PROGRAM_CASES, ids=lambda c: "x".join(map(str, c)))
+def test_spherical_attention_by_its_program_matches_float64(shape, monkeypatch):
+    """Forward (plain and with the norm), backward, against float64 autograd, every buffer
+    the program allocates poisoned with NaN first: a kernel that leaves any of its output
+    unwritten fails the test."""
+    import napkin_ir.torch as nt
+
+    b, h, hk, n, nk, d = shape
+    cap = torch.cuda.get_device_capability()
+    assert nt.attention_program("spherical", None, b, h, hk, n, nk, d, "bf16", cap) is not None
+    assert nt.attention_program("spherical", None, b, h, hk, n, nk, d, "bf16", cap, gradient=True) is not None
+    empty, full = torch.empty, torch.full
+    monkeypatch.setattr(torch, "empty", lambda *size, dtype=None, device=None, **kw: full(
+        size[0] if len(size) == 1 and isinstance(size[0], (tuple, list, torch.Size)) else size, float("nan"), dtype=dtype,
+        device=device))
+    q = torch.randn(b, h, n, d, device="cuda").to(torch.bfloat16).requires_grad_()  # fresh: no seed
+    k = torch.nn.Parameter(torch.randn(b, hk, nk, d, device="cuda").to(torch.bfloat16))
+    v = torch.randn(b, hk, nk, d, device="cuda").to(torch.bfloat16).requires_grad_()
+    g = torch.randn(b, h, n, d, device="cuda").to(torch.bfloat16)
+    with torch.no_grad():
+        plain = nt.attention(q, k, v, "spherical")
+    out = nt.attention(q, k, v, "spherical")
+    out.backward(g)
+    monkeypatch.setattr(torch, "empty", empty)
+    q64, k64, v64 = (x.detach().double().requires_grad_() for x in (q, k, v))
+    want = _reference(q64, k64, v64, "spherical")
+    want.backward(g.double())
+    assert _rel(plain, want.detach()) <= 1e-2 and _rel(out, want.detach()) <= 1e-2
+    _, norm = torch.ops.napkin.attention_lse(q.detach(), k.detach(), v.detach(), "spherical")
+    s = q64.detach() @ k64.detach().repeat_interleave(h // hk, 1).transpose(-1, -2)
+    assert _rel(norm, s.norm(dim=-1)) <= 1e-2
+    for name, got, ref in (("dq", q.grad, q64.grad), ("dk", k.grad, k64.grad), ("dv", v.grad, v64.grad)):
+        assert got.dtype == torch.bfloat16 and torch.isfinite(got).all(), f"{name} has non-finite values"
+        assert _rel(got, ref) <= 2e-2, f"{name}: {_rel(got, ref):.2e}"
+
+
+@pytest.mark.sanitize
+def test_spherical_program_under_the_sanitizer(monkeypatch):
+    """The program's kernels at a size compute-sanitizer runs quickly: ragged queries and
+    keys (600 and 1000), each product and row kernel cut short at the edge."""
+    test_spherical_attention_by_its_program_matches_float64((1, 2, 2, 600, 1000, 64), monkeypatch)
+
+
 def test_grouped_heads_backward_is_deterministic_when_torch_asks():
     """Under torch.use_deterministic_algorithms(True), grouped heads' dK and dV come from
     the plain diagram's kernels on repeated K and V, summed in a fixed order: the same bits

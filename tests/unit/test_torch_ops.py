@@ -698,3 +698,24 @@ def test_a_call_anything_else_would_see_goes_the_whole_way(monkeypatch, why):
     else:
         assert nt.matmul(a, b) == "the whole way"
     assert seen.launched == [] and seen.called == [why == "records"]
+
+
+def test_long_spherical_attention_is_a_program_of_products():
+    """Spherical attention over enough keys is reassociated (`ncd-reassociate`) and runs as
+    a program of kernels (`attention_program`), forward and backward; the fake kernels
+    compile the same program, so torch.compile refuses what the GPU would. Grouped heads
+    take the plain diagram on each key/value head's queries as one head."""
+    cap = nt.FAKE_CAPABILITY
+    program, kernels = nt.attention_program("spherical", None, 1, 8, 2, 1024, 1024, 64, "bf16", cap)
+    assert [p.output for p in program.parts] == ["a", "g", "w", "qn", "u"] and len(kernels) == 5
+    assert program.values["q"].dims == (1, 2, 4 * 1024, 64)
+    grad, _ = nt.attention_program("spherical", None, 1, 8, 2, 1024, 1024, 64, "bf16", cap, gradient=True)
+    assert program.macs < grad.macs and grad.arguments == ("q", "k", "v", "d_o")
+    assert nt.attention_program("spherical", None, 1, 2, 2, 128, 128, 128, "bf16", cap) is None  # the one kernel does less
+    assert nt.attention_program("softmax", None, 1, 2, 2, 4096, 4096, 128, "bf16", cap) is None
+    q, k = meta(1, 8, 1024, 64), meta(1, 2, 1024, 64)
+    o = torch.ops.napkin.attention(q, k, k, "spherical")
+    o2, norm = torch.ops.napkin.attention_lse(q, k, k, "spherical")
+    dq, dk, dv = torch.ops.napkin.attention_backward(q, k, k, o2, norm, meta(1, 8, 1024, 64), None, "spherical")
+    assert o.shape == o2.shape == dq.shape == (1, 8, 1024, 64) and norm.shape == (1, 8, 1024)
+    assert dk.shape == dv.shape == (1, 2, 1024, 64)
