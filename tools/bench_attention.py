@@ -284,13 +284,32 @@ def bench_shape(torch, F, sdpa_kernel, backends, n: int, d: int, t: str, configs
         rows.append((n, d, causal, best or "none correct", flop / ms[best] / 1e9 if best else float("nan"), tf,
                      {label: flop / ms[label] / 1e9 for label in ours}))
     flop = 4.0 * b * h * n * n * d
-    ours = correct("spherical", spherical_ref(torch, q, k, v))
+    ref = spherical_ref(torch, q, k, v)
+    ours = correct("spherical", ref)
+    program = op_program(torch, q, k, v, ref, tol)  # spherical attention over enough keys: its program of products
+    if program is not None:
+        ours["op (program)"] = program
     ms = timed(torch, {**ours, **({"softmax": softmax_best} if softmax_best else {})})
     show("spherical", flop, ms)
     best = min(ours, key=ms.__getitem__) if ours else None
     sph = (n, d, best or "none correct", flop / ms[best] / 1e9 if best else float("nan"),
            flop / ms["softmax"] / 1e9 if softmax_best else float("nan"))
     return rows, sph
+
+
+def op_program(torch, q, k, v, ref, tol: float):
+    """`napkin_ir.torch.attention(q, k, v, "spherical")` where the op runs spherical
+    attention as its program of products (`attention_program`) and matches `ref`; None
+    where it runs the tiled kernel (timed by its configurations already) or does not match."""
+    import napkin_ir.torch as nt
+
+    b, h, n, d = q.shape
+    cap = torch.cuda.get_device_capability()
+    if nt.attention_program("spherical", None, b, h, h, n, n, d, nt.DTYPES[q.dtype], cap) is None:
+        return None
+    err = rel_err(torch, nt.attention(q, k, v, "spherical"), ref)
+    print(f"  N={n} d={d} spherical napkin op (program): err {err:.1e}{'' if err < tol else ' (wrong: not timed)'}", flush=True)
+    return (lambda: nt.attention(q, k, v, "spherical")) if err < tol else None
 
 
 def bench_gqa(torch, F, sdpa_kernel, backends, n: int, d: int, r: int, t: str):

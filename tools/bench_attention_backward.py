@@ -16,7 +16,10 @@ flash-attn-4 package's CuTe DSL kernels) is timed too where it is installed
 (`../shared/tools/fa4-peer`). `--group R` gives K and V one head for R query heads
 (grouped-query attention: SDPA with `enable_gqa`, FA4 with fewer K and V heads).
 `--spherical` adds a row of spherical attention's backward at each shape, which no peer
-has, with its ratio to napkin's own softmax backward there. `--step` times a training
+has, with its ratio to napkin's own softmax backward there (TFLOP/s counted as the
+softmax's, though spherical attention over this many keys runs as a program of products
+of the head dim, `attention_program`), and its time against its own tiled kernels
+(`REASSOCIATE` off) in the same rounds. `--step` times a training
 step's attention instead: the forward and the backward through autograd, each call
 (napkin's `napkin_ir.torch.attention`, SDPA's backends, FA4's `flash_attn_func`), FLOPs
 3.5x the forward's. `--plans` times instead, kernels alone, each configuration the model's
@@ -61,6 +64,18 @@ def _plan(nt, fused: bool, d: int, call):
         return call()
     finally:
         nt.FUSED_DQ_DIMS, nt.FUSED_DQ_MIN_KEYS, nt.FUSED_DQ_MASKED_MIN_KEYS = saved
+
+
+def _tiled(nt, call):
+    """`call` as a function that runs it with `nt.REASSOCIATE` off: spherical attention's
+    tiled kernels, not its program of products."""
+    def run():
+        nt.REASSOCIATE = False
+        try:
+            return call()
+        finally:
+            nt.REASSOCIATE = True
+    return run
 
 
 def _rel(x, y) -> float:
@@ -205,10 +220,15 @@ def main() -> int:
                 err = check(torch, q, k, v, g, torch.ops.napkin.attention_backward(q, k, v, out, lse, g, None, kind, None), kind)
                 fns = {"napkin": lambda: torch.ops.napkin.attention_backward(q, k, v, out, lse, g, None, kind, None)}
                 if kind == "spherical":  # no peer has it: against napkin's own softmax backward at this shape
-                    (t,) = (statistics.median(r) for r in time_interleaved(torch, [fns["napkin"]], rounds=9, settle_s=0.05))
+                    # and its own tiled kernels (`REASSOCIATE` off: no program of products), in the same rounds
+                    tiled = _tiled(nt, lambda: torch.ops.napkin.attention_backward(q, k, v, out, lse, g, None, kind, None))
+                    err_tiled = check(torch, q, k, v, g, tiled(), kind)
+                    t, t_tiled = (statistics.median(r) for r in time_interleaved(torch, [fns["napkin"], tiled], rounds=9,
+                                                                                 settle_s=0.05))
                     tf_s = 2.5 * 4 * b * h * n * n * d / (t * 1e-3) / 1e12
                     row = f"{f'b{b} {heads} n{n} d{d} spherical':<28}{err:>11.1e}{tf_s:>12.0f}" \
-                        + f"   {tf_s / softmax_tf:.2f}x napkin's softmax backward"
+                        + f"   {tf_s / softmax_tf:.2f}x napkin's softmax backward; {t * 1e3:.0f} us against its tiled " \
+                        + f"kernels' {t_tiled * 1e3:.0f} us (err {err_tiled:.1e}), {t_tiled / t:.1f}x"
                     print(row, flush=True)
                     lines.append(row)
                     continue
