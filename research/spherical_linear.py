@@ -2,6 +2,8 @@
 reassociates: O = (Q (K^T V)) / sqrt(rowsum((Q (K^T K)) * Q)), O(N d^2) work against the
 tiled kernel's O(N^2 d). This checks the forward and the gradient of that form against
 float64 autograd of the reference (napkin_ir.reference.spherical_attention), on the CPU.
+The compiler now derives the same form (`ncd-reassociate`) and its gradient (`ncd-grad`),
+and napkin::attention runs it as a program of kernels (`napkin_ir.plan.program`).
 
     python3 research/spherical_linear.py
 
