@@ -32,11 +32,12 @@ The reassociation is exact in real arithmetic; its roundings differ. The diagram
 P to 16 bits before P V; here A, G and W are rounded to the queries' element type (the
 tensor cores' operands) after their f32 sums, and Q / n before its product with A: about
 the same relative error (3e-3 in bf16 against a float64 reference, `research/
-spherical_linear.py`). Matched only where the scores feed nothing else; a mask between
-the product and the norm (causal attention) leaves the diagram as it is, as does every
-other function. The gradient of the reassociated diagram (`ncd-grad`) is products of the
-same sizes. The planner reassociates where it cuts the multiply-adds
-(`napkin_ir.plan.program`).
+spherical_linear.py`). Not in f16: A and G are sums over the keys, which pass f16's
+largest value (65504) where the keys are many or large (bf16 has f32's range). Matched
+only where the scores feed nothing else; a mask between the product and the norm
+(causal attention) leaves the diagram as it is, as does every other function. The
+gradient of the reassociated diagram (`ncd-grad`) is products of the same sizes. The
+planner reassociates where it cuts the multiply-adds (`napkin_ir.plan.program`).
 """
 
 from __future__ import annotations
@@ -45,6 +46,7 @@ from dataclasses import dataclass
 
 from xdsl.context import Context
 from xdsl.dialects import builtin, func
+from xdsl.dialects.builtin import f16
 from xdsl.ir import Block, Operation, SSAValue
 from xdsl.passes import ModulePass
 
@@ -87,6 +89,8 @@ def _match(norm: ncd.L2NormOp) -> _Match | None:
     q, k = (scores.rhs, scores.lhs) if keys in lhs.shape else (scores.lhs, scores.rhs)
     head = scores.over_axes
     qt, kt = _type(q), _type(k)
+    if qt.element_type == f16:
+        return None  # K^T K and K^T V sum over the keys: past f16's 65504 where the keys are many or large
     if any(a not in qt.shape for a in kt.shape if a not in head and a != keys):
         return None  # K has an axis of its own besides the keys: not attention's shape
     dead: list[Operation] = [norm]

@@ -74,3 +74,16 @@ func.func @scores_kept(%q: !ncd.tensor<i=16, d=16 : bf16>, %k: !ncd.tensor<j=16,
   %o = ncd.contract %p16, %v over [j] : !ncd.tensor<i=16, j=16 : bf16>, !ncd.tensor<j=16, d=16 : bf16> -> !ncd.tensor<i=16, d=16 : bf16>
   func.return %o, %s : !ncd.tensor<i=16, d=16 : bf16>, !ncd.tensor<i=16, j=16 : f32>
 }
+
+// -----
+// f16: K^T K and K^T V, sums over the keys, would pass f16's largest value: left as it is.
+// CHECK-LABEL: func.func @half
+// CHECK:       ncd.l2norm
+// CHECK-NOT:   ncd.rename
+func.func @half(%q: !ncd.tensor<i=16, d=16 : f16>, %k: !ncd.tensor<j=64, d=16 : f16>, %v: !ncd.tensor<j=64, d=16 : f16>) -> !ncd.tensor<i=16, d=16 : f16> {
+  %s = ncd.contract %q, %k over [d] : !ncd.tensor<i=16, d=16 : f16>, !ncd.tensor<j=64, d=16 : f16> -> !ncd.tensor<i=16, j=64 : f32>
+  %p = ncd.l2norm %s along j : !ncd.tensor<i=16, j=64 : f32> -> !ncd.tensor<i=16, j=64 : f32>
+  %p16 = ncd.map cast %p : !ncd.tensor<i=16, j=64 : f32> -> !ncd.tensor<i=16, j=64 : f16>
+  %o = ncd.contract %p16, %v over [j] : !ncd.tensor<i=16, j=64 : f16>, !ncd.tensor<j=64, d=16 : f16> -> !ncd.tensor<i=16, d=16 : f16>
+  func.return %o : !ncd.tensor<i=16, d=16 : f16>
+}

@@ -111,6 +111,8 @@ def test_reassociation_only_where_it_pays() -> None:
     assert reassociated_program(attention_diagram("spherical", b=1, h=2, n=128, d=128)) is None
     assert reassociated_program(attention_diagram("softmax", b=1, h=2, n=4096, d=128)) is None
     assert reassociated_program(attention_diagram("causal", b=1, h=2, n=4096, d=128)) is None
+    # f16 would hold K^T K's sums over 4096 keys to 65504
+    assert reassociated_program(attention_diagram("spherical", b=1, h=2, n=4096, d=128, dtype="f16")) is None
 
 
 @pytest.mark.parametrize("target,d", [("sm90", 128), ("sm80", 64)])
