@@ -42,8 +42,12 @@ from xdsl.ir import Block, Operation, Region, SSAValue
 from xdsl.transforms.common_subexpression_elimination import cse
 from xdsl.utils.exceptions import PassFailedException
 
+from napkin_ir.compiler import parse
 from napkin_ir.dialects import ncd
+from napkin_ir.passes.reassociate import reassociates
+from napkin_ir.passmanager import run_pipeline
 from napkin_ir.plan.diagram import the_function
+from napkin_ir.reference_eval import evaluate, macs
 
 # reassociate where it cuts the multiply-adds by this much: each kernel of the program
 # reads and writes its tensors whole, where one attention kernel streams them once
@@ -95,9 +99,6 @@ class Program:
         """The results in float64 from numpy `arrays` (one per argument, by name), each part
         run by the float64 reference (`napkin_ir.reference_eval`) in turn: what the kernels
         compute, without their roundings."""
-        from napkin_ir.compiler import parse
-        from napkin_ir.reference_eval import evaluate
-
         memory = {n: arrays[n] for n in self.arguments}
         for part in self.parts:
             f = the_function(parse(part.text))
@@ -237,8 +238,6 @@ def kernel_program(module: ModuleOp) -> Program:
         made.add(v)
     kept = {names[v] for v in block.args} | {n for p in parts for n in (p.output, *(m for _, m in p.inputs))} \
         | {names[v] for v in ret.arguments}
-    from napkin_ir.reference_eval import macs
-
     return Program(tuple(names[a] for a in block.args), tuple(names[v] for v in ret.arguments),
                    {n: x for n, x in values.items() if n in kept}, views, tuple(parts), macs(f))
 
@@ -353,11 +352,6 @@ def reassociated_program(text: str, gradient: bool = False) -> Program | None:
     """The program of the diagram `text` reassociated (`ncd-reassociate`; with `gradient`,
     its gradient by `ncd-grad`), where that cuts its multiply-adds by REASSOCIATE_GAIN or
     more; None where it does not (or where nothing reassociates)."""
-    from napkin_ir.compiler import parse
-    from napkin_ir.passes.reassociate import reassociates
-    from napkin_ir.passmanager import run_pipeline
-    from napkin_ir.reference_eval import macs
-
     module = parse(text)
     if not reassociates(module):
         return None
