@@ -14,6 +14,7 @@ from typing import Any
 
 from xdsl.dialects.builtin import ModuleOp
 
+from napkin_ir.dialects import ncd
 from napkin_ir.plan.kernel_plan import KernelPlan, ProductEngine
 from napkin_ir.plan.recipes import attention, products, rows
 from napkin_ir.plan.request import PlanRequest
@@ -56,7 +57,11 @@ def plan_kernel(module: ModuleOp, target: Target, request: PlanRequest) -> Kerne
     """The plan of the kernel that `module`'s one function becomes on `target`."""
     found = recipe_for(module)
     if found is None:
-        raise request.fail("compiles one function of " + "; or ".join(r.what for r in RECIPES) + ". This diagram is none of them")
+        products = sum(isinstance(op, ncd.ContractOp) for op in module.walk())
+        hint = (f" (its {products} products are no one kernel's: `napkin_ir.plan.program.kernel_program` cuts it into a "
+                "program of kernels, each of which these pipelines compile)") if products > 2 else ""
+        raise request.fail("compiles one function of " + "; or ".join(r.what for r in RECIPES) + ". This diagram is none of them"
+                           + hint)
     recipe, shape = found
     plan = recipe.plan(module, shape, target, request)
     if request.schedule is not None and request.schedule != plan.schedule:
