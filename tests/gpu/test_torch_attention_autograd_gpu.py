@@ -152,6 +152,28 @@ def test_spherical_attention_by_its_program_matches_float64(shape, monkeypatch):
         assert _rel(got, ref) <= 2e-2, f"{name}: {_rel(got, ref):.2e}"
 
 
+def test_spherical_program_gives_the_same_bits_every_run():
+    """The program's products split their contraction over the grid and add the parts in
+    a fixed order: the forward and the gradients are the same bits on every run."""
+    import napkin_ir.torch as nt
+
+    b, h, hk, n, d = 1, 8, 2, 2048, 128
+    q = torch.randn(b, h, n, d, device="cuda").to(torch.bfloat16).requires_grad_()
+    k, v = (torch.randn(b, hk, n, d, device="cuda").to(torch.bfloat16).requires_grad_() for _ in range(2))
+    g = torch.randn(b, h, n, d, device="cuda").to(torch.bfloat16)
+    assert nt.attention_program("spherical", None, b, h, hk, n, n, d, "bf16", torch.cuda.get_device_capability(),
+                                gradient=True) is not None
+    runs = []
+    for _ in range(3):
+        q.grad = k.grad = v.grad = None
+        out = nt.attention(q, k, v, "spherical")
+        out.backward(g)
+        runs.append([x.detach().clone() for x in (out, q.grad, k.grad, v.grad)])
+    for later in runs[1:]:
+        for first, again in zip(runs[0], later):
+            assert torch.equal(first, again)
+
+
 @pytest.mark.sanitize
 def test_spherical_program_under_the_sanitizer(monkeypatch):
     """The program's kernels at a size compute-sanitizer runs quickly: ragged queries and
