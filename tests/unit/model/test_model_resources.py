@@ -110,6 +110,21 @@ def test_fusion_saving_of_attention_at_the_ncd_level(parse):
     assert f.work.tensor_flops == 4 * b * h * n * n * d
 
 
+def test_spherical_attention_reassociated_at_the_ncd_level(parse):
+    """`ncd-reassociate`'s products of the head dim: 4 b h n d^2 tensor FLOPs (A, G, W, O)
+    where the diagram's are 4 b h n^2 d; its renames move nothing and cost nothing."""
+    from napkin_ir.passmanager import run_pipeline
+
+    text = (EXAMPLES / "spherical_attention.mlir").read_text()
+    (before,) = analyse_module(parse(text)).functions
+    (after,) = analyse_module(run_pipeline(text, "ncd-reassociate")).functions
+    b, h, n, d = 2, 4, 256, 64
+    assert before.work.tensor_flops == 4 * b * h * n * n * d
+    assert after.work.tensor_flops == 4 * 2 * b * h * n * d * d
+    assert "ncd.rename" not in [o.name for o in after.ops]
+    assert after.fused_bytes == before.fused_bytes
+
+
 def test_a_gemm_saves_nothing_by_fusion(parse):
     (f,) = analyse_module(parse((EXAMPLES / "matmul.mlir").read_text())).functions
     assert f.unfused_bytes == f.fused_bytes == 2 * (512 * 256 + 256 * 384 + 512 * 384)
