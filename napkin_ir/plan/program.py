@@ -6,7 +6,9 @@ where a value must lie in memory between kernels:
 
 - an operand of a contraction that is not an argument (a product reads its operands from
   memory),
-- the result of a contraction (each contraction is a kernel of the products family),
+- the result of a contraction (each contraction is a kernel of the products family), past
+  its epilogue: the elementwise maps of its f32 sums alone, each value read once, up to
+  the first 16-bit one, which its kernel applies before it rounds and stores,
 - a result of the function;
 
 every such value is the output of a kernel of its own: the contraction that makes it, or
@@ -139,25 +141,51 @@ def _names(f: func.FuncOp) -> dict[SSAValue, str]:
     return of
 
 
+def _epilogue_end(v: SSAValue) -> SSAValue:
+    """The last value of the chain of elementwise maps of one tensor (unary, or by a
+    constant) that reads `v` and nothing else does, each value read once, up to the first
+    16-bit one: a product's epilogue, which its kernel applies to the f32 sums before it
+    rounds and stores them."""
+    while len(uses := list(v.uses)) == 1 and _type(v).element_type == builtin.f32:
+        op = uses[0].operation
+        if not (isinstance(op, ncd.MapOp) and len(op.inputs) == 1):
+            break
+        v = op.result
+    return v
+
+
 def _narrow_products(f: func.FuncOp) -> None:
-    """Each product of 16-bit operands that keeps its f32 sums, and is not a result of
-    `f`, rounded to its operands' element type where it is made (its readers cast it up):
-    the rows family reads 16-bit tiles, and a product rounded in its epilogue then read by
-    another product is one kernel where the f32 sums would be two."""
+    """Each product of 16-bit operands whose value (past its epilogue) stays f32 and is not
+    a result of `f` is rounded to its operands' element type where it is made, and cast
+    up where it is read: the rows family reads 16-bit tiles, and a product rounded in its
+    epilogue then read by another product is one kernel where the f32 sums would be two.
+    Nothing is rounded before an epilogue's maps (exp(x) of x rounded would not be exp(x))."""
     ret = f.body.block.last_op
     for op in list(f.body.block.ops):
-        if not isinstance(op, ncd.ContractOp) or _type(op.result).element_type != builtin.f32:
+        if not isinstance(op, ncd.ContractOp):
             continue
-        et = _type(op.lhs).element_type
-        if et == builtin.f32 or any(u.operation is ret for u in op.result.uses):
+        end, et = _epilogue_end(op.result), _type(op.lhs).element_type
+        t = _type(end)
+        if t.element_type != builtin.f32 or et == builtin.f32 or any(u.operation is ret for u in end.uses):
             continue
-        t = _type(op.result)
-        narrow = ncd.ContractOp(op.lhs, op.rhs, op.over_axes, ncd.TensorType(t.shape, et))
-        up = ncd.MapOp("cast", [narrow.result], t)
-        narrow.result.name_hint, up.result.name_hint = op.result.name_hint, None
-        f.body.block.insert_ops_before([narrow, up], op)
-        op.result.replace_all_uses_with(up.result)
-        f.body.block.erase_op(op)
+        down = ncd.MapOp("cast", [end], ncd.TensorType(t.shape, et))
+        up = ncd.MapOp("cast", [down.result], t)
+        down.result.name_hint, end.name_hint = end.name_hint, None
+        f.body.block.insert_ops_after([down, up], end.owner)  # type: ignore[arg-type]
+        for use in [u for u in end.uses if u.operation is not down]:
+            use.operation.operands[use.index] = up.result
+    for op in list(f.body.block.ops):  # a product rounded at once: its result in the 16-bit type (the same sums, rounded)
+        if isinstance(op, ncd.ContractOp) and len(uses := list(op.result.uses)) == 1:
+            cast = uses[0].operation
+            et = _type(op.lhs).element_type
+            if isinstance(cast, ncd.MapOp) and cast.fn.data == "cast" and _type(cast.result).element_type == et != builtin.f32 \
+                    and _type(cast.result).axis_names == _type(op.result).axis_names:
+                rounded = ncd.ContractOp(op.lhs, op.rhs, op.over_axes, cast.result.type)
+                rounded.result.name_hint = cast.result.name_hint or op.result.name_hint
+                f.body.block.insert_op_before(rounded, op)
+                cast.result.replace_all_uses_with(rounded.result)
+                f.body.block.erase_op(cast)
+                f.body.block.erase_op(op)
 
 
 def _viewed(v: SSAValue) -> SSAValue | None:
@@ -219,7 +247,7 @@ def kernel_program(module: ModuleOp) -> Program:
     cut: set[SSAValue] = set(ret.arguments)
     for op in block.ops:
         if isinstance(op, ncd.ContractOp):
-            cut |= {op.result, *(v for v in op.operands if v not in args)}
+            cut |= {_epilogue_end(op.result), *(v for v in op.operands if v not in args)}
     values = {names[v]: Value(names[v], tuple(_type(v).dims), ncd.element_type_name(_type(v).element_type))
               for v in [*block.args, *(r for op in block.ops for r in op.results)]}
     views: dict[str, str] = {}

@@ -99,7 +99,31 @@ def test_program_rounds_products_that_rows_kernels_read() -> None:
     made = {p.output for p in program.parts}
     assert all(program.values[p.output].dtype == "bf16" for p in program.parts)
     assert program.views["d_g16"] == "d_g" and "d_g16" not in made
-    assert program.results == ("d_q4", "d_k7", "d_v1") and program.memory("d_v1") in made
+    assert len(program.results) == 3 and all(program.memory(r) in made for r in program.results)
+    assert program.views["d_v1"] in made  # dV, renamed back, is its product's memory
+
+
+def test_a_product_keeps_its_epilogue():
+    """Elementwise maps of one product's sums, each read once, are its kernel's epilogue:
+    applied to the f32 sums before they are rounded (relu, then the cast), not to a
+    rounded copy in a kernel of their own."""
+    text = """func.func @chain(%a: !ncd.tensor<m=256, k=128 : bf16>, %b: !ncd.tensor<k=128, n=256 : bf16>,
+                   %c: !ncd.tensor<n=256, p=64 : bf16>) -> !ncd.tensor<m=256, p=64 : bf16> {
+  %ab = ncd.contract %a, %b over [k] : !ncd.tensor<m=256, k=128 : bf16>, !ncd.tensor<k=128, n=256 : bf16> -> !ncd.tensor<m=256, n=256 : f32>
+  %r = ncd.map exp %ab : !ncd.tensor<m=256, n=256 : f32> -> !ncd.tensor<m=256, n=256 : f32>
+  %h = ncd.map cast %r : !ncd.tensor<m=256, n=256 : f32> -> !ncd.tensor<m=256, n=256 : bf16>
+  %o = ncd.contract %h, %c over [n] : !ncd.tensor<m=256, n=256 : bf16>, !ncd.tensor<n=256, p=64 : bf16> -> !ncd.tensor<m=256, p=64 : bf16>
+  func.return %o : !ncd.tensor<m=256, p=64 : bf16>
+}"""
+    program = kernel_program(parse(text))
+    assert [p.output for p in program.parts] == ["h", "o"]
+    assert "ncd.map exp" in program.parts[0].text and "-> !ncd.tensor<m=256, n=256 : f32>" in program.parts[0].text
+    f = the_function(parse(text))
+    inputs = {k: v / 8 for k, v in _inputs(f, 3).items()}
+    assert _relative(evaluate(f, list(inputs.values())), program.evaluate(inputs)) < 1e-12
+    for target in ("sm90", "sm80"):
+        for part in program.parts:
+            napkin_ir.compile(part.text, target, cache=False)
 
 
 def test_reassociation_only_where_it_pays() -> None:
