@@ -4,6 +4,8 @@ program compiles on both pipelines, and its PTX assembles."""
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import numpy as np
 import pytest
 
@@ -17,6 +19,7 @@ from napkin_ir.plan.diagram import the_function
 from napkin_ir.plan.program import REASSOCIATE_GAIN, kernel_program, reassociated_program
 from napkin_ir.reference_eval import evaluate, macs
 
+EXAMPLES = Path(__file__).parents[3] / "examples"
 DIAGRAMS = [
     attention_diagram("spherical", b=2, h=3, n=40, d=16, n_keys=72),
     attention_diagram("spherical", b=1, h=2, n=64, d=32, lse=True),
@@ -152,3 +155,19 @@ def test_every_kernel_of_the_programs_compiles_and_assembles(target: str, d: int
             assert names == [a for a, _ in part.inputs], part.name
             if ptxas:
                 assert assemble(kernel.ptx, "sm_90a" if target == "sm90" else "sm_80", ptxas)
+
+
+def test_the_mlp_gradient_is_a_program_of_gemms_and_rows():
+    """Nothing in the cut is attention's: the two-layer MLP's whole gradient (relu's mask
+    included) is 7 kernels, each compiling on both pipelines, that compute it."""
+    text = (EXAMPLES / "mlp.mlir").read_text()
+    module = _only_gradient(run_pipeline(text, "ncd-grad,ncd-fold-casts"))
+    reference = _function(run_pipeline(text, "ncd-grad"), grad=True)
+    program = kernel_program(module)
+    assert [p.contraction for p in program.parts] == [True, False, True, True, False, True, True]
+    inputs = _inputs(reference, 4)
+    assert _relative(evaluate(reference, list(inputs.values())), program.evaluate(inputs)) < 1e-12
+    for target in ("sm90", "sm80"):
+        for part in program.parts:
+            napkin_ir.compile(part.text, target, cache=False)
+
