@@ -436,7 +436,7 @@ class Warp:
         assert not (addr % (4 * n)).any(), "a misaligned shared load"
         self.block.words("ld.shared", [int(a) for a in addr], 4 * n)
         words = np.stack([np.frombuffer(self.block.smem[self.shared(int(a), 4 * n)].tobytes(), np.uint32) for a in addr])
-        return [words[:, i].copy() for i in range(n)]
+        return [words[:, i].copy().view(np.float32) if op.ty.data == "f32" else words[:, i].copy() for i in range(n)]
 
 
 def run_kernel(module, args: list[np.ndarray], *, lazy: bool, reverse: bool, mem: Memory | None = None,
