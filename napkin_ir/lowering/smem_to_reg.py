@@ -572,6 +572,9 @@ class _Fragments:
             self.replace(op, [new])
         elif isinstance(op, smem.ReadOp):
             buf: smem.BufferType = op.source.type  # type: ignore[assignment]
+            if self.lines and buf.dtype == "f32" and not buf.vector:  # f32 rows staged: read as they lie, no widening
+                self.replace(op, [reg.ReadOp(op.source, op.stage, self.frag_type(op.result.type))])  # type: ignore[arg-type]
+                return
             self.vals[op.result] = _Vector(op) if buf.vector and not self.lines else op  # a staged statistic: read where math needs it
             self.dead.append(op)
         elif isinstance(op, ncd.ConstantOp):

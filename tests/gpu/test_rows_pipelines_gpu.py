@@ -84,3 +84,32 @@ def test_the_attention_delta_matches_float64(d, target):
     want = (o.double() * d_o.double()).sum(-1).cpu().numpy()
     assert np.isfinite(got).all(), "some output was not written"
     assert reference.relative_error(got, want) <= reference.TOLERANCE["f32"]
+
+
+@pytest.mark.parametrize("target", ["sm80", "sm90"])
+@pytest.mark.parametrize("rows,cols", [(4096, 1024), (1000, 768), (333, 64)])
+def test_f32_rows_beside_bf16_rows_match_float64(rows, cols, target):
+    """An f32 input staged and read as it lies beside a bf16 one: a row softmax of their
+    product, out in bf16, and the f32 input's row sums."""
+    torch = pytest.importorskip("torch")
+    import napkin_ir
+
+    if target == "sm90" and torch.cuda.get_device_capability() != (9, 0):
+        pytest.skip("sm_90a kernels need a Hopper GPU")
+    x32, x16, r = (f"!ncd.tensor<i={rows}, j={cols} : f32>", f"!ncd.tensor<i={rows}, j={cols} : bf16>",
+                   f"!ncd.tensor<i={rows} : f32>")
+    text = (f"func.func @f32_rows(%x: {x32}, %y: {x16}) -> ({x16}, {r}) {{\n"
+            f"  %y32 = ncd.map cast %y : {x16} -> {x32}\n  %z = ncd.map mul %x, %y32 : {x32}, {x32} -> {x32}\n"
+            f"  %p = ncd.softmax %z along j scale 0.5 : {x32} -> {x32}\n  %o = ncd.map cast %p : {x32} -> {x16}\n"
+            f"  %s = ncd.reduce sum %x along [j] : {x32} -> {r}\n  func.return %o, %s : {x16}, {r}\n}}\n")
+    kernel = napkin_ir.compile(text, target=target, cache=False)
+    x = torch.randn(rows, cols, device="cuda")  # fresh: no seed
+    y = torch.randn(rows, cols, device="cuda").to(torch.bfloat16)
+    out = torch.full((rows, cols), float("nan"), device="cuda", dtype=torch.bfloat16)
+    sums = torch.full((rows,), float("nan"), device="cuda")
+    kernel(x=x, y=y, out0=out, out1=sums, sync=True)
+    z = x.double() * y.double()
+    want = torch.softmax(0.5 * z, -1)
+    assert torch.isfinite(out).all() and torch.isfinite(sums).all()
+    assert reference.relative_error(out.double().cpu().numpy(), want.cpu().numpy()) <= reference.TOLERANCE["bf16"]
+    assert reference.relative_error(sums.double().cpu().numpy(), x.double().sum(-1).cpu().numpy()) <= reference.TOLERANCE["f32"]

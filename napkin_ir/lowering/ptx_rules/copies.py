@@ -29,7 +29,9 @@ later), and vectors read straight from global memory into registers.
   (the 32 lanes of a warp read 512 adjacent bytes of one row, or 128 of each of 4 rows of
   span 64: no bank conflicts), from one base register (the lane's place in its row, and
   its row among the 256 / span a warp holds at a time, and its first column where warps
-  split the columns), the row and the span in immediates, and widens the pairs to f32. A
+  split the columns), the row and the span in immediates, and widens the pairs to f32; an
+  f32 buffer's 32 bytes a lane are two `ld.shared.v4.f32` (two lanes to a bank group: a
+  two-way conflict, once a value, in a kernel bound by memory). A
   `c` fragment (a staged tile in the accumulators' lanes) is read with ldmatrix, as
   `products` loads operands (`read_accumulator_layout`).
 - `smem.commit`, `smem.wait`: `cp.async.commit_group`, `cp.async.wait_group`;
@@ -62,8 +64,10 @@ def _alloc(k: KernelLowering, op: smem.AllocOp) -> None:
         k.vals[op.result] = Buffer(k.reserve(*reserved(t, False)), t, axis, axis, 1, t.shape[axis], row_bytes,
                                    vector_stage_bytes(t), False, (axis,))
         return
-    if not d.is_half and not (t.dtype == "f32" and panels):
-        raise k.fail(f"shared buffers hold bf16 or f16 tiles (f32 ones only in panels a TMA reduce-add reads), got {t}")
+    rows_read = all(isinstance(u.operation, smem.CopyOp | reg.ReadOp) for u in op.result.uses) and t.layout.data != "swizzle"
+    if not d.is_half and not (t.dtype == "f32" and (panels or rows_read)):
+        raise k.fail(f"shared buffers hold bf16 or f16 tiles (f32 ones only in panels a TMA reduce-add reads, or rows a "
+                     f"kernel with no product reads as they lie), got {t}")
     if panels:
         tiled = reg.tile_axes(t)
         if len(tiled) < 2 or tiled[-1] != t.axis_names[-1] or t.layout.data != "swizzle":
@@ -241,8 +245,9 @@ def cp_async_copy(k: KernelLowering, op: smem.CopyOp, guard: SSAValue | None) ->
         return k.add(_folded(k, row_t, row_axes, buf.type.shape, strides), k.mul(chunk_t, per_chunk))
 
     fold = (strides[row_axes[-1]], *((a, buf.type.shape[a], strides[a]) for a in row_axes[:-1]))
-    thread = k.once(("copy_elem", fold, gk, tuple(perm or ())), thread_place)
-    key = ("copy_src", id(k.cur), op.source, place.terms, fold, gk, tuple(perm or ()))
+    # the elements a 16-byte chunk holds key the thread's element too: tiles of f32 and of bf16 differ there
+    thread = k.once(("copy_elem", fold, gk, per_chunk, tuple(perm or ())), thread_place)
+    key = ("copy_src", id(k.cur), op.source, place.terms, fold, gk, per_chunk, tuple(perm or ()))
     if key not in k.cache:  # copies of one block whose places differ by a constant share it
         sym = k.symbolic(place)
         k.cache[key] = k.wide_address(g.ptr, thread if sym is None else k.add(sym, thread), g.esize)
@@ -393,13 +398,14 @@ def _read_lines(k: KernelLowering, op: reg.ReadOp) -> None:
         raise k.fail(f"reg.read reads rows as they lie; {buf.type} is swizzled")
     dt = buf.type.dtype
     half = RegType(dt)
+    chunk = reg.LINE_CHUNK * dtype(dt).bytes  # a lane's 8 columns: 16 bytes of bf16, 32 of f32
     first = k.warp_place(rows_axis, t.dims[0])
     slot, place = k.line_lane(t)
     if slot is None:
-        lane_bytes = k.once(("line_lane_bytes",), lambda: k.mul(k.lane, 16))
-    else:  # 16 bytes a lane of its row, which lies row_bytes further per row a warp holds at a time
-        lane_bytes = k.once(("line_lane_bytes", t.lanes_a_row, buf.row_bytes),
-                            lambda: k.add(k.mul(place, 16), k.mul(slot, buf.row_bytes)))
+        lane_bytes = k.once(("line_lane_bytes", chunk), lambda: k.mul(k.lane, chunk))
+    else:  # a lane's chunk of its row, which lies row_bytes further per row a warp holds at a time
+        lane_bytes = k.once(("line_lane_bytes", t.lanes_a_row, buf.row_bytes, chunk),
+                            lambda: k.add(k.mul(place, chunk), k.mul(slot, buf.row_bytes)))
     start = lane_bytes if first is None else k.add(lane_bytes, k.mul(first, buf.row_bytes))
     wc = k.warp_place(t.axis_names[1], t.dims[1])  # warps that split the columns (a sum down them)
     start = start if wc is None else k.add(start, k.mul(wc, dtype(dt).bytes))
@@ -408,7 +414,11 @@ def _read_lines(k: KernelLowering, op: reg.ReadOp) -> None:
     span = t.span.data
     for r in range(0, t.dims[0], t.rows_a_step):
         for c in range(t.dims[1] // span):
-            words = k.emit(P.LdOp("shared", "b32", base, [B32] * 4, offset=r * buf.row_bytes + 2 * span * c)).results
+            at = r * buf.row_bytes + dtype(dt).bytes * span * c
+            if dt == "f32":  # 8 f32 values: two 16-byte reads
+                out += [x for h in range(2) for x in k.emit(P.LdOp("shared", "f32", base, [F32] * 4, offset=at + 16 * h)).results]
+                continue
+            words = k.emit(P.LdOp("shared", "b32", base, [B32] * 4, offset=at)).results
             for w in words:
                 halves = k.emit(P.MovOp("b32", [w], [half, half])).results
                 out += [k.r(P.CvtOp("f32", dt, [x], F32)) for x in halves]

@@ -12,7 +12,8 @@ over the grid, the last of them cut into tiles of `rows` rows; each block copies
 whole into shared memory once; each of its warps holds whole rows in registers (`line`
 fragments: 8 columns of every 256 a lane, or a row shorter than 256 across length / 8
 lanes, 256 / length rows at a time: the attention backward's D over head dims of 64 or
-128) and reduces them with shuffles; the output leaves 16 bytes a lane.
+128) and reduces them with shuffles; the output leaves 16 bytes a lane. Inputs are bf16,
+f16 or f32 (an f32 tile staged and read as it lies, 32 bytes a lane).
 
 A reduction down the columns (along the axis just outside the innermost: a bias's
 gradient, the sum of dC's rows) is planned the other way round (`plan_down`): the

@@ -97,6 +97,41 @@ def test_ptx_matches_float64(op, shape, layout):
     assert reference.relative_error(out, ref(op, x)) <= _tolerance(op)
 
 
+def f32_diagram(rows: int, cols: int) -> str:
+    """A row softmax of an f32 [i, j] input scaled by a bf16 one, out in bf16 and its row
+    sums in f32: f32 rows staged and read as they lie, beside 16-bit ones."""
+    x, y = f"!ncd.tensor<i={rows}, j={cols} : f32>", f"!ncd.tensor<i={rows}, j={cols} : bf16>"
+    r = f"!ncd.tensor<i={rows} : f32>"
+    return (f"func.func @f32_rows(%x: {x}, %y: {y}) -> ({y}, {r}) {{\n"
+            f"  %y32 = ncd.map cast %y : {y} -> {x}\n"
+            f"  %z = ncd.map mul %x, %y32 : {x}, {x} -> {x}\n"
+            f"  %p = ncd.softmax %z along j scale 0.5 : {x} -> {x}\n"
+            f"  %o = ncd.map cast %p : {x} -> {y}\n"
+            f"  %s = ncd.reduce sum %x along [j] : {x} -> {r}\n"
+            f"  func.return %o, %s : {y}, {r}\n}}\n")
+
+
+@pytest.mark.parametrize("shape", SHAPES)
+@pytest.mark.parametrize("layout", ["row", "pad8"])
+def test_f32_rows_match_float64(shape, layout):
+    """f32 inputs staged by cp.async (16 bytes, 4 values, a copy) and read 8 values a lane
+    by two 16-byte reads, beside a bf16 input in the same kernel (whose copies take 8 values
+    a chunk: the two must not share a thread's element index), in the emulator against
+    float64, the outputs poisoned."""
+    rows, cols, block, warps = shape
+    module = run_pipeline(f32_diagram(rows, cols), passes(block, warps)[-1].replace("hbm-to-smem", f"hbm-to-smem{{layout={layout}}}"))
+    rng = np.random.default_rng(6)
+    x = rng.standard_normal((rows, cols)).astype(np.float32)
+    y = rng.standard_normal((rows, cols)).astype(HALF["bf16"])
+    out = np.full((rows, cols), 0xFFFF, np.uint16).view(HALF["bf16"])
+    sums = np.full(rows, np.nan, np.float32)
+    run_kernel(module, [x, y, out, sums], lazy=True, reverse=True)
+    assert np.isfinite(out.astype(np.float64)).all() and np.isfinite(sums).all(), "some output was not written"
+    z = x.astype(np.float64) * y.astype(np.float64)
+    assert reference.relative_error(out, reference.row_softmax(0.5 * z)) <= reference.TOLERANCE["bf16"]
+    assert reference.relative_error(sums, x.astype(np.float64).sum(-1)) <= reference.TOLERANCE["f32"]
+
+
 @pytest.mark.skipif(find_ptxas() is None, reason="ptxas not installed")
 @pytest.mark.parametrize("arch", ["sm_80", "sm_90a"])
 @pytest.mark.parametrize("op,shape", [("softmax", (4096, 1024, 4, 4)), ("softmax", (1000, 768, 8, 4)),
@@ -106,6 +141,15 @@ def test_ptx_assembles_without_spills(arch, op, shape):
     rows, cols, block, warps = shape
     ptx = compile_to_ptx(diagram(op, rows, cols), passes(block, warps)[-1], arch=arch)
     assert f".target {arch}" in ptx
+    (res,) = ptxas_resources(ptx, arch).values()
+    assert not res.spills and res.stack_bytes == 0, res
+
+
+@pytest.mark.skipif(find_ptxas() is None, reason="ptxas not installed")
+@pytest.mark.parametrize("arch", ["sm_80", "sm_90a"])
+def test_f32_rows_assemble_without_spills(arch):
+    ptx = compile_to_ptx(f32_diagram(4096, 1024), passes(4, 4)[-1], arch=arch)
+    assert "ld.shared.v4.f32" in ptx
     (res,) = ptxas_resources(ptx, arch).values()
     assert not res.spills and res.stack_bytes == 0, res
 
