@@ -157,9 +157,11 @@ def _epilogue_end(v: SSAValue) -> SSAValue:
 def _narrow_products(f: func.FuncOp) -> None:
     """Each product of 16-bit operands whose value (past its epilogue) stays f32 and is not
     a result of `f` is rounded to its operands' element type where it is made, and cast
-    up where it is read: the rows family reads 16-bit tiles, and a product rounded in its
-    epilogue then read by another product is one kernel where the f32 sums would be two.
-    Nothing is rounded before an epilogue's maps (exp(x) of x rounded would not be exp(x))."""
+    up where it is read: every kernel of a program is bound by memory, and the value in 16
+    bits is half the bytes its readers move (the spherical gradient's N x d products, read
+    by its rows kernels), and a product rounded in its epilogue then read by another
+    product is one kernel where the f32 sums would be two. Nothing is rounded before an
+    epilogue's maps (exp(x) of x rounded would not be exp(x))."""
     ret = f.body.block.last_op
     for op in list(f.body.block.ops):
         if not isinstance(op, ncd.ContractOp):
