@@ -145,6 +145,20 @@ def test_ptx_assembles_without_spills(arch, op, shape):
     assert not res.spills and res.stack_bytes == 0, res
 
 
+def test_an_f32_sum_down_the_columns_matches_float64():
+    """A sum down the columns of an f32 tile (a bias's gradient in f32) through napkin-sm80:
+    its streamed rows staged as f32, in the emulator against float64."""
+    x = "!ncd.tensor<i=200, j=128 : f32>"
+    text = (f"func.func @colsum(%x: {x}) -> !ncd.tensor<j=128 : f32> {{\n"
+            f"  %s = ncd.reduce sum %x along [i] : {x} -> !ncd.tensor<j=128 : f32>\n"
+            f"  func.return %s : !ncd.tensor<j=128 : f32>\n}}\n")
+    module = run_pipeline(text, "napkin-sm80")
+    a = np.random.default_rng(7).standard_normal((200, 128)).astype(np.float32)
+    out = np.full(128, np.nan, np.float32)
+    run_kernel(module, [a, out], lazy=True, reverse=True)
+    assert reference.relative_error(out, a.astype(np.float64).sum(0)) <= reference.TOLERANCE["f32"]
+
+
 @pytest.mark.skipif(find_ptxas() is None, reason="ptxas not installed")
 @pytest.mark.parametrize("arch", ["sm_80", "sm_90a"])
 def test_f32_rows_assemble_without_spills(arch):
