@@ -64,7 +64,9 @@ def _alloc(k: KernelLowering, op: smem.AllocOp) -> None:
         k.vals[op.result] = Buffer(k.reserve(*reserved(t, False)), t, axis, axis, 1, t.shape[axis], row_bytes,
                                    vector_stage_bytes(t), False, (axis,))
         return
-    rows_read = all(isinstance(u.operation, smem.CopyOp | reg.ReadOp) for u in op.result.uses) and t.layout.data != "swizzle"
+    rows_read = t.layout.data != "swizzle" and all(  # filled by copies, read only as `line` fragments (a rows kernel)
+        isinstance(u.operation, smem.CopyOp) or isinstance(u.operation, reg.ReadOp) and u.operation.result.type.role.data == "line"
+        for u in op.result.uses)
     if not d.is_half and not (t.dtype == "f32" and (panels or rows_read)):
         raise k.fail(f"shared buffers hold bf16 or f16 tiles (f32 ones only in panels a TMA reduce-add reads, or rows a "
                      f"kernel with no product reads as they lie), got {t}")
