@@ -351,7 +351,10 @@ class KernelLowering:
         return {a: self.warp_index(a) for a in self.warps if a not in t.shape and a in axes}  # type: ignore[misc]
 
     def _warp_indices(self) -> SSAValue:
-        rest = self.op2(P.ShrOp, "u32", self.tid, 5)
+        # the warp's index broadcast from its lane 0 (CUTLASS's canonical_warp_idx_sync): the
+        # same value, which ptxas then knows is uniform across the warp, so that what follows
+        # from it (the warpgroup's part of a tile, its wgmma descriptors) lives in uniform registers
+        rest = self.r(P.ShflSyncOp("idx", self.op2(P.ShrOp, "u32", self.tid, 5), 0))
         if self.producer_warps:
             rest = self.op2(P.SubOp, "u32", rest, 4)  # warpgroup 0 produces
         self.cache[("warp_number",)] = rest

@@ -54,7 +54,9 @@
 
 // the warp's place along i (warp mod 2) x 16 rows, then along r (warp / 2) x 32 rows
 // GQA-LDMATRIX: bar.sync 0;
-// GQA-LDMATRIX: shr.u32 [[W:%r[0-9]+]], %r{{[0-9]+}}, %r{{[0-9]+}};
+// GQA-LDMATRIX: shr.u32 [[TW:%r[0-9]+]], %r{{[0-9]+}}, %r{{[0-9]+}};
+// the warp's index broadcast from its lane 0, so that ptxas knows it is uniform
+// GQA-LDMATRIX-NEXT: shfl.sync.idx.b32 [[W:%r[0-9]+]], [[TW]], 0, 31, 0xffffffff;
 // GQA-LDMATRIX-NEXT: mov.u32 %r{{[0-9]+}}, 1;
 // GQA-LDMATRIX-NEXT: and.b32 [[WI:%r[0-9]+]], [[W]], %r{{[0-9]+}};
 // GQA-LDMATRIX-NEXT: mov.u32 %r{{[0-9]+}}, 1;
