@@ -43,6 +43,12 @@ def _ncd_fold_casts() -> type[ModulePass]:
     return NcdFoldCastsPass
 
 
+def _ncd_sink_scales() -> type[ModulePass]:
+    from napkin_ir.passes.sink_scales import NcdSinkScalesPass
+
+    return NcdSinkScalesPass
+
+
 def _ncd_widen_results() -> type[ModulePass]:
     from napkin_ir.passes.widen_results import NcdWidenResultsPass
 
@@ -166,6 +172,7 @@ def napkin_passes() -> dict[str, Callable[[], type[ModulePass]]]:
         "ncd-fold-casts": _ncd_fold_casts,
         "ncd-extract": _ncd_extract,
         "ncd-reassociate": _ncd_reassociate,
+        "ncd-sink-scales": _ncd_sink_scales,
         "ncd-widen-results": _ncd_widen_results,
         "ncd-to-hbm": _ncd_to_hbm,
         "hbm-launch": _hbm_launch,

@@ -39,6 +39,7 @@ class ArgSignature:
     dtype: str  # "bf16", "f16", "f32"
     axes: tuple[str, ...]
     shape: tuple[int, ...]
+    scale: float | None = None  # an output the caller multiplies by this once it is whole (`ncd.scale`)
 
 
 @dataclass(frozen=True)
@@ -60,7 +61,9 @@ class ParamContract:
     how it is passed (`pointer`: the 8-byte device address of a C-contiguous array;
     `tensormap`: a 128-byte CUtensorMap by value) and, where the diagram says, the array it
     stands for. An output of role `accumulate` (a contraction split over the grid) is
-    added into by every block, so it must hold zeros when the kernel starts."""
+    added into by every block, so it must hold zeros when the kernel starts. An output
+    with a `scale` holds the diagram's result before a constant factor (`ncd-widen-results`
+    left it to the caller, with the rounding): multiply it by `scale` once it is whole."""
 
     name: str
     arg: str
@@ -70,6 +73,7 @@ class ParamContract:
     axes: tuple[str, ...] | None = None
     shape: tuple[int, ...] | None = None
     tma: TmaBox | None = None
+    scale: float | None = None  # the output is the diagram's result divided by this: the caller multiplies it once it is whole
 
     def describe(self) -> str:
         """`bf16[m=512, k=256]`, or what is known of it."""
@@ -160,7 +164,8 @@ class LaunchContract:
             params = tuple(ParamContract(p["name"], p["arg"], p["kind"], p.get("role"), p.get("dtype"),
                                          tuple(p["axes"]) if "axes" in p else None,
                                          tuple(p["shape"]) if "shape" in p else None,
-                                         TmaBox(**{**p["tma"], "box": tuple(p["tma"]["box"])}) if "tma" in p else None)
+                                         TmaBox(**{**p["tma"], "box": tuple(p["tma"]["box"])}) if "tma" in p else None,
+                                         float(p["scale"]) if "scale" in p else None)
                            for p in d["params"])
             known = {"format", "napkin_ir", "kernel", "target", "params", "grid", "persistent_blocks_per_sm", "grid_rule", "block",
                      "dynamic_smem_bytes", "cluster"}
@@ -197,6 +202,7 @@ def diagram_signature(module: Any) -> list[ArgSignature]:
     from xdsl.dialects import func
 
     from napkin_ir.dialects import hbm, ncd
+    from napkin_ir.passes.widen_results import result_scales
 
     funcs = [f for f in module.walk() if isinstance(f, func.FuncOp) and f.body.blocks]
     if len(funcs) == 1 and all(isinstance(t, ncd.TensorType) for t in (*funcs[0].function_type.inputs, *funcs[0].function_type.outputs)):
@@ -206,7 +212,8 @@ def diagram_signature(module: Any) -> list[ArgSignature]:
         names += ["out" if len(outs) == 1 else f"out{k}" for k in range(len(outs))]
         types = [*f.function_type.inputs.data, *outs]
         roles = ["in"] * len(f.body.block.args) + ["out"] * len(outs)
-        return [_signature(n, r, t) for n, r, t in zip(names, roles, types)]
+        scales = [None] * len(f.body.block.args) + result_scales(f)
+        return [_signature(n, r, t, c) for n, r, t, c in zip(names, roles, types, scales)]
     kernels = [k for k in module.walk() if isinstance(k, hbm.KernelOp)]
     if len(kernels) == 1:
         k = kernels[0]
@@ -217,8 +224,8 @@ def diagram_signature(module: Any) -> list[ArgSignature]:
     return []
 
 
-def _signature(name: str, role: str, t: Any) -> ArgSignature:
-    return ArgSignature(name, role, t.dtype, t.axis_names, t.dims)
+def _signature(name: str, role: str, t: Any, scale: float | None = None) -> ArgSignature:
+    return ArgSignature(name, role, t.dtype, t.axis_names, t.dims, scale)
 
 
 def launch_contract(module: Any, signature: Sequence[ArgSignature] = (), *, version: str = "", pipeline: str = "") -> LaunchContract:
@@ -254,7 +261,7 @@ def launch_contract(module: Any, signature: Sequence[ArgSignature] = (), *, vers
             tma = TmaBox(box, swizzle, TMA_DATA_TYPES.get(sig.dtype, "") if sig else "")
         role = "accumulate" if pname in zeroed else sig.role if sig else None
         params.append(ParamContract(pname, arg, kind, role, sig.dtype if sig else None,
-                                    sig.axes if sig else None, sig.shape if sig else None, tma))
+                                    sig.axes if sig else None, sig.shape if sig else None, tma, sig.scale if sig else None))
     persistent, cluster = kernel.persistent, kernel.cluster
     return LaunchContract(
         name, choose_target(module), tuple(params),
