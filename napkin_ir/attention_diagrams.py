@@ -21,7 +21,8 @@ KINDS = ("softmax", "causal", "spherical")
 NAMES = {"softmax": "attention", "causal": "causal_attention", "spherical": "spherical_attention"}
 GQA_NAMES = {kind: f"gqa_{name}" for kind, name in NAMES.items()}
 # the passes that derive attention's backward reading the forward's statistic and output
-RESIDUAL_GRADIENT = "ncd-grad{residuals=true},ncd-fold-casts"
+# (dS's softmax scale moved past dQ's and dK's products: a multiply a head-dim element, not a key)
+RESIDUAL_GRADIENT = "ncd-grad{residuals=true},ncd-fold-casts,ncd-sink-scales"
 
 
 def gradient_passes(kind: str, part: str, grouped: bool = False) -> str:

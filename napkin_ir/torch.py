@@ -786,17 +786,25 @@ def _attention_backward_impl(q: Tensor, k: Tensor, v: Tensor, out: Tensor, stat:
         likes = likes_of[part]
         kernel = attention_grad_kernel(part, kind, scale, b, gh, gn, nk, d, dt, cap, ghk)
         outs = [p for p in kernel.contract.params if p.role in ("out", "accumulate")]
-        made = []
-        for p, like, c in zip(outs, likes, part):
-            summed = p.role == "accumulate"  # f32, added into by each query head's blocks
-            made.append((torch.empty(like.shape, dtype=torch.float32 if summed else like.dtype, device=like.device), summed))
-        arrays = {p.arg: g.view(given[c].shape) for p, (g, _), c in zip(outs, made, part)}
+        # f32 where blocks add into it (dQ, a group's dK and dV), or where the caller scales it
+        made = [torch.empty(like.shape, dtype=torch.float32 if p.role == "accumulate" or p.scale is not None else like.dtype,
+                            device=like.device) for p, like in zip(outs, likes)]
+        arrays = {p.arg: g.view(given[c].shape) for p, g, c in zip(outs, made, part)}
         kernel(**{p.arg: given[p.arg] for p in kernel.contract.params if p.arg not in arrays}, **arrays, stream=stream, device=index)
-        grads += [g.to(like.dtype) if summed else g for (g, summed), like in zip(made, likes)]
+        grads += [_finished(g, p.scale, like.dtype) for g, p, like in zip(made, outs, likes)]
     dq, dk, dv = grads
     if repeated:  # summed over each group's query heads in a fixed order
         dk, dv = (x.view(b, hk, h // hk, nk, d).sum(2, dtype=torch.float32).to(q.dtype) for x in (dk, dv))
     return dq, dk, dv
+
+
+def _finished(g: Tensor, scale: float | None, dtype: Any) -> Tensor:
+    """A kernel's whole output as the caller takes it: multiplied by the factor the kernel
+    left to it (the launch contract's `scale`; attention's dQ, its softmax scale), and
+    rounded to `dtype`, in one pass."""
+    if scale is None:
+        return g if g.dtype == dtype else g.to(dtype)
+    return torch.mul(g, scale, out=torch.empty(g.shape, dtype=dtype, device=g.device))
 
 
 def _attention_backward_fake(q: Tensor, k: Tensor, v: Tensor, out: Tensor, stat: Tensor, grad: Tensor,

@@ -13,12 +13,13 @@ import numpy as np
 import pytest
 
 from napkin_ir import reference
-from napkin_ir.attention_diagrams import NAMES
+from napkin_ir.attention_diagrams import NAMES, gradient_passes
 from napkin_ir.dialects import ptx
 from napkin_ir.interpreters.ptx import HALF, run_kernel
-from napkin_ir.interpreters.run import find_entry
+from napkin_ir.interpreters.run import find_entry, find_function
 from napkin_ir.model.ptxas import find_ptxas, ptxas_resources
 from napkin_ir.passes.composite import spec
+from napkin_ir.passes.widen_results import result_scales
 from napkin_ir.passmanager import compile_to_ptx, run_pipeline
 from napkin_ir.plan.diagram import attention_axes
 from napkin_ir.plan.recipes import attention
@@ -258,3 +259,49 @@ def test_the_streamed_statistics_come_with_the_tiles(d):
     if find_ptxas() is not None:
         (res,) = ptxas_resources(kernel.ptx, "sm_90a").values()
         assert res.registers <= 168, res
+
+
+@pytest.mark.parametrize("kind", ["softmax", "causal"])
+def test_one_kernel_with_the_scale_past_the_products_keeps_the_gradient(kind):
+    """As napkin::attention derives it (`gradient_passes`): over 144 keys at d=64, dS's
+    softmax scale moves past dQ's and dK's products (`ncd-sink-scales`), dK's epilogue
+    multiplies, and dQ, which the blocks add into, leaves the kernel unscaled with the
+    factor on its result (`ncd.scale`). Every level keeps the derived diagram's numbers, and
+    those, dQ multiplied by its factor, are the gradient with the scale on dS."""
+    text, values = gradient_inputs(kind, 144, 144, 64, seed=11)
+    module = run_pipeline(text, gradient_passes(kind, "qkv"))
+    (scale, *rest) = result_scales(find_function(module))
+    assert scale == 0.125 and rest == [None, None]
+    diagram = find_entry(module)
+    inputs = [values[name] for name in diagram.input_names]
+    got = diagram.run(inputs)
+    every_level_keeps(module, attention.sm90_plan(module, persistent=False), inputs, got)
+    plain = run_pipeline(text, f'{GRAD},ncd-extract{{function="{NAMES[kind]}_grad" results="0,1,2" cut="delta"}},'
+                               'ncd-widen-results{result=0}')
+    want = find_entry(plain).run(inputs)
+    for n, (g, w) in enumerate(zip([got[0] * scale, *got[1:]], want, strict=True)):
+        assert reference.relative_error(g, w) <= reference.TOLERANCE["bf16"], "dq dk dv".split()[n]
+
+
+@pytest.mark.parametrize("part", ["q", "kv"])
+def test_sm80_ptx_with_the_scale_past_the_products_matches_torch_autograd(part):
+    """sm_80's dQ and dK kernels as napkin::attention derives them over 144 keys: the scale
+    an epilogue of the accumulators, the PTX in the warp-level emulator against float64
+    torch.autograd."""
+    torch = pytest.importorskip("torch")
+    n, d = 144, 64
+    text, values = gradient_inputs("softmax", n, n, d, seed=13)
+    Q, K, V = (torch.tensor(values[a], dtype=torch.float64, requires_grad=True) for a in "qkv")
+    (torch.softmax(Q @ K.transpose(-1, -2) / d ** 0.5, -1) @ V).backward(torch.tensor(values["d_o"], dtype=torch.float64))
+    module = run_pipeline(text, f"{gradient_passes('softmax', part)},napkin-sm80")
+    assert "mul.f32" in compile_to_ptx(str(run_pipeline(text, gradient_passes("softmax", part))), "napkin-sm80")
+    (kernel,) = [op for op in module.walk() if isinstance(op, ptx.KernelOp)]
+    names = [p.removeprefix(f"{kernel.sym_name.data}_") for p, _ in kernel.param_list()]
+    half = HALF["bf16"]
+    wants = {"q": [Q.grad], "kv": [K.grad, V.grad]}[part]
+    args = [values[name].astype(half) if name in ("q", "k", "v", "d_o", "o") else values[name] for name in names[:-len(wants)]]
+    outs = [np.full(w.shape, 0xFFFF, np.uint16).view(half) for w in wants]  # poisoned: NaN
+    run_kernel(module, [*args, *outs], lazy=True, reverse=True)
+    for out, want in zip(outs, wants, strict=True):
+        assert np.isfinite(out.astype(np.float64)).all(), "some output was not written"
+        assert reference.relative_error(out, want.numpy()) <= reference.TOLERANCE["bf16"]
