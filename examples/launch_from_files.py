@@ -83,6 +83,7 @@ def main(ptx_path, json_path):
             out = host[p["arg"]]
             ok(cu.cuMemcpyDtoH(out.ctypes.data, pointers[p["arg"]], out.nbytes))
             values = (out.astype(np.uint32) << 16).view(np.float32) if p["dtype"] == "bf16" else out.astype(np.float32)
+            values = values * p.get("scale", 1.0)  # a factor the kernel left to its caller
             print(f"{p['arg']}: {p['dtype']}{p['shape']} sum of |x| = {np.abs(values).sum(dtype=np.float64):.6e}")
 
 
