@@ -97,3 +97,23 @@ def test_sizes_beyond_memory_are_refused_up_front_naming_the_size(capsys, tmp_pa
     src.write_text(gemm(2**22, 2**22, 2**20))
     code, _, err = _run(capsys, str(src), "--random-inputs")
     assert code == 1 and "TiB" in err and "internal error" not in err and "m=4194304" in err
+
+
+GRADIENT = ('ncd-grad{residuals=true},ncd-fold-casts,ncd-sink-scales,'
+            'ncd-extract{function="attention_grad" results="0,1,2" cut="delta"},ncd-widen-results{result=0}')
+
+
+def test_an_f32_sum_of_rounded_products_is_checked_at_their_bound(capsys, tmp_path):
+    """dQ widened to f32 is a sum of products of dS rounded to bf16: its error is bf16's,
+    and --check bounds it so (it printed FAILED against f32's bound). A GEMM widened to f32
+    from exact bf16 inputs keeps f32's bound. A factor left to the caller is named."""
+    grad = tmp_path / "grad.mlir"
+    grad.write_text(str(run_pipeline((EXAMPLES / "attention.mlir").read_text(), GRADIENT)))
+    code, out, _ = _run(capsys, str(grad), "--random-inputs", "--check")
+    assert code == 0, out
+    assert "output #0: <b=2, h=4, i=256, d=64> f32" in out and "this times 0.125, left to the caller" in out
+    assert "(bound 2e-02 for f32 computed through bf16): ok" in out
+    wide = tmp_path / "wide.mlir"
+    wide.write_text(str(run_pipeline((EXAMPLES / "matmul.mlir").read_text(), "ncd-widen-results")))
+    code, out, _ = _run(capsys, str(wide), "--random-inputs", "--check")
+    assert code == 0 and "(bound 1e-04 for f32): ok" in out and "left to the caller" not in out
