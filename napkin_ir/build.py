@@ -10,7 +10,7 @@ import io
 from xdsl.dialects.builtin import ModuleOp
 
 from napkin_ir.runtime.compiled import CompiledKernel
-from napkin_ir.runtime.contract import diagram_signature, launch_contract, napkin_version
+from napkin_ir.runtime.contract import diagram_signature, followed_signature, launch_contract, napkin_version
 
 
 def compile_kernel(text: str, pipeline: str) -> CompiledKernel:
@@ -22,7 +22,6 @@ def compile_kernel(text: str, pipeline: str) -> CompiledKernel:
 def compile_module(text: str, pipeline: str, *, name: str = "<input>") -> tuple[ModuleOp, CompiledKernel]:
     """`compile_kernel`, and the module at the ptx level it printed (what the PTX emulator runs)."""
     from napkin_ir import registry
-    from napkin_ir.dialects import hbm
     from napkin_ir.dialects.ptx.printer import print_ptx
     from napkin_ir.passmanager import parse_pipeline, run_passes, run_pipeline
 
@@ -34,8 +33,8 @@ def compile_module(text: str, pipeline: str, *, name: str = "<input>") -> tuple[
         # passes at the diagram level may change the function (ncd-grad, ncd-extract): the
         # kernel's parameters are those of the one function left when lowering begins
         nonlocal signature
-        if previous is not None and not any(isinstance(o, hbm.KernelOp) for o in now.walk()):
-            signature = diagram_signature(now) or signature
+        if previous is not None:
+            signature = followed_signature(now, signature)
 
     run_passes(registry.make_context(), module, passes, follow)
     module.verify()

@@ -26,7 +26,7 @@ from napkin_ir.cli.diagnostics import guarded, refuse_overwriting_inputs
 from napkin_ir.errors import UserError
 from napkin_ir.files import AtomicFile, is_special, write_atomically
 from napkin_ir.passmanager import run_passes
-from napkin_ir.runtime.contract import ArgSignature, diagram_signature, launch_contract, napkin_version
+from napkin_ir.runtime.contract import ArgSignature, diagram_signature, followed_signature, launch_contract, napkin_version
 
 
 class NapkinOptMain(xDSLOptMain):
@@ -97,6 +97,9 @@ class NapkinOptMain(xDSLOptMain):
         def callback(previous: ModulePass | None, module: ModuleOp, following: ModulePass | None) -> None:
             if previous is not None:
                 ran.append(previous)
+                # the contract describes the function lowering began with (a gradient's, not
+                # the forward's the input held)
+                self._signature = followed_signature(module, self._signature)
             if self.pipeline.callback is not None:
                 self.pipeline.callback(previous, module, following)
 

@@ -224,6 +224,17 @@ def diagram_signature(module: Any) -> list[ArgSignature]:
     return []
 
 
+def followed_signature(module: Any, signature: list[ArgSignature]) -> list[ArgSignature]:
+    """The signature after a pass ran on `module`: the module's own while it is still a
+    diagram (passes there may change the function: `ncd-grad`, `ncd-extract`, a result
+    widened), else `signature` (lowering keeps the parameters and loses their types)."""
+    from napkin_ir.dialects import hbm
+
+    if any(isinstance(o, hbm.KernelOp) for o in module.walk()):
+        return signature
+    return diagram_signature(module) or signature
+
+
 def _signature(name: str, role: str, t: Any, scale: float | None = None) -> ArgSignature:
     return ArgSignature(name, role, t.dtype, t.axis_names, t.dims, scale)
 
@@ -281,4 +292,5 @@ def napkin_version() -> str:
         return "0+unknown"
 
 
-__all__ = ["FORMAT", "ArgSignature", "LaunchContract", "ParamContract", "TmaBox", "diagram_signature", "launch_contract", "napkin_version"]
+__all__ = ["FORMAT", "ArgSignature", "LaunchContract", "ParamContract", "TmaBox", "diagram_signature", "followed_signature",
+           "launch_contract", "napkin_version"]

@@ -8,6 +8,7 @@
 // RUN: napkin-opt %examples/causal_attention.mlir -p napkin-sm80 -t launch | filecheck %s --check-prefix=ATTN
 // RUN: napkin-opt %examples/gemm_bias.mlir -p napkin-sm90 -t launch | filecheck %s --check-prefix=BIAS
 // RUN: not napkin-opt %s -t launch 2>&1 | filecheck %s --check-prefix=NOKERNEL
+// RUN: napkin-opt %examples/attention.mlir -p 'ncd-grad{residuals=true},ncd-fold-casts,ncd-sink-scales,ncd-extract{function="attention_grad" results="0,1,2" cut="delta"},ncd-widen-results{result=0},napkin-sm90' -t launch | filecheck %s --check-prefix=GRAD
 // RUN: not napkin-opt %S/../../gpu/kernels/mma_sync.mlir -p convert-arith-to-ptx -t launch 2>&1 | filecheck %s --check-prefix=NOCONFIG
 
 // CHECK:      "format": "napkin-launch/1",
@@ -80,3 +81,29 @@ func.func @matmul(%a: !ncd.tensor<m=512, k=256 : bf16>, %b: !ncd.tensor<k=256, n
 // BIAS-NEXT:   "name": "gemm_bias_out",
 // BIAS-NEXT:   "arg": "out",
 // BIAS-NEXT:   "kind": "tensormap",
+
+// a pipeline that derives the kernel's function (the gradient's, not the forward's the
+// input holds) types the parameters as that function's; dQ's sum carries its factor
+// GRAD:      "kernel": "attention_grad_q_k_v",
+// GRAD:        "arg": "d_o",
+// GRAD-NEXT:   "kind": "tensormap",
+// GRAD-NEXT:   "role": "in",
+// GRAD-NEXT:   "dtype": "bf16",
+// GRAD:        "arg": "lse",
+// GRAD-NEXT:   "kind": "tensormap",
+// GRAD-NEXT:   "role": "in",
+// GRAD-NEXT:   "dtype": "f32",
+// GRAD-NEXT:   "axes": ["b", "h", "i"],
+// GRAD:        "arg": "out0",
+// GRAD-NEXT:   "kind": "tensormap",
+// GRAD-NEXT:   "role": "accumulate",
+// GRAD-NEXT:   "dtype": "f32",
+// GRAD-NEXT:   "axes": ["b", "h", "i", "d"],
+// GRAD-NEXT:   "shape": [2, 4, 256, 64],
+// GRAD:        "scale": 0.125
+// GRAD:        "arg": "out1",
+// GRAD-NEXT:   "kind": "pointer",
+// GRAD-NEXT:   "role": "out",
+// GRAD-NEXT:   "dtype": "bf16",
+// GRAD-NOT:    "scale"
+// GRAD:      "grid":
