@@ -41,9 +41,9 @@ from napkin_ir import reference, registry
 from napkin_ir.cli.diagnostics import fail, guarded, refuse_overwriting_inputs
 from napkin_ir.errors import UserError, check_size
 from napkin_ir.files import atomic_output
-from napkin_ir.passes.widen_results import result_scales
 from napkin_ir.interpreters.run import Entry, find_entry, find_function
 from napkin_ir.interpreters.tensors import STORAGE_DTYPES, round_to
+from napkin_ir.passes.widen_results import result_scales
 from napkin_ir.runtime.arrays import normalize_dtype
 
 TOOL = "napkin-run"
@@ -90,10 +90,16 @@ def _check_host_memory(entry: Entry) -> None:
     check_size(f"running @{entry.name} on the CPU ({shapes})", elements, 12)
 
 
+def _diagram(module: ModuleOp, entry: Entry) -> func.FuncOp | None:
+    """The function `entry` runs, where it is still a diagram (not a kernel)."""
+    funcs = [f for f in module.walk() if isinstance(f, func.FuncOp) and f.sym_name.data == entry.name and f.body.blocks]
+    return funcs[0] if funcs else None
+
+
 def _result_scales(module: ModuleOp, entry: Entry) -> list[float | None]:
     """Each result's constant factor that `ncd-widen-results` left to the caller (`ncd.scale`)."""
-    funcs = [f for f in module.walk() if isinstance(f, func.FuncOp) and f.sym_name.data == entry.name and f.body.blocks]
-    return result_scales(funcs[0]) if funcs else [None] * len(entry.outputs)
+    f = _diagram(module, entry)
+    return result_scales(f) if f is not None else [None] * len(entry.outputs)
 
 
 def _run(args: argparse.Namespace) -> int:
@@ -193,21 +199,15 @@ def _working_dtype(module: ModuleOp, entry: Entry, n: int) -> str:
     computed on its way are rounded to (an f32 sum of products of a bf16-rounded dS is as
     good as bf16; the inputs are exact as given), where a diagram is left, else its own."""
     loosest = entry.outputs[n].dtype
-    funcs = [f for f in module.walk() if isinstance(f, func.FuncOp) and f.sym_name.data == entry.name and f.body.blocks]
-    ret = funcs[0].body.block.last_op if funcs else None
-    if isinstance(ret, func.ReturnOp):
-        seen, todo = set(), [ret.operands[n]]
-        types = []
-        while todo:
-            v = todo.pop()
-            if v in seen:
-                continue
+    f = _diagram(module, entry)
+    ret = f.body.block.last_op if f is not None else None
+    types, seen, todo = [], set(), [ret.operands[n]] if isinstance(ret, func.ReturnOp) else []
+    while todo:
+        v = todo.pop()
+        if v not in seen and isinstance(v, OpResult):
             seen.add(v)
-            if isinstance(v, OpResult):
-                types.append(getattr(v.type, "dtype", None))
-                todo.extend(v.op.operands)
-    else:
-        types = []
+            types.append(getattr(v.type, "dtype", None))
+            todo.extend(v.op.operands)
     for dtype in types:
         if dtype in reference.TOLERANCE and reference.TOLERANCE[dtype] > reference.TOLERANCE[loosest]:
             loosest = dtype

@@ -20,8 +20,9 @@ scales the same way.
 The scale moves only where every reader is a contraction with an f32 result (the sum
 scaled before any rounding), read through nothing but casts and masks that fill with
 zeros (causal attention's dS), which commute with it; a scaled value a function returns,
-or one both operands of a contraction read, stays. The 16-bit operand then rounds the unscaled values: for a scale
-that is no power of two the rounding differs, by no more than a rounding.
+or one both operands of a contraction read, stays. The 16-bit operand then rounds the
+unscaled values: for a scale that is no power of two the rounding differs, by no more
+than a rounding.
 """
 
 from __future__ import annotations
@@ -50,27 +51,22 @@ def _elements(v: SSAValue) -> int:
     return prod(v.type.dims)  # type: ignore[attr-defined]
 
 
-def _readers(v: SSAValue, through: list[Operation], contracts: list[ncd.ContractOp]) -> bool:
-    """Collect the contractions that read `v`, through casts and zero-filling masks (into
-    `through`); False where anything else reads it."""
+def _readers(v: SSAValue, contracts: list[ncd.ContractOp]) -> bool:
+    """Collect the contractions that read `v`, directly or through casts and zero-filling
+    masks; False where anything else reads it."""
     for use in v.uses:
         user = use.operation
         if isinstance(user, ncd.ContractOp):
             contracts.append(user)
-        elif _passes_scale(user) and use.index == 0 and user.results[0].uses:
-            through.append(user)
-            if not _readers(user.results[0], through, contracts):
-                return False
-        else:
+        elif not (_passes_scale(user) and use.index == 0 and user.results[0].uses and _readers(user.results[0], contracts)):
             return False
     return True
 
 
 def sink(scale: ncd.MapOp) -> bool:
     """Move `scale` past the contractions that read it, where the pass's conditions hold."""
-    through: list[Operation] = []
     contracts: list[ncd.ContractOp] = []
-    if not _readers(scale.result, through, contracts) or not contracts:
+    if not _readers(scale.result, contracts) or not contracts:
         return False
     if len({id(c) for c in contracts}) != len(contracts):  # both operands of one contraction
         return False
