@@ -786,9 +786,8 @@ def _attention_backward_impl(q: Tensor, k: Tensor, v: Tensor, out: Tensor, stat:
         likes = likes_of[part]
         kernel = attention_grad_kernel(part, kind, scale, b, gh, gn, nk, d, dt, cap, ghk)
         outs = [p for p in kernel.contract.params if p.role in ("out", "accumulate")]
-        # f32 where blocks add into it (dQ, a group's dK and dV), or where the caller scales it
-        made = [torch.empty(like.shape, dtype=torch.float32 if p.role == "accumulate" or p.scale is not None else like.dtype,
-                            device=like.device) for p, like in zip(outs, likes)]
+        # in the kernel's type: f32 where blocks add into it (dQ, a group's dK and dV) or the caller scales it
+        made = [torch.empty(like.shape, dtype=_TORCH_DTYPES[p.dtype], device=like.device) for p, like in zip(outs, likes)]
         arrays = {p.arg: g.view(given[c].shape) for p, g, c in zip(outs, made, part)}
         kernel(**{p.arg: given[p.arg] for p in kernel.contract.params if p.arg not in arrays}, **arrays, stream=stream, device=index)
         grads += [_finished(g, p.scale, like.dtype) for g, p, like in zip(made, outs, likes)]

@@ -92,8 +92,9 @@ def _check_host_memory(entry: Entry) -> None:
 
 def _diagram(module: ModuleOp, entry: Entry) -> func.FuncOp | None:
     """The function `entry` runs, where it is still a diagram (not a kernel)."""
-    funcs = [f for f in module.walk() if isinstance(f, func.FuncOp) and f.sym_name.data == entry.name and f.body.blocks]
-    return funcs[0] if funcs else None
+    from napkin_ir.dialects import hbm
+
+    return None if any(isinstance(op, hbm.KernelOp) for op in module.walk()) else find_function(module, entry.name)
 
 
 def _result_scales(module: ModuleOp, entry: Entry) -> list[float | None]:

@@ -28,7 +28,6 @@ than a rounding.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from math import prod
 
 from xdsl.context import Context
 from xdsl.dialects import builtin
@@ -37,6 +36,7 @@ from xdsl.passes import ModulePass
 from xdsl.rewriter import InsertPoint, Rewriter
 
 from napkin_ir.dialects import ncd
+from napkin_ir.model.work import elements
 
 
 def _passes_scale(op: Operation) -> bool:
@@ -45,10 +45,6 @@ def _passes_scale(op: Operation) -> bool:
     if isinstance(op, ncd.MapOp):
         return op.fn.data == "cast" and len(op.inputs) == 1
     return isinstance(op, (ncd.MaskOp, ncd.MaskBoundOp)) and op.fill.value.data == 0.0
-
-
-def _elements(v: SSAValue) -> int:
-    return prod(v.type.dims)  # type: ignore[attr-defined]
 
 
 def _readers(v: SSAValue, contracts: list[ncd.ContractOp]) -> bool:
@@ -71,7 +67,7 @@ def sink(scale: ncd.MapOp) -> bool:
     if len({id(c) for c in contracts}) != len(contracts):  # both operands of one contraction
         return False
     if any(c.result.type.dtype != "f32" for c in contracts) or \
-            sum(_elements(c.result) for c in contracts) > _elements(scale.result):  # type: ignore[attr-defined]
+            sum(elements(c.result.type) for c in contracts) > elements(scale.result.type):  # type: ignore[attr-defined]
         return False
     source, by = scale.inputs[0], scale.by.value.data  # type: ignore[union-attr]
     scale.result.replace_all_uses_with(source)

@@ -71,7 +71,7 @@ def with_f32_result(op: Operation) -> Operation:
 SCALE_ATTR = "ncd.scale"
 
 
-def scaled_sum(v: SSAValue) -> tuple[SSAValue, float] | None:
+def _scaled_sum(v: SSAValue) -> tuple[SSAValue, float] | None:
     """(the f32 value, the constant) where `v` is only a constant scale of an f32 value."""
     op = v.owner
     if not (isinstance(op, ncd.MapOp) and op.fn.data == "scale" and len(op.inputs) == 1 and len(list(v.uses)) == 1):
@@ -110,7 +110,7 @@ class NcdWidenResultsPass(ModulePass):
                     ret.operands[k] = cast.inputs[0]
                     if not cast.result.uses:
                         Rewriter.erase_op(cast)
-                    found = scaled_sum(ret.operands[k])
+                    found = _scaled_sum(ret.operands[k])
                     if found is not None and scales[k] is None:
                         scale_op = ret.operands[k].owner
                         ret.operands[k], scales[k] = found
@@ -125,4 +125,4 @@ class NcdWidenResultsPass(ModulePass):
                                                  for a, s in zip(old, scales)])
 
 
-__all__ = ["SCALE_ATTR", "NcdWidenResultsPass", "result_scales", "rounding", "scaled_sum", "with_f32_result"]
+__all__ = ["SCALE_ATTR", "NcdWidenResultsPass", "result_scales", "rounding", "with_f32_result"]

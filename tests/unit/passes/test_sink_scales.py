@@ -74,4 +74,6 @@ def test_a_contracts_scale_survives_json():
                                                      None, 0.125),), (1, 1, 1), (128, 1, 1), 0)
     back = LaunchContract.from_json(c.to_json())
     assert back.param("out").scale == 0.125 and back == c
-    assert "scale" not in LaunchContract.from_json(c.to_json().replace('"scale": 0.125', '"dtype": "f32"')).to_json()
+    plain = LaunchContract("k", "sm_90a", (ParamContract("k_out", "out", "pointer", "out", "f32", ("i", "d"), (4, 8)),),
+                           (1, 1, 1), (128, 1, 1), 0)
+    assert '"scale"' not in plain.to_json() and LaunchContract.from_json(plain.to_json()).param("out").scale is None
