@@ -831,10 +831,13 @@ class _Fragments:
             raise self.fail(f"a vector read from global memory ({t}) enters registers as one axis of a tile's rows or "
                             f"columns, beside axes whose every place has warps of its own; got {t}")
         (axis,) = axes
-        if not reg.is_tile(around) or axis not in around.shape:
+        # in a kernel with no product, a map may also give a row vector of its own (the
+        # attention gradient's log-sum-exp in base 2, written beside D)
+        row_map = self.lines and around.role.data == "line" and tuple(around.shape) == (axis,)
+        if not (reg.is_tile(around) or row_map) or axis not in around.shape:
             raise self.fail(f"a vector read from global memory ({t}) enters registers only as an operand broadcast along a "
-                            f"tile of rows and columns (a bias added to the accumulators, a statistic of the rows); "
-                            f"ncd.map {op.fn.data} gives {op.result.type}")
+                            f"tile of rows and columns (a bias added to the accumulators, a statistic of the rows), or in a "
+                            f"kernel with no product as a row vector; ncd.map {op.fn.data} gives {op.result.type}")
         if t.shape[axis] != around.shape[axis] * self.warps.get(axis, 1):
             raise self.fail(f"the vector {t} is not the block's tile of '{axis}' ({around.shape[axis] * self.warps.get(axis, 1)})")
         key = (vec.load, op.parent)
