@@ -19,11 +19,13 @@ family (a GEMM's dA and dB are GEMMs): the named pipelines compile one function 
 by each one's suffix (`@attention_grad_k_v`): a kernel that computes them together (the
 attention gradient's dK and dV share the scores and probabilities they recompute).
 `value` returns the value of that name (`%delta`) instead of a result, as
-`@attention_grad_delta`; `cut` (names, comma-separated) makes each named value an argument
-of the extracted function, after its own, in place of the ops that compute it. Together
-they split a diagram between kernels: the attention gradient's row statistic
-D = rowsum(dO * O), a reduction with no product, is computed once by a kernel of its own,
-and the kernels of dQ, dK and dV read it.
+`@attention_grad_delta`, or the values of several (`value="delta,lse_log2"`,
+comma-separated, as `@attention_grad_delta_lse_log2`); `cut` (names, comma-separated) makes
+each named value an argument of the extracted function, after its own, in place of the ops
+that compute it. Together they split a diagram between kernels: the attention gradient's
+row statistic D = rowsum(dO * O), a reduction with no product, is computed once by a kernel
+of its own, and the kernels of dQ, dK and dV read it (and, after `ncd-fold-log2e`, the
+log-sum-exp in base 2 that the same kernel writes beside it).
 """
 
 from __future__ import annotations
@@ -62,17 +64,20 @@ class NcdExtractPass(ModulePass):
             if not 0 <= r < len(ret.arguments):
                 raise PassFailedException(f"ncd-extract: @{self.function} has {len(ret.arguments)} results; result={r} is not one")
         named = {v.name_hint: v for o in f.body.block.ops for v in o.results if v.name_hint}
-        for name in [self.value] + self._cut_names():
-            if name and name not in named:
+        values = self._names(self.value)
+        for name in values + self._names(self.cut):
+            if name not in named:
                 raise PassFailedException(f"ncd-extract: @{self.function} has no value %{name}; its named values are "
                                           f"{', '.join('%' + n for n in named) or 'none'}")
-        if self.value:
+        if values:
             if self.result or self.results:
                 raise PassFailedException("ncd-extract: give result= (or results=) or value=, not both")
-            kept, suffix = [named[self.value]], self.value
+            if len(set(values)) != len(values):
+                raise PassFailedException(f'ncd-extract: value="{self.value}" should name each value once')
+            kept, suffix = [named[name] for name in values], "_".join(values)
         else:
             kept, suffix = [ret.arguments[r] for r in picked], "_".join(self._suffix(f, r) for r in picked)
-        for name in self._cut_names():
+        for name in self._names(self.cut):
             if named[name] in kept:
                 raise PassFailedException(f"ncd-extract: %{name} is what is extracted; it cannot also be cut")
             arg = f.body.block.insert_arg(named[name].type, len(f.body.block.args))
@@ -101,8 +106,9 @@ class NcdExtractPass(ModulePass):
             raise PassFailedException(f'ncd-extract: results="{self.results}" should name each result once')
         return picked
 
-    def _cut_names(self) -> list[str]:
-        return [n.strip().lstrip("%") for n in self.cut.split(",") if n.strip()]
+    @staticmethod
+    def _names(names: str) -> list[str]:
+        return [n.strip().lstrip("%") for n in names.split(",") if n.strip()]
 
     def _suffix(self, f: func.FuncOp, result: int) -> str:
         """The name of the argument whose cotangent the result is, for a gradient `ncd-grad`

@@ -22,6 +22,7 @@
 // RUN: not napkin-opt %examples/attention.mlir -p 'ncd-grad{residuals=true},ncd-extract{function="attention_grad" cut="nope"}' 2>&1 | filecheck %s --check-prefix=NONAME
 // RUN: not napkin-opt %examples/attention.mlir -p 'ncd-grad{residuals=true},ncd-extract{function="attention_grad" result=1 value="delta"}' 2>&1 | filecheck %s --check-prefix=BOTH
 // RUN: not napkin-opt %examples/attention.mlir -p 'ncd-grad{residuals=true},ncd-extract{function="attention_grad" value="delta" cut="delta"}' 2>&1 | filecheck %s --check-prefix=SELF
+// RUN: not napkin-opt %examples/attention.mlir -p 'ncd-grad{residuals=true},ncd-extract{function="attention_grad" value="delta,delta"}' 2>&1 | filecheck %s --check-prefix=VALUES-TWICE
 
 // DA:      func.func @matmul_grad_a(%b: !ncd.tensor<k=256, n=384 : bf16>, %d_c: !ncd.tensor<m=512, n=384 : bf16>) -> !ncd.tensor<m=512, k=256 : bf16>
 // DA-NEXT:   ncd.contract %d_c, %b over [n] : !ncd.tensor<m=512, n=384 : bf16>, !ncd.tensor<k=256, n=384 : bf16> -> !ncd.tensor<m=512, k=256 : f32>
@@ -42,6 +43,7 @@
 // NONAME:     napkin-opt: error: ncd-extract: @attention_grad has no value %nope; its named values are
 // BOTH:       napkin-opt: error: ncd-extract: give result= (or results=) or value=, not both
 // SELF:       napkin-opt: error: ncd-extract: %delta is what is extracted; it cannot also be cut
+// VALUES-TWICE: napkin-opt: error: ncd-extract: value="delta,delta" should name each value once
 
 // KV: func.func @attention_grad_k_v(
 // KV-SAME: -> (!ncd.tensor<b=2, h=4, j=256, d=64 : bf16>, !ncd.tensor<b=2, h=4, j=256, d=64 : bf16>)
