@@ -49,6 +49,12 @@ def _ncd_sink_scales() -> type[ModulePass]:
     return NcdSinkScalesPass
 
 
+def _ncd_fold_log2e() -> type[ModulePass]:
+    from napkin_ir.passes.fold_log2e import NcdFoldLog2ePass
+
+    return NcdFoldLog2ePass
+
+
 def _ncd_widen_results() -> type[ModulePass]:
     from napkin_ir.passes.widen_results import NcdWidenResultsPass
 
@@ -173,6 +179,7 @@ def napkin_passes() -> dict[str, Callable[[], type[ModulePass]]]:
         "ncd-extract": _ncd_extract,
         "ncd-reassociate": _ncd_reassociate,
         "ncd-sink-scales": _ncd_sink_scales,
+        "ncd-fold-log2e": _ncd_fold_log2e,
         "ncd-widen-results": _ncd_widen_results,
         "ncd-to-hbm": _ncd_to_hbm,
         "hbm-launch": _hbm_launch,
