@@ -21,16 +21,24 @@ KINDS = ("softmax", "causal", "spherical")
 NAMES = {"softmax": "attention", "causal": "causal_attention", "spherical": "spherical_attention"}
 GQA_NAMES = {kind: f"gqa_{name}" for kind, name in NAMES.items()}
 # the passes that derive attention's backward reading the forward's statistic and output
-# (dS's softmax scale moved past dQ's and dK's products: a multiply a head-dim element, not a key)
-RESIDUAL_GRADIENT = "ncd-grad{residuals=true},ncd-fold-casts,ncd-sink-scales"
+# (dS's softmax scale moved past dQ's and dK's products: a multiply a head-dim element, not a
+# key; the probabilities' e^x as 2^x, log2 e folded into the scale and the statistic)
+RESIDUAL_GRADIENT = "ncd-grad{residuals=true},ncd-fold-casts,ncd-sink-scales,ncd-fold-log2e"
+# the row values the gradient's row kernel computes and its other kernels read: D =
+# rowsum(dO * O), and a softmax's log-sum-exp in base 2 (`ncd-fold-log2e`); spherical
+# attention's norm is read as the forward saved it
+ROW_VALUES = {"softmax": ("delta", "lse_log2"), "causal": ("delta", "lse_log2"), "spherical": ("delta",)}
 
 
 def gradient_passes(kind: str, part: str, grouped: bool = False) -> str:
     """The passes that take attention's diagram (`kind`) to the kernel of one part of its
-    gradient: `delta` (D = rowsum(dO * O)), or the cotangents named in `part` (`q`, `k`,
-    `v`, `kv`, `qkv`), each reading D and the forward's statistic. Sums that blocks add
-    into (dQ in `qkv`, grouped heads' dK and dV) are widened to f32."""
-    pick = 'value="delta"' if part == "delta" else f'results="{",".join(str("qkv".index(c)) for c in part)}" cut="delta"'
+    gradient: `delta`, the row kernel of ROW_VALUES[kind] (D = rowsum(dO * O), and a
+    softmax's log-sum-exp in base 2), or the cotangents named in `part` (`q`, `k`, `v`,
+    `kv`, `qkv`), each reading those row values (spherical attention's, D and the forward's
+    norm). Sums that blocks add into (dQ in `qkv`, grouped heads' dK and dV) are widened to
+    f32."""
+    rows = ",".join(ROW_VALUES[kind])
+    pick = f'value="{rows}"' if part == "delta" else f'results="{",".join(str("qkv".index(c)) for c in part)}" cut="{rows}"'
     derive = f'{RESIDUAL_GRADIENT},ncd-extract{{function="{(GQA_NAMES if grouped else NAMES)[kind]}_grad" {pick}}}'
     if grouped and part in ("k", "v", "kv", "qkv"):
         derive += ",ncd-widen-results"

@@ -49,7 +49,7 @@ import torch
 from torch import Tensor
 
 import napkin_ir
-from napkin_ir.attention_diagrams import KINDS, attention_diagram, gqa_attention_diagram, gradient_passes
+from napkin_ir.attention_diagrams import KINDS, ROW_VALUES, attention_diagram, gqa_attention_diagram, gradient_passes
 from napkin_ir.diagrams import gemm
 from napkin_ir.plan.recipes.product_targets import gemm_candidates
 
@@ -308,9 +308,10 @@ def attention_grad_kernel(part: str, kind: str, scale: float | None, b: int, h: 
                           cap: tuple[int, int], hk: int | None = None) -> Any:
     """The CompiledKernel of one part of attention's gradient, derived from the diagram by
     `ncd-grad{residuals=true}` (the forward's row statistic and output saved) and taken out
-    by `ncd-extract`: `delta` is D = rowsum(dO * O) (f32 [B, H, N], a row kernel), `q`, `k`
-    and `v` the cotangents, each reading D and the statistic (`lse`, or spherical
-    attention's `norm`), `kv` dK and dV from one kernel (outputs `out0`, `out1`), the
+    by `ncd-extract`: `delta` is the row kernel of D = rowsum(dO * O) and a softmax's
+    log-sum-exp in base 2 (`ROW_VALUES`: f32 [B, H, N] each), `q`, `k` and `v` the
+    cotangents, each reading D and the statistic (`lse_log2`, or spherical attention's
+    `norm`), `kv` dK and dV from one kernel (outputs `out0`, `out1`), the
     scores and probabilities recomputed once for both, and `qkv` all three from one kernel
     whose blocks hold keys, dQ (f32, zeroed by the launch) added into tile by tile of the
     streamed queries. dQ's blocks hold queries and stream keys, dK's and dV's hold keys
@@ -728,9 +729,10 @@ def _attention_backward_impl(q: Tensor, k: Tensor, v: Tensor, out: Tensor, stat:
                              grad_stat: Tensor | None = None, kind: str = "softmax",
                              scale: float | None = None) -> tuple[Tensor, Tensor, Tensor]:
     """dq, dk, dv of attention by the kernels `attention_grad_kernel` derives, on torch's
-    current stream: D = rowsum(grad * out) first (less the row statistic's own cotangent,
-    for a log-sum-exp that the loss reads), then dQ, dK and dV, each reading D and `stat`
-    (the forward's log-sum-exp, or spherical attention's norm). Grouped heads
+    current stream: the row kernel first, D = rowsum(grad * out) (less the row statistic's
+    own cotangent, for a log-sum-exp that the loss reads) and a softmax's log-sum-exp in base
+    2, then dQ, dK and dV, each reading D and the statistic (that log-sum-exp, or spherical
+    attention's norm as `stat` holds it). Grouped heads
     (`gradient_heads`): without a mask, the plain diagram's kernels on each key/value
     head's query heads as one head of H / H_kv x N queries, dK and dV summed over the
     group in each block's registers; under a causal mask, the grouped diagram's kernels,
@@ -773,13 +775,17 @@ def _attention_backward_impl(q: Tensor, k: Tensor, v: Tensor, out: Tensor, stat:
     # the kernels' view of the query heads: the grouped diagram's [B, H_kv, r, N], or one head
     # of r x N queries a key/value head
     rows = (b, ghk, r, gn) if r > 1 else (b, gh, gn)
-    delta = torch.empty((b, h, n), dtype=torch.float32, device=q.device)
-    attention_grad_kernel("delta", kind, scale, b, gh, gn, nk, d, dt, cap, ghk)(
-        d_o=grad.view(*rows, d), o=out.view(*rows, d), out=delta.view(rows), stream=stream, device=index)
+    given = {"q": q.view(*rows, d), "k": k, "v": v, "d_o": grad.view(*rows, d), "o": out.view(*rows, d), "lse": stat.view(rows),
+             "norm": stat.view(rows)}
+    # the row kernel: D, and a softmax's log-sum-exp in base 2 (ROW_VALUES), f32 a query each
+    row_kernel = attention_grad_kernel("delta", kind, scale, b, gh, gn, nk, d, dt, cap, ghk)
+    row_outs = [p.arg for p in row_kernel.contract.params if p.role == "out"]
+    row_values = {name: torch.empty(rows, dtype=torch.float32, device=q.device) for name in ROW_VALUES[kind]}
+    row_kernel(**{p.arg: given[p.arg] for p in row_kernel.contract.params if p.role == "in"},
+               **dict(zip(row_outs, row_values.values(), strict=True)), stream=stream, device=index)
     if grad_stat is not None:  # d lse_i adds P_ij d lse_i to dS_ij / scale: D less it
-        delta = delta - grad_stat.float()
-    given = {"q": q.view(*rows, d), "k": k, "v": v, "d_o": grad.view(*rows, d), "lse": stat.view(rows), "norm": stat.view(rows),
-             "delta": delta.view(rows)}
+        row_values["delta"] = row_values["delta"] - grad_stat.float().reshape(rows)
+    given.update(row_values)
     grads = []
     likes_of = {"q": (q,), "k": (k,), "v": (v,), "kv": (k, v), "qkv": (q, k, v)}
     for part in backward_parts(d, cap, kind == "causal", nk, deterministic)[1:]:

@@ -5,28 +5,19 @@ side. The copies compute wrong values; their times bound what removing that work
     python3 research/backward_subtraction.py make DIR [--d 128]   # here (no GPU): the PTX copies
     python3 research/backward_subtraction.py time DIR             # on the GPU (carry DIR)
 
-Variants: `nolog2e` (the multiply by log2 e before `ex2`) and `nodq` (dQ's
-`cp.reduce.async.bulk`), for the kernel without a mask (`n_`) and under a causal one
-(`c_`). Session 60's table (with dS's scale, since moved out by `ncd-sink-scales`):
-research/benchmarks.md."""
+Variant: `nodq` (dQ's `cp.reduce.async.bulk`), for the kernel without a mask (`n_`) and
+under a causal one (`c_`). Session 60's table (with dS's scale, since moved out by
+`ncd-sink-scales`, and a variant `nolog2e` without the multiply by log2 e before `ex2`,
+since folded into the scale and the statistic by `ncd-fold-log2e`): research/benchmarks.md."""
 
 from __future__ import annotations
 
 import argparse
-import re
 import statistics
 import sys
 from pathlib import Path
 
-LOG2E, KINDS = "0f3FB8AA3B", {"n": "softmax", "c": "causal"}
-
-
-def _without_multiplies(ptx: str, const: str) -> str:
-    """`ptx` with every `mul.f32` by a register loaded with `const` made a move (each loop of
-    a causal kernel loads its own)."""
-    for reg in re.findall(r"mov\.f32 (%f\d+), " + const + ";", ptx):
-        ptx = re.sub(r"mul\.f32 (%f\d+), (%f\d+), " + reg + ";", r"mov.f32 \1, \2;", ptx)
-    return ptx
+KINDS = {"n": "softmax", "c": "causal"}
 
 
 def make(out: Path, d: int) -> None:
@@ -36,8 +27,7 @@ def make(out: Path, d: int) -> None:
     out.mkdir(parents=True, exist_ok=True)
     for tag, kind in KINDS.items():
         k = nt.attention_grad_kernel("qkv", kind, None, 1, 16, 16384, 16384, d, "bf16", (9, 0))
-        variants = {"base": k.ptx, "nolog2e": _without_multiplies(k.ptx, LOG2E),
-                    "nodq": "\n".join(ln for ln in k.ptx.split("\n") if not ln.strip().startswith("cp.reduce.async.bulk"))}
+        variants = {"base": k.ptx, "nodq": "\n".join(ln for ln in k.ptx.split("\n") if not ln.strip().startswith("cp.reduce.async.bulk"))}
         for name, ptx in variants.items():
             if name == "base" or ptx != k.ptx:
                 CompiledKernel(ptx, k.contract).save(str(out / f"{tag}_{name}"))
@@ -59,13 +49,14 @@ def time(out: Path) -> None:
         kernels = [CompiledKernel.load(str(out / f"{tag}_{n}")) for n in names]
         shape = kernels[0].contract.param("q").shape
         q, k, v, do = (torch.randn(*shape, device="cuda", dtype=torch.bfloat16) for _ in range(4))
-        lse = torch.randn(*shape[:-1], device="cuda").abs() + 5
+        lse_log2 = torch.randn(*shape[:-1], device="cuda").abs() + 5
         delta = torch.randn(*shape[:-1], device="cuda") * 0.1
+        given = {"q": q, "k": k, "v": v, "d_o": do, "lse_log2": lse_log2, "delta": delta}
         fns = []
         for kern in kernels:
             dq = torch.zeros(*shape, device="cuda"); dk, dv = torch.empty_like(k), torch.empty_like(v)
-            fns.append(lambda kern=kern, dq=dq, dk=dk, dv=dv: kern(q=q, k=k, v=v, d_o=do, lse=lse, delta=delta, out0=dq, out1=dk,
-                                                                  out2=dv, stream=s))
+            args = {p.arg: given[p.arg] for p in kern.contract.params if p.role == "in"}
+            fns.append(lambda kern=kern, args=args, dq=dq, dk=dk, dv=dv: kern(**args, out0=dq, out1=dk, out2=dv, stream=s))
         r = time_interleaved(torch, fns, rounds=9, per_batch=3, warm_s=1.5, settle_s=0.03)
         base = statistics.median(r[0])
         for n, x in zip(names, r):

@@ -31,6 +31,7 @@ fastest. The table is printed last and written to $OUT/bench_attention_backward.
 from __future__ import annotations
 
 import argparse
+import math
 import statistics
 import sys
 from datetime import date
@@ -120,7 +121,7 @@ def plan_rows(torch, nt, d: int, n: int, kind: str) -> list[str]:
     q, k, v, g = (torch.randn(b, h, n, d, device="cuda").to(torch.bfloat16) for _ in range(4))
     out, lse = torch.ops.napkin.attention_lse(q, k, v, kind, None)
     delta = (g.float() * out.float()).sum(-1)
-    given = {"q": q, "k": k, "v": v, "d_o": g, "lse": lse, "norm": lse, "delta": delta}
+    given = {"q": q, "k": k, "v": v, "d_o": g, "lse": lse, "norm": lse, "delta": delta, "lse_log2": lse * math.log2(math.e)}
     rows = []
     for part in nt.backward_parts(d, (9, 0), kind == "causal", n)[1:]:
         module = run_pipeline(nt.attention_text(kind, b, h, h, n, n, d, "bf16"), gradient_passes(kind, part))

@@ -63,18 +63,21 @@ def test_a_loss_on_the_log_sum_exp_reaches_the_backward():
 def test_each_attention_gradient_is_a_derived_kernel(cap, target):
     kernels = {part: nt.attention_grad_kernel(part, "causal", None, 1, 2, 300, 300, 64, "bf16", cap) for part in nt.ATTENTION_GRAD_PARTS
                if part != "qkv"}
-    assert kernels["delta"].arg_names() == ["d_o", "o", "out"]
+    # the row kernel: D, and the log-sum-exp in base 2 that the others read in its place
+    assert kernels["delta"].name == "causal_attention_grad_delta_lse_log2"
+    assert sorted(kernels["delta"].arg_names()) == ["d_o", "lse", "o", "out0", "out1"]
     for part in "qkv":
         assert kernels[part].name == f"causal_attention_grad_{part}"
-        reads = {"q": ["q", "k", "v", "d_o", "lse", "delta", "out"], "k": ["q", "k", "v", "d_o", "lse", "delta", "out"],
-                 "v": ["q", "k", "d_o", "lse", "out"]}  # dV = P^T dO needs neither V nor D
+        reads = {"q": ["q", "k", "v", "d_o", "delta", "lse_log2", "out"], "k": ["q", "k", "v", "d_o", "delta", "lse_log2", "out"],
+                 "v": ["q", "k", "d_o", "lse_log2", "out"]}  # dV = P^T dO needs neither V nor D
         assert kernels[part].arg_names() == reads[part]
         assert kernels[part].contract.target == target
     spherical = nt.attention_grad_kernel("k", "spherical", None, 1, 2, 300, 300, 64, "bf16", cap)
-    assert "norm" in spherical.arg_names()
+    assert "norm" in spherical.arg_names() and "lse_log2" not in spherical.arg_names()
+    assert nt.attention_grad_kernel("delta", "spherical", None, 1, 2, 300, 300, 64, "bf16", cap).arg_names() == ["d_o", "o", "out"]
     # the backward's dK and dV: one kernel, two outputs
     assert kernels["kv"].name == "causal_attention_grad_k_v"
-    assert kernels["kv"].arg_names() == ["q", "k", "v", "d_o", "lse", "delta", "out0", "out1"]
+    assert kernels["kv"].arg_names() == ["q", "k", "v", "d_o", "delta", "lse_log2", "out0", "out1"]
     # the backward runs it up to head dim 128, a kernel each past that
     assert nt.backward_parts(128) == ("delta", "q", "kv") and nt.backward_parts(256) == ("delta", "q", "k", "v")
     assert {*nt.backward_parts(128), *nt.backward_parts(256)} <= set(nt.ATTENTION_GRAD_PARTS)

@@ -389,10 +389,10 @@ def _softmax(module: ModuleOp) -> bool:
     """Whether the attention normalises its scores by a softmax (else an L2 norm: spherical):
     the forward's softmax, or its gradient's probabilities recomputed by exp from the
     saved log-sum-exp (a row vector read: a product's epilogue of exp, as a GEMM's
-    gradient recomputes it, is no softmax)."""
+    gradient recomputes it, is no softmax), or by exp2 from it in base 2 (`ncd-fold-log2e`)."""
     if any(isinstance(op, ncd.SoftmaxOp) for op in module.walk()):
         return True
-    exp = any(isinstance(op, ncd.MapOp) and op.fn.data == "exp" for op in module.walk())
+    exp = any(isinstance(op, ncd.MapOp) and op.fn.data in ("exp", "exp2") for op in module.walk())
     return exp and _reads_row_vector(module, attention_shape(module)[0])
 
 

@@ -7,7 +7,7 @@ from __future__ import annotations
 import numpy as np
 
 from napkin_ir import reference
-from napkin_ir.attention_diagrams import NAMES, RESIDUAL_GRADIENT, attention_diagram, gradient_passes
+from napkin_ir.attention_diagrams import NAMES, RESIDUAL_GRADIENT, ROW_VALUES, attention_diagram, gradient_passes
 from napkin_ir.interpreters.ptx import HALF
 from napkin_ir.interpreters.run import find_entry
 from napkin_ir.passes.composite import spec
@@ -28,12 +28,13 @@ def gradient_inputs(kind: str, n: int, nk: int, d: int, seed: int) -> tuple[str,
     """Attention's diagram (`kind`, one batch entry, two heads, `n` queries, `nk` keys, head
     dim `d`) and the values its gradient's kernels read, by name: Q, K, V and dO (random,
     bf16-exact), the forward's output and row statistic (`lse`, or spherical attention's
-    `norm`), and D."""
+    `norm`), and the row kernel's values (`ROW_VALUES`: D, and a softmax's `lse_log2`)."""
     text = attention_diagram(kind, 1, 2, n, d, n_keys=nk)
     rng = np.random.default_rng(seed)
     half = HALF["bf16"]
     q, d_o = (rng.standard_normal((1, 2, n, d)).astype(half).astype(np.float32) for _ in range(2))
     k, v = (rng.standard_normal((1, 2, nk, d)).astype(half).astype(np.float32) for _ in range(2))
     o, stat = find_entry(run_pipeline(text, RESIDUAL_GRADIENT), NAMES[kind]).run([q, k, v])
-    delta = find_entry(run_pipeline(text, gradient_passes(kind, "delta"))).run([d_o, o])[0]
-    return text, {"q": q, "k": k, "v": v, "d_o": d_o, "o": o, "lse" if kind != "spherical" else "norm": stat, "delta": delta}
+    values = {"q": q, "k": k, "v": v, "d_o": d_o, "o": o, "lse" if kind != "spherical" else "norm": stat}
+    rows = find_entry(run_pipeline(text, gradient_passes(kind, "delta")))
+    return text, values | dict(zip(ROW_VALUES[kind], rows.run([values[name] for name in rows.input_names]), strict=True))

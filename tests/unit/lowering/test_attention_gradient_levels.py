@@ -13,7 +13,7 @@ import numpy as np
 import pytest
 
 from napkin_ir import reference
-from napkin_ir.attention_diagrams import NAMES, gradient_passes
+from napkin_ir.attention_diagrams import NAMES, ROW_VALUES, gradient_passes
 from napkin_ir.dialects import ptx
 from napkin_ir.interpreters.ptx import HALF, run_kernel
 from napkin_ir.interpreters.run import find_entry, find_function
@@ -140,8 +140,9 @@ def test_grouped_dq_dk_dv_from_one_kernel_keep_the_gradient(kind, n, d):
     q, d_o = (rng.standard_normal((1, 2, 3, n, d)).astype(half).astype(np.float32) for _ in range(2))
     k, v = (rng.standard_normal((1, 2, n, d)).astype(half).astype(np.float32) for _ in range(2))
     o, lse = fwd.run([q, k, v])
-    delta = find_entry(run_pipeline(text, f'{GRAD},ncd-extract{{function="{name}_grad" value="delta"}}')).run([d_o, o])[0]
-    values = {"q": q, "k": k, "v": v, "d_o": d_o, "lse": lse, "delta": delta}
+    values = {"q": q, "k": k, "v": v, "d_o": d_o, "o": o, "lse": lse}
+    rows = find_entry(run_pipeline(text, gradient_passes(kind, "delta", grouped=True)))
+    values |= dict(zip(ROW_VALUES[kind], rows.run([values[a] for a in rows.input_names]), strict=True))
     module = run_pipeline(text, gradient_passes(kind, "qkv", grouped=True))
     diagram = find_entry(module)
     assert [t.dtype for t in diagram.outputs] == ["f32"] * 3  # every result added into
@@ -242,10 +243,10 @@ def test_128_queries_a_tile_only_at_head_dim_64():
 @pytest.mark.parametrize("d", [64, 128])
 def test_the_streamed_statistics_come_with_the_tiles(d):
     """The one kernel of dQ, dK and dV at the benchmarks' length: the TMA brings the streamed
-    queries' log-sum-exp and D with Q and dO (one unswizzled box of f32 each, as many as
-    the queries a tile: 128 at d=64, 64 at d=128, on their barriers), the consumers read
-    them from shared memory, and the whole still fits a block's shared memory at both head
-    dims (ptxas takes it)."""
+    queries' log-sum-exp (in base 2) and D with Q and dO (one unswizzled box of f32 each,
+    as many as the queries a tile: 128 at d=64, 64 at d=128, on their barriers), the
+    consumers read them from shared memory, and the whole still fits a block's shared
+    memory at both head dims (ptxas takes it)."""
     import napkin_ir
     from napkin_ir.attention_diagrams import attention_diagram, gradient_passes
 
@@ -253,7 +254,7 @@ def test_the_streamed_statistics_come_with_the_tiles(d):
     kernel = napkin_ir.compile(text, "sm90")
     boxes = {p.arg: p.tma for p in kernel.contract.params if p.tma is not None}
     queries = {64: 128, 128: 64}[d]
-    assert boxes["lse"].box == (1, 1, queries) and boxes["lse"].swizzle == "none"
+    assert boxes["lse_log2"].box == (1, 1, queries) and boxes["lse_log2"].swizzle == "none"
     assert boxes["delta"].box == (1, 1, queries) and boxes["delta"].swizzle == "none"
     assert "ld.global.v2.f32" not in kernel.ptx and kernel.ptx.count("ld.shared.v2.f32") >= 16
     if find_ptxas() is not None:
@@ -266,8 +267,9 @@ def test_one_kernel_with_the_scale_past_the_products_keeps_the_gradient(kind):
     """As napkin::attention derives it (`gradient_passes`): over 144 keys at d=64, dS's
     softmax scale moves past dQ's and dK's products (`ncd-sink-scales`), dK's epilogue
     multiplies, and dQ, which the blocks add into, leaves the kernel unscaled with the
-    factor on its result (`ncd.scale`). Every level keeps the derived diagram's numbers, and
-    those, dQ multiplied by its factor, are the gradient with the scale on dS."""
+    factor on its result (`ncd.scale`); P is 2^x of the log-sum-exp in base 2
+    (`ncd-fold-log2e`). Every level keeps the derived diagram's numbers, and those, dQ
+    multiplied by its factor, are the gradient with the scale on dS and e^x."""
     text, values = gradient_inputs(kind, 144, 144, 64, seed=11)
     module = run_pipeline(text, gradient_passes(kind, "qkv"))
     (scale, *rest) = result_scales(find_function(module))
@@ -278,7 +280,8 @@ def test_one_kernel_with_the_scale_past_the_products_keeps_the_gradient(kind):
     every_level_keeps(module, attention.sm90_plan(module, persistent=False), inputs, got)
     plain = run_pipeline(text, f'{GRAD},ncd-extract{{function="{NAMES[kind]}_grad" results="0,1,2" cut="delta"}},'
                                'ncd-widen-results{result=0}')
-    want = find_entry(plain).run(inputs)
+    plain_entry = find_entry(plain)  # reading the log-sum-exp, not in base 2
+    want = plain_entry.run([values[name] for name in plain_entry.input_names])
     for n, (g, w) in enumerate(zip([got[0] * scale, *got[1:]], want, strict=True)):
         assert reference.relative_error(g, w) <= reference.TOLERANCE["bf16"], "dq dk dv".split()[n]
 
