@@ -44,6 +44,8 @@ from napkin_ir.dialects.ncd import NamedAxesType, TensorType, axis_names_problem
 from napkin_ir.dialects.utils import require
 
 MAX_CLUSTER = 8  # the most blocks a cluster may portably take (CUDA's guarantee on sm_90)
+# hbm.order with the last grid axis fastest: walked from its end, or from its start
+ORDERS_LAST = ("last", "last_from_start")
 
 
 @irdl_attr_definition
@@ -195,6 +197,14 @@ class KernelOp(IRDLOperation):
 
     @property
     def last_axis_fastest(self) -> bool:
+        return self.order is not None and self.order.data in ORDERS_LAST
+
+    @property
+    def last_from_end(self) -> bool:
+        """Whether the last grid axis, fastest, is walked from its end (`hbm.order = "last"`:
+        a causal forward's query blocks, whose streams of keys grow along it), not from its
+        start (`"last_from_start"`: the gradient's key blocks, whose streams of queries
+        shrink): either way the longest streams first."""
         return self.order is not None and self.order.data == "last"
 
     @property
@@ -267,7 +277,8 @@ class KernelOp(IRDLOperation):
                                                                f"the grid ({', '.join(split)})" if split else
                                                                "a cluster of a grid without split sums pairs 2 blocks"))
         if self.order is not None:
-            require(self.order.data in ("first", "last"), self, f"hbm.order must be \"first\" or \"last\", got {self.order}")
+            require(self.order.data in ("first", *ORDERS_LAST), self,
+                    f"hbm.order must be \"first\", \"last\" or \"last_from_start\", got {self.order}")
         for axis, n in self.warp_grid.items():
             require(axis in sizes and n >= 1, self, f"reg.warps: '{axis}={n}' must name an axis of the kernel and at least one warp")
 

@@ -156,8 +156,9 @@ def persistent_tiles(kernel: hbm.KernelOp, nblocks: int) -> list[list[tuple[int,
     """Each of `nblocks` persistent blocks' tiles (block indices along the grid axes), in
     the order reg-to-ptx's loop takes them: turn t takes tile t x blocks + block in launch
     order (the first axis fastest, or bands of `hbm.group` rows: the model's
-    `grouped_ids`); a longest-first launch (`hbm.order = "last"`) takes pairs of equal work
-    along the last axis, the longer tile then the shorter."""
+    `grouped_ids`); a longest-first launch (`hbm.order = "last"`, or `"last_from_start"`
+    where the streams shrink along the last axis) takes pairs of equal work along it, the
+    longer tile then the shorter."""
     from napkin_ir.model.space import grouped_ids
 
     counts = list(kernel.grid_shape().values())
@@ -168,7 +169,8 @@ def persistent_tiles(kernel: hbm.KernelOp, nblocks: int) -> list[list[tuple[int,
         for pair in range(math.prod(others) * pairs):
             place, within = divmod(pair, pairs)
             rest = tuple(int(i) for i in np.unravel_index(place, others, order="F"))
-            order.append([(*rest, last - 1 - within), *([(*rest, within)] if last - 1 - within != within else [])])
+            longer, shorter = (last - 1 - within, within) if kernel.last_from_end else (within, last - 1 - within)
+            order.append([(*rest, longer), *([(*rest, shorter)] if longer != shorter else [])])
         return [[t for pair in order[b::nblocks] for t in pair] for b in range(nblocks)]
     if kernel.group_rows:
         by_launch = np.argsort(grouped_ids(*counts, kernel.group_rows).ravel())

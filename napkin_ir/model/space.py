@@ -61,7 +61,8 @@ class Space:
     mask: np.ndarray | None = None  # where it runs (broadcast to `shape`); None: everywhere
     values: dict[SSAValue, np.ndarray] = field(default_factory=dict)
     group: int = 0  # launch order in bands of `group` block rows (`hbm.group`); 0: plain
-    last_fastest: bool = False  # the last grid axis fastest, walked from its end (`hbm.order = "last"`)
+    last_fastest: bool = False  # the last grid axis fastest (`hbm.order = "last"` or `"last_from_start"`)
+    from_end: bool = True  # that axis walked from its end (`"last"`), else from its start
 
     # -- values -------------------------------------------------------------------------
     def get(self, v: SSAValue) -> np.ndarray | None:
@@ -108,7 +109,8 @@ class Space:
         """The linear launch index of each context's block: the first grid axis fastest, as
         `reg-to-ptx` maps grid axes to %ctaid.x, .y, .z; or, with `group`, bands of `group`
         block rows swept column by column (`hbm-launch{group=...}`); or, with `order=last`,
-        the last grid axis fastest and walked from its end."""
+        the last grid axis fastest and walked from its end (or, `last_from_start`, its
+        start)."""
         n = len(self.grid_axes)
         if self.group and n == 2:
             return self.full(grouped_ids(self.shape[0], self.shape[1], self.group))
@@ -116,7 +118,7 @@ class Space:
         stride = 1
         for d in (reversed(range(n)) if self.last_fastest else range(n)):
             idx = np.arange(self.shape[d])
-            if self.last_fastest and d == n - 1:
+            if self.last_fastest and self.from_end and d == n - 1:
                 idx = idx[::-1]
             ids = ids + idx.reshape((1,) * d + (-1,) + (1,) * (n - d - 1)) * stride
             stride *= self.shape[d]
@@ -126,12 +128,12 @@ class Space:
     def narrowed(self, cond: np.ndarray) -> Space:
         cond = _pad(cond, len(self.shape))
         mask = cond if self.mask is None else np.logical_and(self.mask, cond)
-        return Space(self.shape, self.grid_axes, mask, dict(self.values), self.group, self.last_fastest)
+        return Space(self.shape, self.grid_axes, mask, dict(self.values), self.group, self.last_fastest, self.from_end)
 
     def with_loop(self, trips: int) -> Space:
         # the mask keeps its axes: a loop inside a branch adds one after them
         mask = None if self.mask is None else _pad(self.mask, len(self.shape) + 1)
-        return Space(self.shape + (trips,), self.grid_axes, mask, dict(self.values), self.group, self.last_fastest)
+        return Space(self.shape + (trips,), self.grid_axes, mask, dict(self.values), self.group, self.last_fastest, self.from_end)
 
 
 def grouped_ids(rows: int, cols: int, group: int) -> np.ndarray:
@@ -148,13 +150,28 @@ def kernel_space(kernel: hbm.KernelOp) -> Space:
     """One context per block; the origins of the block's tile bound to the kernel's arguments."""
     grid, blocks = kernel.grid_tiles, kernel.grid_shape()
     axes = tuple(grid)
-    space = Space(tuple(blocks[a] for a in axes), axes, group=kernel.group_rows, last_fastest=kernel.last_axis_fastest)
+    space = Space(tuple(blocks[a] for a in axes), axes, group=kernel.group_rows, last_fastest=kernel.last_axis_fastest,
+                  from_end=kernel.last_from_end)
     origins = kernel.body.block.args[len(kernel.globals):]
     for d, (a, arg) in enumerate(zip(axes, origins)):
         shape = [1] * len(axes)
         shape[d] = blocks[a]
         space.values[arg] = (np.arange(blocks[a], dtype=np.int64) * grid[a]).reshape(shape)
     return space
+
+
+def stream_trips(kernel: hbm.KernelOp) -> np.ndarray:
+    """Each block's trips of the kernel's outermost loops (its streams: a causal mask's
+    diagonal tiles and the rest, say), summed: an array of the grid's shape."""
+    space = kernel_space(kernel)
+    total = np.zeros(space.shape, np.int64)
+    for op in kernel.body.block.ops:
+        if isinstance(op, scf.ForOp):
+            lb, ub, step = (space.require(v, f"a bound of the loop {_loop_name(op)}") for v in (op.lb, op.ub, op.step))
+            total = total + np.maximum(-(-(ub - lb) // np.maximum(step, 1)), 0)
+        else:
+            _evaluate(op, space)
+    return total
 
 
 Visitor = Callable[[Operation, Space], None]

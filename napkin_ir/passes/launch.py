@@ -22,9 +22,13 @@ them. They are written on each
 `hbm.kernel` as its properties `hbm.group`, `hbm.blocks_per_sm`, `hbm.persistent` and
 `hbm.cluster`, whose types and ranges the kernel verifies;
 `reg-to-ptx` emits them for sm_90a kernels. `order=last` makes the last grid axis vary
-fastest, walked from its end (attention: the query tiles of one head run together, sharing
-its K and V in L2, and a causal stream's longest blocks start first); without it the first
-grid axis varies fastest. The napkin model follows the same order (`hbm.order`).
+fastest (attention: the query tiles of one head run together, sharing its K and V in L2),
+walked so that the blocks with the longest streams start first: from its end where the
+streams grow along it (`hbm.order = "last"`: a causal forward's query blocks, each
+streaming the keys up to its own), from its start where they shrink
+(`"last_from_start"`: the causal gradient's key blocks, each streaming the queries from
+its own); without it the first grid axis varies fastest. The napkin model follows the same
+order (`hbm.order`).
 `ordered=true` has the blocks that split a sum over the grid (ncd-to-hbm's `accumulate`
 stores) add their parts in a fixed order, the first part written, each next one added
 when its turn comes (`hbm.ordered_sums`): the sums are the same from run to run, and the
@@ -45,6 +49,8 @@ from xdsl.passes import ModulePass
 from xdsl.utils.exceptions import PassFailedException
 
 from napkin_ir.dialects import hbm
+from napkin_ir.errors import UserError
+from napkin_ir.model.space import stream_trips
 
 
 @dataclass(frozen=True)
@@ -81,7 +87,7 @@ class HbmLaunchPass(ModulePass):
                 self._check_cluster(k)
                 k.properties["hbm.cluster"] = builtin.IntegerAttr(self.cluster, 32)
             if self.order == "last":
-                k.properties["hbm.order"] = builtin.StringAttr("last")
+                k.properties["hbm.order"] = builtin.StringAttr("last" if _streams_grow(k) else "last_from_start")
             if self.ordered and k.accumulated():
                 self._order_sums(k)
 
@@ -114,3 +120,14 @@ class HbmLaunchPass(ModulePass):
             raise PassFailedException(f"{where} waits for the earlier parts of a sum, so its split axes {split} must be the "
                                       f"grid's last (launched slowest); the grid is {grid}")
         k.properties["hbm.ordered_sums"] = builtin.UnitAttr()
+
+
+def _streams_grow(k: hbm.KernelOp) -> bool:
+    """Whether the blocks' streams (their outermost loops' trips) grow along the last grid
+    axis, or stay even: its first blocks' the shortest (else its first blocks start first)."""
+    try:
+        trips = stream_trips(k)
+    except UserError:  # bounds the model cannot follow: from the end, as a causal forward's
+        return True
+    along = trips.reshape(-1, trips.shape[-1]).sum(0) if trips.ndim else trips
+    return bool(along.size < 2 or along[0] <= along[-1])

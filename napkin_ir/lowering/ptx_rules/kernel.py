@@ -4,7 +4,8 @@
   the TMA copies it, else a `.u64` generic address.
 - Grid origins follow the launch order `hbm-launch` chose (the kernel's properties): a
   plain grid maps the grid axes to %ctaid.x, .y, .z in order; `order = "last"` maps them
-  from the last (walked from its end: a causal stream's longest blocks first); beyond
+  from the last, walked from its end (a causal forward's longest streams first), or from
+  its start with `order = "last_from_start"` (the causal gradient's key blocks); beyond
   three axes, axes of one block take no %ctaid and the slowest others share .z; grouped
   (`hbm.group`) and persistent launches number tiles along %ctaid.x alone.
 - `smem.producer` splits the warps: warpgroup 0 runs its region on one thread, after
@@ -82,7 +83,7 @@ def build_kernel(k: KernelLowering) -> P.KernelOp:
                 block = cta
                 if m + 1 < len(dim):
                     block, cta = k.op2(P.RemOp, "u32", cta, counts[axis]), k.op2(P.DivOp, "u32", cta, counts[axis])
-                if last and n == 0 and counts[axis] > 1:  # the last blocks first: a causal stream's longest
+                if last and kernel.last_from_end and n == 0 and counts[axis] > 1:  # the last blocks first: a causal stream's longest
                     block = k.op2(P.SubOp, "u32", k.u32(counts[axis] - 1), block)
                 k.vals[k.origin_args[axis]] = k.mul(block, grid[axis])
     k.tid = k.r(P.SregOp("tid.x"))
@@ -348,10 +349,11 @@ def per_tile(k: KernelLowering, stream: scf.ForOp | None, body) -> None:
     """`body` once (for this block's tile) or, persistent, for the block's tiles, each
     counting its ring steps on from the last (`stream`'s trips). Turn t of a plain launch
     takes tile t x blocks + block. A longest-first launch (`hbm.order = "last"`: the
-    streams grow along the last axis, as causal attention's do) takes its tiles in pairs of
-    equal work along that axis, its last block with its first, the second last with the
-    second, ...: a block takes pair t x blocks + block's longer tile, then its shorter (the
-    middle block of an odd count pairs with none), the other axes' blocks slowest."""
+    streams grow along the last axis, as a causal forward's do; `"last_from_start"`: they
+    shrink, as the causal gradient's key blocks' do) takes its tiles in pairs of equal work
+    along that axis, its last block with its first, the second last with the second, ...:
+    a block takes pair t x blocks + block's longer tile, then its shorter (the middle block
+    of an odd count pairs with none), the other axes' blocks slowest."""
     if not k.persistent:
         body()
         return
@@ -380,7 +382,9 @@ def per_tile(k: KernelLowering, stream: scf.ForOp | None, body) -> None:
     if paired:
         within = k.op2(P.RemOp, "u32", p, pairs)
         second = k.setp("ne", k.op2(P.AndOp, "b32", turn, 1), 0, "u32")
-        along = k.r(P.SelpOp("u32", within, k.op2(P.SubOp, "u32", k.u32(counts[last] - 1), within), second))
+        mirror = k.op2(P.SubOp, "u32", k.u32(counts[last] - 1), within)
+        shorter, longer = (within, mirror) if k.kernel.last_from_end else (mirror, within)
+        along = k.r(P.SelpOp("u32", shorter, longer, second))
         if counts[last] % 2:  # the middle block has no partner: the pair's second turn is skipped
             middle = k.both(second, k.setp("eq", within, pairs - 1, "u32"))
             assert middle is not None

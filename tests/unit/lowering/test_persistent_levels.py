@@ -128,7 +128,8 @@ class _Grid:
 
     def __init__(self, counts: tuple[int, ...], order: str, group: int):
         self.shape = dict(zip("abc", counts))
-        self.last_axis_fastest = order == "last"
+        self.last_axis_fastest = order.startswith("last")
+        self.last_from_end = order == "last"
         self.group_rows = group
 
     def grid_shape(self) -> dict[str, int]:
@@ -136,16 +137,23 @@ class _Grid:
 
 
 @pytest.mark.parametrize("order,counts,group", [("last", (2, 3, 5), 0), ("last", (1, 4), 0), ("last", (3, 8), 0),
+                                                ("last_from_start", (2, 3, 5), 0), ("last_from_start", (3, 8), 0),
                                                 ("first", (4, 6), 0), ("first", (7, 5), 3)])
 @pytest.mark.parametrize("blocks", [1, 2, 3, 7])
 def test_persistent_tiles_cover_the_grid_once(order, counts, group, blocks):
-    """Every tile once, over the blocks; longest first in pairs of equal work."""
+    """Every tile once, over the blocks; longest first in pairs of equal work (a causal
+    forward's query blocks stream more keys along the last axis, the gradient's key blocks
+    fewer queries)."""
     tiles = persistent_tiles(_Grid(counts, order, group), blocks)  # type: ignore[arg-type]
     seen = Counter(t for block in tiles for t in block)
     assert sorted(seen) == sorted(np.ndindex(*counts)) and set(seen.values()) == {1}, seen
-    if order == "last" and blocks > 1 and int(np.prod(counts)) >= 4 * blocks:
-        work = [sum(t[-1] + 1 for t in block) for block in tiles]  # a causal tile streams its row block's keys
-        assert max(work) <= 1.34 * sum(work) / blocks, work
+    if order != "first":
+        def cost(t):  # a causal tile streams its row block's keys, or its key block's queries
+            return t[-1] + 1 if order == "last" else counts[-1] - t[-1]
+        assert cost(tiles[0][0]) == counts[-1]  # the first block's first tile the longest
+        if blocks > 1 and int(np.prod(counts)) >= 4 * blocks:
+            work = [sum(cost(t) for t in block) for block in tiles]
+            assert max(work) <= 1.34 * sum(work) / blocks, work
 
 
 def test_a_persistent_gemm_keeps_its_numbers_over_tiles():

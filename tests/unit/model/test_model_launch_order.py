@@ -34,3 +34,21 @@ def test_batch_axis_fastest_reads_k_and_v_in_every_wave():
     first, last = _dram("first"), _dram("last")
     assert first["k"] >= 1.5 * once and first["k"] > last["k"]
     assert first["v"] >= 1.5 * once and first["v"] > last["v"]
+
+
+def test_the_longest_streams_launch_first_either_way():
+    """`order=last` walks the last axis from the end whose blocks stream the most: a causal
+    forward's last query block (all keys), the causal gradient's first key block (all
+    queries). The model's launch order and the streams' trips agree."""
+    from napkin_ir.dialects import hbm
+    from napkin_ir.model.space import kernel_space, stream_trips
+
+    text = attention_diagram("causal", 1, 2, 512, 64, "bf16")
+    grad = 'ncd-grad{residuals=true},ncd-fold-casts,ncd-extract{function="causal_attention_grad" results="1,2" cut="delta"},'
+    for derive, grid, stream in (("", "i", "j"), (grad, "j", "i")):
+        module = run_pipeline(text, f'{derive}ncd-relabel{{grid="b,h,{grid}:64" stream="{stream}:64"}},ncd-to-hbm,hbm-launch{{order=last}}')
+        (kernel,) = [op for op in module.walk() if isinstance(op, hbm.KernelOp)]
+        trips = stream_trips(kernel)[0, 0]  # b=0, h=0: along the last axis
+        first = int(kernel_space(kernel).block_ids().reshape(1, 2, -1)[0, 0].argmin())
+        assert trips[first] == trips.max() > trips.min(), (grid, trips)
+        assert kernel.last_from_end == (grid == "i")

@@ -63,7 +63,7 @@ hbm.kernel attributes {sym_name = "k", grid = #hbm.labels<m=8>, num_outputs = 1 
 ^bb0(%a: !hbm.global<m=16 : f32>, %out: !hbm.global<m=16 : f32>, %m0: index):
   hbm.return
 }
-// CHECK: hbm.kernel: hbm.order must be "first" or "last", got "middle"
+// CHECK: hbm.kernel: hbm.order must be "first", "last" or "last_from_start", got "middle"
 
 // -----
 hbm.kernel attributes {sym_name = "k", grid = #hbm.labels<m=8>, num_outputs = 1 : i32, reg.warps = #hbm.labels<q=2>} {

@@ -30,6 +30,13 @@
 // ONE-NEXT: mul.lo.u32 %r{{[0-9]+}}, [[Z]], [[ONE]];
 // ONE-LAUNCH: "grid": [4, 4, 2],
 
+// The causal gradient's key blocks (`hbm.order = "last_from_start"`: their streams of queries
+// shrink along j) are walked from the start: block j on %ctaid.x, the longest first.
+// RUN: napkin-opt %examples/causal_attention.mlir -p 'ncd-grad{residuals=true},ncd-fold-casts,ncd-extract{function="causal_attention_grad" results="1,2" cut="delta"},napkin-sm90{persistent=false}' -t ptx | filecheck %s --check-prefix=START
+// START: mov.u32 [[J:%r[0-9]+]], %ctaid.x;
+// START-NEXT: mov.u32 [[TILE:%r[0-9]+]], 128;
+// START-NEXT: mul.lo.u32 %r{{[0-9]+}}, [[J]], [[TILE]];
+
 // A persistent longest-first launch (attention, `order=last`): each block's turn t takes
 // pair t / 2 x blocks + block of equal work along i, the last query block with the first:
 // 32 pairs of the 64 query blocks (of 128 rows, given: at d=64 the default would be 192)
