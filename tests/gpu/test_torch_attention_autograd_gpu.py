@@ -90,6 +90,21 @@ def test_one_kernel_of_the_backward_under_the_sanitizer(d, monkeypatch):
     _one_kernel_matches("causal", (1, 4, 2, 200, 200), d, monkeypatch)  # grouped: dK and dV added into
 
 
+@pytest.mark.sanitize
+@pytest.mark.parametrize("d", [128, 64])
+@pytest.mark.parametrize("shape", [(1, 2, 2, 1536, 1536), (1, 2, 2, 232, 232), (1, 4, 2, 1100, 1100)],
+                         ids=["1536", "232-ragged", "grouped-1100"])
+def test_one_kernel_launched_longest_first_matches_float64(shape, d, monkeypatch):
+    """The one kernel under a causal mask on a plain grid (not persistent: the default where
+    a block streams enough queries, at d=128 over 16k), its key blocks launched from the
+    first (`hbm.order = "last_from_start"`: the first streams the most queries). Shapes no
+    other test compiles, so that no cached persistent kernel stands in for it."""
+    from napkin_ir.plan.recipes import attention as recipe
+
+    monkeypatch.setattr(recipe, "PERSISTENT_WORK", 0)
+    _one_kernel_matches("causal", shape, d, monkeypatch)
+
+
 def _one_kernel_matches(kind, shape, d, monkeypatch):
     import napkin_ir.torch as nt
 

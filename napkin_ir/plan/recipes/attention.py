@@ -319,17 +319,17 @@ def persistent_pays(module: ModuleOp, block: int | None = None, stream: int | No
     is even, and the tile loop's registers make ptxas spill 44 bytes a thread where the plain
     grid spills none (d=64 at 4k: 0.92x, H200 2026-11-29; under a causal mask both spill,
     and the paired blocks win, 1.03x; at 80, d=128 at 4k, 2445-2460 us a block a tile
-    against 2529-2541 persistent, kernels alone, H200 2026-11-29). Such a kernel under a
-    causal mask is persistent at any length: its blocks' work is uneven (d=128 at 16k: 554
-    against 534 TFLOP/s, H200 2026-11-29; unmasked, 573 against 576)."""
+    against 2529-2541 persistent, kernels alone, H200 2026-11-29). Under a causal mask such
+    a kernel's blocks have uneven work, and the plain grid launched longest first
+    (`hbm.order = "last_from_start"`) balances it as the paired persistent blocks do: the
+    rule of the stream's work decides (kernels alone, H200 2026-11-30: d=128 at 16k the
+    plain grid 1.01-1.04x, at 4k 0.96-0.98x; d=64 at 16k 0.99-1.01x, at 4k 0.95-0.96x)."""
     axes, sizes = attention_shape(module)
     if (block or _rows_for(module, axes, sizes)) > 128:
         return False
     d = head_dim(axes, sizes)
     if added_along_stream(module, axes) and not axes.masked and (stream or added_stream(module, d)) in (128, WIDE_ADDED_STREAM):
         return False
-    if added_along_stream(module, axes) and axes.masked:
-        return True
     if _spherical_narrow(module, d):
         return True
     return sizes[axes.keys] / (2 if axes.masked else 1) * d <= PERSISTENT_WORK
