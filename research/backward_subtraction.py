@@ -5,19 +5,45 @@ side. The copies compute wrong values; their times bound what removing that work
     python3 research/backward_subtraction.py make DIR [--d 128]   # here (no GPU): the PTX copies
     python3 research/backward_subtraction.py time DIR             # on the GPU (carry DIR)
 
-Variant: `nodq` (dQ's `cp.reduce.async.bulk`), for the kernel without a mask (`n_`) and
-under a causal one (`c_`). Session 60's table (with dS's scale, since moved out by
+Variants, for the kernel without a mask (`n_`) and under a causal one (`c_`): `nodq`
+(dQ's `cp.reduce.async.bulk`), `offsts` (the consumers' `st.shared.f32` of dQ's partial
+sums into its stage predicated off by a predicate false at run time that ptxas cannot fold:
+issued, but moving nothing; taken out instead, ptxas drops dQ^T's wgmmas, whose results
+nothing else reads) and `nowait` (the consumers' wait for that stage to be empty: they
+write over a stage the store role may still be reading). Session 60's table (with dS's scale, since moved out by
 `ncd-sink-scales`, and a variant `nolog2e` without the multiply by log2 e before `ex2`,
 since folded into the scale and the statistic by `ncd-fold-log2e`): research/benchmarks.md."""
 
 from __future__ import annotations
 
 import argparse
+import re
 import statistics
 import sys
 from pathlib import Path
 
 KINDS = {"n": "softmax", "c": "causal"}
+# the consumers' wait for dQ's stage, just before dQ^T's wgmma is waited for
+STAGE_WAIT = re.compile(r"(\tmbarrier\.try_wait\.parity\.shared::cta\.b64 (%p\d+), \[%r\d+\], %r\d+;\n)\t@\2 bra (\$L__BB\d+_\d+);\n"
+                        r"(\tbra\.uni \$L__BB\d+_\d+;\n\3:\n\twgmma\.wait_group\.sync\.aligned 1;\n)")
+
+
+def _stores_off(ptx: str) -> str:
+    """`ptx` with every `st.shared.f32` under a predicate that is false at run time (the
+    grid's z extent, 1, compared with 7777) and that ptxas cannot fold."""
+    regs = ptx.index("\t.reg .b32")
+    ptx = ptx[:regs] + "\t.reg .pred %poff;\n\t.reg .b32 %roff;\n" + ptx[regs:]
+    first = ptx.index("\tld.param")
+    ptx = ptx[:first] + "\tmov.u32 %roff, %nctaid.z;\n\tsetp.eq.u32 %poff, %roff, 7777;\n" + ptx[first:]
+    return ptx.replace("\tst.shared.f32 ", "\t@%poff st.shared.f32 ")
+
+
+def _variants(ptx: str) -> dict[str, str]:
+    lines = ptx.split("\n")
+    return {"base": ptx,
+            "nodq": "\n".join(ln for ln in lines if not ln.strip().startswith("cp.reduce.async.bulk")),
+            "offsts": _stores_off(ptx),
+            "nowait": STAGE_WAIT.sub(lambda m: f"{m.group(1)}\tbra.uni {m.group(3)};\n{m.group(4)}", ptx)}
 
 
 def make(out: Path, d: int) -> None:
@@ -27,8 +53,7 @@ def make(out: Path, d: int) -> None:
     out.mkdir(parents=True, exist_ok=True)
     for tag, kind in KINDS.items():
         k = nt.attention_grad_kernel("qkv", kind, None, 1, 16, 16384, 16384, d, "bf16", (9, 0))
-        variants = {"base": k.ptx, "nodq": "\n".join(ln for ln in k.ptx.split("\n") if not ln.strip().startswith("cp.reduce.async.bulk"))}
-        for name, ptx in variants.items():
+        for name, ptx in _variants(k.ptx).items():
             if name == "base" or ptx != k.ptx:
                 CompiledKernel(ptx, k.contract).save(str(out / f"{tag}_{name}"))
                 print(f"{tag}_{name}: {ptx.count(chr(10))} lines")

@@ -1,5 +1,6 @@
 """research/backward_subtraction.py's copies: each takes out only what it names (dQ's
-reduces), and still assembles; the kernel it copies has no multiply by log2 e left
+reduces, its stores into the stage predicated off, the wait for the stage), and still
+assembles; the kernel it copies has no multiply by log2 e left
 (`ncd-fold-log2e`)."""
 
 import sys
@@ -16,10 +17,16 @@ import backward_subtraction  # noqa: E402
 def test_each_copy_takes_out_what_it_names(tmp_path):
     backward_subtraction.make(tmp_path, 64)
     for tag in ("n", "c"):
-        base, dq = ((tmp_path / f"{tag}_{v}.ptx").read_text() for v in ("base", "nodq"))
+        base, dq, sts, wait = ((tmp_path / f"{tag}_{v}.ptx").read_text() for v in ("base", "nodq", "offsts", "nowait"))
         assert "ex2.approx" in base and "0f3FB8AA3B" not in base  # log2 e folded out of the loop
         assert "cp.reduce.async.bulk" in base and "cp.reduce.async.bulk" not in dq
         assert len(dq.split("\n")) == len(base.split("\n")) - base.count("cp.reduce.async.bulk")
+        stores = base.count("st.shared.f32")
+        assert stores >= 32 and sts.count("@%poff st.shared.f32") == stores  # every one predicated off, none removed
+        loops = {"n": 1, "c": 2}[tag]  # the mask's diagonal tiles in a loop of their own
+        assert len(backward_subtraction.STAGE_WAIT.findall(base)) == loops and not backward_subtraction.STAGE_WAIT.findall(wait)
+        assert base.count("mbarrier.try_wait") == wait.count("mbarrier.try_wait")  # the wait's result ignored, not removed
         if find_ptxas() is None:
             pytest.skip("no ptxas to assemble the copies")
-        assert ptxas_resources(dq, "sm_90a")
+        for ptx in (dq, sts, wait):
+            assert ptxas_resources(ptx, "sm_90a")
