@@ -804,7 +804,10 @@ class HbmToSmemPass(ModulePass):
         for loop in chain:
             cbody = loop.body.block
             loop_loads = self._loop_loads(loop, vectors=True)
-            uses = [first_use(cbody, loop_loads[group[0]]) for group in groups]
+            # before the first use of any of the group's tiles (a statistic's may come first: a
+            # map of it alone, as the log-sum-exp in base 2 where no row kernel wrote it)
+            uses = [min((u for n in group if (u := first_use(cbody, loop_loads[n])) is not None), key=cbody.get_operation_index,
+                        default=None) for group in groups]
             released = [_released_after(cbody, [loop_loads[n].result for n in group]) for group in groups]
             ops, s, p = round_of(cbody.args[0])
             Rewriter.insert_op(ops, InsertPoint.at_start(cbody))

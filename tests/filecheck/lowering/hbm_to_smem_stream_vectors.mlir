@@ -6,6 +6,15 @@
 // TMA box and reads a lane's columns in pairs from shared memory, not from global memory.
 // RUN: napkin-opt %examples/attention.mlir -p 'ncd-grad{residuals=true},ncd-fold-casts,ncd-extract{function="attention_grad" results="0,1,2" cut="delta"},ncd-widen-results{result=0},ncd-relabel{grid="b,h,j:128" stream="i:64"},ncd-to-hbm,hbm-to-smem{stages=2 copy=tma}' | filecheck %s
 // RUN: napkin-opt %examples/attention.mlir -p 'ncd-grad{residuals=true},ncd-fold-casts,ncd-extract{function="attention_grad" results="0,1,2" cut="delta"},ncd-widen-results{result=0},napkin-sm90' -t ptx | filecheck %s --check-prefix=PTX
+// A statistic mapped on its own before the tiles it rides with are used (the log-sum-exp in
+// base 2 where no row kernel wrote it: ncd-fold-log2e, then only D cut): the consumers wait
+// for the group and read it before that map, not at the tile's first use (FOLDED).
+// RUN: napkin-opt %examples/attention.mlir -p 'ncd-grad{residuals=true},ncd-fold-casts,ncd-fold-log2e,ncd-extract{function="attention_grad" result=1 cut="delta"},ncd-relabel{grid="b,h,j:128" stream="i:64"},ncd-to-hbm,hbm-to-smem{stages=2 copy=tma}' | filecheck %s --check-prefix=FOLDED
+// FOLDED:      scf.for %i0 =
+// FOLDED:      smem.mbarrier_wait
+// FOLDED:      %lse_tile = smem.read
+// FOLDED-NEXT: %lse_log2 = ncd.map scale %lse_tile by 1.44269
+// FOLDED-NEXT: %s = ncd.contract %q_tile, %k_tile
 
 // CHECK-DAG:  %[[LSE:.*]] = smem.alloc : !smem.buffer<b=1, h=1, i=64 : f32, stages=2, layout=row>
 // CHECK:      smem.producer
