@@ -330,6 +330,20 @@ class _Vector:
         return self.load.result.type  # type: ignore[return-value]
 
 
+@dataclass
+class _VectorMap:
+    """A map of vectors read from global memory or staged (the attention gradient's
+    log-sum-exp in base 2, where no row kernel wrote it beside D): not computed by itself,
+    but where math with a tile of rows and columns needs it, on the `row` or `col`
+    fragments of the vectors it reads, once a block."""
+
+    op: ncd.MapOp
+
+    @property
+    def tensor(self) -> ncd.TensorType:
+        return self.op.result.type  # type: ignore[return-value]
+
+
 class _Fragments:
     """Every tile the block computes in f32 becomes each warp's fragment of it: a tile with
     the rows that `warps` splits and one other axis a `c` fragment, a tile with those rows
@@ -343,8 +357,9 @@ class _Fragments:
                  a_registers: bool = False, lines: bool = False):
         self.kernel, self.warps, self.hoist, self.mma, self.a_registers = kernel, warps, hoist, mma, a_registers
         self.lines = lines  # no product: tiles are `line` fragments, whole rows a warp
-        self.vals: dict[SSAValue, SSAValue | _Cast | _Vector | _Constant | smem.ReadOp] = {}
-        self.loaded: dict[tuple[hbm.LoadOp, Block | None], SSAValue] = {}  # a vector's fragment, per block it is used in
+        self.vals: dict[SSAValue, SSAValue | _Cast | _Vector | _VectorMap | _Constant | smem.ReadOp] = {}
+        # a vector's fragment (or a map of vectors'), per block it is used in
+        self.loaded: dict[tuple[Operation, Block | None], SSAValue] = {}
         self.dead: list[Operation] = []
         self.fused: dict[Operation, ncd.ContractOp] = {}  # an add that accumulates a product -> the product
         self.hoisted: dict[tuple[smem.ReadOp, int], SSAValue] = {}
@@ -794,8 +809,14 @@ class _Fragments:
             return
         if fn not in reg.MAP_UNARY + reg.MAP_BINARY:
             raise self.fail(f"ncd.map {fn} has no form in registers; expected one of {', '.join(reg.MAP_UNARY + reg.MAP_BINARY)}")
-        xs = [self.vector(x, op) if isinstance(x := self.vals.get(v), _Vector) else self.constant(x, op) if isinstance(x, _Constant)
-              else self.frag(v, f"operand #{n} of ncd.map {fn}") for n, v in enumerate(op.inputs)]
+        ins = [self.vals.get(v) for v in op.inputs]
+        if not self.lines and all(isinstance(x, _Vector | _VectorMap) for x in ins) \
+                and sum(n > 1 for n in op.result.type.shape.values()) <= 1:  # type: ignore[attr-defined]
+            self.vals[op.result] = _VectorMap(op)  # a vector still: computed where a tile's math reads it
+            self.dead.append(op)
+            return
+        xs = [self.vector(x, op) if isinstance(x, _Vector | _VectorMap) else self.constant(x, op) if isinstance(x, _Constant)
+              else self.frag(v, f"operand #{n} of ncd.map {fn}") for n, (v, x) in enumerate(zip(op.inputs, ins))]
         self.replace(op, [reg.MapOp(fn, xs, op.by.value.data if op.by is not None else None)])
 
     def read_tile(self, read: smem.ReadOp, t: ncd.TensorType) -> reg.ReadOp:
@@ -819,9 +840,10 @@ class _Fragments:
         self.emit([fill], op)
         return fill.results[0]
 
-    def vector(self, vec: _Vector, op: ncd.MapOp) -> SSAValue:
+    def vector(self, vec: _Vector | _VectorMap, op: ncd.MapOp) -> SSAValue:
         """The `row` or `col` fragment of a vector left in global memory, for `op`'s math with
-        a tile of rows and columns: loaded just before its first such use in each block."""
+        a tile of rows and columns: loaded just before its first such use in each block (a
+        map of vectors: computed there, on the fragments of the vectors it reads)."""
         t = vec.tensor
         around = self.frag_type(op.result.type)  # type: ignore[arg-type]
         # an axis whose every place has warps of its own (a group's query heads) is held, as in the tile
@@ -840,7 +862,13 @@ class _Fragments:
                             f"kernel with no product as a row vector; ncd.map {op.fn.data} gives {op.result.type}")
         if t.shape[axis] != around.shape[axis] * self.warps.get(axis, 1):
             raise self.fail(f"the vector {t} is not the block's tile of '{axis}' ({around.shape[axis] * self.warps.get(axis, 1)})")
-        key = (vec.load, op.parent)
+        key = (vec.op if isinstance(vec, _VectorMap) else vec.load, op.parent)
+        if isinstance(vec, _VectorMap) and key not in self.loaded:
+            m = vec.op
+            xs = [self.vector(self.vals[v], op) for v in m.inputs]  # type: ignore[arg-type]
+            mapped = reg.MapOp(m.fn.data, xs, m.by.value.data if m.by is not None else None)
+            self.emit([mapped], op)
+            self.loaded[key] = mapped.result
         if key not in self.loaded:
             if around.role.data == "line" and axis != around.rows_axis:
                 raise self.fail(f"a vector read from global memory ({t}) enters a kernel with no product as one value a row "

@@ -98,3 +98,30 @@ def test_compile_takes_the_bias_as_a_pointer(target):
     assert kernel.arg_names() == ["a", "b", "bias", "out"]
     bias = kernel.contract.param("bias")
     assert (bias.kind, bias.role, bias.dtype, bias.axes, bias.shape) == ("pointer", "in", "f32", ("n",), (136,))
+
+
+@pytest.mark.parametrize("pipeline", sorted(PIPELINES))
+def test_a_bias_scaled_on_its_own_keeps_the_numbers(pipeline):
+    """`bias * 2` before the add: a map of the vector alone, computed on its fragment where
+    the add reads it. Every level of both pipelines, and sm_80's PTX in the emulator against
+    float64 (ragged: the guarded load before the multiply)."""
+    m, n, k = RAGGED
+    text = _text(RAGGED, "col").replace(
+        "%y = ncd.map add %c, %bias",
+        f"%b2 = ncd.map scale %bias by 2.0 : !ncd.tensor<n={n} : f32> -> !ncd.tensor<n={n} : f32>\n  %y = ncd.map add %c, %b2")
+    assert "%b2" in text
+    diagram = find_entry(run_pipeline(text))
+    inputs = diagram.random_inputs(7)
+    want = diagram.run(inputs)[0]
+    for level, passes in _levels(text, pipeline).items():
+        got = find_entry(run_pipeline(text, passes)).run(inputs)[0]
+        assert reference.relative_error(got, want) <= reference.TOLERANCE["bf16"], level
+    if pipeline == "napkin-sm80":
+        rng = np.random.default_rng(19)
+        half = HALF["bf16"]
+        a, b = rng.standard_normal((m, k)).astype(half), rng.standard_normal((k, n)).astype(half)
+        bias = rng.standard_normal(n).astype(np.float32)
+        out = np.full((m, n), 0xFFFF, np.uint16).view(half)
+        run_kernel(run_pipeline(text, pipeline), [a, b, bias, out], lazy=True, reverse=True)
+        assert np.isfinite(out.astype(np.float64)).all(), "some output was not written"
+        assert reference.relative_error(out, _bias_reference(a, b, 2 * bias.astype(np.float64), "col")) <= reference.TOLERANCE["bf16"]

@@ -70,3 +70,31 @@ def test_the_row_kernel_writes_d_and_the_statistic_in_base_2(pipeline):
     delta = (given["d_o"].astype(np.float64) * given["o"].astype(np.float64)).sum(-1)
     assert relative_error(outs[0], delta) <= TOLERANCE["f32"]
     assert relative_error(outs[1], given["lse"].astype(np.float64) * math.log2(math.e)) <= TOLERANCE["f32"]
+
+
+@pytest.mark.parametrize("kind,n", [("softmax", 72), ("causal", 80)])
+def test_the_statistic_in_base_2_scaled_in_the_kernel_where_no_row_kernel_wrote_it(kind, n):
+    """After the fold, `ncd-extract{cut="delta"}` alone: the kernel of dK reads the log-sum-exp
+    and scales it itself, on its fragment once a block (`smem-to-reg`), the TMA's stage read
+    before that map (`hbm-to-smem`). Every level of both plans, and sm_80's PTX in the
+    emulator into a poisoned output, against the diagram."""
+    from napkin_ir.plan.recipes import attention
+    from tests.unit.lowering.levels import every_level_keeps, gradient_inputs
+
+    text, values = gradient_inputs(kind, n, n, 64, seed=n)
+    module = run_pipeline(text, f'{RESIDUAL_GRADIENT},ncd-extract{{function="{NAMES[kind]}_grad" result=1 cut="delta"}}')
+    diagram = find_entry(module)
+    assert "lse" in diagram.input_names and _fns(find_function(module)) == ["exp2"]
+    inputs = [values[name] for name in diagram.input_names]
+    want = diagram.run(inputs)
+    for kernel_plan in (attention.sm80_plan(module), attention.sm90_plan(module, persistent=False)):
+        every_level_keeps(module, kernel_plan, inputs, want)
+    ptx_module = run_pipeline(str(module), "napkin-sm80")
+    (kernel,) = [op for op in ptx_module.walk() if isinstance(op, ptx.KernelOp)]
+    names = [p.removeprefix(f"{kernel.sym_name.data}_") for p, _ in kernel.param_list()]
+    half = HALF["bf16"]
+    out = np.full(want[0].shape, 0xFFFF, np.uint16).view(half)  # poisoned: NaN
+    run_kernel(ptx_module, [*(values[a].astype(half) if a in ("q", "k", "v", "d_o") else values[a] for a in names[:-1]), out],
+               lazy=True, reverse=True)
+    assert np.isfinite(out.astype(np.float64)).all(), "some output was not written"
+    assert relative_error(out, want[0]) <= TOLERANCE["bf16"]
