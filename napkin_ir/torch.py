@@ -779,10 +779,11 @@ def _attention_backward_impl(q: Tensor, k: Tensor, v: Tensor, out: Tensor, stat:
              "norm": stat.view(rows)}
     # the row kernel: D, and a softmax's log-sum-exp in base 2 (ROW_VALUES), f32 a query each
     row_kernel = attention_grad_kernel("delta", kind, scale, b, gh, gn, nk, d, dt, cap, ghk)
-    row_outs = [p.arg for p in row_kernel.contract.params if p.role == "out"]
-    row_values = {name: torch.empty(rows, dtype=torch.float32, device=q.device) for name in ROW_VALUES[kind]}
+    row_outs = [p for p in row_kernel.contract.params if p.role == "out"]
+    row_values = {name: torch.empty(rows, dtype=_TORCH_DTYPES[p.dtype], device=q.device)
+                  for name, p in zip(ROW_VALUES[kind], row_outs, strict=True)}
     row_kernel(**{p.arg: given[p.arg] for p in row_kernel.contract.params if p.role == "in"},
-               **dict(zip(row_outs, row_values.values(), strict=True)), stream=stream, device=index)
+               **{p.arg: t for p, t in zip(row_outs, row_values.values())}, stream=stream, device=index)
     if grad_stat is not None:  # d lse_i adds P_ij d lse_i to dS_ij / scale: D less it
         row_values["delta"] = row_values["delta"] - grad_stat.float().reshape(rows)
     given.update(row_values)

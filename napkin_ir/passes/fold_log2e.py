@@ -43,24 +43,17 @@ from napkin_ir.model.work import elements
 LOG2E = math.log2(math.e)
 
 
-def _only_reader(v: SSAValue) -> ncd.MapOp | None:
-    """The one op that reads `v`, if it is the one map that does."""
-    users = {id(u.operation): u.operation for u in v.uses}
-    (user,) = users.values() if len(users) == 1 else (None,)
-    return user if isinstance(user, ncd.MapOp) else None
-
-
 def fold(exp: ncd.MapOp, in_base2: dict[SSAValue, SSAValue]) -> bool:
     """Rewrite `exp` of (a scale less a row statistic) as exp2, where the pass's conditions
     hold; `in_base2` holds each statistic already scaled by log2 e, for the next exp that
     reads it."""
     sub = exp.inputs[0].owner
-    if not (isinstance(sub, ncd.MapOp) and sub.fn.data == "sub" and _only_reader(sub.result) is exp):
+    if not (isinstance(sub, ncd.MapOp) and sub.fn.data == "sub" and sub.result.get_user_of_unique_use() is exp):
         return False
     scaled, stat = sub.inputs
     scale = scaled.owner
-    if not (isinstance(scale, ncd.MapOp) and scale.fn.data == "scale" and len(scale.inputs) == 1 and _only_reader(scaled) is sub) \
-            or scaled is stat or elements(stat.type) >= elements(sub.result.type):  # type: ignore[arg-type]
+    if not (isinstance(scale, ncd.MapOp) and scale.fn.data == "scale" and len(scale.inputs) == 1
+            and scaled.get_user_of_unique_use() is sub) or elements(stat.type) >= elements(sub.result.type):  # type: ignore[arg-type]
         return False
     base2 = in_base2.get(stat)
     if base2 is None:

@@ -74,7 +74,7 @@ SCALE_ATTR = "ncd.scale"
 def _scaled_sum(v: SSAValue) -> tuple[SSAValue, float] | None:
     """(the f32 value, the constant) where `v` is only a constant scale of an f32 value."""
     op = v.owner
-    if not (isinstance(op, ncd.MapOp) and op.fn.data == "scale" and len(op.inputs) == 1 and len(list(v.uses)) == 1):
+    if not (isinstance(op, ncd.MapOp) and op.fn.data == "scale" and len(op.inputs) == 1 and v.has_one_use()):
         return None
     return (op.inputs[0], op.by.value.data) if op.inputs[0].type.dtype == "f32" else None  # type: ignore[union-attr, attr-defined]
 

@@ -46,8 +46,11 @@ def test_folded_log2e_keeps_the_gradient(kind):
 
 
 def test_spherical_attention_has_no_exp_to_fold():
+    """Nothing to fold, so its row kernel gives D alone: as many outputs as ROW_VALUES names."""
     _, f = _grad("spherical", RESIDUAL_GRADIENT)
-    assert _fns(f) == [] and ROW_VALUES["spherical"] == ("delta",)
+    assert _fns(f) == []
+    rows = find_entry(run_pipeline(attention_diagram("spherical", b=1, h=2, n=96, d=64), gradient_passes("spherical", "delta")))
+    assert len(rows.outputs) == len(ROW_VALUES["spherical"]) == 1 and "norm" not in rows.input_names
 
 
 @pytest.mark.parametrize("pipeline", ["napkin-sm80", "napkin-sm90"])
