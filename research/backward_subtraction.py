@@ -6,7 +6,9 @@ side. The copies compute wrong values; their times bound what removing that work
     python3 research/backward_subtraction.py time DIR             # on the GPU (carry DIR)
 
 Variants, for the kernel without a mask (`n_`) and under a causal one (`c_`): `nodq`
-(dQ's `cp.reduce.async.bulk`), `offsts` (the consumers' `st.shared.f32` of dQ's partial
+(dQ's `cp.reduce.async.bulk`), `v4` (the stage written as FA4 writes it: a thread's fragment,
+four values a `st.shared.v4.f32`, thread-major, the same bytes; the sums land permuted),
+`offsts` (the consumers' `st.shared.f32` of dQ's partial
 sums into its stage predicated off by a predicate false at run time that ptxas cannot fold:
 issued, but moving nothing; taken out instead, ptxas drops dQ^T's wgmmas, whose results
 nothing else reads) and `nowait` (the consumers' wait for that stage to be empty: they
@@ -38,11 +40,55 @@ def _stores_off(ptx: str) -> str:
     return ptx.replace("\tst.shared.f32 ", "\t@%poff st.shared.f32 ")
 
 
+STAGE_STORE = re.compile(r"^\tst\.shared\.f32 \[(%r\d+)(?:\+(\d+))?\], %f(\d+);$")
+
+
+def _stores_v4(ptx: str) -> str:
+    """`ptx` with each loop's `st.shared.f32` of dQ's partial sums replaced by FA4's writes:
+    a thread's fragment, four neighbouring values a `st.shared.v4.f32`, thread-major in its
+    warpgroup's half of the stage (the same bytes, conflict-free; the values land permuted,
+    so the reduce adds them in the wrong places)."""
+    lines = ptx.split("\n")
+    at = [n for n, ln in enumerate(lines) if STAGE_STORE.match(ln)]
+    runs, run = [], [at[0]]
+    for n in at[1:]:
+        if n - run[-1] > 100:
+            runs.append(run); run = []
+        run.append(n)
+    runs.append(run)
+    out = list(lines)
+    regs = []
+    for r, run in enumerate(runs):
+        first = run[0]
+        # the stage's base: add.u32 %rP, %rBASE, %rPANEL; add.u32 %rA, %rP, %rSWIZZLE; st [%rA]
+        m = re.match(r"^\tadd\.u32 %r\d+, (%r\d+), %r\d+;$", lines[first - 2])
+        assert m and lines[first - 1].startswith("\tadd.u32"), lines[first - 2:first + 1]
+        base = m.group(1)
+        vals = sorted(int(STAGE_STORE.match(lines[n]).group(3)) for n in run)
+        assert len(vals) % 4 == 0 and vals == list(range(vals[0], vals[0] + len(vals)))
+        region = len(vals) * 128 * 4
+        t, a = f"%rv4t{r}", f"%rv4a{r}"
+        regs += [t, a, f"%rv4w{r}"]
+        code = [f"\tmov.u32 {t}, %tid.x;", f"\tshr.u32 %rv4w{r}, {t}, 7;", f"\tand.b32 %rv4w{r}, %rv4w{r}, 1;",
+                f"\tmul.lo.u32 %rv4w{r}, %rv4w{r}, {region};", f"\tand.b32 {t}, {t}, 127;", f"\tshl.b32 {t}, {t}, 4;",
+                f"\tadd.u32 {a}, {base}, %rv4w{r};", f"\tadd.u32 {a}, {a}, {t};"]
+        for k in range(len(vals) // 4):
+            f = vals[4 * k:4 * k + 4]
+            code.append(f"\tst.shared.v4.f32 [{a}+{k * 2048}], {{%f{f[0]}, %f{f[1]}, %f{f[2]}, %f{f[3]}}};")
+        for n in run:
+            out[n] = None
+        out[run[-1]] = "\n".join(code)
+    text = "\n".join(ln for ln in out if ln is not None)
+    decl = text.index("\t.reg .b32")
+    return text[:decl] + "".join(f"\t.reg .b32 {x};\n" for x in regs) + text[decl:]
+
+
 def _variants(ptx: str) -> dict[str, str]:
     lines = ptx.split("\n")
     return {"base": ptx,
             "nodq": "\n".join(ln for ln in lines if not ln.strip().startswith("cp.reduce.async.bulk")),
             "offsts": _stores_off(ptx),
+            "v4": _stores_v4(ptx),
             "nowait": STAGE_WAIT.sub(lambda m: f"{m.group(1)}\tbra.uni {m.group(3)};\n{m.group(4)}", ptx)}
 
 

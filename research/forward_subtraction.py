@@ -1,0 +1,109 @@
+"""What the attention forward's kernel spends on, by subtraction: napkin-sm90's default
+forward at 16k tokens, and copies of its PTX with one piece of work taken out, timed side by
+side. The copies compute wrong values; their times bound what removing that work could give.
+
+    python3 research/forward_subtraction.py make DIR   # here (no GPU): the PTX copies
+    python3 research/forward_subtraction.py time DIR   # on the GPU (carry DIR)
+
+Variants, for d=128 and d=64, without a mask (`n`) and under a causal one (`c`):
+`nosumshfl` (the row sum's two `shfl.sync.bfly` a row, each tile: the exchange across a
+quad that FA4's forward leaves to the epilogue; each lane keeps its own partial sum) and
+`laterescale` (O's rescale moved from before the products to the end of the trip before).
+"""
+
+from __future__ import annotations
+
+import argparse
+import re
+import statistics
+import sys
+from pathlib import Path
+
+SHAPES = {"n128": ("softmax", 128), "c128": ("causal", 128), "n64": ("softmax", 64), "c64": ("causal", 64)}
+# a quad's exchange of a row sum: the shuffle whose value the next instruction adds
+SUM_SHFL = re.compile(r"\tshfl\.sync\.bfly\.b32 (%f\d+), (%f\d+), [12], 31, 0xffffffff;\n(\tadd\.f32 %f\d+, \2, \1;\n)")
+
+
+RESCALE = re.compile(r"^\tmul\.f32 (%f\d+), (%f\d+), (%f\d+);$")
+def _late_rescale(ptx: str) -> str:
+    """`ptx` with the accumulator's rescale (O times the correction factor, a `mul.f32` a value)
+    moved from the top of each pipelined stream loop, where the products wait for it, to the
+    end of the trip before, after the last group retires: FA4's order. The first trip's
+    rescale is left out, so the output is wrong; the instructions are the same."""
+    lines = ptx.split("\n")
+    labels = {m.group(1): n for n, ln in enumerate(lines) if (m := re.match(r"^(\$L__BB\d+_\d+):$", ln))}
+    n, blocks = 0, []
+    while n < len(lines):
+        if RESCALE.match(lines[n]):
+            s = n
+            while n < len(lines) and RESCALE.match(lines[n]): n += 1
+            if n - s >= 32 and lines[s - 1].startswith('\tmov.f32 ') and lines[s - 1].endswith('0f00000000;'): blocks.append((s, n))
+        n += 1
+    inserts = {}
+    for s, e in blocks:
+        trip = [RESCALE.match(lines[k]).groups() for k in range(s, e)]
+        back = next(k for k in range(e, len(lines)) if (m := re.match(r"^\tbra\.uni (\$L__BB\d+_\d+);$", lines[k])) and labels[m.group(1)] < s)
+        for k, (x, a, b) in zip(range(s, e), trip):
+            lines[k] = f"\tmov.f32 {x}, {a};"
+        inserts[back] = [f"\tmul.f32 {a}, {a}, {b};" for x, a, b in trip]
+    out = []
+    for k, ln in enumerate(lines):
+        out += inserts.get(k, [])
+        out.append(ln)
+    return "\n".join(out)
+
+
+def _variants(ptx: str) -> dict[str, str]:
+    return {"base": ptx,
+            "nosumshfl": SUM_SHFL.sub(lambda m: f"\tmov.f32 {m.group(1)}, 0f00000000;\n{m.group(3)}", ptx),
+            "laterescale": _late_rescale(ptx)}
+
+
+def make(out: Path) -> None:
+    import napkin_ir.torch as nt
+    from napkin_ir.runtime.compiled import CompiledKernel
+
+    out.mkdir(parents=True, exist_ok=True)
+    for tag, (kind, d) in SHAPES.items():
+        k = nt.attention_kernel(kind, None, 1, 2048 // d, 2048 // d, 16384, 16384, d, "bf16", (9, 0))
+        for name, ptx in _variants(k.ptx).items():
+            if name == "base" or ptx != k.ptx:
+                CompiledKernel(ptx, k.contract).save(str(out / f"{tag}_{name}"))
+                print(f"{tag}_{name}: {ptx.count(chr(10))} lines, {ptx.count('shfl.sync.bfly')} shuffles")
+
+
+def time(out: Path) -> None:
+    import torch
+
+    sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tools"))
+    from bench_gemm import time_interleaved
+
+    from napkin_ir.runtime.compiled import CompiledKernel
+
+    s = torch.cuda.current_stream().cuda_stream
+    torch.manual_seed(0)
+    for tag in SHAPES:
+        names = sorted({p.stem.split("_", 1)[1] for p in out.glob(f"{tag}_*.ptx")}, key=lambda n: n != "base")
+        kernels = [CompiledKernel.load(str(out / f"{tag}_{n}")) for n in names]
+        shape = kernels[0].contract.param("q").shape
+        q, k, v = (torch.randn(*shape, device="cuda", dtype=torch.bfloat16) for _ in range(3))
+        fns = []
+        for kern in kernels:
+            o = torch.empty_like(q)
+            fns.append(lambda kern=kern, o=o: kern(q=q, k=k, v=v, out=o, stream=s))
+        r = time_interleaved(torch, fns, rounds=9, per_batch=5, warm_s=1.5, settle_s=0.03)
+        base = statistics.median(r[0])
+        for n, x in zip(names, r):
+            print(f"{tag} {n:10s} {statistics.median(x) * 1e3:8.1f} us  base/this {base / statistics.median(x):.4f}", flush=True)
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("mode", choices=["make", "time"])
+    ap.add_argument("dir", type=Path)
+    a = ap.parse_args()
+    make(a.dir) if a.mode == "make" else time(a.dir)
+
+
+if __name__ == "__main__":
+    main()
