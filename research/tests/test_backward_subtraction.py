@@ -26,7 +26,9 @@ def test_each_copy_takes_out_what_it_names(tmp_path):
         loops = {"n": 1, "c": 2}[tag]  # the mask's diagonal tiles in a loop of their own
         assert len(backward_subtraction.STAGE_WAIT.findall(base)) == loops and not backward_subtraction.STAGE_WAIT.findall(wait)
         assert base.count("mbarrier.try_wait") == wait.count("mbarrier.try_wait")  # the wait's result ignored, not removed
+        v4 = (tmp_path / f"{tag}_v4.ptx").read_text()  # the same values, four a store
+        assert "st.shared.f32 " not in v4 and v4.count("st.shared.v4.f32") * 4 == stores
         if find_ptxas() is None:
             pytest.skip("no ptxas to assemble the copies")
-        for ptx in (dq, sts, wait):
+        for ptx in (dq, sts, wait, v4):
             assert ptxas_resources(ptx, "sm_90a")
