@@ -328,28 +328,33 @@ def _write(k: KernelLowering, op: reg.WriteOp) -> None:
     row), one `st.shared.f32` each at its place by axis name: byte 4 c of row r of a panel
     lies at 128 r + (4 c XOR 16 (r mod 8)). The values whose places differ by 8 rows and
     whole panels share a base register (the rest is an immediate): per lane one base for
-    each place mod 8 rows and mod 32 columns it holds. dQ^T's lanes (8 head dims by 4
-    queries a store) then fall in 32 distinct banks."""
+    each place mod 8 rows and mod 32 columns it holds, its offset in a stage computed once
+    where the consumers start. dQ^T's lanes (8 head dims by 4 queries a store) then fall in
+    32 distinct banks."""
     t: reg.FragType = op.value.type  # type: ignore[assignment]
     buf: Buffer = k.vals[op.dest]
     x = k.frag(op.value)
     if not buf.panels or buf.element.size(32) != PANEL:
         raise k.fail(f"reg.write writes f32 values into 128-byte swizzled panels, got {buf.type}")
     r_axis, c_axis = t.axis_names
-    row, col = _lane_place(k, t)  # along the fragment's rows and columns
-    place = {r_axis: row, c_axis: col}
-    b_row, b_col = place[buf.rows_axis], place[buf.cols_axis]  # along the buffer's
     stage = k.stage_addr(buf, op.stage)
     bases: dict[tuple[int, int], SSAValue] = {}
 
+    def offset(dr: int, dc: int) -> SSAValue:
+        """Where in a stage the lane's place moved dr (< 8) rows and dc (< 32) columns lies:
+        its panel, then its byte in the panel's swizzled rows (`placed`)."""
+        place = dict(zip((r_axis, c_axis), k.once(("lane_place", t), lambda: _lane_place(k, t))))  # type: ignore[arg-type, return-value]
+        r, c = k.add(place[buf.rows_axis], dr), k.add(place[buf.cols_axis], dc)  # along the buffer's
+        panel = k.mul(k.op2(P.ShrOp, "u32", c, 5), buf.rows * PANEL)
+        return k.add(panel, k.placed(r, k.mul(k.op2(P.AndOp, "b32", c, 31), 4), PANEL, True))
+
     def base(dr: int, dc: int) -> SSAValue:
-        """The address of the lane's place moved dr (< 8) rows and dc (< 32) columns: its
-        panel, then its byte in the panel's swizzled rows (`placed`)."""
+        """The address of the lane's place moved dr rows and dc columns in this stage: the
+        offset computed once, where the consumers start (a tile's writes then wait on no
+        arithmetic of their own), plus the stage's address."""
         if (dr, dc) not in bases:
-            r, c = k.add(b_row, dr), k.add(b_col, dc)
-            panel = k.mul(k.op2(P.ShrOp, "u32", c, 5), buf.rows * PANEL)
-            in_panel = k.placed(r, k.mul(k.op2(P.AndOp, "b32", c, 31), 4), PANEL, True)
-            bases[(dr, dc)] = k.add(k.add(stage, panel), in_panel)
+            key = ("stage_write", t, buf.rows, buf.rows_axis, buf.cols_axis, dr, dc)
+            bases[(dr, dc)] = k.add(stage, k.once(key, lambda: offset(dr, dc)))
         return bases[(dr, dc)]
 
     nt = t.dims[1] // 8
