@@ -22,35 +22,36 @@ from pathlib import Path
 SHAPES = {"n128": ("softmax", 128), "c128": ("causal", 128), "n64": ("softmax", 64), "c64": ("causal", 64)}
 # a quad's exchange of a row sum: the shuffle whose value the next instruction adds
 SUM_SHFL = re.compile(r"\tshfl\.sync\.bfly\.b32 (%f\d+), (%f\d+), [12], 31, 0xffffffff;\n(\tadd\.f32 %f\d+, \2, \1;\n)")
-
-
 RESCALE = re.compile(r"^\tmul\.f32 (%f\d+), (%f\d+), (%f\d+);$")
+LABEL = re.compile(r"^(\$L__BB\d+_\d+):$")
+BRANCH = re.compile(r"^\tbra\.uni (\$L__BB\d+_\d+);$")
+
+
 def _late_rescale(ptx: str) -> str:
     """`ptx` with the accumulator's rescale (O times the correction factor, a `mul.f32` a value)
     moved from the top of each pipelined stream loop, where the products wait for it, to the
     end of the trip before, after the last group retires: FA4's order. The first trip's
-    rescale is left out, so the output is wrong; the instructions are the same."""
+    rescale is left out, so the output is wrong; the instructions are the same. A loop's
+    rescale is the run of 32 or more multiplies right after the zero its trip starts with."""
     lines = ptx.split("\n")
-    labels = {m.group(1): n for n, ln in enumerate(lines) if (m := re.match(r"^(\$L__BB\d+_\d+):$", ln))}
-    n, blocks = 0, []
+    labels = {m.group(1): n for n, ln in enumerate(lines) if (m := LABEL.match(ln))}
+    runs, n = [], 0
     while n < len(lines):
-        if RESCALE.match(lines[n]):
-            s = n
-            while n < len(lines) and RESCALE.match(lines[n]): n += 1
-            if n - s >= 32 and lines[s - 1].startswith('\tmov.f32 ') and lines[s - 1].endswith('0f00000000;'): blocks.append((s, n))
-        n += 1
-    inserts = {}
-    for s, e in blocks:
-        trip = [RESCALE.match(lines[k]).groups() for k in range(s, e)]
-        back = next(k for k in range(e, len(lines)) if (m := re.match(r"^\tbra\.uni (\$L__BB\d+_\d+);$", lines[k])) and labels[m.group(1)] < s)
-        for k, (x, a, b) in zip(range(s, e), trip):
+        start = n
+        while n < len(lines) and RESCALE.match(lines[n]):
+            n += 1
+        if n - start >= 32 and lines[start - 1].startswith("\tmov.f32 ") and lines[start - 1].endswith("0f00000000;"):
+            runs.append((start, n))
+        n += 1 if n == start else 0
+    moved: dict[int, list[str]] = {}
+    for start, end in runs:
+        trip = [RESCALE.match(lines[k]).groups() for k in range(start, end)]  # type: ignore[union-attr]
+        # the loop's branch back: the first `bra.uni` after the run to a label before it
+        back = next(k for k in range(end, len(lines)) if (m := BRANCH.match(lines[k])) and labels[m.group(1)] < start)
+        for k, (x, a, _) in zip(range(start, end), trip):
             lines[k] = f"\tmov.f32 {x}, {a};"
-        inserts[back] = [f"\tmul.f32 {a}, {a}, {b};" for x, a, b in trip]
-    out = []
-    for k, ln in enumerate(lines):
-        out += inserts.get(k, [])
-        out.append(ln)
-    return "\n".join(out)
+        moved[back] = [f"\tmul.f32 {a}, {a}, {b};" for _, a, b in trip]
+    return "\n".join(ln for k, line in enumerate(lines) for ln in (*moved.get(k, []), line))
 
 
 def _variants(ptx: str) -> dict[str, str]:
