@@ -52,17 +52,19 @@ def _stores_v4(ptx: str) -> str:
     at = [n for n, ln in enumerate(lines) if STAGE_STORE.match(ln)]
     runs, run = [], [at[0]]
     for n in at[1:]:
-        if n - run[-1] > 100:
-            runs.append(run); run = []
+        if n - run[-1] > 100:  # the next loop's stores
+            runs.append(run)
+            run = []
         run.append(n)
     runs.append(run)
     out = list(lines)
     regs = []
     for r, run in enumerate(runs):
-        first = run[0]
-        # the stage's base: add.u32 %rP, %rBASE, %rPANEL; add.u32 %rA, %rP, %rSWIZZLE; st [%rA]
-        m = re.match(r"^\tadd\.u32 %r\d+, (%r\d+), %r\d+;$", lines[first - 2])
-        assert m and lines[first - 1].startswith("\tadd.u32"), lines[first - 2:first + 1]
+        # the stage's address: the first store's is `add.u32 %rA, %rSTAGE, %rPLACE` (the
+        # lane's place in a stage computed once, where the consumers start)
+        address = STAGE_STORE.match(lines[run[0]]).group(1)  # type: ignore[union-attr]
+        m = re.match(rf"^\tadd\.u32 {address}, (%r\d+), %r\d+;$", lines[run[0] - 1])
+        assert m, lines[run[0] - 2 : run[0] + 1]
         base = m.group(1)
         vals = sorted(int(STAGE_STORE.match(lines[n]).group(3)) for n in run)
         assert len(vals) % 4 == 0 and vals == list(range(vals[0], vals[0] + len(vals)))
