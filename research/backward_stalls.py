@@ -19,10 +19,11 @@ conversions around it)."""
 from __future__ import annotations
 
 import argparse
-import csv
 import subprocess
 import sys
 from pathlib import Path
+
+import ncu_raw  # research/
 
 STALLS = ("wait", "dispatch_stall", "long_scoreboard", "short_scoreboard", "barrier", "membar", "mio_throttle",
           "math_pipe_throttle", "lg_throttle", "not_selected", "gmma", "branch_resolving", "no_instruction", "sleeping",
@@ -75,20 +76,11 @@ def run(who: str, causal: bool, d: int, n: int) -> None:
 
 
 def main_kernel(path: Path) -> dict[str, str]:
-    """The row of the kernel that ran longest in an ncu raw-page CSV."""
-    lines = [ln for ln in path.read_text().splitlines() if ln.startswith('"')]
-    rows = list(csv.DictReader(lines))
-    rows = [r for r in rows if r.get("ID", "").isdigit()]  # the units row has no ID
+    """The row of the launch that ran longest in an ncu raw-page CSV."""
+    rows = ncu_raw.launches(path.read_text())
     if not rows:
         raise SystemExit(f"{path}: no kernel profiled")
-    return max(rows, key=lambda r: _number(r.get("gpu__time_duration.sum", "0")))
-
-
-def _number(text: str) -> float:
-    try:
-        return float(text.replace(",", ""))
-    except ValueError:
-        return float("nan")
+    return max(rows, key=lambda r: ncu_raw.number(r.get("gpu__time_duration.sum", "0")))
 
 
 def table(a: Path, b: Path) -> str:
@@ -97,9 +89,9 @@ def table(a: Path, b: Path) -> str:
     out = [f"| | {a.stem} | {b.stem} | difference |", "|---|---|---|---|",
            f"| kernel | {ra['Kernel Name'][:40]} | {rb['Kernel Name'][:40]} | |"]
     for label, names in OTHER.items():
-        x, y = (next((_number(r[m]) * SCALE.get(m, 1) for m in names if m in r), float("nan")) for r in (ra, rb))
+        x, y = (next((ncu_raw.number(r[m]) * SCALE.get(m, 1) for m in names if m in r), float("nan")) for r in (ra, rb))
         out.append(f"| {label} | {x:.1f} | {y:.1f} | {x - y:+.1f} |")
-    stalls = [(s, _number(ra.get(STALL.format(s), "nan")), _number(rb.get(STALL.format(s), "nan"))) for s in STALLS]
+    stalls = [(s, ncu_raw.number(ra.get(STALL.format(s), "nan")), ncu_raw.number(rb.get(STALL.format(s), "nan"))) for s in STALLS]
     total = [sum(x for _, x, _ in stalls if x == x), sum(y for _, _, y in stalls if y == y)]
     out.append(f"| cycles a warp per issued instruction | {total[0]:.2f} | {total[1]:.2f} | {total[0] - total[1]:+.2f} |")
     for s, x, y in sorted(stalls, key=lambda t: -abs(t[1] - t[2]) if t[1] == t[1] and t[2] == t[2] else 0):

@@ -20,9 +20,9 @@ from __future__ import annotations
 
 import argparse
 import re
-import statistics
-import sys
 from pathlib import Path
+
+import kernel_copies  # research/
 
 KINDS = {"n": "softmax", "c": "causal"}
 # the consumers' wait for dQ's stage, just before dQ^T's wgmma is waited for
@@ -96,44 +96,28 @@ def _variants(ptx: str) -> dict[str, str]:
 
 def make(out: Path, d: int) -> None:
     import napkin_ir.torch as nt
-    from napkin_ir.runtime.compiled import CompiledKernel
 
-    out.mkdir(parents=True, exist_ok=True)
     for tag, kind in KINDS.items():
         k = nt.attention_grad_kernel("qkv", kind, None, 1, 16, 16384, 16384, d, "bf16", (9, 0))
-        for name, ptx in _variants(k.ptx).items():
-            if name == "base" or ptx != k.ptx:
-                CompiledKernel(ptx, k.contract).save(str(out / f"{tag}_{name}"))
-                print(f"{tag}_{name}: {ptx.count(chr(10))} lines")
+        kernel_copies.save(out, tag, k, _variants(k.ptx))
 
 
-def time(out: Path) -> None:
+def _launches(kernels: list, stream: int) -> list:
+    """The one kernel's launches on shared random inputs (statistics in range), each into
+    outputs of its own."""
     import torch
 
-    sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tools"))
-    from bench_gemm import time_interleaved
-
-    from napkin_ir.runtime.compiled import CompiledKernel
-
-    s = torch.cuda.current_stream().cuda_stream
-    torch.manual_seed(0)
-    for tag in KINDS:
-        names = sorted({p.stem.split("_", 1)[1] for p in out.glob(f"{tag}_*.ptx")}, key=lambda n: n != "base")
-        kernels = [CompiledKernel.load(str(out / f"{tag}_{n}")) for n in names]
-        shape = kernels[0].contract.param("q").shape
-        q, k, v, do = (torch.randn(*shape, device="cuda", dtype=torch.bfloat16) for _ in range(4))
-        lse_log2 = torch.randn(*shape[:-1], device="cuda").abs() + 5
-        delta = torch.randn(*shape[:-1], device="cuda") * 0.1
-        given = {"q": q, "k": k, "v": v, "d_o": do, "lse_log2": lse_log2, "delta": delta}
-        fns = []
-        for kern in kernels:
-            dq = torch.zeros(*shape, device="cuda"); dk, dv = torch.empty_like(k), torch.empty_like(v)
-            args = {p.arg: given[p.arg] for p in kern.contract.params if p.role == "in"}
-            fns.append(lambda kern=kern, args=args, dq=dq, dk=dk, dv=dv: kern(**args, out0=dq, out1=dk, out2=dv, stream=s))
-        r = time_interleaved(torch, fns, rounds=9, per_batch=3, warm_s=1.5, settle_s=0.03)
-        base = statistics.median(r[0])
-        for n, x in zip(names, r):
-            print(f"{tag} {n:8s} {statistics.median(x) * 1e3:8.1f} us  base/this {base / statistics.median(x):.4f}", flush=True)
+    shape = kernels[0].contract.param("q").shape
+    q, k, v, do = (torch.randn(*shape, device="cuda", dtype=torch.bfloat16) for _ in range(4))
+    lse_log2 = torch.randn(*shape[:-1], device="cuda").abs() + 5
+    delta = torch.randn(*shape[:-1], device="cuda") * 0.1
+    given = {"q": q, "k": k, "v": v, "d_o": do, "lse_log2": lse_log2, "delta": delta}
+    fns = []
+    for kern in kernels:
+        dq, dk, dv = torch.zeros(*shape, device="cuda"), torch.empty_like(k), torch.empty_like(v)
+        args = {p.arg: given[p.arg] for p in kern.contract.params if p.role == "in"}
+        fns.append(lambda kern=kern, args=args, dq=dq, dk=dk, dv=dv: kern(**args, out0=dq, out1=dk, out2=dv, stream=stream))
+    return fns
 
 
 def main() -> None:
@@ -142,7 +126,7 @@ def main() -> None:
     ap.add_argument("dir", type=Path)
     ap.add_argument("--d", type=int, default=128)
     a = ap.parse_args()
-    make(a.dir, a.d) if a.mode == "make" else time(a.dir)
+    make(a.dir, a.d) if a.mode == "make" else kernel_copies.time(a.dir, KINDS, _launches, per_batch=3)
 
 
 if __name__ == "__main__":

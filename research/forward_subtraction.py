@@ -15,9 +15,9 @@ from __future__ import annotations
 
 import argparse
 import re
-import statistics
-import sys
 from pathlib import Path
+
+import kernel_copies  # research/
 
 SHAPES = {"n128": ("softmax", 128), "c128": ("causal", 128), "n64": ("softmax", 64), "c64": ("causal", 64)}
 # a quad's exchange of a row sum: the shuffle whose value the next instruction adds
@@ -62,40 +62,20 @@ def _variants(ptx: str) -> dict[str, str]:
 
 def make(out: Path) -> None:
     import napkin_ir.torch as nt
-    from napkin_ir.runtime.compiled import CompiledKernel
 
-    out.mkdir(parents=True, exist_ok=True)
     for tag, (kind, d) in SHAPES.items():
         k = nt.attention_kernel(kind, None, 1, 2048 // d, 2048 // d, 16384, 16384, d, "bf16", (9, 0))
-        for name, ptx in _variants(k.ptx).items():
-            if name == "base" or ptx != k.ptx:
-                CompiledKernel(ptx, k.contract).save(str(out / f"{tag}_{name}"))
-                print(f"{tag}_{name}: {ptx.count(chr(10))} lines, {ptx.count('shfl.sync.bfly')} shuffles")
+        kernel_copies.save(out, tag, k, _variants(k.ptx), lambda ptx: f", {ptx.count('shfl.sync.bfly')} shuffles")
 
 
-def time(out: Path) -> None:
+def _launches(kernels: list, stream: int) -> list:
+    """The forward's launches on shared random Q, K and V, each into an output of its own."""
     import torch
 
-    sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tools"))
-    from bench_gemm import time_interleaved
-
-    from napkin_ir.runtime.compiled import CompiledKernel
-
-    s = torch.cuda.current_stream().cuda_stream
-    torch.manual_seed(0)
-    for tag in SHAPES:
-        names = sorted({p.stem.split("_", 1)[1] for p in out.glob(f"{tag}_*.ptx")}, key=lambda n: n != "base")
-        kernels = [CompiledKernel.load(str(out / f"{tag}_{n}")) for n in names]
-        shape = kernels[0].contract.param("q").shape
-        q, k, v = (torch.randn(*shape, device="cuda", dtype=torch.bfloat16) for _ in range(3))
-        fns = []
-        for kern in kernels:
-            o = torch.empty_like(q)
-            fns.append(lambda kern=kern, o=o: kern(q=q, k=k, v=v, out=o, stream=s))
-        r = time_interleaved(torch, fns, rounds=9, per_batch=5, warm_s=1.5, settle_s=0.03)
-        base = statistics.median(r[0])
-        for n, x in zip(names, r):
-            print(f"{tag} {n:10s} {statistics.median(x) * 1e3:8.1f} us  base/this {base / statistics.median(x):.4f}", flush=True)
+    shape = kernels[0].contract.param("q").shape
+    q, k, v = (torch.randn(*shape, device="cuda", dtype=torch.bfloat16) for _ in range(3))
+    outs = [torch.empty_like(q) for _ in kernels]
+    return [lambda kern=kern, o=o: kern(q=q, k=k, v=v, out=o, stream=stream) for kern, o in zip(kernels, outs)]
 
 
 def main() -> None:
@@ -103,7 +83,7 @@ def main() -> None:
     ap.add_argument("mode", choices=["make", "time"])
     ap.add_argument("dir", type=Path)
     a = ap.parse_args()
-    make(a.dir) if a.mode == "make" else time(a.dir)
+    make(a.dir) if a.mode == "make" else kernel_copies.time(a.dir, SHAPES, _launches, per_batch=5)
 
 
 if __name__ == "__main__":

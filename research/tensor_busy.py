@@ -18,7 +18,6 @@ clock it runs at outside the profiler is `clock_probe.py --attention`'s question
 from __future__ import annotations
 
 import argparse
-import csv
 import subprocess
 import sys
 import tempfile
@@ -29,6 +28,8 @@ sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(ROOT / "tools"))  # bench_attention's setting and launcher
 
 from bench_attention import HIDDEN, TOKENS, napkin_sm90_kernel  # noqa: E402
+
+import ncu_raw  # noqa: E402 (research/)
 METRICS = {
     "elapsed": "sm__cycles_elapsed.avg",
     "active": "sm__cycles_active.avg",
@@ -63,17 +64,15 @@ def profile(kind: str, n: int, d: int) -> dict[str, float]:
 
 
 def read_metrics(text: str) -> dict[str, float]:
-    """METRICS' values from ncu's raw CSV (`--csv --page raw`) of one launch: a header
-    row, a units row and a row of values, among ncu's own `==PROF==` lines."""
-    rows = list(csv.reader(line for line in text.splitlines() if line.startswith('"')))
-    if len(rows) < 3:
+    """METRICS' values from ncu's raw CSV of one launch (the last profiled)."""
+    rows = ncu_raw.launches(text)
+    if not rows:
         raise SystemExit(f"ncu profiled no launch:\n{text[-2000:]}")
-    header, values = rows[0], rows[-1]
     out = {}
     for key, metric in METRICS.items():
-        if metric not in header:
-            raise SystemExit(f"ncu gave no {metric}; columns: {header}")
-        out[key] = float(values[header.index(metric)].replace(",", ""))
+        if metric not in rows[-1]:
+            raise SystemExit(f"ncu gave no {metric}; columns: {list(rows[-1])}")
+        out[key] = ncu_raw.number(rows[-1][metric])
     return out
 
 
