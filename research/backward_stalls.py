@@ -8,6 +8,9 @@ match (research/fa4_backward_sm90_leads.md, session 62), so what is left is in t
     python3 research/backward_stalls.py profile OUT [--causal] [--d 128] [--n 16384]
     # anywhere, from the CSVs that left:
     python3 research/backward_stalls.py table OUT/napkin.csv OUT/fa4.csv
+    # on the GPU: stall samples per SASS instruction (ncu's source page), then anywhere:
+    python3 research/backward_stalls.py sass OUT [napkin|fa4] [--causal]
+    python3 research/backward_stalls.py hottest OUT/napkin_sass.csv [KERNEL]
 
 `profile` runs ncu (`--clock-control none --profile-from-start off`, the sections named in
 `SECTIONS` and the stall metrics, raw page as CSV) on
@@ -33,9 +36,12 @@ STALL = "smsp__average_warps_issue_stalled_{}_per_issue_active.ratio"
 # some, under names that differ between ncu versions)
 OTHER = {"time (us)": ("gpu__time_duration.sum",),
          "instructions (M)": ("smsp__inst_executed.sum", "sm__inst_executed.sum"),
-         "issue slots busy (%)": ("smsp__issue_active.avg.pct_of_peak_sustained_active",),
+         "issue slots busy (%)": ("smsp__issue_active.avg.pct_of_peak_sustained_active", "sm__inst_issued.avg.pct_of_peak_sustained_elapsed"),
          "tensor pipe (%)": ("sm__pipe_tensor_cycles_active.avg.pct_of_peak_sustained_active",),  # as tensor_busy.py reads it
-         "shared memory wavefronts (%)": ("l1tex__data_pipe_lsu_wavefronts_mem_shared.avg.pct_of_peak_sustained_elapsed",)}
+         "LSU pipe instructions (%)": ("sm__inst_executed_pipe_lsu.avg.pct_of_peak_sustained_active",),
+         "MIO instructions issued (%)": ("sm__mio_inst_issued.avg.pct_of_peak_sustained_elapsed",),
+         "L1 data pipe wavefronts (%)": ("l1tex__data_pipe_lsu_wavefronts_mem_shared.avg.pct_of_peak_sustained_elapsed",
+                                         "l1tex__data_pipe_lsu_wavefronts.avg.pct_of_peak_sustained_elapsed")}
 SCALE = {"gpu__time_duration.sum": 1e-3, "smsp__inst_executed.sum": 1e-6, "sm__inst_executed.sum": 1e-6}  # ns -> us, millions
 SECTIONS = ("SpeedOfLight", "WarpStateStats", "ComputeWorkloadAnalysis", "InstructionStats")
 
@@ -115,16 +121,93 @@ def profile(out: Path, causal: bool, d: int, n: int) -> None:
     print(table(out / "napkin.csv", out / "fa4.csv"))
 
 
+def sass(out: Path, who: str, causal: bool, d: int, n: int) -> None:
+    """ncu's stall samples per SASS instruction of `who`'s backward (the third call's
+    kernels): `out/WHO.ncu-rep` and its source page as `out/WHO_sass.csv`; the hottest
+    instructions of the longest kernel printed."""
+    out.mkdir(parents=True, exist_ok=True)
+    rep = out / f"{who}.ncu-rep"
+    cmd = ["ncu", "--clock-control", "none", "--profile-from-start", "off", "--section", "SourceCounters",
+           "--section", "WarpStateStats", "--import-source", "no", "-f", "-o", str(rep.with_suffix("")),
+           sys.executable, __file__, "run", who, "--d", str(d), "--n", str(n), *(["--causal"] if causal else [])]
+    done = subprocess.run(cmd, capture_output=True, text=True, check=False)
+    if done.returncode:
+        raise SystemExit(f"ncu on {who} failed ({done.returncode}):\n{done.stdout[-3000:]}\n{done.stderr[-3000:]}")
+    page = subprocess.run(["ncu", "--import", str(rep), "--page", "source", "--csv", "--print-source", "sass"],
+                          capture_output=True, text=True, check=False)
+    (out / f"{who}_sass.csv").write_text(page.stdout)
+    if page.returncode:
+        raise SystemExit(f"ncu --import failed ({page.returncode}): {page.stderr[-2000:]}")
+    print(hottest(out / f"{who}_sass.csv"))
+
+
+def _source_pages(text: str) -> dict[str, list[dict[str, str]]]:
+    """A source-page CSV's kernels (each a `"Kernel Name",NAME` line and its table), by name."""
+    import csv
+    import io
+
+    pages: dict[str, list[dict[str, str]]] = {}
+    for part in text.split('"Kernel Name","')[1:]:
+        name, _, table = part.partition("\n")
+        pages[name.rstrip('",')] = list(csv.DictReader(io.StringIO(table)))
+    return pages
+
+
+def _count(cell: str | None) -> float:
+    x = ncu_raw.number(cell or "0")
+    return x if x == x else 0.0
+
+
+def hottest(path: Path, top: int = 40, kernel: str = "") -> str:
+    """Of the kernel with the most stall samples in a source-page CSV (among those whose
+    name is `kernel`, if given): the samples by reason, by opcode, and the hottest
+    instructions, each with its largest reasons."""
+    total = "Warp Stall Sampling (All Samples)"
+    pages = {k: v for k, v in _source_pages(path.read_text()).items() if not kernel or k == kernel}
+    if not pages:
+        raise SystemExit(f"{path}: no kernel named {kernel!r}")
+    name, rows = max(pages.items(), key=lambda kv: sum(_count(r.get(total)) for r in kv[1]))
+    reasons = [c for c in rows[0] if c.startswith("stall_") and "(Not Issued)" not in c]
+    whole = sum(_count(r[total]) for r in rows) or 1.0
+    pct = lambda x: f"{100 * x / whole:5.2f}%"
+    out = [f"{name}: {whole:.0f} samples", "by reason:"]
+    by_reason = {c: sum(_count(r[c]) for r in rows) for c in reasons}
+    out += [f"  {c:22s} {pct(x)}" for c, x in sorted(by_reason.items(), key=lambda t: -t[1]) if x]
+    by_op: dict[str, dict[str, float]] = {}
+    for r in rows:
+        op = r["Source"].split()[0] if r["Source"].split() else "?"
+        if op.startswith("@"):
+            op = r["Source"].split()[1]
+        entry = by_op.setdefault(op.split(".")[0], {})
+        for c in [total, *reasons]:
+            entry[c] = entry.get(c, 0.0) + _count(r[c])
+    out.append("by opcode (its three largest reasons):")
+    for op, e in sorted(by_op.items(), key=lambda t: -t[1][total])[:20]:
+        big = sorted(((x, c) for c, x in e.items() if c != total), reverse=True)[:3]
+        out.append(f"  {op:12s} {pct(e[total])}  " + ", ".join(f"{c[6:]} {pct(x).strip()}" for x, c in big if x))
+    out.append("hottest instructions:")
+    for r in sorted(rows, key=lambda r: -_count(r[total]))[:top]:
+        big = sorted(((_count(r[c]), c) for c in reasons), reverse=True)[:3]
+        out.append(f"  {r['Address']:>6} {pct(_count(r[total]))}  {r['Source'][:58]:58s} "
+                   + ", ".join(f"{c[6:]} {pct(x).strip()}" for x, c in big if x))
+    return "\n".join(out)
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    ap.add_argument("mode", choices=["profile", "run", "table"])
-    ap.add_argument("args", nargs="+", help="profile: OUT; run: napkin or fa4; table: two CSVs")
+    ap.add_argument("mode", choices=["profile", "run", "table", "sass", "hottest"])
+    ap.add_argument("args", nargs="+", help="profile: OUT; run: napkin or fa4; table: two CSVs; sass: OUT [napkin or fa4]; "
+                                            "hottest: a source-page CSV [a kernel's name]")
     ap.add_argument("--causal", action="store_true")
     ap.add_argument("--d", type=int, default=128)
     ap.add_argument("--n", type=int, default=16384)
     a = ap.parse_args()
     if a.mode == "profile":
         profile(Path(a.args[0]), a.causal, a.d, a.n)
+    elif a.mode == "sass":
+        sass(Path(a.args[0]), a.args[1] if len(a.args) > 1 else "napkin", a.causal, a.d, a.n)
+    elif a.mode == "hottest":
+        print(hottest(Path(a.args[0]), kernel=a.args[1] if len(a.args) > 1 else ""))
     elif a.mode == "run":
         run(a.args[0], a.causal, a.d, a.n)
     else:

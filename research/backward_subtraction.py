@@ -8,6 +8,7 @@ side. The copies compute wrong values; their times bound what removing that work
 Variants, for the kernel without a mask (`n_`) and under a causal one (`c_`): `nodq`
 (dQ's `cp.reduce.async.bulk`), `v4` (the stage written as FA4 writes it: a thread's fragment,
 four values a `st.shared.v4.f32`, thread-major, the same bytes; the sums land permuted),
+`v4once` (the same, the lane's part of those addresses made once where the kernel starts),
 `offsts` (the consumers' `st.shared.f32` of dQ's partial
 sums into its stage predicated off by a predicate false at run time that ptxas cannot fold:
 issued, but moving nothing; taken out instead, ptxas drops dQ^T's wgmmas, whose results
@@ -43,7 +44,7 @@ def _stores_off(ptx: str) -> str:
 STAGE_STORE = re.compile(r"^\tst\.shared\.f32 \[(%r\d+)(?:\+(\d+))?\], %f(\d+);$")
 
 
-def _stores_v4(ptx: str) -> str:
+def _stores_v4(ptx: str, once: bool = False) -> str:
     """`ptx` with each loop's `st.shared.f32` of dQ's partial sums replaced by FA4's writes:
     a thread's fragment, four neighbouring values a `st.shared.v4.f32`, thread-major in its
     warpgroup's half of the stage (the same bytes, conflict-free; the values land permuted,
@@ -58,7 +59,8 @@ def _stores_v4(ptx: str) -> str:
         run.append(n)
     runs.append(run)
     out = list(lines)
-    regs = []
+    regs: list[str] = []
+    entry: list[str] = []
     for r, run in enumerate(runs):
         # the stage's address: the first store's is `add.u32 %rA, %rSTAGE, %rPLACE` (the
         # lane's place in a stage computed once, where the consumers start)
@@ -71,9 +73,14 @@ def _stores_v4(ptx: str) -> str:
         region = len(vals) * 128 * 4
         t, a = f"%rv4t{r}", f"%rv4a{r}"
         regs += [t, a, f"%rv4w{r}"]
-        code = [f"\tmov.u32 {t}, %tid.x;", f"\tshr.u32 %rv4w{r}, {t}, 7;", f"\tand.b32 %rv4w{r}, %rv4w{r}, 1;",
+        lane = [f"\tmov.u32 {t}, %tid.x;", f"\tshr.u32 %rv4w{r}, {t}, 7;", f"\tand.b32 %rv4w{r}, %rv4w{r}, 1;",
                 f"\tmul.lo.u32 %rv4w{r}, %rv4w{r}, {region};", f"\tand.b32 {t}, {t}, 127;", f"\tshl.b32 {t}, {t}, 4;",
-                f"\tadd.u32 {a}, {base}, %rv4w{r};", f"\tadd.u32 {a}, {a}, {t};"]
+                f"\tadd.u32 {t}, {t}, %rv4w{r};"]
+        if once:  # the lane's part where the kernel starts, a tile adds the stage's address
+            entry += lane
+            code = [f"\tadd.u32 {a}, {base}, {t};"]
+        else:
+            code = lane + [f"\tadd.u32 {a}, {base}, {t};"]
         for k in range(len(vals) // 4):
             f = vals[4 * k:4 * k + 4]
             code.append(f"\tst.shared.v4.f32 [{a}+{k * 2048}], {{%f{f[0]}, %f{f[1]}, %f{f[2]}, %f{f[3]}}};")
@@ -81,6 +88,9 @@ def _stores_v4(ptx: str) -> str:
             out[n] = None
         out[run[-1]] = "\n".join(code)
     text = "\n".join(ln for ln in out if ln is not None)
+    if entry:
+        first = text.index("\tld.param")
+        text = text[:first] + "\n".join(entry) + "\n" + text[first:]
     decl = text.index("\t.reg .b32")
     return text[:decl] + "".join(f"\t.reg .b32 {x};\n" for x in regs) + text[decl:]
 
@@ -91,6 +101,7 @@ def _variants(ptx: str) -> dict[str, str]:
             "nodq": "\n".join(ln for ln in lines if not ln.strip().startswith("cp.reduce.async.bulk")),
             "offsts": _stores_off(ptx),
             "v4": _stores_v4(ptx),
+            "v4once": _stores_v4(ptx, once=True),
             "nowait": STAGE_WAIT.sub(lambda m: f"{m.group(1)}\tbra.uni {m.group(3)};\n{m.group(4)}", ptx)}
 
 

@@ -32,3 +32,34 @@ def test_the_longest_kernels_side_by_side(tmp_path):
     first = next(n for n, ln in enumerate(lines) if ln.startswith("| stalled:"))
     assert lines[first] == "| stalled: wait | 2.00 | 1.50 | +0.50 |"  # the largest difference first
     assert "| tensor pipe (%) | nan | nan | +nan |" in text  # not in these CSVs
+
+
+def _source_page(name: str, rows: list[tuple[str, str, int, dict[str, int]]]) -> str:
+    """ncu's source page of one kernel (`--page source --csv --print-source sass`): address,
+    instruction, samples, and the samples by reason."""
+    reasons = ["stall_long_sb", "stall_short_sb", "stall_wait"]
+    head = ["Address", "Source", "Warp Stall Sampling (All Samples)", "Warp Stall Sampling (Not-issued Samples)", *reasons,
+            *(f"{r} (Not Issued)" for r in reasons)]
+    lines = [f'"Kernel Name","{name}",', ",".join(f'"{h}"' for h in head)]
+    for address, source, samples, by in rows:
+        cells = [address, source, str(samples), str(samples), *(str(by.get(r, 0)) for r in reasons), *("0" for _ in reasons)]
+        lines.append(",".join(f'"{c}"' for c in cells))
+    return "\n".join(lines) + "\n"
+
+
+def test_the_hottest_instructions_of_the_kernel_with_most_samples(tmp_path):
+    path = tmp_path / "napkin_sass.csv"
+    path.write_text(_source_page("attention_grad_q_k_v", [
+        ("0x10", "      LDS.64 R14, [R10]", 10, {"stall_wait": 10}),
+        ("0x20", "      FFMA R12, R184, 0.5, -R14", 600, {"stall_short_sb": 590, "stall_wait": 10}),
+        ("0x30", "@!P0  BRA 0x90", 390, {"stall_long_sb": 390})])
+        + _source_page("delta", [("0x10", "      FADD R1, R2, R3", 50, {"stall_wait": 50})]))
+    text = backward_stalls.hottest(path)
+    lines = text.splitlines()
+    assert lines[0] == "attention_grad_q_k_v: 1000 samples"  # not the row kernel, which has fewer
+    assert lines[2].split() == ["stall_short_sb", "59.00%"]
+    assert "  FFMA         60.00%  short_sb 59.00%, wait 1.00%" in lines
+    assert "  BRA          39.00%  long_sb 39.00%" in lines  # a predicated instruction counted under its opcode
+    first = lines.index("hottest instructions:") + 1
+    assert lines[first].split()[:3] == ["0x20", "60.00%", "FFMA"]
+    assert "delta: 50 samples" in backward_stalls.hottest(path, kernel="delta")

@@ -28,7 +28,10 @@ def test_each_copy_takes_out_what_it_names(tmp_path):
         assert base.count("mbarrier.try_wait") == wait.count("mbarrier.try_wait")  # the wait's result ignored, not removed
         v4 = (tmp_path / f"{tag}_v4.ptx").read_text()  # the same values, four a store
         assert "st.shared.f32 " not in v4 and v4.count("st.shared.v4.f32") * 4 == stores
+        once = (tmp_path / f"{tag}_v4once.ptx").read_text()  # the lane's part of the address made once, at the entry
+        assert once.count("st.shared.v4.f32") * 4 == stores and once.count("%tid.x") == base.count("%tid.x") + loops
+        assert once.index("mov.u32 %rv4t0, %tid.x") < once.index("ld.param")
         if find_ptxas() is None:
             pytest.skip("no ptxas to assemble the copies")
-        for ptx in (dq, sts, wait, v4):
+        for ptx in (dq, sts, wait, v4, once):
             assert ptxas_resources(ptx, "sm_90a")
