@@ -102,6 +102,7 @@ class KernelPlan:
     overlap: bool = False  # reg-wgmma-overlap: one tile's P V under the next tile's scores
     pingpong: bool = False  # reg-pingpong: the consumer warpgroups take turns issuing products
     schedule: bool = False  # reg-wgmma-schedule: wgmma groups issued once their operands are ready, waited for where read
+    early_reads: bool = False  # reg-early-reads: a statistic the first awaited products meet read as soon as its stage is full
     reason: str = field(default="", compare=False)  # why the model chose it, where it did
 
     def __post_init__(self) -> None:
@@ -127,6 +128,7 @@ class KernelPlan:
         from napkin_ir.lowering.reg_to_ptx import RegToPtxPass
         from napkin_ir.lowering.smem_to_reg import SmemToRegPass
         from napkin_ir.passes.carry_fragments import RegCarryFragmentsPass
+        from napkin_ir.passes.early_reads import RegEarlyReadsPass
         from napkin_ir.passes.hoist_loads import RegHoistLoadsPass
         from napkin_ir.passes.launch import HbmLaunchPass
         from napkin_ir.passes.pingpong import RegPingpongPass
@@ -152,7 +154,8 @@ class KernelPlan:
              *((RegWgmmaOverlapPass(),) if self.overlap else ()),
              *((RegWgmmaSchedulePass(),) if self.schedule else ()),
              *((RegPingpongPass(),) if self.pingpong else ()),
-             *((RegReloadLoadsPass(),) if self.product is ProductEngine.WGMMA else ())),
+             *((RegReloadLoadsPass(),) if self.product is ProductEngine.WGMMA else ()),
+             *((RegEarlyReadsPass(),) if self.early_reads else ())),
             (RegToPtxPass(arch=self.target.arch),),
         ]
         if to not in LEVELS:

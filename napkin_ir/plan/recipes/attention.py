@@ -246,7 +246,8 @@ def sm90_plan(module: ModuleOp, block: int | None = None, stream: int | None = N
     return KernelPlan(NAME, SM90, grid=(*((b, None) for b in axes.batch + axes.summed), *packed, (axes.query, rows)), stream=(axes.keys, stream),
                       stages=stages, copy=CopyEngine.TMA, product=ProductEngine.WGMMA, store=store, a_registers=q_registers,
                       launch=Launch(order=LaunchOrder.LAST, blocks_per_sm=blocks_per_sm, persistent=persistent), smem_bytes=budget,
-                      overlap=overlap, pingpong=pingpong, schedule=schedule_pays(module) if schedule is None else schedule)
+                      overlap=overlap, pingpong=pingpong, schedule=schedule_pays(module) if schedule is None else schedule,
+                      early_reads=early_reads_pay(module, stream))
 
 
 def sm90_passes(module: ModuleOp, *args, **kwargs) -> tuple:
@@ -293,6 +294,18 @@ def schedule_pays(module: ModuleOp) -> bool:
     if products(module) == 4:  # dK and dV: at d=64 under a mask (64 queries a tile), at d=128 without one
         return axes.masked if head_dim(axes, sizes) <= 64 else not axes.masked
     return True
+
+
+def early_reads_pay(module: ModuleOp, stream: int) -> bool:
+    """Whether napkin-sm90 reads the log-sum-exp (or spherical attention's norms) from its
+    stage before the loop's products are issued (`reg-early-reads`): in the gradient's one
+    kernel of dQ, dK and dV (five products a tile) streaming up to 80 queries a tile, whose
+    16 or 20 registers a lane fit beside S and dP in flight. The kernel alone at d=128 over
+    16k tokens (80 queries a tile, 64 under a mask): 2.0-2.3% faster, 1.7-3.4% under a
+    causal mask; at d=64 (128 queries a tile, 32 registers a lane) 0.4-1.4% slower (H200,
+    research/benchmarks.md, session 63)."""
+    axes, _ = attention_shape(module)
+    return _gradient(module, axes) and products(module) == 5 and stream <= 80
 
 
 def resident_rows_innermost(module: ModuleOp, axes: AttentionAxes) -> bool:
