@@ -159,13 +159,14 @@ def _count(cell: str | None) -> float:
 
 
 def hottest(path: Path, top: int = 40, kernel: str = "") -> str:
-    """Of the kernel with the most stall samples in a source-page CSV (among those whose
-    name is `kernel`, if given): the samples by reason, by opcode, and the hottest
-    instructions, each with its largest reasons."""
+    """Of the kernel with the most stall samples in a source-page CSV (the one named
+    `kernel`, else among those whose name holds it): the samples by reason, by opcode, and
+    the hottest instructions, each with its largest reasons."""
     total = "Warp Stall Sampling (All Samples)"
-    pages = {k: v for k, v in _source_pages(path.read_text()).items() if not kernel or k == kernel}
+    every = _source_pages(path.read_text())
+    pages = {kernel: every[kernel]} if kernel in every else {k: v for k, v in every.items() if kernel in k}
     if not pages:
-        raise SystemExit(f"{path}: no kernel named {kernel!r}")
+        raise SystemExit(f"{path}: no kernel whose name holds {kernel!r}")
     name, rows = max(pages.items(), key=lambda kv: sum(_count(r.get(total)) for r in kv[1]))
     reasons = [c for c in rows[0] if c.startswith("stall_") and "(Not Issued)" not in c]
     whole = sum(_count(r[total]) for r in rows) or 1.0
