@@ -301,9 +301,9 @@ def early_reads_pay(module: ModuleOp, stream: int) -> bool:
     stage before the loop's products are issued (`reg-early-reads`): in the gradient's one
     kernel of dQ, dK and dV (five products a tile) streaming up to 80 queries a tile, whose
     16 or 20 registers a lane fit beside S and dP in flight. The kernel alone at d=128 over
-    16k tokens (80 queries a tile, 64 under a mask): 2.0-2.3% faster, 1.7-3.4% under a
-    causal mask; at d=64 (128 queries a tile, 32 registers a lane) 0.4-1.4% slower (H200,
-    research/benchmarks.md, session 63)."""
+    16k tokens (80 queries a tile, 64 under a mask): 1.2-2.3% faster, 1.5-3.4% under a
+    causal mask (three calls); at d=64 (128 queries a tile, 32 registers a lane) 0.4-1.8%
+    slower (H200, research/benchmarks.md, session 63)."""
     axes, _ = attention_shape(module)
     return _gradient(module, axes) and products(module) == 5 and stream <= 80
 
