@@ -161,7 +161,9 @@ def _count(cell: str | None) -> float:
 def hottest(path: Path, top: int = 40, kernel: str = "") -> str:
     """Of the kernel with the most stall samples in a source-page CSV (the one named
     `kernel`, else among those whose name holds it): the samples by reason, by opcode, and
-    the hottest instructions, each with its largest reasons."""
+    the hottest instructions, each with its largest reasons. The source page has no
+    column for the GMMA stall: an HGMMA's samples beyond its listed reasons are mostly
+    that (waiting for the tensor pipe)."""
     total = "Warp Stall Sampling (All Samples)"
     every = _source_pages(path.read_text())
     pages = {kernel: every[kernel]} if kernel in every else {k: v for k, v in every.items() if kernel in k}
