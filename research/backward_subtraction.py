@@ -2,7 +2,7 @@
 kernel at 16k, and copies of its PTX with one kind of instruction taken out, timed side by
 side. The copies compute wrong values; their times bound what removing that work could give.
 
-    python3 research/backward_subtraction.py make DIR [--d 128]   # here (no GPU): the PTX copies
+    python3 research/backward_subtraction.py make DIR [--d 128] [--queries N]   # here (no GPU): the PTX copies
     python3 research/backward_subtraction.py time DIR             # on the GPU (carry DIR)
 
 Variants, for the kernel without a mask (`n_`) and under a causal one (`c_`): `nodq`
@@ -105,12 +105,20 @@ def _variants(ptx: str) -> dict[str, str]:
             "nowait": STAGE_WAIT.sub(lambda m: f"{m.group(1)}\tbra.uni {m.group(3)};\n{m.group(4)}", ptx)}
 
 
-def make(out: Path, d: int) -> None:
+def make(out: Path, d: int, queries: int = 0) -> None:
+    """The copies of the one kernel at head dim `d`; with `queries`, also the kernel compiled
+    at that many queries a tile (`TAG_qN`, with its own launch contract: not a copy)."""
+    import napkin_ir
     import napkin_ir.torch as nt
+    from napkin_ir.passmanager import run_pipeline
 
     for tag, kind in KINDS.items():
         k = nt.attention_grad_kernel("qkv", kind, None, 1, 16, 16384, 16384, d, "bf16", (9, 0))
         kernel_copies.save(out, tag, k, _variants(k.ptx))
+        if queries:
+            derived = run_pipeline(nt.attention_text(kind, 1, 16, 16, 16384, 16384, d, "bf16", None), nt.gradient_passes(kind, "qkv", False))
+            napkin_ir.compile(str(derived), "napkin-sm90", block=f"128,{queries}").save(str(out / f"{tag}_q{queries}"))
+            print(f"{tag}_q{queries}: the one kernel at {queries} queries a tile")
 
 
 def _launches(kernels: list, stream: int) -> list:
@@ -136,8 +144,9 @@ def main() -> None:
     ap.add_argument("mode", choices=["make", "time"])
     ap.add_argument("dir", type=Path)
     ap.add_argument("--d", type=int, default=128)
+    ap.add_argument("--queries", type=int, default=0, help="make: also the kernel compiled at this many queries a tile")
     a = ap.parse_args()
-    make(a.dir, a.d) if a.mode == "make" else kernel_copies.time(a.dir, KINDS, _launches, per_batch=3)
+    make(a.dir, a.d, a.queries) if a.mode == "make" else kernel_copies.time(a.dir, KINDS, _launches, per_batch=3)
 
 
 if __name__ == "__main__":

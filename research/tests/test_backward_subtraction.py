@@ -35,3 +35,16 @@ def test_each_copy_takes_out_what_it_names(tmp_path):
             pytest.skip("no ptxas to assemble the copies")
         for ptx in (dq, sts, wait, v4, once):
             assert ptxas_resources(ptx, "sm_90a")
+
+
+def test_the_kernel_at_another_tile_keeps_its_own_contract(tmp_path):
+    """`--queries 64` at d=64 (whose default is 128 queries a tile): a kernel of its own, its
+    grid and shared memory its own, the log-sum-exp read before the products."""
+    from napkin_ir.runtime.compiled import CompiledKernel
+
+    backward_subtraction.make(tmp_path, 64, queries=64)
+    for tag in ("n", "c"):
+        base, q64 = (CompiledKernel.load(str(tmp_path / f"{tag}_{v}")) for v in ("base", "q64"))
+        assert q64.ptx != base.ptx and q64.contract != base.contract
+        first = q64.ptx.index("wgmma.fence")
+        assert "ld.shared.v2.f32" in q64.ptx[:first] and "ld.shared.v2.f32" not in base.ptx[:base.ptx.index("wgmma.fence")]
