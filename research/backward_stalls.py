@@ -81,6 +81,11 @@ def run(who: str, causal: bool, d: int, n: int) -> None:
     torch.cuda.cudart().cudaProfilerStop()
 
 
+def _run(who: str, causal: bool, d: int, n: int) -> list[str]:
+    """The command line of `run`: `who`'s backward, the third call profiled."""
+    return [sys.executable, __file__, "run", who, "--d", str(d), "--n", str(n), *(["--causal"] if causal else [])]
+
+
 def main_kernel(path: Path) -> dict[str, str]:
     """The row of the launch that ran longest in an ncu raw-page CSV."""
     rows = ncu_raw.launches(path.read_text())
@@ -111,8 +116,7 @@ def profile(out: Path, causal: bool, d: int, n: int) -> None:
         sections = [x for name in SECTIONS for x in ("--section", name)]
         wanted = [STALL.format(s) for s in STALLS] + ["sm__pipe_tensor_cycles_active.avg.pct_of_peak_sustained_active"]
         cmd = ["ncu", "--clock-control", "none", "--profile-from-start", "off", *sections, "--metrics", ",".join(wanted),
-               "--csv", "--page", "raw", sys.executable, __file__, "run", who, "--d", str(d), "--n", str(n),
-               *(["--causal"] if causal else [])]
+               "--csv", "--page", "raw", *_run(who, causal, d, n)]
         with open(out / f"{who}.csv", "w") as f:
             done = subprocess.run(cmd, stdout=f, stderr=subprocess.STDOUT, check=False)
         if done.returncode:
@@ -128,8 +132,7 @@ def sass(out: Path, who: str, causal: bool, d: int, n: int) -> None:
     out.mkdir(parents=True, exist_ok=True)
     rep = out / f"{who}.ncu-rep"
     cmd = ["ncu", "--clock-control", "none", "--profile-from-start", "off", "--section", "SourceCounters",
-           "--section", "WarpStateStats", "--import-source", "no", "-f", "-o", str(rep.with_suffix("")),
-           sys.executable, __file__, "run", who, "--d", str(d), "--n", str(n), *(["--causal"] if causal else [])]
+           "--section", "WarpStateStats", "--import-source", "no", "-f", "-o", str(rep.with_suffix("")), *_run(who, causal, d, n)]
     done = subprocess.run(cmd, capture_output=True, text=True, check=False)
     if done.returncode:
         raise SystemExit(f"ncu on {who} failed ({done.returncode}):\n{done.stdout[-3000:]}\n{done.stderr[-3000:]}")

@@ -57,12 +57,12 @@ def _full_wait(block: Block, read: reg.ReadOp, before: Operation) -> smem.Mbarri
     return None
 
 
-def early(block: Block) -> int:
+def early(block: Block) -> None:
     """Move `block`'s reads that its first awaited products' results meet to their stage's
-    wait; how many moved."""
+    wait."""
     waits = [op for op in block.ops if isinstance(op, reg.WgmmaWaitOp)]
     if not waits:
-        return 0
+        return
     first, after = waits[0], waits[1] if len(waits) > 1 else None
     between: list[Operation] = []  # the ops of `block` between the first wait and the next
     op = first.next_op
@@ -70,17 +70,13 @@ def early(block: Block) -> int:
         between.append(op)
         op = op.next_op
     met = set(between)
-    moved = 0
     for read in [o for o in between if isinstance(o, reg.ReadOp) and o.vector]:
         if not any(block.find_ancestor_op_in_block(u.operation) in met for u in read.result.uses):
             continue
         wait = _full_wait(block, read, first)
-        if wait is None:
-            continue
-        read.detach()
-        Rewriter.insert_op(read, InsertPoint.after(wait))
-        moved += 1
-    return moved
+        if wait is not None:
+            read.detach()
+            Rewriter.insert_op(read, InsertPoint.after(wait))
 
 
 @dataclass(frozen=True)
