@@ -133,6 +133,12 @@ def _reg_reload_loads() -> type[ModulePass]:
     return RegReloadLoadsPass
 
 
+def _reg_early_waits() -> type[ModulePass]:
+    from napkin_ir.passes.early_waits import RegEarlyWaitsPass
+
+    return RegEarlyWaitsPass
+
+
 def _reg_early_reads() -> type[ModulePass]:
     from napkin_ir.passes.early_reads import RegEarlyReadsPass
 
@@ -200,6 +206,7 @@ def napkin_passes() -> dict[str, Callable[[], type[ModulePass]]]:
         "reg-pingpong": _reg_pingpong,
         "reg-reload-loads": _reg_reload_loads,
         "reg-early-reads": _reg_early_reads,
+        "reg-early-waits": _reg_early_waits,
         "reg-to-ptx": _reg_to_ptx,
         "napkin-sm80": _napkin_sm80,
         "napkin-sm90": _napkin_sm90,

@@ -103,6 +103,7 @@ class KernelPlan:
     pingpong: bool = False  # reg-pingpong: the consumer warpgroups take turns issuing products
     schedule: bool = False  # reg-wgmma-schedule: wgmma groups issued once their operands are ready, waited for where read
     early_reads: bool = False  # reg-early-reads: a statistic the first awaited products meet read as soon as its stage is full
+    early_waits: bool = False  # reg-early-waits: an overlapped trip waits for its later stages once its scores retire
     reason: str = field(default="", compare=False)  # why the model chose it, where it did
 
     def __post_init__(self) -> None:
@@ -129,6 +130,7 @@ class KernelPlan:
         from napkin_ir.lowering.smem_to_reg import SmemToRegPass
         from napkin_ir.passes.carry_fragments import RegCarryFragmentsPass
         from napkin_ir.passes.early_reads import RegEarlyReadsPass
+        from napkin_ir.passes.early_waits import RegEarlyWaitsPass
         from napkin_ir.passes.hoist_loads import RegHoistLoadsPass
         from napkin_ir.passes.launch import HbmLaunchPass
         from napkin_ir.passes.pingpong import RegPingpongPass
@@ -155,7 +157,8 @@ class KernelPlan:
              *((RegWgmmaSchedulePass(),) if self.schedule else ()),
              *((RegPingpongPass(),) if self.pingpong else ()),
              *((RegReloadLoadsPass(),) if self.product is ProductEngine.WGMMA else ()),
-             *((RegEarlyReadsPass(),) if self.early_reads else ())),
+             *((RegEarlyReadsPass(),) if self.early_reads else ()),
+             *((RegEarlyWaitsPass(),) if self.early_waits else ())),
             (RegToPtxPass(arch=self.target.arch),),
         ]
         if to not in LEVELS:

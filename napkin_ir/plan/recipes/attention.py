@@ -247,7 +247,7 @@ def sm90_plan(module: ModuleOp, block: int | None = None, stream: int | None = N
                       stages=stages, copy=CopyEngine.TMA, product=ProductEngine.WGMMA, store=store, a_registers=q_registers,
                       launch=Launch(order=LaunchOrder.LAST, blocks_per_sm=blocks_per_sm, persistent=persistent), smem_bytes=budget,
                       overlap=overlap, pingpong=pingpong, schedule=schedule_pays(module) if schedule is None else schedule,
-                      early_reads=early_reads_pay(module, stream))
+                      early_reads=early_reads_pay(module, stream), early_waits=overlap and early_waits_pay(module, stream))
 
 
 def sm90_passes(module: ModuleOp, *args, **kwargs) -> tuple:
@@ -306,6 +306,19 @@ def early_reads_pay(module: ModuleOp, stream: int) -> bool:
     slower (H200, research/benchmarks.md, session 63)."""
     axes, _ = attention_shape(module)
     return _gradient(module, axes) and products(module) == 5 and stream <= 80
+
+
+def early_waits_pay(module: ModuleOp, stream: int) -> bool:
+    """Whether napkin-sm90's overlapped forward waits for a trip's V as soon as the trip's
+    scores retire (`reg-early-waits`), so that ptxas interleaves P's packing with the
+    softmax: for a softmax (a spherical forward's norm was not measured) at head dims up
+    to 128, with up to 128 keys a tile and more than two tiles. Kernels alone over 16k
+    keys (H200, four calls): d=64 1.001-1.024x, causal 1.030-1.037x; d=128 0.998-1.026x,
+    causal 1.006-1.017x (research/benchmarks.md, session 64). At 176 keys a tile ptxas
+    spills 156 bytes a thread, and at two tiles (a pipelined loop of one trip) 20."""
+    axes, sizes = attention_shape(module)
+    return (not _gradient(module, axes) and _softmax(module) and head_dim(axes, sizes) <= 128 and stream <= 128
+            and sizes[axes.keys] > 2 * stream)
 
 
 def resident_rows_innermost(module: ModuleOp, axes: AttentionAxes) -> bool:

@@ -155,8 +155,10 @@ def test_sm90_k_released_before_its_scores_retire_is_refused(run_printed):
     text, passes = _sm90_two_stages("softmax", 100, 300, 64, 64)
 
     reg_text = str(run_pipeline(text, spec(passes)))
-    # in the overlapped loop: `wait {pending = 1}` then K's arrival; swap them
-    broken = re.sub(r"(\n *reg.wgmma_wait \{pending = 1 : i32\})(\n *smem.arrive [^\n]*)", r"\2\1", reg_text, count=1)
+    # in the overlapped loop: `wait {pending = 1}`, V's wait (`reg-early-waits`), then K's
+    # arrival; move the arrival before the first
+    broken = re.sub(r"(\n *reg.wgmma_wait \{pending = 1 : i32\})((?:\n *smem.mbarrier_wait [^\n]*)?)(\n *smem.arrive [^\n]*)",
+                    r"\3\1\2", reg_text, count=1)
     assert broken != reg_text
     with pytest.raises(InterpretationError, match="wgmma still reads"):
         run_printed(broken, 1)
