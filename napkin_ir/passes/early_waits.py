@@ -27,9 +27,14 @@ becomes
     reg.wgmma_wait {pending = 0 : i32}
     ...
 
+With `at="max"` the wait goes instead just after the trip's first row max (a
+`reg.row_reduce` max and the `reg.map` that folds it into the running max, where one
+follows): ptxas puts P V's wait right below whichever boundary the wait makes, and below
+the max it follows the scores' scaling, where FA4's forward has it.
+
 Only the waits between the trip's first `reg.wgmma_wait` and its next move, and only those
 whose operands come from before the first. ptxas's larger block holds more values live: at
-176 keys a tile it spills, so a recipe asks for the pass where it pays
+176 keys a tile it spills, so a recipe asks for the pass, and where, as it pays
 (`recipes.attention.early_waits_pay`).
 """
 
@@ -41,14 +46,26 @@ from xdsl.context import Context
 from xdsl.dialects import builtin, scf
 from xdsl.ir import Operation
 from xdsl.passes import ModulePass
+from xdsl.utils.exceptions import PassFailedException
 from xdsl.rewriter import InsertPoint, Rewriter
 
 from napkin_ir.dialects import loop_facts, reg, smem
 
 
-def early(loop: scf.ForOp) -> None:
+def _after_max(between: list[Operation]) -> Operation | None:
+    """Of the ops after a trip's first wait: its first row max, or the map that folds that
+    max into the running one where it comes next."""
+    for n, op in enumerate(between):
+        if isinstance(op, reg.RowReduceOp) and op.kind.data == "max":
+            fold = between[n + 1] if n + 1 < len(between) else None
+            return fold if isinstance(fold, reg.MapOp) and op.result in fold.operands else op
+    return None
+
+
+def early(loop: scf.ForOp, at: str = "scores") -> None:
     """Move the waits of `loop`'s trip made between its first `reg.wgmma_wait` and its
-    next to just after the first."""
+    next to just after the first (`at="max"`: after the trip's first row max, where it
+    has one)."""
     block = loop.body.block
     waits = [op for op in block.ops if isinstance(op, reg.WgmmaWaitOp)]
     if len(waits) < 2:
@@ -60,19 +77,24 @@ def early(loop: scf.ForOp) -> None:
         between.append(op)
         op = op.next_op
     inside = set(between)
-    at: Operation = first
-    for wait in [o for o in between if isinstance(o, smem.MbarrierWaitOp)]:
+    place: Operation = (_after_max(between) if at == "max" else None) or first
+    above = set(between[: between.index(place) + 1]) if place in inside else set()  # waits there stay
+    for wait in [o for o in between if isinstance(o, smem.MbarrierWaitOp) and o not in above]:
         if any(isinstance(v.owner, Operation) and v.owner in inside for v in wait.operands):
             continue
         wait.detach()
-        Rewriter.insert_op(wait, InsertPoint.after(at))
-        at = wait
+        Rewriter.insert_op(wait, InsertPoint.after(place))
+        place = wait
 
 
 @dataclass(frozen=True)
 class RegEarlyWaitsPass(ModulePass):
     name = "reg-early-waits"
 
+    at: str = "scores"  # "scores": right after the first group's wait; "max": after the trip's first row max
+
     def apply(self, ctx: Context, op: builtin.ModuleOp) -> None:
+        if self.at not in ("scores", "max"):
+            raise PassFailedException(f"reg-early-waits: at must be \"scores\" or \"max\", not \"{self.at}\"")
         for loop in [o for o in op.walk() if isinstance(o, scf.ForOp) and loop_facts.overlapped(o)]:
-            early(loop)
+            early(loop, self.at)

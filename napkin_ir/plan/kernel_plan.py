@@ -103,7 +103,7 @@ class KernelPlan:
     pingpong: bool = False  # reg-pingpong: the consumer warpgroups take turns issuing products
     schedule: bool = False  # reg-wgmma-schedule: wgmma groups issued once their operands are ready, waited for where read
     early_reads: bool = False  # reg-early-reads: a statistic the first awaited products meet read as soon as its stage is full
-    early_waits: bool = False  # reg-early-waits: an overlapped trip waits for its later stages once its scores retire
+    early_waits: str = ""  # reg-early-waits{at=...}: where an overlapped trip waits for its later stages ("": where it stood)
     reason: str = field(default="", compare=False)  # why the model chose it, where it did
 
     def __post_init__(self) -> None:
@@ -158,7 +158,7 @@ class KernelPlan:
              *((RegPingpongPass(),) if self.pingpong else ()),
              *((RegReloadLoadsPass(),) if self.product is ProductEngine.WGMMA else ()),
              *((RegEarlyReadsPass(),) if self.early_reads else ()),
-             *((RegEarlyWaitsPass(),) if self.early_waits else ())),
+             *((RegEarlyWaitsPass(at=self.early_waits),) if self.early_waits else ())),
             (RegToPtxPass(arch=self.target.arch),),
         ]
         if to not in LEVELS:

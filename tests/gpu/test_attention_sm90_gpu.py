@@ -91,6 +91,24 @@ def test_attention_sm90_long_stream_defaults(kind, d):
     check_attention(torch, kind, 2, 3, 1000, 1000, d, "bf16", block="192,128" if d == 64 else "128,80", stages=2)
 
 
+@pytest.mark.parametrize("kind,n", [("softmax", 8192), ("causal", 16384)])
+def test_attention_sm90_long_stream_d128(kind, n):
+    """d=128 on a plain grid (8k keys, 16k under a mask): the trip waits for V after its row
+    max (`reg-early-waits{at="max"}`), the shorter streams' persistent blocks right after
+    the scores' wait; against float64."""
+    torch = pytest.importorskip("torch")
+    check_attention(torch, kind, 1, 1, n, n, 128, "bf16")
+
+
+@pytest.mark.sanitize
+@pytest.mark.parametrize("kind", ["softmax", "causal"])
+def test_attention_sm90_wait_after_the_max_small(kind):
+    """The same placement on a plain grid over a ragged 700 tokens (three tiles of keys and a
+    part), small enough for the sanitizers."""
+    torch = pytest.importorskip("torch")
+    check_attention(torch, kind, 1, 2, 700, 700, 128, "bf16", persistent=False)
+
+
 @pytest.mark.sanitize
 @pytest.mark.parametrize("kind,d,block", [("softmax", 64, "192,128"), ("causal", 64, "192,128"), ("causal", 256, "128,80")])
 def test_attention_sm90_long_stream_tiles_small(kind, d, block):

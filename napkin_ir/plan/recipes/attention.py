@@ -247,7 +247,7 @@ def sm90_plan(module: ModuleOp, block: int | None = None, stream: int | None = N
                       stages=stages, copy=CopyEngine.TMA, product=ProductEngine.WGMMA, store=store, a_registers=q_registers,
                       launch=Launch(order=LaunchOrder.LAST, blocks_per_sm=blocks_per_sm, persistent=persistent), smem_bytes=budget,
                       overlap=overlap, pingpong=pingpong, schedule=schedule_pays(module) if schedule is None else schedule,
-                      early_reads=early_reads_pay(module, stream), early_waits=overlap and early_waits_pay(module, stream))
+                      early_reads=early_reads_pay(module, stream), early_waits=early_waits_place(module, stream, persistent) if overlap else "")
 
 
 def sm90_passes(module: ModuleOp, *args, **kwargs) -> tuple:
@@ -308,17 +308,25 @@ def early_reads_pay(module: ModuleOp, stream: int) -> bool:
     return _gradient(module, axes) and products(module) == 5 and stream <= 80
 
 
-def early_waits_pay(module: ModuleOp, stream: int) -> bool:
-    """Whether napkin-sm90's overlapped forward waits for a trip's V as soon as the trip's
-    scores retire (`reg-early-waits`), so that ptxas interleaves P's packing with the
-    softmax: for a softmax (a spherical forward's norm was not measured) at head dims up
-    to 128, with up to 128 keys a tile and more than two tiles. Kernels alone over 16k
-    keys (H200, four calls): d=64 1.001-1.024x, causal 1.030-1.037x; d=128 0.998-1.026x,
-    causal 1.006-1.017x (research/benchmarks.md, session 64). At 176 keys a tile ptxas
-    spills 156 bytes a thread, and at two tiles (a pipelined loop of one trip) 20."""
+def early_waits_place(module: ModuleOp, stream: int, persistent: bool = False) -> str:
+    """Where napkin-sm90's overlapped forward waits for a trip's V (`reg-early-waits{at}`),
+    so that ptxas interleaves P's packing with the softmax ("": where it stood, before P
+    V's wait): for a softmax (a spherical forward's norm was not measured) at head dims up
+    to 128, with up to 128 keys a tile and more than two tiles. Kernels alone over 16k keys
+    (H200), against the wait where it stood: right after the scores' wait, d=64
+    1.001-1.024x, causal 1.030-1.037x (four calls); d=128 0.998-1.026x, causal
+    1.006-1.017x. At d=128, after the row max instead (ptxas then waits for P V after the
+    scores' scaling): 0.999-1.023x, causal 1.004-1.021x against the first placement (six
+    calls); at d=64 1.001-1.016x, causal 0.976-0.988x (two): d=64 keeps the first, and so
+    does a persistent block (its loops inside the loop over query tiles), where after the
+    max ptxas spills 60-64 bytes a thread under a causal mask (research/benchmarks.md,
+    session 64). At 176 keys a tile ptxas spills 156 bytes a thread, and at two tiles (a
+    pipelined loop of one trip) 20."""
     axes, sizes = attention_shape(module)
-    return (not _gradient(module, axes) and _softmax(module) and head_dim(axes, sizes) <= 128 and stream <= 128
-            and sizes[axes.keys] > 2 * stream)
+    d = head_dim(axes, sizes)
+    if _gradient(module, axes) or not _softmax(module) or d > 128 or stream > 128 or sizes[axes.keys] <= 2 * stream:
+        return ""
+    return "max" if d > 64 and not persistent else "scores"
 
 
 def resident_rows_innermost(module: ModuleOp, axes: AttentionAxes) -> bool:

@@ -2,9 +2,13 @@
 // (a loop of mbarrier.try_wait, which ptxas schedules nothing across) moves from between
 // the softmax and P V's wait to just after the scores' wait, ahead of K's release: the
 // softmax, P V's retiring and P's packing become one block. Tile 0's part before the loop
-// keeps its order; so does a loop reg-wgmma-overlap did not pipeline (the GEMM's).
+// keeps its order; so does a loop reg-wgmma-overlap did not pipeline (the GEMM's). With
+// at="max" the wait goes after the trip's row max (and its fold into the running max).
 // RUN: napkin-opt %examples/attention.mlir -p 'ncd-relabel{grid="b,h,i:128" stream="j:64"},ncd-to-hbm,hbm-to-smem{stages=3 copy=tma},smem-to-reg{mma=wgmma},reg-wgmma-overlap,reg-early-waits' | filecheck %s
 // RUN: napkin-opt %examples/causal_attention.mlir -p 'ncd-relabel{grid="b,h,i:128" stream="j:64"},ncd-to-hbm,hbm-to-smem{stages=3 copy=tma},smem-to-reg{mma=wgmma},reg-wgmma-overlap,reg-early-waits' | filecheck %s --check-prefix=CAUSAL
+// RUN: napkin-opt %examples/causal_attention.mlir -p 'ncd-relabel{grid="b,h,i:128" stream="j:64"},ncd-to-hbm,hbm-to-smem{stages=3 copy=tma},smem-to-reg{mma=wgmma},reg-wgmma-overlap,reg-early-waits{at="max"}' | filecheck %s --check-prefix=MAX
+// RUN: napkin-opt %examples/causal_attention.mlir -p 'ncd-relabel{grid="b,h,i:128" stream="j:64"},ncd-to-hbm,hbm-to-smem{stages=3 copy=tma},smem-to-reg{mma=wgmma},reg-wgmma-overlap,reg-pingpong,reg-early-waits{at="max"}' | napkin-run --random-inputs --check | filecheck %s --check-prefix=NUMBERS
+// RUN: not napkin-opt %examples/attention.mlir -p 'ncd-relabel{grid="b,h,i:128" stream="j:64"},ncd-to-hbm,hbm-to-smem{stages=3 copy=tma},smem-to-reg{mma=wgmma},reg-wgmma-overlap,reg-early-waits{at="nowhere"}' 2>&1 | filecheck %s --check-prefix=BAD
 // the numbers survive on the interpreter (which checks the mbarrier protocol), masked or not
 // RUN: napkin-opt %examples/attention.mlir -p 'ncd-relabel{grid="b,h,i:128" stream="j:64"},ncd-to-hbm,hbm-to-smem{stages=3 copy=tma},smem-to-reg{mma=wgmma},reg-wgmma-overlap,reg-early-waits' | napkin-run --random-inputs --check | filecheck %s --check-prefix=NUMBERS
 // RUN: napkin-opt %examples/causal_attention.mlir -p 'ncd-relabel{grid="b,h,i:128" stream="j:64"},ncd-to-hbm,hbm-to-smem{stages=3 copy=tma},smem-to-reg{mma=wgmma},reg-wgmma-overlap,reg-pingpong,reg-early-waits' | napkin-run --random-inputs --check | filecheck %s --check-prefix=NUMBERS
@@ -15,8 +19,12 @@
 // RUN: napkin-opt %t.gemm.mlir -p reg-early-waits -o %t.gemm.after.mlir
 // RUN: napkin-opt %t.gemm.mlir -o %t.gemm.before.mlir
 // RUN: diff %t.gemm.before.mlir %t.gemm.after.mlir
-// napkin-sm90 asks for it at 16k keys (more than two tiles of 128), not at 256 (a loop of one trip)
+// napkin-sm90 asks for it over 1024 keys (more than two tiles of 128), not at 256 (a loop of
+// one trip): after the scores' wait at d=64 and in a persistent block, after the max at
+// d=128 on a plain grid (8k keys)
 // RUN: sed -e 's/i=256/i=1024/g; s/j=256/j=1024/g' %examples/attention.mlir | napkin-opt -p napkin-sm90 --print-between-passes -o /dev/null 2>&1 | filecheck %s --check-prefix=ON
+// RUN: sed -e 's/i=256/i=1024/g; s/j=256/j=1024/g; s/d=64/d=128/g' %examples/attention.mlir | napkin-opt -p napkin-sm90 --print-between-passes -o /dev/null 2>&1 | filecheck %s --check-prefix=ON
+// RUN: sed -e 's/i=256/i=8192/g; s/j=256/j=8192/g; s/d=64/d=128/g' %examples/attention.mlir | napkin-opt -p napkin-sm90 --print-between-passes -o /dev/null 2>&1 | filecheck %s --check-prefix=ON128
 // RUN: napkin-opt %examples/attention.mlir -p napkin-sm90 --print-between-passes -o /dev/null 2>&1 | filecheck %s --check-prefix=OFF
 
 // CHECK:      smem.tma_copy %v[{{.*}}] -> %{{[0-9]+}}[%{{[0-9]+}}], %[[VFULL:[0-9]+]][
@@ -50,9 +58,41 @@
 // CAUSAL:      reg.wgmma_wait {pending = 0 : i32}
 // CAUSAL:      reg.overlapped
 
+// K's release stays with the scores' wait; V's wait follows the max in both loops
+// MAX:      smem.tma_copy %v[{{.*}}] -> %{{[0-9]+}}[%{{[0-9]+}}], %[[VFULL:[0-9]+]][
+// MAX:      scf.for
+// MAX:      reg.wgmma_wait {pending = 1 : i32}
+// MAX-NEXT: smem.arrive
+// MAX-NEXT: reg.map scale
+// MAX-NEXT: reg.row_reduce max
+// MAX-NEXT: reg.map max
+// MAX-NEXT: smem.mbarrier_wait %[[VFULL]]
+// MAX-NOT:  smem.mbarrier_wait
+// MAX:      reg.wgmma_wait {pending = 0 : i32}
+// MAX:      reg.overlapped
+// MAX:      reg.wgmma_wait {pending = 1 : i32}
+// MAX-NEXT: smem.arrive
+// MAX-NEXT: reg.mask causal
+// MAX-NEXT: reg.map scale
+// MAX-NEXT: reg.row_reduce max
+// MAX-NEXT: reg.map max
+// MAX-NEXT: smem.mbarrier_wait %[[VFULL]]
+// MAX-NOT:  smem.mbarrier_wait
+// MAX:      reg.wgmma_wait {pending = 0 : i32}
+// MAX:      reg.overlapped
+// BAD: napkin-opt: error: reg-early-waits: at must be "scores" or "max", not "nowhere"
+
 // NUMBERS: check against float64 reference: {{.*}}: ok
 // REPORT-NOT: C7513
 // REPORT: 0 bytes stack frame, 0 bytes spill stores, 0 bytes spill loads
 // ON: IR after reg-early-waits:
+// ON:      reg.wgmma_wait {pending = 1 : i32}
+// ON-NEXT: smem.mbarrier_wait
+// ON128: IR after reg-early-waits:
+// ON128:      reg.wgmma_wait {pending = 1 : i32}
+// ON128-NEXT: smem.arrive
+// ON128:      reg.row_reduce max
+// ON128-NEXT: reg.map max
+// ON128-NEXT: smem.mbarrier_wait
 // OFF: IR after reg-reload-loads:
 // OFF-NOT: IR after reg-early-waits:

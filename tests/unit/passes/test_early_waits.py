@@ -1,7 +1,7 @@
 """reg-early-waits: napkin-sm90's overlapped forward waits for each trip's V right after the
-trip's scores retire, its numbers survive on the CPU interpreter, and the recipe asks for
-it only where it was measured to pay (what the pass leaves alone:
-tests/filecheck/passes/early_waits.mlir)."""
+trip's scores retire (d=64) or after its row max (d=128), its numbers survive on the CPU
+interpreter, and the recipe asks for it only where it was measured to pay (what the pass
+leaves alone: tests/filecheck/passes/early_waits.mlir)."""
 
 from __future__ import annotations
 
@@ -18,41 +18,48 @@ from napkin_ir.plan.recipes import attention
 from tests.unit.lowering.levels import every_level_keeps, gradient_inputs
 
 
-def _waits_first(module) -> list[bool]:
-    """Per overlapped loop, whether an mbarrier wait comes right after its first wgmma wait."""
+def _wait_places(module) -> list[str]:
+    """Per overlapped loop, what its trip's wait for a stage follows, after the first wgmma
+    wait: "scores" (that wait), "max" (the row max folded into the running one) or "late"."""
     out = []
     for loop in module.walk():
         if isinstance(loop, scf.ForOp) and loop_facts.overlapped(loop):
             ops = list(loop.body.block.ops)
             first = next(n for n, o in enumerate(ops) if isinstance(o, reg.WgmmaWaitOp))
-            out.append(isinstance(ops[first + 1], smem.MbarrierWaitOp))
+            wait = next(n for n, o in enumerate(ops) if n > first and isinstance(o, smem.MbarrierWaitOp))
+            before = ops[wait - 1]
+            out.append("scores" if wait == first + 1 else "max" if isinstance(before, reg.MapOp) and before.fn.data == "max"
+                       and isinstance(ops[wait - 2], reg.RowReduceOp) else "late")
     return out
 
 
-@pytest.mark.parametrize("kind,d", [("softmax", 64), ("causal", 64), ("causal", 128)])
-def test_v_is_awaited_with_the_scores(kind, d):
-    """Over 400 keys and queries (three tiles of keys and a ragged one) the plan asks for the pass; every
-    overlapped loop (a mask's unmasked and diagonal ones) waits for V first, and not
-    without the pass; the reg level's numbers are the diagram's."""
+@pytest.mark.parametrize("kind,d,place", [("softmax", 64, "scores"), ("causal", 64, "scores"), ("softmax", 128, "max"),
+                                          ("causal", 128, "max")])
+def test_v_is_awaited_early(kind, d, place):
+    """Over 400 keys and queries (three tiles of keys and a ragged one) the plan asks for the
+    pass; every overlapped loop (a mask's unmasked and diagonal ones) waits for V right
+    after the scores' wait (d=64) or the row max (d=128), and late without the pass; the
+    reg level's numbers are the diagram's."""
     module = run_pipeline(attention_diagram(kind, 1, 2, 400, d), "")
     plan = attention.sm90_plan(module)
-    assert plan.early_waits
+    assert plan.early_waits == place
     lowered = run_pipeline(str(module), spec(plan.passes("reg")))
-    assert _waits_first(lowered) and all(_waits_first(lowered))
+    assert _wait_places(lowered) and set(_wait_places(lowered)) == {place}
     without = [p for p in plan.passes("reg") if not isinstance(p, RegEarlyWaitsPass)]
-    assert not any(_waits_first(run_pipeline(str(module), spec(tuple(without)))))
+    assert set(_wait_places(run_pipeline(str(module), spec(tuple(without))))) == {"late"}
     diagram = find_entry(module)
     inputs = diagram.random_inputs(seed=d)
     every_level_keeps(module, plan, inputs, diagram.run(inputs), ("reg",))
 
 
 @pytest.mark.parametrize("kind,n,d,stream,want", [
-    ("softmax", 16384, 128, None, True), ("causal", 16384, 64, None, True), ("softmax", 4096, 64, None, True),
-    ("softmax", 16384, 128, 176, False),  # ptxas spills 156 bytes a thread
-    ("softmax", 256, 128, None, False),  # two tiles: a loop of one trip, 20 bytes spilled
-    ("spherical", 16384, 128, None, False),  # not measured
-    ("softmax", 8192, 256, None, False)])  # not measured
-def test_early_waits_pay(kind, n, d, stream, want):
+    ("softmax", 16384, 128, None, "max"), ("causal", 16384, 128, None, "max"), ("causal", 16384, 64, None, "scores"),
+    ("softmax", 4096, 64, None, "scores"),
+    ("softmax", 16384, 128, 176, ""),  # ptxas spills 156 bytes a thread
+    ("softmax", 256, 128, None, ""),  # two tiles: a loop of one trip, 20 bytes spilled
+    ("spherical", 16384, 128, None, ""),  # not measured
+    ("softmax", 8192, 256, None, "")])  # not measured
+def test_early_waits_place(kind, n, d, stream, want):
     module = run_pipeline(attention_diagram(kind, 1, 2, n, d), "")
     assert attention.sm90_plan(module, stream=stream).early_waits == want
 
