@@ -133,16 +133,16 @@ def _reg_reload_loads() -> type[ModulePass]:
     return RegReloadLoadsPass
 
 
-def _reg_early_waits() -> type[ModulePass]:
-    from napkin_ir.passes.early_waits import RegEarlyWaitsPass
-
-    return RegEarlyWaitsPass
-
-
 def _reg_early_reads() -> type[ModulePass]:
     from napkin_ir.passes.early_reads import RegEarlyReadsPass
 
     return RegEarlyReadsPass
+
+
+def _reg_early_waits() -> type[ModulePass]:
+    from napkin_ir.passes.early_waits import RegEarlyWaitsPass
+
+    return RegEarlyWaitsPass
 
 
 def _reg_wgmma_schedule() -> type[ModulePass]:

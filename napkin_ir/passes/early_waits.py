@@ -35,7 +35,7 @@ the max it follows the scores' scaling, where FA4's forward has it.
 Only the waits between the trip's first `reg.wgmma_wait` and its next move, and only those
 whose operands come from before the first. ptxas's larger block holds more values live: at
 176 keys a tile it spills, so a recipe asks for the pass, and where, as it pays
-(`recipes.attention.early_waits_pay`).
+(`recipes.attention.early_waits_place`).
 """
 
 from __future__ import annotations
@@ -46,8 +46,8 @@ from xdsl.context import Context
 from xdsl.dialects import builtin, scf
 from xdsl.ir import Operation
 from xdsl.passes import ModulePass
-from xdsl.utils.exceptions import PassFailedException
 from xdsl.rewriter import InsertPoint, Rewriter
+from xdsl.utils.exceptions import PassFailedException
 
 from napkin_ir.dialects import loop_facts, reg, smem
 
