@@ -169,7 +169,10 @@ class NapkinSm90Pass(NamedPipeline):
     consumer warpgroups take turns issuing products), `q_registers` (S = Q K^T with Q from
     registers; by default where `q_registers_pay`), `schedule` (each wgmma group issued as
     soon as its operands are ready and waited for where its results are first read,
-    `reg-wgmma-schedule`; by default where `schedule_pays`), `persistent` (by default where the
+    `reg-wgmma-schedule`; by default where `schedule_pays`), `early_waits` (where an overlapped
+    trip waits for its V: `scores` right after the scores retire, `max` after the row max,
+    `none` where it stood, before P V's wait; `reg-early-waits`, by default where
+    `early_waits_place` says), `persistent` (by default where the
     streams are short: `persistent_pays`), `store` as for a GEMM. With `autotile=true` the
     model chooses among 64, 128 and 192 query rows, 64, 128 and 176 keys, 2 and 3 stages,
     overlap and ping-pong on or off; `stages` given, `overlap=false`, `pingpong=false` and
@@ -185,7 +188,7 @@ class NapkinSm90Pass(NamedPipeline):
     target = SM90
     unset = {"block": "", "warps": "", "stages": 0, "group": 8, "blocks_per_sm": 1, "persistent": None, "cluster": 1, "store": "auto",
              "autotile": False, "hw": "h100", "overlap": True, "pingpong": True, "q_registers": None, "split": 1,
-             "deterministic": False, "schedule": None, "swap": None}
+             "deterministic": False, "schedule": None, "early_waits": None, "swap": None}
     block: str = ""
     warps: str = ""  # a row reduction's warps; wgmma's warpgroups follow from the block's rows
     stages: int = 0  # the ring's depth: 4 for a GEMM (8 for a 24 KiB stage or smaller), 2 or 3 for attention
@@ -202,4 +205,5 @@ class NapkinSm90Pass(NamedPipeline):
     split: int = 1
     deterministic: bool = False
     schedule: bool | None = None  # None: where it pays (`recipes.attention.schedule_pays`)
+    early_waits: str | None = None  # scores, max or none; None: where it pays (`recipes.attention.early_waits_place`)
     swap: bool | None = None  # None: a GEMM's rows not a multiple of 64, or where the model puts it first

@@ -99,6 +99,9 @@ VARIANTS = {
     "plain": {"persistent": False},
     "q-shared": {"q_registers": False},  # Q in shared memory where the default holds it in registers
     "b128": {"block": "128,128"},  # blocks of 128 rows where the default takes 192
+    "waits-late": {"early_waits": "none"},  # V awaited where reg-wgmma-overlap left it, before P V's wait
+    "waits-scores": {"early_waits": "scores"},  # V awaited right after the scores retire
+    "waits-max": {"early_waits": "max"},  # V awaited after the row max
 }
 
 

@@ -69,4 +69,9 @@ def plan_kernel(module: ModuleOp, target: Target, request: PlanRequest) -> Kerne
             raise request.fail(f"schedule={request.given.get('schedule', str(request.schedule).lower())} orders wgmma groups; "
                                f"this kernel's products are {'mma.sync' if plan.product else 'none (a row reduction)'}")
         plan = replace(plan, schedule=request.schedule)
+    if request.early_waits is not None and request.early_waits != (plan.early_waits or "none"):
+        if not plan.overlap and request.early_waits != "none":
+            raise request.fail(f"early_waits={request.early_waits} moves a wait in the stream loops that overlap pipelines "
+                               f"(an attention forward's); this kernel has none")
+        plan = replace(plan, early_waits="" if request.early_waits == "none" else request.early_waits)
     return plan

@@ -24,6 +24,10 @@ def parse_ints(text: str) -> tuple[int, ...] | None:
     return vals if vals and min(vals) > 0 else None
 
 
+# `reg-early-waits`'s places, and "none" for the wait where `reg-wgmma-overlap` left it
+EARLY_WAITS = ("scores", "max", "none")
+
+
 @dataclass(frozen=True)
 class PlanRequest:
     """The options of a named pipeline, typed. None: not given."""
@@ -44,6 +48,7 @@ class PlanRequest:
     pingpong: bool = True
     q_registers: bool | None = None
     schedule: bool | None = None  # wgmma groups issued early and waited for late (None: where it pays)
+    early_waits: str | None = None  # where an overlapped trip waits for V: scores, max or none (None: where it pays)
     split: int = 1  # blocks sharing each output tile's contraction, each adding its part
     deterministic: bool = False  # those parts added in a fixed order
     swap: bool | None = None  # a GEMM computed with wgmma's rows over its columns (None: where the tile needs it or the model puts it first)
@@ -95,6 +100,9 @@ def request(pipeline: str, options: dict[str, object], defaults: dict[str, objec
     if isinstance(group, int) and group < 0:
         raise PassFailedException(f"{pipeline}: group must be 0 (plain launch order) or a positive band height, got {group}")
     stages = options.get("stages")
+    early_waits = options.get("early_waits")
+    if early_waits is not None and early_waits not in EARLY_WAITS:
+        raise PassFailedException(f"{pipeline}: early_waits must be {', '.join(EARLY_WAITS)}, got '{early_waits}'")
     split = options.get("split", 1)
     if not isinstance(split, int) or split < 1:
         raise PassFailedException(f"{pipeline}: split must be a positive number of blocks sharing a contraction, got {split}")
@@ -110,5 +118,6 @@ def request(pipeline: str, options: dict[str, object], defaults: dict[str, objec
         autotile=bool(options.get("autotile", False)), hw=str(options.get("hw", "h100")),
         overlap=bool(options.get("overlap", True)), pingpong=bool(options.get("pingpong", True)),
         q_registers=options.get("q_registers"), schedule=options.get("schedule"),  # type: ignore[arg-type]
+        early_waits=early_waits,  # type: ignore[arg-type]
         split=split, deterministic=bool(options.get("deterministic", False)),
         swap=options.get("swap"), given=given)  # type: ignore[arg-type]

@@ -26,6 +26,12 @@
 // RUN: sed -e 's/i=256/i=1024/g; s/j=256/j=1024/g; s/d=64/d=128/g' %examples/attention.mlir | napkin-opt -p napkin-sm90 --print-between-passes -o /dev/null 2>&1 | filecheck %s --check-prefix=ON
 // RUN: sed -e 's/i=256/i=8192/g; s/j=256/j=8192/g; s/d=64/d=128/g' %examples/attention.mlir | napkin-opt -p napkin-sm90 --print-between-passes -o /dev/null 2>&1 | filecheck %s --check-prefix=ON128
 // RUN: napkin-opt %examples/attention.mlir -p napkin-sm90 --print-between-passes -o /dev/null 2>&1 | filecheck %s --check-prefix=OFF
+// the pipeline's option: none, or a place the recipe would not choose; a bad value and a kernel
+// with no overlapped loop are refused
+// RUN: sed -e 's/i=256/i=1024/g; s/j=256/j=1024/g' %examples/attention.mlir | napkin-opt -p 'napkin-sm90{early_waits="none"}' --print-between-passes -o /dev/null 2>&1 | filecheck %s --check-prefix=OFF
+// RUN: napkin-opt %examples/attention.mlir -p 'napkin-sm90{early_waits="max"}' --print-between-passes -o /dev/null 2>&1 | filecheck %s --check-prefix=ON128
+// RUN: not napkin-opt %examples/attention.mlir -p 'napkin-sm90{early_waits="soon"}' 2>&1 | filecheck %s --check-prefix=OPTION
+// RUN: not napkin-opt %examples/matmul.mlir -p 'napkin-sm90{early_waits="max"}' 2>&1 | filecheck %s --check-prefix=GEMMOPT
 
 // CHECK:      smem.tma_copy %v[{{.*}}] -> %{{[0-9]+}}[%{{[0-9]+}}], %[[VFULL:[0-9]+]][
 // tile 0, before the loop: V's wait stays after the softmax
@@ -81,6 +87,8 @@
 // MAX:      reg.wgmma_wait {pending = 0 : i32}
 // MAX:      reg.overlapped
 // BAD: napkin-opt: error: reg-early-waits: at must be "scores" or "max", not "nowhere"
+// OPTION: napkin-opt: error: napkin-sm90: early_waits must be scores, max, none, got 'soon'
+// GEMMOPT: napkin-opt: error: napkin-sm90: early_waits=max moves a wait in the stream loops that overlap pipelines (an attention forward's); this kernel has none
 
 // NUMBERS: check against float64 reference: {{.*}}: ok
 // REPORT-NOT: C7513
