@@ -8,7 +8,10 @@ side. The copies compute wrong values; their times bound what removing that work
 Variants, for d=128 and d=64, without a mask (`n`) and under a causal one (`c`):
 `nosumshfl` (the row sum's two `shfl.sync.bfly` a row, each tile: the exchange across a
 quad that FA4's forward leaves to the epilogue; each lane keeps its own partial sum) and
-`laterescale` (O's rescale moved from before the products to the end of the trip before).
+`laterescale` (O's rescale moved from before the products to the end of the trip before);
+and the kernel compiled with each place of the wait for V (`napkin-sm90{early_waits=...}`:
+`waitsnone` where `reg-wgmma-overlap` leaves it, before P V's wait; `waitsscores` right
+after the scores' wait; `waitsmax` after the row max), those that differ from the default.
 """
 
 from __future__ import annotations
@@ -61,11 +64,17 @@ def _variants(ptx: str) -> dict[str, str]:
 
 
 def make(out: Path) -> None:
+    import napkin_ir
     import napkin_ir.torch as nt
+    from napkin_ir.attention_diagrams import attention_diagram
 
     for tag, (kind, d) in SHAPES.items():
         k = nt.attention_kernel(kind, None, 1, 2048 // d, 2048 // d, 16384, 16384, d, "bf16", (9, 0))
-        kernel_copies.save(out, tag, k, _variants(k.ptx), lambda ptx: f", {ptx.count('shfl.sync.bfly')} shuffles")
+        copies = _variants(k.ptx)
+        text = attention_diagram(kind, 1, 2048 // d, 16384, d, "bf16")  # the op's diagram: the same kernel, the same contract
+        for place in ("none", "scores", "max"):
+            copies[f"waits{place}"] = napkin_ir.compile(text, target="sm90", cache=False, early_waits=place).ptx
+        kernel_copies.save(out, tag, k, copies, lambda ptx: f", {ptx.count('shfl.sync.bfly')} shuffles")
 
 
 def _launches(kernels: list, stream: int) -> list:
