@@ -66,7 +66,7 @@ from xdsl.dialects.builtin import (
     UnitAttr,
     f32,
 )
-from xdsl.ir import Attribute, Dialect, ParametrizedAttribute, SSAValue
+from xdsl.ir import Attribute, Block, Dialect, Operation, ParametrizedAttribute, SSAValue
 from xdsl.irdl import (
     IRDLOperation,
     ParsePropInAttrDict,
@@ -797,6 +797,22 @@ class WgmmaWaitOp(PendingWaitOp):
     """Wait until at most `pending` committed wgmma groups are still running."""
 
     name = "reg.wgmma_wait"
+
+
+def first_wait_span(block: Block) -> tuple[WgmmaWaitOp, list[Operation], WgmmaWaitOp | None] | None:
+    """`block`'s first `reg.wgmma_wait`, the ops after it up to its next one (or the block's
+    end), and that next one; None where the block waits for no wgmma group. What retires
+    with the first wait (a loop's scores) is read there, before the next group retires."""
+    waits = [op for op in block.ops if isinstance(op, WgmmaWaitOp)]
+    if not waits:
+        return None
+    first, after = waits[0], waits[1] if len(waits) > 1 else None
+    span: list[Operation] = []
+    op = first.next_op
+    while op is not None and op is not after:
+        span.append(op)
+        op = op.next_op
+    return first, span, after
 
 
 @irdl_op_definition

@@ -60,15 +60,10 @@ def _full_wait(block: Block, read: reg.ReadOp, before: Operation) -> smem.Mbarri
 def early(block: Block) -> None:
     """Move `block`'s reads that its first awaited products' results meet to their stage's
     wait."""
-    waits = [op for op in block.ops if isinstance(op, reg.WgmmaWaitOp)]
-    if not waits:
+    span = reg.first_wait_span(block)
+    if span is None:
         return
-    first, after = waits[0], waits[1] if len(waits) > 1 else None
-    between: list[Operation] = []  # the ops of `block` between the first wait and the next
-    op = first.next_op
-    while op is not None and op is not after:
-        between.append(op)
-        op = op.next_op
+    first, between, _ = span
     met = set(between)
     for read in [o for o in between if isinstance(o, reg.ReadOp) and o.vector]:
         if not any(block.find_ancestor_op_in_block(u.operation) in met for u in read.result.uses):

@@ -66,16 +66,10 @@ def early(loop: scf.ForOp, at: str = "scores") -> None:
     """Move the waits of `loop`'s trip made between its first `reg.wgmma_wait` and its
     next to just after the first (`at="max"`: after the trip's first row max, where it
     has one)."""
-    block = loop.body.block
-    waits = [op for op in block.ops if isinstance(op, reg.WgmmaWaitOp)]
-    if len(waits) < 2:
+    span = reg.first_wait_span(loop.body.block)
+    if span is None or span[2] is None:
         return
-    first, after = waits[0], waits[1]
-    between: list[Operation] = []
-    op = first.next_op
-    while op is not None and op is not after:
-        between.append(op)
-        op = op.next_op
+    first, between, _ = span
     inside = set(between)
     place: Operation = (_after_max(between) if at == "max" else None) or first
     above = set(between[: between.index(place) + 1]) if place in inside else set()  # waits there stay
