@@ -311,8 +311,8 @@ def early_reads_pay(module: ModuleOp, stream: int) -> bool:
 def early_waits_place(module: ModuleOp, stream: int, persistent: bool = False) -> str:
     """Where napkin-sm90's overlapped forward waits for a trip's V (`reg-early-waits{at}`),
     so that ptxas interleaves P's packing with the softmax ("": where it stood, before P
-    V's wait): for a softmax (a spherical forward's norm was not measured) at head dims up
-    to 128, with up to 128 keys a tile and more than two tiles. Kernels alone over 16k keys
+    V's wait): for a softmax (a spherical forward's norm was not measured) with up to 128
+    keys a tile and more than two tiles. Kernels alone over 16k keys
     (H200), against the wait where it stood: right after the scores' wait, d=64
     1.001-1.024x, causal 1.030-1.037x (four calls); d=128 0.998-1.026x, causal
     1.006-1.017x. At d=128, after the row max instead (ptxas then waits for P V after the
@@ -321,10 +321,14 @@ def early_waits_place(module: ModuleOp, stream: int, persistent: bool = False) -
     does a persistent block (its loops inside the loop over query tiles), where after the
     max ptxas spills 60-64 bytes a thread under a causal mask (research/benchmarks.md,
     session 64). At 176 keys a tile ptxas spills 156 bytes a thread, and at two tiles (a
-    pipelined loop of one trip) 20."""
+    pipelined loop of one trip) 20. At d=256 (80 keys a tile; 64 in a persistent causal
+    block), the op against FA4 in the same rounds (H200, 2026-11-30), after the max against
+    the wait where it stood: 4k 652 against 653 TFLOP/s, causal (persistent, where after
+    the scores measured the same 605) 605 against 598; 16k 711 against 702, causal 695
+    against 679; after the scores 636 and 699 without a mask."""
     axes, sizes = attention_shape(module)
     d = head_dim(axes, sizes)
-    if _gradient(module, axes) or not _softmax(module) or d > 128 or stream > 128 or sizes[axes.keys] <= 2 * stream:
+    if _gradient(module, axes) or not _softmax(module) or stream > 128 or sizes[axes.keys] <= 2 * stream:
         return ""
     return "max" if d > 64 and not persistent else "scores"
 

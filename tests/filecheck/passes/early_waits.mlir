@@ -21,10 +21,11 @@
 // RUN: diff %t.gemm.before.mlir %t.gemm.after.mlir
 // napkin-sm90 asks for it over 1024 keys (more than two tiles of 128), not at 256 (a loop of
 // one trip): after the scores' wait at d=64 and in a persistent block, after the max at
-// d=128 on a plain grid (8k keys)
+// d=128 and d=256 on a plain grid (8k keys)
 // RUN: sed -e 's/i=256/i=1024/g; s/j=256/j=1024/g' %examples/attention.mlir | napkin-opt -p napkin-sm90 --print-between-passes -o /dev/null 2>&1 | filecheck %s --check-prefix=ON
 // RUN: sed -e 's/i=256/i=1024/g; s/j=256/j=1024/g; s/d=64/d=128/g' %examples/attention.mlir | napkin-opt -p napkin-sm90 --print-between-passes -o /dev/null 2>&1 | filecheck %s --check-prefix=ON
 // RUN: sed -e 's/i=256/i=8192/g; s/j=256/j=8192/g; s/d=64/d=128/g' %examples/attention.mlir | napkin-opt -p napkin-sm90 --print-between-passes -o /dev/null 2>&1 | filecheck %s --check-prefix=ON128
+// RUN: sed -e 's/i=256/i=8192/g; s/j=256/j=8192/g; s/d=64/d=256/g' %examples/attention.mlir | napkin-opt -p napkin-sm90 --print-between-passes -o /dev/null 2>&1 | filecheck %s --check-prefix=ON128
 // RUN: napkin-opt %examples/attention.mlir -p napkin-sm90 --print-between-passes -o /dev/null 2>&1 | filecheck %s --check-prefix=OFF
 // the pipeline's option: none, or a place the recipe would not choose; a bad value and a kernel
 // with no overlapped loop are refused

@@ -34,11 +34,11 @@ def _wait_places(module) -> list[str]:
 
 
 @pytest.mark.parametrize("kind,d,place", [("softmax", 64, "scores"), ("causal", 64, "scores"), ("softmax", 128, "max"),
-                                          ("causal", 128, "max")])
+                                          ("causal", 128, "max"), ("causal", 256, "max")])
 def test_v_is_awaited_early(kind, d, place):
     """Over 400 keys and queries (three tiles of keys and a ragged one) the plan asks for the
     pass; every overlapped loop (a mask's unmasked and diagonal ones) waits for V right
-    after the scores' wait (d=64) or the row max (d=128), and late without the pass; the
+    after the scores' wait (d=64) or the row max (d=128, 256), and late without the pass; the
     reg level's numbers are the diagram's."""
     module = run_pipeline(attention_diagram(kind, 1, 2, 400, d), "")
     plan = attention.sm90_plan(module)
@@ -58,7 +58,7 @@ def test_v_is_awaited_early(kind, d, place):
     ("softmax", 16384, 128, 176, ""),  # ptxas spills 156 bytes a thread
     ("softmax", 256, 128, None, ""),  # two tiles: a loop of one trip, 20 bytes spilled
     ("spherical", 16384, 128, None, ""),  # not measured
-    ("softmax", 8192, 256, None, "")])  # not measured
+    ("softmax", 8192, 256, None, "max"), ("causal", 16384, 256, None, "max")])
 def test_early_waits_place(kind, n, d, stream, want):
     module = run_pipeline(attention_diagram(kind, 1, 2, n, d), "")
     assert attention.sm90_plan(module, stream=stream).early_waits == want
