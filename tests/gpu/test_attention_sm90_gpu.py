@@ -102,11 +102,12 @@ def test_attention_sm90_long_stream_d128(kind, n):
 
 @pytest.mark.sanitize
 @pytest.mark.parametrize("kind", ["softmax", "causal"])
-def test_attention_sm90_wait_after_the_max_small(kind):
-    """The same placement on a plain grid over a ragged 700 tokens (three tiles of keys and a
-    part), small enough for the sanitizers."""
+@pytest.mark.parametrize("d", [128, 256])
+def test_attention_sm90_wait_after_the_max_small(kind, d):
+    """The same placement on a plain grid over a ragged 700 tokens (five tiles of 128 keys
+    and a part at d=128, ten of 64 and a part at d=256), small enough for the sanitizers."""
     torch = pytest.importorskip("torch")
-    check_attention(torch, kind, 1, 2, 700, 700, 128, "bf16", persistent=False)
+    check_attention(torch, kind, 1, 2, 700, 700, d, "bf16", persistent=False)
 
 
 @pytest.mark.sanitize
