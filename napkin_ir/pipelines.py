@@ -171,7 +171,8 @@ class NapkinSm90Pass(NamedPipeline):
     soon as its operands are ready and waited for where its results are first read,
     `reg-wgmma-schedule`; by default where `schedule_pays`), `early_waits` (where an overlapped
     trip waits for its V: `scores` right after the scores retire, `max` after the row max,
-    `none` where it stood, before P V's wait; `reg-early-waits`, by default where
+    `products` in the next trip just before P V's products (FA4's order), `none` where it
+    stood, before P V's wait; `reg-early-waits`, by default where
     `early_waits_place` says), `persistent` (by default where the
     streams are short: `persistent_pays`), `store` as for a GEMM. With `autotile=true` the
     model chooses among 64, 128 and 192 query rows, 64, 128 and 176 keys, 2 and 3 stages,
@@ -205,5 +206,5 @@ class NapkinSm90Pass(NamedPipeline):
     split: int = 1
     deterministic: bool = False
     schedule: bool | None = None  # None: where it pays (`recipes.attention.schedule_pays`)
-    early_waits: str | None = None  # scores, max or none; None: where it pays (`recipes.attention.early_waits_place`)
+    early_waits: str | None = None  # scores, max, products or none; None: where it pays (`recipes.attention.early_waits_place`)
     swap: bool | None = None  # None: a GEMM's rows not a multiple of 64, or where the model puts it first

@@ -32,6 +32,22 @@ With `at="max"` the wait goes instead just after the trip's first row max (a
 follows): ptxas puts P V's wait right below whichever boundary the wait makes, and below
 the max it follows the scores' scaling, where FA4's forward has it.
 
+With `at="products"` the wait goes the other way, out of the trip into the next one, just
+before the products that read the stage (P_j V_j, issued in the turn after the scores of
+tile j + 1), as FA4's forward orders them; from the scores' wait to the trip's end is then
+one block:
+
+    smem.mbarrier_wait %k_full[%s] parity %p
+    ... S_{j+1}'s products ...
+    smem.mbarrier_wait %v_full[%s_prev] parity %p_prev
+    ... P_j V_j's products ...
+    reg.wgmma_wait {pending = 1 : i32}
+    ... the softmax of S_{j+1}, P_j V_j's wait, P_{j+1}'s packing ...
+
+Tile 0's wait before the loop moves into the first trip, and a wait after the last loop
+of a chain (a causal mask's unmasked and diagonal loops) precedes the products that end
+it. The stage's parity is a value the loops carry beside the stage.
+
 Only the waits between the trip's first `reg.wgmma_wait` and its next move, and only those
 whose operands come from before the first. ptxas's larger block holds more values live: at
 176 keys a tile it spills, so a recipe asks for the pass, and where, as it pays
@@ -44,7 +60,8 @@ from dataclasses import dataclass
 
 from xdsl.context import Context
 from xdsl.dialects import builtin, scf
-from xdsl.ir import Operation
+from xdsl.dialects.builtin import IndexType
+from xdsl.ir import Block, Operation, SSAValue
 from xdsl.passes import ModulePass
 from xdsl.rewriter import InsertPoint, Rewriter
 from xdsl.utils.exceptions import PassFailedException
@@ -81,14 +98,93 @@ def early(loop: scf.ForOp, at: str = "scores") -> None:
         place = wait
 
 
+def _moved_wait(loop: scf.ForOp) -> tuple[smem.MbarrierWaitOp, int] | None:
+    """The wait `early` would move in `loop`'s trip (between its first `reg.wgmma_wait` and
+    its next, its operands from before the first) whose stage the trip yields to the next
+    one, and that stage's place among the loop's carried values."""
+    span = reg.first_wait_span(loop.body.block)
+    if span is None or span[2] is None:
+        return None
+    inside = set(span[1])
+    yielded = loop.body.block.last_op
+    assert isinstance(yielded, scf.YieldOp)
+    for wait in (o for o in span[1] if isinstance(o, smem.MbarrierWaitOp)):
+        if not any(isinstance(v.owner, Operation) and v.owner in inside for v in wait.operands) and wait.stage in yielded.operands:
+            return wait, list(yielded.operands).index(wait.stage)
+    return None
+
+
+def _first_user(value: SSAValue, block: Block) -> Operation | None:
+    """The first op of `block` that uses `value` or holds a use of it."""
+    users = set()
+    for use in value.uses:
+        op: Operation | None = use.operation
+        while op is not None and op.parent_block() is not block:
+            op = op.parent_op()
+        if op is not None:
+            users.add(op)
+    return next((op for op in block.ops if op in users), None)
+
+
+def at_products(loops: list[scf.ForOp]) -> None:
+    """FA4's order: each overlapped loop's trip waits for the stage it consumes after its
+    softmax (tile j's V) in the next trip instead, just before the products that read it
+    (P_j V_j, issued with the scores of tile j + 1), and after the last loop just before
+    the products that end the chain. Tile 0's wait, before the first loop, moves into its
+    first trip the same way. The stage's parity travels with the stage, a value the loop
+    carries, from tile 0's wait or from the loop before."""
+    parity_of: dict[SSAValue, SSAValue] = {}  # a stage a loop yields -> the parity it yields beside it
+    for loop in loops:
+        found = _moved_wait(loop)
+        if found is None:
+            continue
+        wait, k = found
+        init_stage = loop.iter_args[k]
+        init = parity_of.get(init_stage)
+        if init is None:  # tile 0's wait for the same stage, before the loop
+            before = [o for o in loop.parent_block().ops if o is not loop][: list(loop.parent_block().ops).index(loop)]
+            match = [o for o in before if isinstance(o, smem.MbarrierWaitOp) and o.bars == wait.bars and o.stage == init_stage]
+            if not match:
+                continue
+            init = match[-1].parity
+            Rewriter.erase_op(match[-1])  # the first trip waits for it now, before its products
+        body = loop.body.block
+        yielded = body.last_op
+        assert isinstance(yielded, scf.YieldOp)
+        parity = body.insert_arg(IndexType(), len(body.args))
+        stage = body.args[1 + k]
+        reader = _first_user(stage, body)
+        assert reader is not None
+        Rewriter.insert_op(smem.MbarrierWaitOp(wait.bars, stage, parity), InsertPoint.before(reader))
+        Rewriter.replace_op(yielded, scf.YieldOp(*yielded.operands, wait.parity))
+        wait.detach()
+        wait.erase()
+        new = scf.ForOp(loop.lb, loop.ub, loop.step, [*loop.iter_args, init], loop.detach_region(loop.body))
+        new.attributes.update(dict(loop.attributes))
+        Rewriter.insert_op(new, InsertPoint.before(loop))
+        for old, res in zip(loop.results, new.results):
+            old.replace_all_uses_with(res)
+        Rewriter.erase_op(loop)
+        last_stage, last_parity = new.results[k], new.results[-1]
+        parity_of[last_stage] = last_parity
+        after = _first_user(last_stage, new.parent_block())
+        if after is not None and not (isinstance(after, scf.ForOp) and loop_facts.overlapped(after)):
+            Rewriter.insert_op(smem.MbarrierWaitOp(wait.bars, last_stage, last_parity), InsertPoint.before(after))
+
+
 @dataclass(frozen=True)
 class RegEarlyWaitsPass(ModulePass):
     name = "reg-early-waits"
 
-    at: str = "scores"  # "scores": right after the first group's wait; "max": after the trip's first row max
+    at: str = "scores"  # "scores": right after the first group's wait; "max": after the trip's first row max;
+    # "products": in the next trip, before the products that read the stage
 
     def apply(self, ctx: Context, op: builtin.ModuleOp) -> None:
-        if self.at not in ("scores", "max"):
-            raise PassFailedException(f"reg-early-waits: at must be \"scores\" or \"max\", not \"{self.at}\"")
-        for loop in [o for o in op.walk() if isinstance(o, scf.ForOp) and loop_facts.overlapped(o)]:
+        if self.at not in ("scores", "max", "products"):
+            raise PassFailedException(f"reg-early-waits: at must be \"scores\", \"max\" or \"products\", not \"{self.at}\"")
+        loops = [o for o in op.walk() if isinstance(o, scf.ForOp) and loop_facts.overlapped(o)]
+        if self.at == "products":
+            at_products(loops)
+            return
+        for loop in loops:
             early(loop, self.at)

@@ -25,7 +25,7 @@ def parse_ints(text: str) -> tuple[int, ...] | None:
 
 
 # `reg-early-waits`'s places, and "none" for the wait where `reg-wgmma-overlap` left it
-EARLY_WAITS = ("scores", "max", "none")
+EARLY_WAITS = ("scores", "max", "products", "none")
 
 
 @dataclass(frozen=True)

@@ -94,10 +94,21 @@ def test_attention_sm90_long_stream_defaults(kind, d):
 @pytest.mark.parametrize("kind,n", [("softmax", 8192), ("causal", 16384)])
 def test_attention_sm90_long_stream_d128(kind, n):
     """d=128 on a plain grid (8k keys, 16k under a mask): the trip waits for V after its row
-    max (`reg-early-waits{at="max"}`), the shorter streams' persistent blocks right after
-    the scores' wait; against float64."""
+    max (`reg-early-waits{at="max"}`; under the mask in the next trip, before the products
+    that read it), the shorter streams' persistent blocks right after the scores' wait;
+    against float64."""
     torch = pytest.importorskip("torch")
     check_attention(torch, kind, 1, 1, n, n, 128, "bf16")
+
+
+@pytest.mark.sanitize
+@pytest.mark.parametrize("kind,persistent", [("softmax", False), ("causal", False), ("causal", True)])
+def test_attention_sm90_wait_before_the_products_small(kind, persistent):
+    """V awaited in the next trip, just before the products that read it (FA4's order, the
+    default under a causal mask at d=128 on a plain grid), over a ragged 700 tokens, on a
+    plain grid and in persistent blocks (their phases run on from tile to tile)."""
+    torch = pytest.importorskip("torch")
+    check_attention(torch, kind, 1, 2, 700, 700, 128, "bf16", persistent=persistent, early_waits="products")
 
 
 @pytest.mark.sanitize

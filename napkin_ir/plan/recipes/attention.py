@@ -325,12 +325,19 @@ def early_waits_place(module: ModuleOp, stream: int, persistent: bool = False) -
     block), the op against FA4 in the same rounds (H200, 2026-11-30), after the max against
     the wait where it stood: 4k 652 against 653 TFLOP/s, causal (persistent, where after
     the scores measured the same 605) 605 against 598; 16k 711 against 702, causal 695
-    against 679; after the scores 636 and 699 without a mask."""
+    against 679; after the scores 636 and 699 without a mask. Under a causal mask at
+    d=128 on a plain grid (query heads ungrouped), in the next trip just before the
+    products that read it (`at="products"`, FA4's order), against after the max, kernels
+    alone over 16k keys (three calls, H200 2026-11-30): 1.029, 1.010, 1.010; without a
+    mask 1.002, 0.993, 0.994 and at d=64 0.986-0.989 (causal 1.000-1.005), so those keep
+    theirs. Grouped heads and d=256 were not measured there."""
     axes, sizes = attention_shape(module)
     d = head_dim(axes, sizes)
     if _gradient(module, axes) or not _softmax(module) or stream > 128 or sizes[axes.keys] <= 2 * stream:
         return ""
-    return "max" if d > 64 and not persistent else "scores"
+    if d > 64 and not persistent:
+        return "products" if axes.masked and d <= 128 and not axes.group else "max"
+    return "scores"
 
 
 def resident_rows_innermost(module: ModuleOp, axes: AttentionAxes) -> bool:

@@ -3,11 +3,20 @@
 // the softmax and P V's wait to just after the scores' wait, ahead of K's release: the
 // softmax, P V's retiring and P's packing become one block. Tile 0's part before the loop
 // keeps its order; so does a loop reg-wgmma-overlap did not pipeline (the GEMM's). With
-// at="max" the wait goes after the trip's row max (and its fold into the running max).
+// at="max" the wait goes after the trip's row max (and its fold into the running max). With
+// at="products" (FA4's order) it goes the other way, into the next trip just before the
+// products that read V (with the next tile's scores, inside the turn): tile 0's wait moves
+// into the first trip, the parity travels with the stage the loops carry, and after the
+// last loop one wait comes before the products that end the chain.
 // RUN: napkin-opt %examples/attention.mlir -p 'ncd-relabel{grid="b,h,i:128" stream="j:64"},ncd-to-hbm,hbm-to-smem{stages=3 copy=tma},smem-to-reg{mma=wgmma},reg-wgmma-overlap,reg-early-waits' | filecheck %s
 // RUN: napkin-opt %examples/causal_attention.mlir -p 'ncd-relabel{grid="b,h,i:128" stream="j:64"},ncd-to-hbm,hbm-to-smem{stages=3 copy=tma},smem-to-reg{mma=wgmma},reg-wgmma-overlap,reg-early-waits' | filecheck %s --check-prefix=CAUSAL
 // RUN: napkin-opt %examples/causal_attention.mlir -p 'ncd-relabel{grid="b,h,i:128" stream="j:64"},ncd-to-hbm,hbm-to-smem{stages=3 copy=tma},smem-to-reg{mma=wgmma},reg-wgmma-overlap,reg-early-waits{at="max"}' | filecheck %s --check-prefix=MAX
 // RUN: napkin-opt %examples/causal_attention.mlir -p 'ncd-relabel{grid="b,h,i:128" stream="j:64"},ncd-to-hbm,hbm-to-smem{stages=3 copy=tma},smem-to-reg{mma=wgmma},reg-wgmma-overlap,reg-pingpong,reg-early-waits{at="max"}' | napkin-run --random-inputs --check | filecheck %s --check-prefix=NUMBERS
+// RUN: napkin-opt %examples/causal_attention.mlir -p 'ncd-relabel{grid="b,h,i:128" stream="j:64"},ncd-to-hbm,hbm-to-smem{stages=3 copy=tma},smem-to-reg{mma=wgmma},reg-wgmma-overlap,reg-pingpong,reg-early-waits{at="products"}' | filecheck %s --check-prefix=PRODUCTS
+// RUN: napkin-opt %examples/causal_attention.mlir -p 'ncd-relabel{grid="b,h,i:128" stream="j:64"},ncd-to-hbm,hbm-to-smem{stages=3 copy=tma},smem-to-reg{mma=wgmma},reg-wgmma-overlap,reg-pingpong,reg-early-waits{at="products"}' | napkin-run --random-inputs --check | filecheck %s --check-prefix=NUMBERS
+// RUN: napkin-opt %examples/attention.mlir -p 'ncd-relabel{grid="b,h,i:128" stream="j:64"},ncd-to-hbm,hbm-to-smem{stages=3 copy=tma},smem-to-reg{mma=wgmma},reg-wgmma-overlap,reg-pingpong,reg-early-waits{at="products"}' | napkin-run --random-inputs --check | filecheck %s --check-prefix=NUMBERS
+// RUN: napkin-opt %examples/causal_attention.mlir -p 'ncd-relabel{grid="b,h,i:128" stream="j:64"},ncd-to-hbm,hbm-to-smem{stages=3 copy=tma},smem-to-reg{mma=wgmma},reg-wgmma-overlap,reg-pingpong,reg-early-waits{at="products"},reg-to-ptx' -t ptx -o %t.products.ptx
+// RUN: %ptxas -v -arch=sm_90a %t.products.ptx -o %t.products.cubin 2>&1 | filecheck %s --check-prefix=REPORT
 // RUN: not napkin-opt %examples/attention.mlir -p 'ncd-relabel{grid="b,h,i:128" stream="j:64"},ncd-to-hbm,hbm-to-smem{stages=3 copy=tma},smem-to-reg{mma=wgmma},reg-wgmma-overlap,reg-early-waits{at="nowhere"}' 2>&1 | filecheck %s --check-prefix=BAD
 // the numbers survive on the interpreter (which checks the mbarrier protocol), masked or not
 // RUN: napkin-opt %examples/attention.mlir -p 'ncd-relabel{grid="b,h,i:128" stream="j:64"},ncd-to-hbm,hbm-to-smem{stages=3 copy=tma},smem-to-reg{mma=wgmma},reg-wgmma-overlap,reg-early-waits' | napkin-run --random-inputs --check | filecheck %s --check-prefix=NUMBERS
@@ -21,11 +30,13 @@
 // RUN: diff %t.gemm.before.mlir %t.gemm.after.mlir
 // napkin-sm90 asks for it over 1024 keys (more than two tiles of 128), not at 256 (a loop of
 // one trip): after the scores' wait at d=64 and in a persistent block, after the max at
-// d=128 and d=256 on a plain grid (8k keys)
+// d=128 and d=256 on a plain grid (8k keys); under a causal mask at d=128 on a plain grid
+// (16k keys), before the products
 // RUN: sed -e 's/i=256/i=1024/g; s/j=256/j=1024/g' %examples/attention.mlir | napkin-opt -p napkin-sm90 --print-between-passes -o /dev/null 2>&1 | filecheck %s --check-prefix=ON
 // RUN: sed -e 's/i=256/i=1024/g; s/j=256/j=1024/g; s/d=64/d=128/g' %examples/attention.mlir | napkin-opt -p napkin-sm90 --print-between-passes -o /dev/null 2>&1 | filecheck %s --check-prefix=ON
 // RUN: sed -e 's/i=256/i=8192/g; s/j=256/j=8192/g; s/d=64/d=128/g' %examples/attention.mlir | napkin-opt -p napkin-sm90 --print-between-passes -o /dev/null 2>&1 | filecheck %s --check-prefix=ON128
 // RUN: sed -e 's/i=256/i=8192/g; s/j=256/j=8192/g; s/d=64/d=256/g' %examples/attention.mlir | napkin-opt -p napkin-sm90 --print-between-passes -o /dev/null 2>&1 | filecheck %s --check-prefix=ON128
+// RUN: sed -e 's/i=256/i=16384/g; s/j=256/j=16384/g; s/d=64/d=128/g' %examples/causal_attention.mlir | napkin-opt -p napkin-sm90 --print-between-passes -o /dev/null 2>&1 | filecheck %s --check-prefix=ONPRODUCTS
 // RUN: napkin-opt %examples/attention.mlir -p napkin-sm90 --print-between-passes -o /dev/null 2>&1 | filecheck %s --check-prefix=OFF
 // the pipeline's option: none, or a place the recipe would not choose; a bad value and a kernel
 // with no overlapped loop are refused
@@ -87,8 +98,31 @@
 // MAX-NOT:  smem.mbarrier_wait
 // MAX:      reg.wgmma_wait {pending = 0 : i32}
 // MAX:      reg.overlapped
-// BAD: napkin-opt: error: reg-early-waits: at must be "scores" or "max", not "nowhere"
-// OPTION: napkin-opt: error: napkin-sm90: early_waits must be scores, max, none, got 'soon'
+// tile 0's wait for V is gone; each trip waits for the stage the trip before carried, with
+// its parity, between the scores' products and P V's; after the chain, before the last P V
+// PRODUCTS:      smem.tma_copy %v[{{.*}}] -> %{{[0-9]+}}[%{{[0-9]+}}], %[[VFULL:[0-9]+]][
+// PRODUCTS:      reg.row_reduce sum
+// PRODUCTS-NOT:  smem.mbarrier_wait %[[VFULL]]
+// PRODUCTS:      scf.for %{{[0-9]+}} = {{.*}} iter_args({{.*}}, %[[PARITY:[0-9]+]] = %{{[0-9]+}})
+// PRODUCTS:      reg.turn_wait
+// PRODUCTS:      reg.wgmma_commit
+// PRODUCTS-NEXT: smem.mbarrier_wait %[[VFULL]][%[[STAGE:[0-9]+]]] parity %[[PARITY]]
+// PRODUCTS-NEXT: reg.wgmma_rs %{{[0-9]+}}, %{{[0-9]+}}[%[[STAGE]]]
+// PRODUCTS:      reg.wgmma_wait {pending = 1 : i32}
+// PRODUCTS-NOT:  smem.mbarrier_wait %[[VFULL]]
+// PRODUCTS:      reg.wgmma_wait {pending = 0 : i32}
+// PRODUCTS:      reg.overlapped
+// PRODUCTS:      reg.wgmma_commit
+// PRODUCTS-NEXT: smem.mbarrier_wait %[[VFULL]]
+// PRODUCTS-NEXT: reg.wgmma_rs
+// PRODUCTS:      reg.wgmma_wait {pending = 1 : i32}
+// PRODUCTS-NOT:  smem.mbarrier_wait %[[VFULL]]
+// PRODUCTS:      reg.overlapped
+// PRODUCTS:      reg.turn_wait
+// PRODUCTS-NEXT: smem.mbarrier_wait %[[VFULL]][%{{[0-9]+}}] parity %{{[0-9]+}}
+// PRODUCTS-NEXT: reg.wgmma_rs
+// BAD: napkin-opt: error: reg-early-waits: at must be "scores", "max" or "products", not "nowhere"
+// OPTION: napkin-opt: error: napkin-sm90: early_waits must be scores, max, products, none, got 'soon'
 // GEMMOPT: napkin-opt: error: napkin-sm90: early_waits=max moves a wait in the stream loops that overlap pipelines (an attention forward's); this kernel has none
 
 // NUMBERS: check against float64 reference: {{.*}}: ok
@@ -103,5 +137,10 @@
 // ON128:      reg.row_reduce max
 // ON128-NEXT: reg.map max
 // ON128-NEXT: smem.mbarrier_wait
+// ONPRODUCTS: IR after reg-early-waits:
+// ONPRODUCTS:      iter_args(
+// ONPRODUCTS:      reg.wgmma_commit
+// ONPRODUCTS-NEXT: smem.mbarrier_wait
+// ONPRODUCTS-NEXT: reg.wgmma_rs
 // OFF: IR after reg-reload-loads:
 // OFF-NOT: IR after reg-early-waits:

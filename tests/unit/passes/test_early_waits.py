@@ -5,10 +5,12 @@ leaves alone: tests/filecheck/passes/early_waits.mlir)."""
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 import pytest
 from xdsl.dialects import scf
 
-from napkin_ir.attention_diagrams import attention_diagram, gradient_passes
+from napkin_ir.attention_diagrams import attention_diagram, gqa_attention_diagram, gradient_passes
 from napkin_ir.dialects import loop_facts, reg, smem
 from napkin_ir.interpreters.run import find_entry
 from napkin_ir.passes.composite import spec
@@ -20,13 +22,21 @@ from tests.unit.lowering.levels import every_level_keeps, gradient_inputs
 
 def _wait_places(module) -> list[str]:
     """Per overlapped loop, what its trip's wait for a stage follows, after the first wgmma
-    wait: "scores" (that wait), "max" (the row max folded into the running one) or "late"."""
+    wait: "scores" (that wait), "max" (the row max folded into the running one) or "late";
+    or "products" where the trip waits for none after it but, before it, for the stage the
+    trip before carried, just ahead of the first product that reads it."""
     out = []
     for loop in module.walk():
         if isinstance(loop, scf.ForOp) and loop_facts.overlapped(loop):
             ops = list(loop.body.block.ops)
             first = next(n for n, o in enumerate(ops) if isinstance(o, reg.WgmmaWaitOp))
-            wait = next(n for n, o in enumerate(ops) if n > first and isinstance(o, smem.MbarrierWaitOp))
+            wait = next((n for n, o in enumerate(ops) if n > first and isinstance(o, smem.MbarrierWaitOp)), None)
+            if wait is None:
+                carried = [n for n, o in enumerate(ops[:first]) if isinstance(o, smem.MbarrierWaitOp)
+                           and o.stage in loop.body.block.args and o.parity in loop.body.block.args]
+                assert len(carried) == 1 and ops[carried[0]].stage in ops[carried[0] + 1].operands
+                out.append("products")
+                continue
             before = ops[wait - 1]
             out.append("scores" if wait == first + 1 else "max" if isinstance(before, reg.MapOp) and before.fn.data == "max"
                        and isinstance(ops[wait - 2], reg.RowReduceOp) else "late")
@@ -34,12 +44,13 @@ def _wait_places(module) -> list[str]:
 
 
 @pytest.mark.parametrize("kind,d,place", [("softmax", 64, "scores"), ("causal", 64, "scores"), ("softmax", 128, "max"),
-                                          ("causal", 128, "max"), ("causal", 256, "max")])
+                                          ("causal", 128, "products"), ("causal", 256, "max")])
 def test_v_is_awaited_early(kind, d, place):
     """Over 400 keys and queries (three tiles of keys and a ragged one) the plan asks for the
     pass; every overlapped loop (a mask's unmasked and diagonal ones) waits for V right
-    after the scores' wait (d=64) or the row max (d=128, 256), and late without the pass; the
-    reg level's numbers are the diagram's."""
+    after the scores' wait (d=64) or the row max (d=128, 256), or under a mask at d=128 in
+    the next trip before its products, and late without the pass; the reg level's numbers
+    are the diagram's."""
     module = run_pipeline(attention_diagram(kind, 1, 2, 400, d), "")
     plan = attention.sm90_plan(module)
     assert plan.early_waits == place
@@ -53,7 +64,7 @@ def test_v_is_awaited_early(kind, d, place):
 
 
 @pytest.mark.parametrize("kind,n,d,stream,want", [
-    ("softmax", 16384, 128, None, "max"), ("causal", 16384, 128, None, "max"), ("causal", 16384, 64, None, "scores"),
+    ("softmax", 16384, 128, None, "max"), ("causal", 16384, 128, None, "products"), ("causal", 16384, 64, None, "scores"),
     ("softmax", 4096, 64, None, "scores"),
     ("softmax", 16384, 128, 176, ""),  # ptxas spills 156 bytes a thread
     ("softmax", 256, 128, None, ""),  # two tiles: a loop of one trip, 20 bytes spilled
@@ -62,6 +73,36 @@ def test_v_is_awaited_early(kind, d, place):
 def test_early_waits_place(kind, n, d, stream, want):
     module = run_pipeline(attention_diagram(kind, 1, 2, n, d), "")
     assert attention.sm90_plan(module, stream=stream).early_waits == want
+
+
+def test_grouped_heads_under_a_mask_keep_the_max():
+    module = run_pipeline(gqa_attention_diagram("causal", 1, 2, 4, 4096, 128), "")
+    assert attention.sm90_plan(module).early_waits == "max"
+
+
+@pytest.mark.parametrize("kind,persistent", [("causal", False), ("causal", True), ("softmax", True)])
+def test_v_is_awaited_before_its_products(kind, persistent):
+    """`at="products"` (FA4's order): no wait for tile 0's V before the first loop; each
+    trip waits for the stage the one before it carried, with the parity it carried, just
+    before the products that read it; after the last loop one wait before the products
+    that end the chain. The CPU interpreter checks every wait's parity against the phase
+    its data came with (a persistent block's phases run on from tile to tile), and the
+    numbers are the diagram's."""
+    module = run_pipeline(attention_diagram(kind, 2, 2, 400, 128), "")
+    plan = replace(attention.sm90_plan(module, persistent=persistent), early_waits="products")
+    lowered = run_pipeline(str(module), spec(plan.passes("reg")))
+    assert set(_wait_places(lowered)) == {"products"}
+    for loop in (o for o in lowered.walk() if isinstance(o, scf.ForOp) and loop_facts.overlapped(o)):
+        after = loop.next_op
+        while after is not None and not (isinstance(after, scf.ForOp) and loop_facts.overlapped(after)):
+            if isinstance(after, smem.MbarrierWaitOp) and after.stage in loop.results:
+                assert after.parity is loop.results[-1]
+                break
+            after = after.next_op
+        assert after is not None
+    diagram = find_entry(module)
+    inputs = diagram.random_inputs(seed=7)
+    every_level_keeps(module, plan, inputs, diagram.run(inputs), ("reg",))
 
 
 def test_the_gradient_is_left_alone():
