@@ -3,10 +3,12 @@
 sm_90a kernels and cuBLAS: whether a kernel is held back by the power limit.
 
     python3 research/clock_probe.py [--seconds 3] [--size 4096 | --shape M,N,K] [--sm80 BM,BN,BK/WM,WN/STAGES ...]
-    python3 research/clock_probe.py --attention 16384 [--dim 128]
+    python3 research/clock_probe.py --attention 16384 [--dim 128] [--causal]
 
 `--attention N` does the same for attention at sequence N (16k tokens, hidden 2048, bf16):
-napkin-sm90's softmax and spherical kernels and torch SDPA's cuDNN backend.
+napkin-sm90's softmax and spherical kernels, torch SDPA's cuDNN backend, and FA4's forward
+where it is installed (`../shared/tools/fa4-peer`); with `--causal`, the causal softmax of
+each and no spherical kernel.
 
 `--sm80` replaces the sm_80 configuration (256x128x64, warps 4x2, 3 stages) with the ones
 given, to compare their clocks and power side by side.
@@ -42,9 +44,10 @@ def main() -> int:
     ap.add_argument("--sm80", nargs="+", default=["256,128,64/4,2/3"], help="BM,BN,BK/WM,WN/STAGES")
     ap.add_argument("--attention", type=int, help="attention at this sequence length instead of a GEMM")
     ap.add_argument("--dim", type=int, default=128, help="attention's head dim")
+    ap.add_argument("--causal", action="store_true", help="attention under a causal mask")
     args = ap.parse_args()
     if args.attention:
-        return attention(torch, args.attention, args.dim, args.seconds)
+        return attention(torch, args.attention, args.dim, args.seconds, args.causal)
     m, n, k = args.shape or (args.size,) * 3
     a, b = torch.randn(m, k, device="cuda").bfloat16(), torch.randn(k, n, device="cuda").bfloat16()
     c = torch.empty(m, n, device="cuda", dtype=torch.bfloat16)
@@ -67,25 +70,28 @@ def main() -> int:
     return 0
 
 
-def attention(torch, n: int, d: int, seconds: float) -> int:
+def attention(torch, n: int, d: int, seconds: float, causal: bool = False) -> int:
     import torch.nn.functional as F
     from torch.nn.attention import SDPBackend, sdpa_kernel
 
-    from bench_attention import HIDDEN, TOKENS, napkin_sm90_kernel
+    from bench_attention import HIDDEN, TOKENS, fa4_launch, napkin_sm90_kernel
 
     b, h = TOKENS // n, HIDDEN // d
     q, k, v = (torch.randn(b, h, n, d, device="cuda").bfloat16() for _ in range(3))
     o = torch.empty_like(q)
     runs = {f"napkin sm90 {kind}": (lambda f=napkin_sm90_kernel(kind, b, h, n, d, "bf16", "default"): f(q, k, v, o))
-            for kind in ("softmax", "spherical")}
+            for kind in (("causal",) if causal else ("softmax", "spherical"))}
 
     def cudnn():
         with sdpa_kernel(SDPBackend.CUDNN_ATTENTION):
-            F.scaled_dot_product_attention(q, k, v)
+            F.scaled_dot_product_attention(q, k, v, is_causal=causal)
 
-    runs["cuDNN softmax"] = cudnn
-    flop = 4.0 * b * h * n * n * d
-    print(f"\nattention N={n} d={d}\n{'kernel':<26} {'SM MHz':>7} {'power W':>8} {'TFLOP/s':>8}")
+    runs[f"cuDNN {'causal' if causal else 'softmax'}"] = cudnn
+    fa4 = fa4_launch(torch, q, k, v, causal)
+    if fa4 is not None:
+        runs[f"FA4 {'causal' if causal else 'softmax'}"] = fa4
+    flop = 4.0 * b * h * n * n * d / (2 if causal else 1)
+    print(f"\nattention N={n} d={d}{' causal' if causal else ''}\n{'kernel':<26} {'SM MHz':>7} {'power W':>8} {'TFLOP/s':>8}")
     for name, fn in list(runs.items()) * 2:
         ms, mhz, watts = time_sustained(torch, fn, seconds)
         print(f"{name:<26} {mhz:7.0f} {watts:8.0f} {flop / ms / 1e9:8.0f}", flush=True)
