@@ -11,7 +11,10 @@ quad that FA4's forward leaves to the epilogue; each lane keeps its own partial 
 `laterescale` (O's rescale moved from before the products to the end of the trip before);
 and the kernel compiled with each place of the wait for V (`napkin-sm90{early_waits=...}`:
 `waitsnone` where `reg-wgmma-overlap` leaves it, before P V's wait; `waitsscores` right
-after the scores' wait; `waitsmax` after the row max), those that differ from the default.
+after the scores' wait; `waitsmax` after the row max; `waitsproducts` in the next trip,
+before P V's products), those that differ from the default; and `fa4order`, FA4's whole
+order: the wait before the products and O rescaled right after P V's wait
+(`rescale_after_wait`, at the reg level; the numbers hold, tested on the CPU).
 """
 
 from __future__ import annotations
@@ -19,6 +22,7 @@ from __future__ import annotations
 import argparse
 import re
 from pathlib import Path
+from typing import Any
 
 import kernel_copies  # research/
 
@@ -63,6 +67,54 @@ def _variants(ptx: str) -> dict[str, str]:
             "laterescale": _late_rescale(ptx)}
 
 
+def rescale_after_wait(module) -> None:
+    """FA4's rescale of O, at the reg level of an overlapped forward (`module`, after
+    `reg-early-waits`): each trip's P V accumulates onto the O it was given, not onto O
+    times the correction carried from the trip before, and O times this trip's correction
+    is made right after P V's wait (`reg.wgmma_wait {pending = 0}`), once the softmax has
+    made the correction; the products after the last loop take O as it is. The numbers are
+    the same (O scaled to each trip's running max one trip earlier)."""
+    from xdsl.dialects import scf
+    from xdsl.rewriter import InsertPoint, Rewriter
+
+    from napkin_ir.dialects import loop_facts, reg
+
+    loops = [o for o in module.walk() if isinstance(o, scf.ForOp) and loop_facts.overlapped(o)]
+    for loop in loops:
+        body = loop.body.block
+        args = set(body.args)
+        top = next(o for o in body.ops if isinstance(o, reg.MapOp) and o.fn.data == "mul" and set(o.operands) <= args)
+        o_in, c_in = top.operands
+        top.result.replace_all_uses_with(o_in)
+        Rewriter.erase_op(top)
+        yielded = body.last_op
+        k_o, k_c = body.args.index(o_in) - 1, body.args.index(c_in) - 1
+        wait = next(o for o in body.ops if isinstance(o, reg.WgmmaWaitOp) and o.pending.value.data == 0)
+        scaled = reg.MapOp("mul", [yielded.operands[k_o], yielded.operands[k_c]])
+        Rewriter.insert_op(scaled, InsertPoint.after(wait))
+        yielded.operands = [scaled.result if n == k_o else v for n, v in enumerate(yielded.operands)]
+        for op in list(loop.parent_block().ops):  # the products that end a chain: O is already at the last max
+            if isinstance(op, reg.MapOp) and op.fn.data == "mul" and set(op.operands) <= set(loop.results):
+                op.result.replace_all_uses_with(op.operands[0])
+                Rewriter.erase_op(op)
+
+
+def _rescaled_ptx(text: str, **options) -> Any:
+    """The kernel `napkin_ir.compile(text, target="sm90", **options)` makes, with
+    `rescale_after_wait` applied at the reg level."""
+    from napkin_ir.build import compile_kernel
+    from napkin_ir.passmanager import run_pipeline, spec
+    from napkin_ir.plan.planner import plan_kernel
+    from napkin_ir.plan.request import request
+    from napkin_ir.target import SM90
+
+    module = run_pipeline(text)
+    plan = plan_kernel(module, SM90, request("napkin-sm90", dict(options), {k: None for k in options}))
+    at_reg = run_pipeline(text, spec(plan.passes("reg")))
+    rescale_after_wait(at_reg)
+    return compile_kernel(str(at_reg), spec(plan.passes("ptx")[len(plan.passes("reg")):]))
+
+
 def make(out: Path) -> None:
     import napkin_ir
     import napkin_ir.torch as nt
@@ -72,8 +124,9 @@ def make(out: Path) -> None:
         k = nt.attention_kernel(kind, None, 1, 2048 // d, 2048 // d, 16384, 16384, d, "bf16", (9, 0))
         copies = _variants(k.ptx)
         text = attention_diagram(kind, 1, 2048 // d, 16384, d, "bf16")  # the op's diagram: the same kernel, the same contract
-        for place in ("none", "scores", "max"):
+        for place in ("none", "scores", "max", "products"):
             copies[f"waits{place}"] = napkin_ir.compile(text, target="sm90", cache=False, early_waits=place).ptx
+        copies["fa4order"] = _rescaled_ptx(text, early_waits="products").ptx
         kernel_copies.save(out, tag, k, copies, lambda ptx: f", {ptx.count('shfl.sync.bfly')} shuffles")
 
 
