@@ -142,8 +142,8 @@ def at_products(loops: list[scf.ForOp]) -> None:
         init_stage = loop.iter_args[k]
         init = parity_of.get(init_stage)
         if init is None:  # tile 0's wait for the same stage, before the loop
-            before = [o for o in loop.parent_block().ops if o is not loop][: list(loop.parent_block().ops).index(loop)]
-            match = [o for o in before if isinstance(o, smem.MbarrierWaitOp) and o.bars == wait.bars and o.stage == init_stage]
+            ops = list(loop.parent_block().ops)
+            match = [o for o in ops[: ops.index(loop)] if isinstance(o, smem.MbarrierWaitOp) and o.bars == wait.bars and o.stage == init_stage]
             if not match:
                 continue
             init = match[-1].parity
@@ -157,8 +157,7 @@ def at_products(loops: list[scf.ForOp]) -> None:
         assert reader is not None
         Rewriter.insert_op(smem.MbarrierWaitOp(wait.bars, stage, parity), InsertPoint.before(reader))
         Rewriter.replace_op(yielded, scf.YieldOp(*yielded.operands, wait.parity))
-        wait.detach()
-        wait.erase()
+        Rewriter.erase_op(wait)
         new = scf.ForOp(loop.lb, loop.ub, loop.step, [*loop.iter_args, init], loop.detach_region(loop.body))
         new.attributes.update(dict(loop.attributes))
         Rewriter.insert_op(new, InsertPoint.before(loop))
