@@ -48,7 +48,7 @@ class PlanRequest:
     pingpong: bool = True
     q_registers: bool | None = None
     schedule: bool | None = None  # wgmma groups issued early and waited for late (None: where it pays)
-    early_waits: str | None = None  # where an overlapped trip waits for V: scores, max or none (None: where it pays)
+    early_waits: str | None = None  # where an overlapped trip waits for V: scores, max, products or none (None: where it pays)
     split: int = 1  # blocks sharing each output tile's contraction, each adding its part
     deterministic: bool = False  # those parts added in a fixed order
     swap: bool | None = None  # a GEMM computed with wgmma's rows over its columns (None: where the tile needs it or the model puts it first)
