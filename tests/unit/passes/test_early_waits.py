@@ -7,6 +7,7 @@ from __future__ import annotations
 
 from dataclasses import replace
 
+import numpy as np
 import pytest
 from xdsl.dialects import scf
 
@@ -103,6 +104,24 @@ def test_v_is_awaited_before_its_products(kind, persistent):
     diagram = find_entry(module)
     inputs = diagram.random_inputs(seed=7)
     every_level_keeps(module, plan, inputs, diagram.run(inputs), ("reg",))
+
+
+@pytest.mark.parametrize("kind,at,persistent", [("softmax", "scores", False), ("causal", "max", False),
+                                                ("softmax", "products", False), ("causal", "products", False),
+                                                ("causal", "products", True)])
+def test_moving_the_wait_changes_no_number(kind, at, persistent):
+    """A wait moved is arithmetic untouched: the reg level with the wait at each place gives
+    the same bits as with it where `reg-wgmma-overlap` left it (a far tighter check than
+    the bound against float64, which a wrongly scaled row can pass)."""
+    module = run_pipeline(attention_diagram(kind, 2, 2, 400, 128), "")
+    plan = attention.sm90_plan(module, persistent=persistent)
+    inputs = find_entry(module).random_inputs(seed=3)
+    levels = [run_pipeline(str(module), spec(replace(plan, early_waits=w).passes("reg"))) for w in ("", at)]
+    assert str(levels[0]) != str(levels[1])
+    runs = [find_entry(level).run(inputs) for level in levels]
+    for left, moved in zip(*runs, strict=True):
+        assert np.isfinite(left).all() and np.abs(left).max() > 0
+        assert np.array_equal(left, moved)
 
 
 def test_the_gradient_is_left_alone():
