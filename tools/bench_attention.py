@@ -102,6 +102,7 @@ VARIANTS = {
     "waits-late": {"early_waits": "none"},  # V awaited where reg-wgmma-overlap left it, before P V's wait
     "waits-scores": {"early_waits": "scores"},  # V awaited right after the scores retire
     "waits-max": {"early_waits": "max"},  # V awaited after the row max
+    "waits-products": {"early_waits": "products"},  # V awaited in the next trip, before P V's products (FA4's order)
 }
 
 
