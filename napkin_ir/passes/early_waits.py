@@ -79,50 +79,49 @@ def _after_max(between: list[Operation]) -> Operation | None:
     return None
 
 
+def _movable(loop: scf.ForOp) -> tuple[reg.WgmmaWaitOp, list[Operation], list[smem.MbarrierWaitOp]] | None:
+    """`loop`'s trip's first `reg.wgmma_wait`, the ops after it up to its next one, and the
+    stage waits among them whose operands come from before the first (those that may
+    move); None where the trip has no second wgmma wait."""
+    span = reg.first_wait_span(loop.body.block)
+    if span is None or span[2] is None:
+        return None
+    first, between, _ = span
+    inside = set(between)
+    waits = [o for o in between if isinstance(o, smem.MbarrierWaitOp)
+             and not any(isinstance(v.owner, Operation) and v.owner in inside for v in o.operands)]
+    return first, between, waits
+
+
 def early(loop: scf.ForOp, at: str = "scores") -> None:
     """Move the waits of `loop`'s trip made between its first `reg.wgmma_wait` and its
     next to just after the first (`at="max"`: after the trip's first row max, where it
     has one)."""
-    span = reg.first_wait_span(loop.body.block)
-    if span is None or span[2] is None:
+    found = _movable(loop)
+    if found is None:
         return
-    first, between, _ = span
-    inside = set(between)
+    first, between, waits = found
     place: Operation = (_after_max(between) if at == "max" else None) or first
-    above = set(between[: between.index(place) + 1]) if place in inside else set()  # waits there stay
-    for wait in [o for o in between if isinstance(o, smem.MbarrierWaitOp) and o not in above]:
-        if any(isinstance(v.owner, Operation) and v.owner in inside for v in wait.operands):
-            continue
+    above = set(between[: between.index(place) + 1]) if place in between else set()  # waits there stay
+    for wait in [w for w in waits if w not in above]:
         wait.detach()
         Rewriter.insert_op(wait, InsertPoint.after(place))
         place = wait
 
 
 def _moved_wait(loop: scf.ForOp) -> tuple[smem.MbarrierWaitOp, int] | None:
-    """The wait `early` would move in `loop`'s trip (between its first `reg.wgmma_wait` and
-    its next, its operands from before the first) whose stage the trip yields to the next
+    """The wait `early` would move in `loop`'s trip whose stage the trip yields to the next
     one, and that stage's place among the loop's carried values."""
-    span = reg.first_wait_span(loop.body.block)
-    if span is None or span[2] is None:
-        return None
-    inside = set(span[1])
+    found = _movable(loop)
     yielded = loop.body.block.last_op
     assert isinstance(yielded, scf.YieldOp)
-    for wait in (o for o in span[1] if isinstance(o, smem.MbarrierWaitOp)):
-        if not any(isinstance(v.owner, Operation) and v.owner in inside for v in wait.operands) and wait.stage in yielded.operands:
-            return wait, list(yielded.operands).index(wait.stage)
-    return None
+    stages = list(yielded.operands)
+    return next(((w, stages.index(w.stage)) for w in (found[2] if found else ()) if w.stage in stages), None)
 
 
 def _first_user(value: SSAValue, block: Block) -> Operation | None:
     """The first op of `block` that uses `value` or holds a use of it."""
-    users = set()
-    for use in value.uses:
-        op: Operation | None = use.operation
-        while op is not None and op.parent_block() is not block:
-            op = op.parent_op()
-        if op is not None:
-            users.add(op)
+    users = {block.find_ancestor_op_in_block(use.operation) for use in value.uses}
     return next((op for op in block.ops if op in users), None)
 
 
@@ -160,10 +159,7 @@ def at_products(loops: list[scf.ForOp]) -> None:
         Rewriter.erase_op(wait)
         new = scf.ForOp(loop.lb, loop.ub, loop.step, [*loop.iter_args, init], loop.detach_region(loop.body))
         new.attributes.update(dict(loop.attributes))
-        Rewriter.insert_op(new, InsertPoint.before(loop))
-        for old, res in zip(loop.results, new.results):
-            old.replace_all_uses_with(res)
-        Rewriter.erase_op(loop)
+        Rewriter.replace_op(loop, new, new.results[:-1])
         last_stage, last_parity = new.results[k], new.results[-1]
         parity_of[last_stage] = last_parity
         after = _first_user(last_stage, new.parent_block())
