@@ -99,7 +99,7 @@ def rescale_after_wait(module) -> None:
                 Rewriter.erase_op(op)
 
 
-def _rescaled_ptx(text: str, **options) -> Any:
+def _rescaled_kernel(text: str, **options) -> Any:
     """The kernel `napkin_ir.compile(text, target="sm90", **options)` makes, with
     `rescale_after_wait` applied at the reg level."""
     from napkin_ir.build import compile_kernel
@@ -126,7 +126,7 @@ def make(out: Path) -> None:
         text = attention_diagram(kind, 1, 2048 // d, 16384, d, "bf16")  # the op's diagram: the same kernel, the same contract
         for place in ("none", "scores", "max", "products"):
             copies[f"waits{place}"] = napkin_ir.compile(text, target="sm90", cache=False, early_waits=place).ptx
-        copies["fa4order"] = _rescaled_ptx(text, early_waits="products").ptx
+        copies["fa4order"] = _rescaled_kernel(text, early_waits="products").ptx
         kernel_copies.save(out, tag, k, copies, lambda ptx: f", {ptx.count('shfl.sync.bfly')} shuffles")
 
 
