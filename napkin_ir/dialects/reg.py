@@ -27,6 +27,13 @@ the block's tile, and `reg.to_a` reuses 16 columns of a `c` fragment, rounded to
 f16, as an `a` fragment: the accumulator layout of two adjacent 8-column tiles is the
 operand layout of a 16-wide slice, so no value moves between lanes.
 
+A running row sum (attention's softmax denominator) can be kept a lane at a time: a
+`row_part` fragment (`!reg.frag<row_part, i=16 : f32>`) has a `row` fragment's layout, but
+each of the 4 lanes of a quad holds its own part, the row's value being their sum.
+`reg.row_accumulate` adds a lane's values of each row of a `c` fragment onto its parts,
+`reg.map` multiplies parts by a `row` fragment (the trip's correction) or adds parts, and
+`reg.row_combine` adds the quad's parts into a `row` fragment once, where the sum is read.
+
 A kernel with no product (a row softmax, an L2 norm, a row sum) holds its tiles in
 `line` fragments instead (`!reg.frag<line, i=2, j=1024 : f32>`): a warp holds whole rows,
 and in each row lane l the 8 columns 8 l .. 8 l + 7 of every 256 (one 16-byte chunk of a
@@ -88,9 +95,10 @@ from napkin_ir.dialects.ncd import NamedAxesType, NcdOp, _parse_float, format_fl
 from napkin_ir.dialects.smem import BufferType, PendingWaitOp, WindowWriteOp
 from napkin_ir.dialects.utils import require
 
-ROLES = ("a", "b", "c", "row", "col", "line", "line_col")
+ROLES = ("a", "b", "c", "row", "row_part", "col", "line", "line_col")
 LINES = ("line", "line_col")  # whole rows a warp; one value per column of such rows
 VECTORS = ("row", "col")  # one value per row, per column of a `c` fragment
+ROW_VALUES = ("row", "row_part")  # one value per row of a `c` fragment in each lane that holds it: the row's, or the lane's part
 LINE_CHUNK = 8  # a `line` fragment's columns a lane holds together (16 bytes of bf16)
 LINE_SPAN = 32 * LINE_CHUNK  # the columns a warp's lanes cover once
 LINE_SPANS = tuple(LINE_CHUNK * 2**n for n in range(6))  # a row across 1, 2, 4 ... 32 lanes: 8, 16, 32, 64, 128, 256 columns
@@ -141,7 +149,7 @@ class FragType(NamedAxesType):
         super().verify()
         role, dims, dt = self.role.data, self.dims, self.dtype
         if role not in ROLES:
-            raise VerifyException(f"!reg.frag: role must be a, b, c, row, col, line or line_col, got '{role}'")
+            raise VerifyException(f"!reg.frag: role must be a, b, c, row, row_part, col, line or line_col, got '{role}'")
         span = self.span.data
         if self.split.data != 1 and (role != "c" or self.split.data < 1 or self.dims[0] != 16):
             raise VerifyException(f"!reg.frag: split={self.split.data} belongs to a 'c' fragment of one warp's 16 rows, got "
@@ -166,8 +174,8 @@ class FragType(NamedAxesType):
                 raise VerifyException(f"!reg.frag: a 'line_col' fragment is one value per column of a 'line' fragment: one axis, a "
                                       f"multiple of its span (one of {', '.join(map(str, LINE_SPANS))}), of f32; got {self.shape} : {dt}, span={span}")
             return
-        if role in VECTORS:
-            tile, what = (16, "row") if role == "row" else (8, "column")
+        if role in (*VECTORS, "row_part"):
+            tile, what = (8, "column") if role == "col" else (16, "row")
             if len(dims) != 1 or dims[0] % tile or dt != "f32":
                 raise VerifyException(f"!reg.frag: a '{role}' fragment has one axis, a multiple of {tile} long, of f32 (one value "
                                       f"per {what} of a 'c' fragment), got {self.shape} : {dt}")
@@ -186,7 +194,7 @@ class FragType(NamedAxesType):
     __hash__ = parameters_hash
 
     def values_per_lane(self) -> int:
-        if self.role.data == "row":
+        if self.role.data in ROW_VALUES:
             return self.dims[0] // 8  # rows g and g + 8 of each 16
         if self.role.data == "col":
             return self.dims[0] // 4  # columns 2 t and 2 t + 1 of each 8
@@ -215,7 +223,7 @@ class FragType(NamedAxesType):
     def cols_axis(self) -> str | None:
         """The columns' axis: a `c` fragment's second, a `col` fragment's only; None for a `row`
         (and a `line` of one axis)."""
-        if self.role.data == "row" or (self.role.data == "line" and len(self.dims) == 1):
+        if self.role.data in ROW_VALUES or (self.role.data == "line" and len(self.dims) == 1):
             return None
         if self.role.data == "line_col":
             return self.axis_names[0]
@@ -234,9 +242,9 @@ class FragType(NamedAxesType):
     def parse_parameters(cls, parser: AttrParser) -> Sequence[Attribute]:
         parser.parse_punctuation("<", " to open !reg.frag")
         pos = parser.pos
-        role = parser.parse_identifier(" (a, b, c, row, col, line or line_col)")
+        role = parser.parse_identifier(" (a, b, c, row, row_part, col, line or line_col)")
         if role not in ROLES:
-            parser.raise_error(f"a fragment's role is a, b, c, row, col, line or line_col, got '{role}'", pos, parser.pos)
+            parser.raise_error(f"a fragment's role is a, b, c, row, row_part, col, line or line_col, got '{role}'", pos, parser.pos)
         parser.parse_punctuation(",")
         axes, sizes, et = cls.parse_shape(parser)
         span, split = LINE_SPAN, 1
@@ -295,7 +303,7 @@ def lane_layout(role: str, rows: int, cols: int = 1, span: int = LINE_SPAN) -> t
         within = v % per
         c = span * (within // LINE_CHUNK) + LINE_CHUNK * place + within % LINE_CHUNK
         return (32 // q) * (v // per) + slot, c
-    if role == "row":
+    if role in ROW_VALUES:
         h = np.arange(2)[None, :]
         r = np.concatenate([16 * m + g + 8 * h + 0 * t for m in range(rows // 16)], axis=1)
         return r, 0 * r
@@ -845,8 +853,8 @@ class TurnPassOp(IRDLOperation):
 
 def _math_frag(op: IRDLOperation, v: SSAValue, what: str) -> FragType:
     t = v.type
-    require(isinstance(t, FragType) and t.role.data in ("c", *VECTORS, *LINES), op,
-            f"{what} must be a 'c', 'row', 'col', 'line' or 'line_col' fragment (f32), got {t}")
+    require(isinstance(t, FragType) and t.role.data in ("c", *VECTORS, "row_part", *LINES), op,
+            f"{what} must be a 'c', 'row', 'row_part', 'col', 'line' or 'line_col' fragment (f32), got {t}")
     return t  # type: ignore[return-value]
 
 
@@ -859,7 +867,8 @@ class FragMathOp(IRDLOperation):
 
 @irdl_op_definition
 class FillOp(IRDLOperation):
-    """A `c`, `row`, `line` or `line_col` fragment with every value `value` (a running max starts at -inf).
+    """A `c`, `row`, `row_part`, `line` or `line_col` fragment with every value `value` (a
+    running max starts at -inf; a running sum kept a lane at a time at 0: each lane's part).
 
         %m = reg.fill {value = 0xFF800000 : f32} : !reg.frag<row, i=16 : f32>
     """
@@ -890,6 +899,10 @@ class MapOp(FragMathOp):
     fragment of one axis is broadcast along the columns of a `line` fragment of two, a
     `line_col` fragment along its rows.
 
+    A `row_part` fragment (each lane's part of a row's sum) is multiplied by a `row` one
+    (each part by its row's value, the sum with it), scaled, or added to or subtracted from
+    another `row_part`: the functions that distribute over the sum of the parts.
+
         %y = reg.map sub %s, %m : !reg.frag<c, i=16, j=64 : f32>, !reg.frag<row, i=16 : f32> -> !reg.frag<c, i=16, j=64 : f32>
         %z = reg.map add %c, %bias : !reg.frag<c, m=64, n=32 : f32>, !reg.frag<col, n=32 : f32> -> !reg.frag<c, m=64, n=32 : f32>
         %t = reg.map scale %s by 0.125 : !reg.frag<c, i=16, j=64 : f32> -> !reg.frag<c, i=16, j=64 : f32>
@@ -903,7 +916,7 @@ class MapOp(FragMathOp):
 
     def __init__(self, fn: str, inputs: Sequence[SSAValue], by: float | None = None):
         ts = [v.type for v in inputs]
-        rt = next((t for t in ts if is_tile(t)), ts[0])
+        rt = next((t for t in ts if is_tile(t)), next((t for t in ts if t.role.data == "row_part"), ts[0]))
         props: dict[str, Attribute] = {"fn": StringAttr(fn)}
         if by is not None:
             props["by"] = FloatAttr(by, f32)
@@ -918,6 +931,9 @@ class MapOp(FragMathOp):
         require(not (fn == "scale" and self.by is None or fn in MAP_UNARY and fn != "scale" and self.by is not None), self,
                 "'by' is required for scale, and takes the place of the second operand of a binary function")
         ts = [_math_frag(self, v, f"operand #{n}") for n, v in enumerate(self.inputs)]
+        if any(t.role.data == "row_part" for t in ts):
+            self._verify_parts(fn, ts)
+            return
         cs = {t for t in ts if is_tile(t)}
         require(len(cs) <= 1, self, f"'c' (or 'line') operands must have one type, got {', '.join(str(t) for t in cs)}")
         want = next(iter(cs)) if cs else ts[0]
@@ -941,6 +957,20 @@ class MapOp(FragMathOp):
                 require((t.rows_axis, t.dims[0]) == (want.rows_axis, want.dims[0]), self,
                         f"the operands' rows differ: {', '.join(str(t) for t in ts)}")
         require(self.result.type == want, self, f"the result should be {want}, got {self.result.type}")
+
+    def _verify_parts(self, fn: str, ts: list[FragType]) -> None:
+        """A map of a `row_part` fragment: the functions that keep the sum of each row's parts
+        the function of the sums."""
+        part = next(t for t in ts if t.role.data == "row_part")
+        roles = sorted(t.role.data for t in ts)
+        ok = (fn == "scale" or (fn == "mul" and roles == ["row", "row_part"])
+              or (fn in ("add", "sub") and roles == ["row_part", "row_part"] and self.by is None))
+        require(ok, self, f"a 'row_part' fragment is multiplied by a 'row' one, scaled, or added to or subtracted from "
+                          f"another 'row_part' (each lane's part of a row's sum), got {fn} of {', '.join(str(t) for t in ts)}")
+        for t in ts:
+            require((t.rows_axis, t.dims[0]) == (part.rows_axis, part.dims[0]), self,
+                    f"the operands' rows differ: {', '.join(str(t) for t in ts)}")
+        require(self.result.type == part, self, f"the result should be {part}, got {self.result.type}")
 
     print = NcdMapOp.print  # `fn operands [by c] : types -> type`, as ncd.map
 
@@ -1023,6 +1053,92 @@ class RowReduceOp(FragReduceOp):
 
     def takes(self, t: FragType) -> None:
         require(is_tile(t), self, f"reduces the rows of a 'c' or two-axis 'line' fragment, got {t}")
+
+
+def _parts_of_rows(op: IRDLOperation, part: SSAValue, rows: FragType) -> None:
+    t = part.type
+    require(isinstance(t, FragType) and t.role.data == "row_part" and (t.rows_axis, t.dims[0]) == (rows.rows_axis, rows.dims[0]),
+            op, f"the parts must be a 'row_part' fragment of {rows.rows_axis}={rows.dims[0]}, got {t}")
+
+
+@irdl_op_definition
+class RowAccumulateOp(FragMathOp):
+    """Each lane's own values of each row of a `c` fragment added onto its part of the row's
+    sum (`acc`, a `row_part` fragment), one chain a row, the part first; no lane exchanges
+    values. A running row sum kept so across a loop costs no shuffle a trip:
+    `reg.row_combine` adds the quad's parts once, where the sum is read. The chain starting
+    from the part (the sum so far times the trip's correction, in attention) puts that
+    product first in the dependences, so ptxas issues its exponential before the trip's.
+
+        %l = reg.row_accumulate %acc, %p : !reg.frag<row_part, i=16 : f32>, !reg.frag<c, i=16, j=128 : f32> -> !reg.frag<row_part, i=16 : f32>
+    """
+
+    name = "reg.row_accumulate"
+    acc = operand_def(FragType)
+    input = operand_def(FragType)
+    result = result_def(FragType)
+
+    def __init__(self, acc: SSAValue, input: SSAValue):
+        super().__init__(operands=[acc, input], result_types=[acc.type])
+
+    def verify_(self) -> None:
+        t = self.input.type
+        require(isinstance(t, FragType) and t.role.data == "c", self, f"accumulates the rows of a 'c' fragment, got {t}")
+        _parts_of_rows(self, self.acc, t)  # type: ignore[arg-type]
+        require(self.result.type == self.acc.type, self, f"the result should be {self.acc.type}, got {self.result.type}")
+
+    def print(self, printer: Printer) -> None:
+        printer.print_string(" ")
+        printer.print_list([self.acc, self.input], printer.print_operand)
+        self._print_tail(printer, [self.acc, self.input])
+
+    @classmethod
+    def parse(cls, parser: Parser) -> RowAccumulateOp:
+        operands = [parser.parse_unresolved_operand()]
+        parser.parse_punctuation(",", " between the parts and the fragment")
+        operands.append(parser.parse_unresolved_operand())
+        inputs, rt, attrs = cls._parse_tail(parser, operands)
+        op = cls.create(operands=inputs, result_types=[rt])
+        op.attributes.update(attrs)
+        return op
+
+
+@irdl_op_definition
+class RowCombineOp(FragMathOp):
+    """Each row's sum from its parts (a `row_part` fragment): the 4 lanes of a quad add
+    theirs (two butterfly shuffles), so that every lane holding the row has the sum, a `row`
+    fragment.
+
+        %s = reg.row_combine %l : !reg.frag<row_part, i=16 : f32> -> !reg.frag<row, i=16 : f32>
+    """
+
+    name = "reg.row_combine"
+    input = operand_def(FragType)
+    result = result_def(FragType)
+
+    def __init__(self, input: SSAValue):
+        t = input.type
+        assert isinstance(t, FragType)
+        super().__init__(operands=[input], result_types=[FragType("row", {t.rows_axis: t.dims[0]}, f32)])
+
+    def verify_(self) -> None:
+        t = self.input.type
+        require(isinstance(t, FragType) and t.role.data == "row_part", self, f"combines a 'row_part' fragment, got {t}")
+        want = FragType("row", {t.rows_axis: t.dims[0]}, f32)  # type: ignore[union-attr]
+        require(self.result.type == want, self, f"the result should be {want}, got {self.result.type}")
+
+    def print(self, printer: Printer) -> None:
+        printer.print_string(" ")
+        printer.print_operand(self.input)
+        self._print_tail(printer, [self.input])
+
+    @classmethod
+    def parse(cls, parser: Parser) -> RowCombineOp:
+        operand = parser.parse_unresolved_operand()
+        (inp,), rt, attrs = cls._parse_tail(parser, [operand])
+        op = cls.create(operands=[inp], result_types=[rt])
+        op.attributes.update(attrs)
+        return op
 
 
 def _col_values(t: FragType) -> FragType:
@@ -1214,7 +1330,7 @@ class ToAOp(IRDLOperation):
         return parse_labels(self.at)[_frag(self.input).axis_names[1]]
 
 
-REG = Dialect("reg", [ZerosOp, LdmatrixOp, LoadOp, ReadOp, MmaOp, StoreOp, StmatrixOp, WriteOp, WgmmaOp, WgmmaRsOp, TurnStartOp, TurnWaitOp, TurnPassOp, WgmmaCommitOp, WgmmaWaitOp, FillOp, MapOp, RowReduceOp, ColReduceOp,
+REG = Dialect("reg", [ZerosOp, LdmatrixOp, LoadOp, ReadOp, MmaOp, StoreOp, StmatrixOp, WriteOp, WgmmaOp, WgmmaRsOp, TurnStartOp, TurnWaitOp, TurnPassOp, WgmmaCommitOp, WgmmaWaitOp, FillOp, MapOp, RowReduceOp, RowAccumulateOp, RowCombineOp, ColReduceOp,
                       MaskOp, MaskBoundOp, ToAOp], [FragType])
 
 __all__ = ["LINES", "REG", "VECTORS", "ColReduceOp", "FillOp", "FragType", "LdmatrixOp", "LoadOp", "MapOp", "MaskBoundOp", "MaskOp", "MmaOp", "ReadOp", "RowReduceOp", "StmatrixOp", "StoreOp", "ToAOp", "TurnPassOp", "TurnStartOp", "TurnWaitOp",

@@ -309,6 +309,15 @@ class RegFunctions(InterpreterFunctions):
         fn = op.fn.data
         t: reg.FragType = op.result.type  # type: ignore[assignment]
         out = {}
+        if t.role.data == "row_part":  # lane by lane: a part and its row's value share a lane and a place
+            for key in args[0]:
+                with np.errstate(over="ignore", invalid="ignore"):
+                    if fn == "scale":
+                        y = args[0][key] * np.float32(op.by.value.data)  # type: ignore[union-attr]
+                    else:
+                        y = _MAP[fn](*(a[key] for a in args))
+                out[key] = y.astype(np.float32)
+            return (out,)
         for key in args[0]:
             # a row (col) fragment scatters to a column (row) vector, which broadcasts along the columns (rows)
             xs = [scatter(v.type, a[key]) for v, a in zip(op.inputs, args)]
@@ -331,6 +340,22 @@ class RegFunctions(InterpreterFunctions):
         return ({key: gather(t, red(scatter(op.input.type, v), axis=axis, keepdims=True).astype(np.float32)) for key, v in x.items()},)  # type: ignore[arg-type]
 
     run_row_reduce = impl(reg.RowReduceOp)(_reduce)
+
+    @impl(reg.RowAccumulateOp)
+    def run_row_accumulate(self, interpreter: Interpreter, op: reg.RowAccumulateOp, args: tuple[Any, ...]):
+        """Each lane's part plus its own values of the part's row."""
+        acc, x = args
+        rows, _ = lane_layout_of(op.input.type)  # type: ignore[arg-type]
+        part_rows, _ = lane_layout_of(op.acc.type)  # type: ignore[arg-type]
+        mine = rows[:, None, :] == part_rows[:, :, None]  # [lane, part, value]: value v of the lane is in part p's row
+        return ({key: (acc[key] + np.where(mine, x[key][:, None, :], np.float32(0)).sum(axis=2, dtype=np.float32)).astype(np.float32)
+                 for key in acc},)
+
+    @impl(reg.RowCombineOp)
+    def run_row_combine(self, interpreter: Interpreter, op: reg.RowCombineOp, args: tuple[Any, ...]):
+        """The sum of a quad's 4 parts, in each of its lanes."""
+        (x,) = args
+        return ({key: np.repeat(v.reshape(8, 4, -1).sum(axis=1, dtype=np.float32), 4, axis=0) for key, v in x.items()},)
     run_col_reduce = impl(reg.ColReduceOp)(_reduce)
 
     @impl(reg.MaskOp)

@@ -210,7 +210,7 @@ class _Counter:
             self.cost.smem_read += space.count() * type_bytes(op.result.type) * self.cost.compute_warps
         elif isinstance(op, (reg.WgmmaOp, reg.WgmmaRsOp)):
             self.cost.smem_read += space.count() * _wgmma_smem_bytes(op, self.cost.compute_warps)
-        elif isinstance(op, (reg.RowReduceOp, reg.ColReduceOp)):
+        elif isinstance(op, (reg.RowReduceOp, reg.ColReduceOp, reg.RowCombineOp)):  # the reductions that exchange across lanes
             self.cost.reductions += space.count()
         elif isinstance(op, reg.StoreOp):
             self._reg_store(op, space)

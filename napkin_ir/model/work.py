@@ -122,6 +122,10 @@ def op_work(op: Operation, warps: int = 1) -> tuple[Work, bool]:
         return Work(alu_ops=elements(op.input.type)), False
     if isinstance(op, (reg.RowReduceOp, reg.ColReduceOp)):
         return Work(alu_ops=lane_values(op.input.type, warps) + QUAD_STEPS_PER_RESULT * lane_values(op.result.type, warps)), False
+    if isinstance(op, reg.RowAccumulateOp):  # an add a value, no exchange
+        return Work(alu_ops=lane_values(op.input.type, warps)), False
+    if isinstance(op, reg.RowCombineOp):  # the quad's exchange alone
+        return Work(alu_ops=QUAD_STEPS_PER_RESULT * lane_values(op.result.type, warps)), False
     if isinstance(op, MOVES):
         return Work(), False
     outs = [r.type for r in op.results if isinstance(r.type, NamedAxesType)]

@@ -44,7 +44,7 @@ from napkin_ir.dialects import reg
 from napkin_ir.dialects.ptx import ops as P
 from napkin_ir.lowering.ptx_rules.context import KernelLowering, Scaled, Squared, lowers
 
-FRAGMENT_MATH = (reg.FillOp, reg.MapOp, reg.RowReduceOp, reg.ColReduceOp, reg.MaskOp, reg.MaskBoundOp, reg.ToAOp)
+FRAGMENT_MATH = (reg.FillOp, reg.MapOp, reg.RowReduceOp, reg.RowAccumulateOp, reg.RowCombineOp, reg.ColReduceOp, reg.MaskOp, reg.MaskBoundOp, reg.ToAOp)
 
 
 @lowers(reg.ZerosOp, reg.FillOp)
@@ -139,6 +139,37 @@ def _row_reduce(k: KernelLowering, op: reg.RowReduceOp) -> None:
         k.vals[op.result] = _reduce(k, op.kind.data, t, k.frag(op.input))
 
 
+def _lane_rows(t: reg.FragType, x: list) -> list[list]:
+    """A lane's values of a `c` fragment, a list per row it holds (rows g and g + 8 of each
+    16, in the order of a `row` fragment's values)."""
+    nt = t.dims[1] // 8
+    return [[x[4 * (tm * nt + tn) + 2 * h + q] for tn in range(nt) for q in range(2)] for tm in range(t.dims[0] // 16) for h in range(2)]
+
+
+@lowers(reg.RowAccumulateOp)
+def _row_accumulate(k: KernelLowering, op: reg.RowAccumulateOp) -> None:
+    """One chain of adds a row, from the lane's part through its values in order."""
+    out = []
+    for acc, vals in zip(k.frag(op.acc), _lane_rows(op.input.type, k.frag(op.input))):  # type: ignore[arg-type]
+        for v in vals:
+            acc = k.r(P.AddOp("f32", acc, v))
+        out.append(acc)
+    k.vals[op.result] = out
+
+
+@lowers(reg.RowCombineOp)
+def _row_combine(k: KernelLowering, op: reg.RowCombineOp) -> None:
+    """The quad's parts added by two butterflies, as `reg.row_reduce` ends."""
+    k.vals[op.result] = [_across_quad(k, P.AddOp, acc) for acc in k.frag(op.input)]
+
+
+def _across_quad(k: KernelLowering, cls, acc):
+    """`acc` combined (`cls`: add or max) with the other 3 lanes' of the quad."""
+    for lanes in (1, 2):
+        acc = k.r(cls("f32", acc, k.r(P.ShflSyncOp("bfly", acc, lanes))))
+    return acc
+
+
 def _sum_of_squares(k: KernelLowering, vals: list, chains: int = 4) -> list:
     """Partial sums of the squares of `vals`: `chains` running fma chains (each started by
     a product), which the caller adds as a tree."""
@@ -154,19 +185,13 @@ def _sum_of_squares(k: KernelLowering, vals: list, chains: int = 4) -> list:
 def _reduce_rows(k: KernelLowering, kind: str, t: reg.FragType, x: list, squares: bool = False) -> list:
     """Each row's max or sum (of the squares, with `squares`), in every lane of its quad."""
     cls = P.MaxOp if kind == "max" else P.AddOp
-    nt = t.dims[1] // 8
     out = []
-    for tm in range(t.dims[0] // 16):
-        for h in range(2):  # rows g and g + 8
-            vals = [x[4 * (tm * nt + tn) + 2 * h + q] for tn in range(nt) for q in range(2)]
-            if squares:
-                vals = _sum_of_squares(k, vals)
-            while len(vals) > 1:  # a tree within the lane
-                vals = [k.r(cls("f32", vals[i], vals[i + 1])) if i + 1 < len(vals) else vals[i] for i in range(0, len(vals), 2)]
-            acc = vals[0]
-            for lanes in (1, 2):  # across the quad of lanes that hold the row
-                acc = k.r(cls("f32", acc, k.r(P.ShflSyncOp("bfly", acc, lanes))))
-            out.append(acc)
+    for vals in _lane_rows(t, x):  # rows g and g + 8 of each 16
+        if squares:
+            vals = _sum_of_squares(k, vals)
+        while len(vals) > 1:  # a tree within the lane
+            vals = [k.r(cls("f32", vals[i], vals[i + 1])) if i + 1 < len(vals) else vals[i] for i in range(0, len(vals), 2)]
+        out.append(_across_quad(k, cls, vals[0]))  # the quad of lanes that hold the row
     return out
 
 

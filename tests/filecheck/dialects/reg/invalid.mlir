@@ -15,7 +15,7 @@ func.func @f(%x: !reg.frag<c, m=16, n=8 : bf16>) {
 func.func @f(%x: !reg.frag<d, m=16, n=8 : f32>) {
   func.return
 }
-// CHECK: a fragment's role is a, b, c, row, col, line or line_col, got 'd'
+// CHECK: a fragment's role is a, b, c, row, row_part, col, line or line_col, got 'd'
 
 // -----
 func.func @f(%a: !reg.frag<a, m=16, k=16 : bf16>, %b: !reg.frag<b, j=16, n=8 : bf16>, %c: !reg.frag<c, m=16, n=8 : f32>) {

@@ -45,7 +45,7 @@ func.func @f(%x: !reg.frag<a, i=16, j=16 : bf16>) {
   %y = reg.map exp2 %x : !reg.frag<a, i=16, j=16 : bf16> -> !reg.frag<a, i=16, j=16 : bf16>
   func.return
 }
-// CHECK: reg.map: operand #0 must be a 'c', 'row', 'col', 'line' or 'line_col' fragment (f32), got !reg.frag<a, i=16, j=16 : bf16>
+// CHECK: reg.map: operand #0 must be a 'c', 'row', 'row_part', 'col', 'line' or 'line_col' fragment (f32), got !reg.frag<a, i=16, j=16 : bf16>
 
 // -----
 func.func @f(%x: !reg.frag<c, i=16, j=64 : f32>) {
@@ -101,7 +101,7 @@ func.func @f() {
   %z = reg.fill {value = 1.0 : f32} : !reg.frag<a, i=16, j=16 : bf16>
   func.return
 }
-// CHECK: reg.fill: the result must be a 'c', 'row', 'col', 'line' or 'line_col' fragment (f32), got !reg.frag<a, i=16, j=16 : bf16>
+// CHECK: reg.fill: the result must be a 'c', 'row', 'row_part', 'col', 'line' or 'line_col' fragment (f32), got !reg.frag<a, i=16, j=16 : bf16>
 
 // -----
 func.func @f(%buf: !smem.buffer<b=2, j=64, d=32 : bf16, stages=2, layout=pad8>, %s: index) {
