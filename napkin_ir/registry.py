@@ -145,6 +145,12 @@ def _reg_early_waits() -> type[ModulePass]:
     return RegEarlyWaitsPass
 
 
+def _reg_partial_row_sums() -> type[ModulePass]:
+    from napkin_ir.passes.partial_row_sums import RegPartialRowSumsPass
+
+    return RegPartialRowSumsPass
+
+
 def _reg_wgmma_schedule() -> type[ModulePass]:
     from napkin_ir.passes.wgmma_schedule import RegWgmmaSchedulePass
 
@@ -207,6 +213,7 @@ def napkin_passes() -> dict[str, Callable[[], type[ModulePass]]]:
         "reg-reload-loads": _reg_reload_loads,
         "reg-early-reads": _reg_early_reads,
         "reg-early-waits": _reg_early_waits,
+        "reg-partial-row-sums": _reg_partial_row_sums,
         "reg-to-ptx": _reg_to_ptx,
         "napkin-sm80": _napkin_sm80,
         "napkin-sm90": _napkin_sm90,
