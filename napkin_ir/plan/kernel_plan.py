@@ -104,6 +104,7 @@ class KernelPlan:
     schedule: bool = False  # reg-wgmma-schedule: wgmma groups issued once their operands are ready, waited for where read
     early_reads: bool = False  # reg-early-reads: a statistic the first awaited products meet read as soon as its stage is full
     early_waits: str = ""  # reg-early-waits{at=...}: where an overlapped trip waits for its later stages ("": where it stood)
+    partial_sums: bool = False  # reg-partial-row-sums: a running row sum kept as each lane's part, its quad's added once
     reason: str = field(default="", compare=False)  # why the model chose it, where it did
 
     def __post_init__(self) -> None:
@@ -133,6 +134,7 @@ class KernelPlan:
         from napkin_ir.passes.early_waits import RegEarlyWaitsPass
         from napkin_ir.passes.hoist_loads import RegHoistLoadsPass
         from napkin_ir.passes.launch import HbmLaunchPass
+        from napkin_ir.passes.partial_row_sums import RegPartialRowSumsPass
         from napkin_ir.passes.pingpong import RegPingpongPass
         from napkin_ir.passes.prefetch import RegPrefetchPass
         from napkin_ir.passes.relabel import RelabelPass
@@ -158,7 +160,8 @@ class KernelPlan:
              *((RegPingpongPass(),) if self.pingpong else ()),
              *((RegReloadLoadsPass(),) if self.product is ProductEngine.WGMMA else ()),
              *((RegEarlyReadsPass(),) if self.early_reads else ()),
-             *((RegEarlyWaitsPass(at=self.early_waits),) if self.early_waits else ())),
+             *((RegEarlyWaitsPass(at=self.early_waits),) if self.early_waits else ()),
+             *((RegPartialRowSumsPass(),) if self.partial_sums else ())),
             (RegToPtxPass(arch=self.target.arch),),
         ]
         if to not in LEVELS:

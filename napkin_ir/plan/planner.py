@@ -74,4 +74,7 @@ def plan_kernel(module: ModuleOp, target: Target, request: PlanRequest) -> Kerne
             raise request.fail(f"early_waits={request.early_waits} moves a wait in the stream loops that overlap pipelines "
                                f"(an attention forward's); this kernel has none")
         plan = replace(plan, early_waits="" if request.early_waits == "none" else request.early_waits)
+    if request.partial_sums and not plan.partial_sums:  # the attention recipe honours it where the kernel has a running sum
+        raise request.fail("partial_sums=true keeps a running row sum (an attention forward's softmax denominator, or "
+                           "spherical attention's) as each lane's part; this kernel has none")
     return plan

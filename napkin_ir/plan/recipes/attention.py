@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import itertools
 from collections.abc import Iterator
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from xdsl.context import Context
 from xdsl.dialects import func
@@ -123,9 +123,10 @@ def _plan_sm90(module: ModuleOp, req: PlanRequest) -> KernelPlan:
         space = AttentionSpace(stages=(req.stages,) if req.stages else (2, 3), overlap=(True, False) if req.overlap else (False,),
                                pingpong=(True, False) if req.pingpong else (False,), blocks_per_sm=req.blocks_per_sm,
                                persistent=persistent, store=req.store, q_registers=req.q_registers)
-        return chosen_attention(module, req.hw, req.pipeline, space)
+        chosen = chosen_attention(module, req.hw, req.pipeline, space)
+        return chosen if req.partial_sums is None else replace(chosen, partial_sums=req.partial_sums and running_sums(module))
     return sm90_plan(module, rows or None, keys or None, req.stages or 0, req.overlap, req.pingpong, req.blocks_per_sm, persistent,
-                     req.store, req.q_registers)
+                     req.store, req.q_registers, partial_sums=req.partial_sums)
 
 
 # --------------------------------------------------------------------------------------
@@ -213,7 +214,7 @@ def fit_tiles(n_queries: int, n_keys: int, block: int = 128, stream: int = 64, w
 
 def sm90_plan(module: ModuleOp, block: int | None = None, stream: int | None = None, stages: int = 0, overlap: bool = True,
               pingpong: bool = True, blocks_per_sm: int = 1, persistent: bool = False, store: StorePath | None = None,
-              q_registers: bool | None = None, schedule: bool | None = None) -> KernelPlan:
+              q_registers: bool | None = None, schedule: bool | None = None, partial_sums: bool | None = None) -> KernelPlan:
     """Blocks of `block` query rows (warpgroups of 64 consumer rows each; one batch entry and
     head a block, longest first), keys streamed `stream` at a time through `stages` TMA
     stages filled by a producer warpgroup (None or 0 for the defaults: `sm90_tiles`), K
@@ -226,7 +227,9 @@ def sm90_plan(module: ModuleOp, block: int | None = None, stream: int | None = N
     consumers finish the last. `store` TMA writes the output by stmatrix into 64-column
     panels and TMA stores, direct from registers, None the first where it fits.
     `schedule` issues each wgmma group as soon as its operands are ready and waits for it
-    where its results are first read (None: where `schedule_pays`).
+    where its results are first read (None: where `schedule_pays`). `partial_sums` keeps
+    the forward's running row sums as each lane's part (None: where `partial_sums_pay`),
+    and the wait for V goes where it paid with them or without.
 
     Grouped-query attention packs the query heads of a group into a block (`group_tiles`:
     in 128 rows 4 heads by 32 positions, 8 by 16; in 192, 4 by 48), so each K and V tile
@@ -242,12 +245,16 @@ def sm90_plan(module: ModuleOp, block: int | None = None, stream: int | None = N
     if added_along_stream(module, axes):  # dS's barriers keep the warpgroups in step: taking turns
         overlap = pingpong = False  # measured 3% slower on the H100 (research/benchmarks.md, 2026-11-27)
     per_head, rows = group_tiles(group_size(axes, sizes), block)
+    # asked for, only where there is a running sum (the planner refuses the request where there is none)
+    partial_sums = partial_sums_pay(module, stream) if partial_sums is None else partial_sums and running_sums(module)
     packed = ((axes.group[0], per_head),) if axes.group else ()
     return KernelPlan(NAME, SM90, grid=(*((b, None) for b in axes.batch + axes.summed), *packed, (axes.query, rows)), stream=(axes.keys, stream),
                       stages=stages, copy=CopyEngine.TMA, product=ProductEngine.WGMMA, store=store, a_registers=q_registers,
                       launch=Launch(order=LaunchOrder.LAST, blocks_per_sm=blocks_per_sm, persistent=persistent), smem_bytes=budget,
                       overlap=overlap, pingpong=pingpong, schedule=schedule_pays(module) if schedule is None else schedule,
-                      early_reads=early_reads_pay(module, stream), early_waits=early_waits_place(module, stream, persistent) if overlap else "")
+                      early_reads=early_reads_pay(module, stream),
+                      early_waits=early_waits_place(module, stream, persistent, partial_sums) if overlap else "",
+                      partial_sums=partial_sums)
 
 
 def sm90_passes(module: ModuleOp, *args, **kwargs) -> tuple:
@@ -308,7 +315,33 @@ def early_reads_pay(module: ModuleOp, stream: int) -> bool:
     return _gradient(module, axes) and products(module) == 5 and stream <= 80
 
 
-def early_waits_place(module: ModuleOp, stream: int, persistent: bool = False) -> str:
+def running_sums(module: ModuleOp) -> bool:
+    """Whether `module` is an attention forward, whose stream loop keeps a running row sum
+    (the softmax's denominator, or spherical attention's) that `reg-partial-row-sums` can
+    keep as each lane's part."""
+    axes = attention_axes(module)
+    return axes is not None and not _gradient(module, axes)
+
+
+def partial_sums_pay(module: ModuleOp, stream: int) -> bool:
+    """Whether napkin-sm90 keeps the forward's running row sums as each lane's part
+    (`reg-partial-row-sums`: no quad exchange a trip, each trip's sum one chain from the
+    scaled part, FA4's form): in a softmax forward at head dims up to 128 with more than
+    two tiles of up to 128 keys (at two, a pipelined loop of one trip, ptxas spills 168
+    bytes a thread at d=128, and at 176 keys a tile over 2k, where the tree and exchange
+    spill none). Kernels alone
+    over 16k keys, against the tree and the exchange a trip, each with the wait for V where
+    the recipe puts it (H200, 2026-11-30: three calls of a research copy, two of the pass;
+    research/benchmarks.md, session 66):
+    d=128 1.008-1.025 (1.025-1.046 with the wait before the products), causal 1.034-1.061;
+    d=64 1.023-1.030, causal 1.019-1.033; grouped heads (4 a group) 1.015-1.052, causal
+    with the wait before the products 1.063; a persistent block (4k causal) 1.029-1.033.
+    d=256: 0.990-1.002, left off. Spherical attention's forward was not measured."""
+    axes, sizes = attention_shape(module)
+    return running_sums(module) and _softmax(module) and head_dim(axes, sizes) <= 128 and 2 * stream < sizes[axes.keys] and stream <= 128
+
+
+def early_waits_place(module: ModuleOp, stream: int, persistent: bool = False, partial_sums: bool = False) -> str:
     """Where napkin-sm90's overlapped forward waits for a trip's V (`reg-early-waits{at}`),
     so that ptxas interleaves P's packing with the softmax ("": where it stood, before P
     V's wait): for a softmax (a spherical forward's norm was not measured) with up to 128
@@ -330,13 +363,18 @@ def early_waits_place(module: ModuleOp, stream: int, persistent: bool = False) -
     products that read it (`at="products"`, FA4's order), against after the max, kernels
     alone over 16k keys (three calls, H200 2026-11-30): 1.029, 1.010, 1.010; without a
     mask 1.002, 0.993, 0.994 and at d=64 0.986-0.989 (causal 1.000-1.005), so those keep
-    theirs. Grouped heads and d=256 were not measured there."""
+    theirs. Grouped heads and d=256 were not measured there. With the running sums kept
+    as each lane's part (`partial_sums`, `reg-partial-row-sums`), the products' place at
+    d=128 on a plain grid, masked or not and grouped or not, against after the max (both
+    with the parts; H200, 2026-11-30, two calls): 1.007-1.011 without a mask, causal
+    1.048-1.064; grouped heads 0.990-1.001, causal 1.050-1.065; at d=64 after the max
+    against after the scores, 0.986-1.000."""
     axes, sizes = attention_shape(module)
     d = head_dim(axes, sizes)
     if _gradient(module, axes) or not _softmax(module) or stream > 128 or sizes[axes.keys] <= 2 * stream:
         return ""
     if d > 64 and not persistent:
-        return "products" if axes.masked and d <= 128 and not axes.group else "max"
+        return "products" if d <= 128 and (partial_sums or axes.masked and not axes.group) else "max"
     return "scores"
 
 

@@ -34,7 +34,8 @@
 // (16k keys), before the products
 // RUN: sed -e 's/i=256/i=1024/g; s/j=256/j=1024/g' %examples/attention.mlir | napkin-opt -p napkin-sm90 --print-between-passes -o /dev/null 2>&1 | filecheck %s --check-prefix=ON
 // RUN: sed -e 's/i=256/i=1024/g; s/j=256/j=1024/g; s/d=64/d=128/g' %examples/attention.mlir | napkin-opt -p napkin-sm90 --print-between-passes -o /dev/null 2>&1 | filecheck %s --check-prefix=ON
-// RUN: sed -e 's/i=256/i=8192/g; s/j=256/j=8192/g; s/d=64/d=128/g' %examples/attention.mlir | napkin-opt -p napkin-sm90 --print-between-passes -o /dev/null 2>&1 | filecheck %s --check-prefix=ON128
+// RUN: sed -e 's/i=256/i=8192/g; s/j=256/j=8192/g; s/d=64/d=128/g' %examples/attention.mlir | napkin-opt -p napkin-sm90 --print-between-passes -o /dev/null 2>&1 | filecheck %s --check-prefix=ONPRODUCTS
+// RUN: sed -e 's/i=256/i=8192/g; s/j=256/j=8192/g; s/d=64/d=128/g' %examples/attention.mlir | napkin-opt -p 'napkin-sm90{partial_sums=false}' --print-between-passes -o /dev/null 2>&1 | filecheck %s --check-prefix=ON128
 // RUN: sed -e 's/i=256/i=8192/g; s/j=256/j=8192/g; s/d=64/d=256/g' %examples/attention.mlir | napkin-opt -p napkin-sm90 --print-between-passes -o /dev/null 2>&1 | filecheck %s --check-prefix=ON128
 // RUN: sed -e 's/i=256/i=16384/g; s/j=256/j=16384/g; s/d=64/d=128/g' %examples/causal_attention.mlir | napkin-opt -p napkin-sm90 --print-between-passes -o /dev/null 2>&1 | filecheck %s --check-prefix=ONPRODUCTS
 // RUN: napkin-opt %examples/attention.mlir -p napkin-sm90 --print-between-passes -o /dev/null 2>&1 | filecheck %s --check-prefix=OFF

@@ -28,7 +28,7 @@
 // KEPT: func.func @causal_attention({{.*}} attributes {ncd.autotile = "chose grid i:
 // KEPT: IR after reg-wgmma-overlap:
 
-// D128: napkin-sm90: autotile chose grid i:128, stream j:176, 2 stages, overlap and ping-pong: predicted
+// D128: napkin-sm90: autotile chose grid i:128, stream j:128, 2 stages, overlap and ping-pong: predicted
 
 // TWO: napkin-sm90: autotile chose grid i:{{64|128|192}}, stream j:{{64|128|176}}, 2 stages, {{[a-z -]+}}: predicted
 

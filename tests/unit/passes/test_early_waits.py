@@ -44,14 +44,14 @@ def _wait_places(module) -> list[str]:
     return out
 
 
-@pytest.mark.parametrize("kind,d,place", [("softmax", 64, "scores"), ("causal", 64, "scores"), ("softmax", 128, "max"),
-                                          ("causal", 128, "products"), ("causal", 256, "max")])
+@pytest.mark.parametrize("kind,d,place", [("softmax", 64, "scores"), ("causal", 64, "scores"), ("softmax", 128, "products"),
+                                          ("causal", 128, "products"), ("softmax", 256, "max"), ("causal", 256, "max")])
 def test_v_is_awaited_early(kind, d, place):
     """Over 400 keys and queries (three tiles of keys and a ragged one) the plan asks for the
     pass; every overlapped loop (a mask's unmasked and diagonal ones) waits for V right
-    after the scores' wait (d=64) or the row max (d=128, 256), or under a mask at d=128 in
-    the next trip before its products, and late without the pass; the reg level's numbers
-    are the diagram's."""
+    after the scores' wait (d=64), at d=128 in the next trip before its products, at d=256
+    after the row max, and late without the pass; the reg level's numbers are the
+    diagram's."""
     module = run_pipeline(attention_diagram(kind, 1, 2, 400, d), "")
     plan = attention.sm90_plan(module)
     assert plan.early_waits == place
@@ -65,7 +65,7 @@ def test_v_is_awaited_early(kind, d, place):
 
 
 @pytest.mark.parametrize("kind,n,d,stream,want", [
-    ("softmax", 16384, 128, None, "max"), ("causal", 16384, 128, None, "products"), ("causal", 16384, 64, None, "scores"),
+    ("softmax", 16384, 128, None, "products"), ("causal", 16384, 128, None, "products"), ("causal", 16384, 64, None, "scores"),
     ("softmax", 4096, 64, None, "scores"),
     ("softmax", 16384, 128, 176, ""),  # ptxas spills 156 bytes a thread
     ("softmax", 256, 128, None, ""),  # two tiles: a loop of one trip, 20 bytes spilled
@@ -76,9 +76,17 @@ def test_early_waits_place(kind, n, d, stream, want):
     assert attention.sm90_plan(module, stream=stream).early_waits == want
 
 
-def test_grouped_heads_under_a_mask_keep_the_max():
-    module = run_pipeline(gqa_attention_diagram("causal", 1, 2, 4, 4096, 128), "")
-    assert attention.sm90_plan(module).early_waits == "max"
+@pytest.mark.parametrize("kind", ["softmax", "causal"])
+def test_the_products_place_goes_with_the_partial_sums(kind):
+    """At d=128 the wait before the products paid with the running sums kept as each
+    lane's part (`reg-partial-row-sums`), grouped heads too; without them, only under a
+    mask and for ungrouped heads, the rest keeping the max."""
+    for module, ungrouped in ((run_pipeline(gqa_attention_diagram(kind, 1, 2, 4, 4096, 128), ""), False),
+                              (run_pipeline(attention_diagram(kind, 1, 2, 4096, 128), ""), True)):
+        plan = attention.sm90_plan(module)
+        assert plan.partial_sums and plan.early_waits == "products"
+        before = attention.early_waits_place(module, plan.stream[1], partial_sums=False)
+        assert before == ("products" if kind == "causal" and ungrouped else "max")
 
 
 @pytest.mark.parametrize("kind,persistent", [("causal", False), ("causal", True), ("softmax", True)])

@@ -76,9 +76,9 @@ def test_the_attention_plan_holds_its_schedule():
     module = run_pipeline(attention_diagram("softmax", 1, 2, 4096, 128))
     plan = plan_kernel(module, SM90, _req())
     assert plan.family == "attention" and plan.launch.order is LaunchOrder.LAST
-    assert plan.overlap and plan.pingpong and plan.a_registers and plan.early_waits
-    assert [type(p).__name__ for p in plan.passes()][-5:] == ["RegWgmmaOverlapPass", "RegPingpongPass", "RegReloadLoadsPass",
-                                                              "RegEarlyWaitsPass", "RegToPtxPass"]
+    assert plan.overlap and plan.pingpong and plan.a_registers and plan.early_waits and plan.partial_sums
+    assert [type(p).__name__ for p in plan.passes()][-6:] == ["RegWgmmaOverlapPass", "RegPingpongPass", "RegReloadLoadsPass",
+                                                              "RegEarlyWaitsPass", "RegPartialRowSumsPass", "RegToPtxPass"]
 
 
 def test_the_rows_plan_is_the_same_on_both_targets_but_for_the_arch():
