@@ -112,6 +112,18 @@ def test_attention_sm90_wait_before_the_products_small(kind, persistent):
 
 
 @pytest.mark.sanitize
+@pytest.mark.parametrize("kind,d,persistent", [("softmax", 128, False), ("causal", 128, False), ("softmax", 64, False),
+                                               ("causal", 64, True), ("spherical", 128, False)])
+def test_attention_sm90_partial_sums_small(kind, d, persistent):
+    """The running row sums kept as each lane's part, the quad's parts added once after the
+    loops (`reg-partial-row-sums`; the default in a softmax forward up to d=128, asked for
+    here so that spherical attention's runs it too), over a ragged 700 tokens, on a plain
+    grid and in persistent blocks, small enough for the sanitizers."""
+    torch = pytest.importorskip("torch")
+    check_attention(torch, kind, 1, 2, 700, 700, d, "bf16", persistent=persistent, partial_sums=True)
+
+
+@pytest.mark.sanitize
 @pytest.mark.parametrize("kind", ["softmax", "causal"])
 @pytest.mark.parametrize("d", [128, 256])
 def test_attention_sm90_wait_after_the_max_small(kind, d):
