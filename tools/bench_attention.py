@@ -103,6 +103,7 @@ VARIANTS = {
     "waits-scores": {"early_waits": "scores"},  # V awaited right after the scores retire
     "waits-max": {"early_waits": "max"},  # V awaited after the row max
     "waits-products": {"early_waits": "products"},  # V awaited in the next trip, before P V's products (FA4's order)
+    "sums-exchanged": {"partial_sums": False},  # the running row sums exchanged across the quad each trip (the tree)
 }
 
 
