@@ -80,4 +80,4 @@
 // RS-NEXT: reg.stmatrix
 
 // ROWS: napkin-sm90: schedule=true orders wgmma groups; this kernel's products are none (a row reduction)
-// OFF: reg-wgmma-overlap,reg-pingpong,reg-reload-loads,reg-partial-row-sums,reg-to-ptx
+// OFF: reg-wgmma-overlap,reg-pingpong,reg-reload-loads,reg-to-ptx
