@@ -327,18 +327,24 @@ def partial_sums_pay(module: ModuleOp, stream: int) -> bool:
     """Whether napkin-sm90 keeps the forward's running row sums as each lane's part
     (`reg-partial-row-sums`: no quad exchange a trip, each trip's sum one chain from the
     scaled part, FA4's form): in a softmax forward at head dims up to 128 with more than
-    two tiles of up to 128 keys (at two, a pipelined loop of one trip, ptxas spills 168
-    bytes a thread at d=128, and at 176 keys a tile over 2k, where the tree and exchange
-    spill none). Kernels alone
-    over 16k keys, against the tree and the exchange a trip, each with the wait for V where
-    the recipe puts it (H200, 2026-11-30: three calls of a research copy, two of the pass;
-    research/benchmarks.md, session 66):
+    two tiles of up to 128 keys (`_pipelined_loop`: at two, a pipelined loop of one trip,
+    ptxas spills 168 bytes a thread at d=128, and at 176 keys a tile over 2k, where the
+    tree and exchange spill none). Kernels alone over 16k keys, against the tree and the
+    exchange a trip, each with the wait for V where the recipe puts it (H200, 2026-11-30:
+    three calls of a research copy, two of the pass; research/benchmarks.md, session 66):
     d=128 1.008-1.025 (1.025-1.046 with the wait before the products), causal 1.034-1.061;
     d=64 1.023-1.030, causal 1.019-1.033; grouped heads (4 a group) 1.015-1.052, causal
     with the wait before the products 1.063; a persistent block (4k causal) 1.029-1.033.
     d=256: 0.990-1.002, left off. Spherical attention's forward was not measured."""
     axes, sizes = attention_shape(module)
-    return running_sums(module) and _softmax(module) and head_dim(axes, sizes) <= 128 and 2 * stream < sizes[axes.keys] and stream <= 128
+    return running_sums(module) and _softmax(module) and head_dim(axes, sizes) <= 128 and _pipelined_loop(axes, sizes, stream)
+
+
+def _pipelined_loop(axes: AttentionAxes, sizes: dict[str, int], stream: int) -> bool:
+    """Whether the forward streams more than two tiles of up to 128 keys: where ptxas holds
+    a larger block of the loop without spilling (at 176 keys, or in a pipelined loop of one
+    trip, it spills)."""
+    return stream <= 128 and sizes[axes.keys] > 2 * stream
 
 
 def early_waits_place(module: ModuleOp, stream: int, persistent: bool = False, partial_sums: bool = False) -> str:
@@ -371,7 +377,7 @@ def early_waits_place(module: ModuleOp, stream: int, persistent: bool = False, p
     against after the scores, 0.986-1.000."""
     axes, sizes = attention_shape(module)
     d = head_dim(axes, sizes)
-    if _gradient(module, axes) or not _softmax(module) or stream > 128 or sizes[axes.keys] <= 2 * stream:
+    if _gradient(module, axes) or not _softmax(module) or not _pipelined_loop(axes, sizes, stream):
         return ""
     if d > 64 and not persistent:
         return "products" if d <= 128 and (partial_sums or axes.masked and not axes.group) else "max"
