@@ -107,8 +107,9 @@ def test_partial_sums_pay(text, stream, want):
 
 
 def test_the_option_turns_it_on_and_off():
+    """Spherical attention's forward keeps its exchange by default and takes the parts
+    when asked; `partial_sums=false` turns them off where they are the default."""
     spherical = attention_diagram("spherical", 1, 2, 4096, 128)
-    assert "row_accumulate" not in napkin_ir.compile(spherical, target="sm90", cache=False).ptx  # (lowered: no op names)
     on = napkin_ir.compile(spherical, target="sm90", cache=False, partial_sums=True)
     off = napkin_ir.compile(spherical, target="sm90", cache=False)
     assert on.ptx.count("shfl.sync.bfly") < off.ptx.count("shfl.sync.bfly")
