@@ -6,8 +6,10 @@ side. The copies compute wrong values; their times bound what removing that work
     python3 research/forward_subtraction.py time DIR   # on the GPU (carry DIR)
 
 Variants, for d=128 and d=64, without a mask (`n`) and under a causal one (`c`):
-`nosumshfl` (the row sum's two `shfl.sync.bfly` a row, each tile: the exchange across a
-quad that FA4's forward leaves to the epilogue; each lane keeps its own partial sum) and
+`nosumshfl` (the row sum's two `shfl.sync.bfly` a row: the exchange across a quad that
+FA4's forward leaves to the epilogue; each lane keeps its own partial sum. Since session 66
+the default does so too, `reg-partial-row-sums`, and the copy drops only the exchanges
+after the loops) and
 `laterescale` (O's rescale moved from before the products to the end of the trip before);
 and the kernel compiled with each place of the wait for V (`napkin-sm90{early_waits=...}`:
 `waitsnone` where `reg-wgmma-overlap` leaves it, before P V's wait; `waitsscores` right

@@ -22,7 +22,8 @@ def test_each_copy_changes_what_it_names(tmp_path, monkeypatch):
     for tag in ("n64", "c64"):
         base, shfl, late = ((tmp_path / f"{tag}_{v}.ptx").read_text() for v in ("base", "nosumshfl", "laterescale"))
         maxes = base.count("max.f32")
-        assert shfl.count("shfl.sync.bfly") * 2 == base.count("shfl.sync.bfly") and shfl.count("max.f32") == maxes
+        # the default keeps its sums as each lane's part: the copy drops the exchanges after the loops
+        assert shfl.count("shfl.sync.bfly") < base.count("shfl.sync.bfly") and shfl.count("max.f32") == maxes
         assert len(forward_subtraction.SUM_SHFL.findall(base)) > 0 and not forward_subtraction.SUM_SHFL.findall(shfl)
         assert late.count("mul.f32") == base.count("mul.f32") and late != base
         # d=64 waits right after the scores by default: that copy is the base's, not saved
