@@ -1333,5 +1333,5 @@ class ToAOp(IRDLOperation):
 REG = Dialect("reg", [ZerosOp, LdmatrixOp, LoadOp, ReadOp, MmaOp, StoreOp, StmatrixOp, WriteOp, WgmmaOp, WgmmaRsOp, TurnStartOp, TurnWaitOp, TurnPassOp, WgmmaCommitOp, WgmmaWaitOp, FillOp, MapOp, RowReduceOp, RowAccumulateOp, RowCombineOp, ColReduceOp,
                       MaskOp, MaskBoundOp, ToAOp], [FragType])
 
-__all__ = ["LINES", "REG", "VECTORS", "ColReduceOp", "FillOp", "FragType", "LdmatrixOp", "LoadOp", "MapOp", "MaskBoundOp", "MaskOp", "MmaOp", "ReadOp", "RowReduceOp", "StmatrixOp", "StoreOp", "ToAOp", "TurnPassOp", "TurnStartOp", "TurnWaitOp",
+__all__ = ["LINES", "REG", "VECTORS", "ColReduceOp", "FillOp", "FragType", "LdmatrixOp", "LoadOp", "MapOp", "MaskBoundOp", "MaskOp", "MmaOp", "ReadOp", "RowAccumulateOp", "RowCombineOp", "RowReduceOp", "StmatrixOp", "StoreOp", "ToAOp", "TurnPassOp", "TurnStartOp", "TurnWaitOp",
            "WgmmaCommitOp", "WgmmaOp", "WgmmaRsOp", "WgmmaWaitOp", "WriteOp", "ZerosOp", "lane_layout"]

@@ -340,6 +340,7 @@ class RegFunctions(InterpreterFunctions):
         return ({key: gather(t, red(scatter(op.input.type, v), axis=axis, keepdims=True).astype(np.float32)) for key, v in x.items()},)  # type: ignore[arg-type]
 
     run_row_reduce = impl(reg.RowReduceOp)(_reduce)
+    run_col_reduce = impl(reg.ColReduceOp)(_reduce)
 
     @impl(reg.RowAccumulateOp)
     def run_row_accumulate(self, interpreter: Interpreter, op: reg.RowAccumulateOp, args: tuple[Any, ...]):
@@ -356,7 +357,6 @@ class RegFunctions(InterpreterFunctions):
         """The sum of a quad's 4 parts, in each of its lanes."""
         (x,) = args
         return ({key: np.repeat(v.reshape(8, 4, -1).sum(axis=1, dtype=np.float32), 4, axis=0) for key, v in x.items()},)
-    run_col_reduce = impl(reg.ColReduceOp)(_reduce)
 
     @impl(reg.MaskOp)
     def run_mask(self, interpreter: Interpreter, op: reg.MaskOp, args: tuple[Any, ...]):

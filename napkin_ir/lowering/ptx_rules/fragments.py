@@ -44,9 +44,6 @@ from napkin_ir.dialects import reg
 from napkin_ir.dialects.ptx import ops as P
 from napkin_ir.lowering.ptx_rules.context import KernelLowering, Scaled, Squared, lowers
 
-FRAGMENT_MATH = (reg.FillOp, reg.MapOp, reg.RowReduceOp, reg.RowAccumulateOp, reg.RowCombineOp, reg.ColReduceOp, reg.MaskOp, reg.MaskBoundOp, reg.ToAOp)
-
-
 @lowers(reg.ZerosOp, reg.FillOp)
 def _fill(k: KernelLowering, op: reg.ZerosOp | reg.FillOp) -> None:
     value = op.value.value.data if isinstance(op, reg.FillOp) else 0.0
@@ -140,10 +137,12 @@ def _row_reduce(k: KernelLowering, op: reg.RowReduceOp) -> None:
 
 
 def _lane_rows(t: reg.FragType, x: list) -> list[list]:
-    """A lane's values of a `c` fragment, a list per row it holds (rows g and g + 8 of each
-    16, in the order of a `row` fragment's values)."""
-    nt = t.dims[1] // 8
-    return [[x[4 * (tm * nt + tn) + 2 * h + q] for tn in range(nt) for q in range(2)] for tm in range(t.dims[0] // 16) for h in range(2)]
+    """A lane's values of a `c` fragment, a list per row it holds (`row_of`: in the order of
+    a `row` fragment's values), each in the lane's order."""
+    rows: list[list] = [[] for _ in range(t.dims[0] // 8)]
+    for v, value in enumerate(x):
+        rows[row_of(t, v)].append(value)
+    return rows
 
 
 @lowers(reg.RowAccumulateOp)
