@@ -71,13 +71,17 @@ def _added_sum(op: Operation) -> tuple[SSAValue, reg.RowReduceOp] | None:
     return None
 
 
-def _carried(v: SSAValue) -> tuple[scf.ForOp, int] | None:
-    """Of an `scf.for`'s iter_arg or result: (the loop, its place among the carried values)."""
+def _carried_from(v: SSAValue) -> list[SSAValue] | None:
+    """Of an `scf.for`'s iter_arg or result: its initial and its yielded value."""
     if isinstance(v, BlockArgument) and isinstance(loop := v.block.parent_op(), scf.ForOp) and v.index > 0:
-        return loop, v.index - 1
-    if isinstance(v, OpResult) and isinstance(v.op, scf.ForOp):
-        return v.op, v.index
-    return None
+        k = v.index - 1
+    elif isinstance(v, OpResult) and isinstance(v.op, scf.ForOp):
+        loop, k = v.op, v.index
+    else:
+        return None
+    yielded = loop.body.block.last_op
+    assert isinstance(yielded, scf.YieldOp)
+    return [loop.iter_args[k], yielded.operands[k]]
 
 
 @dataclass
@@ -103,11 +107,8 @@ class _Web:
         return web._with_sums()
 
     def _holds(self, v: SSAValue) -> bool:
-        if (c := _carried(v)) is not None:
-            loop, k = c
-            yielded = loop.body.block.last_op
-            assert isinstance(yielded, scf.YieldOp)
-            return loop.iter_args[k] in self.values and yielded.operands[k] in self.values
+        if (carried := _carried_from(v)) is not None:
+            return all(x in self.values for x in carried)
         op = v.owner
         if isinstance(op, reg.FillOp):
             return True
@@ -141,11 +142,8 @@ class _Web:
 
 def _inputs_in(v: SSAValue, web: set[SSAValue]) -> list[SSAValue]:
     """The values of `web` that `v` (of it) is made from."""
-    if (c := _carried(v)) is not None:
-        loop, k = c
-        yielded = loop.body.block.last_op
-        assert isinstance(yielded, scf.YieldOp)
-        return [loop.iter_args[k], yielded.operands[k]]
+    if (carried := _carried_from(v)) is not None:
+        return carried
     op = v.owner
     return [x for x in op.operands if x in web] if isinstance(op, reg.MapOp) else []
 
