@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import itertools
 from collections.abc import Iterator
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 
 from xdsl.context import Context
 from xdsl.dialects import func
@@ -122,9 +122,8 @@ def _plan_sm90(module: ModuleOp, req: PlanRequest) -> KernelPlan:
         # stages given, overlap or ping-pong turned off, and the blocks an SM bound the search
         space = AttentionSpace(stages=(req.stages,) if req.stages else (2, 3), overlap=(True, False) if req.overlap else (False,),
                                pingpong=(True, False) if req.pingpong else (False,), blocks_per_sm=req.blocks_per_sm,
-                               persistent=persistent, store=req.store, q_registers=req.q_registers)
-        chosen = chosen_attention(module, req.hw, req.pipeline, space)
-        return chosen if req.partial_sums is None else replace(chosen, partial_sums=req.partial_sums and running_sums(module))
+                               persistent=persistent, store=req.store, q_registers=req.q_registers, partial_sums=req.partial_sums)
+        return chosen_attention(module, req.hw, req.pipeline, space)
     return sm90_plan(module, rows or None, keys or None, req.stages or 0, req.overlap, req.pingpong, req.blocks_per_sm, persistent,
                      req.store, req.q_registers, partial_sums=req.partial_sums)
 
@@ -662,8 +661,9 @@ class AttentionSpace:
     arguments): query rows a block (warpgroups of 64), keys a stream tile, stages, and
     whether reg-wgmma-overlap and reg-pingpong run; the blocks a multiprocessor holds,
     whether the launch is persistent, how the output leaves (`auto`: TMA stores where
-    they fit) and whether Q is held in registers (None: where `q_registers_pay` for the
-    candidate's tile) are given, not searched."""
+    they fit), whether Q is held in registers (None: where `q_registers_pay` for the
+    candidate's tile) and whether the running sums are kept in parts (None: where
+    `partial_sums_pay`) are given, not searched."""
 
     block_rows: tuple[int, ...] = (64, 128, 192)
     stream_sizes: tuple[int, ...] = (64, 128, WIDE_STREAM)
@@ -674,6 +674,7 @@ class AttentionSpace:
     persistent: bool = False
     store: StorePath | None = None  # None: TMA stores where they fit
     q_registers: bool | None = None
+    partial_sums: bool | None = None
 
 
 @dataclass(frozen=True)
@@ -692,11 +693,12 @@ class AttentionConfig:
     persistent: bool = False
     store: StorePath = StorePath.DIRECT
     q_registers: bool | None = None
+    partial_sums: bool | None = None
 
     def plan(self, module: ModuleOp) -> KernelPlan:
         """The kernel plan of this configuration for `module` (`recipes.attention.sm90_plan`)."""
         return sm90_plan(module, self.block, self.stream, self.stages, self.overlap, self.pingpong, self.blocks_per_sm,
-                         self.persistent, self.store, self.q_registers)
+                         self.persistent, self.store, self.q_registers, partial_sums=self.partial_sums)
 
     def passes(self, module: ModuleOp) -> tuple:
         """The passes from `module` to sm_90a PTX."""
@@ -739,7 +741,7 @@ def attention_configs(module: ModuleOp, space: AttentionSpace = AttentionSpace()
             continue
         for overlap, pingpong in schedules:
             cfg = AttentionConfig(i, j, block, stream, stages, overlap, pingpong and block > 64, space.blocks_per_sm, space.persistent,
-                                  store, space.q_registers)
+                                  store, space.q_registers, space.partial_sums)
             out.setdefault((block, stream, stages, cfg.overlap, cfg.pingpong), cfg)
     return list(out.values())
 

@@ -116,3 +116,24 @@ def test_the_option_turns_it_on_and_off():
     softmax = attention_diagram("softmax", 1, 2, 16384, 128)
     assert napkin_ir.compile(softmax, target="sm90", cache=False, partial_sums=False).ptx.count("shfl.sync.bfly") \
         > napkin_ir.compile(softmax, target="sm90", cache=False).ptx.count("shfl.sync.bfly")
+
+
+def test_the_model_searches_with_the_parts_as_asked():
+    """The model's search (`autotile=true`) plans its candidates with the running sums as
+    the request says, the wait for V placed to match (on a plain grid at d=128, before the
+    products with the parts, after the row max without), not the chosen plan patched
+    afterwards; the option reaches the search."""
+    from napkin_ir.plan.planner import plan_kernel
+    from napkin_ir.plan.request import request
+    from napkin_ir.target import SM90
+
+    module = run_pipeline(attention_diagram("softmax", 2, 4, 2048, 128), "")
+    places = []
+    for given in (True, False):
+        space = attention.AttentionSpace(stream_sizes=(128,), persistent=False, partial_sums=given)
+        plan = attention.chosen_attention(module, "h200", "napkin-sm90", space)
+        assert plan.partial_sums is given
+        places.append(plan.early_waits)
+    assert places == ["products", "max"]
+    asked = request("napkin-sm90", {"autotile": True, "hw": "h200", "partial_sums": False}, {"autotile": False, "hw": "h100", "partial_sums": None})
+    assert not plan_kernel(module, SM90, asked).partial_sums
