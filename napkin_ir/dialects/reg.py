@@ -34,6 +34,12 @@ each of the 4 lanes of a quad holds its own part, the row's value being their su
 `reg.map` multiplies parts by a `row` fragment (the trip's correction) or adds parts, and
 `reg.row_combine` adds the quad's parts into a `row` fragment once, where the sum is read.
 
+A running row max can be let stay behind (`reg.lazy_max`, FlashAttention-4's lazy rescale):
+a warp keeps its max until one of its rows outgrows it by a slack, so the trip's
+correction is exactly 1 in the whole warp most trips, and `reg.rescale` (a `c` fragment
+times a `row` one, as `reg.map mul`) skips its products there, a branch the warp takes
+together.
+
 A kernel with no product (a row softmax, an L2 norm, a row sum) holds its tiles in
 `line` fragments instead (`!reg.frag<line, i=2, j=1024 : f32>`): a warp holds whole rows,
 and in each row lane l the 8 columns 8 l .. 8 l + 7 of every 256 (one 16-byte chunk of a
@@ -1141,6 +1147,97 @@ class RowCombineOp(FragMathOp):
         return op
 
 
+@irdl_op_definition
+class LazyMaxOp(FragMathOp):
+    """A running row max that moves only where it must (FlashAttention-4's lazy rescale):
+    `old` in every lane of a warp where none of the warp's rows has a `new` value more than
+    `slack` above its `old`; else each row's max of the two. All of a warp's lanes take the
+    same side (a vote), so the trip's correction exp2(old - max) is exactly 1 in a whole
+    warp whenever the max stays, and `reg.rescale` skips its products there. With the max
+    stale by at most `slack` (log2 units, attention's scores being scaled by log2 e), the
+    exponentials stay at most 2^slack: a softmax's numerator and denominator both carry the
+    same stale max, so their quotient is unchanged.
+
+        %m = reg.lazy_max %old, %new slack 8.0 : !reg.frag<row, i=16 : f32>, !reg.frag<row, i=16 : f32> -> !reg.frag<row, i=16 : f32>
+    """
+
+    name = "reg.lazy_max"
+    old = operand_def(FragType)
+    new = operand_def(FragType)
+    slack = prop_def(FloatAttr[Float32Type])
+    result = result_def(FragType)
+
+    def __init__(self, old: SSAValue, new: SSAValue, slack: float):
+        super().__init__(operands=[old, new], properties={"slack": FloatAttr(slack, f32)}, result_types=[old.type])
+
+    def verify_(self) -> None:
+        t = self.old.type
+        require(isinstance(t, FragType) and t.role.data == "row", self, f"keeps a running max of a 'row' fragment, got {t}")
+        require(self.new.type == t and self.result.type == t, self,
+                f"the new values and the result are of the running max's type {t}, got {self.new.type} and {self.result.type}")
+        slack = self.slack.value.data
+        require(0.0 <= slack <= 64.0, self, f"the slack is the log2 units a max may stay below the values (0 to 64), got {slack}")
+
+    def print(self, printer: Printer) -> None:
+        printer.print_string(" ")
+        printer.print_list([self.old, self.new], printer.print_operand)
+        printer.print_string(f" slack {format_float(self.slack.value.data)}")
+        self._print_tail(printer, [self.old, self.new])
+
+    @classmethod
+    def parse(cls, parser: Parser) -> LazyMaxOp:
+        operands = [parser.parse_unresolved_operand()]
+        parser.parse_punctuation(",", " between the running max and the new values")
+        operands.append(parser.parse_unresolved_operand())
+        parser.parse_keyword("slack", " (the log2 units the max may stay below the values)")
+        slack = _parse_float(parser, "the slack")
+        inputs, rt, attrs = cls._parse_tail(parser, operands)
+        op = cls.create(operands=inputs, result_types=[rt], properties={"slack": FloatAttr(slack, f32)})
+        op.attributes.update(attrs)
+        return op
+
+
+@irdl_op_definition
+class RescaleOp(FragMathOp):
+    """`acc` times each row's `factor` (a `c` fragment times a `row` fragment of its rows),
+    as `reg.map mul`, but the products are skipped, a branch every lane of a warp takes
+    together, where each factor of the warp is 1: an accumulator's correction after a
+    `reg.lazy_max` that kept the max, most trips of a long stream.
+
+        %o = reg.rescale %acc, %corr : !reg.frag<c, i=16, d=128 : f32>, !reg.frag<row, i=16 : f32> -> !reg.frag<c, i=16, d=128 : f32>
+    """
+
+    name = "reg.rescale"
+    acc = operand_def(FragType)
+    factor = operand_def(FragType)
+    result = result_def(FragType)
+
+    def __init__(self, acc: SSAValue, factor: SSAValue):
+        super().__init__(operands=[acc, factor], result_types=[acc.type])
+
+    def verify_(self) -> None:
+        t, f = self.acc.type, self.factor.type
+        require(isinstance(t, FragType) and t.role.data == "c" and t.dtype == "f32", self, f"rescales a 'c' fragment of f32, got {t}")
+        want = FragType("row", {t.rows_axis: t.dims[0]}, f32)  # type: ignore[union-attr]
+        require(f == want, self, f"the factors are one a row: {want}, got {f}")
+        require(self.result.type == t, self, f"the result should be {t}, got {self.result.type}")
+
+    def print(self, printer: Printer) -> None:
+        printer.print_string(" ")
+        printer.print_list([self.acc, self.factor], printer.print_operand)
+        self._print_tail(printer, [self.acc, self.factor])
+
+    @classmethod
+    def parse(cls, parser: Parser) -> RescaleOp:
+        operands = [parser.parse_unresolved_operand()]
+        parser.parse_punctuation(",", " between the accumulator and its factors")
+        operands.append(parser.parse_unresolved_operand())
+        inputs, rt, attrs = cls._parse_tail(parser, operands)
+        op = cls.create(operands=inputs, result_types=[rt])
+        op.attributes.update(attrs)
+        return op
+
+
 def _col_values(t: FragType) -> FragType:
     """The fragment of one value per column of a two-axis `line` fragment: a `line_col` of its
     columns and span."""
@@ -1330,8 +1427,8 @@ class ToAOp(IRDLOperation):
         return parse_labels(self.at)[_frag(self.input).axis_names[1]]
 
 
-REG = Dialect("reg", [ZerosOp, LdmatrixOp, LoadOp, ReadOp, MmaOp, StoreOp, StmatrixOp, WriteOp, WgmmaOp, WgmmaRsOp, TurnStartOp, TurnWaitOp, TurnPassOp, WgmmaCommitOp, WgmmaWaitOp, FillOp, MapOp, RowReduceOp, RowAccumulateOp, RowCombineOp, ColReduceOp,
+REG = Dialect("reg", [ZerosOp, LdmatrixOp, LoadOp, ReadOp, MmaOp, StoreOp, StmatrixOp, WriteOp, WgmmaOp, WgmmaRsOp, TurnStartOp, TurnWaitOp, TurnPassOp, WgmmaCommitOp, WgmmaWaitOp, FillOp, MapOp, RowReduceOp, RowAccumulateOp, RowCombineOp, LazyMaxOp, RescaleOp, ColReduceOp,
                       MaskOp, MaskBoundOp, ToAOp], [FragType])
 
-__all__ = ["LINES", "REG", "VECTORS", "ColReduceOp", "FillOp", "FragType", "LdmatrixOp", "LoadOp", "MapOp", "MaskBoundOp", "MaskOp", "MmaOp", "ReadOp", "RowAccumulateOp", "RowCombineOp", "RowReduceOp", "StmatrixOp", "StoreOp", "ToAOp", "TurnPassOp", "TurnStartOp", "TurnWaitOp",
+__all__ = ["LINES", "REG", "VECTORS", "ColReduceOp", "FillOp", "FragType", "LazyMaxOp", "LdmatrixOp", "LoadOp", "MapOp", "MaskBoundOp", "MaskOp", "MmaOp", "ReadOp", "RescaleOp", "RowAccumulateOp", "RowCombineOp", "RowReduceOp", "StmatrixOp", "StoreOp", "ToAOp", "TurnPassOp", "TurnStartOp", "TurnWaitOp",
            "WgmmaCommitOp", "WgmmaOp", "WgmmaRsOp", "WgmmaWaitOp", "WriteOp", "ZerosOp", "lane_layout"]

@@ -358,6 +358,32 @@ class RegFunctions(InterpreterFunctions):
         (x,) = args
         return ({key: np.repeat(v.reshape(8, 4, -1).sum(axis=1, dtype=np.float32), 4, axis=0) for key, v in x.items()},)
 
+    @impl(reg.LazyMaxOp)
+    def run_lazy_max(self, interpreter: Interpreter, op: reg.LazyMaxOp, args: tuple[Any, ...]):
+        """Per warp: the old max where no row of the warp grows by more than the slack, else
+        each row's max (a comparison with NaN counts as growing, as the vote does)."""
+        old, new = args
+        slack = np.float32(op.slack.value.data)
+        out = {}
+        for key in old:
+            with np.errstate(invalid="ignore"):
+                kept = bool(np.all(new[key] - old[key] <= slack))
+            out[key] = old[key] if kept else _MAP["max"](old[key], new[key]).astype(np.float32)
+        return (out,)
+
+    @impl(reg.RescaleOp)
+    def run_rescale(self, interpreter: Interpreter, op: reg.RescaleOp, args: tuple[Any, ...]):
+        """`acc` times its rows' factors (skipping a warp's products where they are all 1 is
+        the lowering's; x * 1 is x)."""
+        acc, factor = args
+        t: reg.FragType = op.result.type  # type: ignore[assignment]
+        out = {}
+        for key in acc:
+            with np.errstate(over="ignore", invalid="ignore"):
+                y = scatter(op.acc.type, acc[key]) * scatter(op.factor.type, factor[key])  # type: ignore[arg-type]
+            out[key] = gather(t, np.broadcast_to(y, _matrix_shape(t)).astype(np.float32))
+        return (out,)
+
     @impl(reg.MaskOp)
     def run_mask(self, interpreter: Interpreter, op: reg.MaskOp, args: tuple[Any, ...]):
         x, r0, c0 = args

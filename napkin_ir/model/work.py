@@ -126,6 +126,10 @@ def op_work(op: Operation, warps: int = 1) -> tuple[Work, bool]:
         return Work(alu_ops=lane_values(op.input.type, warps)), False
     if isinstance(op, reg.RowCombineOp):  # the quad's exchange alone
         return Work(alu_ops=QUAD_STEPS_PER_RESULT * lane_values(op.result.type, warps)), False
+    if isinstance(op, reg.LazyMaxOp):  # a value's growth, its test, the max and the choice; one vote a warp
+        return Work(alu_ops=4 * lane_values(op.result.type, warps) + warps), False
+    if isinstance(op, reg.RescaleOp):  # the factors tested and one vote a warp: the max kept, the products skipped
+        return Work(alu_ops=2 * lane_values(op.factor.type, warps) + warps), False
     if isinstance(op, MOVES):
         return Work(), False
     outs = [r.type for r in op.results if isinstance(r.type, NamedAxesType)]

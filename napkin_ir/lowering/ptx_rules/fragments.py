@@ -162,6 +162,42 @@ def _row_combine(k: KernelLowering, op: reg.RowCombineOp) -> None:
     k.vals[op.result] = [_across_quad(k, P.AddOp, acc) for acc in k.frag(op.input)]
 
 
+@lowers(reg.LazyMaxOp)
+def _lazy_max(k: KernelLowering, op: reg.LazyMaxOp) -> None:
+    """Each of the lane's rows tested against the slack, the warp's tests joined by one vote
+    (`vote.sync.all`), then the old max or each row's max by that predicate."""
+    old, new = k.frag(op.old), k.frag(op.new)
+    slack = k.f32(op.slack.value.data)
+    kept = None
+    for a, b in zip(old, new):
+        kept = k.both(kept, k.setp("le", k.r(P.SubOp("f32", b, a)), slack, "f32"))  # NaN grows: setp.le is false
+    assert kept is not None
+    kept = k.r(P.VoteOp("all", kept))
+    k.vals[op.result] = [k.r(P.SelpOp("f32", a, k.r(P.MaxOp("f32", a, b)), kept)) for a, b in zip(old, new)]
+
+
+@lowers(reg.RescaleOp)
+def _rescale(k: KernelLowering, op: reg.RescaleOp) -> None:
+    """The products under a branch the warp takes together: skipped where every factor of
+    the warp is 1, the accumulator then passed on as it is."""
+    t: reg.FragType = op.acc.type  # type: ignore[assignment]
+    acc, factor = k.frag(op.acc), k.frag(op.factor)
+    one = k.f32(1.0)
+    ones = None
+    for f in factor:
+        ones = k.both(ones, k.setp("eq", f, one, "f32"))
+    assert ones is not None
+    ones = k.r(P.VoteOp("all", ones))
+    join = k.new_block([v.type for v in acc])
+    skip, work = k.branch(ones)
+    k.cur = skip
+    k.jump(join, *acc)
+    k.cur = work
+    k.jump(join, *[k.r(P.MulOp("f32", x, factor[row_of(t, v)])) for v, x in enumerate(acc)])
+    k.cur = join
+    k.vals[op.result] = list(join.args)
+
+
 def _across_quad(k: KernelLowering, cls, acc):
     """`acc` combined (`cls`: add or max) with the other 3 lanes' of the quad."""
     for lanes in (1, 2):
