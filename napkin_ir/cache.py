@@ -170,7 +170,7 @@ NAPKIN_PASS_NAMES = frozenset({
     "ncd-sink-scales", "ncd-fold-log2e", "ncd-widen-results", "ncd-to-hbm", "hbm-launch", "hbm-to-smem", "smem-to-reg",
     "smem-unroll-stages", "reg-carry-fragments", "reg-prefetch",
     "reg-hoist-loads", "reg-wgmma-overlap", "reg-wgmma-schedule", "reg-pingpong", "reg-reload-loads", "reg-early-reads",
-    "reg-early-waits", "reg-partial-row-sums", "reg-to-ptx", "napkin-sm80", "napkin-sm90",
+    "reg-early-waits", "reg-partial-row-sums", "reg-lazy-rescale", "reg-to-ptx", "napkin-sm80", "napkin-sm90",
 })
 _PASS_NAME = re.compile(r"[A-Za-z0-9_.-]+\Z")
 

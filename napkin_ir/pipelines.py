@@ -175,7 +175,10 @@ class NapkinSm90Pass(NamedPipeline):
     stood, before P V's wait; `reg-early-waits`, by default where
     `early_waits_place` says), `partial_sums` (the forward's running row sums kept as each
     lane's part, the quad's added once after the loop, `reg-partial-row-sums`; by default
-    where `partial_sums_pay`), `persistent` (by default where the
+    where `partial_sums_pay`), `lazy_rescale` (the forward's running row max kept until a row
+    of a warp outgrows it by 2^8, the output's corrections skipped where they are 1,
+    FlashAttention-4's lazy rescale, `reg-lazy-rescale`; by default where
+    `lazy_rescale_pays`), `persistent` (by default where the
     streams are short: `persistent_pays`), `store` as for a GEMM. With `autotile=true` the
     model chooses among 64, 128 and 192 query rows, 64, 128 and 176 keys, 2 and 3 stages,
     overlap and ping-pong on or off; `stages` given, `overlap=false`, `pingpong=false` and
@@ -191,7 +194,8 @@ class NapkinSm90Pass(NamedPipeline):
     target = SM90
     unset = {"block": "", "warps": "", "stages": 0, "group": 8, "blocks_per_sm": 1, "persistent": None, "cluster": 1, "store": "auto",
              "autotile": False, "hw": "h100", "overlap": True, "pingpong": True, "q_registers": None, "split": 1,
-             "deterministic": False, "schedule": None, "early_waits": None, "partial_sums": None, "swap": None}
+             "deterministic": False, "schedule": None, "early_waits": None, "partial_sums": None,
+             "lazy_rescale": None, "swap": None}
     block: str = ""
     warps: str = ""  # a row reduction's warps; wgmma's warpgroups follow from the block's rows
     stages: int = 0  # the ring's depth: 4 for a GEMM (8 for a 24 KiB stage or smaller), 2 or 3 for attention
@@ -210,4 +214,5 @@ class NapkinSm90Pass(NamedPipeline):
     schedule: bool | None = None  # None: where it pays (`recipes.attention.schedule_pays`)
     early_waits: str | None = None  # scores, max, products or none; None: where it pays (`recipes.attention.early_waits_place`)
     partial_sums: bool | None = None  # None: where it pays (`recipes.attention.partial_sums_pay`)
+    lazy_rescale: bool | None = None  # None: where it pays (`recipes.attention.lazy_rescale_pays`)
     swap: bool | None = None  # None: a GEMM's rows not a multiple of 64, or where the model puts it first

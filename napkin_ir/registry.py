@@ -151,6 +151,12 @@ def _reg_partial_row_sums() -> type[ModulePass]:
     return RegPartialRowSumsPass
 
 
+def _reg_lazy_rescale() -> type[ModulePass]:
+    from napkin_ir.passes.lazy_rescale import RegLazyRescalePass
+
+    return RegLazyRescalePass
+
+
 def _reg_wgmma_schedule() -> type[ModulePass]:
     from napkin_ir.passes.wgmma_schedule import RegWgmmaSchedulePass
 
@@ -214,6 +220,7 @@ def napkin_passes() -> dict[str, Callable[[], type[ModulePass]]]:
         "reg-early-reads": _reg_early_reads,
         "reg-early-waits": _reg_early_waits,
         "reg-partial-row-sums": _reg_partial_row_sums,
+        "reg-lazy-rescale": _reg_lazy_rescale,
         "reg-to-ptx": _reg_to_ptx,
         "napkin-sm80": _napkin_sm80,
         "napkin-sm90": _napkin_sm90,

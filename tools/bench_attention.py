@@ -104,6 +104,7 @@ VARIANTS = {
     "waits-max": {"early_waits": "max"},  # V awaited after the row max
     "waits-products": {"early_waits": "products"},  # V awaited in the next trip, before P V's products (FA4's order)
     "sums-exchanged": {"partial_sums": False},  # the running row sums exchanged across the quad each trip (the tree)
+    "rescale-eager": {"lazy_rescale": False},  # the running max moved every trip, the output rescaled every trip
 }
 
 

@@ -105,6 +105,7 @@ class KernelPlan:
     early_reads: bool = False  # reg-early-reads: a statistic the first awaited products meet read as soon as its stage is full
     early_waits: str = ""  # reg-early-waits{at=...}: where an overlapped trip waits for its later stages ("": where it stood)
     partial_sums: bool = False  # reg-partial-row-sums: a running row sum kept as each lane's part, its quad's added once
+    lazy_rescale: bool = False  # reg-lazy-rescale: a running row max moved only past a slack, its unit corrections skipped
     reason: str = field(default="", compare=False)  # why the model chose it, where it did
 
     def __post_init__(self) -> None:
@@ -134,6 +135,7 @@ class KernelPlan:
         from napkin_ir.passes.early_waits import RegEarlyWaitsPass
         from napkin_ir.passes.hoist_loads import RegHoistLoadsPass
         from napkin_ir.passes.launch import HbmLaunchPass
+        from napkin_ir.passes.lazy_rescale import RegLazyRescalePass
         from napkin_ir.passes.partial_row_sums import RegPartialRowSumsPass
         from napkin_ir.passes.pingpong import RegPingpongPass
         from napkin_ir.passes.prefetch import RegPrefetchPass
@@ -161,7 +163,8 @@ class KernelPlan:
              *((RegReloadLoadsPass(),) if self.product is ProductEngine.WGMMA else ()),
              *((RegEarlyReadsPass(),) if self.early_reads else ()),
              *((RegEarlyWaitsPass(at=self.early_waits),) if self.early_waits else ()),
-             *((RegPartialRowSumsPass(),) if self.partial_sums else ())),
+             *((RegPartialRowSumsPass(),) if self.partial_sums else ()),
+             *((RegLazyRescalePass(),) if self.lazy_rescale else ())),
             (RegToPtxPass(arch=self.target.arch),),
         ]
         if to not in LEVELS:

@@ -77,4 +77,7 @@ def plan_kernel(module: ModuleOp, target: Target, request: PlanRequest) -> Kerne
     if request.partial_sums and not plan.partial_sums:  # the attention recipe honours it where the kernel has a running sum
         raise request.fail("partial_sums=true keeps a running row sum (an attention forward's softmax denominator, or "
                            "spherical attention's) as each lane's part; this kernel has none")
+    if request.lazy_rescale and not plan.lazy_rescale:  # the attention recipe honours it where the kernel has a running max
+        raise request.fail("lazy_rescale=true keeps a running row max (a softmax attention forward's) until a row outgrows "
+                           "it; this kernel has none")
     return plan

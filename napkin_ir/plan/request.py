@@ -50,6 +50,7 @@ class PlanRequest:
     schedule: bool | None = None  # wgmma groups issued early and waited for late (None: where it pays)
     early_waits: str | None = None  # where an overlapped trip waits for V: scores, max, products or none (None: where it pays)
     partial_sums: bool | None = None  # a running row sum kept as each lane's part (None: where it pays)
+    lazy_rescale: bool | None = None  # a running row max kept until outgrown by a slack (None: where it pays)
     split: int = 1  # blocks sharing each output tile's contraction, each adding its part
     deterministic: bool = False  # those parts added in a fixed order
     swap: bool | None = None  # a GEMM computed with wgmma's rows over its columns (None: where the tile needs it or the model puts it first)
@@ -120,5 +121,6 @@ def request(pipeline: str, options: dict[str, object], defaults: dict[str, objec
         overlap=bool(options.get("overlap", True)), pingpong=bool(options.get("pingpong", True)),
         q_registers=options.get("q_registers"), schedule=options.get("schedule"),  # type: ignore[arg-type]
         early_waits=early_waits, partial_sums=options.get("partial_sums"),  # type: ignore[arg-type]
+        lazy_rescale=options.get("lazy_rescale"),  # type: ignore[arg-type]
         split=split, deterministic=bool(options.get("deterministic", False)),
         swap=options.get("swap"), given=given)  # type: ignore[arg-type]

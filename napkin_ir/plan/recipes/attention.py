@@ -122,10 +122,11 @@ def _plan_sm90(module: ModuleOp, req: PlanRequest) -> KernelPlan:
         # stages given, overlap or ping-pong turned off, and the blocks an SM bound the search
         space = AttentionSpace(stages=(req.stages,) if req.stages else (2, 3), overlap=(True, False) if req.overlap else (False,),
                                pingpong=(True, False) if req.pingpong else (False,), blocks_per_sm=req.blocks_per_sm,
-                               persistent=persistent, store=req.store, q_registers=req.q_registers, partial_sums=req.partial_sums)
+                               persistent=persistent, store=req.store, q_registers=req.q_registers, partial_sums=req.partial_sums,
+                               lazy_rescale=req.lazy_rescale)
         return chosen_attention(module, req.hw, req.pipeline, space)
     return sm90_plan(module, rows or None, keys or None, req.stages or 0, req.overlap, req.pingpong, req.blocks_per_sm, persistent,
-                     req.store, req.q_registers, partial_sums=req.partial_sums)
+                     req.store, req.q_registers, partial_sums=req.partial_sums, lazy_rescale=req.lazy_rescale)
 
 
 # --------------------------------------------------------------------------------------
@@ -213,7 +214,8 @@ def fit_tiles(n_queries: int, n_keys: int, block: int = 128, stream: int = 64, w
 
 def sm90_plan(module: ModuleOp, block: int | None = None, stream: int | None = None, stages: int = 0, overlap: bool = True,
               pingpong: bool = True, blocks_per_sm: int = 1, persistent: bool = False, store: StorePath | None = None,
-              q_registers: bool | None = None, schedule: bool | None = None, partial_sums: bool | None = None) -> KernelPlan:
+              q_registers: bool | None = None, schedule: bool | None = None, partial_sums: bool | None = None,
+              lazy_rescale: bool | None = None) -> KernelPlan:
     """Blocks of `block` query rows (warpgroups of 64 consumer rows each; one batch entry and
     head a block, longest first), keys streamed `stream` at a time through `stages` TMA
     stages filled by a producer warpgroup (None or 0 for the defaults: `sm90_tiles`), K
@@ -228,7 +230,9 @@ def sm90_plan(module: ModuleOp, block: int | None = None, stream: int | None = N
     `schedule` issues each wgmma group as soon as its operands are ready and waits for it
     where its results are first read (None: where `schedule_pays`). `partial_sums` keeps
     the forward's running row sums as each lane's part (None: where `partial_sums_pay`),
-    and the wait for V goes where it paid with them or without.
+    and the wait for V goes where it paid with them or without. `lazy_rescale` moves the
+    forward's running max only where a row outgrows it by more than a slack and skips the
+    output's unit corrections (None: where `lazy_rescale_pays`).
 
     Grouped-query attention packs the query heads of a group into a block (`group_tiles`:
     in 128 rows 4 heads by 32 positions, 8 by 16; in 192, 4 by 48), so each K and V tile
@@ -246,6 +250,7 @@ def sm90_plan(module: ModuleOp, block: int | None = None, stream: int | None = N
     per_head, rows = group_tiles(group_size(axes, sizes), block)
     # asked for, only where there is a running sum (the planner refuses the request where there is none)
     partial_sums = partial_sums_pay(module, stream) if partial_sums is None else partial_sums and running_sums(module)
+    lazy_rescale = lazy_rescale_pays(module, persistent) if lazy_rescale is None else lazy_rescale and running_max(module)
     packed = ((axes.group[0], per_head),) if axes.group else ()
     return KernelPlan(NAME, SM90, grid=(*((b, None) for b in axes.batch + axes.summed), *packed, (axes.query, rows)), stream=(axes.keys, stream),
                       stages=stages, copy=CopyEngine.TMA, product=ProductEngine.WGMMA, store=store, a_registers=q_registers,
@@ -253,7 +258,7 @@ def sm90_plan(module: ModuleOp, block: int | None = None, stream: int | None = N
                       overlap=overlap, pingpong=pingpong, schedule=schedule_pays(module) if schedule is None else schedule,
                       early_reads=early_reads_pay(module, stream),
                       early_waits=early_waits_place(module, stream, persistent, partial_sums) if overlap else "",
-                      partial_sums=partial_sums)
+                      partial_sums=partial_sums, lazy_rescale=lazy_rescale)
 
 
 def sm90_passes(module: ModuleOp, *args, **kwargs) -> tuple:
@@ -337,6 +342,27 @@ def partial_sums_pay(module: ModuleOp, stream: int) -> bool:
     d=256: 0.990-1.002, left off. Spherical attention's forward was not measured."""
     axes, sizes = attention_shape(module)
     return running_sums(module) and _softmax(module) and head_dim(axes, sizes) <= 128 and _pipelined_loop(axes, sizes, stream)
+
+
+def running_max(module: ModuleOp) -> bool:
+    """Whether `module` is a softmax's forward, whose stream loop keeps a running row max
+    that `reg-lazy-rescale` can let stay behind."""
+    return running_sums(module) and _softmax(module)
+
+
+def lazy_rescale_pays(module: ModuleOp, persistent: bool) -> bool:
+    """Whether napkin-sm90's forward keeps its running max until a row of a warp outgrows it
+    by 2^8 and skips the output's corrections where they are 1 (`reg-lazy-rescale`,
+    FlashAttention-4's lazy rescale): on a plain grid (not persistent) at d=128 without a
+    mask (grouped heads too) and at d=64 under a causal mask. Kernels alone against the
+    eager max (H200, 2026-11-30, session 67; research/benchmarks.md): d=128 over 16k
+    1.023-1.041 (four calls), grouped heads (4 a group) 1.025-1.033; d=64 causal over 16k
+    1.012-1.020 (four). Left off where it measured slower or even: d=128 causal over 16k
+    0.982-1.000, grouped causal 0.986-1.023, d=64 without a mask 0.989-0.993; the
+    persistent blocks at 4k 0.969-0.994 (d=64 and 128, masked or not); d=256 0.99-1.03."""
+    axes, sizes = attention_shape(module)
+    d = head_dim(axes, sizes)
+    return running_max(module) and not persistent and (d == 128 and not axes.masked or d == 64 and axes.masked)
 
 
 def _pipelined_loop(axes: AttentionAxes, sizes: dict[str, int], stream: int) -> bool:
@@ -663,7 +689,8 @@ class AttentionSpace:
     whether the launch is persistent, how the output leaves (`auto`: TMA stores where
     they fit), whether Q is held in registers (None: where `q_registers_pay` for the
     candidate's tile) and whether the running sums are kept in parts (None: where
-    `partial_sums_pay`) are given, not searched."""
+    `partial_sums_pay`) and whether the running max is lazy (None: where
+    `lazy_rescale_pays`) are given, not searched."""
 
     block_rows: tuple[int, ...] = (64, 128, 192)
     stream_sizes: tuple[int, ...] = (64, 128, WIDE_STREAM)
@@ -675,6 +702,7 @@ class AttentionSpace:
     store: StorePath | None = None  # None: TMA stores where they fit
     q_registers: bool | None = None
     partial_sums: bool | None = None
+    lazy_rescale: bool | None = None
 
 
 @dataclass(frozen=True)
@@ -694,11 +722,12 @@ class AttentionConfig:
     store: StorePath = StorePath.DIRECT
     q_registers: bool | None = None
     partial_sums: bool | None = None
+    lazy_rescale: bool | None = None
 
     def plan(self, module: ModuleOp) -> KernelPlan:
         """The kernel plan of this configuration for `module` (`recipes.attention.sm90_plan`)."""
         return sm90_plan(module, self.block, self.stream, self.stages, self.overlap, self.pingpong, self.blocks_per_sm,
-                         self.persistent, self.store, self.q_registers, partial_sums=self.partial_sums)
+                         self.persistent, self.store, self.q_registers, partial_sums=self.partial_sums, lazy_rescale=self.lazy_rescale)
 
     def passes(self, module: ModuleOp) -> tuple:
         """The passes from `module` to sm_90a PTX."""
@@ -741,7 +770,7 @@ def attention_configs(module: ModuleOp, space: AttentionSpace = AttentionSpace()
             continue
         for overlap, pingpong in schedules:
             cfg = AttentionConfig(i, j, block, stream, stages, overlap, pingpong and block > 64, space.blocks_per_sm, space.persistent,
-                                  store, space.q_registers, space.partial_sums)
+                                  store, space.q_registers, space.partial_sums, space.lazy_rescale)
             out.setdefault((block, stream, stages, cfg.overlap, cfg.pingpong), cfg)
     return list(out.values())
 
