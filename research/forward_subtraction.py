@@ -10,7 +10,9 @@ Variants, for d=128 and d=64, without a mask (`n`) and under a causal one (`c`):
 FA4's forward leaves to the epilogue; each lane keeps its own partial sum. Since session 66
 the default does so too, `reg-partial-row-sums`, and the copy drops only the exchanges
 after the loops) and
-`laterescale` (O's rescale moved from before the products to the end of the trip before);
+`laterescale` (O's rescale moved from before the products to the end of the trip before;
+not made where the default's running max is lazy, `reg-lazy-rescale`, its rescale then
+under a branch the copy does not move);
 and the kernel compiled with each place of the wait for V (`napkin-sm90{early_waits=...}`:
 `waitsnone` where `reg-wgmma-overlap` leaves it, before P V's wait; `waitsscores` right
 after the scores' wait; `waitsmax` after the row max; `waitsproducts` in the next trip,
@@ -85,7 +87,9 @@ def rescale_after_wait(module) -> None:
     for loop in loops:
         body = loop.body.block
         args = set(body.args)
-        top = next(o for o in body.ops if isinstance(o, reg.MapOp) and o.fn.data == "mul" and set(o.operands) <= args)
+        # O times the carried correction: a multiply, or under a lazy max (`reg-lazy-rescale`) a rescale
+        top = next(o for o in body.ops if (isinstance(o, reg.RescaleOp) or isinstance(o, reg.MapOp) and o.fn.data == "mul")
+                   and set(o.operands) <= args)
         o_in, c_in = top.operands
         top.result.replace_all_uses_with(o_in)
         Rewriter.erase_op(top)
