@@ -354,7 +354,8 @@ def lazy_rescale_pays(module: ModuleOp, persistent: bool) -> bool:
     """Whether napkin-sm90's forward keeps its running max until a row of a warp outgrows it
     by 2^8 and skips the output's corrections where they are 1 (`reg-lazy-rescale`,
     FlashAttention-4's lazy rescale): on a plain grid (not persistent) at d=128 without a
-    mask (grouped heads too) and at d=64 under a causal mask. Kernels alone against the
+    mask (grouped heads too) and at d=64 under a causal mask (not grouped heads: not
+    measured). Kernels alone against the
     eager max (H200, 2026-11-30, session 67; research/benchmarks.md): d=128 over 16k
     1.023-1.041 (four calls), grouped heads (4 a group) 1.025-1.033; d=64 causal over 16k
     1.012-1.020 (four). Left off where it measured slower or even: d=128 causal over 16k
@@ -362,7 +363,7 @@ def lazy_rescale_pays(module: ModuleOp, persistent: bool) -> bool:
     persistent blocks at 4k 0.969-0.994 (d=64 and 128, masked or not); d=256 0.99-1.03."""
     axes, sizes = attention_shape(module)
     d = head_dim(axes, sizes)
-    return running_max(module) and not persistent and (d == 128 and not axes.masked or d == 64 and axes.masked)
+    return running_max(module) and not persistent and (d == 128 and not axes.masked or d == 64 and axes.masked and not axes.group)
 
 
 def _pipelined_loop(axes: AttentionAxes, sizes: dict[str, int], stream: int) -> bool:

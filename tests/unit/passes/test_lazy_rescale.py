@@ -126,6 +126,7 @@ def test_the_ptx_votes_and_skips():
     (gqa_attention_diagram("softmax", 1, 4, 4, 16384, 128), False, True),
     (attention_diagram("causal", 1, 32, 16384, 64), False, True),
     (attention_diagram("causal", 1, 16, 16384, 128), False, False),  # measured 0.982-1.000
+    (gqa_attention_diagram("causal", 1, 4, 8, 16384, 64), False, False),  # grouped at d=64: not measured
     (attention_diagram("softmax", 1, 32, 16384, 64), False, False),  # 0.989-0.993
     (attention_diagram("softmax", 4, 16, 4096, 128), True, False),  # persistent: 0.969-0.984
     (attention_diagram("softmax", 1, 8, 16384, 256), False, False),  # 0.99-1.03, not taken
