@@ -1067,8 +1067,42 @@ def _parts_of_rows(op: IRDLOperation, part: SSAValue, rows: FragType) -> None:
             op, f"the parts must be a 'row_part' fragment of {rows.rows_axis}={rows.dims[0]}, got {t}")
 
 
+class FragPairOp(FragMathOp):
+    """What the ops of two fragment operands share: the syntax `%a, %b [more] : types ->
+    type`, `more` being the op's own (`_print_more`, `_parse_more`: its properties), and
+    the phrase a missing comma is reported with (`_between`)."""
+
+    @classmethod
+    def _between(cls) -> str:
+        raise NotImplementedError
+
+    def _print_more(self, printer: Printer) -> None:
+        pass
+
+    @classmethod
+    def _parse_more(cls, parser: Parser) -> dict[str, Attribute]:
+        return {}
+
+    def print(self, printer: Printer) -> None:
+        printer.print_string(" ")
+        printer.print_list(self.operands, printer.print_operand)
+        self._print_more(printer)
+        self._print_tail(printer, list(self.operands))
+
+    @classmethod
+    def parse(cls, parser: Parser) -> FragPairOp:
+        operands = [parser.parse_unresolved_operand()]
+        parser.parse_punctuation(",", f" between {cls._between()}")
+        operands.append(parser.parse_unresolved_operand())
+        props = cls._parse_more(parser)
+        inputs, rt, attrs = cls._parse_tail(parser, operands)
+        op = cls.create(operands=inputs, result_types=[rt], properties=props)
+        op.attributes.update(attrs)
+        return op
+
+
 @irdl_op_definition
-class RowAccumulateOp(FragMathOp):
+class RowAccumulateOp(FragPairOp):
     """Each lane's own values of each row of a `c` fragment added onto its part of the row's
     sum (`acc`, a `row_part` fragment), one chain a row, the part first; no lane exchanges
     values. A running row sum kept so across a loop costs no shuffle a trip:
@@ -1093,20 +1127,9 @@ class RowAccumulateOp(FragMathOp):
         _parts_of_rows(self, self.acc, t)  # type: ignore[arg-type]
         require(self.result.type == self.acc.type, self, f"the result should be {self.acc.type}, got {self.result.type}")
 
-    def print(self, printer: Printer) -> None:
-        printer.print_string(" ")
-        printer.print_list([self.acc, self.input], printer.print_operand)
-        self._print_tail(printer, [self.acc, self.input])
-
     @classmethod
-    def parse(cls, parser: Parser) -> RowAccumulateOp:
-        operands = [parser.parse_unresolved_operand()]
-        parser.parse_punctuation(",", " between the parts and the fragment")
-        operands.append(parser.parse_unresolved_operand())
-        inputs, rt, attrs = cls._parse_tail(parser, operands)
-        op = cls.create(operands=inputs, result_types=[rt])
-        op.attributes.update(attrs)
-        return op
+    def _between(cls) -> str:
+        return "the parts and the fragment"
 
 
 @irdl_op_definition
@@ -1148,7 +1171,7 @@ class RowCombineOp(FragMathOp):
 
 
 @irdl_op_definition
-class LazyMaxOp(FragMathOp):
+class LazyMaxOp(FragPairOp):
     """A running row max that moves only where it must (FlashAttention-4's lazy rescale):
     `old` in every lane of a warp where none of the warp's rows has a `new` value more than
     `slack` above its `old`; else each row's max of the two. All of a warp's lanes take the
@@ -1178,27 +1201,21 @@ class LazyMaxOp(FragMathOp):
         slack = self.slack.value.data
         require(0.0 <= slack <= 64.0, self, f"the slack is the log2 units a max may stay below the values (0 to 64), got {slack}")
 
-    def print(self, printer: Printer) -> None:
-        printer.print_string(" ")
-        printer.print_list([self.old, self.new], printer.print_operand)
+    @classmethod
+    def _between(cls) -> str:
+        return "the running max and the new values"
+
+    def _print_more(self, printer: Printer) -> None:
         printer.print_string(f" slack {format_float(self.slack.value.data)}")
-        self._print_tail(printer, [self.old, self.new])
 
     @classmethod
-    def parse(cls, parser: Parser) -> LazyMaxOp:
-        operands = [parser.parse_unresolved_operand()]
-        parser.parse_punctuation(",", " between the running max and the new values")
-        operands.append(parser.parse_unresolved_operand())
+    def _parse_more(cls, parser: Parser) -> dict[str, Attribute]:
         parser.parse_keyword("slack", " (the log2 units the max may stay below the values)")
-        slack = _parse_float(parser, "the slack")
-        inputs, rt, attrs = cls._parse_tail(parser, operands)
-        op = cls.create(operands=inputs, result_types=[rt], properties={"slack": FloatAttr(slack, f32)})
-        op.attributes.update(attrs)
-        return op
+        return {"slack": FloatAttr(_parse_float(parser, "the slack"), f32)}
 
 
 @irdl_op_definition
-class RescaleOp(FragMathOp):
+class RescaleOp(FragPairOp):
     """`acc` times each row's `factor` (a `c` fragment times a `row` fragment of its rows),
     as `reg.map mul`, but the products are skipped, a branch every lane of a warp takes
     together, where each factor of the warp is 1: an accumulator's correction after a
@@ -1222,20 +1239,9 @@ class RescaleOp(FragMathOp):
         require(f == want, self, f"the factors are one a row: {want}, got {f}")
         require(self.result.type == t, self, f"the result should be {t}, got {self.result.type}")
 
-    def print(self, printer: Printer) -> None:
-        printer.print_string(" ")
-        printer.print_list([self.acc, self.factor], printer.print_operand)
-        self._print_tail(printer, [self.acc, self.factor])
-
     @classmethod
-    def parse(cls, parser: Parser) -> RescaleOp:
-        operands = [parser.parse_unresolved_operand()]
-        parser.parse_punctuation(",", " between the accumulator and its factors")
-        operands.append(parser.parse_unresolved_operand())
-        inputs, rt, attrs = cls._parse_tail(parser, operands)
-        op = cls.create(operands=inputs, result_types=[rt])
-        op.attributes.update(attrs)
-        return op
+    def _between(cls) -> str:
+        return "the accumulator and its factors"
 
 
 def _col_values(t: FragType) -> FragType:

@@ -308,8 +308,8 @@ class RegFunctions(InterpreterFunctions):
     def run_map(self, interpreter: Interpreter, op: reg.MapOp, args: tuple[Any, ...]):
         fn = op.fn.data
         t: reg.FragType = op.result.type  # type: ignore[assignment]
-        out = {}
         if t.role.data == "row_part":  # lane by lane: a part and its row's value share a lane and a place
+            out = {}
             for key in args[0]:
                 with np.errstate(over="ignore", invalid="ignore"):
                     if fn == "scale":
@@ -318,18 +318,11 @@ class RegFunctions(InterpreterFunctions):
                         y = _MAP[fn](*(a[key] for a in args))
                 out[key] = y.astype(np.float32)
             return (out,)
-        for key in args[0]:
-            # a row (col) fragment scatters to a column (row) vector, which broadcasts along the columns (rows)
-            xs = [scatter(v.type, a[key]) for v, a in zip(op.inputs, args)]
-            with np.errstate(over="ignore", divide="ignore", invalid="ignore"):
-                if fn == "scale":
-                    y = xs[0] * np.float32(op.by.value.data)  # type: ignore[union-attr]
-                elif op.by is not None:  # a binary function, its second operand the constant `by`
-                    y = _MAP[fn](xs[0], np.float32(op.by.value.data))
-                else:
-                    y = _MAP[fn](*xs)
-            out[key] = gather(t, np.broadcast_to(y, _matrix_shape(t)).astype(np.float32))
-        return (out,)
+        if fn == "scale":
+            return (_elementwise(op.inputs, args, t, lambda x: x * np.float32(op.by.value.data)),)  # type: ignore[union-attr]
+        if op.by is not None:  # a binary function, its second operand the constant `by`
+            return (_elementwise(op.inputs, args, t, lambda x: _MAP[fn](x, np.float32(op.by.value.data))),)  # type: ignore[union-attr]
+        return (_elementwise(op.inputs, args, t, _MAP[fn]),)
 
     def _reduce(self, interpreter: Interpreter, op: reg.RowReduceOp | reg.ColReduceOp, args: tuple[Any, ...]):
         """Along each row (`reg.row_reduce`) or down each column (`reg.col_reduce`)."""
@@ -375,14 +368,7 @@ class RegFunctions(InterpreterFunctions):
     def run_rescale(self, interpreter: Interpreter, op: reg.RescaleOp, args: tuple[Any, ...]):
         """`acc` times its rows' factors (skipping a warp's products where they are all 1 is
         the lowering's; x * 1 is x)."""
-        acc, factor = args
-        t: reg.FragType = op.result.type  # type: ignore[assignment]
-        out = {}
-        for key in acc:
-            with np.errstate(over="ignore", invalid="ignore"):
-                y = scatter(op.acc.type, acc[key]) * scatter(op.factor.type, factor[key])  # type: ignore[arg-type]
-            out[key] = gather(t, np.broadcast_to(y, _matrix_shape(t)).astype(np.float32))
-        return (out,)
+        return (_elementwise(op.operands, args, op.result.type, np.multiply),)  # type: ignore[arg-type]
 
     @impl(reg.MaskOp)
     def run_mask(self, interpreter: Interpreter, op: reg.MaskOp, args: tuple[Any, ...]):
@@ -418,6 +404,19 @@ class RegFunctions(InterpreterFunctions):
 
 _MAP = {"exp2": np.exp2, "log2": np.log2, "sqrt": np.sqrt, "neg": np.negative, "add": np.add, "sub": np.subtract, "mul": np.multiply,
         "div": np.divide, "max": np.maximum, "ge": lambda a, b: np.greater_equal(a, b).astype(np.float32)}
+
+
+def _elementwise(inputs, args: tuple[Any, ...], t: reg.FragType, f) -> dict:
+    """`f` of the fragments `args` (of the SSA values `inputs`), each warp's: a row (col)
+    fragment scatters to a column (row) vector, which broadcasts along the columns (rows);
+    the result gathered back as a fragment of type `t`."""
+    out = {}
+    for key in args[0]:
+        xs = [scatter(v.type, a[key]) for v, a in zip(inputs, args)]
+        with np.errstate(over="ignore", divide="ignore", invalid="ignore"):
+            y = f(*xs)
+        out[key] = gather(t, np.broadcast_to(y, _matrix_shape(t)).astype(np.float32))
+    return out
 
 
 def _matrix_shape(t: reg.FragType) -> tuple[int, int]:
