@@ -74,10 +74,15 @@ def plan_kernel(module: ModuleOp, target: Target, request: PlanRequest) -> Kerne
             raise request.fail(f"early_waits={request.early_waits} moves a wait in the stream loops that overlap pipelines "
                                f"(an attention forward's); this kernel has none")
         plan = replace(plan, early_waits="" if request.early_waits == "none" else request.early_waits)
-    if request.partial_sums and not plan.partial_sums:  # the attention recipe honours it where the kernel has a running sum
-        raise request.fail("partial_sums=true keeps a running row sum (an attention forward's softmax denominator, or "
-                           "spherical attention's) as each lane's part; this kernel has none")
-    if request.lazy_rescale and not plan.lazy_rescale:  # the attention recipe honours it where the kernel has a running max
-        raise request.fail("lazy_rescale=true keeps a running row max (a softmax attention forward's) until a row outgrows "
-                           "it; this kernel has none")
+    for name, what in KEPT_ROW_STATISTICS:  # the attention recipe honours them where the kernel keeps the statistic
+        if getattr(request, name) and not getattr(plan, name):
+            raise request.fail(f"{name}=true keeps {what}; this kernel has none")
     return plan
+
+
+# the options that rewrite a running row statistic the kernel keeps across its stream, and what it is
+KEPT_ROW_STATISTICS = (
+    ("partial_sums", "a running row sum (an attention forward's softmax denominator, or spherical attention's) as each "
+                     "lane's part"),
+    ("lazy_rescale", "a running row max (a softmax attention forward's) until a row outgrows it"),
+)
