@@ -127,7 +127,7 @@
 // GEMMOPT: napkin-opt: error: napkin-sm90: early_waits=max moves a wait in the stream loops that overlap pipelines (an attention forward's); this kernel has none
 
 // NUMBERS: check against float64 reference: {{.*}}: ok
-// REPORT-NOT: C7513
+// REPORT-NOT: wgmma.mma_async instructions are serialized
 // REPORT: 0 bytes stack frame, 0 bytes spill stores, 0 bytes spill loads
 // ON: IR after reg-early-waits:
 // ON:      reg.wgmma_wait {pending = 1 : i32}

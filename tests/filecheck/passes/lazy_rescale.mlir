@@ -41,7 +41,7 @@
 
 // NUMBERS: check against float64 reference: {{.*}}: ok
 // PTX: vote.sync.all.pred
-// REPORT-NOT: C7513
+// REPORT-NOT: wgmma.mma_async instructions are serialized
 // REPORT: 0 bytes stack frame, 0 bytes spill stores, 0 bytes spill loads
 // ON: reg-partial-row-sums,reg-lazy-rescale{slack=8.0},reg-to-ptx
 // OFF-NOT: reg-lazy-rescale

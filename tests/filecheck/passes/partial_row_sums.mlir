@@ -33,7 +33,7 @@
 // CHECK:      reg.map div %{{.*}}, %[[SUM]]
 
 // NUMBERS: check against float64 reference: {{.*}}: ok
-// REPORT-NOT: C7513
+// REPORT-NOT: wgmma.mma_async instructions are serialized
 // REPORT: 0 bytes stack frame, 0 bytes spill stores, 0 bytes spill loads
 // ON: reg-early-waits{at="scores"},reg-partial-row-sums,reg-to-ptx
 // ON128: reg-early-waits{at="products"},reg-partial-row-sums,reg-lazy-rescale{slack=8.0},reg-to-ptx
