@@ -65,8 +65,9 @@ def cases() -> list[tuple[str, str, str]]:
             out.append((f"gqa-{kind}-n{n}-d{d}-r{r}/napkin-sm80", text, "napkin-sm80"))
     # the kernels of attention's gradient that napkin::attention_backward runs
     for kind in ("softmax", "causal", "spherical"):
-        for n, d in ((1024, 64), (4096, 128), (8192, 256)):
-            for part in ("delta", "q", "kv", *{64: (), 128: ("qkv",), 256: ("k", "v")}[d]):
+        for n, d, parts in ((1024, 64, ("delta", "q", "kv")), (4096, 128, ("delta", "q", "kv", "qkv")),
+                            (8192, 256, ("delta", "q", "kv", "k", "v")), (16384, 64, ("qkv",))):
+            for part in parts:
                 text = attention_diagram(kind, 1, 2, n, d)
                 out.append((f"grad-{part}-{kind}-n{n}-d{d}/napkin-sm90", text, f"{gradient_passes(kind, part)},napkin-sm90"))
         text = gqa_attention_diagram(kind, 1, 2, 4, 2048, 128)
