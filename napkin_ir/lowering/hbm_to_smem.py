@@ -518,8 +518,13 @@ class HbmToSmemPass(ModulePass):
                 producers: list[smem.ProducerOp] = []
                 buffers = [self._tma_pipeline(chain, layout, producers) for chain in stream_chains(loops)]
                 buffers.append(self._tma_one_time_copies(kernel, layout, producers))
-                # dQ's adds take their two stages before dS its second
-                staged = _contracted_rows_bytes(kernel)
+                # dS takes its two stages before dQ's adds their second: with one, its writers
+                # meet before each tile as well as after it (the attention gradient at d=64,
+                # where both stages are 32 KB and 2 + 2 do not fit: 1.4-4% faster so,
+                # research/benchmarks.md, session 68). An add's stage (f32, the head dim
+                # wide) is at least dS's (16-bit, 128 keys wide) at d >= 64, so whatever fits
+                # with dQ's two and dS's one fits this way round too.
+                staged = 2 * _contracted_rows_bytes(kernel)
                 buffers.append(_tma_adds_in_stream(kernel, self.smem_bytes - staged - sum(b.bytes() for bs in buffers for b in bs), producers))
                 buffers.append(_stage_contracted_rows(kernel, self.smem_bytes - sum(b.bytes() for bs in buffers for b in bs)))
                 if self.store == "tma":

@@ -5,17 +5,19 @@
 // meeting once before the loop and, each tile, after their writes, fenced for the tensor
 // cores, before the product reads it (the stage written was last read two tiles back,
 // before that meeting of the tile between). Under a budget with room for one stage
-// (ONE), the consumers meet before writing too (the last tile's product has read it).
+// of each (ONE), the consumers meet before writing too (the last tile's product has read it).
 // %t, added into its f32 output inside the stream, leaves through two stages of 128-byte
 // swizzled f32 panels by the TMA's reduce-add, which a store role issues (smem.storer,
 // beside the producer): per tile the consumers wait on the stage's empty barrier, write
 // it and arrive on its full barrier with their writes fenced; the store role waits on the
 // full barrier, adds the stage, waits until the add has read it and arrives on the empty
 // barrier, over the same stream. The consumers meet once a tile (for %s16), not for the
-// add. %t's stages are taken before %s16's second. With cp.async the same diagram is
-// refused.
+// add. %s16's two stages are taken before %t's second (the prefix DS2, a budget with room for three
+// stages, %s16 two and %t one, the consumers then waiting until the add has read %t's one
+// stage, and meeting once a tile still). With cp.async the same diagram is refused.
 // RUN: napkin-opt %s -p 'ncd-relabel{grid="j:128" stream="i:64"},ncd-to-hbm,hbm-to-smem{copy=tma stages=2}' | filecheck %s
-// RUN: napkin-opt %s -p 'ncd-relabel{grid="j:128" stream="i:64"},ncd-to-hbm,hbm-to-smem{copy=tma stages=2 smem_bytes=150000}' | filecheck %s --check-prefix=ONE
+// RUN: napkin-opt %s -p 'ncd-relabel{grid="j:128" stream="i:64"},ncd-to-hbm,hbm-to-smem{copy=tma stages=2 smem_bytes=150000}' | filecheck %s --check-prefix=DS2
+// RUN: napkin-opt %s -p 'ncd-relabel{grid="j:128" stream="i:64"},ncd-to-hbm,hbm-to-smem{copy=tma stages=2 smem_bytes=120000}' | filecheck %s --check-prefix=ONE
 // RUN: not napkin-opt %s -p 'ncd-relabel{grid="j:128" stream="i:64"},ncd-to-hbm,hbm-to-smem{stages=2}' 2>&1 | filecheck %s --check-prefix=CPASYNC
 // RUN: napkin-opt %s -p 'ncd-relabel{grid="j:128" stream="i:64"},ncd-to-hbm,hbm-to-smem{copy=tma stages=2},smem-to-reg{mma=wgmma}' | filecheck %s --check-prefix=REG
 // RUN: napkin-opt %s -p 'ncd-relabel{grid="j:128" stream="i:64"},ncd-to-hbm,hbm-to-smem{copy=tma stages=2},smem-to-reg{mma=wgmma},reg-to-ptx{arch=sm_90a}' -t ptx | filecheck %s --check-prefix=PTX
@@ -60,8 +62,26 @@
 // CHECK-NEXT: smem.arrive %[[FULL]][%[[S]]] {async_proxy}
 // CHECK-NEXT: scf.yield
 
+// DS2: %[[BUF:.*]] = smem.alloc : !smem.buffer<j=128, i=64 : bf16, stages=2, layout=swizzle>
+// DS2: %[[ADD:.*]] = smem.alloc : !smem.buffer<i=64, d=128 : f32, stages=1, layout=swizzle>
+// DS2: smem.storer {
+// DS2: smem.mbarrier_wait %[[FULL:[0-9]+]][%{{.*}}] parity %{{.*}} : !smem.mbarrier<stages=1, arrivals=1>
+// DS2-NEXT: smem.tma_store %[[ADD]]
+// DS2-NEXT: smem.tma_store_wait {pending = 0 : i32}
+// DS2-NEXT: smem.arrive %[[EMPTY:[0-9]+]][
+// DS2: smem.barrier
+// DS2-NEXT: scf.for
+// DS2-NOT: smem.barrier
+// DS2: smem.write %s16 -> %[[BUF]]
+// DS2-NEXT: smem.barrier {async_proxy}
+// DS2-NOT: smem.barrier
+// DS2: smem.mbarrier_wait %[[EMPTY]]
+// DS2-NEXT: smem.write %t -> %[[ADD]]
+// DS2-NEXT: smem.arrive %[[FULL]]{{.*}} {async_proxy}
+// DS2-NEXT: scf.yield
+
 // ONE: %[[BUF:.*]] = smem.alloc : !smem.buffer<j=128, i=64 : bf16, stages=1, layout=swizzle>
-// ONE: smem.alloc : !smem.buffer<i=64, d=128 : f32, stages=2, layout=swizzle>
+// ONE: smem.alloc : !smem.buffer<i=64, d=128 : f32, stages=1, layout=swizzle>
 // ONE: smem.storer
 // ONE-NOT: smem.barrier
 // ONE: scf.for
