@@ -27,8 +27,13 @@ dP), this pass, in each loop body whose waits are all of that plain form:
   (`napkin_ir.model.registers.fragment_peak` against `consumer_budget`: a product's
   register A operand counts until its group retires), issues a group that reads its A
   operand from registers after the register math that follows it instead, with its
-  conversions (at 128 queries a tile, the gradient's dV += P^T dO after dS's math, as
-  FlashAttention-4 orders it; at 64 queries and d=64 the early order fits).
+  conversions, and after a write into a buffer it does not read that follows that math
+  (the gradient's dV += P^T dO after dS's math and dS's `reg.stmatrix`, just before the
+  writers' fenced meeting, so that its products run while they wait: FlashAttention-4's
+  order; at 64 queries and d=64 the early order fits). Issued before dS's write instead,
+  the fence waited for the writes with no product of the warpgroup's in flight: d=64 over
+  16k 1.007-1.020, causal 1.034-1.035, d=128 under a causal mask 1.018-1.021, d=128 at 80
+  queries 0.989-1.012 (H200, the one kernel alone; research/benchmarks.md, session 68).
 
     wait Q; S = K Q^T; commit; wait 0; P = exp(S - lse); wait dO; dP = V dO^T; commit; wait 0;
     dV += P^T dO; commit; wait 0; release dO; dS = P (dP - D); dK += dS^T Q; commit; wait 0; release Q
@@ -176,8 +181,9 @@ def _placed(order: list[Operation], groups: list[_Group], end: Operation) -> lis
 
 def _sunk(order: list[Operation], group: _Group) -> list[Operation] | None:
     """`order` with `group` (its products, its commit, and the `reg.to_a` conversions only it
-    reads, placed just before it) moved down past the register math and staged reads that
-    follow it and do not read its results; None where nothing follows that it may pass."""
+    reads, placed just before it) moved down past the register math, staged reads and
+    writes into buffers it does not read that follow it and do not read its results; None
+    where nothing follows that it may pass."""
     owners = [o.a.owner for o in group.ops[:-1] if isinstance(o, reg.WgmmaRsOp)]
     conversions = [o for o in order if o in owners and isinstance(o, reg.ToAOp)
                    and all(u.operation in group.ops for u in o.result.uses)]
@@ -185,7 +191,8 @@ def _sunk(order: list[Operation], group: _Group) -> list[Operation] | None:
     start = order.index(group.ops[-1]) + 1
     stop = start
     # not past a reader of its results, nor of the accumulator it takes (written in place)
-    while stop < len(order) and _passable(order[stop]) and not order[stop].regions \
+    while stop < len(order) and (_passable(order[stop]) or isinstance(order[stop], smem.WindowWriteOp)
+                                 and order[stop].dest not in group.reads) and not order[stop].regions \
             and not any(v in group.results or v in group.accumulates for v in order[stop].operands):
         stop += 1
     if stop == start:

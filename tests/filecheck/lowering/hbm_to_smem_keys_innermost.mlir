@@ -3,7 +3,8 @@
 // queries a tile its rows of queries (160 bytes) fill no 128-byte panel, so the buffer holds
 // the keys innermost (two panels of 64 keys: each warpgroup's keys in one) and dQ^T reads it
 // K-major. reg-to-ptx writes it by stmatrix.trans, every warp at its panel (no branch), with
-// N = 80 products; dK's A operand from registers is the pairs the stmatrix rounded (no
+// N = 80 products; dV's products (P rounded for them) are issued between dS's writes and
+// the writers' meeting; dK's A operand from registers is the pairs the stmatrix rounded (no
 // second rounding past it); the statistics' stages lie 384 bytes apart (320, rounded up to
 // the TMA's 128-byte alignment); ptxas spills nothing. The example at head dim 128 with 256
 // queries: the last tile of 80 is ragged.
@@ -24,6 +25,8 @@
 // PTX:       stmatrix.sync.aligned.m8n8.x4.trans.shared.b16
 // PTX-NOT:   bra
 // PTX-COUNT-4: stmatrix.sync.aligned.m8n8.x4.trans.shared.b16
+// PTX-NOT:   {{bra|m64n80k16}}
+// PTX-COUNT-5: wgmma.mma_async.sync.aligned.m64n128k16.f32.bf16.bf16
 // PTX-NOT:   {{bra|cvt.rn.bf16x2}}
 // PTX:       bar.sync 1, 256;
 // PTX-NOT:   cvt.rn.bf16x2

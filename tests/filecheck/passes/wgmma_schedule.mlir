@@ -63,8 +63,10 @@
 
 // The same kernel at 128 queries a tile: issued right after P, dV's product would hold
 // P's bf16 copy beside S, dP, D and the accumulators while dS is computed, past a consumer's
-// 240 registers; so it is issued after dS's math (its conversions with it), just before
-// dS is written, and dP is waited for with S's group retired first
+// 240 registers; so it is issued after dS's math and dS's write into its stage (a buffer
+// it does not read), its conversions with it, just before the writers' fenced meeting, so
+// that it runs while they wait (FlashAttention-4's order); dP is waited for with S's group
+// retired first
 // RS:      scf.for %i0
 // RS:      reg.wgmma_wait {pending = 1 : i32}
 // RS:      reg.map exp2
@@ -73,11 +75,12 @@
 // RS-NEXT: reg.map sub
 // RS-NEXT: reg.map mul
 // RS-NEXT: reg.map scale
-// RS-NOT:  smem.
-// RS:      reg.to_a
+// RS-NOT:  reg.wgmma
+// RS:      reg.stmatrix
+// RS-NEXT: reg.to_a
 // RS:      reg.wgmma_rs
 // RS:      reg.wgmma_commit
-// RS-NEXT: reg.stmatrix
+// RS-NEXT: smem.barrier {async_proxy}
 
 // ROWS: napkin-sm90: schedule=true orders wgmma groups; this kernel's products are none (a row reduction)
 // OFF: reg-wgmma-overlap,reg-pingpong,reg-reload-loads,reg-to-ptx

@@ -209,7 +209,8 @@ def test_dq_dk_dv_from_one_kernel_with_80_queries_a_tile(kind, n):
     (every warp's rows in the buffer), and dQ^T reads it as a K-major B of N = 80. The last
     tile of queries is ragged (200 = 2 x 80 + 40). Every level keeps the gradient; ptxas
     takes the PTX without a spill or a serialised wgmma where the 80 f32 values of dS die at
-    the stmatrix (dK's A operand is the pairs it rounded) and D is read past dP's wait."""
+    the stmatrix (dK's A operand is the pairs it rounded) and D is read past dP's wait; dV's
+    products are issued between dS's writes and the writers' meeting."""
     d = 128
     text, values = gradient_inputs(kind, n, n, d, seed=n + 9)
     module = run_pipeline(text, f'{GRAD},ncd-extract{{function="{NAMES[kind]}_grad" results="0,1,2" cut="delta"}},'
@@ -224,8 +225,11 @@ def test_dq_dk_dv_from_one_kernel_with_80_queries_a_tile(kind, n):
     assert ptx.count("stmatrix.sync.aligned.m8n8.x4.trans.shared.b16") == 5 * loops  # 80 queries: 10 matrices of 8, 2 a store
     assert "wgmma.mma_async.sync.aligned.m64n80k16" in ptx
     last_stmatrix = ptx.rindex("stmatrix.sync")
-    dk = ptx.index("wgmma.mma_async.sync.aligned.m64n128k16", ptx.index("wgmma.mma_async.sync.aligned.m64n80k16", last_stmatrix))
-    assert "cvt.rn.bf16x2" not in ptx[last_stmatrix:dk]  # dK's A: the pairs the stmatrix rounded
+    meeting = ptx.index("bar.sync", last_stmatrix)
+    # dV's products (P rounded for them) between dS's writes and the writers' meeting
+    assert "wgmma.mma_async.sync.aligned.m64n128k16" in ptx[last_stmatrix:meeting]
+    dk = ptx.index("wgmma.mma_async.sync.aligned.m64n128k16", ptx.index("wgmma.mma_async.sync.aligned.m64n80k16", meeting))
+    assert "cvt.rn.bf16x2" not in ptx[meeting:dk]  # dK's A: the pairs the stmatrix rounded
     if find_ptxas() is not None and kind == "softmax":
         (res,) = ptxas_resources(ptx, "sm_90a").values()
         assert res.registers <= 168 and not res.spills and not res.serialized_wgmma, res

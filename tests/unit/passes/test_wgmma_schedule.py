@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 
 from napkin_ir.attention_diagrams import attention_diagram, gradient_passes
-from napkin_ir.dialects import reg
+from napkin_ir.dialects import reg, smem
 from napkin_ir.interpreters.run import find_entry
 from napkin_ir.passes.composite import spec
 from napkin_ir.passes.wgmma_schedule import schedule
@@ -80,12 +80,25 @@ def _dv_issue_after_ds(block) -> bool:
     return first_rs > last_math
 
 
+def _dv_between_write_and_meeting(block) -> bool:
+    """Whether the loop body issues its first register-A product (dV) and commits it after
+    dS's write into its stage and before the writers' fenced meeting, so that it runs while
+    they wait (FlashAttention-4's order)."""
+    ops = list(block.ops)
+    first_rs = next(n for n, o in enumerate(ops) if isinstance(o, reg.WgmmaRsOp))
+    commit = next(n for n, o in enumerate(ops) if n > first_rs and isinstance(o, reg.WgmmaCommitOp))
+    stmatrix = next(n for n, o in enumerate(ops) if isinstance(o, reg.StmatrixOp))
+    meeting = next(n for n, o in enumerate(ops) if n > stmatrix and isinstance(o, smem.BarrierOp))
+    return stmatrix < first_rs < commit < meeting
+
+
 @pytest.mark.parametrize("kind", ["softmax", "causal"])
 def test_a_register_operand_waits_where_the_consumers_registers_run_out(kind):
     """dQ, dK and dV from one kernel at d=64 with 128 queries a tile: issued as soon as P is
     made, dV's product would hold P's bf16 copy beside S, dP, D and the accumulators while
     dS is computed, past the 240 registers a consumer has (`fragment_peak` 276); under that
-    budget the schedule issues it after dS's math (FlashAttention-4's order). At 64 queries
+    budget the schedule issues it after dS's math and dS's write into its stage, before the
+    writers' fenced meeting (FlashAttention-4's order). At 64 queries
     a tile (180 registers) it keeps dV under dS. The numbers survive on the interpreter."""
     from xdsl.dialects import scf
 
@@ -111,6 +124,7 @@ def test_a_register_operand_waits_where_the_consumers_registers_run_out(kind):
         after = run_pipeline(str(module), spec(tuple(upto[: cut + 1])))
         for loop in [o for o in after.walk() if isinstance(o, scf.ForOp) and any(isinstance(x, reg.WgmmaRsOp) for x in o.body.block.ops)]:
             assert _dv_issue_after_ds(loop.body.block) == late
+            assert _dv_between_write_and_meeting(loop.body.block) == late
             if late:
                 assert fragment_peak(loop.body.block, list(loop.body.block.ops)) < free
         if late:
