@@ -599,8 +599,9 @@ def sm90_tiles(module: ModuleOp, block: int | None = None, stream: int | None = 
     while not given_block and block > 64 and resident * block * d * e + 2 * 64 * tile_bytes > budget:
         block -= 64  # the gradient's two resident tiles at d=256
     q_bytes = resident * block * d * e  # Q
-    # beside it, a stage of dS's panels of the streamed queries and two of dQ's f32 adds (the
-    # bytes hbm-to-smem takes at d=64, two of dS's and one of dQ's; at d=128 two of each fit)
+    # beside it, a stage of dS's panels of the streamed queries and two of dQ's f32 adds (at
+    # d=64 the bytes of what hbm-to-smem takes, two of dS's and one of dQ's; at d=128 it
+    # takes two of each under a mask, at 80 queries two of dS's and one of dQ's)
     if across:
         q_bytes += block * stream * e + 2 * stream * d * 4
     out = block * 64 * e  # a stage of a 64-column panel of the output (hbm-to-smem takes two where they fit)

@@ -201,6 +201,27 @@ def test_dq_dk_dv_from_one_kernel_with_128_queries_a_tile(kind, n, nk, d, keys):
         assert res.registers <= (168 if keys == 128 else 255), res  # three warpgroups, or two
 
 
+@pytest.mark.parametrize("kind", ["softmax", "causal"])
+def test_ds_takes_its_two_stages_before_dq_its_second(kind):
+    """At d=64 the one kernel streams 128 queries a tile: a stage of dS (128 x 128 bf16) and
+    one of dQ's f32 adds (128 x 64) are 32 KB each, and two of each do not fit beside Q, dO,
+    K and V. dS has two (its writers then meet once a tile, not before their writes too)
+    and dQ's adds one. At d=128 under a mask (64 queries) both have two; at 80 queries
+    (without one) dQ's add stage is 40 KB and takes one beside dS's two."""
+    from napkin_ir.attention_diagrams import attention_diagram
+    from napkin_ir.dialects import smem
+
+    for d, want in ((64, (2, 1)), (128, (2, 2) if kind == "causal" else (2, 1))):
+        module = run_pipeline(attention_diagram(kind, 1, 2, 4096, d), gradient_passes(kind, "qkv"))
+        plan = attention.sm90_plan(module, persistent=False)
+        level = run_pipeline(str(module), spec(plan.passes("smem")))
+        bufs = [o.result.type for o in level.walk() if isinstance(o, smem.AllocOp)]
+        ds = [b for b in bufs if b.element_type.bitwidth == 16 and set(b.axis_names) == {"b", "h", "i", "j"}]
+        dq = [b for b in bufs if b.element_type.bitwidth == 32 and "d" in b.axis_names and "i" in b.axis_names]
+        assert len(ds) == len(dq) == 1, bufs
+        assert (ds[0].stages.data, dq[0].stages.data) == want, (d, ds, dq)
+
+
 @pytest.mark.parametrize("kind,n", [("softmax", 200), ("causal", 176)])
 def test_dq_dk_dv_from_one_kernel_with_80_queries_a_tile(kind, n):
     """At d=128 the one kernel may stream 80 queries a tile (FlashAttention-4's): 160-byte
