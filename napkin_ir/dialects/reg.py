@@ -1170,6 +1170,9 @@ class RowCombineOp(FragMathOp):
         return op
 
 
+MAX_SLACK = 64.0  # the most log2 units a `reg.lazy_max` may stay below a row's values
+
+
 @irdl_op_definition
 class LazyMaxOp(FragPairOp):
     """A running row max that moves only where it must (FlashAttention-4's lazy rescale):
@@ -1199,7 +1202,8 @@ class LazyMaxOp(FragPairOp):
         require(self.new.type == t and self.result.type == t, self,
                 f"the new values and the result are of the running max's type {t}, got {self.new.type} and {self.result.type}")
         slack = self.slack.value.data
-        require(0.0 <= slack <= 64.0, self, f"the slack is the log2 units a max may stay below the values (0 to 64), got {slack}")
+        require(0.0 <= slack <= MAX_SLACK, self,
+                f"the slack is the log2 units a max may stay below the values (0 to {MAX_SLACK:g}), got {slack}")
 
     @classmethod
     def _between(cls) -> str:

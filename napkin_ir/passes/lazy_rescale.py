@@ -125,7 +125,7 @@ class RegLazyRescalePass(ModulePass):
     slack: float = SLACK  # log2 units a running max may stay below a row's values
 
     def apply(self, ctx: Context, op: builtin.ModuleOp) -> None:
-        if not 0.0 <= self.slack <= 64.0:
+        if not 0.0 <= self.slack <= reg.MAX_SLACK:
             raise PassFailedException(f"reg-lazy-rescale: the slack is the log2 units a running max may stay below a row's values "
-                                      f"(0 to 64), got {self.slack}")
+                                      f"(0 to {reg.MAX_SLACK:g}), got {self.slack}")
         lazy_rescale(op, self.slack)

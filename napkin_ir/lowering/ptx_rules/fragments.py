@@ -40,6 +40,8 @@ a `row` fragment holds rows g and g + 8 of each 16, a `col` fragment columns 2 t
 
 from __future__ import annotations
 
+from xdsl.ir import SSAValue
+
 from napkin_ir.dialects import reg
 from napkin_ir.dialects.ptx import ops as P
 from napkin_ir.lowering.ptx_rules.context import KernelLowering, Scaled, Squared, lowers
@@ -168,11 +170,8 @@ def _lazy_max(k: KernelLowering, op: reg.LazyMaxOp) -> None:
     (`vote.sync.all`), then the old max or each row's max by that predicate."""
     old, new = k.frag(op.old), k.frag(op.new)
     slack = k.f32(op.slack.value.data)
-    kept = None
-    for a, b in zip(old, new):
-        kept = k.both(kept, k.setp("le", k.r(P.SubOp("f32", b, a)), slack, "f32"))  # NaN grows: setp.le is false
-    assert kept is not None
-    kept = k.r(P.VoteOp("all", kept))
+    # NaN grows: setp.le is false
+    kept = _warp_all(k, (k.setp("le", k.r(P.SubOp("f32", b, a)), slack, "f32") for a, b in zip(old, new)))
     k.vals[op.result] = [k.r(P.SelpOp("f32", a, k.r(P.MaxOp("f32", a, b)), kept)) for a, b in zip(old, new)]
 
 
@@ -183,11 +182,7 @@ def _rescale(k: KernelLowering, op: reg.RescaleOp) -> None:
     t: reg.FragType = op.acc.type  # type: ignore[assignment]
     acc, factor = k.frag(op.acc), k.frag(op.factor)
     one = k.f32(1.0)
-    ones = None
-    for f in factor:
-        ones = k.both(ones, k.setp("eq", f, one, "f32"))
-    assert ones is not None
-    ones = k.r(P.VoteOp("all", ones))
+    ones = _warp_all(k, (k.setp("eq", f, one, "f32") for f in factor))
     join = k.new_block([v.type for v in acc])
     skip, work = k.branch(ones)
     k.cur = skip
@@ -196,6 +191,16 @@ def _rescale(k: KernelLowering, op: reg.RescaleOp) -> None:
     k.jump(join, *[k.r(P.MulOp("f32", x, factor[row_of(t, v)])) for v, x in enumerate(acc)])
     k.cur = join
     k.vals[op.result] = list(join.args)
+
+
+def _warp_all(k: KernelLowering, tests) -> SSAValue:
+    """Whether each of `tests` (predicates on the lane's values, made in turn) holds in every
+    lane of the warp: their conjunction, then one `vote.sync.all`."""
+    every = None
+    for t in tests:
+        every = k.both(every, t)
+    assert every is not None
+    return k.r(P.VoteOp("all", every))
 
 
 def _across_quad(k: KernelLowering, cls, acc):
