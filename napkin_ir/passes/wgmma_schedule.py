@@ -192,7 +192,7 @@ def _sunk(order: list[Operation], group: _Group) -> list[Operation] | None:
     stop = start
     # not past a reader of its results, nor of the accumulator it takes (written in place)
     while stop < len(order) and (_passable(order[stop]) or isinstance(order[stop], smem.WindowWriteOp)
-                                 and order[stop].dest not in group.reads) and not order[stop].regions \
+                                 and not _needs(order[stop], group)) and not order[stop].regions \
             and not any(v in group.results or v in group.accumulates for v in order[stop].operands):
         stop += 1
     if stop == start:
