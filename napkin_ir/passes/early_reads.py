@@ -30,6 +30,21 @@ statistic met later, as the gradient's D, would hold its registers across the so
 too), and only where the block waits on the mbarrier that the read's stage is filled with,
 for the same stage, before that first wait. The registers are held across the products'
 issue: a recipe asks for the pass where that pays (`recipes.attention.early_reads_pay`).
+
+With `later=true`, a read that a later wait's results meet (the gradient's D, subtracted
+from dP right after dP's wait) is issued just before that wait instead, its stage full by
+then: its loads run while the warpgroup waits, as FA4's kernel reads dPsum, and its
+registers are held across the wait alone, not the softmax before it. `first=false` leaves
+the first wait's reads where they are (`recipes.attention.later_reads_pay` says where the
+second move pays without the first, or with it).
+
+    reg.wgmma_wait {pending = 0 : i32}
+    %d = reg.read %stage[%s] ...
+    %y = reg.map sub %dp, %d
+becomes
+    %d = reg.read %stage[%s] ...
+    reg.wgmma_wait {pending = 0 : i32}
+    %y = reg.map sub %dp, %d
 """
 
 from __future__ import annotations
@@ -57,6 +72,13 @@ def _full_wait(block: Block, read: reg.ReadOp, before: Operation) -> smem.Mbarri
     return None
 
 
+def _met_reads(block: Block, span: list[Operation]) -> list[reg.ReadOp]:
+    """The vector reads in `span` whose results ops of `span` use."""
+    met = set(span)
+    return [o for o in span if isinstance(o, reg.ReadOp) and o.vector
+            and any(block.find_ancestor_op_in_block(u.operation) in met for u in o.result.uses)]
+
+
 def early(block: Block) -> None:
     """Move `block`'s reads that its first awaited products' results meet to their stage's
     wait."""
@@ -64,22 +86,42 @@ def early(block: Block) -> None:
     if span is None:
         return
     first, between, _ = span
-    met = set(between)
-    for read in [o for o in between if isinstance(o, reg.ReadOp) and o.vector]:
-        if not any(block.find_ancestor_op_in_block(u.operation) in met for u in read.result.uses):
-            continue
+    for read in _met_reads(block, between):
         wait = _full_wait(block, read, first)
         if wait is not None:
             read.detach()
             Rewriter.insert_op(read, InsertPoint.after(wait))
 
 
+def before_later_waits(block: Block) -> None:
+    """Move `block`'s reads that the results of a `reg.wgmma_wait` after its first meet (up
+    to the next wait) to just before that wait, where their stage is full by then."""
+    waits = [op for op in block.ops if isinstance(op, reg.WgmmaWaitOp)]
+    for wait, after in zip(waits[1:], [*waits[2:], None]):
+        span: list[Operation] = []
+        op = wait.next_op
+        while op is not None and op is not after:
+            span.append(op)
+            op = op.next_op
+        for read in _met_reads(block, span):
+            if _full_wait(block, read, wait) is not None:
+                read.detach()
+                Rewriter.insert_op(read, InsertPoint.before(wait))
+
+
 @dataclass(frozen=True)
 class RegEarlyReadsPass(ModulePass):
     name = "reg-early-reads"
 
+    first: bool = True  # reads the first awaited products meet, to their stage's wait
+    later: bool = False  # reads a later wait's results meet, to just before that wait
+
     def apply(self, ctx: Context, op: builtin.ModuleOp) -> None:
         blocks = dict.fromkeys(o.parent_block() for o in op.walk() if isinstance(o, reg.ReadOp) and o.vector)
         for block in blocks:
-            if block is not None:
+            if block is None:
+                continue
+            if self.first:
                 early(block)
+            if self.later:
+                before_later_waits(block)

@@ -19,6 +19,21 @@
 // CHECK-NEXT: %[[DV:[0-9]+]] = reg.read %[[D]][%[[S]]]
 // CHECK-NEXT: reg.map sub %{{.*}}, %[[DV]]
 
+// With later=true, D is read just before the wait for dP, whose results it meets.
+// RUN: napkin-opt %examples/attention.mlir -p 'ncd-grad{residuals=true},ncd-fold-casts,ncd-extract{function="attention_grad" results="0,1,2" cut="delta"},ncd-widen-results{result=0},ncd-relabel{grid="b,h,j:128" stream="i:64"},ncd-to-hbm,hbm-launch,hbm-to-smem{stages=2 copy=tma},smem-to-reg{mma=wgmma},reg-wgmma-schedule,reg-reload-loads,reg-early-reads{later=true}' | filecheck %s --check-prefix=LATER
+
+// LATER:      smem.tma_copy %lse[{{.*}}] -> %[[LSE:[0-9]+]][%{{.*}}], %[[FULL:[0-9]+]][
+// LATER:      smem.tma_copy %delta[{{.*}}] -> %[[D:[0-9]+]][
+// LATER:      scf.for %i0 =
+// LATER:      smem.mbarrier_wait %[[FULL]][%[[S:[0-9]+]]]
+// LATER-NEXT: %[[L:[0-9]+]] = reg.read %[[LSE]][%[[S]]]
+// LATER:      reg.wgmma_wait {pending = 1 : i32}
+// LATER-NOT:  reg.read
+// LATER:      reg.map sub %{{.*}}, %[[L]]
+// LATER:      %[[DV:[0-9]+]] = reg.read %[[D]][%[[S]]]
+// LATER-NEXT: reg.wgmma_wait {pending = 1 : i32}
+// LATER-NEXT: reg.map sub %{{.*}}, %[[DV]]
+
 // A hand-written kernel: %a (filled through %full, waited for, met after the first wait)
 // moves to the wait; %c (filled through %other, which this block does not wait on) and %b
 // (met only after the second wait) stay.
@@ -35,6 +50,27 @@
 // HAND-NEXT: reg.map sub %p, %rc
 // HAND-NEXT: reg.wgmma_wait {pending = 0 : i32}
 // HAND-NEXT: %rb = reg.read %b[%c0]
+
+// later=true: %b, met after the second wait and filled through %full, which the block
+// waited on before it, is read just before that wait; with first=false, %a stays where
+// it was read.
+// RUN: napkin-opt %s -p 'reg-early-reads{later=true}' | filecheck %s --check-prefix=BOTH
+// RUN: napkin-opt %s -p 'reg-early-reads{first=false later=true}' | filecheck %s --check-prefix=LATERONLY
+
+// BOTH:      smem.mbarrier_wait %full[%c0]
+// BOTH-NEXT: %ra = reg.read %a[%c0]
+// BOTH:      reg.map sub %p, %rc
+// BOTH-NEXT: %rb = reg.read %b[%c0]
+// BOTH-NEXT: reg.wgmma_wait {pending = 0 : i32}
+// BOTH-NEXT: reg.map sub %q, %rb
+
+// LATERONLY:      smem.mbarrier_wait %full[%c0]
+// LATERONLY-NEXT: reg.fill
+// LATERONLY:      reg.map scale
+// LATERONLY-NEXT: %ra = reg.read %a[%c0]
+// LATERONLY:      reg.map sub %p, %rc
+// LATERONLY-NEXT: %rb = reg.read %b[%c0]
+// LATERONLY-NEXT: reg.wgmma_wait {pending = 0 : i32}
 
 builtin.module {
   hbm.kernel attributes {sym_name = "early", grid = #hbm.labels<j=64>, num_outputs = 1 : i32, reg.warps = #hbm.labels<j=4>} {
