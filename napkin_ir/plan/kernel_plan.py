@@ -103,6 +103,7 @@ class KernelPlan:
     pingpong: bool = False  # reg-pingpong: the consumer warpgroups take turns issuing products
     schedule: bool = False  # reg-wgmma-schedule: wgmma groups issued once their operands are ready, waited for where read
     early_reads: bool = False  # reg-early-reads: a statistic the first awaited products meet read as soon as its stage is full
+    later_reads: bool = False  # reg-early-reads{later=true}: a statistic a later wait's results meet read just before that wait
     early_waits: str = ""  # reg-early-waits{at=...}: where an overlapped trip waits for its later stages ("": where it stood)
     partial_sums: bool = False  # reg-partial-row-sums: a running row sum kept as each lane's part, its quad's added once
     lazy_rescale: bool = False  # reg-lazy-rescale: a running row max moved only past a slack, its unit corrections skipped
@@ -161,7 +162,7 @@ class KernelPlan:
              *((RegWgmmaSchedulePass(),) if self.schedule else ()),
              *((RegPingpongPass(),) if self.pingpong else ()),
              *((RegReloadLoadsPass(),) if self.product is ProductEngine.WGMMA else ()),
-             *((RegEarlyReadsPass(),) if self.early_reads else ()),
+             *((RegEarlyReadsPass(first=self.early_reads, later=self.later_reads),) if self.early_reads or self.later_reads else ()),
              *((RegEarlyWaitsPass(at=self.early_waits),) if self.early_waits else ()),
              *((RegPartialRowSumsPass(),) if self.partial_sums else ()),
              *((RegLazyRescalePass(),) if self.lazy_rescale else ())),

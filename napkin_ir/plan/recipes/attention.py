@@ -256,7 +256,7 @@ def sm90_plan(module: ModuleOp, block: int | None = None, stream: int | None = N
                       stages=stages, copy=CopyEngine.TMA, product=ProductEngine.WGMMA, store=store, a_registers=q_registers,
                       launch=Launch(order=LaunchOrder.LAST, blocks_per_sm=blocks_per_sm, persistent=persistent), smem_bytes=budget,
                       overlap=overlap, pingpong=pingpong, schedule=schedule_pays(module) if schedule is None else schedule,
-                      early_reads=early_reads_pay(module, stream),
+                      early_reads=early_reads_pay(module, stream), later_reads=later_reads_pay(module, stream),
                       early_waits=early_waits_place(module, stream, persistent, partial_sums) if overlap else "",
                       partial_sums=partial_sums, lazy_rescale=lazy_rescale)
 
@@ -317,6 +317,20 @@ def early_reads_pay(module: ModuleOp, stream: int) -> bool:
     slower (H200, research/benchmarks.md, session 63)."""
     axes, _ = attention_shape(module)
     return _gradient(module, axes) and products(module) == 5 and stream <= 80
+
+
+def later_reads_pay(module: ModuleOp, stream: int) -> bool:
+    """Whether napkin-sm90 also reads the gradient's D (met by dP = dO V^T, the block's
+    second awaited products) just before dP's wait rather than after it
+    (`reg-early-reads{later=true}`, FA4's place for its dPsum): in the one kernel of dQ, dK
+    and dV at 80 queries a tile (d=128 without a mask). ptxas then issues the loads among
+    the scores' scaling, so they are back by the time dS = P (dP - D) is made. The kernel
+    alone over 16k tokens: 80 queries a tile 1.010-1.011 (two rounds); 64 under a causal
+    mask 0.968-0.983, where the loads delay the exponentials they are issued before; d=64
+    (128 queries, 32 registers a lane) 0.974-0.980, 0.90-0.92 under a mask, where ptxas
+    spills 116 bytes (H200, research/benchmarks.md, session 69)."""
+    axes, _ = attention_shape(module)
+    return _gradient(module, axes) and products(module) == 5 and stream == 80
 
 
 def running_sums(module: ModuleOp) -> bool:
