@@ -5,7 +5,7 @@ kernel at the same shape, profiled in one GPU call. The instruction counts of th
 match (research/fa4_backward_sm90_leads.md, session 62), so what is left is in the stalls.
 
     # on the GPU, FA4 brought by ../shared/tools/fa4-peer (its two calls):
-    python3 research/backward_stalls.py profile OUT [--causal] [--d 128] [--n 16384]
+    python3 research/backward_stalls.py profile OUT [--causal] [--d 128] [--n 16384] [--batch 1] [--forward]
     # anywhere, from the CSVs that left:
     python3 research/backward_stalls.py table OUT/napkin.csv OUT/fa4.csv
     # on the GPU: stall samples per SASS instruction (ncu's source page), then anywhere:
@@ -46,19 +46,21 @@ SCALE = {"gpu__time_duration.sum": 1e-3, "smsp__inst_executed.sum": 1e-6, "sm__i
 SECTIONS = ("SpeedOfLight", "WarpStateStats", "ComputeWorkloadAnalysis", "InstructionStats")
 
 
-def run(who: str, causal: bool, d: int, n: int) -> None:
-    """The backward at b=1, 2048 / d heads, n tokens, bf16, three times, the last profiled."""
+def run(who: str, causal: bool, d: int, n: int, forward: bool = False, batch: int = 1) -> None:
+    """The backward (or with `forward`, the forward alone) at `batch` x 2048 / d heads, n
+    tokens, bf16, three times, the last profiled."""
     import torch
 
     h = 2048 // d
     if who == "napkin":
         import napkin_ir.torch as nt
 
-        q, k, v = (torch.randn(1, h, n, d, device="cuda", dtype=torch.bfloat16, requires_grad=True) for _ in range(3))
+        q, k, v = (torch.randn(batch, h, n, d, device="cuda", dtype=torch.bfloat16, requires_grad=not forward) for _ in range(3))
 
         def call():
             out = nt.attention(q, k, v, "causal" if causal else "softmax")
-            torch.autograd.grad(out, (q, k, v), torch.randn_like(out))
+            if not forward:
+                torch.autograd.grad(out, (q, k, v), torch.randn_like(out))
     else:
         sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tools"))
         from bench_attention_backward import fa4_func
@@ -66,12 +68,13 @@ def run(who: str, causal: bool, d: int, n: int) -> None:
         flash_attn_func = fa4_func()
         if flash_attn_func is None:
             raise SystemExit("FA4 is not installed here: ../shared/tools/fa4-peer brings it")
-        q, k, v = (torch.randn(1, n, h, d, device="cuda", dtype=torch.bfloat16, requires_grad=True) for _ in range(3))
+        q, k, v = (torch.randn(batch, n, h, d, device="cuda", dtype=torch.bfloat16, requires_grad=not forward) for _ in range(3))
 
         def call():
             out = flash_attn_func(q, k, v, causal=causal)
             out = out[0] if isinstance(out, tuple) else out
-            torch.autograd.grad(out, (q, k, v), torch.randn_like(out))
+            if not forward:
+                torch.autograd.grad(out, (q, k, v), torch.randn_like(out))
     for _ in range(2):
         call()
     torch.cuda.synchronize()
@@ -81,9 +84,10 @@ def run(who: str, causal: bool, d: int, n: int) -> None:
     torch.cuda.cudart().cudaProfilerStop()
 
 
-def _run(who: str, causal: bool, d: int, n: int) -> list[str]:
-    """The command line of `run`: `who`'s backward, the third call profiled."""
-    return [sys.executable, __file__, "run", who, "--d", str(d), "--n", str(n), *(["--causal"] if causal else [])]
+def _run(who: str, causal: bool, d: int, n: int, forward: bool = False, batch: int = 1) -> list[str]:
+    """The command line of `run`: `who`'s backward (or forward), the third call profiled."""
+    return [sys.executable, __file__, "run", who, "--d", str(d), "--n", str(n), "--batch", str(batch),
+            *(["--causal"] if causal else []), *(["--forward"] if forward else [])]
 
 
 def main_kernel(path: Path) -> dict[str, str]:
@@ -110,29 +114,30 @@ def table(a: Path, b: Path) -> str:
     return "\n".join(out)
 
 
-def profile(out: Path, causal: bool, d: int, n: int) -> None:
+def profile(out: Path, causal: bool, d: int, n: int, forward: bool = False, batch: int = 1) -> None:
     out.mkdir(parents=True, exist_ok=True)
     for who in ("napkin", "fa4"):
         sections = [x for name in SECTIONS for x in ("--section", name)]
         wanted = [STALL.format(s) for s in STALLS] + ["sm__pipe_tensor_cycles_active.avg.pct_of_peak_sustained_active"]
         cmd = ["ncu", "--clock-control", "none", "--profile-from-start", "off", *sections, "--metrics", ",".join(wanted),
-               "--csv", "--page", "raw", *_run(who, causal, d, n)]
+               "--csv", "--page", "raw", *_run(who, causal, d, n, forward, batch)]
         with open(out / f"{who}.csv", "w") as f:
             done = subprocess.run(cmd, stdout=f, stderr=subprocess.STDOUT, check=False)
         if done.returncode:
             raise SystemExit(f"ncu on {who} failed ({done.returncode}): see {out / f'{who}.csv'}")
-    print(f"b1 h{2048 // d} n{n} d{d} bf16{' causal' if causal else ''}, the third call's main kernels")
+    print(f"b{batch} h{2048 // d} n{n} d{d} bf16{' causal' if causal else ''}{' forward' if forward else ''}, "
+          "the third call's main kernels")
     print(table(out / "napkin.csv", out / "fa4.csv"))
 
 
-def sass(out: Path, who: str, causal: bool, d: int, n: int) -> None:
+def sass(out: Path, who: str, causal: bool, d: int, n: int, forward: bool = False, batch: int = 1) -> None:
     """ncu's stall samples per SASS instruction of `who`'s backward (the third call's
     kernels): `out/WHO.ncu-rep` and its source page as `out/WHO_sass.csv`; the hottest
     instructions of the longest kernel printed."""
     out.mkdir(parents=True, exist_ok=True)
     rep = out / f"{who}.ncu-rep"
     cmd = ["ncu", "--clock-control", "none", "--profile-from-start", "off", "--section", "SourceCounters",
-           "--section", "WarpStateStats", "--import-source", "no", "-f", "-o", str(rep.with_suffix("")), *_run(who, causal, d, n)]
+           "--section", "WarpStateStats", "--import-source", "no", "-f", "-o", str(rep.with_suffix("")), *_run(who, causal, d, n, forward, batch)]
     done = subprocess.run(cmd, capture_output=True, text=True, check=False)
     if done.returncode:
         raise SystemExit(f"ncu on {who} failed ({done.returncode}):\n{done.stdout[-3000:]}\n{done.stderr[-3000:]}")
@@ -207,15 +212,17 @@ def main() -> None:
     ap.add_argument("--causal", action="store_true")
     ap.add_argument("--d", type=int, default=128)
     ap.add_argument("--n", type=int, default=16384)
+    ap.add_argument("--batch", type=int, default=1)
+    ap.add_argument("--forward", action="store_true", help="profile the forward alone, not the backward")
     a = ap.parse_args()
     if a.mode == "profile":
-        profile(Path(a.args[0]), a.causal, a.d, a.n)
+        profile(Path(a.args[0]), a.causal, a.d, a.n, a.forward, a.batch)
     elif a.mode == "sass":
-        sass(Path(a.args[0]), a.args[1] if len(a.args) > 1 else "napkin", a.causal, a.d, a.n)
+        sass(Path(a.args[0]), a.args[1] if len(a.args) > 1 else "napkin", a.causal, a.d, a.n, a.forward, a.batch)
     elif a.mode == "hottest":
         print(hottest(Path(a.args[0]), kernel=a.args[1] if len(a.args) > 1 else ""))
     elif a.mode == "run":
-        run(a.args[0], a.causal, a.d, a.n)
+        run(a.args[0], a.causal, a.d, a.n, a.forward, a.batch)
     else:
         print(table(Path(a.args[0]), Path(a.args[1])))
 

@@ -63,3 +63,12 @@ def test_the_hottest_instructions_of_the_kernel_with_most_samples(tmp_path):
     first = lines.index("hottest instructions:") + 1
     assert lines[first].split()[:3] == ["0x20", "60.00%", "FFMA"]
     assert "delta: 50 samples" in backward_stalls.hottest(path, kernel="delta")
+
+
+def test_the_forward_is_profiled_at_the_batch_asked():
+    """`--forward` and `--batch` reach the profiled call's command line; the backward's stays
+    as it was (b=1, no flag)."""
+    cmd = backward_stalls._run("fa4", True, 256, 4096, forward=True, batch=4)
+    assert cmd[cmd.index("--batch") + 1] == "4" and "--forward" in cmd and "--causal" in cmd
+    plain = backward_stalls._run("napkin", False, 128, 16384)
+    assert plain[plain.index("--batch") + 1] == "1" and "--forward" not in plain
