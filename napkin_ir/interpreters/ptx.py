@@ -180,7 +180,7 @@ class Warp:
                     self.wait(0)
                     return
                 if isinstance(op, P.BarSyncOp):
-                    yield "bar"
+                    yield "bar" if op.threads is None else f"bar {op.id.value.data if op.id else 0}, {op.threads.value.data}"
                     continue
                 self.step(op)
 
@@ -439,6 +439,18 @@ class Warp:
         return [words[:, i].copy().view(np.float32) if op.ty.data == "f32" else words[:, i].copy() for i in range(n)]
 
 
+def _meet(states: list[str]) -> None:
+    """The warps' states at a step: all at one barrier of the block (`bar`) or all done;
+    or, at a barrier of some of its threads (`bar.sync id, threads`, the consumers beside a
+    producer warpgroup), that many warps there and the others done (a producer that has
+    issued its copies and left)."""
+    waiting = [s for s in states if s != "done"]
+    if len(set(states)) == 1:
+        return
+    named = waiting[0] if waiting and waiting[0] != "bar" and len(set(waiting)) == 1 else None
+    assert named is not None and int(named.rsplit(" ", 1)[1]) == 32 * len(waiting), f"warps disagree at a barrier: {states}"
+
+
 def run_kernel(module, args: list[np.ndarray], *, lazy: bool, reverse: bool, mem: Memory | None = None,
                only: list[tuple[int, int, int]] | None = None) -> dict[str, int]:
     """Run every block (or those of `only`, in that order); return the shared-memory bank
@@ -459,13 +471,10 @@ def run_kernel(module, args: list[np.ndarray], *, lazy: bool, reverse: bool, mem
         warps = [Warp(w, block, mem, params) for w in range(nwarps)]
         runs = [w.run(kernel) for w in warps]
         order = list(range(nwarps))[::-1] if reverse else list(range(nwarps))
-        while runs:
-            states = []
-            for w in order:
-                states.append(next(runs[w], "done"))
-            assert len(set(states)) == 1, f"warps disagree at a barrier: {states}"
-            if states[0] == "done":
-                break
+        while order:
+            states = [next(runs[w], "done") for w in order]
+            _meet(states)
+            order = [w for w, s in zip(order, states) if s != "done"]
         for k, v in block.conflicts.items():
             conflicts[k] += v
     return conflicts
