@@ -159,6 +159,16 @@ def test_attention_sm90_long_stream_tiles_small(kind, d, block):
     check_attention(torch, kind, 1, 1, 300, 300, d, "bf16", block=block, stages=2)
 
 
+@pytest.mark.sanitize
+@pytest.mark.parametrize("kind,d,block", [("softmax", 256, "128,80"), ("causal", 256, "128,80"), ("softmax", 128, "128,128")])
+def test_attention_sm90_out_through_shared_small(kind, d, block):
+    """compute-sanitizer on a block of one tile storing its output from registers
+    (store=direct): it leaves through the consumers' shared memory once they are past their
+    reads of the stages, a warp's rows each, in whole lines; a ragged 300 rows."""
+    torch = pytest.importorskip("torch")
+    check_attention(torch, kind, 1, 2, 300, 300, d, "bf16", block=block, stages=2, persistent=False, store="direct")
+
+
 @pytest.mark.parametrize("d,block", [(64, "64,128"), (128, "128,128"), (128, "64,64"), (256, "128,64")])
 @pytest.mark.parametrize("kind", ["softmax", "causal", "spherical"])
 def test_attention_sm90_persistent(kind, d, block):

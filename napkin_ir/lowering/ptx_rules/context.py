@@ -172,6 +172,12 @@ class KernelLowering:
         self.panels = has_panels(kernel)
         self.smem_bytes = 0
         self.smem_base: SSAValue | None = None
+        # where the mbarrier rings start (past every buffer), and the first buffer a store
+        # role reads (its TMA may still read it after the consumers' last tile): the bytes
+        # below both are free for the consumers' own staging once they are past their reads
+        self.rings_start: int | None = None
+        self.last_reserved = 0  # the offset `reserve` gave last
+        self.role_read_start: int | None = None
         self.grid_args: dict[SSAValue, str] = {}
         self.persistent = kernel.persistent is not None
         self.group = kernel.group_rows
@@ -385,6 +391,7 @@ class KernelLowering:
             self.smem_base = self.once(("smem_base",), make)
         offset = -(-self.smem_bytes // align) * align
         self.smem_bytes = offset + nbytes
+        self.last_reserved = offset
         return self.once(("smem", offset), lambda: self.add(self.smem_base, offset))  # type: ignore[arg-type]
 
     def placed(self, row: SSAValue, col_bytes: SSAValue, row_bytes: int, swizzled: bool) -> SSAValue:

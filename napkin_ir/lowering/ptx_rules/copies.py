@@ -81,6 +81,8 @@ def _alloc(k: KernelLowering, op: smem.AllocOp) -> None:
         stage_bytes = t.bytes() // t.stages.data
         k.vals[op.result] = Buffer(k.reserve(*reserved(t, True)), t, row_axes[-1], cols_axis, prod(t.shape[a] for a in row_axes),
                                    t.shape[cols_axis], PANEL, stage_bytes, True, tuple(row_axes))
+        if smem.stored_by_role(op.result):
+            k.role_read_start = min(k.role_read_start if k.role_read_start is not None else k.last_reserved, k.last_reserved)
         return
     *lead, cols_axis = t.axis_names
     row_axes = [a for a in lead if t.shape[a] > 1] or lead[-1:]

@@ -90,7 +90,8 @@ def _store(k: KernelLowering, op: reg.StoreOp) -> None:
     assert g.ptr is not None
     d = dtype(gt.dtype)
     rounded = op.accumulate is not None and gt.dtype != "f32"  # a split sum, rounded into `gt` by the last part to arrive
-    if d.is_half and not rounded and gt.shape[c_axis] % d.elements(16) == 0 and d.size(t.dims[1]) % 128 == 0 and not k.producer_warps:
+    if d.is_half and not rounded and gt.shape[c_axis] % d.elements(16) == 0 and d.size(t.dims[1]) % 128 == 0 \
+            and _staging_room(k, t, gt, t.dims[0] * d.size(t.dims[1])):
         _store_through_shared(k, op, x, lin, held_ok)
         return
     elem = k.add(lin, k.add(k.mul(row, strides[r_axis]), col))  # type: ignore[arg-type]
@@ -511,12 +512,30 @@ def _store_lines(k: KernelLowering, op: reg.StoreOp, x: list) -> None:
             _store_chunk(k, gt.dtype, base, vals, (r * strides[r_axis] + span * s) * g.esize, k.both(row_ok, span_ok.get(s)))
 
 
+def _staging_room(k: KernelLowering, t: reg.FragType, gt: hbm.GlobalType, region: int) -> bool:
+    """Whether each consumer warp's `region` bytes fit at the start of the block's shared
+    memory once the consumers are past their last reads of it. Without a producer
+    warpgroup, anywhere (the region grows the block's shared memory where it must).
+    Beside one, only in a block that takes one tile (a persistent block's producer is
+    loading its next tiles' stages by then), for a fragment every warp holds a part of
+    (not one place each of a group's heads), and only below the mbarrier rings and the
+    first buffer a store role reads (its TMA may still be reading the last tile's)."""
+    if not k.producer_warps:
+        return True
+    if k.persistent or k.held_places(t, gt.axis_names):
+        return False
+    end = min(x for x in (k.rings_start, k.role_read_start, k.smem_bytes) if x is not None)
+    return (k.consumer_threads // 32) * region <= end
+
+
 def _store_through_shared(k: KernelLowering, op: reg.StoreOp, x: list, lin, held_ok) -> None:
     """The tile through shared memory, so that it leaves in whole lines: each warp writes
     its rounded values into its own swizzled region of the block's shared memory (once
-    every warp is past its last read of it: a barrier), then each 8 (or 16) lanes read a
-    row's 128 (256) bytes back 16 at a time and store them with one `st.global.v4`, where
-    from registers a warp would write 4 bytes to each of 8 rows a store."""
+    every warp is past its last read of it: a barrier, of the consumers beside a producer
+    warpgroup), then each 8 (or 16) lanes read a row's 128 (256) bytes back 16 at a time
+    and store them with one `st.global.v4`, where from registers a warp would write 4
+    bytes to each of 8 rows a store. A warp reads back only what it wrote: a warp's own
+    barrier between (`bar.warp.sync`: its lanes' writes seen by its lanes)."""
     t: reg.FragType = op.value.type  # type: ignore[assignment]
     g: Global = k.vals[op.dest]
     r_axis, c_axis = t.axis_names
@@ -527,8 +546,9 @@ def _store_through_shared(k: KernelLowering, op: reg.StoreOp, x: list, lin, held
     smem_base = k.shared_start()  # the block's buffers are done with: the region reuses them
     k.smem_bytes = max(k.smem_bytes, warps * region)
     dt, gcols = g.type.dtype, g.strides[r_axis]
-    k.emit(P.BarSyncOp(0))  # every warp has read the shared memory it held before
-    warp = k.op2(P.ShrOp, "u32", k.tid, 5)
+    meet = P.BarSyncOp(CONSUMER_BARRIER, k.consumer_threads) if k.producer_warps else P.BarSyncOp(0)
+    k.emit(meet)  # every warp has read the shared memory it held before
+    warp = k.warp_number() if k.producer_warps else k.op2(P.ShrOp, "u32", k.tid, 5)  # among the consumer warps
     mine = k.add(smem_base, k.mul(warp, region))
     # a lane holds rows g + 8h + 16tm (one swizzle key: rows 8 apart share it) at bytes
     # 16tn + 4t: one register per 8-column tile tn, the rows in immediates
@@ -540,7 +560,7 @@ def _store_through_shared(k: KernelLowering, op: reg.StoreOp, x: list, lin, held
             i = 4 * (tm * nt + tn)
             for h in (0, 1):
                 k.emit(P.StOp("shared", "b32", chunk[tn], [k.pack(dt, x[i + 2 * h], x[i + 2 * h + 1])], offset=(16 * tm + 8 * h) * row_bytes))
-    k.emit(P.BarSyncOp(0))
+    k.emit(P.BarWarpSyncOp() if k.producer_warps else P.BarSyncOp(0))
     # read back: lane l takes chunk l mod L of row l / L, L = the lanes a row needs; reads
     # rows_per rows apart differ in their key until 8 rows on, so each of the first few
     # has its own base register and the rest are immediates from them

@@ -1,6 +1,6 @@
 // reg-to-ptx on a wgmma kernel: a producer warpgroup issuing TMA copies on mbarriers, two
 // consumer warpgroups issuing wgmma from swizzled shared memory, the tensor maps prefetched
-// by the producer first; ptxas accepts it for sm_90a.
+// by the producer first, the output through shared memory; ptxas accepts it for sm_90a.
 // RUN: napkin-opt %examples/matmul.mlir -p 'ncd-relabel{grid="m:128,n:256" stream="k:64"},ncd-to-hbm,hbm-to-smem{stages=4 copy=tma},smem-to-reg{mma=wgmma},reg-to-ptx' -t ptx -o %t.ptx
 // RUN: filecheck %s < %t.ptx
 // RUN: %ptxas -v -arch=sm_90a %t.ptx -o %t.cubin 2>&1 | filecheck %s --check-prefix=REPORT
@@ -31,8 +31,15 @@
 // CHECK-NEXT: wgmma.wait_group.sync.aligned 1;
 // CHECK: mbarrier.arrive.shared::cta.b64
 // CHECK: wgmma.wait_group.sync.aligned 0;
+// The tile leaves through the consumers' shared memory, in whole lines: they meet (their
+// last reads of the stages done), each warp writes its rows and reads them back.
+// CHECK: bar.sync 1, 256;
 // CHECK: cvt.rn.bf16x2.f32
-// CHECK: st.global.b32
+// CHECK: st.shared.b32
+// CHECK: bar.warp.sync 0xffffffff;
+// CHECK: ld.shared.v4.b32
+// CHECK: st.global.v4.b32
+// CHECK-NOT: st.global.b32
 
 // REPORT: Compiling entry function 'matmul' for 'sm_90a'
 // REPORT: 0 bytes stack frame, 0 bytes spill stores, 0 bytes spill loads

@@ -20,6 +20,8 @@
 // RUN: napkin-opt %examples/matmul.mlir -p 'napkin-sm90{block="128,256,64" persistent=false store=direct}' -t ptx -o %t.direct.ptx
 // RUN: %ptxas -v -arch=sm_90a %t.direct.ptx -o %t.direct.cubin 2>&1 | filecheck %s --check-prefix=REPORT
 // RUN: filecheck %s --check-prefix=DIRECT < %t.direct.ptx
+// RUN: filecheck %s --check-prefix=PLAIN < %t.direct.ptx
+// RUN: filecheck %s --check-prefix=PERSISTENT < %t.m256.ptx
 // RUN: napkin-opt %examples/matmul.mlir -p 'napkin-sm90{block="128,256,64" cluster=2}' -t ptx -o %t.cluster.ptx
 // RUN: %ptxas -v -arch=sm_90a %t.cluster.ptx -o %t.cluster.cubin 2>&1 | filecheck %s --check-prefix=REPORT
 // RUN: napkin-opt %examples/gemm_bias.mlir -p 'napkin-sm90{block="128,128,64"}' -t ptx -o %t.bias.ptx
@@ -57,5 +59,15 @@
 // DEFAULT: cp.async.bulk.tensor.2d.global.shared::cta.bulk_group
 // DEFAULT-NOT: st.global
 // DIRECT-NOT: stmatrix
-// DIRECT: st.global.b32
+// DIRECT: st.global.{{b32|v4.b32}}
+// Store=direct in a block of one tile: out through the consumers' shared memory once they
+// are past their reads (whole lines); a persistent block's producer is loading its next
+// tiles' stages by then, so it stores from registers.
+// PLAIN: bar.sync 1, 256;
+// PLAIN: st.shared.b32
+// PLAIN: bar.warp.sync 0xffffffff;
+// PLAIN: ld.shared.v4.b32
+// PLAIN: st.global.v4.b32
+// PERSISTENT-NOT: st.shared.b32
+// PERSISTENT: st.global.b32
 // STORE: napkin-opt: error: napkin-sm90: store must be auto, tma or direct, got 'global'
