@@ -2,7 +2,7 @@
 kernel at 16k, and copies of its PTX with one kind of instruction taken out, timed side by
 side. The copies compute wrong values; their times bound what removing that work could give.
 
-    python3 research/backward_subtraction.py make DIR [--d 128] [--queries N]   # here (no GPU): the PTX copies
+    python3 research/backward_subtraction.py make DIR [--d 128] [--queries N] [--n 16384]   # here (no GPU): the PTX copies
     python3 research/backward_subtraction.py time DIR             # on the GPU (carry DIR)
 
 Variants, for the kernel without a mask (`n_`) and under a causal one (`c_`): `nodq`
@@ -12,8 +12,10 @@ four values a `st.shared.v4.f32`, thread-major, the same bytes; the sums land pe
 `offsts` (the consumers' `st.shared.f32` of dQ's partial
 sums into its stage predicated off by a predicate false at run time that ptxas cannot fold:
 issued, but moving nothing; taken out instead, ptxas drops dQ^T's wgmmas, whose results
-nothing else reads) and `nowait` (the consumers' wait for that stage to be empty: they
-write over a stage the store role may still be reading). Session 60's table (with dS's scale, since moved out by
+nothing else reads), `nowait` (the consumers' wait for that stage to be empty: they
+write over a stage the store role may still be reading) and `noepi` (dK's and dV's
+global stores after the loop predicated off the same way: what the epilogue's stores
+cost). Session 60's table (with dS's scale, since moved out by
 `ncd-sink-scales`, and a variant `nolog2e` without the multiply by log2 e before `ex2`,
 since folded into the scale and the statistic by `ncd-fold-log2e`): research/benchmarks.md."""
 
@@ -31,14 +33,15 @@ STAGE_WAIT = re.compile(r"(\tmbarrier\.try_wait\.parity\.shared::cta\.b64 (%p\d+
                         r"(\tbra\.uni \$L__BB\d+_\d+;\n\3:\n\twgmma\.wait_group\.sync\.aligned 1;\n)")
 
 
-def _stores_off(ptx: str) -> str:
-    """`ptx` with every `st.shared.f32` under a predicate that is false at run time (the
+def _stores_off(ptx: str, store: str = "st.shared.f32 ") -> str:
+    """`ptx` with every unpredicated `store` (an opcode with its trailing space, or a
+    prefix of opcodes: `st.global.`) under a predicate that is false at run time (the
     grid's z extent, 1, compared with 7777) and that ptxas cannot fold."""
     regs = ptx.index("\t.reg .b32")
     ptx = ptx[:regs] + "\t.reg .pred %poff;\n\t.reg .b32 %roff;\n" + ptx[regs:]
     first = ptx.index("\tld.param")
     ptx = ptx[:first] + "\tmov.u32 %roff, %nctaid.z;\n\tsetp.eq.u32 %poff, %roff, 7777;\n" + ptx[first:]
-    return ptx.replace("\tst.shared.f32 ", "\t@%poff st.shared.f32 ")
+    return ptx.replace(f"\t{store}", f"\t@%poff {store}")
 
 
 STAGE_STORE = re.compile(r"^\tst\.shared\.f32 \[(%r\d+)(?:\+(\d+))?\], %f(\d+);$")
@@ -100,20 +103,22 @@ def _variants(ptx: str) -> dict[str, str]:
     return {"base": ptx,
             "nodq": "\n".join(ln for ln in lines if not ln.strip().startswith("cp.reduce.async.bulk")),
             "offsts": _stores_off(ptx),
+            "noepi": _stores_off(ptx, "st.global."),
             "v4": _stores_v4(ptx),
             "v4once": _stores_v4(ptx, once=True),
             "nowait": STAGE_WAIT.sub(lambda m: f"{m.group(1)}\tbra.uni {m.group(3)};\n{m.group(4)}", ptx)}
 
 
-def make(out: Path, d: int, queries: int = 0) -> None:
-    """The copies of the one kernel at head dim `d`; with `queries`, also the kernel compiled
-    at that many queries a tile (`TAG_qN`, with its own launch contract: not a copy)."""
+def make(out: Path, d: int, queries: int = 0, n: int = 16384) -> None:
+    """The copies of the one kernel at head dim `d` over `n` tokens (16k in all: a batch of
+    16384 / n); with `queries`, also the kernel compiled at that many queries a tile
+    (`TAG_qN`, with its own launch contract: not a copy)."""
     import napkin_ir
     import napkin_ir.torch as nt
     from napkin_ir.passmanager import run_pipeline
 
     for tag, kind in KINDS.items():
-        k = nt.attention_grad_kernel("qkv", kind, None, 1, 16, 16384, 16384, d, "bf16", (9, 0))
+        k = nt.attention_grad_kernel("qkv", kind, None, max(1, 16384 // n), 16, n, n, d, "bf16", (9, 0))
         kernel_copies.save(out, tag, k, _variants(k.ptx))
         if queries:
             derived = run_pipeline(nt.attention_text(kind, 1, 16, 16, 16384, 16384, d, "bf16", None), nt.gradient_passes(kind, "qkv", False))
@@ -145,8 +150,9 @@ def main() -> None:
     ap.add_argument("dir", type=Path)
     ap.add_argument("--d", type=int, default=128)
     ap.add_argument("--queries", type=int, default=0, help="make: also the kernel compiled at this many queries a tile")
+    ap.add_argument("--n", type=int, default=16384, help="make: tokens a sequence (16k in all)")
     a = ap.parse_args()
-    make(a.dir, a.d, a.queries) if a.mode == "make" else kernel_copies.time(a.dir, KINDS, _launches, per_batch=3)
+    make(a.dir, a.d, a.queries, a.n) if a.mode == "make" else kernel_copies.time(a.dir, KINDS, _launches, per_batch=3)
 
 
 if __name__ == "__main__":

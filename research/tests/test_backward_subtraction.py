@@ -1,5 +1,6 @@
 """research/backward_subtraction.py's copies: each takes out only what it names (dQ's
-reduces, its stores into the stage predicated off, the wait for the stage), and still
+reduces, its stores into the stage predicated off, the wait for the stage, the epilogue's
+global stores predicated off), and still
 assembles; the kernel it copies has no multiply by log2 e left
 (`ncd-fold-log2e`)."""
 
@@ -28,12 +29,15 @@ def test_each_copy_takes_out_what_it_names(tmp_path):
         assert base.count("mbarrier.try_wait") == wait.count("mbarrier.try_wait")  # the wait's result ignored, not removed
         v4 = (tmp_path / f"{tag}_v4.ptx").read_text()  # the same values, four a store
         assert "st.shared.f32 " not in v4 and v4.count("st.shared.v4.f32") * 4 == stores
+        epi = (tmp_path / f"{tag}_noepi.ptx").read_text()  # dK's and dV's stores issued, moving nothing
+        globals_ = base.count("\tst.global.")
+        assert globals_ and epi.count("\t@%poff st.global.") == globals_ and epi.count("\tst.global.") == 0
         once = (tmp_path / f"{tag}_v4once.ptx").read_text()  # the lane's part of the address made once, at the entry
         assert once.count("st.shared.v4.f32") * 4 == stores and once.count("%tid.x") == base.count("%tid.x") + loops
         assert once.index("mov.u32 %rv4t0, %tid.x") < once.index("ld.param")
         if find_ptxas() is None:
             pytest.skip("no ptxas to assemble the copies")
-        for ptx in (dq, sts, wait, v4, once):
+        for ptx in (dq, sts, wait, v4, once, epi):
             assert ptxas_resources(ptx, "sm_90a")
 
 
