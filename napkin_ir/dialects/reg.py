@@ -813,20 +813,27 @@ class WgmmaWaitOp(PendingWaitOp):
     name = "reg.wgmma_wait"
 
 
-def first_wait_span(block: Block) -> tuple[WgmmaWaitOp, list[Operation], WgmmaWaitOp | None] | None:
-    """`block`'s first `reg.wgmma_wait`, the ops after it up to its next one (or the block's
-    end), and that next one; None where the block waits for no wgmma group. What retires
-    with the first wait (a loop's scores) is read there, before the next group retires."""
+def wait_spans(block: Block) -> list[tuple[WgmmaWaitOp, list[Operation], WgmmaWaitOp | None]]:
+    """Each `reg.wgmma_wait` of `block`, in order, with the ops after it up to its next one
+    (or the block's end) and that next one: what retires with a wait is read in its span,
+    before the next group retires."""
     waits = [op for op in block.ops if isinstance(op, WgmmaWaitOp)]
-    if not waits:
-        return None
-    first, after = waits[0], waits[1] if len(waits) > 1 else None
-    span: list[Operation] = []
-    op = first.next_op
-    while op is not None and op is not after:
-        span.append(op)
-        op = op.next_op
-    return first, span, after
+    spans = []
+    for wait, after in zip(waits, [*waits[1:], None]):
+        span: list[Operation] = []
+        op = wait.next_op
+        while op is not None and op is not after:
+            span.append(op)
+            op = op.next_op
+        spans.append((wait, span, after))
+    return spans
+
+
+def first_wait_span(block: Block) -> tuple[WgmmaWaitOp, list[Operation], WgmmaWaitOp | None] | None:
+    """`block`'s first wait span (`wait_spans`); None where the block waits for no wgmma
+    group. What retires with the first wait (a loop's scores) is read there."""
+    spans = wait_spans(block)
+    return spans[0] if spans else None
 
 
 @irdl_op_definition

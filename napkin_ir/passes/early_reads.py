@@ -96,13 +96,7 @@ def early(block: Block) -> None:
 def before_later_waits(block: Block) -> None:
     """Move `block`'s reads that the results of a `reg.wgmma_wait` after its first meet (up
     to the next wait) to just before that wait, where their stage is full by then."""
-    waits = [op for op in block.ops if isinstance(op, reg.WgmmaWaitOp)]
-    for wait, after in zip(waits[1:], [*waits[2:], None]):
-        span: list[Operation] = []
-        op = wait.next_op
-        while op is not None and op is not after:
-            span.append(op)
-            op = op.next_op
+    for wait, span, _ in reg.wait_spans(block)[1:]:
         for read in _met_reads(block, span):
             if _full_wait(block, read, wait) is not None:
                 read.detach()

@@ -329,8 +329,7 @@ def later_reads_pay(module: ModuleOp, stream: int) -> bool:
     mask 0.968-0.983, where the loads delay the exponentials they are issued before; d=64
     (128 queries, 32 registers a lane) 0.974-0.980, 0.90-0.92 under a mask, where ptxas
     spills 116 bytes (H200, research/benchmarks.md, session 69)."""
-    axes, _ = attention_shape(module)
-    return _gradient(module, axes) and products(module) == 5 and stream == 80
+    return stream == WIDE_ADDED_STREAM and early_reads_pay(module, stream)
 
 
 def running_sums(module: ModuleOp) -> bool:
