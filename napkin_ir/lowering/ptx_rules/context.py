@@ -172,12 +172,11 @@ class KernelLowering:
         self.panels = has_panels(kernel)
         self.smem_bytes = 0
         self.smem_base: SSAValue | None = None
-        # where the mbarrier rings start (past every buffer), and the first buffer a store
-        # role reads (its TMA may still read it after the consumers' last tile): the bytes
-        # below both are free for the consumers' own staging once they are past their reads
-        self.rings_start: int | None = None
+        # where the first mbarrier ring or the first buffer a store role reads (its TMA may
+        # still read it after the consumers' last tile) starts, whichever comes first: the
+        # bytes below it are free for the consumers' own staging once past their reads
+        self.staging_end: int | None = None
         self.last_reserved = 0  # the offset `reserve` gave last
-        self.role_read_start: int | None = None
         self.grid_args: dict[SSAValue, str] = {}
         self.persistent = kernel.persistent is not None
         self.group = kernel.group_rows
@@ -393,6 +392,12 @@ class KernelLowering:
         self.smem_bytes = offset + nbytes
         self.last_reserved = offset
         return self.once(("smem", offset), lambda: self.add(self.smem_base, offset))  # type: ignore[arg-type]
+
+    def end_staging(self) -> None:
+        """What `reserve` gave last is the first that the consumers may not stage over (the
+        buffers are placed in order: the first call marks the lowest)."""
+        if self.staging_end is None:
+            self.staging_end = self.last_reserved
 
     def placed(self, row: SSAValue, col_bytes: SSAValue, row_bytes: int, swizzled: bool) -> SSAValue:
         """A register holding where byte `col_bytes` of row `row` lies in rows of `row_bytes`,

@@ -48,7 +48,7 @@ from napkin_ir.dialects.ptx import ops as P
 from napkin_ir.dialects.ptx import tensor_ops as T
 from napkin_ir.dialects.ptx.registers import RegType
 from napkin_ir.lowering.ptx_rules.context import B32, F32, PANEL, Buffer, Global, KernelLowering, constant, lowers, prod
-from napkin_ir.lowering.ptx_rules.kernel import CONSUMER_BARRIER
+from napkin_ir.lowering.ptx_rules.kernel import consumers_meet
 from napkin_ir.lowering.ptx_rules.products import read_accumulator_layout
 from napkin_ir.lowering.shared_layout import padded_row_bytes, panel_buffer, reserved, vector_row_bytes, vector_stage_bytes
 from napkin_ir.target import dtype
@@ -82,7 +82,7 @@ def _alloc(k: KernelLowering, op: smem.AllocOp) -> None:
         k.vals[op.result] = Buffer(k.reserve(*reserved(t, True)), t, row_axes[-1], cols_axis, prod(t.shape[a] for a in row_axes),
                                    t.shape[cols_axis], PANEL, stage_bytes, True, tuple(row_axes))
         if smem.stored_by_role(op.result):
-            k.role_read_start = min(k.role_read_start if k.role_read_start is not None else k.last_reserved, k.last_reserved)
+            k.end_staging()
         return
     *lead, cols_axis = t.axis_names
     row_axes = [a for a in lead if t.shape[a] > 1] or lead[-1:]
@@ -445,7 +445,4 @@ def _barrier(k: KernelLowering, op: smem.BarrierOp) -> None:
     `async_proxy`, each thread's shared-memory writes fenced for wgmma and the TMA first."""
     if op.async_proxy is not None:
         k.emit(T.FenceOp("proxy.async.shared::cta"))
-    if k.producer_warps:
-        k.emit(P.BarSyncOp(CONSUMER_BARRIER, k.consumer_threads))
-    else:
-        k.emit(P.BarSyncOp(0))
+    consumers_meet(k)

@@ -310,6 +310,15 @@ def leave(k: KernelLowering) -> None:
     k.emit(P.BraOp(k.finish) if k.finish is not None else P.RetOp())
 
 
+def consumers_meet(k: KernelLowering) -> None:
+    """Every thread that computes meets here: beside a producer warpgroup, the consumers at
+    their named barrier (the producer goes on), otherwise the whole block (`bar.sync 0`)."""
+    if k.producer_warps:
+        k.emit(P.BarSyncOp(CONSUMER_BARRIER, k.consumer_threads))
+    else:
+        k.emit(P.BarSyncOp(0))
+
+
 def by_store_issuer(k: KernelLowering, body) -> None:
     """`body` on the first consumer thread alone (it issues the TMA stores)."""
     issuer = k.once(("store_issuer",), lambda: k.setp("eq", k.tid, 128, "u32"))

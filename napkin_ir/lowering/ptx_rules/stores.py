@@ -52,7 +52,7 @@ from napkin_ir.dialects.ptx import ops as P
 from napkin_ir.dialects.ptx import tensor_ops as T
 from napkin_ir.dialects.ptx.registers import RegType
 from napkin_ir.lowering.ptx_rules.context import B32, B64, F32, PANEL, Buffer, Global, KernelLowering, lowers
-from napkin_ir.lowering.ptx_rules.kernel import CONSUMER_BARRIER
+from napkin_ir.lowering.ptx_rules.kernel import consumers_meet
 from napkin_ir.target import dtype
 
 
@@ -240,17 +240,9 @@ class _Turn:
     def pass_on(self) -> None:
         k = self.k
         k.emit(T.FenceOp("acq_rel.gpu"))  # this thread's values are in before the turn moves
-        _block_barrier(k)
+        consumers_meet(k)
         nxt = k.r(P.SelpOp("b32", k.u32(0), k.add(self.part, 1), k.setp("eq", self.part, self.parts - 1, "u32")))
         k.emit(P.StOp("global", "u32", self.counter, [nxt], guard=self.leader, sem="release.gpu"))
-
-
-def _block_barrier(k: KernelLowering) -> None:
-    """Every thread that stores (the consumers, beside a producer warpgroup) meets here."""
-    if k.producer_warps:
-        k.emit(P.BarSyncOp(CONSUMER_BARRIER, k.consumer_threads))
-    else:
-        k.emit(P.BarSyncOp(0))
 
 
 def _tile_and_part(k: KernelLowering) -> tuple[SSAValue, int, SSAValue, int]:
@@ -285,7 +277,7 @@ def _wait_turn(k: KernelLowering) -> _Turn:
     k.emit(P.CondBraOp(k.setp("ne", seen, part, "u32"), spin, [], done, []))
     k.cur = done
     k.emit(T.FenceOp("acq_rel.gpu"))  # the parts before this one, seen by the leader, before its block reads them
-    _block_barrier(k)
+    consumers_meet(k)
     return _Turn(k, counter, part, parts, leader)
 
 
@@ -524,7 +516,7 @@ def _staging_room(k: KernelLowering, t: reg.FragType, gt: hbm.GlobalType, region
         return True
     if k.persistent or k.held_places(t, gt.axis_names):
         return False
-    end = min(x for x in (k.rings_start, k.role_read_start, k.smem_bytes) if x is not None)
+    end = k.staging_end if k.staging_end is not None else k.smem_bytes
     return (k.consumer_threads // 32) * region <= end
 
 
@@ -546,8 +538,7 @@ def _store_through_shared(k: KernelLowering, op: reg.StoreOp, x: list, lin, held
     smem_base = k.shared_start()  # the block's buffers are done with: the region reuses them
     k.smem_bytes = max(k.smem_bytes, warps * region)
     dt, gcols = g.type.dtype, g.strides[r_axis]
-    meet = P.BarSyncOp(CONSUMER_BARRIER, k.consumer_threads) if k.producer_warps else P.BarSyncOp(0)
-    k.emit(meet)  # every warp has read the shared memory it held before
+    consumers_meet(k)  # every warp has read the shared memory it held before
     warp = k.warp_number() if k.producer_warps else k.op2(P.ShrOp, "u32", k.tid, 5)  # among the consumer warps
     mine = k.add(smem_base, k.mul(warp, region))
     # a lane holds rows g + 8h + 16tm (one swizzle key: rows 8 apart share it) at bytes

@@ -41,8 +41,7 @@ from napkin_ir.lowering.shared_layout import ring_reserved
 def _mbarrier_alloc(k: KernelLowering, op: smem.MbarrierAllocOp) -> None:
     t: smem.MbarrierType = op.result.type  # type: ignore[assignment]
     base = k.reserve(*ring_reserved(t))
-    if k.rings_start is None:
-        k.rings_start = k.last_reserved
+    k.end_staging()
     consumer_side = any(isinstance(u.operation, smem.ArriveOp) and not u.operation.by_role for u in op.result.uses)
     per_party = k.cluster * k.consumer_threads // 32  # a lane of each consumer warp (of both blocks of a cluster)
     count = t.arrivals.data * (per_party if consumer_side else 1)
