@@ -180,7 +180,8 @@ class Warp:
                     self.wait(0)
                     return
                 if isinstance(op, P.BarSyncOp):
-                    yield "bar" if op.threads is None else f"bar {op.id.value.data if op.id else 0}, {op.threads.value.data}"
+                    ident, threads = (a.value.data if a is not None else 0 for a in (op.id, op.threads))
+                    yield ("bar", ident, threads)  # threads 0: the whole block
                     continue
                 self.step(op)
 
@@ -439,16 +440,16 @@ class Warp:
         return [words[:, i].copy().view(np.float32) if op.ty.data == "f32" else words[:, i].copy() for i in range(n)]
 
 
-def _meet(states: list[str]) -> None:
-    """The warps' states at a step: all at one barrier of the block (`bar`) or all done;
-    or, at a barrier of some of its threads (`bar.sync id, threads`, the consumers beside a
-    producer warpgroup), that many warps there and the others done (a producer that has
-    issued its copies and left)."""
-    waiting = [s for s in states if s != "done"]
+def _meet(states: list) -> None:
+    """The warps' states at a step: all at one barrier of the whole block (`("bar", id, 0)`)
+    or all done; or, at a barrier of some of its threads (`("bar", id, threads)`: `bar.sync
+    id, threads`, the consumers beside a producer warpgroup), that many warps there and the
+    others done (a producer that has issued its copies and left)."""
     if len(set(states)) == 1:
         return
-    named = waiting[0] if waiting and waiting[0] != "bar" and len(set(waiting)) == 1 else None
-    assert named is not None and int(named.rsplit(" ", 1)[1]) == 32 * len(waiting), f"warps disagree at a barrier: {states}"
+    waiting = {s for s in states if s != "done"}
+    threads = next(iter(waiting))[2] if len(waiting) == 1 else 0
+    assert threads and threads == 32 * sum(s != "done" for s in states), f"warps disagree at a barrier: {states}"
 
 
 def run_kernel(module, args: list[np.ndarray], *, lazy: bool, reverse: bool, mem: Memory | None = None,
