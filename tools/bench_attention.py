@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Time napkin's attention kernels against torch's scaled_dot_product_attention.
 
-    python3 tools/bench_attention.py [--quick] [--dtype bf16|f16] [--path sm80|sm90]
+    python3 tools/bench_attention.py [--quick] [--dtype bf16|f16] [--path sm80|sm90] [--sustained SECONDS]
 
 `--path sm80` times napkin-sm80's kernels (cp.async, mma.sync), `sm90` napkin-sm90's (TMA,
 wgmma, a producer warpgroup); its configuration `default` is napkin-sm90 as a user runs it
@@ -25,8 +25,12 @@ the fastest softmax) is timed in the same rounds, each round a batch of launches
 in an order of its own, each batch after 50 ms of untimed launches of its own kernel (so
 that the clock is the one that kernel sustains, not its predecessor's), after a second of
 warm-up (`bench_gemm.time_interleaved`): the ratios compare kernels that saw the same
-heat. Times are the medians over the rounds. The table is printed last and written to
-$OUT/bench_attention.txt.
+heat. Times are the medians over the rounds. With `--sustained SECONDS`, napkin's fastest
+kernel, cuDNN's and FA4's then each run back to back for that long, twice in turn: at the
+board's power limit (where the H200 runs these kernels) each then runs at the clock its own draw sustains,
+as in a training loop, where an interleaved batch runs milliseconds after another
+kernel's and the power controller's lag leaves the timings a percent or two apart from
+call to call. The tables are printed last and written to $OUT/bench_attention.txt.
 """
 
 from __future__ import annotations
@@ -39,7 +43,7 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(ROOT / "tools"))
 
-from bench_gemm import report, time_interleaved  # CUDA events, batches of each kernel in turn; the table out
+from bench_gemm import report, time_alternating, time_interleaved  # CUDA events, batches of each kernel in turn; the table out
 
 TOKENS, HIDDEN = 16 * 1024, 2048
 SEQS = [1024, 4096, 16384]
@@ -235,9 +239,13 @@ def fa4_launch(torch, q, k, v, causal: bool):
     return launch
 
 
-def bench_shape(torch, F, sdpa_kernel, backends, n: int, d: int, t: str, configs, path: str = "sm80"):
+def bench_shape(torch, F, sdpa_kernel, backends, n: int, d: int, t: str, configs, path: str = "sm80",
+                sustained: float = 0.0, held: list | None = None):
     """The rows for one sequence length and head dim: softmax (causal and not) against each
-    SDPA backend, and spherical against napkin's softmax."""
+    SDPA backend, and spherical against napkin's softmax. With `sustained` seconds, napkin's
+    fastest kernel, cuDNN's and FA4's also run back to back that long each, twice in turn
+    (`bench_gemm.time_alternating`): (n, d, causal, napkin's label, {name: (TFLOP/s, MHz,
+    W)}) onto `held`."""
     dt = torch.bfloat16 if t == "bf16" else torch.float16
     tol = 2e-2 if t == "bf16" else 4e-3
     b, h = TOKENS // n, HIDDEN // d
@@ -287,6 +295,9 @@ def bench_shape(torch, F, sdpa_kernel, backends, n: int, d: int, t: str, configs
         if not causal and best:
             softmax_best = ours[best]
         tf = {name: flop / ms[f"sdpa {name}"] / 1e9 for name in theirs}
+        if sustained and best and held is not None:
+            runs = time_alternating(torch, {"napkin": ours[best], **{x: theirs[x] for x in ("cudnn", "fa4") if x in theirs}}, sustained)
+            held.append((n, d, causal, best, {x: (flop / r[0] / 1e9, r[1], r[2]) for x, r in runs.items()}))
         rows.append((n, d, causal, best or "none correct", flop / ms[best] / 1e9 if best else float("nan"), tf,
                      {label: flop / ms[label] / 1e9 for label in ours}))
     flop = 4.0 * b * h * n * n * d
@@ -301,6 +312,21 @@ def bench_shape(torch, F, sdpa_kernel, backends, n: int, d: int, t: str, configs
     sph = (n, d, best or "none correct", flop / ms[best] / 1e9 if best else float("nan"),
            flop / ms["softmax"] / 1e9 if softmax_best else float("nan"))
     return rows, sph
+
+
+def sustained_table(held: list, seconds: float) -> list[str]:
+    """The lines of the sustained runs' table (none without them): TFLOP/s, and each one's
+    SM clock and board power while it ran."""
+    if not held:
+        return []
+    lines = ["", f"sustained: {seconds:g} s back to back each, twice in turn; TFLOP/s (SM clock MHz, board power W)",
+             f"{'seq':>6} {'d':>4} {'causal':>6} {'napkin config':<22} {'napkin':>16} {'cudnn':>16} {'fa4':>16} {'vs cudnn':>8} {'vs fa4':>8}"]
+    for n, d, causal, cfg, runs in held:
+        cell = lambda x: f"{runs[x][0]:4.0f} ({runs[x][1]:4.0f} {runs[x][2]:3.0f})" if x in runs else f"{'n/a':>16}"
+        vs = lambda x: runs["napkin"][0] / runs[x][0] if x in runs else float("nan")
+        lines.append(f"{n:>6} {d:>4} {('yes' if causal else 'no'):>6} {cfg:<22} {cell('napkin'):>16} {cell('cudnn'):>16} "
+                     f"{cell('fa4'):>16} {vs('cudnn'):8.2f} {vs('fa4'):8.2f}")
+    return lines
 
 
 def op_program(torch, q, k, v, ref, tol: float):
@@ -391,6 +417,9 @@ def main() -> int:
                     f"autotile=true; {', '.join(map(repr, VARIANTS))}: the default plan, or it with one option), e.g. 0,6 "
                     "or default,auto (default: all)")
     ap.add_argument("--groups", help="with --path sm90: grouped-query attention instead, r query heads a key/value head, e.g. 4,8")
+    ap.add_argument("--sustained", type=float, default=0.0, metavar="SECONDS",
+                    help="also run napkin's fastest kernel, cuDNN's and FA4's back to back for SECONDS each, twice in turn "
+                         "(each at the clock its own power draw sustains), and table those too")
     args = ap.parse_args()
     import torch
     import torch.nn.functional as F
@@ -422,10 +451,10 @@ def main() -> int:
                          f"{best / tf['fa4'] if 'fa4' in tf else float('nan'):8.2f}")
         report(lines, "bench_attention_gqa.txt")
         return 0
-    rows, sph_rows = [], []
+    rows, sph_rows, held = [], [], []
     for n in seqs:
         for d in dims:
-            r, sph = bench_shape(torch, F, sdpa_kernel, backends, n, d, t, configs, args.path)
+            r, sph = bench_shape(torch, F, sdpa_kernel, backends, n, d, t, configs, args.path, args.sustained, held)
             rows += r
             sph_rows.append(sph)
             torch.cuda.empty_cache()
@@ -443,6 +472,7 @@ def main() -> int:
     lines += ["", "spherical attention against napkin's softmax kernel (not causal)",
               f"{'seq':>6} {'d':>4} {'napkin config':<22} {'spherical':>9} {'softmax':>8} {'ratio':>6}"]
     lines += [f"{n:>6} {d:>4} {cfg:<22} {s:9.0f} {m:8.0f} {s / m:6.2f}" for n, d, cfg, s, m in sph_rows]
+    lines += sustained_table(held, args.sustained)
     report(lines, "bench_attention.txt")
     return 0
 

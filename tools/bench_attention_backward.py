@@ -2,7 +2,7 @@
 """Time napkin's attention backward against torch's SDPA backends, side by side.
 
     python3 tools/bench_attention_backward.py [--seqs 1024,4096] [--dims 64,128] [--dtype bf16|f16] [--fused]
-                                              [--group R] [--spherical] [--step]
+                                              [--group R] [--spherical] [--step] [--sustained SECONDS]
 
 The FlashAttention-3 paper's setting: batch x sequence = 16k tokens, hidden 2048 (32 heads
 of 64 or 16 heads of 128), causal and not. napkin's backward is
@@ -25,7 +25,10 @@ step's attention instead: the forward and the backward through autograd, each ca
 3.5x the forward's. `--plans` times instead, kernels alone, each configuration the model's
 search weighs (`attention_configs`) of each of the backward's kernels at each shape,
 beside the default plan, and reports the model's pick (`autotile_attention`) against the
-fastest. The table is printed last and written to $OUT/bench_attention_backward.txt.
+fastest. With `--sustained SECONDS`, napkin's, cuDNN's and FA4's each also run back to back
+for that long, twice in turn (`bench_gemm.time_alternating`: each at the clock its own power
+draw sustains at the board's limit, as in a training loop), a row of those beneath each
+shape's. The table is printed last and written to $OUT/bench_attention_backward.txt.
 """
 
 from __future__ import annotations
@@ -41,7 +44,7 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(ROOT / "tools"))
 
-from bench_gemm import report, time_interleaved  # CUDA events, batches of each kernel in turn; the table out
+from bench_gemm import report, time_alternating, time_interleaved  # CUDA events, batches of each kernel in turn; the table out
 
 
 PEERS = ("napkin", "cudnn", "flash", "efficient", "fa4")
@@ -176,6 +179,9 @@ def main() -> int:
                     "kernels alone, and the model's pick against the fastest")
     ap.add_argument("--fused", action="store_true", help="also time dQ, dK and dV from one kernel and dQ apart, at every shape "
                     "(the default picks one: napkin_ir.torch.backward_parts)")
+    ap.add_argument("--sustained", type=float, default=0.0, metavar="SECONDS",
+                    help="also run napkin's, cuDNN's and FA4's back to back for SECONDS each, twice in turn, a row of those "
+                         "(TFLOP/s, SM clock, board power) beneath each shape's")
     args = ap.parse_args()
     import torch
     import torch.nn.functional as F
@@ -189,7 +195,8 @@ def main() -> int:
     lines = [f"device: {name}  torch {torch.__version__}  {date.today().isoformat()}",
              f"command: python3 tools/bench_attention_backward.py --seqs {args.seqs} --dims {args.dims} --dtype {args.dtype}"
              + (" --fused" if args.fused else "") + (f" --group {args.group}" if args.group > 1 else "")
-             + (" --spherical" if args.spherical else "") + (" --step" if args.step else ""), "",
+             + (" --spherical" if args.spherical else "") + (" --step" if args.step else "")
+             + (f" --sustained {args.sustained:g}" if args.sustained else ""), "",
              f"{'shape':<28}{'napkin err':>11}" + "".join(f"{x:>12}" for x in PEERS)
              + f"{'vs cudnn':>10}{'vs flash':>10}{'vs fa4':>10}",
              "TFLOP/s of the forward and the backward (3.5x the forward's FLOPs)" if args.step else "TFLOP/s of the backward (2.5x the forward's FLOPs)"
@@ -291,6 +298,14 @@ def main() -> int:
                     row += f"   one kernel {tf['fused']:.0f}, dQ apart {tf['apart']:.0f} ({tf['fused'] / tf['apart']:.2f}x)"
                 print(row, flush=True)
                 lines.append(row)
+                if args.sustained:
+                    runs = time_alternating(torch, {x: fns[x] for x in ("napkin", "cudnn", "fa4") if x in fns}, args.sustained)
+                    tfs = {x: flop / (r[0] * 1e-3) / 1e12 for x, r in runs.items()}
+                    row = f"{'  sustained':<28}{'':>11}" + "".join(f"{tfs[x]:>12.0f}" if x in tfs else f"{'':>12}" for x in PEERS) \
+                        + "".join(f"{tfs['napkin'] / tfs[x]:>10.2f}" if x in tfs else f"{'':>10}" for x in ("cudnn", "flash", "fa4")) \
+                        + "   " + ", ".join(f"{x} {r[1]:.0f} MHz {r[2]:.0f} W" for x, r in runs.items())
+                    print(row, flush=True)
+                    lines.append(row)
     report(lines, "bench_attention_backward.txt")
     return 0
 

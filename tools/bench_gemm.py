@@ -369,6 +369,18 @@ def time_sustained(torch, fn, seconds: float) -> tuple[float, float, float]:
     watts = statistics.median(w for _, w in samples) if samples else float("nan")
     return start.elapsed_time(end) / launches, mhz, watts
 
+def time_alternating(torch, fns: dict, seconds: float, repeats: int = 2) -> dict:
+    """Each of `fns` (label: launch) sustained (`time_sustained`) for `seconds`, in turn,
+    `repeats` times; per label the mean of its runs' (ms a launch, SM clock MHz, board power
+    W). Under the board's power limit each kernel then runs at the clock its own draw
+    sustains: the figure a training loop sees, where interleaved batches (`time_interleaved`)
+    each run some milliseconds after another kernel's."""
+    runs: dict = {label: [] for label in fns}
+    for _ in range(repeats):
+        for label, fn in fns.items():
+            runs[label].append(time_sustained(torch, fn, seconds))
+    return {label: tuple(statistics.mean(r[i] for r in rs) for i in range(3)) for label, rs in runs.items()}
+
 
 def main() -> int:
     import torch
@@ -452,12 +464,11 @@ def main() -> int:
                 rows.append((f"{m}x{n}x{k}", t, path, best[1], flop / mine / 1e9, flop / peer / 1e9, ratio,
                              cublas / best[0]))
                 if args.sustained:
-                    runs = [time_sustained(torch, fn, args.sustained)
-                            for fn in (lambda launch=best[2]: launch(False), lambda: torch.matmul(a, b, out=c)) * 2]
-                    ours_ms, theirs_ms = (statistics.mean(r[0] for r in runs[i::2]) for i in (0, 1))
+                    runs = time_alternating(torch, {"napkin": lambda launch=best[2]: launch(False),
+                                                    "cublas": lambda: torch.matmul(a, b, out=c)}, args.sustained)
+                    (ours_ms, mo, wo), (theirs_ms, mc, wc) = runs["napkin"], runs["cublas"]
                     sustained.append((f"{m}x{n}x{k}", t, path, best[1], flop / ours_ms / 1e9, flop / theirs_ms / 1e9, theirs_ms / ours_ms,
-                                      statistics.mean(r[1] for r in runs[0::2]), statistics.mean(r[1] for r in runs[1::2]),
-                                      statistics.mean(r[2] for r in runs[0::2]), statistics.mean(r[2] for r in runs[1::2])))
+                                      mo, mc, wo, wc))
     lines = [f"{'shape':<18} {'dtype':<5} {'path':<5} {'napkin config':<24} {'napkin':>8} {'cuBLAS':>8} {'ratio':>6} {'sweep':>6}"]
     lines += [f"{s:<18} {t:<5} {p:<5} {cfg:<24} {o:8.0f} {c:8.0f} {r:6.2f} {q:6.2f}" for s, t, p, cfg, o, c, r, q in rows]
     if sustained:

@@ -116,3 +116,19 @@ def test_graphed_timing_captures_each_function_s_calls_and_gives_a_call_s_ms():
     torch.cuda.CUDAGraph, torch.cuda.graph = Graph, Capture
     assert bench_gemm.time_graphed(torch, fns, rounds=3, warm_s=0.0) == [1.0, 2.0]
     assert [g.captured for g in graphs] == [["a"] * bench_gemm.GRAPH_CALLS, ["b"] * bench_gemm.GRAPH_CALLS]
+
+
+def test_time_alternating_runs_each_in_turn_and_averages_its_runs(monkeypatch):
+    """`time_alternating`: every function sustained once a repeat, in the order given, and
+    per function the mean of its runs' (ms, MHz, W)."""
+    calls = []
+    figures = {"a": iter([(1.0, 1500.0, 690.0), (3.0, 1700.0, 650.0)]), "b": iter([(2.0, 1600.0, 680.0), (2.0, 1600.0, 700.0)])}
+
+    def sustained(torch, fn, seconds):
+        calls.append((fn, seconds))
+        return next(figures[fn])
+
+    monkeypatch.setattr(bench_gemm, "time_sustained", sustained)
+    runs = bench_gemm.time_alternating(None, {"a": "a", "b": "b"}, 3.0)
+    assert calls == [("a", 3.0), ("b", 3.0), ("a", 3.0), ("b", 3.0)]
+    assert runs == {"a": (2.0, 1600.0, 670.0), "b": (2.0, 1600.0, 690.0)}
