@@ -49,6 +49,23 @@ def finite_float(where: str, arg: str, value: Any) -> float:
     return float(value)
 
 
+def scaled(rows: int, cols: int, scale: float, dtype: str = "f32", out_dtype: str = "bf16", name: str = "scaled") -> str:
+    """out[r, c] = scale * x[r, c], x of `dtype`, rounded to `out_dtype`: maps alone, which
+    napkin compiles as a rows kernel (whole lines of `cols` a lane group). The attention
+    backward's dQ, added up in f32 across key blocks, leaves through it once: its scale and
+    rounding in one pass, 16 bytes a lane."""
+    positive_int("scaled", "rows", rows)
+    positive_int("scaled", "cols", cols)
+    scale = finite_float("scaled", "scale", scale)
+    element_type("scaled", "dtype", dtype)
+    element_type("scaled", "out_dtype", out_dtype)
+    symbol("scaled", "name", name)
+    src, dst = (f"!ncd.tensor<r={rows}, c={cols} : {t}>" for t in (dtype, out_dtype))
+    body = [f"  %y = ncd.map scale %x by {scale!r} : {src} -> {dst}"] if dtype == out_dtype else [
+        f"  %s = ncd.map scale %x by {scale!r} : {src} -> {src}", f"  %y = ncd.map cast %s : {src} -> {dst}"]
+    return "\n".join([f"func.func @{name}(%x: {src}) -> {dst} {{", *body, f"  func.return %y : {dst}", "}"]) + "\n"
+
+
 def gemm(m: int, n: int, k: int, dtype: str = "bf16", name: str = "matmul", *, batch: int = 0, b_nk: bool = False,
          out_dtype: str | None = None, bias: str = "", bias_dtype: str = "f32", relu: bool = False,
          transposed: bool = False) -> str:

@@ -334,3 +334,21 @@ def test_views_off_sixteen_byte_alignment():
         got = leaf.grad[1:].view(b, h, n, d)
         assert torch.isfinite(got).all() and leaf.grad[0] == 0, name
         assert _rel(got, ref) <= 2e-2, f"{name}: {_rel(got, ref):.2e}"
+
+
+@pytest.mark.parametrize("shape", [(4, 16, 512, 128), (1, 3, 37, 64), (1, 1, 3, 8), (1, 1, 1, 12)], ids=lambda s: "x".join(map(str, s)))
+@pytest.mark.parametrize("dtype", [torch.bfloat16, torch.float16], ids=str)
+def test_dq_leaves_f32_with_the_bits_of_torch_mul(shape, dtype):
+    """dQ's finish (its f32 sums times the softmax scale, rounded): napkin's rows kernel
+    (`scaled_kernel`; torch's multiply where no rows of 8 fill the elements, as 12) gives the
+    bits of `torch.mul(out=)`, every element written, on a side stream."""
+    import napkin_ir.torch as nt
+
+    x = torch.randn(*shape, device="cuda") * 3
+    scale = 1 / math.sqrt(shape[-1])
+    side = torch.cuda.Stream()
+    with torch.cuda.stream(side):
+        got = nt._finished(x, scale, dtype, nt.capability(x.device), side.cuda_stream, x.device.index or 0)
+    side.synchronize()
+    assert got.dtype == dtype and got.shape == x.shape
+    assert torch.equal(got, torch.mul(x, scale, out=torch.empty(shape, dtype=dtype, device="cuda")))
