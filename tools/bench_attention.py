@@ -26,10 +26,10 @@ in an order of its own, each batch after 50 ms of untimed launches of its own ke
 that the clock is the one that kernel sustains, not its predecessor's), after a second of
 warm-up (`bench_gemm.time_interleaved`): the ratios compare kernels that saw the same
 heat. Times are the medians over the rounds. With `--sustained SECONDS`, napkin's fastest
-kernel, cuDNN's and FA4's then each run back to back for that long, twice in turn: at the
-board's power limit (where the H200 runs these kernels) each then runs at the clock its own draw sustains,
-as in a training loop, where an interleaved batch runs milliseconds after another
-kernel's and the power controller's lag leaves the timings a percent or two apart from
+kernel, cuDNN's and FA4's then each run back to back for that long, twice in turn. The H200
+runs these kernels at its power limit, so each then runs at the clock its own draw
+sustains, as in a training loop. An interleaved batch runs milliseconds after another
+kernel's, and the power controller's lag leaves those timings a percent or two apart from
 call to call. The tables are printed last and written to $OUT/bench_attention.txt.
 """
 

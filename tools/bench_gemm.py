@@ -369,6 +369,7 @@ def time_sustained(torch, fn, seconds: float) -> tuple[float, float, float]:
     watts = statistics.median(w for _, w in samples) if samples else float("nan")
     return start.elapsed_time(end) / launches, mhz, watts
 
+
 def time_alternating(torch, fns: dict, seconds: float, repeats: int = 2) -> dict:
     """Each of `fns` (label: launch) sustained (`time_sustained`) for `seconds`, in turn,
     `repeats` times; per label the mean of its runs' (ms a launch, SM clock MHz, board power
