@@ -9,7 +9,7 @@ keeps each case's PTX, to diff one by hand.
 The cases: every example under both named pipelines with their defaults, the README's
 option variants, and attention and GEMM diagrams generated at the shapes the benchmarks
 and the torch ops use (head dims 64 to 256, short and long streams, packed query heads,
-batched and f32-output GEMMs, shapes smaller than a tile)."""
+batched and f32-output GEMMs, shapes smaller than a tile, dQ's scale out of f32)."""
 
 from __future__ import annotations
 
@@ -26,7 +26,7 @@ sys.path.insert(0, str(ROOT))  # the napkin_ir beside this script, not an instal
 def cases() -> list[tuple[str, str, str]]:
     """(name, diagram text, pipeline) of every case."""
     from napkin_ir.attention_diagrams import attention_diagram, gqa_attention_diagram, gradient_passes
-    from napkin_ir.diagrams import gemm
+    from napkin_ir.diagrams import gemm, scaled
 
     out: list[tuple[str, str, str]] = []
     examples = sorted((ROOT / "examples").glob("*.mlir"))
@@ -72,6 +72,10 @@ def cases() -> list[tuple[str, str, str]]:
                 out.append((f"grad-{part}-{kind}-n{n}-d{d}/napkin-sm90", text, f"{gradient_passes(kind, part)},napkin-sm90"))
         text = gqa_attention_diagram(kind, 1, 2, 4, 2048, 128)
         out.append((f"grad-kv-gqa-{kind}-n2048-d128-r4/napkin-sm90", text, f"{gradient_passes(kind, 'kv', True)},napkin-sm90"))
+    # dQ's scale and rounding out of f32 (`napkin_ir.torch.scaled_kernel`), over 16k tokens at d=128, and a row of 8
+    for rows, cols in ((262144, 128), (3, 8)):
+        for pipe in ("napkin-sm80", "napkin-sm90"):
+            out.append((f"scaled-{rows}x{cols}/{pipe}", scaled(rows, cols, 0.08838834764831845), pipe))
     gemms = [((4096, 4096, 4096), {}), ((5000, 3000, 2056), {}), ((256, 8192, 8192), {}), ((100, 70, 40), {}),
              ((1024, 1024, 1024), {"b_nk": True}), ((512, 512, 256), {"batch": 3}), ((1024, 512, 256), {"out_dtype": "f32"}),
              ((1024, 1024, 512), {"bias": "n", "relu": True}), ((1024, 1024, 512), {"bias": "m", "bias_dtype": "bf16"}),
