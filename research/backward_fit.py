@@ -50,7 +50,7 @@ def main() -> int:
     import torch
 
     import napkin_ir.torch  # noqa: F401 (the ops)
-    from bench_attention_backward import fa4_func
+    from bench_attention_backward import fa4_backward, fa4_func
     from bench_gemm import time_interleaved
 
     fa4 = fa4_func()
@@ -61,12 +61,8 @@ def main() -> int:
         q, k, v, g = (torch.randn(b, h, n, a.d, device="cuda", dtype=torch.bfloat16) for _ in range(4))
         out, lse = torch.ops.napkin.attention_lse(q, k, v, "causal", None)
         fns = [lambda: torch.ops.napkin.attention_backward(q, k, v, out, lse, g, None, "causal", None)]
-        if fa4 is not None:
-            q4, k4, v4 = (x.transpose(1, 2).contiguous().requires_grad_() for x in (q, k, v))
-            g4 = g.transpose(1, 2).contiguous()
-            o4 = fa4(q4, k4, v4, causal=True)
-            o4 = o4[0] if isinstance(o4, tuple) else o4
-            fns.append(lambda: torch.autograd.grad(o4, (q4, k4, v4), g4, retain_graph=True))
+        if fa4 is not None and (fn := fa4_backward(torch, fa4, q, k, v, g, True)) is not None:
+            fns.append(fn)
         ms = [statistics.median(r) for r in time_interleaved(torch, fns, rounds=9, settle_s=0.05)]
         rows.append((n, b, tiles(b, h, n), [x * 1e3 for x in ms]))
         print(f"n{n} b{b} h{h}: {rows[-1][2]} tiles, napkin {rows[-1][3][0]:.0f} us"

@@ -59,6 +59,27 @@ def fa4_func():
     return flash_attn_func
 
 
+def fa4_backward(torch, fa4, q, k, v, g, causal: bool, step: bool = False):
+    """A launch of FlashAttention-4's backward on [B, H, N, D] `q`, `k`, `v` and the output's
+    cotangent `g` (copied once to its [B, N, H, D]): `torch.autograd.grad` through its saved
+    graph, or with `step` its forward and backward; None where it refuses the shape."""
+    q4, k4, v4 = (x.transpose(1, 2).contiguous().requires_grad_() for x in (q, k, v))
+    g4 = g.transpose(1, 2).contiguous()
+    try:
+        o4 = fa4(q4, k4, v4, causal=causal)
+        o4 = o4[0] if isinstance(o4, tuple) else o4
+        torch.autograd.grad(o4, (q4, k4, v4), g4, retain_graph=True)
+    except Exception as e:  # noqa: BLE001 (a head dim or GPU it has no kernel for)
+        print(f"  fa4: n/a ({str(e).splitlines()[0][:80] if str(e) else type(e).__name__})", flush=True)
+        return None
+    if step:
+        def step4():
+            o = fa4(q4, k4, v4, causal=causal)
+            return torch.autograd.grad(o[0] if isinstance(o, tuple) else o, (q4, k4, v4), g4)
+        return step4
+    return lambda: torch.autograd.grad(o4, (q4, k4, v4), g4, retain_graph=True)
+
+
 def _plan(nt, fused: bool, d: int, call):
     """`call` with dQ, dK and dV from one kernel at head dim `d` (`fused`, whatever the
     keys and the mask), or dQ from its own kernel beside dK and dV's."""
@@ -265,25 +286,8 @@ def main() -> int:
                         fns[label] = step
                         continue
                     fns[label] = (lambda o=o, qs=qs, ks=ks, vs=vs: torch.autograd.grad(o, (qs, ks, vs), g, retain_graph=True))
-                if fa4 is not None:  # FlashAttention-4's CuTe DSL kernels: [batch, tokens, heads, head dim]
-                    q4, k4, v4 = (x.transpose(1, 2).contiguous().requires_grad_() for x in (q, k, v))
-                    g4 = g.transpose(1, 2).contiguous()
-                    try:
-                        o4 = fa4(q4, k4, v4, causal=causal)
-                        o4 = o4[0] if isinstance(o4, tuple) else o4
-                        torch.autograd.grad(o4, (q4, k4, v4), g4, retain_graph=True)
-                    except Exception as e:  # noqa: BLE001 (a head dim or GPU it has no kernel for)
-                        print(f"  fa4: n/a ({str(e).splitlines()[0][:80] if str(e) else type(e).__name__})", flush=True)
-                        o4 = None
-                    if o4 is None:
-                        pass
-                    elif args.step:
-                        def step4(q4=q4, k4=k4, v4=v4, g4=g4):
-                            o = fa4(q4, k4, v4, causal=causal)
-                            return torch.autograd.grad(o[0] if isinstance(o, tuple) else o, (q4, k4, v4), g4)
-                        fns["fa4"] = step4
-                    else:
-                        fns["fa4"] = lambda o4=o4, q4=q4, k4=k4, v4=v4, g4=g4: torch.autograd.grad(o4, (q4, k4, v4), g4, retain_graph=True)
+                if fa4 is not None and (fn := fa4_backward(torch, fa4, q, k, v, g, causal, args.step)) is not None:
+                    fns["fa4"] = fn
                 labels = list(fns)
                 rounds = time_interleaved(torch, [fns[x] for x in labels], rounds=9, settle_s=0.05)
                 ms = {x: statistics.median(r) for x, r in zip(labels, rounds)}
