@@ -115,7 +115,7 @@ def streamed_vectors(module: ModuleOp, axes: AttentionAxes) -> int:
 
 def _plan_sm90(module: ModuleOp, req: PlanRequest) -> KernelPlan:
     rows, keys = req.sized("block", 2, "for attention: query rows, keys") or (0, 0)
-    persistent = persistent_pays(module, rows, keys) if req.persistent is None else req.persistent
+    persistent = persistent_pays(module, rows) if req.persistent is None else req.persistent
     req.refuse("attention on sm_90a", ("group", "cluster", "warps", "split", "deterministic", "swap"))
     if req.autotile:
         req.refuse("autotile=true (the model chooses it)", ("block",))
@@ -436,27 +436,29 @@ def resident_rows_innermost(module: ModuleOp, axes: AttentionAxes) -> bool:
     return any(axes.query in t.shape and axes.keys not in t.shape and t.axis_names[-1] == axes.query for t in tiles)
 
 
-def persistent_pays(module: ModuleOp, block: int | None = None, stream: int | None = None) -> bool:
+def persistent_pays(module: ModuleOp, block: int | None = None) -> bool:
     """Whether napkin-sm90 launches `module`'s attention persistent by default (blocks of
-    `block` query rows, or the default, streaming `stream` at a time): where a block's
-    stream (its keys, half under a causal mask, times the head dim) is PERSISTENT_WORK or
-    less on average, so that the prologue and epilogue each block pays are a large share
-    of its time; spherical attention at head dims over 64 up to 128 at any length; never
-    for blocks of three consumer warpgroups (research/benchmarks.md), nor for a kernel that
-    adds a result along the stream 128 or 80 queries a tile without a mask: its blocks' work
-    is even, and the tile loop's registers make ptxas spill 44 bytes a thread where the plain
-    grid spills none (d=64 at 4k: 0.92x, H200 2026-11-29; under a causal mask both spill,
-    and the paired blocks win, 1.03x; at 80, d=128 at 4k, 2445-2460 us a block a tile
-    against 2529-2541 persistent, kernels alone, H200 2026-11-29). Under a causal mask such
-    a kernel's blocks have uneven work, and the plain grid launched longest first
-    (`hbm.order = "last_from_start"`) balances it as the paired persistent blocks do: the
-    rule of the stream's work decides (kernels alone, H200 2026-11-30: d=128 at 16k the
-    plain grid 1.01-1.04x, at 4k 0.96-0.98x; d=64 at 16k 0.99-1.01x, at 4k 0.95-0.96x)."""
+    `block` query rows, or the default): where a block's stream (its keys, half under a
+    causal mask, times the head dim) is PERSISTENT_WORK or less on average, so that the
+    prologue and epilogue each block pays are a large share of its time; spherical attention
+    at head dims over 64 up to 128 at any length; never for blocks of three consumer
+    warpgroups (research/benchmarks.md), nor for a kernel that adds a result along the
+    stream (the gradient's dQ beside dK and dV): on a plain grid its blocks' dK and dV leave
+    through the consumers' shared memory, where a persistent block's producer is loading the
+    next block's tiles and its stores go from registers. Without a mask its blocks' work is
+    even; under a causal mask the plain grid launched longest first (`hbm.order =
+    "last_from_start"`) balances the uneven blocks as the paired persistent ones do. The
+    op's backward over 16k tokens, H200 2026-12-01, plain against persistent: d=128 causal
+    1.08x at 1k and 2k, 1.01x at 4k and 8k; d=64 causal 1.03x at 1k and 2k, 1.00x at 4k,
+    1.01x at 8k and 16k; grouped heads (4 a group, d=128, causal) 1.22x at 1k, 1.07x at
+    2k; spherical attention (d=128) 1.09x at 1k; d=128 without a mask (64 queries a tile
+    where 80 would pad) 1.23x at 256 keys, 1.13x at 512 (research/benchmarks.md, session
+    71)."""
     axes, sizes = attention_shape(module)
     if (block or _rows_for(module, axes, sizes)) > 128:
         return False
     d = head_dim(axes, sizes)
-    if added_along_stream(module, axes) and not axes.masked and (stream or added_stream(module, d)) in (128, WIDE_ADDED_STREAM):
+    if added_along_stream(module, axes):
         return False
     if _spherical_narrow(module, d):
         return True

@@ -252,39 +252,38 @@ def test_sm90_spherical_attention_at_d128_is_persistent():
     assert not persistent_pays(run_pipeline(_text("softmax", 1, 2, 16384, 16384, 128)))
 
 
-def test_sm90_gradients_one_kernel_loops_only_under_a_mask_at_128_or_80_queries():
-    """persistent_pays: the gradient's one kernel at d=64 (128 queries a tile) launches a
-    block a tile without a mask (its persistent form spills where the plain one does not)
-    and loops under a causal mask at 4k (paired blocks of equal work); at d=128 the same (80
-    queries a tile without a mask, 64 under it); at 64 queries it would loop at 4k either
-    way. Under the mask at d=128 over 16k its blocks stream enough queries for a plain
-    grid, launched longest first."""
+def test_sm90_gradients_one_kernel_launches_a_block_a_key_tile():
+    """persistent_pays: the gradient's one kernel (dQ added along the stream) launches a
+    block a key tile at every length, masked or not, d=64 or 128, spherical attention's too,
+    so that its blocks' dK and dV leave through the consumers' shared memory; dK's and dV's
+    kernel beside dQ's (no result along its stream) still loops where its stream is short,
+    as the forward does."""
     from napkin_ir.attention_diagrams import gradient_passes
     from napkin_ir.plan.recipes.attention import persistent_pays
 
-    def grad(kind: str, d: int, n: int = 4096):
-        return run_pipeline(_text(kind, 1 if n > 4096 else 4, 2, n, n, d), gradient_passes(kind, "qkv"))
+    def grad(kind: str, d: int, n: int = 4096, part: str = "qkv"):
+        return run_pipeline(_text(kind, 1 if n > 4096 else 4, 2, n, n, d), gradient_passes(kind, part))
 
-    assert not persistent_pays(grad("softmax", 64)) and persistent_pays(grad("causal", 64))
-    assert persistent_pays(grad("softmax", 64), None, 64)
-    assert not persistent_pays(grad("softmax", 128)) and persistent_pays(grad("causal", 128))
-    assert persistent_pays(grad("softmax", 128), None, 64)
-    assert not persistent_pays(grad("causal", 128, 16384)) and persistent_pays(grad("causal", 64, 16384))
+    for kind in ("softmax", "causal", "spherical"):
+        for d in (64, 128):
+            for n in (512, 1024, 4096, 16384):
+                assert not persistent_pays(grad(kind, d, n)), (kind, d, n)
+    assert persistent_pays(grad("causal", 128, 1024, "kv")) and persistent_pays(grad("softmax", 64, 1024, "kv"))
+    assert persistent_pays(run_pipeline(_text("causal", 4, 2, 4096, 4096, 128)))
 
 
 def test_sm90_spherical_gradients_one_kernel_streams_64_queries_at_d64():
     """added_stream: the softmax's gradient (its probabilities recomputed by exp) streams
     128 queries a tile at d=64; spherical attention's (divided by the norm) 64, where 128
-    spill, and so loops as the softmax's does at 64. The spec names the stream."""
+    spill. The spec names the stream."""
     from napkin_ir.attention_diagrams import gradient_passes
-    from napkin_ir.plan.recipes.attention import added_stream, persistent_pays, sm90_passes
+    from napkin_ir.plan.recipes.attention import added_stream, sm90_passes
 
     def grad(kind: str, d: int):
         return run_pipeline(_text(kind, 4, 2, 4096, 4096, d), gradient_passes(kind, "qkv"))
 
     assert added_stream(grad("softmax", 64), 64) == 128 and added_stream(grad("causal", 64), 64) == 128
     assert added_stream(grad("spherical", 64), 64) == 64 and added_stream(grad("spherical", 128), 128) == 64
-    assert persistent_pays(grad("spherical", 64))
     assert 'stream="i:64"' in spec(sm90_passes(grad("spherical", 64)))
     assert 'stream="i:128"' in spec(sm90_passes(grad("softmax", 64)))
 
@@ -309,18 +308,17 @@ def test_sm90_softmax_gradient_at_d128_streams_80_queries_where_its_last_tile_pa
 
 def test_sm90_softmax_gradients_are_softmax_to_the_stream_rules():
     """The softmax's gradient (no SoftmaxOp: its probabilities recomputed by exp) is a
-    softmax to the recipe: at d=128 over 16k keys its one kernel launches a block a key
-    tile, not persistent as spherical attention's is at any length; under a causal mask too
-    (its blocks' work uneven, but long enough a block: the plain grid launched longest
-    first)."""
+    softmax to the recipe, causal or not; spherical attention's (divided by the norm) is
+    not, and takes the spherical rules (64 queries a tile, `added_stream`)."""
     from napkin_ir.attention_diagrams import gradient_passes
-    from napkin_ir.plan.recipes.attention import persistent_pays
+    from napkin_ir.plan.recipes.attention import _softmax, _spherical_narrow
 
     def grad(kind: str, d: int):
         return run_pipeline(_text(kind, 1, 2, 16384, 16384, d), gradient_passes(kind, "qkv"))
 
-    assert not persistent_pays(grad("softmax", 128))
-    assert not persistent_pays(grad("causal", 128)) and persistent_pays(grad("spherical", 128))
+    assert _softmax(grad("softmax", 128)) and _softmax(grad("causal", 128))
+    assert not _softmax(grad("spherical", 128)) and _spherical_narrow(grad("spherical", 128), 128)
+    assert not _spherical_narrow(grad("softmax", 128), 128)
 
 
 def test_sm90_three_warpgroup_blocks_stay_a_block_a_tile():
