@@ -252,19 +252,15 @@ def attention_kernel(kind: str, scale: float | None, b: int, h: int, hk: int, n:
 ATTENTION_GRAD_PARTS = ("delta", "q", "k", "v", "kv", "qkv")
 # dQ, dK and dV from one kernel on sm_90a (dQ^T's tiles added into f32 by the TMA's
 # reduce-add) at these head dims, from this many keys (under a causal mask, from
-# FUSED_DQ_MASKED_MIN_KEYS): with its groups scheduled (`reg-wgmma-schedule`) and dQ's
-# kernel reading its rows' statistics once a tile (`reg-hoist-loads`), the kernels alone
-# (H100) at d=128 measured 1.00x the two kernels at 1k tokens, 1.09x at 4k, 1.16x at 16k;
-# causal 0.88x at 1k, 0.99x at 4k, 1.05x at 16k. Once guarded loads stopped spilling
-# (`ptx.ld{zero}`), the op (H100) measured the one kernel 0.95x the two at 1k, 1.01x at 2k;
-# causal 0.90x at 1k, 1.00x at 2k. At d=64 blocks of 64 keys (one consumer warpgroup, as
-# dQ^T has 64 rows) measured slower than the two; blocks of 128 keys, each warpgroup dQ^T's
-# 64 rows for half its columns, measured (the op, H200, 2026-11-28) 0.96x the two at 1k,
-# 1.03x at 2k, 1.07x at 4k, 1.13x at 16k; causal 0.94x, 1.01x, 1.06x, 1.10x
-# (research/benchmarks.md).
+# FUSED_DQ_MASKED_MIN_KEYS), else dQ's kernel beside dK's and dV's. With its blocks on a
+# plain grid (`persistent_pays`), the op over 16k tokens (H200, 2026-12-01, against the two
+# kernels): d=128 1.13x at 1k keys, 1.03x at 512, 0.92x at 256; causal 1.21x at 4k, 1.16x
+# at 2k, 1.09x at 1k, 0.98x at 512, 0.84x at 256; d=64 1.19x at 1k, 1.07x at 512, 0.92x at
+# 256; causal 1.27x at 2k, 1.15x at 1k, 1.01x at 512, 0.93x at 256; grouped heads (4 a
+# group, d=128, causal) 1.09x at 1k (research/benchmarks.md, session 71).
 FUSED_DQ_DIMS: tuple[int, ...] = (64, 128)
-FUSED_DQ_MIN_KEYS = 2048
-FUSED_DQ_MASKED_MIN_KEYS = 4096
+FUSED_DQ_MIN_KEYS = 512
+FUSED_DQ_MASKED_MIN_KEYS = 1024
 
 
 def backward_parts(d: int, cap: tuple[int, int] = (9, 0), masked: bool = False, keys: int = 0,

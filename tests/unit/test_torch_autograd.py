@@ -81,12 +81,12 @@ def test_each_attention_gradient_is_a_derived_kernel(cap, target):
     # the backward runs it up to head dim 128, a kernel each past that
     assert nt.backward_parts(128) == ("delta", "q", "kv") and nt.backward_parts(256) == ("delta", "q", "k", "v")
     assert {*nt.backward_parts(128), *nt.backward_parts(256)} <= set(nt.ATTENTION_GRAD_PARTS)
-    # dQ, dK and dV from one kernel: Hopper's, at d=64 and 128, from 2048 keys (4096 under a mask)
-    assert nt.FUSED_DQ_DIMS == (64, 128) and nt.FUSED_DQ_MIN_KEYS == 2048 and nt.FUSED_DQ_MASKED_MIN_KEYS == 4096
-    assert nt.backward_parts(128, (9, 0), keys=2048) == ("delta", "qkv")
-    assert nt.backward_parts(128, (9, 0), masked=True, keys=4096) == ("delta", "qkv")
-    for other in (dict(cap=(8, 0)), dict(masked=True, keys=2048), dict(keys=2000), dict(deterministic=True)):
-        assert nt.backward_parts(128, **{"cap": (9, 0), "keys": 2048, **other}) == ("delta", "q", "kv"), other
+    # dQ, dK and dV from one kernel: Hopper's, at d=64 and 128, from 512 keys (1024 under a mask)
+    assert nt.FUSED_DQ_DIMS == (64, 128) and nt.FUSED_DQ_MIN_KEYS == 512 and nt.FUSED_DQ_MASKED_MIN_KEYS == 1024
+    assert nt.backward_parts(128, (9, 0), keys=512) == ("delta", "qkv")
+    assert nt.backward_parts(128, (9, 0), masked=True, keys=1024) == ("delta", "qkv")
+    for other in (dict(cap=(8, 0)), dict(masked=True, keys=1000), dict(keys=500), dict(deterministic=True)):
+        assert nt.backward_parts(128, **{"cap": (9, 0), "keys": 1024, **other}) == ("delta", "q", "kv"), other
     assert nt.backward_parts(64, (9, 0), keys=4096) == ("delta", "qkv")
     assert nt.backward_parts(256, (9, 0), keys=4096) == ("delta", "q", "k", "v")
     # its kernel: sm_90a's, dQ an f32 sum the launch zeroes
