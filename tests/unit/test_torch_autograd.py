@@ -98,6 +98,9 @@ def test_each_attention_gradient_is_a_derived_kernel(cap, target):
     assert fused.name == "causal_attention_grad_q_k_v"
     assert [(p.arg, p.role, p.dtype) for p in fused.contract.params if p.arg.startswith("out")] == \
         [("out0", "accumulate", "f32"), ("out1", "out", "bf16"), ("out2", "out", "bf16")]
+    # a block a key tile (not persistent), at a length where dK's and dV's kernel beside dQ's loops
+    assert fused.contract.persistent == 0 and fused.contract.grid == (3, 2, 1)
+    assert nt.attention_grad_kernel("kv", "causal", None, 1, 2, 300, 300, 128, "bf16", cap).contract.persistent == 1
     # grouped heads' (a causal mask): each query head's dK and dV added into its group's too
     grouped = nt.attention_grad_kernel("qkv", "causal", None, 1, 4, 300, 300, 128, "bf16", cap, 2)
     assert grouped.contract.param("k").shape == (1, 2, 300, 128) and grouped.contract.param("q").shape == (1, 2, 2, 300, 128)
