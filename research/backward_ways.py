@@ -1,0 +1,153 @@
+"""The op's attention backward run each way napkin can run it, beside FA4's, in the same
+interleaved rounds: which kernels it should take at a length (dQ's kernel beside dK's and
+dV's, or the one kernel of all three) and on which grid (persistent blocks or a block a key
+tile). Each way's outputs are checked against the two kernels' on the GPU first.
+
+    python3 research/backward_ways.py 128:4096:causal 64:1024:softmax 128:1024:causal:4 ...   # on the GPU
+
+A shape is `d:n:kind[:r]`: head dim, sequence length, `softmax`, `causal` or `spherical`,
+and r query heads a key/value head (grouped; 1 if left out), over 16k tokens in all and
+hidden 2048 (FlashAttention-3's setting). The ways, in us a call (D, dQ's zeroing and its
+finish included, as FA4's pre- and postprocess are):
+
+- `op`: the op's default;
+- `persistent`, `plain`: the one kernel of dQ, dK and dV (`FUSED_DQ_*` lifted) with
+  `persistent=true` or `false`;
+- `split`: dQ's kernel beside dK's and dV's;
+- `FA4`: flash-attn-4's backward, where it is installed (not for spherical attention).
+
+Session 71 chose both of the op's rules from this table (research/benchmarks.md)."""
+
+from __future__ import annotations
+
+import contextlib
+import statistics
+import sys
+from pathlib import Path
+from typing import Any, Iterator, NamedTuple
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+sys.path.insert(0, str(ROOT / "tools"))
+
+TOKENS, HIDDEN = 16384, 2048
+KINDS = ("softmax", "causal", "spherical")
+
+
+class Shape(NamedTuple):
+    d: int
+    n: int
+    kind: str
+    group: int = 1
+
+    @property
+    def batch(self) -> int:
+        return max(1, TOKENS // self.n)
+
+    @property
+    def heads(self) -> int:
+        return HIDDEN // self.d
+
+    def flops(self) -> float:
+        """The backward's FLOPs as FlashAttention counts them: 2.5x the forward's 4 B H N^2 D,
+        halved under a causal mask."""
+        return 2.5 * 4 * self.batch * self.heads * self.n * self.n * self.d / (2 if self.kind == "causal" else 1)
+
+
+def parse(text: str) -> Shape:
+    """`d:n:kind[:r]` as a Shape, or a ValueError that says which part is wrong."""
+    parts = text.split(":")
+    if len(parts) not in (3, 4):
+        raise ValueError(f"a shape is d:n:kind[:r], found {text!r}")
+    try:
+        d, n, *r = (int(p) for p in parts[:2] + parts[3:])
+    except ValueError:
+        raise ValueError(f"d, n and r of {text!r} must be whole numbers") from None
+    if parts[2] not in KINDS:
+        raise ValueError(f"the kind of {text!r} must be one of {', '.join(KINDS)}")
+    shape = Shape(d, n, parts[2], *r)
+    if shape.d <= 0 or HIDDEN % shape.d or shape.n <= 0 or shape.group <= 0 or shape.heads % shape.group:
+        raise ValueError(f"{text!r}: d must divide {HIDDEN}, and r the {HIDDEN} // d heads")
+    return shape
+
+
+@contextlib.contextmanager
+def one_kernel_on(nt: Any, persistent: bool) -> Iterator[None]:
+    """While open, the op's backward at every head dim it fuses takes the one kernel of dQ, dK
+    and dV at any length, compiled with `persistent` given (remembered apart from the
+    default's: the key of the op's cache gains it)."""
+    compiled, saved = nt._compiled, (nt.FUSED_DQ_MIN_KEYS, nt.FUSED_DQ_MASKED_MIN_KEYS)
+
+    def chosen(key: tuple, candidates: list, what: str) -> Any:
+        if key[:2] == ("attention_grad", "qkv"):
+            key, candidates = key + (("persistent", persistent),), [(t, x, {**o, "persistent": persistent}) for t, x, o in candidates]
+        return compiled(key, candidates, what)
+
+    nt._compiled, nt.FUSED_DQ_MIN_KEYS, nt.FUSED_DQ_MASKED_MIN_KEYS = chosen, 0, 0
+    try:
+        yield
+    finally:
+        nt._compiled, (nt.FUSED_DQ_MIN_KEYS, nt.FUSED_DQ_MASKED_MIN_KEYS) = compiled, saved
+
+
+@contextlib.contextmanager
+def two_kernels(nt: Any) -> Iterator[None]:
+    """While open, the op's backward runs dQ's kernel beside dK's and dV's at every length."""
+    saved = nt.FUSED_DQ_DIMS
+    nt.FUSED_DQ_DIMS = ()
+    try:
+        yield
+    finally:
+        nt.FUSED_DQ_DIMS = saved
+
+
+def within(context: Any, call: Any) -> Any:
+    def run() -> Any:
+        with context():
+            return call()
+    return run
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = sys.argv[1:] if argv is None else argv
+    if not args or args[0] in ("-h", "--help"):
+        print(__doc__)
+        return 0 if args else 2
+    try:
+        shapes = [parse(a) for a in args]
+    except ValueError as e:
+        print(f"backward_ways: {e}", file=sys.stderr)
+        return 2
+    import torch
+
+    import napkin_ir.torch as nt
+    from bench_attention_backward import fa4_backward, fa4_func
+    from bench_gemm import time_interleaved
+
+    fa4 = fa4_func()
+    for s in shapes:
+        b, h = s.batch, s.heads
+        q, g = (torch.randn(b, h, s.n, s.d, device="cuda", dtype=torch.bfloat16) for _ in range(2))
+        k, v = (torch.randn(b, h // s.group, s.n, s.d, device="cuda", dtype=torch.bfloat16) for _ in range(2))
+        out, stat = torch.ops.napkin.attention_lse(q, k, v, s.kind, None)
+
+        def op(q=q, k=k, v=v, out=out, stat=stat, g=g, kind=s.kind):
+            return torch.ops.napkin.attention_backward(q, k, v, out, stat, g, None, kind, None)
+
+        ways = {"op": op, "persistent": within(lambda: one_kernel_on(nt, True), op),
+                "plain": within(lambda: one_kernel_on(nt, False), op), "split": within(lambda: two_kernels(nt), op)}
+        ref = [x.float() for x in ways["split"]()]
+        for name, way in ways.items():
+            err = max(((a.float() - r).abs().max() / r.abs().max()).item() for a, r in zip(way(), ref))
+            if not err < 2e-2:
+                raise SystemExit(f"backward_ways: {s} {name} differs from the two kernels by {err:.1e}")
+        if fa4 is not None and s.kind != "spherical" and (f := fa4_backward(torch, fa4, q, k, v, g, s.kind == "causal")) is not None:
+            ways["FA4"] = f
+        ms = [statistics.median(r) for r in time_interleaved(torch, list(ways.values()), rounds=9, settle_s=0.05)]
+        cells = " | ".join(f"{name} {m * 1e3:.0f} us ({s.flops() / m / 1e9:.0f} TF)" for name, m in zip(ways, ms))
+        print(f"d{s.d} n{s.n} {s.kind}" + (f" r{s.group}" if s.group > 1 else "") + f" | {cells}", flush=True)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
