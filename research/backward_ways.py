@@ -16,7 +16,9 @@ finish included, as FA4's pre- and postprocess are):
 - `split`: dQ's kernel beside dK's and dV's;
 - `FA4`: flash-attn-4's backward, where it is installed (not for spherical attention).
 
-Session 71 chose both of the op's rules from this table (research/benchmarks.md)."""
+Session 71 chose both of the op's rules from this table (research/benchmarks.md), made
+by the scratch script this one was written from (the same ways, the same timing); this
+form has not yet run on the GPU."""
 
 from __future__ import annotations
 
