@@ -13,7 +13,8 @@ finish included, as FA4's pre- and postprocess are):
 - `op`: the op's default;
 - `persistent`, `plain`: the one kernel of dQ, dK and dV (`FUSED_DQ_*` lifted) with
   `persistent=true` or `false`;
-- `split`: dQ's kernel beside dK's and dV's;
+- `split`: dQ's kernel beside dK's and dV's (a kernel each at head dims over 128);
+- `split plain`: those kernels each a block a tile (they loop where their stream is short);
 - `FA4`: flash-attn-4's backward, where it is installed (not for spherical attention).
 
 Session 71 chose both of the op's rules from this table (research/benchmarks.md), made
@@ -74,22 +75,15 @@ def parse(text: str) -> Shape:
 
 
 @contextlib.contextmanager
-def one_kernel_on(nt: Any, persistent: bool) -> Iterator[None]:
+def one_kernel(nt: Any) -> Iterator[None]:
     """While open, the op's backward at every head dim it fuses takes the one kernel of dQ, dK
-    and dV at any length, compiled with `persistent` given (remembered apart from the
-    default's: the key of the op's cache gains it)."""
-    compiled, saved = nt._compiled, (nt.FUSED_DQ_MIN_KEYS, nt.FUSED_DQ_MASKED_MIN_KEYS)
-
-    def chosen(key: tuple, candidates: list, what: str) -> Any:
-        if key[:2] == ("attention_grad", "qkv"):
-            key, candidates = key + (("persistent", persistent),), [(t, x, {**o, "persistent": persistent}) for t, x, o in candidates]
-        return compiled(key, candidates, what)
-
-    nt._compiled, nt.FUSED_DQ_MIN_KEYS, nt.FUSED_DQ_MASKED_MIN_KEYS = chosen, 0, 0
+    and dV at any length."""
+    saved = nt.FUSED_DQ_MIN_KEYS, nt.FUSED_DQ_MASKED_MIN_KEYS
+    nt.FUSED_DQ_MIN_KEYS, nt.FUSED_DQ_MASKED_MIN_KEYS = 0, 0
     try:
         yield
     finally:
-        nt._compiled, (nt.FUSED_DQ_MIN_KEYS, nt.FUSED_DQ_MASKED_MIN_KEYS) = compiled, saved
+        nt.FUSED_DQ_MIN_KEYS, nt.FUSED_DQ_MASKED_MIN_KEYS = saved
 
 
 @contextlib.contextmanager
@@ -103,11 +97,43 @@ def two_kernels(nt: Any) -> Iterator[None]:
         nt.FUSED_DQ_DIMS = saved
 
 
-def within(context: Any, call: Any) -> Any:
-    def run() -> Any:
-        with context():
-            return call()
-    return run
+@contextlib.contextmanager
+def grid(nt: Any, parts: set[str], persistent: bool) -> Iterator[None]:
+    """While open, the op's gradient kernels of `parts` (`ATTENTION_GRAD_PARTS`) compile with
+    `persistent` given, remembered apart from the default's (the key of the op's cache
+    gains it)."""
+    compiled = nt._compiled
+
+    def chosen(key: tuple, candidates: list, what: str) -> Any:
+        if key[0] == "attention_grad" and key[1] in parts:
+            key, candidates = key + (("persistent", persistent),), [(t, x, {**o, "persistent": persistent}) for t, x, o in candidates]
+        return compiled(key, candidates, what)
+
+    nt._compiled = chosen
+    try:
+        yield
+    finally:
+        nt._compiled = compiled
+
+
+SPLIT = {"q", "k", "v", "kv"}
+
+
+def ways(nt: Any, op: Any) -> dict[str, Any]:
+    """Each way of running `op` (the op's backward), by name."""
+    def way(*contexts: Any) -> Any:
+        def run() -> Any:
+            with contextlib.ExitStack() as stack:
+                for c in contexts:
+                    stack.enter_context(c())
+                return op()
+        return run
+
+    return {"op": op,
+            "persistent": way(lambda: one_kernel(nt), lambda: grid(nt, {"qkv"}, True)),
+            "plain": way(lambda: one_kernel(nt), lambda: grid(nt, {"qkv"}, False)),
+            "split": way(lambda: two_kernels(nt)),
+            "split plain": way(lambda: two_kernels(nt), lambda: grid(nt, SPLIT, False))}
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -136,17 +162,16 @@ def main(argv: list[str] | None = None) -> int:
         def op(q=q, k=k, v=v, out=out, stat=stat, g=g, kind=s.kind):
             return torch.ops.napkin.attention_backward(q, k, v, out, stat, g, None, kind, None)
 
-        ways = {"op": op, "persistent": within(lambda: one_kernel_on(nt, True), op),
-                "plain": within(lambda: one_kernel_on(nt, False), op), "split": within(lambda: two_kernels(nt), op)}
-        ref = [x.float() for x in ways["split"]()]
-        for name, way in ways.items():
+        runs = ways(nt, op)
+        ref = [x.float() for x in runs["split"]()]
+        for name, way in runs.items():
             err = max(((a.float() - r).abs().max() / r.abs().max()).item() for a, r in zip(way(), ref))
             if not err < 2e-2:
                 raise SystemExit(f"backward_ways: {s} {name} differs from the two kernels by {err:.1e}")
         if fa4 is not None and s.kind != "spherical" and (f := fa4_backward(torch, fa4, q, k, v, g, s.kind == "causal")) is not None:
-            ways["FA4"] = f
-        ms = [statistics.median(r) for r in time_interleaved(torch, list(ways.values()), rounds=9, settle_s=0.05)]
-        cells = " | ".join(f"{name} {m * 1e3:.0f} us ({s.flops() / m / 1e9:.0f} TF)" for name, m in zip(ways, ms))
+            runs["FA4"] = f
+        ms = [statistics.median(r) for r in time_interleaved(torch, list(runs.values()), rounds=9, settle_s=0.05)]
+        cells = " | ".join(f"{name} {m * 1e3:.0f} us ({s.flops() / m / 1e9:.0f} TF)" for name, m in zip(runs, ms))
         print(f"d{s.d} n{s.n} {s.kind}" + (f" r{s.group}" if s.group > 1 else "") + f" | {cells}", flush=True)
     return 0
 

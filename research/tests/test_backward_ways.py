@@ -40,25 +40,42 @@ def _op_module():
 
 
 @pytest.mark.parametrize("persistent", [True, False])
-def test_one_kernel_on_lifts_the_thresholds_and_gives_the_grid(persistent):
+def test_grid_gives_the_parts_kernels_their_grid_and_a_key_of_their_own(persistent):
     nt, calls = _op_module()
     original = nt._compiled
-    with backward_ways.one_kernel_on(nt, persistent):
-        assert (nt.FUSED_DQ_MIN_KEYS, nt.FUSED_DQ_MASKED_MIN_KEYS) == (0, 0)
+    with backward_ways.grid(nt, {"qkv"}, persistent):
         nt._compiled(("attention_grad", "qkv", "causal"), [("sm90", "text", {"a": 1})], "dq")
         nt._compiled(("attention_grad", "kv", "causal"), [("sm90", "text", {})], "dk")
-    # the one kernel's key and options carry the grid; dK's and dV's kernel is untouched
+        nt._compiled(("attention", "causal"), [("sm90", "text", {})], "forward")
     assert calls[0] == (("attention_grad", "qkv", "causal", ("persistent", persistent)), [("sm90", "text", {"a": 1, "persistent": persistent})])
-    assert calls[1] == (("attention_grad", "kv", "causal"), [("sm90", "text", {})])
-    assert nt._compiled is original and (nt.FUSED_DQ_MIN_KEYS, nt.FUSED_DQ_MASKED_MIN_KEYS) == (512, 1024)
+    assert calls[1:] == [(("attention_grad", "kv", "causal"), [("sm90", "text", {})]), (("attention", "causal"), [("sm90", "text", {})])]
+    assert nt._compiled is original
 
 
-def test_two_kernels_and_restores_even_when_the_call_fails():
-    nt, _ = _op_module()
-    with pytest.raises(RuntimeError), backward_ways.two_kernels(nt):
-        assert nt.FUSED_DQ_DIMS == ()
-        raise RuntimeError
-    assert nt.FUSED_DQ_DIMS == (64, 128)
+def test_the_ways_set_and_restore_the_ops_rules_even_when_a_call_fails():
+    nt, calls = _op_module()
     seen = []
-    backward_ways.within(lambda: backward_ways.two_kernels(nt), lambda: seen.append(nt.FUSED_DQ_DIMS))()
-    assert seen == [()] and nt.FUSED_DQ_DIMS == (64, 128)
+
+    def op():
+        seen.append((nt.FUSED_DQ_DIMS, nt.FUSED_DQ_MIN_KEYS, nt.FUSED_DQ_MASKED_MIN_KEYS))
+        nt._compiled(("attention_grad", "q", "causal"), [("sm90", "t", {})], "dq")
+        nt._compiled(("attention_grad", "qkv", "causal"), [("sm90", "t", {})], "all")
+        return "grads"
+
+    runs = backward_ways.ways(nt, op)
+    assert list(runs) == ["op", "persistent", "plain", "split", "split plain"]
+    assert [runs[w]() for w in runs] == ["grads"] * 5
+    fused, default, split = ((64, 128), 0, 0), ((64, 128), 512, 1024), ((), 512, 1024)
+    assert seen == [default, fused, fused, split, split]
+    keys = [k for k, _ in calls]
+    assert keys[2:6] == [("attention_grad", "q", "causal"), ("attention_grad", "qkv", "causal", ("persistent", True)),
+                         ("attention_grad", "q", "causal"), ("attention_grad", "qkv", "causal", ("persistent", False))]
+    assert keys[8] == ("attention_grad", "q", "causal", ("persistent", False))  # split plain: the two kernels a block a tile
+    assert (nt.FUSED_DQ_DIMS, nt.FUSED_DQ_MIN_KEYS, nt.FUSED_DQ_MASKED_MIN_KEYS) == default
+
+    def fails():
+        raise RuntimeError
+
+    with pytest.raises(RuntimeError):
+        backward_ways.ways(nt, fails)["split plain"]()
+    assert (nt.FUSED_DQ_DIMS, nt.FUSED_DQ_MIN_KEYS, nt.FUSED_DQ_MASKED_MIN_KEYS) == default and nt._compiled.__name__ == "<lambda>"
