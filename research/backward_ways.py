@@ -11,7 +11,7 @@ hidden 2048 (FlashAttention-3's setting). The ways, in us a call (D, dQ's zeroin
 finish included, as FA4's pre- and postprocess are):
 
 - `op`: the op's default;
-- `persistent`, `plain`: the one kernel of dQ, dK and dV (`FUSED_DQ_*` lifted) with
+- `persistent`, `plain`: the one kernel of dQ, dK and dV (`FUSED_DQ_*` lifted at d) with
   `persistent=true` or `false`;
 - `split`: dQ's kernel beside dK's and dV's (a kernel each at head dims over 128);
 - `split plain`: those kernels each a block a tile (they loop where their stream is short);
@@ -33,7 +33,9 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(ROOT / "tools"))
 
-TOKENS, HIDDEN = 16384, 2048
+from bench_attention import HIDDEN, TOKENS  # noqa: E402 (FlashAttention-3's setting)
+from bench_attention_backward import fa4_backward, fa4_func, with_parts  # noqa: E402
+
 KINDS = ("softmax", "causal", "spherical")
 
 
@@ -75,29 +77,6 @@ def parse(text: str) -> Shape:
 
 
 @contextlib.contextmanager
-def one_kernel(nt: Any) -> Iterator[None]:
-    """While open, the op's backward at every head dim it fuses takes the one kernel of dQ, dK
-    and dV at any length."""
-    saved = nt.FUSED_DQ_MIN_KEYS, nt.FUSED_DQ_MASKED_MIN_KEYS
-    nt.FUSED_DQ_MIN_KEYS, nt.FUSED_DQ_MASKED_MIN_KEYS = 0, 0
-    try:
-        yield
-    finally:
-        nt.FUSED_DQ_MIN_KEYS, nt.FUSED_DQ_MASKED_MIN_KEYS = saved
-
-
-@contextlib.contextmanager
-def two_kernels(nt: Any) -> Iterator[None]:
-    """While open, the op's backward runs dQ's kernel beside dK's and dV's at every length."""
-    saved = nt.FUSED_DQ_DIMS
-    nt.FUSED_DQ_DIMS = ()
-    try:
-        yield
-    finally:
-        nt.FUSED_DQ_DIMS = saved
-
-
-@contextlib.contextmanager
 def grid(nt: Any, parts: set[str], persistent: bool) -> Iterator[None]:
     """While open, the op's gradient kernels of `parts` (`ATTENTION_GRAD_PARTS`) compile with
     `persistent` given, remembered apart from the default's (the key of the op's cache
@@ -119,21 +98,21 @@ def grid(nt: Any, parts: set[str], persistent: bool) -> Iterator[None]:
 SPLIT = {"q", "k", "v", "kv"}
 
 
-def ways(nt: Any, op: Any) -> dict[str, Any]:
-    """Each way of running `op` (the op's backward), by name."""
-    def way(*contexts: Any) -> Any:
+def ways(nt: Any, op: Any, d: int) -> dict[str, Any]:
+    """Each way of running `op` (the op's backward at head dim `d`), by name: the one kernel
+    or the two as `bench_attention_backward.with_parts` sets the op's rules, on the grid `grid`
+    gives."""
+    def on(parts: set[str], persistent: bool) -> Any:
         def run() -> Any:
-            with contextlib.ExitStack() as stack:
-                for c in contexts:
-                    stack.enter_context(c())
+            with grid(nt, parts, persistent):
                 return op()
         return run
 
     return {"op": op,
-            "persistent": way(lambda: one_kernel(nt), lambda: grid(nt, {"qkv"}, True)),
-            "plain": way(lambda: one_kernel(nt), lambda: grid(nt, {"qkv"}, False)),
-            "split": way(lambda: two_kernels(nt)),
-            "split plain": way(lambda: two_kernels(nt), lambda: grid(nt, SPLIT, False))}
+            "persistent": lambda: with_parts(nt, True, d, on({"qkv"}, True)),
+            "plain": lambda: with_parts(nt, True, d, on({"qkv"}, False)),
+            "split": lambda: with_parts(nt, False, d, op),
+            "split plain": lambda: with_parts(nt, False, d, on(SPLIT, False))}
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -149,7 +128,6 @@ def main(argv: list[str] | None = None) -> int:
     import torch
 
     import napkin_ir.torch as nt
-    from bench_attention_backward import fa4_backward, fa4_func
     from bench_gemm import time_interleaved
 
     fa4 = fa4_func()
@@ -162,7 +140,7 @@ def main(argv: list[str] | None = None) -> int:
         def op(q=q, k=k, v=v, out=out, stat=stat, g=g, kind=s.kind):
             return torch.ops.napkin.attention_backward(q, k, v, out, stat, g, None, kind, None)
 
-        runs = ways(nt, op)
+        runs = ways(nt, op, s.d)
         ref = [x.float() for x in runs["split"]()]
         for name, way in runs.items():
             err = max(((a.float() - r).abs().max() / r.abs().max()).item() for a, r in zip(way(), ref))

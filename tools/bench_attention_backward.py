@@ -80,7 +80,7 @@ def fa4_backward(torch, fa4, q, k, v, g, causal: bool, step: bool = False):
     return lambda: torch.autograd.grad(o4, (q4, k4, v4), g4, retain_graph=True)
 
 
-def _plan(nt, fused: bool, d: int, call):
+def with_parts(nt, fused: bool, d: int, call):
     """`call` with dQ, dK and dV from one kernel at head dim `d` (`fused`, whatever the
     keys and the mask), or dQ from its own kernel beside dK and dV's."""
     saved = nt.FUSED_DQ_DIMS, nt.FUSED_DQ_MIN_KEYS, nt.FUSED_DQ_MASKED_MIN_KEYS
@@ -266,7 +266,7 @@ def main() -> int:
                     fns = {"napkin": lambda qs=qs, ks=ks, vs=vs: torch.autograd.grad(nt.attention(qs, ks, vs, kind), (qs, ks, vs), g)}
                 if args.fused and not args.step and d in (64, 128) and torch.cuda.get_device_capability() == (9, 0):
                     for label, fused in (("fused", True), ("apart", False)):
-                        fns[label] = lambda fused=fused: _plan(nt, fused, d, lambda: torch.ops.napkin.attention_backward(
+                        fns[label] = lambda fused=fused: with_parts(nt, fused, d, lambda: torch.ops.napkin.attention_backward(
                             q, k, v, out, lse, g, None, kind, None))
                 for label, backend in backends.items():
                     qs, ks, vs = (x.detach().clone().requires_grad_() for x in (q, k, v))

@@ -62,10 +62,10 @@ def test_the_ways_set_and_restore_the_ops_rules_even_when_a_call_fails():
         nt._compiled(("attention_grad", "qkv", "causal"), [("sm90", "t", {})], "all")
         return "grads"
 
-    runs = backward_ways.ways(nt, op)
+    runs = backward_ways.ways(nt, op, 128)
     assert list(runs) == ["op", "persistent", "plain", "split", "split plain"]
     assert [runs[w]() for w in runs] == ["grads"] * 5
-    fused, default, split = ((64, 128), 0, 0), ((64, 128), 512, 1024), ((), 512, 1024)
+    fused, default, split = ((128,), 0, 0), ((64, 128), 512, 1024), ((), 0, 0)
     assert seen == [default, fused, fused, split, split]
     keys = [k for k, _ in calls]
     assert keys[2:6] == [("attention_grad", "q", "causal"), ("attention_grad", "qkv", "causal", ("persistent", True)),
@@ -77,5 +77,5 @@ def test_the_ways_set_and_restore_the_ops_rules_even_when_a_call_fails():
         raise RuntimeError
 
     with pytest.raises(RuntimeError):
-        backward_ways.ways(nt, fails)["split plain"]()
+        backward_ways.ways(nt, fails, 128)["split plain"]()
     assert (nt.FUSED_DQ_DIMS, nt.FUSED_DQ_MIN_KEYS, nt.FUSED_DQ_MASKED_MIN_KEYS) == default and nt._compiled.__name__ == "<lambda>"
