@@ -79,3 +79,20 @@ def test_the_ways_set_and_restore_the_ops_rules_even_when_a_call_fails():
     with pytest.raises(RuntimeError):
         backward_ways.ways(nt, fails, 128)["split plain"]()
     assert (nt.FUSED_DQ_DIMS, nt.FUSED_DQ_MIN_KEYS, nt.FUSED_DQ_MASKED_MIN_KEYS) == default and nt._compiled.__name__ == "<lambda>"
+
+
+def test_a_way_with_no_kernel_is_left_out_and_a_wrong_one_ends_the_run(capsys):
+    torch = pytest.importorskip("torch")
+    grads = [torch.ones(2, 3), torch.full((2, 3), 2.0)]
+
+    def no_kernel():
+        raise ValueError("dq and dk and dv of napkin::attention does not compile: head dim 256\nmore")
+
+    runs = {"op": lambda: grads, "plain": no_kernel, "split": lambda: [g.clone() for g in grads]}
+    kept = backward_ways.checked(runs, "d256 n4096 causal")
+    assert list(kept) == ["op", "split"]
+    assert "d256 n4096 causal | plain: left out, no kernel (dq and dk and dv of napkin::attention does not compile: head dim 256)" \
+        in capsys.readouterr().out
+    runs["wrong"] = lambda: [grads[0], grads[1] * 1.1]
+    with pytest.raises(SystemExit, match="d256 n4096 causal wrong differs from the two kernels by 1.0e-01"):
+        backward_ways.checked(runs, "d256 n4096 causal")
