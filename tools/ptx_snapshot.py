@@ -66,7 +66,8 @@ def cases() -> list[tuple[str, str, str]]:
     # the kernels of attention's gradient that napkin::attention_backward runs
     for kind in ("softmax", "causal", "spherical"):
         for n, d, parts in ((1024, 64, ("delta", "q", "kv")), (4096, 128, ("delta", "q", "kv", "qkv")),
-                            (8192, 256, ("delta", "q", "kv", "k", "v")), (16384, 64, ("qkv",)), (16384, 128, ("qkv",))):
+                            (8192, 256, ("delta", "q", "kv", "k", "v")), (1024, 256, ("q", "k", "v")), (16384, 64, ("qkv",)),
+                            (16384, 128, ("qkv",))):
             for part in parts:
                 text = attention_diagram(kind, 1, 2, n, d)
                 out.append((f"grad-{part}-{kind}-n{n}-d{d}/napkin-sm90", text, f"{gradient_passes(kind, part)},napkin-sm90"))

@@ -44,6 +44,20 @@ CASES = [("softmax", (2, 4, 4, 512, 512, 64)), ("causal", (1, 4, 4, 1000, 1000, 
 
 @pytest.mark.parametrize("kind,shape", CASES, ids=lambda c: "x".join(map(str, c)) if isinstance(c, tuple) else c)
 def test_attention_gradients_match_float64(kind, shape):
+    _gradients_match(kind, shape)
+
+
+@pytest.mark.sanitize
+@pytest.mark.parametrize("shape", [(1, 2, 2, 200, 200, 256), (1, 4, 2, 200, 200, 256)], ids=["200", "grouped-200"])
+def test_d256_gradient_kernels_a_block_a_tile_under_the_sanitizer(shape):
+    """Small enough for compute-sanitizer's memcheck, racecheck and synccheck: the kernels of
+    dQ, dK and dV at d=256 (a kernel each), which launch a block a tile at every length
+    (`persistent_pays`), over a ragged causal 200; grouped, each head's dK and dV added into
+    its group's f32 sums."""
+    _gradients_match("causal", shape)
+
+
+def _gradients_match(kind, shape):
     import napkin_ir.torch as nt
 
     b, h, hk, n, nk, d = shape

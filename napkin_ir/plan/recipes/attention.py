@@ -441,24 +441,32 @@ def persistent_pays(module: ModuleOp, block: int | None = None) -> bool:
     `block` query rows, or the default): where a block's stream (its keys, half under a
     causal mask, times the head dim) is PERSISTENT_WORK or less on average, so that the
     prologue and epilogue each block pays are a large share of its time; spherical attention
-    at head dims over 64 up to 128 at any length; never for blocks of three consumer
-    warpgroups (research/benchmarks.md), nor for a kernel that adds a result along the
-    stream (the gradient's dQ beside dK and dV): on a plain grid its blocks' dK and dV leave
-    through the consumers' shared memory, where a persistent block's producer is loading the
-    next block's tiles and its stores go from registers. Without a mask its blocks' work is
-    even; under a causal mask the plain grid launched longest first (`hbm.order =
-    "last_from_start"`) balances the uneven blocks as the paired persistent ones do. The
-    op's backward over 16k tokens, H200 2026-12-01, plain against persistent: d=128 causal
-    1.08x at 1k and 2k, 1.01x at 4k and 8k; d=64 causal 1.03x at 1k and 2k, 1.00x at 4k,
-    1.01x at 8k and 16k; grouped heads (4 a group, d=128, causal) 1.22x at 1k, 1.07x at
-    2k; spherical attention (d=128) 1.09x at 1k; d=128 without a mask (64 queries a tile
-    where 80 would pad) 1.23x at 256 keys, 1.13x at 512 (research/benchmarks.md, session
-    71)."""
+    at head dims over 64 up to 128 at any length. Never:
+
+    - for blocks of three consumer warpgroups (research/benchmarks.md);
+    - for a kernel that adds a result along the stream (the gradient's dQ beside dK and
+      dV): on a plain grid its blocks' dK and dV leave through the consumers' shared
+      memory, where a persistent block's producer is loading the next block's tiles and its
+      stores go from registers. Without a mask its blocks' work is even; under a causal
+      mask the plain grid launched longest first (`hbm.order = "last_from_start"`) balances
+      the uneven blocks as the paired persistent ones do. The op's backward over 16k tokens,
+      H200 2026-12-01, plain against persistent: d=128 causal 1.08x at 1k and 2k, 1.01x at
+      4k and 8k; d=64 causal 1.03x at 1k and 2k, 1.00x at 4k, 1.01x at 8k and 16k; grouped
+      heads (4 a group, d=128, causal) 1.22x at 1k, 1.07x at 2k; spherical attention
+      (d=128) 1.09x at 1k; d=128 without a mask (64 queries a tile where 80 would pad)
+      1.23x at 256 keys, 1.13x at 512 (research/benchmarks.md, session 71);
+    - for the gradient's kernels at head dims over 128 (dQ's, dK's and dV's, a kernel
+      each), whose blocks' 256 columns leave the same way. The op's backward at d=256 over
+      16k tokens, H200 2026-12-01, plain against persistent: 1.10x at 512 keys under a
+      causal mask and 1.08x without, 1.05x and 1.07x at 1k, 1.01x and 1.05x at 2k, 0.995x at
+      4k under the mask (research/benchmarks.md, session 72). At d=128 and below, where the
+      two kernels run below 512 keys (1k under a mask), the loop stays: it ran 1.07x a
+      block a tile at 512 keys under a mask (d=128), 1.21x at 256 without (d=64)."""
     axes, sizes = attention_shape(module)
     if (block or _rows_for(module, axes, sizes)) > 128:
         return False
     d = head_dim(axes, sizes)
-    if added_along_stream(module, axes):
+    if added_along_stream(module, axes) or (d > 128 and _gradient(module, axes)):
         return False
     if _spherical_narrow(module, d):
         return True

@@ -272,6 +272,25 @@ def test_sm90_gradients_one_kernel_launches_a_block_a_key_tile():
     assert persistent_pays(run_pipeline(_text("causal", 4, 2, 4096, 4096, 128)))
 
 
+def test_sm90_gradients_kernels_at_d256_launch_a_block_a_tile():
+    """persistent_pays: at head dims over 128 the gradient's kernels (dQ's, dK's and dV's,
+    a kernel each) launch a block a tile at every length, masked or not, where their streams
+    would have them loop; at d=128 dK's and dV's kernel beside dQ's still loops at 512
+    keys, and the forward at d=256 where its stream is short."""
+    from napkin_ir.attention_diagrams import gradient_passes
+    from napkin_ir.plan.recipes.attention import persistent_pays
+
+    def grad(kind: str, d: int, n: int, part: str):
+        return run_pipeline(_text(kind, 16384 // n, 2, n, n, d), gradient_passes(kind, part))
+
+    for kind in ("softmax", "causal"):
+        for n in (512, 1024, 2048, 4096):
+            for part in ("q", "k", "v"):
+                assert not persistent_pays(grad(kind, 256, n, part)), (kind, n, part)
+    assert persistent_pays(grad("causal", 128, 512, "kv")) and persistent_pays(grad("softmax", 128, 512, "kv"))
+    assert persistent_pays(run_pipeline(_text("causal", 4, 2, 4096, 4096, 256)))
+
+
 def test_sm90_spherical_gradients_one_kernel_streams_64_queries_at_d64():
     """added_stream: the softmax's gradient (its probabilities recomputed by exp) streams
     128 queries a tile at d=64; spherical attention's (divided by the norm) 64, where 128
