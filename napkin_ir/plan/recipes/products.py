@@ -54,10 +54,11 @@ def fit(module: ModuleOp, axes: tuple[str, str, str], block: tuple[int, ...], le
 
 
 def default_warps(block: tuple[int, int, int], outputs: int) -> tuple[int, int]:
-    """The default warps (2 x 2), doubled along the columns, then the rows (up to 16 warps,
-    each a multiple of 16 x 8), until each thread holds at most 128 accumulators for the
-    block's `outputs` products."""
-    wm, wn = 2, 2
+    """The default warps (2 x 2; 1 x 4 for a block of 16 rows, a decode's few, whose warps
+    each take all of them), doubled along the columns, then the rows (up to 16 warps, each
+    a multiple of 16 x 8), until each thread holds at most 128 accumulators for the block's
+    `outputs` products."""
+    wm, wn = (2, 2) if block[0] >= 32 else (1, 4 if block[1] >= 32 else 2)
     while outputs * block[0] * block[1] // (32 * wm * wn) > 128:
         if block[1] // (2 * wn) >= 8 and wm * wn < 16:
             wn *= 2
