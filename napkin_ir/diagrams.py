@@ -68,13 +68,15 @@ def scaled(rows: int, cols: int, scale: float, dtype: str = "f32", out_dtype: st
 
 def gemm(m: int, n: int, k: int, dtype: str = "bf16", name: str = "matmul", *, batch: int = 0, b_nk: bool = False,
          out_dtype: str | None = None, bias: str = "", bias_dtype: str = "f32", relu: bool = False,
-         transposed: bool = False) -> str:
+         transposed: bool = False, residual: bool = False) -> str:
     """C[m, n] = A[m, k] B[k, n] as an ncd diagram (bf16, f16 or f32; f32 accumulation).
     `batch` > 0 adds a leading axis b of that size to all three; `b_nk` stores B as
     [n, k]; `out_dtype` gives C another element type than the inputs (f32: the
     accumulators as they are). An epilogue on the f32 product: `bias="n"` adds a vector
     bias[n] to every row (`"m"`: bias[m] to every column), of `bias_dtype` (cast to f32
-    first where it is not), then `relu` takes max(x, 0); C is the result rounded.
+    first where it is not), `residual` adds a tensor r[m, n] of the output's element type
+    (a residual connection's: cast to f32), then `relu` takes max(x, 0); C is the result
+    rounded.
     `transposed` writes the product transposed, C^T[n, m] = B^T A^T (no epilogue): B's
     columns are then the output's rows, those the tensor cores' 64-row tiles take, which
     a decode-sized M (a few rows) could not fill."""
@@ -91,13 +93,13 @@ def gemm(m: int, n: int, k: int, dtype: str = "bf16", name: str = "matmul", *, b
     b = f"!ncd.tensor<{lead}n={n}, k={k} : {dtype}>" if b_nk else f"!ncd.tensor<{lead}k={k}, n={n} : {dtype}>"
     c = f"!ncd.tensor<{lead}m={m}, n={n} : {out_dtype or dtype}>"
     if transposed:
-        if bias or relu or b_nk or batch:
-            raise BadArgument("gemm: transposed=True writes C^T = B^T A^T of a plain GEMM: no batch, bias, relu or b_nk")
+        if bias or relu or b_nk or batch or residual:
+            raise BadArgument("gemm: transposed=True writes C^T = B^T A^T of a plain GEMM: no batch, bias, residual, relu or b_nk")
         c = f"!ncd.tensor<n={n}, m={m} : {out_dtype or dtype}>"
         return (f"func.func @{name}(%a: {a}, %b: {b}) -> {c} {{\n"
                 f"  %c = ncd.contract %b, %a over [k] : {b}, {a} -> {c}\n"
                 f"  func.return %c : {c}\n}}\n")
-    if not bias and not relu:
+    if not bias and not relu and not residual:
         return (f"func.func @{name}(%a: {a}, %b: {b}) -> {c} {{\n"
                 f"  %c = ncd.contract %a, %b over [k] : {a}, {b} -> {c}\n"
                 f"  func.return %c : {c}\n}}\n")
@@ -117,11 +119,16 @@ def gemm(m: int, n: int, k: int, dtype: str = "bf16", name: str = "matmul", *, b
             v, vec = "%bias32", f32_vec
         body.append(f"%y = ncd.map add {last}, {v} : {acc}, {vec} -> {acc}")
         last = "%y"
+    if residual:
+        args.append(f"%res: {c}")
+        body.append(f"%res32 = ncd.map cast %res : {c} -> {acc}" if c != acc else "")
+        body.append(f"%z = ncd.map add {last}, {'%res32' if c != acc else '%res'} : {acc}, {acc} -> {acc}")
+        last = "%z"
     if relu:
         body.append(f"%r = ncd.map max {last} by 0.0 : {acc} -> {acc}")
         last = "%r"
     if c != acc:
         body.append(f"%o = ncd.map cast {last} : {acc} -> {c}")
         last = "%o"
-    lines = [f"func.func @{name}({', '.join(args)}) -> {c} {{", *(f"  {x}" for x in body), f"  func.return {last} : {c}", "}"]
+    lines = [f"func.func @{name}({', '.join(args)}) -> {c} {{", *(f"  {x}" for x in body if x), f"  func.return {last} : {c}", "}"]
     return "\n".join(lines) + "\n"

@@ -204,6 +204,28 @@ def tma_vector(load: hbm.LoadOp) -> bool:
             and dtype(g.dtype).size(g.dims[-1]) % 16 == 0 and dtype(t.dtype).size(t.shape[wide[0]]) % 16 == 0)
 
 
+def _sink_maps(block: Block, value: SSAValue, at: Operation) -> None:
+    """Move each elementwise map of `value` that stands before `at` (the producer that
+    copies the tile `value` is) down to just before its first use: a tile loaded once and
+    used only past the stream (a GEMM's residual, added to the sums) is then read where it
+    is used, after its buffer and barrier, not before them. A map nothing reads is
+    dropped."""
+    for use in list(value.uses):
+        op = use.operation
+        if not (isinstance(op, ncd.MapOp) and op.parent is block
+                and block.get_operation_index(op) < block.get_operation_index(at)):
+            continue
+        _sink_maps(block, op.result, at)
+        target = min((block_ancestor(block, u.operation) for u in op.result.uses), key=block.get_operation_index, default=None)
+        if target is None:  # read by nothing: gone
+            Rewriter.erase_op(op)
+            continue
+        if block.get_operation_index(target) < block.get_operation_index(at):
+            continue  # used before the producer too: left where it is
+        op.detach()
+        Rewriter.insert_op([op], InsertPoint.before(target))
+
+
 def _staged_once(block: Block) -> list[hbm.LoadOp]:
     """The tiles loaded outside the stream that are copied into shared memory once."""
     return [o for o in block.ops if isinstance(o, hbm.LoadOp) and not read_in_registers(o)]
@@ -869,6 +891,7 @@ class HbmToSmemPass(ModulePass):
             copy += [smem.ArriveExpectOp(bars.result, zero.result, t.bytes()),
                      smem.TmaCopyOp(load.source, list(load.offsets), alloc.result, zero.result, bars.result, zero.result)]
             Rewriter.insert_op(copy, InsertPoint.before(first_op) if first_op is not None else InsertPoint.at_end(producer_block))
+            _sink_maps(block, load.result, at)
             first = first_use(block, load)
             if first is not None:
                 read = smem.ReadOp(alloc.result, zero.result)

@@ -218,3 +218,35 @@ def test_gemm_sm90_tma_store_small():
     torch = pytest.importorskip("torch")
     _need_sm90()
     expect_close(*run_sm90(torch, 300, 264, 200, "bf16", (128, 256, 64), 3, group=2, persistent=True, store="tma"), "bf16")
+
+
+@pytest.mark.sanitize
+@pytest.mark.parametrize("shape", [(200, 136, 104), (8, 256, 128), (1000, 744, 520)])
+def test_gemm_sm90_residual_small(shape):
+    """A B + r (`gemm(residual=True)`), r a tile copied once beside the stream and read past
+    it: ragged, few-row (swapped) and multi-tile persistent shapes; small enough for
+    compute-sanitizer."""
+    torch = pytest.importorskip("torch")
+    _need_sm90()
+    expect_close(*_run_residual(torch, *shape), "bf16")
+
+
+@pytest.mark.parametrize("shape", [(4096, 4096, 4096), (2048, 3000, 1024)])
+def test_gemm_sm90_residual(shape):
+    """At the large tiles the residual's 64 KB takes a stage's room (`resident_elements`)."""
+    torch = pytest.importorskip("torch")
+    _need_sm90()
+    expect_close(*_run_residual(torch, *shape), "bf16")
+
+
+def _run_residual(torch, m, n, k):
+    import napkin_ir
+
+    a = torch.randn(m, k, device="cuda").to(torch.bfloat16)  # fresh: no seed
+    b = torch.randn(k, n, device="cuda").to(torch.bfloat16)
+    r = (torch.randn(m, n, device="cuda") * 8).to(torch.bfloat16)
+    c = torch.full((m, n), float("nan"), device="cuda", dtype=torch.bfloat16)
+    napkin_ir.compile(gemm(m, n, k, residual=True), "sm90", cache=False)(a=a, b=b, res=r, out=c)
+    torch.cuda.synchronize()
+    ref = reference.matmul(a.float().cpu().numpy(), b.float().cpu().numpy()) + r.double().cpu().numpy()
+    return c.float().cpu().numpy(), ref

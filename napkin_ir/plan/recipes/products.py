@@ -20,7 +20,7 @@ from xdsl.dialects.builtin import ModuleOp
 from xdsl.utils.exceptions import PassFailedException
 
 from napkin_ir.dialects import ncd
-from napkin_ir.plan.diagram import ProductShape, axis_sizes, operand_dtype, product_shape
+from napkin_ir.plan.diagram import ProductShape, axis_sizes, operand_dtype, product_shape, the_function
 from napkin_ir.plan.kernel_plan import CopyEngine, KernelPlan, Launch, ProductEngine, SmemLayout, StorePath
 from napkin_ir.plan.recipes.product_targets import sm90_block, sm90_swaps
 from napkin_ir.plan.request import PlanRequest
@@ -101,6 +101,24 @@ def stage_elements(module: ModuleOp, shape: ProductShape, block: tuple[int, int,
     return sum(math.prod(tiles.get(a, 1) for a in v.type.axis_names) for v in operands)  # type: ignore[attr-defined]
 
 
+def resident_elements(module: ModuleOp, shape: ProductShape, block: tuple[int, int, int]) -> int:
+    """Elements of the tiles a block loads once beside its stages: each input no product
+    reads that is a tile of rows and columns (a residual added to the sums; a vector, as a
+    bias, goes to registers and takes none)."""
+    tiles = dict(zip((shape.rows, shape.cols, shape.k), block))
+    f = the_function(module)
+    operands = {v for c in module.walk() if isinstance(c, ncd.ContractOp) for v in (c.lhs, c.rhs)}
+    total = 0
+    for arg in (f.body.block.args if f is not None else ()):
+        t = arg.type
+        if arg in operands or not isinstance(t, ncd.TensorType):
+            continue
+        sizes = [min(n, tiles.get(a, 1)) for a, n in t.shape.items()]
+        if sum(n > 1 for n in sizes) > 1:
+            total += math.prod(sizes)
+    return total
+
+
 def sm90_budget(stages: int, blocks_per_sm: int = 1, target: Target = SM90) -> int:
     """The shared memory a block's buffers may take: the block's share, less the swizzle's
     alignment slack and a full and an empty barrier a stage."""
@@ -171,7 +189,8 @@ def sm90_fit(block: tuple[int, int, int], stage_bytes: Callable[[tuple[int, int,
 def sm90_plan(block: tuple[int, int, int] = SM90_BLOCK, stages: int = 4, axes: tuple[str, str, str] = ("m", "n", "k"),
               group: int = 0, blocks_per_sm: int = 1, persistent: bool = False, cluster: int = 1, store: StorePath | None = None,
               batch: tuple[str, ...] = (), outputs: int = 1, element_bytes: int = 2, staged: int | None = None,
-              stored: int | None = None, part: int = 0, ordered: bool = False, swap: bool = False) -> KernelPlan:
+              stored: int | None = None, part: int = 0, ordered: bool = False, swap: bool = False,
+              resident: int = 0) -> KernelPlan:
     """A GEMM's plan on sm_90a. `swap` runs wgmma's rows over the columns (the output's
     second tiled axis), its N over the rows: the rows' tile any multiple of 8. `store` TMA writes the output through shared memory with
     TMA stores, direct from registers; None takes TMA stores where their two-stage panel
@@ -181,14 +200,15 @@ def sm90_plan(block: tuple[int, int, int] = SM90_BLOCK, stages: int = 4, axes: t
     None: one A and `outputs` B's); `stored` outputs leave (None: `outputs`). `part` and
     `ordered` as for `sm80_plan`. A batched product's tiles are stored by TMA too (its batch
     axes a box of one): at 131072 x 128 x 128 in two batches 1.8x the direct stores' speed
-    (H200, 2026-11-29)."""
+    (H200, 2026-11-29). `resident` bytes of tiles loaded once (a residual) lie beside the
+    stages and the panels."""
     (m, n, k), (bm, bn, bk) = axes, block
     budget = sm90_budget(stages, blocks_per_sm)
     if staged is None:
         staged = bm * bk + outputs * bk * bn
     if store is None:  # a swapped tile's fragments stored from registers go a value at a time: one panel stage will do
         panel = panel_stage_bytes(bm, outputs if stored is None else stored, element_bytes)
-        total = stages * staged * element_bytes + (1 if swap else 2) * panel
+        total = stages * staged * element_bytes + (1 if swap else 2) * panel + resident
         store = StorePath.TMA if bn % 64 == 0 and total <= budget else StorePath.DIRECT
     return KernelPlan(NAME, SM90, grid=(*((b, None) for b in batch), (m, bm), (n, bn), *(((k, part),) if part else ())),
                       stream=(k, bk), stages=stages,
@@ -298,7 +318,9 @@ def _plan_sm90(module: ModuleOp, req: PlanRequest) -> KernelPlan:
                        "(wgmma's rows over the columns: swap=true, or rows not a multiple of 64) a multiple of 8 up to 256 "
                        "with columns 64 to 256 by 64")
     panel = panel_stage_bytes(block[0], 1, nbytes) if swap else 0  # a swapped tile's output leaves through one panel stage
-    stages = req.stages or sm90_stages(stage_bytes(block), req.blocks_per_sm, products_alone=alone, swapped_panel=panel)
+    resident = resident_elements(module, shape, block) * nbytes  # a residual's tile, loaded once beside the stages
+    stages = req.stages or sm90_stages(stage_bytes(block), req.blocks_per_sm, products_alone=alone, swapped_panel=panel,
+                                       reserved=resident)
     group = SM90_GROUP if req.group is None else req.group
     # a cluster persists as the plain launch does (each pair of blocks a pair of neighbouring
     # tiles a turn, in the group order), or with persistent=false runs a plain grid: 128 x 256
@@ -334,7 +356,7 @@ def _plan_sm90(module: ModuleOp, req: PlanRequest) -> KernelPlan:
                                f"the parts of one tile: give cluster={parts}")
             if not req.stages:
                 stages = sm90_stages(stage_bytes(block), req.blocks_per_sm, products_alone=alone,
-                                     reserved=exchange_bytes(block[0], block[1], parts))
+                                     reserved=exchange_bytes(block[0], block[1], parts) + resident)
         plain = True
         if swap:
             raise req.fail(f"split={req.split} adds its parts in tiles of the output's rows; a swapped product (swap=true, "
@@ -347,6 +369,6 @@ def _plan_sm90(module: ModuleOp, req: PlanRequest) -> KernelPlan:
             store = StorePath.DIRECT
     return sm90_plan(block, stages, axes, 0 if plain else group, req.blocks_per_sm, req.persistent is not False and not plain,  # type: ignore[arg-type]
                      req.cluster, store, shape.batch, shape.outputs, nbytes, stage_elements(module, shape, block), shape.results,
-                     part, req.deterministic and not shape.half_output, swap)
+                     part, req.deterministic and not shape.half_output, swap, resident)
 
 
