@@ -74,7 +74,7 @@ def gemm(m: int, n: int, k: int, dtype: str = "bf16", name: str = "matmul", *, b
     [n, k]; `out_dtype` gives C another element type than the inputs (f32: the
     accumulators as they are). An epilogue on the f32 product: `bias="n"` adds a vector
     bias[n] to every row (`"m"`: bias[m] to every column), of `bias_dtype` (cast to f32
-    first where it is not), `residual` adds a tensor r[m, n] of the output's element type
+    first where it is not), `residual` adds a tensor r[m, n] of the inputs' element type
     (a residual connection's: cast to f32), then `relu` takes max(x, 0); C is the result
     rounded.
     `transposed` writes the product transposed, C^T[n, m] = B^T A^T (no epilogue): B's
@@ -120,9 +120,10 @@ def gemm(m: int, n: int, k: int, dtype: str = "bf16", name: str = "matmul", *, b
         body.append(f"%y = ncd.map add {last}, {v} : {acc}, {vec} -> {acc}")
         last = "%y"
     if residual:
-        args.append(f"%res: {c}")
-        body.append(f"%res32 = ncd.map cast %res : {c} -> {acc}" if c != acc else "")
-        body.append(f"%z = ncd.map add {last}, {'%res32' if c != acc else '%res'} : {acc}, {acc} -> {acc}")
+        res = f"!ncd.tensor<{lead}m={m}, n={n} : {dtype}>"
+        args.append(f"%res: {res}")
+        body.append(f"%res32 = ncd.map cast %res : {res} -> {acc}" if res != acc else "")
+        body.append(f"%z = ncd.map add {last}, {'%res32' if res != acc else '%res'} : {acc}, {acc} -> {acc}")
         last = "%z"
     if relu:
         body.append(f"%r = ncd.map max {last} by 0.0 : {acc} -> {acc}")

@@ -815,6 +815,11 @@ class _Fragments:
             self.vals[op.result] = _VectorMap(op)  # a vector still: computed where a tile's math reads it
             self.dead.append(op)
             return
+        for v, x in zip(op.inputs, ins):
+            if isinstance(x, smem.ReadOp):  # a staged tile used as it is read: only a 16-bit one, widened by a cast, has a form
+                raise self.fail(f"ncd.map {fn} reads a tile staged in shared memory as it is ({x.result.type}); a tile read "
+                                "into registers beside the accumulators is bf16 or f16, cast to f32 in the diagram "
+                                "(`ncd.map cast`): give the tensor in 16 bits")
         xs = [self.vector(x, op) if isinstance(x, _Vector | _VectorMap) else self.constant(x, op) if isinstance(x, _Constant)
               else self.frag(v, f"operand #{n} of ncd.map {fn}") for n, (v, x) in enumerate(zip(op.inputs, ins))]
         self.replace(op, [reg.MapOp(fn, xs, op.by.value.data if op.by is not None else None)])

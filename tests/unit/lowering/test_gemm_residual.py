@@ -80,3 +80,31 @@ def test_the_residual_tile_is_counted_beside_the_stages(tmp_path):
     report = subprocess.run([ptxas, "-v", "-arch=sm_90a", str(path), "-o", str(tmp_path / "r.cubin")], capture_output=True, text=True)
     assert report.returncode == 0, report.stderr
     assert re.search(r"\b0 bytes spill stores", report.stderr), report.stderr
+
+
+@pytest.mark.parametrize("pipeline", ["napkin-sm80", "napkin-sm90"])
+def test_an_f32_output_takes_its_residual_in_16_bits(pipeline):
+    """`gemm(out_dtype="f32", residual=True)`: r is the inputs' bf16, cast to f32 where it
+    meets the sums (a tile read into registers beside the accumulators is widened from 16
+    bits), and every level gives the diagram's numbers."""
+    text = gemm(200, 136, 104, out_dtype="f32", residual=True)
+    assert "%res: !ncd.tensor<m=200, n=136 : bf16>" in text
+    diagram = find_entry(run_pipeline(text))
+    inputs = diagram.random_inputs(11)
+    want = diagram.run(inputs)[0]
+    for level, passes in _levels(text, pipeline).items():
+        got = find_entry(run_pipeline(text, passes)).run(inputs)[0]
+        assert reference.relative_error(got, want) <= reference.TOLERANCE["bf16"], level
+
+
+@pytest.mark.parametrize("target", ["sm80", "sm90"])
+def test_an_f32_tile_added_as_it_is_is_refused_with_the_reason(target):
+    """A residual given in f32 and added as it is has no form in registers: the error says
+    so and what to give instead (it had said only that the add's operand was no tile
+    computed in registers)."""
+    t = "!ncd.tensor<m=200, n=136 : f32>"
+    text = (f"func.func @g(%a: !ncd.tensor<m=200, k=104 : bf16>, %b: !ncd.tensor<k=104, n=136 : bf16>, %r: {t}) -> {t} {{\n"
+            f"  %c = ncd.contract %a, %b over [k] : !ncd.tensor<m=200, k=104 : bf16>, !ncd.tensor<k=104, n=136 : bf16> -> {t}\n"
+            f"  %y = ncd.map add %c, %r : {t}, {t} -> {t}\n  func.return %y : {t}\n}}\n")
+    with pytest.raises(napkin_ir.NapkinError, match="reads a tile staged in shared memory as it is .* give the tensor in 16 bits"):
+        napkin_ir.compile(text, target=target, cache=False)
