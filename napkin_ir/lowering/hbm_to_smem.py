@@ -798,11 +798,14 @@ class HbmToSmemPass(ModulePass):
         one = _const(1)
         prev = arith.SubiOp(one.result, p)  # parity of the round before: (r + 1) mod 2
         ops += [one, prev]
-        waited: list[smem.MbarrierAllocOp] = []
+        last: smem.MbarrierAllocOp | None = None
         for group, full, empty in zip(groups, fulls, empty_of):
-            if empty not in waited:  # the stage of each ring released before its first copy
+            # the stage of each ring released before its copies: waited again where another
+            # ring's wait stands between (a sum's products sharing an operand, K dG, V dA, K
+            # dG^T: dG^T's copy follows V's wait, not the wait that released its stage)
+            if empty is not last:
                 ops.append(smem.MbarrierWaitOp(empty.result, s, prev.result))
-                waited.append(empty)
+                last = empty
             copies = []
             for n in group:
                 offsets = [body.args[0] if o is first.body.block.args[0] else o for o in loads[n].offsets]
