@@ -273,3 +273,13 @@ hbm.kernel attributes {sym_name = "k", grid = #hbm.labels<m=8>, num_outputs = 1 
   hbm.return
 }
 // CHECK: hbm.store: the tile's axes ['m', 'k'] must be the global's ['m', 'n'], in some order
+
+// -----
+// a value read before the op that makes it (a lowering that inserted a read above its buffer)
+hbm.kernel attributes {sym_name = "k", grid = #hbm.labels<m=8>, num_outputs = 1 : i32} {
+^bb0(%a: !hbm.global<m=16 : f32>, %out: !hbm.global<m=16 : f32>, %m0: index):
+  hbm.store %t, %out[%m0] : !ncd.tensor<m=8 : f32>, !hbm.global<m=16 : f32>
+  %t = hbm.load %a[%m0] : !hbm.global<m=16 : f32> -> !ncd.tensor<m=8 : f32>
+  hbm.return
+}
+// CHECK: hbm.kernel: hbm.store reads %t (!ncd.tensor<m=8 : f32>) before hbm.load makes it
