@@ -12,16 +12,12 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from xdsl.parser import Parser
 
 from napkin_ir import reference
 from napkin_ir.diagrams import gemm
-from napkin_ir.interpreters.ptx import HALF, run_kernel
-from napkin_ir.interpreters.run import find_entry
-from napkin_ir.passmanager import spec
+from napkin_ir.interpreters.ptx import HALF
 from napkin_ir.passmanager import run_pipeline
-from napkin_ir.pipelines import NapkinSm80Pass, NapkinSm90Pass
-from napkin_ir.registry import make_context
+from tests.unit.lowering.levels import PIPELINES, emulated, every_pipeline_level_keeps
 
 RAGGED, EVEN = (200, 136, 104), (256, 256, 128)
 EPILOGUES = {  # name: gemm()'s epilogue options
@@ -30,34 +26,17 @@ EPILOGUES = {  # name: gemm()'s epilogue options
     "col_bf16_relu": {"bias": "n", "bias_dtype": "bf16", "relu": True},
     "row_f16_relu": {"bias": "m", "bias_dtype": "f16", "relu": True},
 }
-PIPELINES = {"napkin-sm80": NapkinSm80Pass(), "napkin-sm90": NapkinSm90Pass()}
 
 
 def _text(shape, epilogue: str) -> str:
     return gemm(*shape, name="gemm_bias", **EPILOGUES[epilogue])
 
 
-def _levels(text: str, pipeline: str) -> dict[str, str]:
-    """The pass list the named pipeline runs, cut after each level's lowering (the reg
-    level after the passes on it, before reg-to-ptx)."""
-    passes = list(PIPELINES[pipeline].passes(Parser(make_context(), text).parse_module()))
-    names = [p.name for p in passes]
-    return {level: spec(passes[: names.index(last) + 1] if last else passes[:-1])
-            for level, last in (("hbm", "ncd-to-hbm"), ("smem", "hbm-to-smem"), ("reg", None))}
-
-
 @pytest.mark.parametrize("pipeline", sorted(PIPELINES))
 @pytest.mark.parametrize("shape,epilogue", [(RAGGED, e) for e in EPILOGUES] + [(EVEN, "col_bf16_relu"), (EVEN, "row")])
 def test_every_level_gives_the_diagrams_numbers(pipeline, shape, epilogue):
-    text = _text(shape, epilogue)
-    diagram = find_entry(run_pipeline(text))
-    inputs = diagram.random_inputs(sum(shape))
-    want = diagram.run(inputs)[0]
-    got = {level: find_entry(run_pipeline(text, passes)).run(inputs)[0] for level, passes in _levels(text, pipeline).items()}
+    got = every_pipeline_level_keeps(_text(shape, epilogue), pipeline, sum(shape))
     np.testing.assert_array_equal(got["smem"], got["hbm"])  # the same tiles, summed in the same order
-    for level, out in got.items():
-        assert np.isfinite(out).all(), f"{level}: some output was not written"
-        assert reference.relative_error(out, want) <= reference.TOLERANCE["bf16"], level
     if epilogue.endswith("relu"):
         assert (got["reg"] >= 0).all() and (got["reg"] == 0).any()
 
@@ -83,9 +62,7 @@ def test_sm80_ptx_matches_float64(pipeline, shape, epilogue):
     a, b = rng.standard_normal((m, k)).astype(half), rng.standard_normal((k, n)).astype(half)
     dtype = EPILOGUES[epilogue].get("bias_dtype", "f32")
     bias = rng.standard_normal(n if EPILOGUES[epilogue]["bias"] == "n" else m).astype(HALF.get(dtype, np.float32))
-    out = np.full((m, n), 0xFFFF, np.uint16).view(half)
-    run_kernel(module, [a, b, bias, out], lazy=True, reverse=True)
-    assert np.isfinite(out.astype(np.float64)).all(), "some output was not written"
+    out = emulated(module, [a, b, bias], (m, n))
     assert reference.relative_error(out, _bias_reference(a, b, bias, epilogue)) <= reference.TOLERANCE["bf16"]
 
 
@@ -110,18 +87,11 @@ def test_a_bias_scaled_on_its_own_keeps_the_numbers(pipeline):
         "%y = ncd.map add %c, %bias",
         f"%b2 = ncd.map scale %bias by 2.0 : !ncd.tensor<n={n} : f32> -> !ncd.tensor<n={n} : f32>\n  %y = ncd.map add %c, %b2")
     assert "%b2" in text
-    diagram = find_entry(run_pipeline(text))
-    inputs = diagram.random_inputs(7)
-    want = diagram.run(inputs)[0]
-    for level, passes in _levels(text, pipeline).items():
-        got = find_entry(run_pipeline(text, passes)).run(inputs)[0]
-        assert reference.relative_error(got, want) <= reference.TOLERANCE["bf16"], level
+    every_pipeline_level_keeps(text, pipeline, 7)
     if pipeline == "napkin-sm80":
         rng = np.random.default_rng(19)
         half = HALF["bf16"]
         a, b = rng.standard_normal((m, k)).astype(half), rng.standard_normal((k, n)).astype(half)
         bias = rng.standard_normal(n).astype(np.float32)
-        out = np.full((m, n), 0xFFFF, np.uint16).view(half)
-        run_kernel(run_pipeline(text, pipeline), [a, b, bias, out], lazy=True, reverse=True)
-        assert np.isfinite(out.astype(np.float64)).all(), "some output was not written"
+        out = emulated(run_pipeline(text, pipeline), [a, b, bias], (m, n))
         assert reference.relative_error(out, _bias_reference(a, b, 2 * bias.astype(np.float64), "col")) <= reference.TOLERANCE["bf16"]

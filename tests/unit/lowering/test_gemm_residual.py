@@ -13,8 +13,6 @@ from __future__ import annotations
 
 import re
 import subprocess
-import sys
-from pathlib import Path
 
 import numpy as np
 import pytest
@@ -22,15 +20,12 @@ import pytest
 import napkin_ir
 from napkin_ir import reference
 from napkin_ir.diagrams import gemm
-from napkin_ir.interpreters.ptx import HALF, run_kernel
-from napkin_ir.interpreters.run import find_entry
+from napkin_ir.interpreters.ptx import HALF
 from napkin_ir.model.ptxas import find_ptxas
 from napkin_ir.passmanager import run_pipeline
 from napkin_ir.plan.diagram import product_shape
 from napkin_ir.plan.recipes.products import resident_elements
-
-sys.path.insert(0, str(Path(__file__).resolve().parent))
-from test_gemm_bias import _levels  # noqa: E402 (the pass lists cut at each level)
+from tests.unit.lowering.levels import emulated, every_pipeline_level_keeps
 
 SHAPES = [(200, 136, 104), (256, 256, 128), (8, 256, 128)]
 
@@ -38,14 +33,7 @@ SHAPES = [(200, 136, 104), (256, 256, 128), (8, 256, 128)]
 @pytest.mark.parametrize("pipeline", ["napkin-sm80", "napkin-sm90"])
 @pytest.mark.parametrize("shape", SHAPES, ids=lambda s: "x".join(map(str, s)))
 def test_every_level_gives_the_diagrams_numbers(pipeline, shape):
-    text = gemm(*shape, name="gemm_residual", residual=True)
-    diagram = find_entry(run_pipeline(text))
-    inputs = diagram.random_inputs(sum(shape))
-    want = diagram.run(inputs)[0]
-    for level, passes in _levels(text, pipeline).items():
-        got = find_entry(run_pipeline(text, passes)).run(inputs)[0]
-        assert np.isfinite(got).all(), f"{level}: some output was not written"
-        assert reference.relative_error(got, want) <= reference.TOLERANCE["bf16"], level
+    every_pipeline_level_keeps(gemm(*shape, name="gemm_residual", residual=True), pipeline, sum(shape))
 
 
 @pytest.mark.parametrize("m, n, k", [(200, 136, 104), (8, 72, 40)])
@@ -54,9 +42,7 @@ def test_sm80_ptx_matches_float64(m, n, k):
     rng = np.random.default_rng(m + n + k)
     half = HALF["bf16"]
     a, b, r = (rng.standard_normal(s).astype(half) for s in ((m, k), (k, n), (m, n)))
-    out = np.full((m, n), 0xFFFF, np.uint16).view(half)
-    run_kernel(module, [a, b, r, out], lazy=True, reverse=True)
-    assert np.isfinite(out.astype(np.float64)).all(), "some output was not written"
+    out = emulated(module, [a, b, r], (m, n))
     want = reference.matmul(a, b) + r.astype(np.float64)
     assert reference.relative_error(out, want) <= reference.TOLERANCE["bf16"]
 
@@ -89,12 +75,7 @@ def test_an_f32_output_takes_its_residual_in_16_bits(pipeline):
     bits), and every level gives the diagram's numbers."""
     text = gemm(200, 136, 104, out_dtype="f32", residual=True)
     assert "%res: !ncd.tensor<m=200, n=136 : bf16>" in text
-    diagram = find_entry(run_pipeline(text))
-    inputs = diagram.random_inputs(11)
-    want = diagram.run(inputs)[0]
-    for level, passes in _levels(text, pipeline).items():
-        got = find_entry(run_pipeline(text, passes)).run(inputs)[0]
-        assert reference.relative_error(got, want) <= reference.TOLERANCE["bf16"], level
+    every_pipeline_level_keeps(text, pipeline, 11)
 
 
 @pytest.mark.parametrize("target", ["sm80", "sm90"])

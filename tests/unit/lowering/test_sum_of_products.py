@@ -9,19 +9,10 @@ stage read after its release."""
 
 from __future__ import annotations
 
-import sys
-from pathlib import Path
-
-import numpy as np
 import pytest
 
 import napkin_ir
-from napkin_ir import reference
-from napkin_ir.interpreters.run import find_entry
-from napkin_ir.passmanager import run_pipeline
-
-sys.path.insert(0, str(Path(__file__).resolve().parent))
-from test_gemm_bias import _levels  # noqa: E402 (the pass lists cut at each level)
+from tests.unit.lowering.levels import every_pipeline_level_keeps
 
 
 def _t(dt: str = "bf16", **axes: int) -> str:
@@ -43,14 +34,7 @@ def _text(j: int = 200, x: int = 128, c: int = 96) -> str:
 @pytest.mark.parametrize("pipeline", ["napkin-sm80", "napkin-sm90"])
 @pytest.mark.parametrize("shape", [(200, 128, 96), (256, 64, 128)], ids=["ragged", "even"])
 def test_every_level_gives_the_diagrams_numbers(pipeline, shape):
-    text = _text(*shape)
-    diagram = find_entry(run_pipeline(text))
-    inputs = diagram.random_inputs(sum(shape))
-    want = diagram.run(inputs)[0]
-    for level, passes in _levels(text, pipeline).items():
-        got = find_entry(run_pipeline(text, passes)).run(inputs)[0]
-        assert np.isfinite(got).all(), f"{level}: some output was not written"
-        assert reference.relative_error(got, want) <= reference.TOLERANCE["bf16"], level
+    every_pipeline_level_keeps(_text(*shape), pipeline, sum(shape))
 
 
 @pytest.mark.parametrize("target", ["sm80", "sm90"])
