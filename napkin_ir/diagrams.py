@@ -120,10 +120,12 @@ def gemm(m: int, n: int, k: int, dtype: str = "bf16", name: str = "matmul", *, b
         body.append(f"%y = ncd.map add {last}, {v} : {acc}, {vec} -> {acc}")
         last = "%y"
     if residual:
-        res = f"!ncd.tensor<{lead}m={m}, n={n} : {dtype}>"
+        res, r = f"!ncd.tensor<{lead}m={m}, n={n} : {dtype}>", "%res"
         args.append(f"%res: {res}")
-        body.append(f"%res32 = ncd.map cast %res : {res} -> {acc}" if res != acc else "")
-        body.append(f"%z = ncd.map add {last}, {'%res32' if res != acc else '%res'} : {acc}, {acc} -> {acc}")
+        if res != acc:
+            body.append(f"%res32 = ncd.map cast %res : {res} -> {acc}")
+            r = "%res32"
+        body.append(f"%z = ncd.map add {last}, {r} : {acc}, {acc} -> {acc}")
         last = "%z"
     if relu:
         body.append(f"%r = ncd.map max {last} by 0.0 : {acc} -> {acc}")
@@ -131,5 +133,5 @@ def gemm(m: int, n: int, k: int, dtype: str = "bf16", name: str = "matmul", *, b
     if c != acc:
         body.append(f"%o = ncd.map cast {last} : {acc} -> {c}")
         last = "%o"
-    lines = [f"func.func @{name}({', '.join(args)}) -> {c} {{", *(f"  {x}" for x in body if x), f"  func.return {last} : {c}", "}"]
+    lines = [f"func.func @{name}({', '.join(args)}) -> {c} {{", *(f"  {x}" for x in body), f"  func.return {last} : {c}", "}"]
     return "\n".join(lines) + "\n"

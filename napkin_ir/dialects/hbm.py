@@ -21,7 +21,7 @@ from math import prod
 
 from xdsl.utils.exceptions import VerifyException
 from xdsl.dialects.builtin import I32, ArrayAttr, FloatAttr, Float32Type, IndexType, IntAttr, IntegerAttr, StringAttr, UnitAttr, f32, i32
-from xdsl.ir import Attribute, Block, Dialect, Operation, ParametrizedAttribute, Region, SSAValue
+from xdsl.ir import Attribute, Dialect, Operation, ParametrizedAttribute, Region, SSAValue
 from xdsl.irdl import (
     IRDLOperation,
     ParsePropInAttrDict,
@@ -262,15 +262,12 @@ class KernelOp(IRDLOperation):
         an op that does): a lowering that inserts a read above what it reads fails here, at
         the pass that did it, not as a missing value passes later."""
         block = self.body.block
-        made: set[SSAValue] = set(block.args)
+        made: set[SSAValue] = set()
         for top in block.ops:
             for op in top.walk():
                 for v in op.operands:
-                    owner = v.owner
-                    ours = v in made or (isinstance(owner, Block) and owner is block) or (
-                        isinstance(owner, Operation) and owner.parent is block)
-                    require(not ours or v in made, self,
-                            f"{op.name} reads %{v.name_hint or '?'} ({v.type}) before {getattr(owner, 'name', 'the block')} makes it")
+                    if isinstance(v.owner, Operation) and v.owner.parent is block:  # a value of the body's block
+                        require(v in made, self, f"{op.name} reads %{v.name_hint or '?'} ({v.type}) before {v.owner.name} makes it")
             made.update(top.results)
 
     def _verify_launch_facts(self, grid: dict[str, int], sizes: dict[str, int]) -> None:

@@ -97,8 +97,12 @@ def stage_elements(module: ModuleOp, shape: ProductShape, block: tuple[int, int,
     read (an operand two products share, a single one), rows x stream or stream x columns
     of `block` (a batch axis a place)."""
     tiles = dict(zip((shape.rows, shape.cols, shape.k), block))
-    operands = {v for c in module.walk() if isinstance(c, ncd.ContractOp) for v in (c.lhs, c.rhs)}
-    return sum(math.prod(tiles.get(a, 1) for a in v.type.axis_names) for v in operands)  # type: ignore[attr-defined]
+    return sum(math.prod(tiles.get(a, 1) for a in v.type.axis_names) for v in _product_operands(module))  # type: ignore[attr-defined]
+
+
+def _product_operands(module: ModuleOp) -> set:
+    """The values the products of `module` read (one that two share, once)."""
+    return {v for c in module.walk() if isinstance(c, ncd.ContractOp) for v in (c.lhs, c.rhs)}
 
 
 def resident_elements(module: ModuleOp, shape: ProductShape, block: tuple[int, int, int]) -> int:
@@ -107,7 +111,7 @@ def resident_elements(module: ModuleOp, shape: ProductShape, block: tuple[int, i
     bias, goes to registers and takes none)."""
     tiles = dict(zip((shape.rows, shape.cols, shape.k), block))
     f = the_function(module)
-    operands = {v for c in module.walk() if isinstance(c, ncd.ContractOp) for v in (c.lhs, c.rhs)}
+    operands = _product_operands(module)
     total = 0
     for arg in (f.body.block.args if f is not None else ()):
         t = arg.type
