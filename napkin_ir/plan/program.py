@@ -142,16 +142,112 @@ def _names(f: func.FuncOp) -> dict[SSAValue, str]:
 
 
 def _epilogue_end(v: SSAValue) -> SSAValue:
-    """The last value of the chain of elementwise maps of one tensor (unary, or by a
-    constant) that reads `v` and nothing else does, each value read once, up to the first
-    16-bit one: a product's epilogue, which its kernel applies to the f32 sums before it
-    rounds and stores them."""
+    """The last value of the chain of elementwise maps of one tensor that reads `v` and
+    nothing else does, each value read once, up to the first 16-bit one: a product's
+    epilogue, which its kernel applies to the f32 sums before it rounds and stores them. A
+    map is unary, or by a constant, or the `add` of other products over the same axis into
+    the same tile (`_summed`): a sum of products is one kernel's, its products' sums added
+    in one accumulator (the gradient's dK = K dG^T + K dG + V dA^T), where each would be a
+    kernel and their sum another reading every one back."""
+    start = v.owner
     while len(uses := list(v.uses)) == 1 and _type(v).element_type == builtin.f32:
         op = uses[0].operation
-        if not (isinstance(op, ncd.MapOp) and len(op.inputs) == 1):
+        if not isinstance(op, ncd.MapOp):
+            break
+        if len(op.inputs) == 2 and op.fn.data == "add" and isinstance(start, ncd.ContractOp):
+            other = op.inputs[1] if op.inputs[0] is v else op.inputs[0]
+            if not _summed(other, start):
+                break
+        elif len(op.inputs) != 1:
             break
         v = op.result
     return v
+
+
+def _summed(x: SSAValue, like: ncd.ContractOp) -> bool:
+    """Whether `x`, read once, is a product over `like`'s axis into a tile of its axes, or
+    the sum of such products (an `add` of two, read once)."""
+    if len(list(x.uses)) != 1 or _type(x).shape != _type(like.result).shape:
+        return False
+    op = x.owner
+    if isinstance(op, ncd.ContractOp):
+        return op.over_axes == like.over_axes
+    return isinstance(op, ncd.MapOp) and op.fn.data == "add" and len(op.inputs) == 2 and all(_summed(i, like) for i in op.inputs)
+
+
+def _renamed_products(f: func.FuncOp) -> None:
+    """Each product whose sums are read only renamed (`ncd.rename`, as the gradient
+    renames K dG's axis back to K's) computed with its operands renamed instead, so that
+    no rename stands between a product and the sum it joins; and the products a sum adds
+    (`_leaf_products`) contracting one axis name, the first's. A kernel reads a renamed
+    argument as it is, so neither costs a copy."""
+    block = f.body.block
+    for op in list(block.ops):
+        if isinstance(op, ncd.RenameOp) and isinstance(op.input.owner, ncd.ContractOp) and len(list(op.input.uses)) == 1:
+            product = op.input.owner
+            _rewrite_product(product, op.renames, product.over_axes[0] if len(product.over_axes) == 1 else None, op)
+    for op in list(block.ops):
+        if not (isinstance(op, ncd.MapOp) and op.fn.data == "add" and len(op.inputs) == 2):
+            continue
+        products = _leaf_products(op.result)
+        if products is None or len(products) < 2 or any(len(p.over_axes) != 1 for p in products):
+            continue
+        products.sort(key=block.get_operation_index)
+        over = products[0].over_axes[0]
+        for p in products[1:]:
+            if p.over_axes[0] != over:
+                _rewrite_product(p, {}, over, p)
+
+
+def _leaf_products(x: SSAValue) -> list[ncd.ContractOp] | None:
+    """The products a sum `x` adds (f32, each read once, through adds read once), or None
+    where a term is something else."""
+    op = x.owner
+    if _type(x).element_type != builtin.f32:
+        return None
+    if isinstance(op, ncd.ContractOp):
+        return [op]
+    if isinstance(op, ncd.MapOp) and op.fn.data == "add" and len(op.inputs) == 2:
+        terms = [t for i in op.inputs if len(list(i.uses)) == 1 and (t := _leaf_products(i)) is not None]
+        return [p for t in terms for p in t] if len(terms) == 2 else None
+    return None
+
+
+def _rewrite_product(product: ncd.ContractOp, renames: dict[str, str], over: str | None, replaced: Operation) -> None:
+    """`product` made again in place of `replaced` (the product, or the rename that alone
+    reads it): its free axes renamed as `renames` says, its one contracted axis named
+    `over` (or a name of its own where that would meet a free one), its operands renamed
+    to match (a rename that only the product read folded into the new one). `replaced`,
+    the product and such renames are erased."""
+    (old_over,) = product.over_axes
+    free = {a: renames.get(a, a) for a in _type(product.result).axis_names}
+    taken = set(free.values())
+    new_over = over if over is not None and over not in taken else old_over
+    while new_over in taken:
+        new_over += "_c"
+    block = product.parent
+    assert block is not None
+    operands, dead = [], []
+    for x in (product.lhs, product.rhs):
+        ren = {a: (new_over if a == old_over else free.get(a, a)) for a in _type(x).axis_names}
+        inner = x.owner
+        if isinstance(inner, ncd.RenameOp) and len(list(x.uses)) == 1:
+            dead.append(inner)
+            first = inner.renames
+            x = inner.input
+            ren = {a: ren[first.get(a, a)] for a in _type(x).axis_names}
+        ren = {a: n for a, n in ren.items() if a != n}
+        if ren:
+            r = ncd.RenameOp(x, ren)
+            block.insert_op_before(r, replaced)
+            x = r.result
+        operands.append(x)
+    new = ncd.ContractOp(operands[0], operands[1], [new_over], replaced.results[0].type)
+    new.result.name_hint = replaced.results[0].name_hint or product.result.name_hint
+    block.insert_op_before(new, replaced)
+    replaced.results[0].replace_all_uses_with(new.result)
+    for op in dict.fromkeys([replaced, product, *dead]):
+        block.erase_op(op)
 
 
 def _narrow_products(f: func.FuncOp) -> None:
@@ -235,6 +331,7 @@ def kernel_program(module: ModuleOp) -> Program:
     f = the_function(module)
     if f is None:
         raise _fail("give a module of one function")
+    _renamed_products(f)
     _narrow_products(f)
     cse(f)
     block = f.body.block
@@ -249,7 +346,7 @@ def kernel_program(module: ModuleOp) -> Program:
     cut: set[SSAValue] = set(ret.arguments)
     for op in block.ops:
         if isinstance(op, ncd.ContractOp):
-            cut |= {_epilogue_end(op.result), *(v for v in op.operands if v not in args)}
+            cut |= {_epilogue_end(op.result), *(u for v in op.operands if (u := _unrenamed(v)) not in args)}
     values = {names[v]: Value(names[v], tuple(_type(v).dims), ncd.element_type_name(_type(v).element_type))
               for v in [*block.args, *(r for op in block.ops for r in op.results)]}
     views: dict[str, str] = {}
@@ -270,6 +367,14 @@ def kernel_program(module: ModuleOp) -> Program:
         | {names[v] for v in ret.arguments}
     return Program(tuple(names[a] for a in block.args), tuple(names[v] for v in ret.arguments),
                    {n: x for n, x in values.items() if n in kept}, views, tuple(parts), macs(f))
+
+
+def _unrenamed(v: SSAValue) -> SSAValue:
+    """`v` past the renames it is made by: a product's operand renamed at its edge (to
+    match the sum it joins) is cut where it is made, under its own name."""
+    while isinstance(v.owner, ncd.RenameOp):
+        v = v.owner.input
+    return v
 
 
 def _relabels(op: Operation) -> bool:

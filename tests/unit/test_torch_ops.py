@@ -707,7 +707,7 @@ def test_long_spherical_attention_is_a_program_of_products():
     take the plain diagram on each key/value head's queries as one head."""
     cap = nt.FAKE_CAPABILITY
     program, kernels = nt.attention_program("spherical", None, 1, 8, 2, 1024, 1024, 64, "bf16", cap)
-    assert [p.output for p in program.parts] == ["a", "g", "w", "qn", "u"] and len(kernels) == 5
+    assert [p.output for p in program.parts] == ["a", "g", "w", "qn", "o"] and len(kernels) == 5
     assert program.values["q"].dims == (1, 2, 4 * 1024, 64)
     grad, _ = nt.attention_program("spherical", None, 1, 8, 2, 1024, 1024, 64, "bf16", cap, gradient=True)
     assert program.macs < grad.macs and grad.arguments == ("q", "k", "v", "d_o")
