@@ -222,6 +222,24 @@ def sm90_plan(block: tuple[int, int, int] = SM90_BLOCK, stages: int = 4, axes: t
                       smem_bytes=budget, rows=n if swap else "")
 
 
+def _stages_beside_panels(module: ModuleOp, shape: ProductShape, block: tuple[int, int, int], req: PlanRequest,
+                          stage: int, reserved: int) -> int | None:
+    """The stages of `stage` bytes that leave room for the output's two TMA panel stages
+    (beside `reserved`), where the plan picks the store path (`store` auto) of a 16-bit
+    output and the contraction is no more stream tiles than those stages: a block then
+    streams its whole contraction in flight either way, and what it moves is its output as
+    much as its operands (spherical attention's dK, three products over a head dim of 64
+    into one tile: 66.7 us in 3 stages with TMA stores against 91.1 us in 4 storing from
+    registers, 16 x 32 heads x 1024 x 64, H200, 2026-12-01). None where that does not hold."""
+    if req.store is not None or not shape.half_output or block[1] % 64:
+        return None
+    panels = 2 * panel_stage_bytes(block[0], shape.results, operand_dtype(module).bytes)
+    stages = sm90_stages(stage, req.blocks_per_sm, products_alone=ncd.made_of(module, ncd.ContractOp), reserved=reserved + panels)
+    if -(-axis_sizes(module)[shape.k] // block[2]) > stages or stages * stage + panels + reserved > sm90_budget(stages, req.blocks_per_sm):
+        return None
+    return stages
+
+
 def plan(module: ModuleOp, shape: ProductShape, target: Target, req: PlanRequest) -> KernelPlan:
     """The plan for `module`, a diagram of products, on `target` as `req` asks."""
     if target.has(Engine.WGMMA):
@@ -325,6 +343,8 @@ def _plan_sm90(module: ModuleOp, req: PlanRequest) -> KernelPlan:
     resident = resident_elements(module, shape, block) * nbytes  # a residual's tile, loaded once beside the stages
     stages = req.stages or sm90_stages(stage_bytes(block), req.blocks_per_sm, products_alone=alone, swapped_panel=panel,
                                        reserved=resident)
+    if not req.stages and not swap:
+        stages = _stages_beside_panels(module, shape, block, req, stage_bytes(block), resident) or stages
     group = SM90_GROUP if req.group is None else req.group
     # a cluster persists as the plain launch does (each pair of blocks a pair of neighbouring
     # tiles a turn, in the group order), or with persistent=false runs a plain grid: 128 x 256
