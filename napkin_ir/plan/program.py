@@ -75,6 +75,7 @@ class Part:
     inputs: tuple[tuple[str, str], ...]
     output: str
     product: tuple[int, int, int, int] | None = None  # a contraction's (batch, M, N, K), as its lhs gives the rows
+    products: int = 0  # the contractions it adds up (a sum of products is one kernel's)
 
     @property
     def contraction(self) -> bool:
@@ -458,9 +459,10 @@ def _part(f: func.FuncOp, v: SSAValue, stops: set[SSAValue], names: dict[SSAValu
                 new.operands[i] = mapping[x] if x in mapping else operand(x)
         body.add_op(new)
         mapping[op.results[0]] = new.results[0]
-    product = None
+    product, products = None, 0
     for op in body.ops:
         if isinstance(op, ncd.ContractOp):
+            products += 1
             lt, rt = _type(op.lhs), _type(op.rhs)
             size = lambda axes: math.prod(lt.shape.get(a) or rt.shape[a] for a in axes)  # noqa: E731
             over = set(op.over_axes)
@@ -472,7 +474,7 @@ def _part(f: func.FuncOp, v: SSAValue, stops: set[SSAValue], names: dict[SSAValu
     body.add_op(func.ReturnOp(out))
     name = f"k{index}_{names[v]}"
     fn = func.FuncOp(name, builtin.FunctionType.from_lists([a.type for a in body.args], [out.type]), Region(body))
-    return Part(name, str(ModuleOp([fn])), tuple(inputs), names[v], product)
+    return Part(name, str(ModuleOp([fn])), tuple(inputs), names[v], product, products)
 
 
 def _cast(body: Block, x: SSAValue, element_type) -> SSAValue:
