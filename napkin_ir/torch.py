@@ -361,7 +361,8 @@ def attention_program(kind: str, scale: float | None, b: int, h: int, hk: int, n
                       cap: tuple[int, int], lse: bool = False, gradient: bool = False) -> Any:
     """(the Program, its CompiledKernels) where attention of these shapes is reassociated
     (`ncd-reassociate`: spherical attention without a mask, as products of the head dim)
-    and that cuts its multiply-adds by `REASSOCIATE_GAIN` or more, else None: the kernels
+    and that runs faster than the one tiled kernel (`program_pays`: its bytes against the
+    tiled kernel's multiply-adds), else None: the kernels
     `napkin::attention` (with `lse`, `napkin::attention_lse`; with `gradient`, the
     backward, derived from the reassociated diagram by `ncd-grad`) runs in order
     (`napkin_ir.plan.program`) in place of one attention kernel. Grouped heads take the

@@ -2,7 +2,7 @@
 forward and backward programs (`napkin_ir.torch.attention_program`) timed alone with CUDA
 events (median of 20 after warm-up), beside the whole op, at the benchmark shapes. Where
 the op takes no program (the forward's or the backward's products too close to the tiled
-kernel's: `REASSOCIATE_GAIN`), the line says so.
+kernel's: `program_pays`), the line says so.
 
     python3 research/spherical_program_profile.py [--shapes 4,16,2,4096,128 ...]
 
@@ -39,7 +39,7 @@ def profile(b: int, h: int, hk: int, n: int, d: int) -> None:
     rows = (b, hk, h // hk * n, d)
     for gradient in (False, True):
         found = nt.attention_program("spherical", None, b, h, hk, n, n, d, "bf16", cap, gradient=gradient)
-        if found is None:  # the reassociation does not cut enough multiply-adds here (`REASSOCIATE_GAIN`)
+        if found is None:  # the tiled kernel is the faster here (`program_pays`)
             print(f"\nb{b} h{h}/{hk} n{n} d{d} {'backward' if gradient else 'forward'}: no program, the op runs its tiled kernel")
             continue
         program, kernels = found

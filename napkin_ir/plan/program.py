@@ -26,9 +26,10 @@ value cut once is made once.
         part.inputs                           # ((the kernel's argument, the program value it reads), ...)
         part.output                           # the program value its result `out` is
 
-`reassociated_program` is the planner's question: does reassociating the diagram
-(`ncd-reassociate`) cut its multiply-adds by at least `REASSOCIATE_GAIN`, and if so, what
-program computes it (or, with `gradient`, its gradient by `ncd-grad`)?
+`reassociated_program` is the planner's question: is the program of the diagram
+reassociated (`ncd-reassociate`) faster than the one kernel of the diagram as it is
+(`program_pays`), and if so, what program computes it (or, with `gradient`, its gradient
+by `ncd-grad`)?
 """
 
 from __future__ import annotations
@@ -51,9 +52,21 @@ from napkin_ir.passmanager import run_pipeline
 from napkin_ir.plan.diagram import the_function
 from napkin_ir.reference_eval import evaluate, macs
 
-# reassociate where it cuts the multiply-adds by this much: each kernel of the program
-# reads and writes its tensors whole, where one attention kernel streams them once
-REASSOCIATE_GAIN = 4
+# What `program_pays` weighs. Each kernel of a program reads and writes its tensors whole
+# and is bound by memory; the one tiled kernel of the diagram as it is streams them once and
+# is bound by its products. Spherical attention's programs over 16k tokens of 2048 moved
+# 3.4-3.6 TB/s on an H200 (0.7 GB forward, 2.1 GB backward: 192-208 us and 576-603 us at
+# 1k keys, d=64 and 128), and the tiled kernels did 330 and 230 T multiply-adds a second
+# there (forward, backward; 208-211 us and 745 us at d=128); between kernels the stream
+# idles a few microseconds. With these the programs at 512 keys (d=64, 128, 256) and the
+# forward at 1k keys and d=256 are left to the tiled kernel, which measured 1.2-2.3x
+# faster there; the gradient from 1k keys and the forward from 2k go to the program,
+# 1.2-4.1x faster; the forward at 1k keys, where the two measured close (192 us against
+# 211 at d=64, 208 against 208 at d=128), goes to the program at d=64 and to the tiled
+# kernel at d=128 (H200, 2026-12-01, research/benchmarks.md session 73).
+PROGRAM_BYTES_PER_S = 3.5e12
+PROGRAM_KERNEL_S = 2e-6
+TILED_MACS_PER_S = {False: 330e12, True: 230e12}  # by `gradient`
 
 
 @dataclass(frozen=True)
@@ -109,6 +122,12 @@ class Program:
             (out,) = evaluate(f, [memory[m] for _, m in part.inputs])
             memory[part.output] = out
         return [memory[self.memory(r)].reshape(self.values[r].dims) for r in self.results]
+
+    def bytes(self) -> int:
+        """The bytes its kernels move: each kernel's inputs (a tensor it reads under two
+        names, once) and its output."""
+        sizes = {n: math.prod(v.dims) * ncd.ELEMENT_BYTES[v.dtype] for n, v in self.values.items()}
+        return sum(sizes[p.output] + sum(sizes[m] for m in {m for _, m in p.inputs}) for p in self.parts)
 
     def intermediates(self) -> list[Value]:
         """The values a run allocates besides the arguments and results."""
@@ -485,10 +504,20 @@ def _cast(body: Block, x: SSAValue, element_type) -> SSAValue:
     return op.result
 
 
+def program_pays(program: Program, tiled_macs: int, gradient: bool = False) -> bool:
+    """Whether `program` runs faster than the one tiled kernel of `tiled_macs` multiply-adds
+    that computes the same (with `gradient`, a gradient's): the program's bytes at
+    PROGRAM_BYTES_PER_S and PROGRAM_KERNEL_S a kernel, against the tiled kernel's
+    multiply-adds at TILED_MACS_PER_S and one PROGRAM_KERNEL_S."""
+    program_s = program.bytes() / PROGRAM_BYTES_PER_S + len(program.parts) * PROGRAM_KERNEL_S
+    return program_s < tiled_macs / TILED_MACS_PER_S[gradient] + PROGRAM_KERNEL_S
+
+
 def reassociated_program(text: str, gradient: bool = False) -> Program | None:
     """The program of the diagram `text` reassociated (`ncd-reassociate`; with `gradient`,
-    its gradient by `ncd-grad`), where that cuts its multiply-adds by REASSOCIATE_GAIN or
-    more; None where it does not (or where nothing reassociates)."""
+    its gradient by `ncd-grad`), where it runs faster than the one tiled kernel of the
+    diagram as it is (`program_pays`); None where it does not (or where nothing
+    reassociates)."""
     module = parse(text)
     if not reassociates(module):
         return None
@@ -504,6 +533,5 @@ def reassociated_program(text: str, gradient: bool = False) -> Program | None:
                 m.body.block.erase_op(g)
     f0, f1 = the_function(before), the_function(after)
     assert f0 is not None and f1 is not None
-    if macs(f1) * REASSOCIATE_GAIN > macs(f0):
-        return None
-    return kernel_program(after)
+    program = kernel_program(after)
+    return program if program_pays(program, macs(f0), gradient) else None

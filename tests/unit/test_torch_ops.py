@@ -700,19 +700,28 @@ def test_a_call_anything_else_would_see_goes_the_whole_way(monkeypatch, why):
     assert seen.launched == [] and seen.called == [why == "records"]
 
 
-def test_long_spherical_attention_is_a_program_of_products():
+def test_long_spherical_attention_is_a_program_of_products(monkeypatch):
     """Spherical attention over enough keys is reassociated (`ncd-reassociate`) and runs as
     a program of kernels (`attention_program`), forward and backward; the fake kernels
     compile the same program, so torch.compile refuses what the GPU would. Grouped heads
     take the plain diagram on each key/value head's queries as one head."""
+    import napkin_ir.plan.program as plan_program
+
     cap = nt.FAKE_CAPABILITY
+    # where the program pays (`program_pays`): at 16k tokens of 2048, the gradient from 1k
+    # keys, the forward from 2k; a short sequence of few heads keeps the one kernel
+    assert nt.attention_program("spherical", None, 16, 16, 16, 1024, 1024, 128, "bf16", cap) is None
+    assert nt.attention_program("spherical", None, 16, 16, 16, 1024, 1024, 128, "bf16", cap, gradient=True) is not None
+    assert nt.attention_program("spherical", None, 8, 16, 16, 2048, 2048, 128, "bf16", cap) is not None
+    assert nt.attention_program("spherical", None, 1, 2, 2, 128, 128, 128, "bf16", cap) is None  # the one kernel does less
+    assert nt.attention_program("softmax", None, 1, 2, 2, 4096, 4096, 128, "bf16", cap) is None
+    monkeypatch.setattr(plan_program, "program_pays", lambda *a, **k: True)  # the program at a small shape
+    monkeypatch.setattr(nt, "_programs", {})
     program, kernels = nt.attention_program("spherical", None, 1, 8, 2, 1024, 1024, 64, "bf16", cap)
     assert [p.output for p in program.parts] == ["a", "g", "w", "qn", "o"] and len(kernels) == 5
     assert program.values["q"].dims == (1, 2, 4 * 1024, 64)
     grad, _ = nt.attention_program("spherical", None, 1, 8, 2, 1024, 1024, 64, "bf16", cap, gradient=True)
     assert program.macs < grad.macs and grad.arguments == ("q", "k", "v", "d_o")
-    assert nt.attention_program("spherical", None, 1, 2, 2, 128, 128, 128, "bf16", cap) is None  # the one kernel does less
-    assert nt.attention_program("softmax", None, 1, 2, 2, 4096, 4096, 128, "bf16", cap) is None
     q, k = meta(1, 8, 1024, 64), meta(1, 2, 1024, 64)
     o = torch.ops.napkin.attention(q, k, k, "spherical")
     o2, norm = torch.ops.napkin.attention_lse(q, k, k, "spherical")
