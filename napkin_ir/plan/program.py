@@ -219,6 +219,81 @@ def _renamed_products(f: func.FuncOp) -> None:
                 _rewrite_product(p, {}, over, p)
 
 
+def _gram_axes(v: SSAValue) -> tuple[str, str] | None:
+    """(a, b) where `v` is a Gram product, X contracted with X renamed a -> b over one
+    axis (K^T K): symmetric in a and b. None where it is not."""
+    op = v.owner
+    if not isinstance(op, ncd.ContractOp) or len(op.over_axes) != 1:
+        return None
+    for x, r in ((op.lhs, op.rhs), (op.rhs, op.lhs)):
+        ren = r.owner
+        if isinstance(ren, ncd.RenameOp) and ren.input is x and len(ren.renames) == 1:
+            ((a, b),) = ren.renames.items()
+            if op.over_axes[0] != a and set(_type(v).axis_names) == (set(_type(x).axis_names) - {op.over_axes[0]}) | {b}:
+                return a, b
+    return None
+
+
+def _row_scaled(y: SSAValue, c: str, o: str) -> tuple[SSAValue, SSAValue] | None:
+    """(S, X) where `y` is S * X, X a 16-bit tensor cast up, renamed o -> c and rounded
+    back (the gradient's dW = Q scaled by each row's factor, read by a product as dW16);
+    S a tensor broadcast without the axis o. None where it is not."""
+    if not (isinstance(cast := y.owner, ncd.MapOp) and cast.fn.data == "cast"):
+        return None
+    ren = cast.inputs[0].owner
+    if not (isinstance(ren, ncd.RenameOp) and ren.renames == {o: c}):
+        return None
+    mul = ren.input.owner
+    if not (isinstance(mul, ncd.MapOp) and mul.fn.data == "mul" and len(mul.inputs) == 2):
+        return None
+    for scale, up in (mul.inputs, mul.inputs[::-1]):
+        if isinstance(u := up.owner, ncd.MapOp) and u.fn.data == "cast" and _type(u.inputs[0]).element_type == _type(y).element_type \
+                and _uniform_along(scale, o):
+            return scale, u.inputs[0]
+    return None
+
+
+def _uniform_along(v: SSAValue, axis: str) -> bool:
+    """Whether `v` is the same along `axis`: it lacks it, or is a constant, or is the sum of
+    such values (a row's factor broadcast by adding a constant of zeros, as `ncd-grad`
+    writes it)."""
+    if axis not in _type(v).axis_names or isinstance(v.owner, ncd.ConstantOp):
+        return True
+    op = v.owner
+    return isinstance(op, ncd.MapOp) and op.fn.data == "add" and all(_uniform_along(i, axis) for i in op.inputs)
+
+
+def _quadratic_forms(f: func.FuncOp) -> None:
+    """A product (S * X) G, G a Gram product symmetric in (o, c) contracted over c, where
+    X G over o is made already (W = Q G, the forward's): S * W renamed, read where W is,
+    and the product dropped. The gradient of q^T G q through W = Q G gives dQ's term dW G^T
+    with dW = Q scaled by rows; G^T = G, so that is the scale times W (spherical
+    attention's norm: a kernel and an N x d tensor fewer)."""
+    block = f.body.block
+    for p in [op for op in block.ops if isinstance(op, ncd.ContractOp) and len(op.over_axes) == 1]:
+        (c,) = p.over_axes
+        for y, g in ((p.lhs, p.rhs), (p.rhs, p.lhs)):
+            pair = _gram_axes(g)
+            if pair is None or c not in pair:
+                continue
+            o = pair[0] if c == pair[1] else pair[1]
+            found = _row_scaled(y, c, o)
+            if found is None:
+                continue
+            scale, x = found
+            w = next((op.result for op in block.ops if isinstance(op, ncd.ContractOp) and op.over_axes == (o,)
+                      and {op.lhs, op.rhs} == {x, g} and block.get_operation_index(op) < block.get_operation_index(p)), None)
+            if w is None or _type(scale).shape != _type(p.result).shape:
+                continue
+            ren = ncd.RenameOp(w, {c: o})
+            up = ncd.MapOp("cast", [ren.result], ncd.TensorType(_type(ren.result).shape, builtin.f32))
+            prod = ncd.MapOp("mul", [scale, up.result], p.result.type)
+            block.insert_ops_before([ren, up, prod], p)
+            p.result.replace_all_uses_with(prod.result)
+            block.erase_op(p)
+            break
+
+
 def _leaf_products(x: SSAValue) -> list[ncd.ContractOp] | None:
     """The products a sum `x` adds (f32, each read once, through adds read once), or None
     where a term is something else."""
@@ -351,6 +426,7 @@ def kernel_program(module: ModuleOp) -> Program:
     f = the_function(module)
     if f is None:
         raise _fail("give a module of one function")
+    _quadratic_forms(f)
     _renamed_products(f)
     _narrow_products(f)
     cse(f)

@@ -166,10 +166,11 @@ def test_a_sum_of_products_is_one_kernel():
 
 def test_the_spherical_gradients_dk_is_one_kernel_of_its_three_products():
     """dK = K dG^T + K dG + V dA^T: one kernel reading K once and dG two ways (as it lies,
-    and transposed), 12 kernels in all where it was 15, and its numbers survive every level
-    of napkin-sm90 on the CPU interpreters."""
+    and transposed), 11 kernels in all where it was 15 (one more fewer for the norm's
+    quadratic form, below), and its numbers survive every level of napkin-sm90 on the CPU
+    interpreters."""
     grad = _program(attention_diagram("spherical", b=1, h=2, n=1024, d=64), gradient=True)
-    assert len(grad.parts) == 12
+    assert len(grad.parts) == 11
     dk = next(p for p in grad.parts if p.output == grad.memory(grad.results[1]))
     assert dk.contraction and [m for _, m in dk.inputs] == ["k", "d_g", "v", "d_a", "d_g"]
     f = the_function(parse(dk.text))
@@ -255,3 +256,21 @@ def test_the_mlp_gradient_is_a_program_of_gemms_and_rows():
         for part in program.parts:
             napkin_ir.compile(part.text, target, cache=False)
 
+
+
+def test_the_norms_quadratic_form_reads_w_again():
+    """dQ's term through W = Q G is dW G^T, dW = Q scaled by rows; G = K^T K is symmetric,
+    so it is the scale times W: no product of dW with G, and dQ's kernel reads W (made for
+    the forward) instead. The program's numbers still match the gradient in float64 (above,
+    `test_program_computes_the_diagram`)."""
+    from napkin_ir.plan.program import _gram_axes
+
+    text = attention_diagram("spherical", b=1, h=2, n=1024, d=64)
+    grad = _program(text, gradient=True)
+    assert not any(p.contraction and {"g", "d_w16"} <= {m for _, m in p.inputs} for p in grad.parts)
+    dq = next(p for p in grad.parts if p.output == grad.memory(grad.results[0]))
+    assert "w" in {m for _, m in dq.inputs}
+    f = the_function(_only_gradient(run_pipeline(text, "ncd-reassociate,ncd-grad,ncd-fold-casts")))
+    products = {op.result.name_hint: op for op in f.body.block.ops if op.name == "ncd.contract"}
+    assert _gram_axes(products["g"].result) == ("d", "d2")  # K with K renamed d -> d2
+    assert _gram_axes(products["a"].result) is None  # K with V: not symmetric
