@@ -56,8 +56,9 @@ from napkin_ir.reference_eval import evaluate, macs
 # and is bound by memory; the one tiled kernel of the diagram as it is streams them once and
 # is bound by its products. Spherical attention's programs over 16k tokens of 2048 moved
 # 3.4-3.6 TB/s on an H200 (0.7 GB forward, 2.1 GB backward: 192-208 us and 576-603 us at
-# 1k keys, d=64 and 128), and the tiled kernels did 330 and 230 T multiply-adds a second
-# there (forward, backward; 208-211 us and 745 us at d=128); between kernels the stream
+# 1k keys, d=64 and 128; the backward of 11 kernels, 1.9 GB, 505-542 us), and the tiled
+# kernels did 330 and 230 T multiply-adds a second there (forward, backward; 208-211 us
+# and 745 us at d=128); between kernels the stream
 # idles a few microseconds. With these the programs at 512 keys (d=64, 128, 256) and the
 # forward at 1k keys and d=256 are left to the tiled kernel, which measured 1.2-2.3x
 # faster there; the gradient from 1k keys and the forward from 2k go to the program,
