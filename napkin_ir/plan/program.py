@@ -284,13 +284,15 @@ def _quadratic_forms(f: func.FuncOp) -> None:
             scale, x = found
             w = next((op.result for op in block.ops if isinstance(op, ncd.ContractOp) and op.over_axes == (o,)
                       and {op.lhs, op.rhs} == {x, g} and block.get_operation_index(op) < block.get_operation_index(p)), None)
-            if w is None or _type(scale).shape != _type(p.result).shape:
+            if w is None or _type(scale).shape != _type(p.result).shape or _type(p.result).element_type != builtin.f32:
                 continue
             ren = ncd.RenameOp(w, {c: o})
-            up = ncd.MapOp("cast", [ren.result], ncd.TensorType(_type(ren.result).shape, builtin.f32))
-            prod = ncd.MapOp("mul", [scale, up.result], p.result.type)
-            block.insert_ops_before([ren, up, prod], p)
-            p.result.replace_all_uses_with(prod.result)
+            ops: list[Operation] = [ren]
+            if _type(w).element_type != builtin.f32:
+                ops.append(ncd.MapOp("cast", [ren.result], ncd.TensorType(_type(ren.result).shape, builtin.f32)))
+            ops.append(ncd.MapOp("mul", [scale, ops[-1].results[0]], p.result.type))
+            block.insert_ops_before(ops, p)
+            p.result.replace_all_uses_with(ops[-1].results[0])
             block.erase_op(p)
             break
 
