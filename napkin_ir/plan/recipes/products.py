@@ -223,7 +223,7 @@ def sm90_plan(block: tuple[int, int, int] = SM90_BLOCK, stages: int = 4, axes: t
 
 
 def _stages_beside_panels(module: ModuleOp, shape: ProductShape, block: tuple[int, int, int], req: PlanRequest,
-                          stage: int, reserved: int) -> int | None:
+                          stage: int, reserved: int, products_alone: bool) -> int | None:
     """The stages of `stage` bytes that leave room for the output's two TMA panel stages
     (beside `reserved`), where the plan picks the store path (`store` auto) of a 16-bit
     output and the contraction is no more stream tiles than those stages: a block then
@@ -234,7 +234,7 @@ def _stages_beside_panels(module: ModuleOp, shape: ProductShape, block: tuple[in
     if req.store is not None or not shape.half_output or block[1] % 64:
         return None
     panels = 2 * panel_stage_bytes(block[0], shape.results, operand_dtype(module).bytes)
-    stages = sm90_stages(stage, req.blocks_per_sm, products_alone=ncd.made_of(module, ncd.ContractOp), reserved=reserved + panels)
+    stages = sm90_stages(stage, req.blocks_per_sm, products_alone=products_alone, reserved=reserved + panels)
     if -(-axis_sizes(module)[shape.k] // block[2]) > stages or stages * stage + panels + reserved > sm90_budget(stages, req.blocks_per_sm):
         return None
     return stages
@@ -344,7 +344,7 @@ def _plan_sm90(module: ModuleOp, req: PlanRequest) -> KernelPlan:
     stages = req.stages or sm90_stages(stage_bytes(block), req.blocks_per_sm, products_alone=alone, swapped_panel=panel,
                                        reserved=resident)
     if not req.stages and not swap:
-        stages = _stages_beside_panels(module, shape, block, req, stage_bytes(block), resident) or stages
+        stages = _stages_beside_panels(module, shape, block, req, stage_bytes(block), resident, alone) or stages
     group = SM90_GROUP if req.group is None else req.group
     # a cluster persists as the plain launch does (each pair of blocks a pair of neighbouring
     # tiles a turn, in the group order), or with persistent=false runs a plain grid: 128 x 256

@@ -15,7 +15,7 @@
 // spherical attention's dK at d=64 (the program's kernel of K dG^T + K dG + V dA^T, one
 // stream tile of the head dim) takes three stages and TMA stores, not four stages storing
 // from registers (products._stages_beside_panels).
-// RUN: %python -c "from napkin_ir.attention_diagrams import attention_diagram as a; from napkin_ir.passmanager import run_pipeline as r; from napkin_ir.plan.program import kernel_program as k; m = r(a('spherical', b=1, h=2, n=1024, d=64), 'ncd-reassociate,ncd-grad,ncd-fold-casts'); [m.body.block.erase_op(f) for f in list(m.body.block.ops) if not f.sym_name.data.endswith('_grad')]; p = k(m); print(next(x for x in p.parts if x.output == p.memory(p.results[1])).text)" > %t.dk.mlir
+// RUN: %python -c "from napkin_ir.attention_diagrams import attention_diagram as a; from napkin_ir.plan.program import reassociated_program as r; p = r(a('spherical', b=1, h=2, n=1024, d=64), True, always=True); print(next(x for x in p.parts if x.output == p.memory(p.results[1])).text)" > %t.dk.mlir
 // RUN: napkin-opt %t.dk.mlir -p napkin-sm90 -t ptx --dump-pass-pipeline -o %t.dk.ptx 2>&1 | filecheck %s --check-prefix=DK
 // RUN: %ptxas -arch=sm_90a %t.dk.ptx -o %t.dk.cubin
 // DK: hbm-to-smem{stages=3 layout="" smem_bytes={{[0-9]+}} copy="tma" store="tma"}

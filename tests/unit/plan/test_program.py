@@ -84,9 +84,9 @@ def _only_gradient(module):
 def _program(text: str, gradient: bool = False):
     """The program of `text` reassociated (its gradient's, with `gradient`), whether or not
     it pays at this small shape."""
-    if gradient:
-        return kernel_program(_only_gradient(run_pipeline(text, "ncd-reassociate,ncd-grad,ncd-fold-casts")))
-    return kernel_program(run_pipeline(text, "ncd-reassociate"))
+    program = reassociated_program(text, gradient, always=True)
+    assert program is not None
+    return program
 
 
 def test_program_cuts_at_products_and_reads_views_in_place() -> None:
