@@ -338,6 +338,10 @@ class SmemFunctions(InterpreterFunctions):
         for buf in self.buffers if _releases(op) else []:
             if buf.wgmma_reads.get(stage, 0):
                 raise InterpretationError(f"{op.name}: releases stage {stage} while a wgmma still reads {buf.type}; wait for its group first")
+        for buf in self._guarded(ring) if _releases(op) else []:  # a store from a loaded tile's room (O in Q's)
+            if buf.storing.get(stage, 0):
+                raise InterpretationError(f"{op.name}: releases stage {stage} of {buf.type} to the producer while a TMA store still "
+                                          "reads it; retire its group first (smem.tma_store_wait)")
         with self.roles.cond:
             if op.by_role:  # the stages whose stores it retired go back with this phase
                 ring.freed[stage] += self.retired.pop(threading.get_ident(), [])

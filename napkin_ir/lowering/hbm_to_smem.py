@@ -56,8 +56,12 @@ rows; for each panel, `smem.tma_store_wait {pending = 1}` (the store two panels 
 read the stage; pending 0 for the first of an odd count, whose stage the last panel's
 store reads), `smem.write` of the panel into the stage and `smem.tma_store` of the stage.
 Where two stages do not fit beside the other buffers, one does, each panel waiting for
-every store before it (pending 0). The stores run on while the block goes on (a
-persistent block, to its next tile). An f32 vector stored beside it (attention's
+every store before it (pending 0). Where not even one fits and the tile has the shape and
+type of a tile loaded once and read for the last time before the store (attention's O and
+Q), it leaves from that tile's room: the consumers meet (`smem.tma_store_wait {pending =
+0}`), write it there whole and store it; a persistent block then waits for the store to
+have read the room before it releases it to the producer for the next tile's copy. The
+stores run on while the block goes on (a persistent block, to its next tile). An f32 vector stored beside it (attention's
 log-sum-exp, one value per row) is stored straight from registers.
 
 With `copy=tma`, a 16-bit tile computed in a stream loop that a product contracts along
@@ -482,6 +486,45 @@ def _store_role(chain: list[scf.ForOp], allocs: list[smem.AllocOp], producer: sm
                                         smem.ArriveOp(full.result, s, async_proxy=True)])
 
 
+@dataclass
+class _Resident:
+    """A one-stage buffer of a tile loaded once (attention's Q): its alloc, the op of the
+    body after which its last read is done, and the arrive that releases it to a
+    persistent block's producer for the next tile (None on a plain grid)."""
+
+    alloc: smem.AllocOp
+    last_read: Operation
+    release: smem.ArriveOp | None
+
+
+def _resident_room(kernel: hbm.KernelOp, store: hbm.StoreOp, resident: list[_Resident]) -> _Resident | None:
+    """The buffer of a tile loaded once whose room a tile stored after the stream may take
+    (FlashAttention's O in Q's room): of the stored tile's shape and element type, every
+    read of it done before the store, and not taken by another store."""
+    block = kernel.body.block
+    t: ncd.TensorType = store.value.type  # type: ignore[assignment]
+    for r in resident:
+        b: smem.BufferType = r.alloc.result.type  # type: ignore[assignment]
+        if b.shape == t.shape and b.axis_names == t.axis_names and b.element_type == t.element_type and b.layout.data == "swizzle" \
+                and block.get_operation_index(r.last_read) < block.get_operation_index(store):
+            resident.remove(r)
+            return r
+    return None
+
+
+def _store_in_resident_room(store: hbm.StoreOp, home: _Resident) -> None:
+    """`store`'s tile out through the room of a tile loaded once: once every consumer is past
+    its reads of it (`smem.tma_store_wait`, which the consumers meet at), the tile is written
+    into the buffer's one stage and stored from there whole. A persistent block releases the
+    buffer for its next tile's copy only once that store has read it."""
+    zero = _const(0)
+    out = smem.TmaStoreOp(home.alloc.result, zero.result, store.dest, list(store.offsets))
+    Rewriter.replace_op(store, [zero, smem.TmaStoreWaitOp(0), smem.WriteOp(store.value, home.alloc.result, zero.result, {}), out])
+    if home.release is not None:
+        home.release.detach()
+        Rewriter.insert_op([smem.TmaStoreWaitOp(0), home.release], InsertPoint.after(out))
+
+
 def short_rows(g: SSAValue, t: smem.BufferType, kernel: hbm.KernelOp | None) -> int | None:
     """The rows a TMA copy of `g` into tiles `t` need bring (`smem.tma_copy`'s `rows`), or
     None for all: where the global is shorter than the tile along its rows' axis (a decode's
@@ -539,7 +582,8 @@ class HbmToSmemPass(ModulePass):
             if tma:
                 producers: list[smem.ProducerOp] = []
                 buffers = [self._tma_pipeline(chain, layout, producers) for chain in stream_chains(loops)]
-                buffers.append(self._tma_one_time_copies(kernel, layout, producers))
+                resident: list[_Resident] = []
+                buffers.append(self._tma_one_time_copies(kernel, layout, producers, resident))
                 # dS takes its two stages before dQ's adds their second: with one, its writers
                 # meet before each tile as well as after it (the attention gradient at d=64,
                 # where both stages are 32 KB and 2 + 2 do not fit: 1.4-4% faster so,
@@ -550,7 +594,7 @@ class HbmToSmemPass(ModulePass):
                 buffers.append(_tma_adds_in_stream(kernel, self.smem_bytes - staged - sum(b.bytes() for bs in buffers for b in bs), producers))
                 buffers.append(_stage_contracted_rows(kernel, self.smem_bytes - sum(b.bytes() for bs in buffers for b in bs)))
                 if self.store == "tma":
-                    buffers.append(self._tma_stores(kernel, self.smem_bytes - sum(b.bytes() for bs in buffers for b in bs)))
+                    buffers.append(self._tma_stores(kernel, self.smem_bytes - sum(b.bytes() for bs in buffers for b in bs), resident))
             else:
                 _refuse_contracted_rows(kernel)
                 buffers = [self._pipeline(chain, layout) for chain in stream_chains(loops)]
@@ -561,7 +605,7 @@ class HbmToSmemPass(ModulePass):
                 raise PassFailedException(f"hbm-to-smem: @{kernel.sym_name.data} needs {total} bytes of shared memory "
                                           f"({detail}), over the budget of {self.smem_bytes}; use fewer stages or smaller tiles")
 
-    def _tma_stores(self, kernel: hbm.KernelOp, room: int) -> list[smem.BufferType]:
+    def _tma_stores(self, kernel: hbm.KernelOp, room: int, resident: list[_Resident]) -> list[smem.BufferType]:
         """Each tile stored after the stream goes out through a two-stage buffer of one
         128-byte panel of columns (one stage where two would not fit in the `room` the
         other buffers leave): per panel, wait until the store two panels back has read the
@@ -594,6 +638,9 @@ class HbmToSmemPass(ModulePass):
             buf_t = smem.BufferType(panel_shape, t.element_type, 2, "swizzle")
             if buf_t.bytes() > room:
                 buf_t = smem.BufferType(panel_shape, t.element_type, 1, "swizzle")
+            if buf_t.bytes() > room and (home := _resident_room(kernel, store, resident)) is not None:
+                _store_in_resident_room(store, home)
+                continue
             room -= buf_t.bytes()
             stages = buf_t.stages.data
             alloc = smem.AllocOp(buf_t)
@@ -856,10 +903,13 @@ class HbmToSmemPass(ModulePass):
             loop_facts.set_pipeline(loop, self.stages, loop_facts.CopyEngine.TMA)
         return types
 
-    def _tma_one_time_copies(self, kernel: hbm.KernelOp, layout: str, producers: list[smem.ProducerOp]) -> list[smem.BufferType]:
+    def _tma_one_time_copies(self, kernel: hbm.KernelOp, layout: str, producers: list[smem.ProducerOp],
+                             resident: list[_Resident]) -> list[smem.BufferType]:
         """A tile loaded outside the stream (attention's Q) is copied once by the producer,
         before its stream, into a one-stage buffer on a barrier of its own; the consumers wait
-        for its phase 0 just before the tile's first use."""
+        for its phase 0 just before the tile's first use. Each such buffer read in the body is
+        listed in `resident`, with the op after which its last read is done and the
+        release a persistent block arrives on there."""
         block = kernel.body.block
         loads = _staged_once(block)
         if not loads:
@@ -900,9 +950,11 @@ class HbmToSmemPass(ModulePass):
                 read = smem.ReadOp(alloc.result, zero.result)
                 Rewriter.insert_op([smem.MbarrierWaitOp(bars.result, zero.result, parity), read], InsertPoint.before(first))
                 load.result.replace_all_uses_with(read.result)
-                if empty:  # released after the last op of the body that reads it
-                    last = _released_after(block, [read.result])
-                    Rewriter.insert_op([smem.ArriveOp(empty.result, zero.result)], InsertPoint.after(last))
+                last = _released_after(block, [read.result])
+                release = smem.ArriveOp(empty.result, zero.result) if empty else None
+                if release:  # released after the last op of the body that reads it
+                    Rewriter.insert_op([release], InsertPoint.after(last))
+                resident.append(_Resident(alloc, last, release))
             elif empty:
                 Rewriter.insert_op([smem.ArriveOp(empty.result, zero.result)], InsertPoint.before(block.last_op))  # type: ignore[arg-type]
             Rewriter.erase_op(load)

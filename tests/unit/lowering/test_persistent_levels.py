@@ -166,3 +166,30 @@ def test_a_persistent_gemm_keeps_its_numbers_over_tiles():
     want = reference.matmul(*(np.asarray(x, np.float64) for x in inputs))
     assert not np.isnan(got).any()
     assert reference.relative_error(got, want) < 1e-2
+
+
+# the output leaves from Q's room where no panel stage fits beside Q (8 KiB) and three
+# stages of K and V (48 KiB)
+ROOM = "hbm-to-smem{stages=3 copy=tma store=tma smem_bytes=61440},smem-to-reg{mma=wgmma},reg-wgmma-overlap,reg-pingpong"
+
+
+@pytest.mark.parametrize("kind", ["softmax", "causal", "spherical"])
+def test_the_output_stored_from_qs_room_keeps_the_numbers_over_tiles(kind):
+    # each persistent block writes each tile's output into Q's room and stores it from
+    # there; the producer refills the room for the next tile once that store has read it
+    text = attention_diagram(kind, 1, 2, 300, 64)
+    lowered = run_pipeline(text, f"{_launch(64, 64)},{ROOM}")
+    assert sum(1 for line in str(lowered).splitlines() if "smem.alloc" in line) == 3  # Q, K and V: none for the output
+    inputs = find_entry(run_pipeline(text)).random_inputs(11)
+    got = find_entry(lowered).run(inputs)[0]
+    assert not np.isnan(got).any(), "a tile was not computed"
+    assert reference.relative_error(got, reference.REFERENCES[NAMES[kind]](*inputs)) <= reference.TOLERANCE["bf16"]
+
+
+def test_q_released_before_its_rooms_store_has_read_it_is_refused(run_printed):
+    # the wait between the output's store and Q's release taken out: the producer could
+    # copy the next tile's Q over the output while the TMA still reads it
+    text = str(run_pipeline(attention_diagram("causal", 1, 2, 300, 64), f"{_launch(64, 64)},{ROOM.split(',smem-to-reg')[0]}"))
+    text = _broken(text, r"(smem.tma_store %\d+\[%\d+\] -> %out[^\n]*)\n *smem.tma_store_wait \{pending = 0 : i32\}", r"\1")
+    with pytest.raises(InterpretationError, match="while a TMA store still reads it"):
+        run_printed(text, 1)
