@@ -109,6 +109,9 @@ VARIANTS = {
     "waits-products": {"early_waits": "products"},  # V awaited in the next trip, before P V's products (FA4's order)
     "sums-exchanged": {"partial_sums": False},  # the running row sums exchanged across the quad each trip (the tree)
     "rescale-eager": {"lazy_rescale": False},  # the running max moved every trip, the output rescaled every trip
+    "keys64": {"block": "128,64"},  # 64 keys a tile at d=256 with the output's panels beside them (80 store from Q's room)
+    "keys80-tma": {"block": "128,80", "store": "tma"},  # 80 keys a tile, the output by TMA (from Q's room where no panel fits)
+    "keys80-direct": {"block": "128,80", "store": "direct"},  # 80 keys a tile, the output from registers
 }
 
 

@@ -54,7 +54,8 @@ def cases() -> list[tuple[str, str, str]]:
     for stem, pipe in variants:
         out.append((f"{stem}/{pipe}", ex[stem], pipe))
     for kind in ("softmax", "causal", "spherical"):
-        for n, d in ((1024, 64), (1024, 128), (4096, 64), (4096, 128), (16384, 64), (16384, 128), (8192, 256), (3000, 128), (100, 64)):
+        for n, d in ((1024, 64), (1024, 128), (4096, 64), (4096, 128), (16384, 64), (16384, 128), (4096, 256), (8192, 256), (3000, 128),
+                     (100, 64)):
             text = attention_diagram(kind, 1, 2, n, d)
             out.append((f"attention-{kind}-n{n}-d{d}/napkin-sm90", text, "napkin-sm90"))
             if d <= 128 and n <= 4096:

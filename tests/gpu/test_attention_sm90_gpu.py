@@ -169,6 +169,26 @@ def test_attention_sm90_out_through_shared_small(kind, d, block):
     check_attention(torch, kind, 1, 2, 300, 300, d, "bf16", block=block, stages=2, persistent=False, store="direct")
 
 
+@pytest.mark.parametrize("kind,persistent", [("softmax", True), ("causal", True), ("causal", False)])
+def test_attention_sm90_out_from_q_room(kind, persistent):
+    """The output by TMA from Q's room (80 keys a tile at d=256 leave no room for a panel
+    stage): persistent blocks of several tiles each (Q refilled only once the output's
+    store has read its room), and a plain grid; over a ragged 1000 tokens. Then the
+    default at 4k under a mask (persistent, the same path)."""
+    torch = pytest.importorskip("torch")
+    check_attention(torch, kind, 2, 16, 1000, 1000, 256, "bf16", block="128,80", store="tma", persistent=persistent)
+    if kind == "causal" and persistent:
+        check_attention(torch, kind, 1, 2, 4096, 4096, 256, "bf16")
+
+
+@pytest.mark.sanitize
+@pytest.mark.parametrize("kind,persistent", [("softmax", True), ("causal", True), ("causal", False)])
+def test_attention_sm90_out_from_q_room_small(kind, persistent):
+    """compute-sanitizer on the output stored from Q's room, a ragged 300 rows."""
+    torch = pytest.importorskip("torch")
+    check_attention(torch, kind, 1, 2, 300, 300, 256, "bf16", block="128,80", store="tma", persistent=persistent)
+
+
 @pytest.mark.parametrize("d,block", [(64, "64,128"), (128, "128,128"), (128, "64,64"), (256, "128,64")])
 @pytest.mark.parametrize("kind", ["softmax", "causal", "spherical"])
 def test_attention_sm90_persistent(kind, d, block):

@@ -244,7 +244,7 @@ def sm90_plan(module: ModuleOp, block: int | None = None, stream: int | None = N
         raise PassFailedException(f"napkin-sm90: q_registers=true loads the first product's A into registers by ldmatrix, which reads "
                                   f"K-major rows from the 128-byte swizzle; a tile this block loads once holds its rows "
                                   f"('{axes.query}') innermost (M-major): wgmma reads it from shared memory (q_registers=false)")
-    block, stream, stages, budget, store = sm90_tiles(module, block, stream, stages, blocks_per_sm, store, q_registers)
+    block, stream, stages, budget, store = sm90_tiles(module, block, stream, stages, blocks_per_sm, store, q_registers, persistent)
     if added_along_stream(module, axes):  # dS's barriers keep the warpgroups in step: taking turns
         overlap = pingpong = False  # measured 3% slower on the H100 (research/benchmarks.md, 2026-11-27)
     per_head, rows = group_tiles(group_size(axes, sizes), block)
@@ -523,6 +523,21 @@ def _half_tiles(module: ModuleOp, axes: AttentionAxes) -> bool:
                                  if set(t.axis_names) - rows)
 
 
+def out_in_resident_room(module: ModuleOp, axes: AttentionAxes) -> bool:
+    """Whether every tile the kernel stores has the shape and type of a tile it loads once
+    for the block's rows (the forward's O and Q): `hbm-to-smem` then stores it by TMA
+    from that tile's room, once the last product has read it, where no panel stage fits
+    beside the rest (FlashAttention's O in Q's room)."""
+    f = the_function(module)
+    if f is None:
+        return False
+    rows = {*axes.batch, *axes.group, *axes.summed, axes.query}
+    once = [a.type for a in f.body.block.args if isinstance(a.type, ncd.TensorType) and axes.keys not in a.type.shape
+            and axes.query in a.type.shape and set(a.type.axis_names) - rows]
+    stored = [t for t in f.function_type.outputs.data if isinstance(t, ncd.TensorType) and set(t.axis_names) - rows]
+    return bool(stored) and all(t in once for t in stored)
+
+
 def _softmax(module: ModuleOp) -> bool:
     """Whether the attention normalises its scores by a softmax (else an L2 norm: spherical):
     the forward's softmax, or its gradient's probabilities recomputed by exp from the
@@ -570,7 +585,8 @@ def head_dim(axes: AttentionAxes, sizes: dict[str, int]) -> int:
 
 
 def sm90_tiles(module: ModuleOp, block: int | None = None, stream: int | None = None, stages: int = 0, blocks_per_sm: int = 1,
-               store: StorePath | None = None, q_registers: bool | None = None) -> tuple[int, int, int, int, StorePath]:
+               store: StorePath | None = None, q_registers: bool | None = None,
+               persistent: bool = False) -> tuple[int, int, int, int, StorePath]:
     """(query rows, keys a tile, stages, shared-memory budget of a block, how the output
     leaves) of `sm90_plan` for `module`: the tiles fitted to the axes (a block of
     grouped-query attention no longer than its packed heads' positions need), and where
@@ -584,9 +600,15 @@ def sm90_tiles(module: ModuleOp, block: int | None = None, stream: int | None = 
     from registers. Spherical attention at head dims over 64 takes 128 keys. A softmax
     over a long stream at head dims over 128 takes DEEP_STREAM keys and stores from
     registers (not with packed query heads). Else 128 keys, or 64 at head dims over 128,
-    or over 64 where the keys end in a partial tile of 128. Neither wide tile where an
-    input holds the keys innermost. The store: TMA stores where a panel stage fits, but for
-    an output that holds the query rows innermost (from registers).
+    or over 64 where the keys end in a partial tile of 128. A persistent block (`persistent`)
+    of a softmax at head dims over 128 takes DEEP_STREAM keys from 4k keys on, and a
+    persistent block at those head dims stores its output by TMA from Q's room where no
+    panel stage fits beside its stages (`hbm-to-smem`): at d=256
+    over 4k under a causal mask 612 and 614 against 600 and 607 TFLOP/s for 64 keys with
+    their panels, and 579 with 80 keys stored from registers (H200, 2026-12-01, two calls).
+    Neither wide tile where an input holds the keys innermost. The store: TMA stores where
+    a panel stage fits (or, in a persistent block, Q's room takes the output), but for an
+    output that holds the query rows innermost (from registers).
     Stages: three where they fit beside Q and a panel stage, else two. The measurements:
     research/benchmarks.md."""
     store = None if store in (None, "auto") else StorePath(store)
@@ -632,6 +654,11 @@ def sm90_tiles(module: ModuleOp, block: int | None = None, stream: int | None = 
     def fits(keys: int, panels: bool) -> bool:
         return q_bytes + (stages or 2) * keys * tile_bytes + (out if panels else 0) <= budget
 
+    # the output may leave by TMA from Q's room where no panel stage fits beside the rest
+    # (`hbm-to-smem`); a persistent block then waits for that store before its next Q.
+    # Measured at head dims over 128 only (a persistent block at d=128 keeps its stores)
+    room = not across and d > 128 and out_in_resident_room(module, axes)
+
     # the gradient's dQ and dK (three products a tile) at head dims over 64 take 64 keys:
     # with 128 their sm_90a kernels compute wrong values on the GPU while every level above
     # PTX is right on the CPU (research/gpu-tests.md, 2026-11-27): not yet explained
@@ -647,8 +674,8 @@ def sm90_tiles(module: ModuleOp, block: int | None = None, stream: int | None = 
         wide = d <= 128 and not three_at_64 and not _spherical_narrow(module, d) and not q_registers and (
             not axes.masked or _long_stream(axes, sizes)) and sizes[j] >= WIDE_STREAM and not inner and (
             fits(WIDE_STREAM, store is not StorePath.DIRECT) or store is None and softmax and fits(WIDE_STREAM, False))
-        deep = d > 128 and softmax and not axes.group and _long_stream(axes, sizes) and not inner and store is not StorePath.TMA \
-            and fits(DEEP_STREAM, False)
+        deep = d > 128 and softmax and not axes.group and (_long_stream(axes, sizes) or persistent and room and sizes[j] >= 4096) \
+            and not inner and (store is not StorePath.TMA or room) and fits(DEEP_STREAM, False)
         # the gradient's dK and dV (four products, two accumulators) under a causal mask take
         # 64 queries at d=64 too: with 128 ptxas spills 620-976 bytes a thread (the mask's
         # index math beside S and dP); with 64 none, 1.74-1.81x faster (H100,
@@ -669,8 +696,8 @@ def sm90_tiles(module: ModuleOp, block: int | None = None, stream: int | None = 
     if store is None and across:  # dK and dV leave once a block: their panels' room goes to dQ's stages
         store = StorePath.DIRECT
     if store is None:  # stmatrix moves 16-bit outputs (an f32 gradient of grouped heads is added from registers)
-        store = StorePath.TMA if d % 64 == 0 and fits(stream, True) and operand_dtype(module).is_half and _half_tiles(module, axes) \
-            and not transposed else StorePath.DIRECT
+        store = StorePath.TMA if d % 64 == 0 and (fits(stream, True) or persistent and room and fits(stream, False)) \
+            and operand_dtype(module).is_half and _half_tiles(module, axes) and not transposed else StorePath.DIRECT
     if not stages:
         stages = 3 if q_bytes + 3 * stream * tile_bytes + (out if store is StorePath.TMA else 0) <= budget else 2
     return block, stream, stages, budget, store
@@ -792,7 +819,8 @@ def attention_configs(module: ModuleOp, space: AttentionSpace = AttentionSpace()
     out: dict[tuple, AttentionConfig] = {}
     for rows, keys, stages in itertools.product(space.block_rows, stream_sizes, space.stages):
         try:
-            block, stream, _, _, store = sm90_tiles(module, rows, keys, stages, space.blocks_per_sm, space.store)
+            block, stream, _, _, store = sm90_tiles(module, rows, keys, stages, space.blocks_per_sm, space.store,
+                                                    persistent=space.persistent)
         except PassFailedException:
             continue
         for overlap, pingpong in schedules:

@@ -386,7 +386,11 @@ def test_sm90_gradient_kernels_take_two_warpgroups_and_no_resident_fragments_und
     ("softmax", 256, 8192, {}, (128, 80, 2, "direct")),  # d=256, a long stream: 80 keys, stored from registers
     ("causal", 256, 4096, {}, (128, 64, 2, "tma")),  # not long under the mask
     ("spherical", 256, 8192, {}, (128, 64, 2, "tma")),  # spherical attention keeps 64 keys
-    ("softmax", 256, 8192, {"store": "tma"}, (128, 64, 2, "tma")),  # TMA stores asked for: 80 keys leave no room
+    ("softmax", 256, 8192, {"store": "tma"}, (128, 80, 2, "tma")),  # TMA stores asked for: 80 keys, the output through Q's room
+    ("causal", 256, 4096, {"persistent": True}, (128, 80, 2, "tma")),  # a persistent block (the default there): the same
+    ("softmax", 256, 8192, {"persistent": True}, (128, 80, 2, "tma")),
+    ("causal", 256, 2048, {"persistent": True}, (128, 64, 2, "tma")),  # short under the mask: 64 keys, the panels beside them
+    ("spherical", 256, 4096, {"persistent": True}, (128, 64, 2, "tma")),  # spherical attention keeps 64 keys
     ("causal", 128, 4096, {}, (128, 128, 2, "tma")),  # masked: 128 keys, the panels beside two stages
     ("causal", 128, 8192, {"q_registers": False}, (128, 176, 2, "tma")),  # a long masked stream: the diagonal a small share
     ("softmax", 256, 2048, {}, (128, 64, 2, "tma")),

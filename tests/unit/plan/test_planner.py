@@ -62,6 +62,22 @@ def test_the_gemm_plans_are_typed_on_each_target():
     assert spec(sm90.passes("smem")).endswith('hbm-to-smem{stages=4 smem_bytes=231360 copy="tma" store="tma"}')
 
 
+def test_a_persistent_d256_forward_stores_its_output_from_qs_room():
+    """Causal attention at d=256 over 4k keys runs persistent blocks of 80 keys a tile, its
+    output by TMA from Q's room (no panel stage fits beside Q and two stages of 80 keys):
+    614 against 607 TFLOP/s for 64 keys with their panels (H200, 2026-12-01, session 74).
+    The smem level takes no buffer for the output, and releases Q only after its store."""
+    module = run_pipeline(attention_diagram("causal", 1, 2, 4096, 256))
+    plan = plan_kernel(module, SM90, _req())
+    assert (plan.launch.persistent, plan.stream, plan.store) == (True, ("j", 80), StorePath.TMA)
+    smem = str(run_pipeline(attention_diagram("causal", 1, 2, 4096, 256), spec(plan.passes("smem"))))
+    assert smem.count("smem.alloc") == 3  # Q, K's and V's stages
+    lines = [line.strip() for line in smem.splitlines()]
+    end = lines.index("hbm.return")
+    assert [line.split(" ")[0] for line in lines[end - 5:end]] == [
+        "smem.tma_store_wait", "smem.write", "smem.tma_store", "smem.tma_store_wait", "smem.arrive"]
+
+
 def test_a_batched_product_stores_its_tiles_by_tma():
     """A batched GEMM's output tiles leave through shared memory by TMA stores, the batch
     axes a box of one: at 131072 x 128 x 128 in two batches (spherical attention's W = Q G)
