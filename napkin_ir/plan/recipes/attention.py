@@ -440,8 +440,13 @@ def persistent_pays(module: ModuleOp, block: int | None = None) -> bool:
     """Whether napkin-sm90 launches `module`'s attention persistent by default (blocks of
     `block` query rows, or the default): where a block's stream (its keys, half under a
     causal mask, times the head dim) is PERSISTENT_WORK or less on average, so that the
-    prologue and epilogue each block pays are a large share of its time; spherical attention
-    at head dims over 64 up to 128 at any length. Never:
+    prologue and epilogue each block pays are a large share of its time; twice that for a
+    softmax forward under a causal mask at head dims over 128 (query heads not packed: not
+    measured), whose persistent block takes
+    80 keys a tile and stores from Q's room (`sm90_tiles`): at d=256 over 8k, 652 TFLOP/s
+    against 626 on the plain grid (FA4 660), and over 16k 677 against 699 (H200,
+    2026-12-01, session 74); spherical attention at head dims over 64 up to 128 at any
+    length. Never:
 
     - for blocks of three consumer warpgroups (research/benchmarks.md);
     - for a kernel that adds a result along the stream (the gradient's dQ beside dK and
@@ -470,7 +475,12 @@ def persistent_pays(module: ModuleOp, block: int | None = None) -> bool:
         return False
     if _spherical_narrow(module, d):
         return True
-    return sizes[axes.keys] / (2 if axes.masked else 1) * d <= PERSISTENT_WORK
+    work = sizes[axes.keys] / (2 if axes.masked else 1) * d
+    # a softmax under a causal mask at head dims over 128, its output from Q's room
+    # (`sm90_tiles`): twice the work
+    if axes.masked and d > 128 and not axes.group and running_max(module) and out_in_resident_room(module, axes):
+        return work <= 2 * PERSISTENT_WORK
+    return work <= PERSISTENT_WORK
 
 
 def default_rows(module: ModuleOp) -> int:

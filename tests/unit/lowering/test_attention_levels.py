@@ -252,6 +252,27 @@ def test_sm90_spherical_attention_at_d128_is_persistent():
     assert not persistent_pays(run_pipeline(_text("softmax", 1, 2, 16384, 16384, 128)))
 
 
+@pytest.mark.parametrize("kind,d,n,want", [
+    ("causal", 256, 8192, True),  # its output from Q's room: twice the work a persistent block
+    ("causal", 256, 16384, False),
+    ("softmax", 256, 8192, False),  # without a mask the rule is the plain one
+    ("softmax", 256, 2048, True),
+    ("causal", 128, 16384, False),  # at d=128 the panels fit: the plain rule (twice would loop here)
+    ("spherical", 256, 8192, False),  # no softmax (64 keys, its panels beside them)
+])
+def test_sm90_causal_d256_loops_where_its_output_leaves_from_qs_room(kind, d, n, want):
+    from napkin_ir.plan.recipes.attention import persistent_pays
+
+    assert persistent_pays(run_pipeline(_text(kind, 1, 2, n, n, d))) == want
+
+
+def test_sm90_packed_heads_at_d256_keep_the_plain_rule():
+    from napkin_ir.attention_diagrams import gqa_attention_diagram
+    from napkin_ir.plan.recipes.attention import persistent_pays
+
+    assert not persistent_pays(run_pipeline(gqa_attention_diagram("causal", 1, 2, 4, 8192, 256, "bf16")))
+
+
 def test_sm90_gradients_one_kernel_launches_a_block_a_key_tile():
     """persistent_pays: the gradient's one kernel (dQ added along the stream) launches a
     block a key tile at every length, masked or not, d=64 or 128, spherical attention's too,
