@@ -61,8 +61,9 @@ type of a tile loaded once and read for the last time before the store (attentio
 Q), it leaves from that tile's room: the consumers meet (`smem.tma_store_wait {pending =
 0}`), write it there whole and store it; a persistent block then waits for the store to
 have read the room before it releases it to the producer for the next tile's copy. The
-stores run on while the block goes on (a persistent block, to its next tile). An f32 vector stored beside it (attention's
-log-sum-exp, one value per row) is stored straight from registers.
+stores run on while the block goes on (a persistent block, to its next tile). An f32
+vector stored beside it (attention's log-sum-exp, one value per row) is stored straight
+from registers.
 
 With `copy=tma`, a 16-bit tile computed in a stream loop that a product contracts along
 the block's rows (the attention gradient's dS, for dQ^T = K^T dS^T in blocks that hold
