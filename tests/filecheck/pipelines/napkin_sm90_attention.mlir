@@ -62,6 +62,10 @@
 // RUN: sed -e 's/=256/=4096/g; s/d=64/d=256/g; s/0.125/0.0625/' %examples/attention.mlir | napkin-opt -p napkin-sm90 -t ptx -o %t.deep.ptx
 // RUN: %ptxas -v -arch=sm_90a %t.deep.ptx -o %t.deep.cubin 2>&1 | filecheck %s --check-prefix=REPORT
 // RUN: filecheck %s --check-prefix=DEEP < %t.deep.ptx
+// RUN: sed -e 's/=256/=4096/g; s/d=64/d=256/g; s/0.125/0.0625/' %examples/causal_attention.mlir | napkin-opt -p napkin-sm90 -t ptx -o %t.room.ptx --launch-json %t.room.json
+// RUN: %ptxas -v -arch=sm_90a %t.room.ptx -o %t.room.cubin 2>&1 | filecheck %s --check-prefix=REPORT
+// RUN: filecheck %s --check-prefix=ROOM < %t.room.ptx
+// RUN: filecheck %s --check-prefix=PLAUNCH < %t.room.json
 // RUN: sed -e 's/h=512/h=4096/g' %examples/mlp.mlir | napkin-opt -p napkin-sm90 -t ptx -o %t.mlp.ptx
 // RUN: %ptxas -v -arch=sm_90a %t.mlp.ptx -o %t.mlp.cubin 2>&1 | filecheck %s --check-prefix=REPORT
 // RUN: filecheck %s --check-prefix=MLP < %t.mlp.ptx
@@ -162,6 +166,17 @@
 // THREE-NOT: m64n176k16
 // THREE-LAUNCH: "grid": [22, 4, 2],
 // THREE-LAUNCH: "block": [512, 1, 1],
+
+// d=256 over 4096 causal keys: persistent blocks of 80 keys a tile; no panel stage fits
+// beside Q and two stages of them, so the output is written into Q's room (stmatrix) and
+// stored from there, 4 panels by TMA, and Q released to the producer only once the
+// stores have read it
+// ROOM: wgmma.mma_async.sync.aligned.m64n80k16.f32.bf16.bf16
+// ROOM-COUNT-16: stmatrix.sync.aligned.m8n8.x4.shared.b16
+// ROOM-COUNT-4: cp.async.bulk.tensor.4d.global.shared::cta.bulk_group
+// ROOM: cp.async.bulk.commit_group;
+// ROOM: cp.async.bulk.wait_group.read 0;
+// ROOM: mbarrier.arrive.shared::cta.b64
 
 // d=256 over 4096 keys: 80 keys a tile (Q K^T is m64n80), the output stored from registers
 // DEEP: wgmma.mma_async.sync.aligned.m64n80k16.f32.bf16.bf16
