@@ -39,7 +39,8 @@ CASES = [("softmax", (2, 4, 4, 512, 512, 64)), ("causal", (1, 4, 4, 1000, 1000, 
          ("causal", (1, 8, 2, 384, 384, 256)), ("softmax", (2, 4, 4, 512, 700, 128)), ("causal", (1, 2, 2, 200, 200, 128)),
          ("spherical", (1, 4, 4, 300, 300, 128)), ("softmax", (1, 8, 2, 300, 300, 64)),  # a group's 4 x 300 queries in tiles across heads
          ("softmax", (1, 2, 2, 4096, 4096, 128)),  # dQ, dK, dV from one kernel on Hopper
-         ("causal", (1, 4, 2, 4096, 4096, 128))]  # grouped: the one kernel, each head's dK and dV added into its group's
+         ("causal", (1, 4, 2, 4096, 4096, 128)),  # grouped: the one kernel, each head's dK and dV added into its group's
+         ("causal", (1, 2, 2, 4096, 4096, 256))]  # the forward with its log-sum-exp in persistent blocks, O from Q's room
 
 
 @pytest.mark.parametrize("kind,shape", CASES, ids=lambda c: "x".join(map(str, c)) if isinstance(c, tuple) else c)

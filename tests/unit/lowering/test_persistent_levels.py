@@ -192,6 +192,20 @@ def test_the_output_stored_from_qs_room_keeps_the_numbers_over_tiles(kind, q_reg
     assert reference.relative_error(got, reference.REFERENCES[NAMES[kind]](*inputs)) <= reference.TOLERANCE["bf16"]
 
 
+def test_the_training_forward_stores_its_output_from_qs_room_beside_its_log_sum_exp():
+    # the forward with the log-sum-exp (the op's, for training): O leaves from Q's room,
+    # the log-sum-exp from registers after it
+    text = attention_diagram("causal", 1, 2, 300, 64, lse=True)
+    diagram = find_entry(run_pipeline(text))
+    inputs = diagram.random_inputs(13)
+    want = diagram.run(inputs)
+    lowered = run_pipeline(text, f"{_launch(64, 64)},{ROOM}")
+    assert sum(1 for line in str(lowered).splitlines() if "smem.alloc" in line) == 3
+    got = find_entry(lowered).run(inputs)
+    assert reference.relative_error(got[0], want[0]) <= reference.TOLERANCE["bf16"]
+    assert reference.relative_error(got[1], want[1]) <= 1e-6
+
+
 def test_q_released_before_its_rooms_store_has_read_it_is_refused(run_printed):
     # the wait between the output's store and Q's release taken out: the producer could
     # copy the next tile's Q over the output while the TMA still reads it
