@@ -30,7 +30,9 @@ kernel, cuDNN's and FA4's then each run back to back for that long, twice in tur
 runs these kernels at its power limit, so each then runs at the clock its own draw
 sustains, as in a training loop. An interleaved batch runs milliseconds after another
 kernel's, and the power controller's lag leaves those timings a percent or two apart from
-call to call. The tables are printed last and written to $OUT/bench_attention.txt.
+call to call (the configuration `control`, the default compiled again and timed beside
+it, shows how far apart one call puts two copies of one kernel: 2.7% at d=256 over 8k,
+H200 2026-12-01). The tables are printed last and written to $OUT/bench_attention.txt.
 """
 
 from __future__ import annotations
@@ -109,6 +111,7 @@ VARIANTS = {
     "waits-products": {"early_waits": "products"},  # V awaited in the next trip, before P V's products (FA4's order)
     "sums-exchanged": {"partial_sums": False},  # the running row sums exchanged across the quad each trip (the tree)
     "rescale-eager": {"lazy_rescale": False},  # the running max moved every trip, the output rescaled every trip
+    "control": {},  # the default compiled again, timed as another kernel: its ratio to `default` is the call's noise
     "keys64": {"block": "128,64"},  # 64 keys a tile at d=256 with the output's panels beside them (80 store from Q's room)
     "keys80-tma": {"block": "128,80", "store": "tma"},  # 80 keys a tile, the output by TMA (from Q's room where no panel fits)
     "keys80-direct": {"block": "128,80", "store": "direct"},  # 80 keys a tile, the output from registers
