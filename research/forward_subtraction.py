@@ -23,7 +23,6 @@ order: the wait before the products and O rescaled right after P V's wait
 
 from __future__ import annotations
 
-import argparse
 import re
 from pathlib import Path
 from typing import Any
@@ -108,17 +107,11 @@ def rescale_after_wait(module) -> None:
 def _rescaled_kernel(text: str, **options) -> Any:
     """The kernel `napkin_ir.compile(text, target="sm90", **options)` makes, with
     `rescale_after_wait` applied at the reg level."""
-    from napkin_ir.build import compile_kernel
-    from napkin_ir.passmanager import run_pipeline, spec
-    from napkin_ir.plan.planner import plan_kernel
-    from napkin_ir.plan.request import request
-    from napkin_ir.target import SM90
+    def rescaled(module) -> str:
+        rescale_after_wait(module)
+        return str(module)
 
-    module = run_pipeline(text)
-    plan = plan_kernel(module, SM90, request("napkin-sm90", dict(options), {k: None for k in options}))
-    at_reg = run_pipeline(text, spec(plan.passes("reg")))
-    rescale_after_wait(at_reg)
-    return compile_kernel(str(at_reg), spec(plan.passes("ptx")[len(plan.passes("reg")):]))
+    return kernel_copies.compiled_changed(text, "reg", rescaled, **options)
 
 
 def make(out: Path) -> None:
@@ -147,11 +140,7 @@ def _launches(kernels: list, stream: int) -> list:
 
 
 def main() -> None:
-    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    ap.add_argument("mode", choices=["make", "time"])
-    ap.add_argument("dir", type=Path)
-    a = ap.parse_args()
-    make(a.dir) if a.mode == "make" else kernel_copies.time(a.dir, SHAPES, _launches, per_batch=5)
+    kernel_copies.main(__doc__, make, SHAPES, _launches, per_batch=5)
 
 
 if __name__ == "__main__":

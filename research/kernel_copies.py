@@ -1,10 +1,11 @@
 """Copies of a kernel's PTX, saved beside it and timed against it: the shared half of
-`backward_subtraction.py` and `forward_subtraction.py`. A directory holds `TAG_NAME.ptx`
+`backward_subtraction.py`, `forward_subtraction.py` and `q_room_release.py`. A directory holds `TAG_NAME.ptx`
 and `.json` (a `CompiledKernel`), `TAG_base` the kernel as compiled; a copy whose PTX is
 the kernel's own is not saved."""
 
 from __future__ import annotations
 
+import argparse
 import statistics
 import sys
 from collections.abc import Callable
@@ -46,3 +47,27 @@ def time(out: Path, tags, launches: Callable[[list, int], list[Callable[[], None
         base = statistics.median(r[0])
         for n, x in zip(names, r):
             print(f"{tag} {n:10s} {statistics.median(x) * 1e3:8.1f} us  base/this {base / statistics.median(x):.4f}", flush=True)
+
+
+def compiled_changed(text: str, level: str, change: Callable[[Any], str], **options) -> Any:
+    """The kernel `napkin_ir.compile(text, target="sm90", **options)` makes, its module at
+    `level` (smem, reg) handed to `change`, which returns the text to lower on from there."""
+    from napkin_ir.build import compile_kernel
+    from napkin_ir.passmanager import run_pipeline, spec
+    from napkin_ir.plan.planner import plan_kernel
+    from napkin_ir.plan.request import request
+    from napkin_ir.target import SM90
+
+    plan = plan_kernel(run_pipeline(text), SM90, request("napkin-sm90", dict(options), {k: None for k in options}))
+    changed = change(run_pipeline(text, spec(plan.passes(level))))
+    return compile_kernel(changed, spec(plan.passes("ptx")[len(plan.passes(level)):]))
+
+
+def main(doc: str, make: Callable[[Path], None], tags, launches: Callable[[list, int], list[Callable[[], None]]],
+         per_batch: int) -> None:
+    """`SCRIPT make DIR` (here: the copies) or `SCRIPT time DIR` (on the GPU: `time`)."""
+    ap = argparse.ArgumentParser(description=doc.split("\n\n")[0])
+    ap.add_argument("mode", choices=["make", "time"])
+    ap.add_argument("dir", type=Path)
+    a = ap.parse_args()
+    make(a.dir) if a.mode == "make" else time(a.dir, tags, launches, per_batch=per_batch)

@@ -15,10 +15,8 @@ the room was taken (64 keys a tile, the output's two panel stages beside them); 
 
 from __future__ import annotations
 
-import argparse
 import re
 from pathlib import Path
-from typing import Any
 
 import kernel_copies  # research/
 from forward_subtraction import _launches  # research/
@@ -38,21 +36,6 @@ def early_release(smem_text: str) -> str:
     return text[:write] + release.group(1) + text[write:]
 
 
-def _compiled(text: str, **options) -> Any:
-    """The kernel `napkin_ir.compile(text, target="sm90", **options)` makes, with Q released
-    early (`early_release`) at the smem level."""
-    from napkin_ir.build import compile_kernel
-    from napkin_ir.passmanager import run_pipeline, spec
-    from napkin_ir.plan.planner import plan_kernel
-    from napkin_ir.plan.request import request
-    from napkin_ir.target import SM90
-
-    module = run_pipeline(text)
-    plan = plan_kernel(module, SM90, request("napkin-sm90", dict(options), {k: None for k in options}))
-    at_smem = early_release(str(run_pipeline(text, spec(plan.passes("smem")))))
-    return compile_kernel(at_smem, spec(plan.passes("ptx")[len(plan.passes("smem")):]))
-
-
 def make(out: Path) -> None:
     import napkin_ir
     from napkin_ir.attention_diagrams import attention_diagram
@@ -60,18 +43,14 @@ def make(out: Path) -> None:
     for tag, (kind, b, h, n, d) in SHAPES.items():
         text = attention_diagram(kind, b, h, n, d, "bf16")
         base = napkin_ir.compile(text, target="sm90", cache=False)
-        copies = {"base": base.ptx, "early": _compiled(text).ptx,
+        copies = {"base": base.ptx, "early": kernel_copies.compiled_changed(text, "smem", lambda m: early_release(str(m))).ptx,
                   "keys64": napkin_ir.compile(text, target="sm90", cache=False, block="128,64").ptx,
                   "direct": napkin_ir.compile(text, target="sm90", cache=False, store="direct").ptx}
         kernel_copies.save(out, tag, base, copies)
 
 
 def main() -> None:
-    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    ap.add_argument("mode", choices=["make", "time"])
-    ap.add_argument("dir", type=Path)
-    a = ap.parse_args()
-    make(a.dir) if a.mode == "make" else kernel_copies.time(a.dir, SHAPES, _launches, per_batch=5)
+    kernel_copies.main(__doc__, make, SHAPES, _launches, per_batch=5)
 
 
 if __name__ == "__main__":

@@ -478,7 +478,7 @@ def persistent_pays(module: ModuleOp, block: int | None = None) -> bool:
     work = sizes[axes.keys] / (2 if axes.masked else 1) * d
     # a softmax under a causal mask at head dims over 128, its output from Q's room
     # (`sm90_tiles`): twice the work
-    if axes.masked and d > 128 and not axes.group and running_max(module) and out_in_resident_room(module, axes):
+    if axes.masked and not axes.group and running_max(module) and q_room_pays(module, axes):
         return work <= 2 * PERSISTENT_WORK
     return work <= PERSISTENT_WORK
 
@@ -546,6 +546,15 @@ def out_in_resident_room(module: ModuleOp, axes: AttentionAxes) -> bool:
             and axes.query in a.type.shape and set(a.type.axis_names) - rows]
     stored = [t for t in f.function_type.outputs.data if isinstance(t, ncd.TensorType) and set(t.axis_names) - rows]
     return bool(stored) and all(t in once for t in stored)
+
+
+def q_room_pays(module: ModuleOp, axes: AttentionAxes) -> bool:
+    """Whether napkin-sm90's plan may leave the output to Q's room where no panel stage fits
+    (`out_in_resident_room`; a persistent block then waits for that store before its next
+    Q): at head dims over 128, where it was measured (a persistent block at d=128 keeps its
+    stores), and not beside a result added along the stream."""
+    return head_dim(axes, attention_shape(module)[1]) > 128 and not added_along_stream(module, axes) \
+        and out_in_resident_room(module, axes)
 
 
 def _softmax(module: ModuleOp) -> bool:
@@ -664,10 +673,7 @@ def sm90_tiles(module: ModuleOp, block: int | None = None, stream: int | None = 
     def fits(keys: int, panels: bool) -> bool:
         return q_bytes + (stages or 2) * keys * tile_bytes + (out if panels else 0) <= budget
 
-    # the output may leave by TMA from Q's room where no panel stage fits beside the rest
-    # (`hbm-to-smem`); a persistent block then waits for that store before its next Q.
-    # Measured at head dims over 128 only (a persistent block at d=128 keeps its stores)
-    room = not across and d > 128 and out_in_resident_room(module, axes)
+    room = q_room_pays(module, axes)
 
     # the gradient's dQ and dK (three products a tile) at head dims over 64 take 64 keys:
     # with 128 their sm_90a kernels compute wrong values on the GPU while every level above
