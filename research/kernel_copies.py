@@ -13,15 +13,17 @@ from pathlib import Path
 from typing import Any
 
 
-def save(out: Path, tag: str, kernel: Any, copies: dict[str, str], describe: Callable[[str], str] = lambda ptx: "") -> None:
-    """Each of `copies` (name -> PTX; "base" is `kernel`'s) that differs from the kernel, with
-    the kernel's launch contract, as `out/TAG_NAME`."""
+def save(out: Path, tag: str, kernel: Any, copies: dict[str, Any], describe: Callable[[str], str] = lambda ptx: "") -> None:
+    """Each of `copies` that differs from the kernel, as `out/TAG_NAME`: a copy given as PTX
+    (name -> PTX; "base" is `kernel`'s) with the kernel's launch contract, one given as a
+    compiled kernel (another plan: its own grid, block and parameters) with its own."""
     from napkin_ir.runtime.compiled import CompiledKernel
 
     out.mkdir(parents=True, exist_ok=True)
-    for name, ptx in copies.items():
+    for name, copy in copies.items():
+        ptx, contract = (copy, kernel.contract) if isinstance(copy, str) else (copy.ptx, copy.contract)
         if name == "base" or ptx != kernel.ptx:
-            CompiledKernel(ptx, kernel.contract).save(str(out / f"{tag}_{name}"))
+            CompiledKernel(ptx, contract).save(str(out / f"{tag}_{name}"))
             print(f"{tag}_{name}: {ptx.count(chr(10))} lines{describe(ptx)}")
 
 

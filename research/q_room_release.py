@@ -44,8 +44,8 @@ def make(out: Path) -> None:
         text = attention_diagram(kind, b, h, n, d, "bf16")
         base = napkin_ir.compile(text, target="sm90", cache=False)
         copies = {"base": base.ptx, "early": kernel_copies.compiled_changed(text, "smem", lambda m: early_release(str(m))).ptx,
-                  "keys64": napkin_ir.compile(text, target="sm90", cache=False, block="128,64").ptx,
-                  "direct": napkin_ir.compile(text, target="sm90", cache=False, store="direct").ptx}
+                  "keys64": napkin_ir.compile(text, target="sm90", cache=False, block="128,64"),
+                  "direct": napkin_ir.compile(text, target="sm90", cache=False, store="direct")}
         kernel_copies.save(out, tag, base, copies)
 
 

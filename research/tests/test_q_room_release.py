@@ -1,6 +1,8 @@
 """research/q_room_release.py: the `early` copy releases Q before the output is written
-into its room (after it in the default), and every copy differs from the default."""
+into its room (after it in the default), and every copy differs from the default and
+launches by its own contract."""
 
+import json
 import re
 import sys
 from pathlib import Path
@@ -40,3 +42,9 @@ def test_the_copies_are_made(tmp_path, monkeypatch):
     for name in ("early", "keys64", "direct"):
         assert (tmp_path / f"c256_{name}.ptx").read_text() != base
     assert "m64n80k16" in base and "m64n64k16" in (tmp_path / "c256_keys64.ptx").read_text()
+    # a copy compiled from another plan launches by its own contract: 64-key boxes for K, the
+    # output stored from registers through a pointer
+    contract = {name: json.loads((tmp_path / f"c256_{name}.json").read_text()) for name in ("base", "early", "keys64", "direct")}
+    kinds = {name: {p["arg"]: (p["kind"], p.get("tma", {}).get("box")) for p in c["params"]} for name, c in contract.items()}
+    assert kinds["early"] == kinds["base"] and kinds["base"]["out"][0] == "tensormap"
+    assert kinds["direct"]["out"][0] != "tensormap" and kinds["keys64"]["k"][1] == [1, 1, 64, 64]
