@@ -650,6 +650,9 @@ def sm90_tiles(module: ModuleOp, block: int | None = None, stream: int | None = 
     block = block or _rows_for(module, axes, sizes)
     if block % 64 or not 64 <= block <= 256:
         raise PassFailedException(f"napkin-sm90: attention's block is warpgroups of 64 query rows (64 to 256), got {block}")
+    if stream and (stream % 16 or stream > 256 and stream < sizes[j]):
+        raise PassFailedException(f"napkin-sm90: attention streams keys in steps of 16 (P V's wgmma contracts 16 keys a "
+                                  f"step), at most 256 a tile (S = Q K^T's wgmma is at most 256 wide), got {stream}")
     r = group_size(axes, sizes)
     while block > 64 and group_tiles(r, block)[1] > sizes[i] and not across:
         block -= 64

@@ -55,6 +55,7 @@
 // three consumer warpgroups at d=256: P V's accumulators do not fit the registers at entry
 // RUN: sed -e 's/d=64/d=256/g; s/0.125/0.0625/' %examples/attention.mlir | not napkin-opt -p 'napkin-sm90{block="192,64"}' 2>&1 | filecheck %s --check-prefix=ENTRY
 // RUN: not napkin-opt %examples/attention.mlir -p 'napkin-sm90{block="96,128"}' 2>&1 | filecheck %s --check-prefix=BLOCK
+// RUN: not napkin-opt %examples/attention.mlir -p 'napkin-sm90{block="128,72"}' 2>&1 | filecheck %s --check-prefix=KEYS
 // RUN: sed -e 's/=256/=4096/g' %examples/attention.mlir | napkin-opt -p napkin-sm90 -t ptx -o %t.three.ptx --launch-json %t.three.json
 // RUN: %ptxas -v -arch=sm_90a %t.three.ptx -o %t.three.cubin 2>&1 | filecheck %s --check-prefix=REPORT
 // RUN: filecheck %s --check-prefix=THREE < %t.three.ptx
@@ -140,6 +141,7 @@
 // PLAIN: "grid": [32, 4, 2],
 // PLAIN-NEXT: "persistent_blocks_per_sm": 0,
 // BLOCK: napkin-opt: error: napkin-sm90: attention's block is warpgroups of 64 query rows (64 to 256), got 96
+// KEYS: napkin-opt: error: napkin-sm90: attention streams keys in steps of 16 (P V's wgmma contracts 16 keys a step), at most 256 a tile (S = Q K^T's wgmma is at most 256 wide), got 72
 // ENTRY: napkin-opt: error: reg-to-ptx: @attention: 1 blocks of 512 threads per multiprocessor leave 128 registers per thread at entry, but the wgmma accumulators need about 152
 
 // ONE: .maxntid 256
