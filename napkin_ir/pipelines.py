@@ -164,7 +164,8 @@ class NapkinSm90Pass(NamedPipeline):
     multiple of 64 or the model puts a swapped tile first (`product_targets.sm90_swaps`).
 
     Attention (softmax, causal, spherical, grouped-query): `block="rows,keys"` (query rows
-    in warpgroups of 64, keys a tile; by default `recipes.attention.sm90_tiles`), `stages`,
+    in warpgroups of 64, keys a tile in steps of 16 up to 256; by default
+    `recipes.attention.sm90_tiles`), `stages`,
     `blocks_per_sm`, `overlap` (a tile's P V under the next tile's scores), `pingpong` (the
     consumer warpgroups take turns issuing products), `q_registers` (S = Q K^T with Q from
     registers; by default where `q_registers_pay`), `schedule` (each wgmma group issued as
