@@ -650,9 +650,7 @@ def sm90_tiles(module: ModuleOp, block: int | None = None, stream: int | None = 
     block = block or _rows_for(module, axes, sizes)
     if block % 64 or not 64 <= block <= 256:
         raise PassFailedException(f"napkin-sm90: attention's block is warpgroups of 64 query rows (64 to 256), got {block}")
-    if stream and (stream % 16 or stream > 256 and stream < sizes[j]):
-        raise PassFailedException(f"napkin-sm90: attention streams keys in steps of 16 (P V's wgmma contracts 16 keys a "
-                                  f"step), at most 256 a tile (S = Q K^T's wgmma is at most 256 wide), got {stream}")
+    asked = stream
     r = group_size(axes, sizes)
     while block > 64 and group_tiles(r, block)[1] > sizes[i] and not across:
         block -= 64
@@ -704,6 +702,10 @@ def sm90_tiles(module: ModuleOp, block: int | None = None, stream: int | None = 
             64 if d > 128 or d > 64 and (sizes[j] % 128 or three) or four_masked else 128
     while stream > 16 and stream > sizes[j] and not across:  # the power of two below (176: 128), a multiple of 16 (P V's k step)
         stream = 1 << (stream - 1).bit_length() - 1
+    if asked and (stream % 16 or stream > 256):
+        raise PassFailedException(f"napkin-sm90: attention streams keys in steps of 16 (P V's wgmma contracts 16 keys a "
+                                  f"step), at most 256 a tile (S = Q K^T's wgmma is at most 256 wide), got {asked}"
+                                  + (f" ({stream} for {sizes[j]} keys)" if stream != asked else ""))
     if three and d > 64 and stream > 64 and not across:  # (dQ beside dK and dV: its stream is checked above)
         raise PassFailedException(f"napkin-sm90: a kernel of three products a tile (the attention gradient's dQ or dK) at head "
                                   f"dim {d} takes at most 64 keys a tile, got {stream}: with more, its sm_90a kernel computes "
