@@ -49,6 +49,17 @@ def test_a_diagram_of_no_family_is_refused_naming_what_compiles():
         plan_kernel(module, SM90, _req())
 
 
+@pytest.mark.parametrize("n,block,what", [(1024, "128,72", "got 72$"), (1024, "128,272", "got 272$"),
+                                           (600, "128,1024", r"got 1024 \(512 for 600 keys\)$")])
+def test_sm90_attention_refuses_a_keys_tile_wgmma_cannot_take(n, block, what):
+    """Keys a tile in steps of 16 up to 256, as the stream takes them (a tile longer than the
+    keys is fitted to them first: 128 asked of 100 keys takes 64); the plan names the reason."""
+    module = run_pipeline(attention_diagram("softmax", 1, 2, n, 64))
+    with pytest.raises(PassFailedException, match="napkin-sm90: attention streams keys in steps of 16 .* " + what):
+        plan_kernel(module, SM90, _req(block=block))
+    assert plan_kernel(run_pipeline(attention_diagram("softmax", 1, 2, 100, 64)), SM90, _req(block="128,128")).stream[1] == 64
+
+
 def test_the_gemm_plans_are_typed_on_each_target():
     module = run_pipeline(gemm(4096, 4096, 4096))
     sm80 = plan_kernel(module, SM80, _req("napkin-sm80"))
