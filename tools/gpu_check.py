@@ -10,6 +10,7 @@ The whole sweep takes about 8 minutes on an H200; a call may run part of it:
     python3 tools/gpu_check.py tests/gpu/test_attention_sm90_gpu.py   # these files' tests
     python3 tools/gpu_check.py -k persistent                           # a pytest selection
     python3 tools/gpu_check.py --no-sanitizer --no-sass ...            # the tests alone
+    python3 tools/gpu_check.py --bench                                 # and the quick benchmarks
 """
 
 from __future__ import annotations
@@ -40,6 +41,30 @@ def device_line() -> str:
         return "no nvidia-smi"
     out = subprocess.run([smi, "--query-gpu=name,driver_version,memory.total", "--format=csv,noheader"], capture_output=True, text=True)
     return out.stdout.strip() or out.stderr.strip()
+
+
+# `--bench`: each benchmark's quick run after the tests, (what it times, its command, the
+# table it writes under $OUT); every one times its peers in the same rounds
+BENCHES = [("GEMM against cuBLAS", ["tools/bench_gemm.py", "--quick", "--path", "sm90"], "bench_gemm.txt"),
+           ("attention forward against SDPA and FA4", ["tools/bench_attention.py", "--path", "sm90", "--quick"], "bench_attention.txt"),
+           ("attention backward against SDPA and FA4", ["tools/bench_attention_backward.py", "--dims", "128", "--seqs", "4096"],
+            "bench_attention_backward.txt")]
+
+
+def bench_tables(env: dict[str, str]) -> tuple[list[str], list[tuple[str, str, str]]]:
+    """Run BENCHES, each writing its table under OUT: (the tables' lines, a row each for the
+    summary: ran, or its exit status where it wrote no table)."""
+    lines, rows = [], []
+    for title, cmd, table in BENCHES:
+        path, log = OUT / table, table.replace(".txt", ".log")
+        path.unlink(missing_ok=True)
+        code = run([sys.executable, *cmd], log, {**env, "OUT": str(OUT)})
+        if code == 0 and path.exists():
+            lines += ["", f"{title}: python3 {' '.join(cmd)}", *path.read_text().rstrip().splitlines()]
+            rows.append((f"bench: {title}", "ran", str(path)))
+        else:
+            rows.append((f"bench: {title}", f"rc={code}", f"no table; see {log}"))
+    return lines, rows
 
 
 def sass_rows(env: dict[str, str]) -> list[tuple[str, str, str]]:
@@ -94,6 +119,8 @@ def main() -> int:
     ap.add_argument("-k", dest="select", default="", help="a pytest -k expression")
     ap.add_argument("--no-sanitizer", action="store_true", help="skip compute-sanitizer")
     ap.add_argument("--no-sass", action="store_true", help="skip the SASS instruction counts")
+    ap.add_argument("--bench", action="store_true", help="then run the quick benchmarks (GEMM, attention forward and "
+                                                         "backward, peers in the same rounds) and print their tables")
     args = ap.parse_args()
     select = ["-k", args.select] if args.select else []
     env = {**os.environ, "PYTHONPATH": f"{ROOT}:{os.environ.get('PYTHONPATH', '')}", "PYTHONUNBUFFERED": "1"}
@@ -128,6 +155,11 @@ def main() -> int:
         rows.append(("compute-sanitizer", "skip", "not on this machine"))
     if not args.no_sass:
         rows += sass_rows(env)
+    if args.bench:
+        tables, bench_rows = bench_tables(env)
+        rows += bench_rows
+        print("\n".join(tables))
+        rc = rc or int(any(status != "ran" for _, status, _ in bench_rows))
     print(f"\ndevice: {device_line()}")
     width = max((len(r[0]) for r in rows), default=10)
     for name, status, detail in rows:
