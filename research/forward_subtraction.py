@@ -129,18 +129,8 @@ def make(out: Path) -> None:
         kernel_copies.save(out, tag, k, copies, lambda ptx: f", {ptx.count('shfl.sync.bfly')} shuffles")
 
 
-def _launches(kernels: list, stream: int) -> list:
-    """The forward's launches on shared random Q, K and V, each into an output of its own."""
-    import torch
-
-    shape = kernels[0].contract.param("q").shape
-    q, k, v = (torch.randn(*shape, device="cuda", dtype=torch.bfloat16) for _ in range(3))
-    outs = [torch.empty_like(q) for _ in kernels]
-    return [lambda kern=kern, o=o: kern(q=q, k=k, v=v, out=o, stream=stream) for kern, o in zip(kernels, outs)]
-
-
 def main() -> None:
-    kernel_copies.main(__doc__, make, SHAPES, _launches, per_batch=5)
+    kernel_copies.main(__doc__, make, SHAPES, kernel_copies.forward_launches, per_batch=5)
 
 
 if __name__ == "__main__":

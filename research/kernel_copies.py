@@ -51,6 +51,17 @@ def time(out: Path, tags, launches: Callable[[list, int], list[Callable[[], None
             print(f"{tag} {n:10s} {statistics.median(x) * 1e3:8.1f} us  base/this {base / statistics.median(x):.4f}", flush=True)
 
 
+def forward_launches(kernels: list, stream: int) -> list[Callable[[], None]]:
+    """`time`'s launches of attention forwards: shared random Q, K and V, each kernel into an
+    output of its own."""
+    import torch
+
+    shape = kernels[0].contract.param("q").shape
+    q, k, v = (torch.randn(*shape, device="cuda", dtype=torch.bfloat16) for _ in range(3))
+    outs = [torch.empty_like(q) for _ in kernels]
+    return [lambda kern=kern, o=o: kern(q=q, k=k, v=v, out=o, stream=stream) for kern, o in zip(kernels, outs)]
+
+
 def compiled_changed(text: str, level: str, change: Callable[[Any], str], **options) -> Any:
     """The kernel `napkin_ir.compile(text, target="sm90", **options)` makes, its module at
     `level` (smem, reg) handed to `change`, which returns the text to lower on from there."""

@@ -19,7 +19,6 @@ import re
 from pathlib import Path
 
 import kernel_copies  # research/
-from forward_subtraction import _launches  # research/
 
 SHAPES = {"c256": ("causal", 4, 8, 4096, 256)}
 
@@ -50,7 +49,7 @@ def make(out: Path) -> None:
 
 
 def main() -> None:
-    kernel_copies.main(__doc__, make, SHAPES, _launches, per_batch=5)
+    kernel_copies.main(__doc__, make, SHAPES, kernel_copies.forward_launches, per_batch=5)
 
 
 if __name__ == "__main__":

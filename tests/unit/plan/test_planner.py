@@ -52,12 +52,17 @@ def test_a_diagram_of_no_family_is_refused_naming_what_compiles():
 @pytest.mark.parametrize("n,block,what", [(1024, "128,72", "got 72$"), (1024, "128,272", "got 272$"),
                                            (600, "128,1024", r"got 1024 \(512 for 600 keys\)$")])
 def test_sm90_attention_refuses_a_keys_tile_wgmma_cannot_take(n, block, what):
-    """Keys a tile in steps of 16 up to 256, as the stream takes them (a tile longer than the
-    keys is fitted to them first: 128 asked of 100 keys takes 64); the plan names the reason."""
+    """Keys a tile in steps of 16 up to 256, as the stream takes them; the plan names the
+    reason, the tile asked and the one fitting it to the keys made."""
     module = run_pipeline(attention_diagram("softmax", 1, 2, n, 64))
     with pytest.raises(PassFailedException, match="napkin-sm90: attention streams keys in steps of 16 .* " + what):
         plan_kernel(module, SM90, _req(block=block))
-    assert plan_kernel(run_pipeline(attention_diagram("softmax", 1, 2, 100, 64)), SM90, _req(block="128,128")).stream[1] == 64
+
+
+def test_sm90_attention_fits_a_keys_tile_longer_than_the_keys_before_judging_it():
+    # 128 asked of 100 keys takes 64 (the power of two below), 512 of 288 keys 256: both taken
+    for n, block, keys in ((100, "128,128", 64), (288, "128,512", 256)):
+        assert plan_kernel(run_pipeline(attention_diagram("softmax", 1, 2, n, 64)), SM90, _req(block=block)).stream[1] == keys
 
 
 def test_the_gemm_plans_are_typed_on_each_target():

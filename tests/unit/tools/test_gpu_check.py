@@ -27,14 +27,14 @@ def test_bench_tables_read_each_table_and_name_what_left_none(tmp_path, monkeypa
 def test_main_fails_where_a_benchmark_left_no_table(tmp_path, monkeypatch, capsys):
     monkeypatch.setattr(gpu_check, "OUT", tmp_path)
     monkeypatch.setattr(gpu_check, "BENCHES", [("wrote", ["-c", WRITES], "a.txt"), ("failed", ["-c", "raise SystemExit(3)"], "c.txt")])
-    monkeypatch.setattr(gpu_check, "run", lambda cmd, log, env=None: _run(cmd, log, env))
+    monkeypatch.setattr(gpu_check, "run", _run)
     monkeypatch.setattr(sys, "argv", ["gpu_check.py", "--no-sanitizer", "--no-sass", "--bench", str(tmp_path / "none")])
     assert gpu_check.main() == 1
     out = capsys.readouterr().out
     assert "big  2.0  1.0" in out and out.rstrip().splitlines()[-1].split()[:3] == ["bench:", "failed", "rc=3"]
 
 
-def _run(cmd, log, env):
+def _run(cmd, log, env=None):
     """pytest itself (the tests' run) passes with nothing to collect; the benchmarks run."""
     if "pytest" in cmd:
         return 0
